@@ -1,0 +1,151 @@
+# heapdump - one non-recursive Makefile. All outputs go to build/.
+#   make                 library (static + shared) and the heapdump program
+#   make check           every test; last line "N passed, N failed"
+#   make SANITIZE=address,undefined check
+#   make install PREFIX=/usr/local DESTDIR=
+#   make demo            heapdump stats on a sample dump in data/
+#   make bench           benchmarks beside heapy and jq (generates ~1 GB)
+#   make fuzz            libFuzzer targets (clang)
+-include config.mak
+
+PREFIX ?= /usr/local
+bindir ?= $(PREFIX)/bin
+libdir ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+mandir ?= $(PREFIX)/share/man
+pkgconfigdir ?= $(libdir)/pkgconfig
+
+CC ?= cc
+B := build
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wcast-align -Wundef -Wvla -Wwrite-strings -Wformat=2
+OPT ?= -O2 -g
+BASE_CFLAGS := -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	$(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
+ifdef DEVELOPER
+BASE_CFLAGS += -Werror
+endif
+ifdef SANITIZE
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
+	-fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=$(SANITIZE)
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
+LIBS := -lz -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC := $(wildcard tests/unit/t_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(B)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/replay_%)
+
+all: $(B)/libheapdump.a $(B)/libheapdump.so $(B)/heapdump
+
+# Rebuild everything when the flags change.
+$(B)/.cflags: FORCE
+	@mkdir -p $(B)
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+
+$(B)/%.o: %.c $(B)/.cflags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/libheapdump.a: $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/libheapdump.so: $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c tests/t.h $(B)/libheapdump.a $(B)/.cflags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
+
+$(B)/tests/%: tests/tools/%.c $(B)/libheapdump.a $(B)/.cflags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
+
+$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libheapdump.a $(B)/.cflags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libheapdump.a $(LIBS)
+
+# The public header must stand alone, as strict C89 and as C++.
+$(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c89 -pedantic -Wall -Wextra -Werror -Ilib -c -o $(B)/tests/headertest.o tests/headertest.c
+	$(Q)if command -v c++ >/dev/null; then c++ -x c++ -Wall -Wextra -Werror -Ilib -c -o $(B)/tests/headertest_cxx.o tests/headertest.c; fi
+	$(Q)touch $@
+
+TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok
+
+check: $(TEST_DEPS)
+	@sh tests/run.sh
+
+# Runs only the named suite(s): make check-one T=unit/t_scan
+check-one: $(TEST_DEPS)
+	@sh tests/run.sh $(T)
+
+check-man:
+	@sh tests/man/check_man.sh
+
+demo: all
+	@sh data/demo.sh
+
+bench: all $(TOOL_BIN)
+	@sh tests/bench/bench.sh
+
+FUZZ_CC ?= clang
+fuzz:
+	@sh tests/fuzz/run.sh $(FUZZ_CC) $(or $(FUZZ_SECONDS),60)
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man5 \
+		$(DESTDIR)$(pkgconfigdir)
+	install -m 755 $(B)/heapdump $(DESTDIR)$(bindir)/heapdump
+	install -m 644 $(B)/libheapdump.a $(DESTDIR)$(libdir)/libheapdump.a
+	install -m 755 $(B)/libheapdump.so $(DESTDIR)$(libdir)/libheapdump.so.0
+	ln -sf libheapdump.so.0 $(DESTDIR)$(libdir)/libheapdump.so
+	install -m 644 lib/heapdump.h $(DESTDIR)$(includedir)/heapdump.h
+	install -m 644 man/*.1 $(DESTDIR)$(mandir)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
+	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
+		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|0.1.0|g' \
+		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/heapdump $(DESTDIR)$(libdir)/libheapdump.* \
+		$(DESTDIR)$(includedir)/heapdump.h $(DESTDIR)$(pkgconfigdir)/heapdump.pc
+	cd man && for f in *.1; do rm -f $(DESTDIR)$(mandir)/man1/$$f; done
+	cd man && for f in *.3; do rm -f $(DESTDIR)$(mandir)/man3/$$f; done
+	cd man && for f in *.5; do rm -f $(DESTDIR)$(mandir)/man5/$$f; done
+
+clean:
+	rm -rf $(B)
+
+FORCE:
+.PHONY: all check check-one check-man demo bench fuzz install uninstall clean FORCE
+.DELETE_ON_ERROR:
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

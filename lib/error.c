@@ -1,0 +1,84 @@
+/*
+ * error.c - filling the caller's hd_error, and static descriptions.
+ */
+#include "hd_int.h"
+
+#include <stdio.h>
+
+const char *hd_version(void)
+{
+	return HD_VERSION_STRING;
+}
+
+const char *hd_strerror(int code)
+{
+	switch (code) {
+	case HD_OK:
+		return "success";
+	case HD_ENOMEM:
+		return "out of memory";
+	case HD_EIO:
+		return "input/output error";
+	case HD_EPARSE:
+		return "parse error";
+	case HD_EFORMAT:
+		return "corrupt or foreign store";
+	case HD_ENOTFOUND:
+		return "not found";
+	case HD_EINVAL:
+		return "invalid argument";
+	case HD_ELIMIT:
+		return "limit exceeded";
+	case HD_ESTALE:
+		return "source dump changed since indexing";
+	case HD_ITEROVER:
+		return "end of iteration";
+	default:
+		return "error";
+	}
+}
+
+static int fill(hd_error *err, int code, int sys_errno, uint64_t line,
+		uint64_t column, uint64_t offset, const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	err->code = code;
+	err->sys_errno = sys_errno;
+	err->line = line;
+	err->column = column;
+	err->offset = offset;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	return code;
+}
+
+int hd__error(hd_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fill(err, code, 0, 0, 0, 0, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int hd__error_sys(hd_error *err, int sys_errno, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fill(err, HD_EIO, sys_errno, 0, 0, 0, fmt, ap);
+	va_end(ap);
+	return HD_EIO;
+}
+
+int hd__error_at(hd_error *err, int code, uint64_t line, uint64_t column,
+		 uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fill(err, code, 0, line, column, offset, fmt, ap);
+	va_end(ap);
+	return code;
+}

@@ -1,0 +1,247 @@
+/*
+ * hd_int.h - libheapdump internals shared between lib/ files and tests.
+ * Never installed. Internal non-static functions are named hd__*.
+ */
+#ifndef HD_INT_H
+#define HD_INT_H
+
+#include "heapdump.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define HD_HIDDEN __attribute__((visibility("hidden")))
+#define HD_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HD_HIDDEN
+#define HD_LIKELY(x) (x)
+#define HD_UNLIKELY(x) (x)
+#define HD_PRINTF(a, b)
+#endif
+
+/* ---- allocation (alloc.c): every library allocation goes here ---- */
+
+HD_HIDDEN void *hd__malloc(size_t n);
+HD_HIDDEN void *hd__calloc(size_t n, size_t size);
+HD_HIDDEN void *hd__realloc(void *p, size_t old_n, size_t n);
+HD_HIDDEN void hd__free(void *p, size_t old_n);
+/* n * size, or NULL if that overflows size_t */
+HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
+/* grows *p (holding *cap items of size) to at least need items */
+HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
+HD_HIDDEN char *hd__strdup(const char *s);
+
+/* ---- errors (error.c) ---- */
+
+HD_HIDDEN int hd__error(hd_error *err, int code, const char *fmt, ...)
+	HD_PRINTF(3, 4);
+HD_HIDDEN int hd__error_sys(hd_error *err, int sys_errno, const char *fmt,
+			    ...) HD_PRINTF(3, 4);
+HD_HIDDEN int hd__error_at(hd_error *err, int code, uint64_t line,
+			   uint64_t column, uint64_t offset, const char *fmt,
+			   ...) HD_PRINTF(6, 7);
+
+/* Argument checks: an error, never an abort, in release builds. */
+#define HD_ASSERT_ARG(expr)                                              \
+	do {                                                             \
+		if (!(expr))                                             \
+			return hd__error(err, HD_EINVAL,                 \
+					 "invalid argument: %s", #expr); \
+	} while (0)
+
+/* ---- little-endian access for the store (fixed byte order) ---- */
+
+static inline uint32_t hd__le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t hd__le64(const unsigned char *p)
+{
+	return (uint64_t)hd__le32(p) | (uint64_t)hd__le32(p + 4) << 32;
+}
+
+static inline void hd__put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static inline void hd__put_le64(unsigned char *p, uint64_t v)
+{
+	hd__put_le32(p, (uint32_t)v);
+	hd__put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- hashing ---- */
+
+static inline uint64_t hd__mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+HD_HIDDEN uint64_t hd__hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* ---- u64 -> u32 open-addressing map (map.c) ---- */
+
+struct hd__map {
+	uint64_t *keys;  /* key+1; 0 marks an empty slot */
+	uint32_t *vals;
+	size_t cap;      /* power of two */
+	size_t count;
+	int has_max;     /* UINT64_MAX cannot be stored as key+1 */
+	uint32_t max_val;
+};
+
+HD_HIDDEN int hd__map_init(struct hd__map *m, size_t expect);
+HD_HIDDEN void hd__map_free(struct hd__map *m);
+/* Inserts key if absent. *val_out receives the stored value (existing or
+ * new), *found whether it existed. Returns 0 or HD_ENOMEM. */
+HD_HIDDEN int hd__map_put(struct hd__map *m, uint64_t key, uint32_t val,
+			  uint32_t *val_out, int *found);
+/* Returns 1 and sets *val if present. */
+HD_HIDDEN int hd__map_get(const struct hd__map *m, uint64_t key,
+			  uint32_t *val);
+
+/* ---- string interning (intern.c): bytes -> dense u32 id ---- */
+
+struct hd__intern {
+	char *bytes;       /* all strings, each followed by a NUL */
+	size_t bytes_len, bytes_cap;
+	uint64_t *offs;    /* offs[id] = start in bytes; offs[count] = end */
+	size_t count, offs_cap;
+	uint32_t *slots;   /* id+1, 0 empty */
+	size_t slot_cap;
+};
+
+#define HD_STR_NONE 0xffffffffu
+
+HD_HIDDEN int hd__intern_init(struct hd__intern *t);
+HD_HIDDEN void hd__intern_free(struct hd__intern *t);
+HD_HIDDEN int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
+			     uint32_t *id_out);
+/* Interns the JSON-unescaped form of a raw hd_str. */
+HD_HIDDEN int hd__intern_json(struct hd__intern *t, hd_str s,
+			      uint32_t *id_out);
+static inline const char *hd__intern_str(const struct hd__intern *t,
+					 uint32_t id, size_t *len)
+{
+	if (len)
+		*len = (size_t)(t->offs[id + 1] - t->offs[id] - 1);
+	return t->bytes + t->offs[id];
+}
+
+/* ---- scanner (scan.c): one line -> one record ---- */
+
+struct hd__scan {
+	uint64_t *refs;   /* reusable references buffer */
+	size_t refs_cap;
+	/* position of the first error, relative to the line start */
+	size_t err_col;
+	const char *err_msg;
+	int strict;
+	int repaired;     /* the line needed a repair */
+	int need_more;    /* the line ended inside a string (maybe joined) */
+};
+
+/* Scan results */
+#define HD__SCAN_OK 0
+#define HD__SCAN_SKIP 1   /* not a record: blank, framing, program output */
+#define HD__SCAN_BAD 2    /* invalid; err_col/err_msg say why */
+
+/*
+ * Parses the record in line[0..len) (no line end) into rec. Never reads
+ * outside the range. Returns HD__SCAN_OK (possibly with sc->repaired set
+ * in lenient mode, where raw quotes in strings are repaired),
+ * HD__SCAN_SKIP, HD__SCAN_BAD (sc->need_more when the line ended inside a
+ * string or the object: a record split by a raw newline), or HD_ENOMEM.
+ */
+HD_HIDDEN int hd__scan_line(struct hd__scan *sc, const char *line,
+			    size_t len, hd_record *rec);
+/*
+ * Recovers what an invalid line still gives (address, type, class,
+ * memsize, generation, references up to the damage) for lenient mode.
+ * Returns HD__SCAN_OK with HD_O_REPAIRED set, or HD__SCAN_BAD.
+ */
+HD_HIDDEN int hd__scan_salvage(struct hd__scan *sc, const char *line,
+			       size_t len, hd_record *rec);
+HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
+
+/* Parses hex digits with an optional 0x; returns 0 on success. */
+HD_HIDDEN int hd__parse_hex(const char *p, size_t n, uint64_t *out);
+
+/* ---- class names (names.c) ---- */
+
+/*
+ * A table of the dump's CLASS, MODULE and ICLASS records and of the
+ * objects that point at singleton classes, from which display names are
+ * resolved once the whole dump has been seen.
+ */
+struct hd__class {
+	uint64_t address;
+	uint64_t klass;      /* the class's own class pointer */
+	uint64_t superclass;
+	uint64_t attached;   /* first object whose class is this one */
+	int type;            /* HD_T_CLASS, HD_T_MODULE or HD_T_ICLASS */
+	int attached_type;
+	uint32_t flags;      /* HD__CF_ */
+	uint32_t name;       /* interned raw name, or HD_STR_NONE */
+	uint32_t real_name;  /* interned real_class_name */
+	uint32_t display;    /* resolved own name (after resolve) */
+	uint32_t real;       /* resolved name of instances' class */
+};
+
+#define HD__CF_SINGLETON 1u  /* flagged singleton or a metaclass */
+#define HD__CF_RESOLVING 2u
+#define HD__CF_DONE 4u
+#define HD__CF_REALDONE 8u
+
+struct hd__classtab {
+	struct hd__class *v;
+	size_t count, cap;
+	struct hd__map index;     /* address -> slot in v */
+	struct hd__intern *strs;  /* borrowed interner for names */
+};
+
+HD_HIDDEN int hd__classtab_init(struct hd__classtab *ct,
+				struct hd__intern *strs);
+HD_HIDDEN void hd__classtab_free(struct hd__classtab *ct);
+/* Feeds one object record (class records and singleton users). */
+HD_HIDDEN int hd__classtab_add(struct hd__classtab *ct,
+			       const hd_record *rec);
+/* Resolves display and real names of every class. */
+HD_HIDDEN int hd__classtab_resolve(struct hd__classtab *ct);
+/* The class entry at address, or NULL. */
+HD_HIDDEN const struct hd__class *
+hd__classtab_find(const struct hd__classtab *ct, uint64_t address);
+
+/*
+ * Writes the stats display name of an object of type type whose class
+ * pointer is klass (0 if none) into the interner and returns its id.
+ * aux is the DATA struct or IMEMO imemo_type.
+ */
+HD_HIDDEN int hd__object_class_name(const struct hd__classtab *ct,
+				    struct hd__intern *strs, int type,
+				    uint64_t klass, hd_str aux,
+				    uint32_t *id_out);
+
+/* Is this the allocation tracer or an object allocated by dump_all? */
+HD_HIDDEN int hd__is_dumper_object(const hd_record *rec);
+
+/* Features revealed by one record. */
+HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
+
+#endif /* HD_INT_H */

@@ -1,0 +1,646 @@
+/*
+ * heapdump.h - libheapdump, the public API.
+ *
+ * libheapdump reads Ruby heap dumps (ObjectSpace.dump_all NDJSON of Ruby
+ * 2.1 to 4.x, and memprof JSON) with a tolerant streaming reader, and builds
+ * or opens a compact mmap'd graph store of the heap (man 5 heapdump-store).
+ *
+ * Conventions (man 3 libheapdump):
+ *  - Fallible functions return int: 0 on success or a negative hd_errcode.
+ *    Their last parameter is an optional, caller-owned hd_error (NULL is
+ *    allowed) which is filled on failure. There is no global error state.
+ *  - Handles are opaque. Objects returned through **out are owned by the
+ *    caller and released by the matching _free or _close function, which
+ *    accepts NULL. Pointers returned as function values are borrowed from
+ *    their parent handle.
+ *  - The library never prints, never exits, and never reads outside the
+ *    buffers it was given, whatever the input.
+ *  - Handles are not thread-safe; distinct handles may be used from
+ *    distinct threads. A read-only hd_store may be shared between threads.
+ */
+#ifndef HEAPDUMP_H
+#define HEAPDUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define HD_API __attribute__((visibility("default")))
+#else
+#define HD_API
+#endif
+
+/* ===================================================================== */
+/* Version                                                               */
+/* ===================================================================== */
+
+#define HD_VERSION_MAJOR 0
+#define HD_VERSION_MINOR 1
+#define HD_VERSION_PATCH 0
+#define HD_VERSION_STRING "0.1.0"
+
+/** The version of the library linked at run time ("0.1.0"). */
+HD_API const char *hd_version(void);
+
+/* ===================================================================== */
+/* Errors                                                                */
+/* ===================================================================== */
+
+/** Error codes. Every fallible function documents the few it returns. */
+typedef enum hd_errcode {
+	HD_OK = 0,
+	HD_ERROR = -1,    /**< anything not listed below */
+	HD_ENOMEM = -2,   /**< an allocation failed */
+	HD_EIO = -3,      /**< a system call failed; see sys_errno */
+	HD_EPARSE = -4,   /**< malformed dump input; see line, column */
+	HD_EFORMAT = -5,  /**< a corrupt, truncated or foreign store file */
+	HD_ENOTFOUND = -6,/**< the asked-for object does not exist */
+	HD_EINVAL = -7,   /**< an invalid argument */
+	HD_ELIMIT = -8,   /**< the input exceeds a documented limit */
+	HD_ESTALE = -9,   /**< a store's source dump changed since indexing */
+	HD_ITEROVER = -31 /**< an iteration has no more items (not an error) */
+} hd_errcode;
+
+/**
+ * Error details, filled by a failing function. For parse errors line is
+ * the 1-based physical line of the input, column the 1-based byte column
+ * in that line and offset the 0-based byte offset of the line's start in
+ * the (decompressed) input; they are 0 when not applicable.
+ */
+typedef struct hd_error {
+	int code;           /**< an hd_errcode */
+	int sys_errno;      /**< errno for HD_EIO, else 0 */
+	uint64_t line;
+	uint64_t column;
+	uint64_t offset;
+	char msg[256];      /**< lowercase, no trailing period */
+} hd_error;
+
+/** A static description of an error code ("parse error"). */
+HD_API const char *hd_strerror(int code);
+
+/* ===================================================================== */
+/* Allocator                                                             */
+/* ===================================================================== */
+
+/**
+ * The one allocator every library allocation goes through. old_size is
+ * the size of the block being resized or freed, so that simple arena or
+ * accounting allocators can be plugged in.
+ */
+typedef struct hd_allocator {
+	void *(*malloc)(void *ctx, size_t size);
+	void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t size);
+	void (*free)(void *ctx, void *ptr, size_t old_size);
+	void *ctx;
+} hd_allocator;
+
+/**
+ * Installs the allocator (NULL restores malloc/realloc/free). Call it
+ * before any other library function, never while handles are alive.
+ */
+HD_API void hd_set_allocator(const hd_allocator *alc);
+
+/* ===================================================================== */
+/* The record model                                                      */
+/* ===================================================================== */
+
+/** Built-in object types, as written in a dump's "type" field. */
+typedef enum hd_type {
+	HD_T_UNKNOWN = 0, /**< any type name not listed here */
+	HD_T_NONE,
+	HD_T_OBJECT,
+	HD_T_CLASS,
+	HD_T_MODULE,
+	HD_T_FLOAT,
+	HD_T_STRING,
+	HD_T_REGEXP,
+	HD_T_ARRAY,
+	HD_T_HASH,
+	HD_T_STRUCT,
+	HD_T_BIGNUM,
+	HD_T_FILE,
+	HD_T_DATA,
+	HD_T_MATCH,
+	HD_T_COMPLEX,
+	HD_T_RATIONAL,
+	HD_T_SYMBOL,
+	HD_T_IMEMO,
+	HD_T_ICLASS,
+	HD_T_NODE,
+	HD_T_ZOMBIE,
+	HD_T__COUNT
+} hd_type;
+
+/** "STRING" for HD_T_STRING; "UNKNOWN" for out-of-range values. */
+HD_API const char *hd_type_name(int type);
+
+/** The hd_type for a type name of len bytes (case-insensitive). */
+HD_API int hd_type_from_name(const char *name, size_t len);
+
+/** What a record describes. */
+typedef enum hd_kind {
+	HD_REC_OBJECT = 1, /**< a heap object (incl. NONE and ZOMBIE slots) */
+	HD_REC_ROOT = 2,   /**< a GC root category and the objects it marks */
+	HD_REC_SHAPE = 3,  /**< a Ruby 3.2+ object shape: not a heap object */
+	HD_REC_OTHER = 4   /**< recognised but not part of the heap graph */
+} hd_kind;
+
+/**
+ * A byte string borrowed from the input. For string fields it holds the
+ * bytes between the quotes exactly as written, with JSON escapes still in
+ * place (see hd_json_unescape) and possibly invalid UTF-8 or raw quotes
+ * (Ruby writes some fields unescaped).
+ */
+typedef struct hd_str {
+	const char *ptr;
+	size_t len;
+} hd_str;
+
+/* Presence bits of hd_record.has. */
+#define HD_HAS_ADDRESS (1u << 0)
+#define HD_HAS_CLASS (1u << 1)
+#define HD_HAS_MEMSIZE (1u << 2)
+#define HD_HAS_GENERATION (1u << 3)
+#define HD_HAS_FILE (1u << 4)
+#define HD_HAS_LINE (1u << 5)
+#define HD_HAS_METHOD (1u << 6)
+#define HD_HAS_SIZE (1u << 7)
+#define HD_HAS_SUPERCLASS (1u << 8)
+#define HD_HAS_SHAPE_ID (1u << 9)
+#define HD_HAS_SLOT_SIZE (1u << 10)
+#define HD_HAS_FD (1u << 11)
+#define HD_HAS_OBJECT_ID (1u << 12)
+#define HD_HAS_AGE (1u << 13)
+#define HD_HAS_REFERENCES (1u << 14)
+#define HD_HAS_FLAGS (1u << 15)
+#define HD_HAS_DEFAULT (1u << 16)
+
+/* Boolean attributes of hd_record.bits: the object's own booleans and the
+ * GC flags of its "flags" object. */
+#define HD_B_FROZEN (1u << 0)
+#define HD_B_EMBEDDED (1u << 1)
+#define HD_B_SHARED (1u << 2)
+#define HD_B_FSTRING (1u << 3)
+#define HD_B_SINGLETON (1u << 4)
+#define HD_B_CHILLED (1u << 5)
+#define HD_B_BROKEN (1u << 6)
+#define HD_B_TOO_COMPLEX (1u << 7)
+#define HD_B_WB_PROTECTED (1u << 8)
+#define HD_B_OLD (1u << 9)
+#define HD_B_UNCOLLECTIBLE (1u << 10)
+#define HD_B_MARKING (1u << 11)
+#define HD_B_MARKED (1u << 12)
+#define HD_B_PINNED (1u << 13)
+#define HD_B_REMEMBERED (1u << 14)
+#define HD_B_SHAREABLE (1u << 15)
+
+/* How the reader got the record: hd_record.origin bits. */
+#define HD_O_REPAIRED (1u << 0)  /**< recovered from an invalid line */
+#define HD_O_JOINED (1u << 1)    /**< spanned several physical lines */
+#define HD_O_MEMPROF (1u << 2)   /**< normalised from the memprof format */
+#define HD_O_LAST_CUT (1u << 3)  /**< the final line, without its newline */
+
+/**
+ * One record of a dump, normalised across Ruby versions and formats.
+ * Borrowed from the reader: valid until the next hd_reader_next() call.
+ *
+ * Integer fields are meaningful only when their HD_HAS_ bit is set.
+ * The "size" field is the type-specific size: ARRAY length, HASH size,
+ * STRING and SYMBOL bytesize, OBJECT ivars, STRUCT (none).
+ *
+ * For HD_REC_ROOT, root holds the category and refs the objects. For
+ * HD_REC_SHAPE, shape_id, shape_parent, shape_type and edge_name are set.
+ */
+typedef struct hd_record {
+	int kind;            /**< an hd_kind */
+	int type;            /**< an hd_type (objects only) */
+	uint32_t has;        /**< HD_HAS_ bits */
+	uint32_t bits;       /**< HD_B_ bits */
+	uint32_t origin;     /**< HD_O_ bits */
+	uint64_t address;
+	uint64_t class_addr;
+	uint64_t superclass;
+	uint64_t default_addr; /**< HASH default proc */
+	uint64_t memsize;
+	uint64_t generation;
+	uint64_t line;
+	uint64_t size;
+	uint64_t object_id;  /**< 4.0 flags.object_id */
+	int64_t fd;
+	uint32_t shape_id;
+	uint32_t shape_parent;
+	uint32_t slot_size;
+	uint32_t age;        /**< 4.0 flags.age */
+	hd_str type_name;    /**< the "type" value as written */
+	hd_str file;
+	hd_str method;
+	hd_str name;         /**< CLASS/MODULE name, memprof class_name */
+	hd_str real_class_name;
+	hd_str struct_name;  /**< DATA struct */
+	hd_str imemo_type;
+	hd_str node_type;
+	hd_str value;        /**< STRING/SYMBOL/FLOAT value */
+	hd_str encoding;
+	hd_str root;         /**< ROOT category */
+	hd_str shape_type;
+	hd_str edge_name;
+	const uint64_t *refs; /**< references, in dump order, may repeat */
+	size_t nrefs;
+	const char *text;    /**< the record's bytes in the input */
+	size_t text_len;     /**< without the line end */
+	uint64_t offset;     /**< byte offset of text in the input */
+	uint64_t lineno;     /**< 1-based physical line of the record */
+} hd_record;
+
+/**
+ * Decodes the JSON escapes of src[0..len) into dst, which must hold len
+ * bytes. Invalid escapes and raw bytes are copied through unchanged.
+ * @return the decoded length (never more than len)
+ */
+HD_API size_t hd_json_unescape(char *dst, const char *src, size_t len);
+
+/* ===================================================================== */
+/* Reader                                                                */
+/* ===================================================================== */
+
+/** Reader option flags. */
+#define HD_READ_STRICT (1u << 0) /**< fail at the first invalid line */
+
+/** A problem found in the input, as passed to hd_read_options.problem. */
+typedef struct hd_problem {
+	uint64_t line;     /**< 1-based physical line */
+	uint64_t column;   /**< 1-based byte column */
+	uint64_t offset;   /**< byte offset of the line */
+	int repaired;      /**< 1: the record was recovered, 0: skipped */
+	const char *msg;   /**< what was wrong */
+} hd_problem;
+
+/** Options for hd_reader_open(); initialise with HD_READ_OPTIONS_INIT. */
+typedef struct hd_read_options {
+	unsigned int version; /**< HD_READ_OPTIONS_VERSION */
+	unsigned int flags;   /**< HD_READ_ bits */
+	/** Called for every skipped or repaired line (lenient mode). */
+	void (*problem)(const hd_problem *p, void *payload);
+	void *payload;
+} hd_read_options;
+
+#define HD_READ_OPTIONS_VERSION 1
+#define HD_READ_OPTIONS_INIT { HD_READ_OPTIONS_VERSION, 0, NULL, NULL }
+
+/** Counts kept by a reader while it reads. */
+typedef struct hd_read_stats {
+	uint64_t bytes;       /**< input bytes consumed (decompressed) */
+	uint64_t total_bytes; /**< input size if known (0 for pipes, gzip) */
+	uint64_t lines;       /**< physical lines seen */
+	uint64_t objects;     /**< HD_REC_OBJECT records returned */
+	uint64_t roots;       /**< HD_REC_ROOT records returned */
+	uint64_t shapes;      /**< HD_REC_SHAPE records returned */
+	uint64_t others;      /**< HD_REC_OTHER records returned */
+	uint64_t blank;       /**< empty lines and framing lines ("]") */
+	uint64_t skipped;     /**< invalid lines that yielded nothing */
+	uint64_t repaired;    /**< invalid lines whose record was recovered */
+	int truncated;        /**< the input did not end with a newline */
+	int gzip;             /**< the input was gzip-compressed */
+	int memprof;          /**< memprof records were seen */
+} hd_read_stats;
+
+typedef struct hd_reader hd_reader;
+
+/**
+ * Opens a dump for reading: a file path, or "-" for standard input.
+ * gzip-compressed input is detected by its magic bytes.
+ * @param out receives the reader
+ * @param path the dump, or "-"
+ * @param opts NULL for defaults
+ * @return 0, HD_EIO (cannot open), HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_reader_open(hd_reader **out, const char *path,
+			  const hd_read_options *opts, hd_error *err);
+
+/**
+ * Opens a reader over a memory buffer, which must outlive the reader.
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
+			      const hd_read_options *opts, hd_error *err);
+
+/**
+ * Reads the next record. Invalid lines are repaired or skipped and
+ * reported through opts->problem; with HD_READ_STRICT the first one fails
+ * the read instead.
+ * @param out receives a record borrowed until the next call
+ * @return 0, HD_ITEROVER at the end, HD_EPARSE (strict mode: err->line,
+ *         err->column and err->offset say where), HD_EIO, HD_ENOMEM,
+ *         HD_ELIMIT (a line over 4 GiB)
+ */
+HD_API int hd_reader_next(hd_reader *r, const hd_record **out,
+			  hd_error *err);
+
+/** The reader's counts so far. */
+HD_API void hd_reader_stats(const hd_reader *r, hd_read_stats *out);
+
+/** Closes the reader. NULL is a no-op. */
+HD_API void hd_reader_free(hd_reader *r);
+
+/* ===================================================================== */
+/* Graph store                                                           */
+/* ===================================================================== */
+
+/** A dense node id, 0 .. node_count-1, in ascending address order. */
+typedef uint32_t hd_node_id;
+#define HD_NODE_NONE ((hd_node_id)0xffffffffu)
+
+typedef struct hd_store hd_store;
+
+/** Progress callback: done and total bytes (total 0 if unknown). */
+typedef void (*hd_progress_cb)(uint64_t done, uint64_t total, void *payload);
+
+/** Options for building a store; initialise with HD_INDEX_OPTIONS_INIT. */
+typedef struct hd_index_options {
+	unsigned int version;  /**< HD_INDEX_OPTIONS_VERSION */
+	hd_read_options read;  /**< how to read the dump */
+	hd_progress_cb progress;
+	void *progress_payload;
+} hd_index_options;
+
+#define HD_INDEX_OPTIONS_VERSION 1
+#define HD_INDEX_OPTIONS_INIT \
+	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL }
+
+/**
+ * Reads a dump and builds its store in memory.
+ * @param out receives the store
+ * @param dump_path the dump (or "-")
+ * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT
+ */
+HD_API int hd_store_build(hd_store **out, const char *dump_path,
+			  const hd_index_options *opts, hd_error *err);
+
+/**
+ * Writes a store to path atomically (a temporary file in the same
+ * directory, then rename). Nothing is left under path on failure.
+ * @return 0, HD_EIO, HD_ENOMEM
+ */
+HD_API int hd_store_write(const hd_store *s, const char *path,
+			  hd_error *err);
+
+/**
+ * Opens a store file. Every section is bounds-checked before use; a
+ * corrupt or foreign file fails with HD_EFORMAT and a precise message.
+ * The file is mapped, so opening costs the same for any size.
+ * @return 0, HD_EIO, HD_EFORMAT, HD_ENOMEM
+ */
+HD_API int hd_store_open(hd_store **out, const char *path, hd_error *err);
+
+/**
+ * Opens path whatever it holds: a store file (by its magic) is opened,
+ * a dump is read and indexed in memory.
+ * @return as hd_store_open() and hd_store_build()
+ */
+HD_API int hd_store_load(hd_store **out, const char *path,
+			 const hd_index_options *opts, hd_error *err);
+
+/** Closes a store; every pointer borrowed from it dies. NULL is a no-op. */
+HD_API void hd_store_close(hd_store *s);
+
+/** 1 if the file at path starts with the store magic, else 0. */
+HD_API int hd_store_is_store(const char *path);
+
+/** Facts about the dump a store was built from. */
+typedef struct hd_store_info {
+	uint64_t nodes;          /**< heap objects */
+	uint64_t edges;          /**< resolved references */
+	uint64_t dangling;       /**< references to addresses not in the dump */
+	uint64_t duplicates;     /**< records whose address was seen before */
+	uint64_t root_refs;      /**< references from ROOT lines */
+	uint64_t root_categories;
+	uint64_t shapes;         /**< SHAPE lines (not nodes) */
+	uint64_t source_size;    /**< bytes of the (decompressed) source */
+	uint64_t source_mtime;   /**< seconds since the epoch */
+	uint64_t source_fingerprint;
+	const char *source_path; /**< as given when indexing */
+	hd_read_stats read;      /**< the reader's counts when indexing */
+	uint32_t features;       /**< HD_FEAT_ bits seen in the dump */
+} hd_store_info;
+
+/* Version-revealing features seen in a dump (hd_store_info.features). */
+#define HD_FEAT_NODE (1u << 0)          /**< NODE objects: Ruby <= 2.4 */
+#define HD_FEAT_IMEMO (1u << 1)         /**< IMEMO: 2.3+ */
+#define HD_FEAT_IMEMO_TYPE (1u << 2)    /**< imemo_type: 2.5+ */
+#define HD_FEAT_SUPERCLASS (1u << 3)    /**< superclass field: 3.1+ */
+#define HD_FEAT_SHAPES (1u << 4)        /**< SHAPE lines, slot_size: 3.2+ */
+#define HD_FEAT_CHILLED (1u << 5)       /**< chilled strings: 3.4+ */
+#define HD_FEAT_INT_FLAGS (1u << 6)     /**< integer flags (age): 4.0+ */
+#define HD_FEAT_GEN_SYMBOLS (1u << 7)   /**< global_symbols root: 4.0+ */
+#define HD_FEAT_TRACED (1u << 8)        /**< allocation tracing was on */
+#define HD_FEAT_PARTIAL (1u << 9)       /**< no ROOT lines (since: dump) */
+#define HD_FEAT_MEMPROF (1u << 10)      /**< memprof format */
+#define HD_FEAT_OBJECT_ID_ROOT (1u << 11) /**< object_id root: 2.7-3.3 */
+#define HD_FEAT_FINALIZER_ROOT (1u << 12) /**< finalizers root: <= 3.3 */
+#define HD_FEAT_METHOD_TRACED (1u << 13)  /**< traced objects with method */
+#define HD_FEAT_CALLCACHE_ID (1u << 14)   /**< imemo called_id: 3.3+ */
+
+/**
+ * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
+ * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)".
+ */
+HD_API const char *hd_features_ruby(uint32_t features, char *buf,
+				    size_t size);
+
+/** Fills info. */
+HD_API void hd_store_info_get(const hd_store *s, hd_store_info *info);
+
+/**
+ * Checks that the store's source dump at path is the one it was built
+ * from (size and fingerprint). @return 0, HD_ESTALE, HD_EIO
+ */
+HD_API int hd_store_check_source(const hd_store *s, const char *path,
+				 hd_error *err);
+
+/** The number of nodes. */
+HD_API uint32_t hd_store_node_count(const hd_store *s);
+
+/** The node at address, or HD_NODE_NONE. O(log n). */
+HD_API hd_node_id hd_store_find(const hd_store *s, uint64_t address);
+
+/* Per-node columns. id must be < hd_store_node_count(). */
+HD_API uint64_t hd_store_address(const hd_store *s, hd_node_id id);
+HD_API int hd_store_type(const hd_store *s, hd_node_id id);
+/** The class node, or HD_NODE_NONE (no class, or not in the dump). */
+HD_API hd_node_id hd_store_class(const hd_store *s, hd_node_id id);
+/** The class pointer as written, 0 if none. */
+HD_API uint64_t hd_store_class_address(const hd_store *s, hd_node_id id);
+HD_API uint64_t hd_store_memsize(const hd_store *s, hd_node_id id);
+/** The allocation generation, or UINT64_MAX if not traced. */
+HD_API uint64_t hd_store_generation(const hd_store *s, hd_node_id id);
+/** The type-specific size (see hd_record.size), 0 if none. */
+HD_API uint64_t hd_store_size(const hd_store *s, hd_node_id id);
+/** The HD_B_ bits. */
+HD_API uint32_t hd_store_bits(const hd_store *s, hd_node_id id);
+/** Byte offset of the node's record in the source dump. */
+HD_API uint64_t hd_store_offset(const hd_store *s, hd_node_id id);
+
+/** Allocation site of a node; strings are borrowed, NULL when unknown. */
+typedef struct hd_site {
+	const char *file;
+	size_t file_len;
+	const char *method;
+	size_t method_len;
+	uint64_t line; /**< 0 when unknown */
+} hd_site;
+
+/** Fills site; returns 0, or HD_ENOTFOUND if the node is not traced. */
+HD_API int hd_store_site(const hd_store *s, hd_node_id id, hd_site *site);
+
+/**
+ * The node's descriptive string: the resolved name of a CLASS, MODULE or
+ * ICLASS (see hd_store_class_name), the struct of a DATA, the imemo_type
+ * of an IMEMO, the node_type of a NODE; NULL if none. Borrowed.
+ */
+HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
+				size_t *len);
+
+/**
+ * Writes the display name of node id's class into buf (NUL-terminated,
+ * truncated to size) and returns its full length. This is what `stats
+ * --by class` groups by: the name of the object's real class, with
+ * hidden objects as "(hidden ARRAY)", IMEMOs as "IMEMO/iseq", untyped or
+ * Object-class DATA as "DATA/struct", and unresolvable pointers as
+ * "#<unknown:0x...>". See man 1 heapdump-stats.
+ */
+HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
+				  char *buf, size_t size);
+
+/** Edge iterator; needs no cleanup. */
+typedef struct hd_edge_iter {
+	const unsigned char *p;
+	const unsigned char *end;
+} hd_edge_iter;
+
+/** Starts an iteration over the references of id (dump order). */
+HD_API void hd_store_refs(const hd_store *s, hd_node_id id, hd_edge_iter *it);
+/** Starts an iteration over the objects that reference id. */
+HD_API void hd_store_referrers(const hd_store *s, hd_node_id id,
+			       hd_edge_iter *it);
+/** The next node, or HD_ITEROVER. */
+HD_API int hd_edge_iter_next(hd_edge_iter *it, hd_node_id *out);
+/** The number of items left. */
+HD_API uint32_t hd_edge_iter_count(const hd_edge_iter *it);
+
+/** The number of root categories. */
+HD_API uint32_t hd_store_root_count(const hd_store *s);
+/** The name of root category i ("vm"). Borrowed. */
+HD_API const char *hd_store_root_name(const hd_store *s, uint32_t i);
+/** Iterates the objects of root category i. */
+HD_API void hd_store_root_refs(const hd_store *s, uint32_t i,
+			       hd_edge_iter *it);
+
+/* ===================================================================== */
+/* Statistics                                                            */
+/* ===================================================================== */
+
+/** Grouping keys for statistics. */
+typedef enum hd_key {
+	HD_KEY_TYPE = 1,
+	HD_KEY_CLASS,      /**< the class display name */
+	HD_KEY_FILE,
+	HD_KEY_LOCATION,   /**< file:line */
+	HD_KEY_METHOD,
+	HD_KEY_GEM,        /**< the gem (or stdlib, app) the file belongs to */
+	HD_KEY_GENERATION,
+	HD_KEY_IMEMO       /**< imemo_type of IMEMO objects */
+} hd_key;
+
+/** The key's name ("class"), or NULL. */
+HD_API const char *hd_key_name(int key);
+/** The key for a name, or 0. */
+HD_API int hd_key_from_name(const char *name, size_t len);
+
+#define HD_STATS_MAX_KEYS 4
+#define HD_STATS_MAX_GROUPINGS 8
+
+/** Stats option flags. */
+#define HD_STATS_ALL (1u << 0) /**< keep tracer and dumper objects */
+
+/** A set of groupings, each a list of keys (e.g. location,class). */
+typedef struct hd_stats_options {
+	unsigned int version; /**< HD_STATS_OPTIONS_VERSION */
+	unsigned int flags;
+	unsigned int ngroupings;
+	unsigned int nkeys[HD_STATS_MAX_GROUPINGS];
+	int keys[HD_STATS_MAX_GROUPINGS][HD_STATS_MAX_KEYS];
+} hd_stats_options;
+
+#define HD_STATS_OPTIONS_VERSION 1
+
+typedef struct hd_stats hd_stats;
+
+/** Totals over the counted objects. */
+typedef struct hd_stats_totals {
+	uint64_t objects;
+	uint64_t memsize;
+	uint64_t edges;         /**< references of counted objects */
+	uint64_t roots;         /**< root references */
+	uint64_t root_categories;
+	uint64_t shapes;
+	uint64_t traced;        /**< objects with a generation */
+	uint64_t gen_min;       /**< valid when traced > 0 */
+	uint64_t gen_max;
+	uint64_t excluded;      /**< tracer and dumper objects left out */
+	uint64_t excluded_memsize;
+	uint32_t features;      /**< HD_FEAT_ bits */
+} hd_stats_totals;
+
+/** A result row; strings are borrowed from the hd_stats. */
+typedef struct hd_stats_row {
+	const char *key[HD_STATS_MAX_KEYS];
+	size_t key_len[HD_STATS_MAX_KEYS];
+	uint64_t count;
+	uint64_t memsize;
+} hd_stats_row;
+
+/** Creates an accumulator. @return 0, HD_ENOMEM, HD_EINVAL */
+HD_API int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
+			hd_error *err);
+
+/** Adds one record (any kind). @return 0, HD_ENOMEM */
+HD_API int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err);
+
+/** Adds every node and root of a store. @return 0, HD_ENOMEM */
+HD_API int hd_stats_add_store(hd_stats *st, const hd_store *s,
+			      hd_error *err);
+
+/**
+ * Resolves class names and builds the rows. No records may be added
+ * afterwards. @return 0, HD_ENOMEM
+ */
+HD_API int hd_stats_finish(hd_stats *st, hd_error *err);
+
+/** Totals (after finish). */
+HD_API void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out);
+
+/** Row order for hd_stats_rows(). */
+#define HD_SORT_COUNT 0
+#define HD_SORT_MEMSIZE 1
+
+/**
+ * The rows of grouping g (0-based, in options order), sorted by sort
+ * (ties by key). Valid until hd_stats_free().
+ * @param n_out receives the number of rows
+ */
+HD_API const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g,
+					 int sort, size_t *n_out);
+
+/** Frees the accumulator. NULL is a no-op. */
+HD_API void hd_stats_free(hd_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEAPDUMP_H */

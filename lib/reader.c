@@ -1,0 +1,596 @@
+/*
+ * reader.c - the streaming, tolerant dump reader.
+ *
+ * Input is read in large chunks into one buffer (files, pipes and gzip
+ * alike), so memory stays bounded by the longest line, not the dump. The
+ * reader splits lines, hands each to the scanner and deals with the
+ * failures: a record split by a raw newline is joined with the lines that
+ * continue it; other invalid lines are salvaged or skipped and reported
+ * through the problem callback, or, in strict mode, fail the read.
+ */
+#include "hd_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CHUNK ((size_t)4 << 20)
+#define MAX_LINE ((size_t)1 << 32)  /* 4 GiB */
+#define MAX_JOIN 8                   /* physical lines joined into one */
+
+struct hd_reader {
+	int fd;
+	int own_fd;
+	int eof;            /* no more input to read into buf */
+	int failed;         /* a sticky error code */
+	const char *name;
+	/* buffer: buf[0..len) holds input bytes from offset base */
+	char *buf;
+	size_t cap, len;
+	size_t pos;         /* start of the next line in buf */
+	size_t scanned;     /* buf[pos..scanned) has no newline */
+	int mem;            /* buf is the caller's memory */
+	uint64_t base;
+	/* gzip */
+	int gz;
+	int zend;           /* the last gzip member ended cleanly */
+	int zerr;           /* a gzip error held back until its data is read */
+	hd_error zerr_info;
+	z_stream zs;
+	unsigned char *zin;
+	uint64_t zin_total;
+	hd_read_options opts;
+	hd_read_stats st;
+	struct hd__scan sc;
+	hd_record rec;
+	hd_error saved;     /* the sticky error */
+};
+
+static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
+{
+	ssize_t k;
+
+	do
+		k = read(r->fd, dst, n);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -1;
+	*got = (size_t)k;
+	return 0;
+}
+
+/* zlib allocates through the library allocator too; a size header
+ * gives hd__free the block size zlib does not pass back. */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+	size_t n = (size_t)items * size;
+	uint64_t *p;
+
+	(void)opaque;
+	if (size && n / size != items)
+		return NULL;
+	p = hd__malloc(n + sizeof(uint64_t));
+	if (!p)
+		return NULL;
+	p[0] = n + sizeof(uint64_t);
+	return p + 1;
+}
+
+static void z_free(voidpf opaque, voidpf ptr)
+{
+	uint64_t *p = (uint64_t *)ptr - 1;
+
+	(void)opaque;
+	hd__free(p, (size_t)p[0]);
+}
+
+/*
+ * Appends decompressed bytes at buf + len, up to room bytes. A damaged or
+ * truncated stream is reported only after the bytes before the damage
+ * have been handed out, so that no readable record is lost.
+ */
+static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
+{
+	int zrc = Z_OK;
+	size_t n;
+
+	if (r->zerr) {
+		if (err)
+			*err = r->zerr_info;
+		return r->zerr;
+	}
+	r->zs.next_out = (unsigned char *)r->buf + r->len;
+	r->zs.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+	while (r->zs.avail_out) {
+		if (!r->zs.avail_in) {
+			if (read_raw(r, r->zin, CHUNK, &n))
+				return hd__error_sys(err, errno,
+						     "cannot read '%s': %s",
+						     r->name, strerror(errno));
+			if (!n) {
+				if (!r->zend)
+					r->zerr = hd__error_at(
+						&r->zerr_info, HD_EPARSE,
+						r->st.lines + 1, 0,
+						r->zs.total_out,
+						"'%s': gzip stream is truncated after %llu bytes",
+						r->name,
+						(unsigned long long)r->zs.total_out);
+				break;
+			}
+			r->zs.next_in = r->zin;
+			r->zs.avail_in = (uInt)n;
+			r->zin_total += n;
+		}
+		zrc = inflate(&r->zs, Z_NO_FLUSH);
+		if (zrc == Z_STREAM_END) {
+			/* a concatenation of gzip members is one stream */
+			r->zend = 1;
+			if (inflateReset(&r->zs) != Z_OK)
+				return hd__error(err, HD_ERROR, "zlib reset");
+			continue;
+		}
+		if (zrc == Z_OK || (zrc == Z_BUF_ERROR && !r->zs.avail_in)) {
+			r->zend = 0;
+			continue;
+		}
+		r->zerr = hd__error_at(
+			&r->zerr_info, HD_EPARSE, r->st.lines + 1, 0,
+			r->zs.total_out,
+			"'%s': corrupt gzip stream near compressed byte %llu: %s",
+			r->name,
+			(unsigned long long)(r->zin_total - r->zs.avail_in),
+			r->zs.msg ? r->zs.msg : "data error");
+		break;
+	}
+	*got = (size_t)((char *)r->zs.next_out - (r->buf + r->len));
+	if (!*got && r->zerr) {
+		if (err)
+			*err = r->zerr_info;
+		return r->zerr;
+	}
+	return 0;
+}
+
+/* Moves the unread tail to the front and reads more; sets eof. */
+static int refill(hd_reader *r, hd_error *err)
+{
+	size_t got = 0;
+	int rc;
+
+	if (r->mem || r->eof) {
+		r->eof = 1;
+		return 0;
+	}
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->scanned -= r->pos;
+		r->pos = 0;
+	}
+	if (r->len == r->cap) {
+		size_t ncap = r->cap * 2;
+		char *nb;
+
+		if (r->cap >= MAX_LINE)
+			return hd__error_at(err, HD_ELIMIT, r->st.lines + 1, 0,
+					    r->base,
+					    "'%s': a line is longer than 4 GiB",
+					    r->name);
+		nb = hd__realloc(r->buf, r->cap, ncap);
+		if (!nb)
+			return hd__error(err, HD_ENOMEM,
+					 "out of memory for a long line");
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	if (r->gz) {
+		rc = read_gz(r, r->cap - r->len, &got, err);
+		if (rc)
+			return rc;
+	} else if (read_raw(r, r->buf + r->len, r->cap - r->len, &got)) {
+		return hd__error_sys(err, errno, "cannot read '%s': %s",
+				     r->name, strerror(errno));
+	}
+	if (!got)
+		r->eof = 1;
+	r->len += got;
+	return 0;
+}
+
+/*
+ * Finds the end of the line starting at from (an index into buf), reading
+ * more input as needed. *nl receives the index of its newline, or len at
+ * the end of input. from may move when the buffer is compacted, so it is
+ * passed and returned by pointer.
+ */
+static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
+{
+	size_t off = *from - r->pos;
+	size_t scan = r->scanned > *from ? r->scanned : *from;
+	int rc;
+
+	for (;;) {
+		const char *q = memchr(r->buf + scan, '\n', r->len - scan);
+
+		if (q) {
+			*nl = (size_t)(q - r->buf);
+			return 0;
+		}
+		scan = r->len;
+		if (r->eof) {
+			*nl = r->len;
+			return 0;
+		}
+		r->scanned = scan;
+		{
+			size_t before = r->pos;
+
+			if ((rc = refill(r, err)))
+				return rc;
+			scan -= before - r->pos;
+		}
+		*from = r->pos + off;
+	}
+}
+
+static void report(hd_reader *r, uint64_t line, uint64_t col,
+		   uint64_t offset, int repaired, const char *msg)
+{
+	hd_problem p;
+
+	if (!r->opts.problem)
+		return;
+	p.line = line;
+	p.column = col;
+	p.offset = offset;
+	p.repaired = repaired;
+	p.msg = msg;
+	r->opts.problem(&p, r->opts.payload);
+}
+
+static int starts_object(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p < end && (*p == '{' || *p == '[' || *p == ',');
+}
+
+/*
+ * Tries to complete a record cut by raw newlines by joining the following
+ * lines that do not start a record. On success sets *end to the newline
+ * ending the joined record and *joined to the lines added.
+ */
+static int try_join(hd_reader *r, size_t *start, size_t *end,
+		    unsigned *joined, hd_error *err)
+{
+	size_t e = *end, nl;
+	unsigned k;
+	int rc;
+
+	for (k = 1; k <= MAX_JOIN && e < r->len; k++) {
+		size_t next = e + 1, old_pos = r->pos, shift;
+
+		if ((rc = line_end(r, &next, &nl, err)))
+			return rc;
+		/* the buffer may have been compacted under us */
+		shift = old_pos - r->pos;
+		e -= shift;
+		*start -= shift;
+		*end -= shift;
+		if (starts_object(r->buf + next, r->buf + nl))
+			return 1;
+		rc = hd__scan_line(&r->sc, r->buf + *start, nl - *start,
+				   &r->rec);
+		if (rc == HD__SCAN_OK) {
+			*end = nl;
+			*joined = k;
+			return 0;
+		}
+		if (rc < 0)
+			return rc;
+		if (!r->sc.need_more || nl >= r->len)
+			return 1;
+		e = nl;
+	}
+	return 1;
+}
+
+static int strict_fail(hd_reader *r, uint64_t lineno, size_t start,
+		       hd_error *err)
+{
+	size_t col = r->sc.err_col;
+	int rc;
+
+	rc = hd__error_at(err, HD_EPARSE, lineno, col + 1, r->base + start,
+			  "%s:%llu:%llu: %s", r->name,
+			  (unsigned long long)lineno,
+			  (unsigned long long)col + 1,
+			  r->sc.err_msg ? r->sc.err_msg : "invalid record");
+	return rc;
+}
+
+/* Handles an invalid line in lenient mode: join, salvage or skip. */
+static int recover(hd_reader *r, size_t *start, size_t *nl,
+		   uint64_t lineno, int *got, hd_error *err)
+{
+	size_t col = r->sc.err_col;
+	const char *msg = r->sc.err_msg ? r->sc.err_msg : "invalid record";
+	unsigned joined = 0;
+	int rc;
+
+	*got = 0;
+	if (*nl == r->len && r->sc.need_more)
+		msg = "the last line is cut short: the dump is incomplete";
+	if (r->sc.need_more && *nl < r->len) {
+		rc = try_join(r, start, nl, &joined, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			r->st.lines += joined;
+			r->rec.origin |= HD_O_JOINED | HD_O_REPAIRED;
+			r->st.repaired++;
+			report(r, lineno, col + 1, r->base + *start, 1,
+			       "record split by a raw newline, joined");
+			*got = 1;
+			return 0;
+		}
+	}
+	if (hd__scan_salvage(&r->sc, r->buf + *start, *nl - *start,
+			     &r->rec) == HD__SCAN_OK) {
+		r->st.repaired++;
+		report(r, lineno, col + 1, r->base + *start, 1, msg);
+		*got = 1;
+		return 0;
+	}
+	r->st.skipped++;
+	report(r, lineno, col + 1, r->base + *start, 0, msg);
+	return 0;
+}
+
+static void count(hd_reader *r, const hd_record *rec)
+{
+	switch (rec->kind) {
+	case HD_REC_OBJECT:
+		r->st.objects++;
+		break;
+	case HD_REC_ROOT:
+		r->st.roots++;
+		break;
+	case HD_REC_SHAPE:
+		r->st.shapes++;
+		break;
+	default:
+		r->st.others++;
+		break;
+	}
+	if (rec->origin & HD_O_MEMPROF)
+		r->st.memprof = 1;
+}
+
+int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
+{
+	HD_ASSERT_ARG(r && out);
+	if (r->failed) {
+		if (err)
+			*err = r->saved;
+		return r->failed;
+	}
+	for (;;) {
+		size_t start = r->pos, nl;
+		uint64_t lineno;
+		int rc, got;
+
+		if (r->pos >= r->len && !r->eof && (rc = refill(r, err)))
+			goto fail;
+		start = r->pos;
+		if (start >= r->len && r->eof)
+			return HD_ITEROVER;
+		if ((rc = line_end(r, &start, &nl, err)))
+			goto fail;
+		lineno = ++r->st.lines;
+		if (nl == r->len)
+			r->st.truncated = 1;
+		rc = hd__scan_line(&r->sc, r->buf + start, nl - start,
+				   &r->rec);
+		if (rc < 0) {
+			hd__error(err, rc, "out of memory");
+			goto fail;
+		}
+		if (rc == HD__SCAN_SKIP) {
+			r->st.blank++;
+			r->pos = r->scanned = nl + (nl < r->len);
+			continue;
+		}
+		if (rc == HD__SCAN_OK && r->sc.repaired) {
+			if (r->opts.flags & HD_READ_STRICT) {
+				rc = strict_fail(r, lineno, start, err);
+				goto fail;
+			}
+			r->st.repaired++;
+			report(r, lineno, r->sc.err_col + 1, r->base + start,
+			       1, "unescaped quote in a string, repaired");
+		} else if (rc == HD__SCAN_BAD) {
+			if (r->opts.flags & HD_READ_STRICT) {
+				rc = strict_fail(r, lineno, start, err);
+				goto fail;
+			}
+			if ((rc = recover(r, &start, &nl, lineno, &got, err)))
+				goto fail;
+			if (!got) {
+				r->pos = r->scanned = nl + (nl < r->len);
+				continue;
+			}
+		}
+		if (nl == r->len && nl > start)
+			r->rec.origin |= HD_O_LAST_CUT;
+		r->rec.text = r->buf + start;
+		r->rec.text_len = nl - start;
+		while (r->rec.text_len && r->rec.text[r->rec.text_len - 1] == '\r')
+			r->rec.text_len--;
+		r->rec.offset = r->base + start;
+		r->rec.lineno = lineno;
+		r->pos = r->scanned = nl + (nl < r->len);
+		r->st.bytes = r->base + r->pos;
+		count(r, &r->rec);
+		*out = &r->rec;
+		return 0;
+	fail:
+		r->failed = rc;
+		if (err)
+			r->saved = *err;
+		else
+			hd__error(&r->saved, rc, "%s", hd_strerror(rc));
+		return rc;
+	}
+}
+
+static int reader_new(hd_reader **out, const hd_read_options *opts,
+		      const char *name, hd_error *err)
+{
+	hd_reader *r = hd__calloc(1, sizeof(*r));
+
+	if (!r)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (opts) {
+		if (opts->version != HD_READ_OPTIONS_VERSION) {
+			hd__free(r, sizeof(*r));
+			return hd__error(err, HD_EINVAL,
+					 "unknown read options version %u",
+					 opts->version);
+		}
+		r->opts = *opts;
+	}
+	r->fd = -1;
+	r->name = name;
+	r->sc.strict = (r->opts.flags & HD_READ_STRICT) != 0;
+	*out = r;
+	return 0;
+}
+
+int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
+		       const hd_read_options *opts, hd_error *err)
+{
+	hd_reader *r;
+	int rc;
+
+	HD_ASSERT_ARG(out && (buf || !len));
+	if ((rc = reader_new(&r, opts, "(memory)", err)))
+		return rc;
+	r->mem = 1;
+	r->eof = 1;
+	r->buf = (char *)(uintptr_t)buf;
+	r->len = r->cap = len;
+	r->st.total_bytes = len;
+	*out = r;
+	return 0;
+}
+
+static int start_gzip(hd_reader *r, hd_error *err)
+{
+	r->gz = 1;
+	r->st.gzip = 1;
+	r->st.total_bytes = 0;
+	r->zin = hd__malloc(CHUNK);
+	if (!r->zin)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	/* the two magic bytes already read are handed to zlib first */
+	memcpy(r->zin, r->buf, r->len);
+	r->zs.next_in = r->zin;
+	r->zs.avail_in = (uInt)r->len;
+	r->zin_total = r->len;
+	r->len = 0;
+	r->zs.zalloc = z_alloc;
+	r->zs.zfree = z_free;
+	if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
+		r->gz = 0;
+		return hd__error(err, HD_ENOMEM, "cannot start zlib");
+	}
+	return 0;
+}
+
+int hd_reader_open(hd_reader **out, const char *path,
+		   const hd_read_options *opts, hd_error *err)
+{
+	hd_reader *r;
+	struct stat sb;
+	size_t got = 0, n;
+	int rc;
+
+	HD_ASSERT_ARG(out && path);
+	*out = NULL;
+	if ((rc = reader_new(&r, opts, path, err)))
+		return rc;
+	if (strcmp(path, "-") == 0) {
+		r->fd = 0;
+		r->name = "(stdin)";
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			rc = hd__error_sys(err, errno, "cannot open '%s': %s",
+					   path, strerror(errno));
+			goto out;
+		}
+		r->own_fd = 1;
+	}
+	if (fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+		r->st.total_bytes = (uint64_t)sb.st_size;
+	if (S_ISDIR(sb.st_mode)) {
+		rc = hd__error_sys(err, EISDIR, "cannot read '%s': %s", path,
+				   strerror(EISDIR));
+		goto out;
+	}
+	r->cap = CHUNK;
+	if (!(r->buf = hd__malloc(r->cap))) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* sniff the gzip magic (1f 8b) */
+	while (r->len < 2) {
+		if (read_raw(r, r->buf + r->len, 2 - r->len, &n)) {
+			rc = hd__error_sys(err, errno, "cannot read '%s': %s",
+					   path, strerror(errno));
+			goto out;
+		}
+		if (!n)
+			break;
+		r->len += n;
+		got += n;
+	}
+	if (r->len < 2)
+		r->eof = 1;
+	if (r->len == 2 && (unsigned char)r->buf[0] == 0x1f &&
+	    (unsigned char)r->buf[1] == 0x8b && (rc = start_gzip(r, err)))
+		goto out;
+	*out = r;
+	return 0;
+out:
+	hd_reader_free(r);
+	return rc;
+}
+
+void hd_reader_stats(const hd_reader *r, hd_read_stats *out)
+{
+	*out = r->st;
+	out->bytes = r->base + r->pos;
+	if (out->bytes > r->base + r->len)
+		out->bytes = r->base + r->len;
+}
+
+void hd_reader_free(hd_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	if (!r->mem)
+		hd__free(r->buf, r->cap);
+	if (r->gz)
+		inflateEnd(&r->zs);
+	hd__free(r->zin, CHUNK);
+	hd__scan_free(&r->sc);
+	hd__free(r, sizeof(*r));
+}

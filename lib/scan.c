@@ -1,0 +1,1197 @@
+/*
+ * scan.c - the dump scanner: one line of a heap dump into one hd_record.
+ *
+ * This is not a general JSON parser. It knows the shape of dump records
+ * (a flat object whose values are strings, numbers, booleans, an array of
+ * address strings and the small "flags" object), reads the fields it
+ * knows straight into the record and skips the rest generically. Nothing
+ * is allocated per field: strings are spans of the input, references go
+ * into a buffer reused from line to line.
+ *
+ * Ruby writes some fields unescaped (file, name, real_class_name and, up
+ * to 2.7, method), so a string may contain raw quotes. In lenient mode a
+ * closing quote is accepted only where what follows continues the object
+ * (", \"key\":" or the final "}"); otherwise the scan goes on to the next
+ * quote. When the structure is beyond that repair, salvage() recovers the
+ * address, type, class and references the line still holds.
+ *
+ * Every read is bounds-checked against [line, line + len).
+ */
+#include "hd_int.h"
+
+struct cur {
+	const char *p;
+	const char *end;
+	const char *start;       /* the line, for error columns */
+	struct hd__scan *sc;
+};
+
+static int fail(struct cur *c, const char *at, const char *msg)
+{
+	c->sc->err_col = (size_t)(at - c->start);
+	c->sc->err_msg = msg;
+	return HD__SCAN_BAD;
+}
+
+static inline void skip_ws(struct cur *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' ||
+				 *c->p == '\r' || *c->p == '\n'))
+		c->p++;
+}
+
+static inline int hexval(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch |= 0x20;
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+int hd__parse_hex(const char *p, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		i = 2;
+	if (i == n || n - i > 16)
+		return -1;
+	for (; i < n; i++) {
+		int h = hexval((unsigned char)p[i]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint64_t)h;
+	}
+	*out = v;
+	return 0;
+}
+
+/* ---- type names ---- */
+
+static const char *const type_names[HD_T__COUNT] = {
+	"UNKNOWN", "NONE",  "OBJECT", "CLASS",    "MODULE", "FLOAT",
+	"STRING",  "REGEXP", "ARRAY", "HASH",     "STRUCT", "BIGNUM",
+	"FILE",    "DATA",  "MATCH",  "COMPLEX",  "RATIONAL", "SYMBOL",
+	"IMEMO",   "ICLASS", "NODE",  "ZOMBIE",
+};
+
+const char *hd_type_name(int type)
+{
+	if (type < 0 || type >= HD_T__COUNT)
+		return "UNKNOWN";
+	return type_names[type];
+}
+
+int hd_type_from_name(const char *name, size_t len)
+{
+	int t;
+	size_t i;
+
+	for (t = 1; t < HD_T__COUNT; t++) {
+		const char *n = type_names[t];
+
+		if (strlen(n) != len)
+			continue;
+		for (i = 0; i < len; i++)
+			if ((name[i] & ~0x20) != n[i])
+				break;
+		if (i == len)
+			return t;
+	}
+	return HD_T_UNKNOWN;
+}
+
+/* ---- JSON escapes ---- */
+
+static size_t put_utf8(char *d, uint32_t cp)
+{
+	if (cp < 0x80) {
+		d[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		d[0] = (char)(0xc0 | cp >> 6);
+		d[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		d[0] = (char)(0xe0 | cp >> 12);
+		d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		d[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	d[0] = (char)(0xf0 | cp >> 18);
+	d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	d[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	d[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+static int hex4(const char *s, size_t left, uint32_t *cp)
+{
+	uint32_t v = 0;
+	int i;
+
+	if (left < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		int h = hexval((unsigned char)s[i]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint32_t)h;
+	}
+	*cp = v;
+	return 0;
+}
+
+/*
+ * Decodes escapes. Output never exceeds input: every escape is at least
+ * as long as its UTF-8 form (\uXXXX is 6 bytes for at most 3, and a
+ * surrogate pair 12 bytes for 4).
+ */
+size_t hd_json_unescape(char *dst, const char *src, size_t len)
+{
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		uint32_t cp, lo;
+		char ch = src[i];
+
+		if (ch != '\\' || i + 1 >= len) {
+			dst[o++] = ch;
+			i++;
+			continue;
+		}
+		switch (src[i + 1]) {
+		case '"': case '\\': case '/':
+			dst[o++] = src[i + 1];
+			i += 2;
+			continue;
+		case 'b': dst[o++] = '\b'; i += 2; continue;
+		case 'f': dst[o++] = '\f'; i += 2; continue;
+		case 'n': dst[o++] = '\n'; i += 2; continue;
+		case 'r': dst[o++] = '\r'; i += 2; continue;
+		case 't': dst[o++] = '\t'; i += 2; continue;
+		case 'u':
+			if (hex4(src + i + 2, len - i - 2, &cp))
+				break;
+			if (cp >= 0xd800 && cp < 0xdc00 && i + 12 <= len &&
+			    src[i + 6] == '\\' && src[i + 7] == 'u' &&
+			    !hex4(src + i + 8, len - i - 8, &lo) &&
+			    lo >= 0xdc00 && lo < 0xe000) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (lo - 0xdc00);
+				o += put_utf8(dst + o, cp);
+				i += 12;
+				continue;
+			}
+			o += put_utf8(dst + o, cp);
+			i += 6;
+			continue;
+		default:
+			break;
+		}
+		dst[o++] = ch; /* invalid escape: copy through */
+		i++;
+	}
+	return o;
+}
+
+/* ---- strings ---- */
+
+/* Is q (just after a closing quote) a plausible continuation of the
+ * top-level object: `, "key":` or the final `}`? */
+static int continues_object(const char *q, const char *end)
+{
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q == end)
+		return 0;
+	if (*q == '}') {
+		for (q++; q < end; q++)
+			if (*q != ' ' && *q != '\t' && *q != '\r' &&
+			    *q != ',' && *q != '\n')
+				return 0;
+		return 1;
+	}
+	if (*q != ',')
+		return 0;
+	for (q++; q < end && (*q == ' ' || *q == '\t'); q++)
+		;
+	if (q == end || *q != '"')
+		return 0;
+	for (q++; q < end && ((*q >= 'a' && *q <= 'z') || *q == '_' ||
+			      (*q >= '0' && *q <= '9') ||
+			      (*q >= 'A' && *q <= 'Z'));
+	     q++)
+		;
+	return q + 1 < end && q[0] == '"' && q[1] == ':';
+}
+
+static int escaped(const char *q, const char *begin)
+{
+	size_t n = 0;
+
+	while (q > begin && q[-1] == '\\') {
+		q--;
+		n++;
+	}
+	return n & 1;
+}
+
+static int check_strict(struct cur *c, const char *s, const char *e)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; p < (const unsigned char *)e; p++)
+		if (*p < 0x20)
+			return fail(c, (const char *)p,
+				    "control character in string");
+	return 0;
+}
+
+/*
+ * Reads a string at c->p (on its opening quote) into out. member: the
+ * string is a top-level member value, so a raw quote may be repaired by
+ * looking for a closing quote that continues the object.
+ */
+static int read_string(struct cur *c, hd_str *out, int member)
+{
+	const char *s = c->p + 1, *q = s;
+
+	for (;;) {
+		q = memchr(q, '"', (size_t)(c->end - q));
+		if (!q) {
+			c->sc->need_more = 1;
+			return fail(c, c->p, "unterminated string");
+		}
+		if (escaped(q, s)) {
+			q++;
+			continue;
+		}
+		if (!member || continues_object(q + 1, c->end))
+			break;
+		if (c->sc->strict) {
+			/* name the real problem if a later quote fits */
+			const char *r = q + 1;
+
+			while ((r = memchr(r, '"', (size_t)(c->end - r))))
+				if (!escaped(r, s) &&
+				    continues_object(++r, c->end))
+					return fail(c, q,
+						    "unescaped quote in string");
+			break;
+		}
+		if (!c->sc->repaired)
+			c->sc->err_col = (size_t)(q - c->start);
+		c->sc->repaired = 1;
+		q++;
+	}
+	if (c->sc->strict && check_strict(c, s, q))
+		return HD__SCAN_BAD;
+	out->ptr = s;
+	out->len = (size_t)(q - s);
+	c->p = q + 1;
+	return 0;
+}
+
+/* Skips a key; leaves c->p after the colon. */
+static int read_key(struct cur *c, const char **k, size_t *klen)
+{
+	const char *q;
+
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected a key");
+	q = memchr(c->p + 1, '"', (size_t)(c->end - c->p - 1));
+	if (!q)
+		return fail(c, c->p, "unterminated key");
+	*k = c->p + 1;
+	*klen = (size_t)(q - c->p - 1);
+	c->p = q + 1;
+	skip_ws(c);
+	if (c->p >= c->end || *c->p != ':')
+		return fail(c, c->p, "expected ':' after a key");
+	c->p++;
+	skip_ws(c);
+	return 0;
+}
+
+/* ---- numbers and literals ---- */
+
+static int read_u64(struct cur *c, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = c->p;
+
+	if (p >= c->end || *p < '0' || *p > '9')
+		return fail(c, p, "expected an unsigned number");
+	for (; p < c->end && *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
+	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E'))
+		return fail(c, p, "expected an integer");
+	c->p = p;
+	*out = v;
+	return 0;
+}
+
+static int read_i64(struct cur *c, int64_t *out)
+{
+	uint64_t v;
+	int neg = 0;
+
+	if (c->p < c->end && *c->p == '-') {
+		neg = 1;
+		c->p++;
+	}
+	if (read_u64(c, &v))
+		return HD__SCAN_BAD;
+	if (v > (uint64_t)INT64_MAX)
+		v = (uint64_t)INT64_MAX;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
+static int read_lit(struct cur *c, int *val)
+{
+	size_t left = (size_t)(c->end - c->p);
+
+	if (left >= 4 && memcmp(c->p, "true", 4) == 0) {
+		c->p += 4;
+		*val = 1;
+		return 0;
+	}
+	if (left >= 5 && memcmp(c->p, "false", 5) == 0) {
+		c->p += 5;
+		*val = 0;
+		return 0;
+	}
+	return fail(c, c->p, "expected true or false");
+}
+
+static int read_addr(struct cur *c, uint64_t *out)
+{
+	const char *s, *q;
+
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected an address string");
+	s = c->p + 1;
+	q = memchr(s, '"', (size_t)(c->end - s));
+	if (!q)
+		return fail(c, c->p, "unterminated address");
+	if (hd__parse_hex(s, (size_t)(q - s), out))
+		return fail(c, s, "invalid address");
+	c->p = q + 1;
+	return 0;
+}
+
+/* ---- generic values ---- */
+
+/*
+ * Skips any JSON value iteratively: an explicit stack of container kinds
+ * (one bit per level, 1 = object) instead of recursion on hostile input.
+ */
+static int skip_value(struct cur *c)
+{
+	uint64_t stack = 0;
+	unsigned depth = 0;
+	const char *k;
+	size_t kl;
+	hd_str tmp;
+
+	for (;;) {
+		skip_ws(c);
+		if (c->p >= c->end)
+			return fail(c, c->p, "unexpected end of line");
+		if (*c->p == '{' || *c->p == '[') {
+			int obj = *c->p == '{';
+
+			if (depth == 64)
+				return fail(c, c->p, "nesting too deep");
+			stack = stack << 1 | (uint64_t)obj;
+			depth++;
+			c->p++;
+			skip_ws(c);
+			if (c->p < c->end && *c->p == (obj ? '}' : ']')) {
+				c->p++;
+				depth--;
+				stack >>= 1;
+			} else {
+				if (obj && read_key(c, &k, &kl))
+					return HD__SCAN_BAD;
+				continue;
+			}
+		} else if (*c->p == '"') {
+			if (read_string(c, &tmp, 0))
+				return HD__SCAN_BAD;
+		} else {
+			const char *p = c->p;
+
+			while (p < c->end && *p != ',' && *p != '}' &&
+			       *p != ']' && *p != ' ' && *p != '\t')
+				p++;
+			if (p == c->p)
+				return fail(c, p, "expected a value");
+			c->p = p;
+		}
+		/* after a value: close containers, or go to the next item */
+		for (;;) {
+			skip_ws(c);
+			if (!depth)
+				return 0;
+			if (c->p >= c->end)
+				return fail(c, c->p, "unexpected end of line");
+			if (*c->p == ',') {
+				c->p++;
+				skip_ws(c);
+				if ((stack & 1) && read_key(c, &k, &kl))
+					return HD__SCAN_BAD;
+				break;
+			}
+			if (*c->p != ((stack & 1) ? '}' : ']'))
+				return fail(c, c->p,
+					    "expected ',' or a closing bracket");
+			c->p++;
+			depth--;
+			stack >>= 1;
+		}
+	}
+}
+
+/* ---- references ---- */
+
+static int push_ref(struct hd__scan *sc, size_t n, uint64_t v)
+{
+	if (HD_UNLIKELY(n >= sc->refs_cap) &&
+	    hd__grow((void **)&sc->refs, &sc->refs_cap, n + 1,
+		     sizeof(*sc->refs)))
+		return HD_ENOMEM;
+	sc->refs[n] = v;
+	return 0;
+}
+
+/* Reads ["0x..", "0x..", ...]: the hot loop of big arrays and hashes. */
+static int read_refs(struct cur *c, hd_record *rec)
+{
+	struct hd__scan *sc = c->sc;
+	size_t n = 0;
+	uint64_t v;
+
+	if (c->p >= c->end || *c->p != '[')
+		return fail(c, c->p, "expected '[' for references");
+	c->p++;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		goto done;
+	}
+	for (;;) {
+		const char *p = c->p;
+
+		/* fast path: "0x" followed by lowercase hex and a quote */
+		if (HD_LIKELY(c->end - p > 3 && p[0] == '"' && p[1] == '0' &&
+			      p[2] == 'x')) {
+			int h, digits = 0;
+
+			v = 0;
+			p += 3;
+			while (p < c->end && (h = hexval((unsigned char)*p)) >= 0 &&
+			       digits < 17) {
+				v = v << 4 | (uint64_t)h;
+				p++;
+				digits++;
+			}
+			if (p >= c->end || *p != '"' || !digits || digits > 16)
+				return fail(c, c->p, "invalid reference");
+			c->p = p + 1;
+		} else if (read_addr(c, &v)) {
+			return HD__SCAN_BAD;
+		}
+		if (push_ref(sc, n++, v))
+			return HD_ENOMEM;
+		if (HD_LIKELY(c->end - c->p >= 2 && c->p[0] == ',' &&
+			      c->p[1] == ' ')) {
+			c->p += 2;
+			continue;
+		}
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			skip_ws(c);
+			continue;
+		}
+		if (c->p < c->end && *c->p == ']') {
+			c->p++;
+			break;
+		}
+		return fail(c, c->p, "expected ',' or ']' in references");
+	}
+done:
+	rec->refs = sc->refs;
+	rec->nrefs = n;
+	rec->has |= HD_HAS_REFERENCES;
+	return 0;
+}
+
+/* ---- flags ---- */
+
+static uint32_t flag_bit(const char *k, size_t n)
+{
+#define F(name, bit)                                                     \
+	if (n == sizeof(name) - 1 && memcmp(k, name, sizeof(name) - 1) == 0) \
+		return bit
+	F("wb_protected", HD_B_WB_PROTECTED);
+	F("old", HD_B_OLD);
+	F("uncollectible", HD_B_UNCOLLECTIBLE);
+	F("long_lived", HD_B_UNCOLLECTIBLE);
+	F("marking", HD_B_MARKING);
+	F("marked", HD_B_MARKED);
+	F("pinned", HD_B_PINNED);
+	F("remembered", HD_B_REMEMBERED);
+	F("shareable", HD_B_SHAREABLE);
+#undef F
+	return 0;
+}
+
+static int read_flags(struct cur *c, hd_record *rec)
+{
+	if (c->p >= c->end || *c->p != '{')
+		return fail(c, c->p, "expected '{' for flags");
+	c->p++;
+	skip_ws(c);
+	rec->has |= HD_HAS_FLAGS;
+	if (c->p < c->end && *c->p == '}') {
+		c->p++;
+		return 0;
+	}
+	for (;;) {
+		const char *k;
+		size_t kl;
+		int b;
+
+		if (read_key(c, &k, &kl))
+			return HD__SCAN_BAD;
+		if (kl == 3 && memcmp(k, "age", 3) == 0 && c->p < c->end &&
+		    *c->p >= '0' && *c->p <= '9') {
+			uint64_t v;
+
+			if (read_u64(c, &v))
+				return HD__SCAN_BAD;
+			rec->age = v > 255 ? 255 : (uint32_t)v;
+			rec->has |= HD_HAS_AGE;
+		} else if (kl == 9 && memcmp(k, "object_id", 9) == 0 &&
+			   c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+			if (read_u64(c, &rec->object_id))
+				return HD__SCAN_BAD;
+			rec->has |= HD_HAS_OBJECT_ID;
+		} else if (c->p < c->end && (*c->p == 't' || *c->p == 'f')) {
+			if (read_lit(c, &b))
+				return HD__SCAN_BAD;
+			if (b)
+				rec->bits |= flag_bit(k, kl);
+		} else if (skip_value(c)) {
+			return HD__SCAN_BAD;
+		}
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			skip_ws(c);
+			continue;
+		}
+		if (c->p < c->end && *c->p == '}') {
+			c->p++;
+			return 0;
+		}
+		return fail(c, c->p, "expected ',' or '}' in flags");
+	}
+}
+
+/* ---- members ---- */
+
+#define KEY(s) (kl == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)
+
+static int set_bool(struct cur *c, hd_record *rec, uint32_t bit)
+{
+	int b;
+
+	if (read_lit(c, &b))
+		return HD__SCAN_BAD;
+	if (b)
+		rec->bits |= bit;
+	return 0;
+}
+
+static int set_u64(struct cur *c, hd_record *rec, uint64_t *dst,
+		   uint32_t has)
+{
+	if (read_u64(c, dst))
+		return HD__SCAN_BAD;
+	rec->has |= has;
+	return 0;
+}
+
+static int set_u32(struct cur *c, hd_record *rec, uint32_t *dst,
+		   uint32_t has)
+{
+	uint64_t v;
+
+	if (read_u64(c, &v))
+		return HD__SCAN_BAD;
+	*dst = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	rec->has |= has;
+	return 0;
+}
+
+static int set_str(struct cur *c, hd_str *dst)
+{
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected a string");
+	return read_string(c, dst, 1);
+}
+
+static int set_addr(struct cur *c, hd_record *rec, uint64_t *dst,
+		    uint32_t has)
+{
+	if (read_addr(c, dst))
+		return HD__SCAN_BAD;
+	rec->has |= has;
+	return 0;
+}
+
+/* One member of a dump_all record. The value starts at c->p. */
+static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
+{
+	switch (k[0]) {
+	case 'a':
+		if (KEY("address"))
+			return set_addr(c, rec, &rec->address, HD_HAS_ADDRESS);
+		if (KEY("age"))
+			break;
+		break;
+	case 'b':
+		if (KEY("bytesize"))
+			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+		if (KEY("broken"))
+			return set_bool(c, rec, HD_B_BROKEN);
+		break;
+	case 'c':
+		if (KEY("class"))
+			return set_addr(c, rec, &rec->class_addr,
+					HD_HAS_CLASS);
+		if (KEY("chilled"))
+			return set_bool(c, rec, HD_B_CHILLED);
+		if (KEY("complex_shape"))
+			return set_bool(c, rec, HD_B_TOO_COMPLEX);
+		break;
+	case 'd':
+		if (KEY("default"))
+			return set_addr(c, rec, &rec->default_addr,
+					HD_HAS_DEFAULT);
+		break;
+	case 'e':
+		if (KEY("embedded"))
+			return set_bool(c, rec, HD_B_EMBEDDED);
+		if (KEY("encoding"))
+			return set_str(c, &rec->encoding);
+		if (KEY("edge_name"))
+			return set_str(c, &rec->edge_name);
+		break;
+	case 'f':
+		if (KEY("file")) {
+			rec->has |= HD_HAS_FILE;
+			return set_str(c, &rec->file);
+		}
+		if (KEY("flags"))
+			return read_flags(c, rec);
+		if (KEY("frozen"))
+			return set_bool(c, rec, HD_B_FROZEN);
+		if (KEY("fstring"))
+			return set_bool(c, rec, HD_B_FSTRING);
+		if (KEY("fd") && c->p < c->end &&
+		    (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+			rec->has |= HD_HAS_FD;
+			return read_i64(c, &rec->fd);
+		}
+		break;
+	case 'g':
+		if (KEY("generation"))
+			return set_u64(c, rec, &rec->generation,
+				       HD_HAS_GENERATION);
+		break;
+	case 'i':
+		if (KEY("imemo_type"))
+			return set_str(c, &rec->imemo_type);
+		if (KEY("ivars") && c->p < c->end && *c->p != '{')
+			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+		if (KEY("id"))
+			return set_u32(c, rec, &rec->shape_id,
+				       HD_HAS_SHAPE_ID);
+		break;
+	case 'l':
+		if (KEY("line"))
+			return set_u64(c, rec, &rec->line, HD_HAS_LINE);
+		if (KEY("length"))
+			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+		break;
+	case 'm':
+		if (KEY("memsize"))
+			return set_u64(c, rec, &rec->memsize, HD_HAS_MEMSIZE);
+		if (KEY("method")) {
+			rec->has |= HD_HAS_METHOD;
+			return set_str(c, &rec->method);
+		}
+		break;
+	case 'n':
+		if (KEY("name"))
+			return set_str(c, &rec->name);
+		if (KEY("node_type"))
+			return set_str(c, &rec->node_type);
+		break;
+	case 'p':
+		if (KEY("parent_id"))
+			return set_u32(c, rec, &rec->shape_parent, 0);
+		break;
+	case 'r':
+		if (KEY("references"))
+			return read_refs(c, rec);
+		if (KEY("real_class_name"))
+			return set_str(c, &rec->real_class_name);
+		if (KEY("root"))
+			return set_str(c, &rec->root);
+		break;
+	case 's':
+		if (KEY("size"))
+			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+		if (KEY("shape_id"))
+			return set_u32(c, rec, &rec->shape_id,
+				       HD_HAS_SHAPE_ID);
+		if (KEY("slot_size"))
+			return set_u32(c, rec, &rec->slot_size,
+				       HD_HAS_SLOT_SIZE);
+		if (KEY("shared"))
+			return set_bool(c, rec, HD_B_SHARED);
+		if (KEY("struct"))
+			return set_str(c, &rec->struct_name);
+		if (KEY("superclass"))
+			return set_addr(c, rec, &rec->superclass,
+					HD_HAS_SUPERCLASS);
+		if (KEY("singleton"))
+			return set_bool(c, rec, HD_B_SINGLETON);
+		if (KEY("shape_type"))
+			return set_str(c, &rec->shape_type);
+		break;
+	case 't':
+		if (KEY("type")) {
+			if (set_str(c, &rec->type_name))
+				return HD__SCAN_BAD;
+			rec->type = hd_type_from_name(rec->type_name.ptr,
+						      rec->type_name.len);
+			return 0;
+		}
+		if (KEY("too_complex_shape"))
+			return set_bool(c, rec, HD_B_TOO_COMPLEX);
+		break;
+	case 'v':
+		if (KEY("value") && c->p < c->end && *c->p == '"')
+			return set_str(c, &rec->value);
+		break;
+	}
+	return skip_value(c);
+}
+
+/* ---- memprof ---- */
+
+/*
+ * memprof records have no references array: any string value that looks
+ * like a pointer ("0x...") is a reference, at the top level or one level
+ * down in an array or object (data, ivars, methods, variables, ...). The
+ * own _id and the class pointer are not references.
+ */
+static int memprof_ptr(struct cur *c, hd_str s, size_t *n)
+{
+	uint64_t v;
+
+	if (s.len > 2 && s.ptr[0] == '0' && s.ptr[1] == 'x' &&
+	    !hd__parse_hex(s.ptr, s.len, &v))
+		return push_ref(c->sc, (*n)++, v);
+	return 0;
+}
+
+static int memprof_value(struct cur *c, size_t *n, int depth)
+{
+	hd_str s;
+
+	skip_ws(c);
+	if (c->p < c->end && *c->p == '"') {
+		if (read_string(c, &s, depth == 0))
+			return HD__SCAN_BAD;
+		return memprof_ptr(c, s, n);
+	}
+	if (c->p < c->end && (*c->p == '[' || *c->p == '{') && depth < 2) {
+		char close = *c->p == '[' ? ']' : '}';
+		int obj = *c->p == '{';
+
+		c->p++;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == close) {
+			c->p++;
+			return 0;
+		}
+		for (;;) {
+			if (obj) {
+				/* keys can be pointers too (hash data) */
+				if (c->p < c->end && *c->p == '"') {
+					const char *k0 = c->p + 1;
+					const char *k;
+					size_t kl;
+
+					if (read_key(c, &k, &kl))
+						return HD__SCAN_BAD;
+					s.ptr = k0;
+					s.len = kl;
+					if (memprof_ptr(c, s, n))
+						return HD_ENOMEM;
+				} else {
+					return fail(c, c->p, "expected a key");
+				}
+			}
+			if (memprof_value(c, n, depth + 1))
+				return HD__SCAN_BAD;
+			skip_ws(c);
+			if (c->p < c->end && *c->p == ',') {
+				c->p++;
+				skip_ws(c);
+				continue;
+			}
+			if (c->p < c->end && *c->p == close) {
+				c->p++;
+				return 0;
+			}
+			return fail(c, c->p, "expected ',' or a closing bracket");
+		}
+	}
+	return skip_value(c);
+}
+
+static void memprof_kind(hd_record *rec)
+{
+	hd_str t = rec->type_name;
+
+#define T(s) (t.len == sizeof(s) - 1 && memcmp(t.ptr, s, t.len) == 0)
+	if (T("globals") || T("frame") || T("finalizers")) {
+		rec->kind = HD_REC_ROOT;
+		rec->root = t;
+	} else if (T("lsof") || T("ps")) {
+		rec->kind = HD_REC_OTHER;
+	}
+#undef T
+}
+
+static int memprof_member(struct cur *c, hd_record *rec, const char *k,
+			  size_t kl, size_t *n)
+{
+	hd_str s;
+
+	if (KEY("_id")) {
+		if (set_str(c, &s))
+			return HD__SCAN_BAD;
+		if (!hd__parse_hex(s.ptr, s.len, &rec->address))
+			rec->has |= HD_HAS_ADDRESS;
+		return 0;
+	}
+	if (KEY("class"))
+		return c->p < c->end && *c->p == '"' ?
+			       set_addr(c, rec, &rec->class_addr, HD_HAS_CLASS) :
+			       skip_value(c);
+	if (KEY("type")) {
+		if (set_str(c, &rec->type_name))
+			return HD__SCAN_BAD;
+		rec->type = hd_type_from_name(rec->type_name.ptr,
+					      rec->type_name.len);
+		return 0;
+	}
+	if (KEY("file") || KEY("name")) {
+		if (c->p < c->end && *c->p != '"')
+			return skip_value(c);
+		if (KEY("file"))
+			rec->has |= HD_HAS_FILE;
+		return set_str(c, KEY("file") ? &rec->file : &rec->name);
+	}
+	if (KEY("line"))
+		return set_u64(c, rec, &rec->line, HD_HAS_LINE);
+	if (KEY("length"))
+		return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+	if (KEY("singleton") && c->p < c->end &&
+	    (*c->p == 't' || *c->p == 'f'))
+		return set_bool(c, rec, HD_B_SINGLETON);
+	if (KEY("super")) {
+		const char *v = c->p;
+
+		if (memprof_value(c, n, 0))
+			return HD__SCAN_BAD;
+		if (*v == '"' && !hd__parse_hex(v + 1, (size_t)(c->p - v - 2),
+						&rec->superclass))
+			rec->has |= HD_HAS_SUPERCLASS;
+		return 0;
+	}
+	if (KEY("data") && rec->type == HD_T_STRING && c->p < c->end &&
+	    *c->p == '"')
+		return set_str(c, &rec->value);
+	return memprof_value(c, n, 0);
+}
+
+/* ---- salvage ---- */
+
+static const char *find(const char *h, const char *end, const char *n)
+{
+	size_t nl = strlen(n);
+
+	while (h && (size_t)(end - h) >= nl) {
+		h = memchr(h, n[0], (size_t)(end - h) - nl + 1);
+		if (!h)
+			return NULL;
+		if (memcmp(h, n, nl) == 0)
+			return h + nl;
+		h++;
+	}
+	return NULL;
+}
+
+static void salvage_u64(struct cur *c, const char *key, uint64_t *dst,
+			uint32_t *has, uint32_t bit)
+{
+	const char *v = find(c->start, c->end, key);
+
+	if (!v)
+		return;
+	c->p = v;
+	skip_ws(c);
+	if (!read_u64(c, dst))
+		*has |= bit;
+}
+
+/*
+ * Recovers what an invalid line still gives: address, type, class,
+ * memsize, generation and the references up to the first damage. The
+ * record is marked repaired. Returns 0 when an object or root was found.
+ */
+static int salvage(struct cur *c, hd_record *rec)
+{
+	const char *v;
+	hd_str tmp;
+	struct hd__scan *sc = c->sc;
+	size_t n = 0;
+	uint64_t a;
+
+	memset(rec, 0, sizeof(*rec));
+	if ((v = find(c->start, c->end, "\"type\":"))) {
+		c->p = v;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == '"' && !read_string(c, &tmp, 0)) {
+			rec->type_name = tmp;
+			rec->type = hd_type_from_name(tmp.ptr, tmp.len);
+		}
+	}
+	if ((v = find(c->start, c->end, "\"address\":"))) {
+		c->p = v;
+		skip_ws(c);
+		if (!read_addr(c, &rec->address))
+			rec->has |= HD_HAS_ADDRESS;
+	}
+	if ((v = find(c->start, c->end, "\"root\":"))) {
+		c->p = v;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == '"' && !read_string(c, &tmp, 0))
+			rec->root = tmp;
+	}
+	if ((v = find(c->start, c->end, "\"class\":"))) {
+		c->p = v;
+		skip_ws(c);
+		if (!read_addr(c, &rec->class_addr))
+			rec->has |= HD_HAS_CLASS;
+	}
+	salvage_u64(c, "\"memsize\":", &rec->memsize, &rec->has,
+		    HD_HAS_MEMSIZE);
+	salvage_u64(c, "\"generation\":", &rec->generation, &rec->has,
+		    HD_HAS_GENERATION);
+	if ((v = find(c->start, c->end, "\"references\":"))) {
+		c->p = v;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == '[')
+			c->p++;
+		for (;;) {
+			skip_ws(c);
+			if (c->p >= c->end || *c->p != '"' || read_addr(c, &a))
+				break;
+			if (push_ref(sc, n++, a))
+				return HD_ENOMEM;
+			skip_ws(c);
+			if (c->p < c->end && *c->p == ',')
+				c->p++;
+		}
+		rec->refs = sc->refs;
+		rec->nrefs = n;
+		if (n)
+			rec->has |= HD_HAS_REFERENCES;
+	}
+	if (rec->root.ptr && rec->type_name.len == 4 &&
+	    memcmp(rec->type_name.ptr, "ROOT", 4) == 0) {
+		rec->kind = HD_REC_ROOT;
+		return 0;
+	}
+	if ((rec->has & HD_HAS_ADDRESS) && rec->type_name.ptr) {
+		rec->kind = rec->type_name.len == 5 &&
+					    memcmp(rec->type_name.ptr, "SHAPE", 5) == 0 ?
+				    HD_REC_SHAPE :
+				    HD_REC_OBJECT;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- the line ---- */
+
+static int classify(struct cur *c, hd_record *rec)
+{
+	hd_str t = rec->type_name;
+
+	if (!t.ptr)
+		return fail(c, c->start, "record has no type");
+	if (t.len == 4 && memcmp(t.ptr, "ROOT", 4) == 0) {
+		rec->kind = HD_REC_ROOT;
+		if (!rec->root.ptr)
+			return fail(c, c->start, "ROOT record has no root name");
+		return HD__SCAN_OK;
+	}
+	if (t.len == 5 && memcmp(t.ptr, "SHAPE", 5) == 0) {
+		rec->kind = HD_REC_SHAPE;
+		return HD__SCAN_OK;
+	}
+	if (!(rec->has & HD_HAS_ADDRESS)) {
+		rec->kind = HD_REC_OTHER; /* e.g. {"type":"SYMBOL",...} */
+		return HD__SCAN_OK;
+	}
+	rec->kind = HD_REC_OBJECT;
+	return HD__SCAN_OK;
+}
+
+static int scan_object(struct cur *c, hd_record *rec)
+{
+	int first = 1, rc, memprof = 0;
+	size_t nmem = 0;
+
+	c->p++; /* '{' */
+	skip_ws(c);
+	if (c->p < c->end && *c->p == '}') {
+		c->p++;
+		return fail(c, c->start, "empty object");
+	}
+	for (;;) {
+		const char *k;
+		size_t kl;
+
+		if ((rc = read_key(c, &k, &kl)))
+			return rc;
+		if (first && KEY("_id"))
+			memprof = 1;
+		first = 0;
+		if (memprof)
+			rc = memprof_member(c, rec, k, kl, &nmem);
+		else if (kl)
+			rc = member(c, rec, k, kl);
+		else
+			rc = skip_value(c);
+		if (rc)
+			return rc;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			skip_ws(c);
+			continue;
+		}
+		if (c->p < c->end && *c->p == '}') {
+			c->p++;
+			break;
+		}
+		if (c->p >= c->end)
+			c->sc->need_more = 1;
+		return fail(c, c->p, "expected ',' or '}'");
+	}
+	skip_ws(c);
+	if (c->p < c->end && *c->p != ',')
+		return fail(c, c->p, "text after the record");
+	if (memprof) {
+		rec->origin |= HD_O_MEMPROF;
+		rec->refs = c->sc->refs;
+		rec->nrefs = nmem;
+		if (nmem)
+			rec->has |= HD_HAS_REFERENCES;
+		rc = classify(c, rec);
+		memprof_kind(rec);
+		return rc;
+	}
+	return classify(c, rec);
+}
+
+int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
+		  hd_record *rec)
+{
+	struct cur c;
+	int rc;
+
+	c.start = line;
+	c.p = line;
+	c.end = line + len;
+	c.sc = sc;
+	sc->repaired = 0;
+	sc->need_more = 0;
+	sc->err_msg = NULL;
+	sc->err_col = 0;
+	memset(rec, 0, sizeof(*rec));
+	while (c.end > c.p && (c.end[-1] == '\r' || c.end[-1] == ' ' ||
+			       c.end[-1] == '\t'))
+		c.end--;
+	skip_ws(&c);
+	/* heap_dump frames its records as one JSON array, a line each */
+	if (c.p < c.end && (*c.p == '[' || *c.p == ',')) {
+		c.p++;
+		skip_ws(&c);
+	}
+	if (c.p == c.end || (c.end - c.p == 1 && *c.p == ']'))
+		return HD__SCAN_SKIP;
+	if (*c.p != '{')
+		return fail(&c, c.p, "not a JSON object");
+	rc = scan_object(&c, rec);
+	if (rc == HD__SCAN_OK && sc->repaired)
+		rec->origin |= HD_O_REPAIRED;
+	return rc;
+}
+
+int hd__scan_salvage(struct hd__scan *sc, const char *line, size_t len,
+		     hd_record *rec)
+{
+	struct cur c;
+
+	c.start = line;
+	c.p = line;
+	c.end = line + len;
+	c.sc = sc;
+	if (salvage(&c, rec))
+		return HD__SCAN_BAD;
+	rec->origin |= HD_O_REPAIRED;
+	return HD__SCAN_OK;
+}
+
+void hd__scan_free(struct hd__scan *sc)
+{
+	hd__free(sc->refs, sc->refs_cap * sizeof(*sc->refs));
+	sc->refs = NULL;
+	sc->refs_cap = 0;
+}

@@ -1,0 +1,47 @@
+# tests/lib.sh - helpers for shell test scripts (sourced).
+# Each check prints "ok - <suite>/<name>" or "not ok - <suite>/<name>: why".
+set -u
+LC_ALL=C
+export LC_ALL
+: "${TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${HEAPDUMP:=$TOP/build/heapdump}"
+SUITE=${SUITE:-$(basename "$0" .sh)}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+DATA="$TOP/data/dumps"
+
+ok() { echo "ok - $SUITE/$1"; }
+notok() { echo "not ok - $SUITE/$1: $2"; }
+
+# check NAME EXPECTED ACTUAL
+check() {
+	if [ "$2" = "$3" ]; then ok "$1"; else
+		notok "$1" "expected '$2', got '$(printf '%s' "$3" | head -c 300)'"
+	fi
+}
+
+# check_rc NAME EXPECTED_RC command...
+check_rc() {
+	n=$1 want=$2
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" = "$want" ]; then ok "$n"; else
+		notok "$n" "exit $rc, expected $want; stderr: $(head -c 300 "$TMP/err")"
+	fi
+}
+
+# check_grep NAME PATTERN FILE: FILE contains a line matching PATTERN
+check_grep() {
+	if grep -qE -- "$2" "$3"; then ok "$1"; else
+		notok "$1" "no line matches /$2/ in $(basename "$3"): $(head -c 300 "$3")"
+	fi
+}
+
+# needs CMD PACKAGE: a missing dependency is a failure that says what to install
+needs() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		notok "needs-$1" "'$1' is missing: apt-get install $2"
+		exit 1
+	fi
+}
