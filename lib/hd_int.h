@@ -155,6 +155,11 @@ struct hd__scan {
 	int strict;
 	int repaired;     /* the line needed a repair */
 	int need_more;    /* the line ended inside a string (maybe joined) */
+	/* where some members are, as offsets from the line start, for tools
+	 * that edit records in place (replace-class); 0 when absent */
+	size_t class_at, class_end;  /* the class value, quotes included */
+	size_t refs_close;           /* the ']' closing references */
+	size_t obj_close;            /* the '}' closing the record */
 };
 
 /* Scan results */
@@ -179,6 +184,10 @@ HD_HIDDEN int hd__scan_line(struct hd__scan *sc, const char *line,
 HD_HIDDEN int hd__scan_salvage(struct hd__scan *sc, const char *line,
 			       size_t len, hd_record *rec);
 HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
+
+/* The scanner state of a reader's last record (positions relative to
+ * the record's text). */
+HD_HIDDEN const struct hd__scan *hd__reader_scan(const hd_reader *r);
 
 /* Parses hex digits with an optional 0x; returns 0 on success. */
 HD_HIDDEN int hd__parse_hex(const char *p, size_t n, uint64_t *out);

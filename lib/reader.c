@@ -572,6 +572,11 @@ out:
 	return rc;
 }
 
+const struct hd__scan *hd__reader_scan(const hd_reader *r)
+{
+	return &r->sc;
+}
+
 void hd_reader_stats(const hd_reader *r, hd_read_stats *out)
 {
 	*out = r->st;

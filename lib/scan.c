@@ -394,6 +394,39 @@ static int read_addr(struct cur *c, uint64_t *out)
 
 /* ---- generic values ---- */
 
+/* Strict mode only: true, false, null or a JSON number. */
+static int valid_scalar(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if ((n == 4 && (!memcmp(p, "true", 4) || !memcmp(p, "null", 4))) ||
+	    (n == 5 && !memcmp(p, "false", 5)))
+		return 1;
+	if (i < n && p[i] == '-')
+		i++;
+	if (i == n || p[i] < '0' || p[i] > '9' || (p[i] == '0' && i + 1 < n &&
+						   p[i + 1] >= '0' && p[i + 1] <= '9'))
+		return 0;
+	while (i < n && p[i] >= '0' && p[i] <= '9')
+		i++;
+	if (i < n && p[i] == '.') {
+		if (++i == n || p[i] < '0' || p[i] > '9')
+			return 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		i++;
+		if (i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		if (i == n || p[i] < '0' || p[i] > '9')
+			return 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	return i == n;
+}
+
 /*
  * Skips any JSON value iteratively: an explicit stack of container kinds
  * (one bit per level, 1 = object) instead of recursion on hostile input.
@@ -439,6 +472,8 @@ static int skip_value(struct cur *c)
 				p++;
 			if (p == c->p)
 				return fail(c, p, "expected a value");
+			if (c->sc->strict && !valid_scalar(c->p, (size_t)(p - c->p)))
+				return fail(c, c->p, "invalid literal");
 			c->p = p;
 		}
 		/* after a value: close containers, or go to the next item */
@@ -534,6 +569,7 @@ static int read_refs(struct cur *c, hd_record *rec)
 		return fail(c, c->p, "expected ',' or ']' in references");
 	}
 done:
+	sc->refs_close = (size_t)(c->p - 1 - c->start);
 	rec->refs = sc->refs;
 	rec->nrefs = n;
 	rec->has |= HD_HAS_REFERENCES;
@@ -682,9 +718,13 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 			return set_bool(c, rec, HD_B_BROKEN);
 		break;
 	case 'c':
-		if (KEY("class"))
-			return set_addr(c, rec, &rec->class_addr,
-					HD_HAS_CLASS);
+		if (KEY("class")) {
+			c->sc->class_at = (size_t)(c->p - c->start);
+			if (set_addr(c, rec, &rec->class_addr, HD_HAS_CLASS))
+				return HD__SCAN_BAD;
+			c->sc->class_end = (size_t)(c->p - c->start);
+			return 0;
+		}
 		if (KEY("chilled"))
 			return set_bool(c, rec, HD_B_CHILLED);
 		if (KEY("complex_shape"))
@@ -1117,6 +1157,7 @@ static int scan_object(struct cur *c, hd_record *rec)
 			continue;
 		}
 		if (c->p < c->end && *c->p == '}') {
+			c->sc->obj_close = (size_t)(c->p - c->start);
 			c->p++;
 			break;
 		}
@@ -1154,6 +1195,7 @@ int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
 	sc->need_more = 0;
 	sc->err_msg = NULL;
 	sc->err_col = 0;
+	sc->class_at = sc->class_end = sc->refs_close = sc->obj_close = 0;
 	memset(rec, 0, sizeof(*rec));
 	while (c.end > c.p && (c.end[-1] == '\r' || c.end[-1] == ' ' ||
 			       c.end[-1] == '\t'))

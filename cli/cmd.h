@@ -1,0 +1,23 @@
+/*
+ * cmd.h - the subcommands. Each lives in cli/cmd_<name>.c, takes argv with
+ * argv[0] = its name, and returns the exit code (0 ok, 1 failure, 2 usage).
+ */
+#ifndef CLI_CMD_H
+#define CLI_CMD_H
+
+int cmd_stats(int argc, char **argv);
+int cmd_index(int argc, char **argv);
+int cmd_replace_class(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* The table, NULL-terminated (main.c). */
+extern const struct cli_command cli_commands[];
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * cmd_index.c - heapdump index: build the graph store of a dump, so that
+ * later commands open it in milliseconds instead of re-reading the dump.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "opt.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define COMMAND_NAME "index"
+
+static const char *out_path;
+static int strict, quiet, force;
+
+static const struct cli_opt opts[] = {
+	OPT_STRING('o', "output", "STORE", &out_path,
+		   "where to write the store (default: DUMP.hds)"),
+	OPT_FLAG(0, "strict", &strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &quiet, "no progress meter, no summary"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] DUMP",
+	"Read a heap dump and write its graph store (man 5 heapdump-store):\n"
+	"dense node ids, columns, interned strings, edges both ways, roots.\n"
+	"The store is written atomically: a temporary file, then a rename.",
+	opts
+};
+
+int cmd_index(int argc, char **argv)
+{
+	struct cli_input in;
+	hd_index_options o;
+	hd_store_info si;
+	hd_store *s = NULL;
+	hd_error err = { 0 };
+	char *def = NULL, a[32], b[32];
+	double t0 = cli_now();
+	int rc, first;
+
+	out_path = NULL;
+	strict = quiet = force = 0;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (argc - first != 1)
+		return cli_usage_error(&info, "which dump?");
+	if (!out_path) {
+		if (strcmp(argv[first], "-") == 0)
+			return cli_usage_error(&info,
+					       "reading stdin: name the store with -o");
+		def = malloc(strlen(argv[first]) + 5);
+		if (!def) {
+			cli_error("out of memory");
+			return EXIT_FAIL;
+		}
+		sprintf(def, "%s.hds", argv[first]);
+		out_path = def;
+	}
+	if (hd_store_is_store(argv[first])) {
+		cli_error("'%s' is already a store", argv[first]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	cli_input_init(&in, argv[first], strict, quiet);
+	o = cli_input_index_options(&in);
+	rc = hd_store_build(&s, in.path, &o, &err);
+	cli_input_done(&in);
+	if (rc || (rc = hd_store_write(s, out_path, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (!quiet) {
+		struct stat sb;
+		uint64_t size = stat(out_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+
+		hd_store_info_get(s, &si);
+		fprintf(stderr,
+			"%s: %s: %llu objects, %llu references (%llu dangling), "
+			"%llu duplicate addresses; store %s, %s of the dump, "
+			"in %.2fs\n",
+			PROGRAM_NAME, out_path, (unsigned long long)si.nodes,
+			(unsigned long long)si.edges,
+			(unsigned long long)si.dangling,
+			(unsigned long long)si.duplicates,
+			cli_human_bytes(size, a, sizeof(a)),
+			si.source_size ? (snprintf(b, sizeof(b), "%.0f%%",
+						   100.0 * (double)size /
+							   (double)si.source_size),
+					  b) :
+					 "?",
+			cli_now() - t0);
+	}
+out:
+	hd_store_close(s);
+	free(def);
+	return rc;
+}

@@ -1,0 +1,480 @@
+/*
+ * cmd_stats.c - heapdump stats: totals, then objects and memory grouped
+ * by type, class, allocation site, gem, generation...
+ *
+ * A dump is streamed (memory bounded by the number of groups); a store
+ * is read from its columns.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "opt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COMMAND_NAME "stats"
+#define MAX_NS 32
+
+struct stats_args {
+	const char *by[HD_STATS_MAX_GROUPINGS];
+	unsigned nby;
+	const char *format;
+	const char *sort;
+	const char *ns;
+	unsigned long long top;
+	int all, strict, quiet;
+};
+
+static struct stats_args A;
+
+static const char *add_by(const char *arg, void *target)
+{
+	struct stats_args *a = target;
+
+	if (a->nby == HD_STATS_MAX_GROUPINGS)
+		return "at most 8 groupings";
+	a->by[a->nby++] = arg;
+	return NULL;
+}
+
+static const struct cli_opt opts[] = {
+	OPT_CALLBACK('b', "by", "KEYS", &A, add_by,
+		     "group by KEYS, comma-separated: type class file location "
+		     "method gem generation imemo (repeatable)"),
+	OPT_UINT('n', "top", "N", &A.top, "rows per table (default 20, 0: all)"),
+	OPT_STRING('s', "sort", "KEY", &A.sort, "order rows by count (default) or memsize"),
+	OPT_STRING(0, "namespace", "A,B", &A.ns,
+		   "also count the classes in these namespaces"),
+	OPT_FLAG('a', "all", &A.all,
+		 "keep the allocation tracer and dump_all's own objects"),
+	OPT_STRING('f', "format", "FMT", &A.format, "text (default), json or tsv"),
+	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] DUMP|STORE",
+	"Count objects and memory of a heap dump or store, by type and class\n"
+	"or by the keys given with --by.",
+	opts
+};
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV };
+
+/* Parses "location,class" into one grouping. */
+static int parse_keys(const char *s, hd_stats_options *o)
+{
+	unsigned g = o->ngroupings, n = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int k = hd_key_from_name(s, len);
+
+		if (!k)
+			return cli_usage_error(&info, "unknown key '%.*s'",
+					       (int)len, s);
+		if (n == HD_STATS_MAX_KEYS)
+			return cli_usage_error(&info, "at most %d keys in one --by",
+					       HD_STATS_MAX_KEYS);
+		o->keys[g][n++] = k;
+		s += len + (s[len] == ',');
+	}
+	if (!n)
+		return cli_usage_error(&info, "--by needs at least one key");
+	o->nkeys[g] = n;
+	o->ngroupings++;
+	return 0;
+}
+
+static int add_grouping(hd_stats_options *o, int key)
+{
+	o->keys[o->ngroupings][0] = key;
+	o->nkeys[o->ngroupings] = 1;
+	return (int)o->ngroupings++;
+}
+
+static int feed_dump(hd_stats *st, struct cli_input *in)
+{
+	hd_read_options ro = cli_input_read_options(in);
+	hd_read_stats rs;
+	hd_reader *r = NULL;
+	const hd_record *rec;
+	hd_error err = { 0 };
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = hd_reader_open(&r, in->path, &ro, &err)))
+		goto out;
+	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
+		if ((rc = hd_stats_add(st, rec, &err)))
+			goto out;
+		if ((++n & 0xffff) == 0) {
+			hd_reader_stats(r, &rs);
+			cli_progress(rs.bytes, rs.total_bytes, in);
+		}
+	}
+	if (rc == HD_ITEROVER)
+		rc = 0;
+out:
+	hd_reader_free(r);
+	cli_input_done(in);
+	return rc ? cli_lib_error(&err) : 0;
+}
+
+static int feed_store(hd_stats *st, struct cli_input *in)
+{
+	hd_store *s = NULL;
+	hd_error err = { 0 };
+	int rc;
+
+	if ((rc = cli_open_store(in, &s)))
+		return rc;
+	rc = hd_stats_add_store(st, s, &err);
+	hd_store_close(s);
+	return rc ? cli_lib_error(&err) : 0;
+}
+
+/* ---- output ---- */
+
+static void key_text(FILE *f, const hd_stats_row *r, unsigned nkeys)
+{
+	unsigned j;
+
+	for (j = 0; j < nkeys; j++) {
+		if (j)
+			putc(':', f);
+		fwrite(r->key[j], 1, r->key_len[j], f);
+	}
+}
+
+static const char *grouping_name(const hd_stats_options *o, unsigned g,
+				 char *buf, size_t size)
+{
+	size_t n = 0;
+	unsigned j;
+
+	buf[0] = '\0';
+	for (j = 0; j < o->nkeys[g] && n + 16 < size; j++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? "," : "",
+				      hd_key_name(o->keys[g][j]));
+	return buf;
+}
+
+static void print_totals_text(const hd_stats_totals *t, const char *path)
+{
+	char a[32], b[32], c[64];
+
+	printf("%-12s %s\n", "dump", path);
+	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
+	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
+	printf("%-12s %s (%s bytes)\n", "memsize",
+	       cli_human_bytes(t->memsize, a, sizeof(a)),
+	       cli_commas(t->memsize, b, sizeof(b)));
+	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
+	printf("%-12s %s in %llu categories%s\n", "roots",
+	       cli_commas(t->roots, a, sizeof(a)),
+	       (unsigned long long)t->root_categories,
+	       t->root_categories ? "" : " (a partial dump: no ROOT lines)");
+	if (t->shapes)
+		printf("%-12s %s (not heap objects, not counted)\n", "shapes",
+		       cli_commas(t->shapes, a, sizeof(a)));
+	if (t->traced)
+		printf("%-12s %llu..%llu (%s objects traced)\n", "generations",
+		       (unsigned long long)t->gen_min,
+		       (unsigned long long)t->gen_max,
+		       cli_commas(t->traced, a, sizeof(a)));
+	else
+		printf("%-12s none (allocation tracing was off)\n",
+		       "generations");
+	if (t->excluded)
+		printf("%-12s %s objects, %s: the allocation tracer and "
+		       "dump_all's own objects (--all keeps them)\n",
+		       "excluded", cli_commas(t->excluded, a, sizeof(a)),
+		       cli_human_bytes(t->excluded_memsize, b, sizeof(b)));
+}
+
+static void print_table_text(const hd_stats_row *rows, size_t n,
+			     size_t shown, unsigned nkeys, const char *title,
+			     const char *sort)
+{
+	char a[32], b[32];
+	size_t i;
+
+	printf("\nby %s (%s%zu of %zu, by %s)\n", title,
+	       shown < n ? "top " : "", shown, n, sort);
+	printf("%12s %15s  %s\n", "count", "memsize", title);
+	for (i = 0; i < shown; i++) {
+		printf("%12s %15s  ", cli_commas(rows[i].count, a, sizeof(a)),
+		       cli_commas(rows[i].memsize, b, sizeof(b)));
+		key_text(stdout, &rows[i], nkeys);
+		putchar('\n');
+	}
+}
+
+static void print_totals_json(const hd_stats_totals *t, const char *path)
+{
+	char c[64];
+
+	printf("{\"dump\":");
+	cli_json_string(stdout, path, strlen(path));
+	printf(",\"ruby\":\"%s\",\"totals\":{\"objects\":%llu,\"memsize\":%llu,"
+	       "\"references\":%llu,\"roots\":%llu,\"root_categories\":%llu,"
+	       "\"shapes\":%llu,\"traced\":%llu,",
+	       hd_features_ruby(t->features, c, sizeof(c)),
+	       (unsigned long long)t->objects, (unsigned long long)t->memsize,
+	       (unsigned long long)t->edges, (unsigned long long)t->roots,
+	       (unsigned long long)t->root_categories,
+	       (unsigned long long)t->shapes, (unsigned long long)t->traced);
+	if (t->traced)
+		printf("\"generations\":[%llu,%llu],",
+		       (unsigned long long)t->gen_min,
+		       (unsigned long long)t->gen_max);
+	else
+		printf("\"generations\":null,");
+	printf("\"excluded\":%llu,\"excluded_memsize\":%llu}",
+	       (unsigned long long)t->excluded,
+	       (unsigned long long)t->excluded_memsize);
+}
+
+static void print_table_json(const hd_stats_options *o, unsigned g,
+			     const hd_stats_row *rows, size_t n, size_t shown,
+			     const char *sort, int first)
+{
+	size_t i;
+	unsigned j;
+
+	printf("%s{\"by\":[", first ? "" : ",");
+	for (j = 0; j < o->nkeys[g]; j++)
+		printf("%s\"%s\"", j ? "," : "", hd_key_name(o->keys[g][j]));
+	printf("],\"sort\":\"%s\",\"rows_total\":%zu,\"rows\":[", sort, n);
+	for (i = 0; i < shown; i++) {
+		printf("%s{", i ? "," : "");
+		for (j = 0; j < o->nkeys[g]; j++) {
+			printf("\"%s\":", hd_key_name(o->keys[g][j]));
+			cli_json_string(stdout, rows[i].key[j],
+					rows[i].key_len[j]);
+			putchar(',');
+		}
+		printf("\"count\":%llu,\"memsize\":%llu}",
+		       (unsigned long long)rows[i].count,
+		       (unsigned long long)rows[i].memsize);
+	}
+	printf("]}");
+}
+
+static void print_totals_tsv(const hd_stats_totals *t)
+{
+	printf("total\tobjects\t%llu\n", (unsigned long long)t->objects);
+	printf("total\tmemsize\t%llu\n", (unsigned long long)t->memsize);
+	printf("total\treferences\t%llu\n", (unsigned long long)t->edges);
+	printf("total\troots\t%llu\n", (unsigned long long)t->roots);
+	printf("total\tshapes\t%llu\n", (unsigned long long)t->shapes);
+	printf("total\ttraced\t%llu\n", (unsigned long long)t->traced);
+	printf("total\texcluded\t%llu\n", (unsigned long long)t->excluded);
+}
+
+static void print_table_tsv(const char *name, const hd_stats_row *rows,
+			    size_t shown, unsigned nkeys)
+{
+	size_t i, k;
+	unsigned j;
+
+	for (i = 0; i < shown; i++) {
+		printf("%s\t%llu\t%llu", name,
+		       (unsigned long long)rows[i].count,
+		       (unsigned long long)rows[i].memsize);
+		for (j = 0; j < nkeys; j++) {
+			putchar('\t');
+			/* a tab or newline in a key would break the columns */
+			for (k = 0; k < rows[i].key_len[j]; k++) {
+				char ch = rows[i].key[j][k];
+
+				putchar(ch == '\t' || ch == '\n' ? ' ' : ch);
+			}
+		}
+		putchar('\n');
+	}
+}
+
+/* ---- namespaces (heap_dump's count_objects) ---- */
+
+static int in_namespace(const hd_stats_row *r, const char *ns, size_t n)
+{
+	return r->key_len[0] >= n && memcmp(r->key[0], ns, n) == 0 &&
+	       (r->key_len[0] == n ||
+		(r->key_len[0] > n + 1 && r->key[0][n] == ':' &&
+		 r->key[0][n + 1] == ':'));
+}
+
+static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
+			     int sort)
+{
+	const hd_stats_row *rows;
+	size_t n, i;
+	const char *s = A.ns;
+	int first = 1;
+
+	rows = hd_stats_rows(st, g, sort, &n);
+	if (fmt == FMT_TEXT)
+		printf("\nby namespace\n%12s %15s  %s\n", "count", "memsize",
+		       "class");
+	if (fmt == FMT_JSON)
+		printf(",\"namespaces\":{");
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		uint64_t cnt = 0, mem = 0;
+		char a[32], b[32];
+
+		for (i = 0; i < n; i++) {
+			if (!in_namespace(&rows[i], s, len))
+				continue;
+			cnt += rows[i].count;
+			mem += rows[i].memsize;
+		}
+		if (fmt == FMT_TEXT) {
+			printf("%12s %15s  %.*s (total)\n",
+			       cli_commas(cnt, a, sizeof(a)),
+			       cli_commas(mem, b, sizeof(b)), (int)len, s);
+			for (i = 0; i < n; i++)
+				if (in_namespace(&rows[i], s, len))
+					printf("%12s %15s    %.*s\n",
+					       cli_commas(rows[i].count, a,
+							  sizeof(a)),
+					       cli_commas(rows[i].memsize, b,
+							  sizeof(b)),
+					       (int)rows[i].key_len[0],
+					       rows[i].key[0]);
+		} else if (fmt == FMT_JSON) {
+			printf("%s", first ? "" : ",");
+			cli_json_string(stdout, s, len);
+			printf(":{\"count\":%llu,\"memsize\":%llu,\"classes\":{",
+			       (unsigned long long)cnt, (unsigned long long)mem);
+			for (i = 0, first = 1; i < n; i++) {
+				if (!in_namespace(&rows[i], s, len))
+					continue;
+				printf("%s", first ? "" : ",");
+				cli_json_string(stdout, rows[i].key[0],
+						rows[i].key_len[0]);
+				printf(":%llu", (unsigned long long)rows[i].count);
+				first = 0;
+			}
+			printf("}}");
+		} else {
+			printf("namespace\t%llu\t%llu\t%.*s\n",
+			       (unsigned long long)cnt,
+			       (unsigned long long)mem, (int)len, s);
+		}
+		first = 0;
+		s += len + (s[len] == ',');
+	}
+	if (fmt == FMT_JSON)
+		printf("}");
+}
+
+static void print_all(hd_stats *st, const hd_stats_options *o,
+		      const char *path, enum fmt fmt, int sort, int ns_g,
+		      unsigned shown_groupings)
+{
+	hd_stats_totals t;
+	const char *sort_name = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
+	unsigned g;
+
+	hd_stats_totals_get(st, &t);
+	if (fmt == FMT_TEXT)
+		print_totals_text(&t, path);
+	else if (fmt == FMT_JSON)
+		print_totals_json(&t, path);
+	else
+		print_totals_tsv(&t);
+	if (fmt == FMT_JSON)
+		printf(",\"groupings\":[");
+	for (g = 0; g < shown_groupings; g++) {
+		const hd_stats_row *rows;
+		size_t n, shown;
+		char name[96];
+
+		rows = hd_stats_rows(st, g, sort, &n);
+		shown = A.top && A.top < n ? (size_t)A.top : n;
+		grouping_name(o, g, name, sizeof(name));
+		if (fmt == FMT_TEXT)
+			print_table_text(rows, n, shown, o->nkeys[g], name,
+					 sort_name);
+		else if (fmt == FMT_JSON)
+			print_table_json(o, g, rows, n, shown, sort_name,
+					 g == 0);
+		else
+			print_table_tsv(name, rows, shown, o->nkeys[g]);
+	}
+	if (fmt == FMT_JSON)
+		printf("]");
+	if (ns_g >= 0)
+		print_namespaces(st, (unsigned)ns_g, fmt, sort);
+	if (fmt == FMT_JSON)
+		printf("}\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	hd_stats_options o;
+	hd_stats *st = NULL;
+	struct cli_input in;
+	hd_error err = { 0 };
+	enum fmt fmt = FMT_TEXT;
+	int rc, first, sort = HD_SORT_COUNT, ns_g = -1;
+	unsigned i, shown;
+
+	memset(&A, 0, sizeof(A));
+	A.top = 20;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (argc - first != 1)
+		return cli_usage_error(&info, argc - first ?
+						      "one dump or store, please" :
+						      "which dump or store?");
+	if (A.format && strcmp(A.format, "json") == 0)
+		fmt = FMT_JSON;
+	else if (A.format && strcmp(A.format, "tsv") == 0)
+		fmt = FMT_TSV;
+	else if (A.format && strcmp(A.format, "text") != 0)
+		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (A.sort && strcmp(A.sort, "memsize") == 0)
+		sort = HD_SORT_MEMSIZE;
+	else if (A.sort && strcmp(A.sort, "count") != 0)
+		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
+
+	memset(&o, 0, sizeof(o));
+	o.version = HD_STATS_OPTIONS_VERSION;
+	o.flags = A.all ? HD_STATS_ALL : 0;
+	for (i = 0; i < A.nby; i++)
+		if ((rc = parse_keys(A.by[i], &o)))
+			return rc;
+	if (!A.nby) {
+		add_grouping(&o, HD_KEY_TYPE);
+		add_grouping(&o, HD_KEY_CLASS);
+	}
+	shown = o.ngroupings;
+	if (A.ns) {
+		if (o.ngroupings == HD_STATS_MAX_GROUPINGS)
+			return cli_usage_error(&info, "too many groupings");
+		ns_g = add_grouping(&o, HD_KEY_CLASS);
+	}
+
+	cli_input_init(&in, argv[first], A.strict, A.quiet);
+	if ((rc = hd_stats_new(&st, &o, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	rc = hd_store_is_store(in.path) ? feed_store(st, &in) :
+					  feed_dump(st, &in);
+	if (rc)
+		goto out;
+	if ((rc = hd_stats_finish(st, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	print_all(st, &o, in.path, fmt, sort, ns_g, shown);
+out:
+	hd_stats_free(st);
+	return rc;
+}

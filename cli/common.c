@@ -1,0 +1,268 @@
+/*
+ * common.c - messages, input reporting, progress and atomic output.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Problems printed one by one before only the summary counts them. */
+#define SHOW_PROBLEMS 5
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROGRAM_NAME);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_lib_error(const hd_error *err)
+{
+	cli_error("%s", err->msg[0] ? err->msg : hd_strerror(err->code));
+	return err->code == HD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_problem(const hd_problem *p, void *payload)
+{
+	struct cli_input *in = payload;
+
+	if (p->repaired)
+		in->repaired++;
+	else
+		in->skipped++;
+	if (!in->first_line)
+		in->first_line = p->line;
+	if (in->shown++ < SHOW_PROBLEMS) {
+		if (in->progress)
+			fputs("\r\033[K", stderr);
+		fprintf(stderr, "%s: %s:%llu:%llu: %s (%s)\n", PROGRAM_NAME,
+			in->path, (unsigned long long)p->line,
+			(unsigned long long)p->column, p->msg,
+			p->repaired ? "repaired" : "skipped");
+	}
+}
+
+void cli_input_init(struct cli_input *in, const char *path, int strict,
+		    int quiet)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	in->strict = strict;
+	in->quiet = quiet;
+	in->progress = !quiet && isatty(2);
+	in->t0 = cli_now();
+}
+
+hd_read_options cli_input_read_options(struct cli_input *in)
+{
+	hd_read_options o = HD_READ_OPTIONS_INIT;
+
+	o.flags = in->strict ? HD_READ_STRICT : 0;
+	o.problem = on_problem;
+	o.payload = in;
+	return o;
+}
+
+hd_index_options cli_input_index_options(struct cli_input *in)
+{
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+
+	o.read = cli_input_read_options(in);
+	o.progress = cli_progress;
+	o.progress_payload = in;
+	return o;
+}
+
+void cli_progress(uint64_t done, uint64_t total, void *payload)
+{
+	struct cli_input *in = payload;
+	double now, rate;
+	char a[32], b[32], r[32];
+
+	if (!in->progress)
+		return;
+	now = cli_now();
+	if (now - in->last < 0.2)
+		return;
+	in->last = now;
+	rate = (double)done / (now - in->t0 + 1e-9);
+	cli_human_bytes(done, a, sizeof(a));
+	cli_human_bytes((uint64_t)rate, r, sizeof(r));
+	if (total && done <= total) {
+		cli_human_bytes(total, b, sizeof(b));
+		fprintf(stderr, "\r\033[K%s / %s (%.0f%%), %s/s, %.0fs left",
+			a, b, 100.0 * (double)done / (double)total, r,
+			rate > 0 ? (double)(total - done) / rate : 0.0);
+	} else {
+		fprintf(stderr, "\r\033[K%s, %s/s", a, r);
+	}
+	fflush(stderr);
+}
+
+void cli_input_done(struct cli_input *in)
+{
+	if (in->progress && in->last > 0)
+		fputs("\r\033[K", stderr);
+	if (in->repaired + in->skipped)
+		fprintf(stderr,
+			"%s: %s: %llu line(s) repaired, %llu skipped (first at line %llu)%s\n",
+			PROGRAM_NAME, in->path,
+			(unsigned long long)in->repaired,
+			(unsigned long long)in->skipped,
+			(unsigned long long)in->first_line,
+			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
+}
+
+int cli_open_store(struct cli_input *in, hd_store **out)
+{
+	hd_index_options o = cli_input_index_options(in);
+	hd_error err = { 0 };
+	int rc;
+
+	rc = hd_store_load(out, in->path, &o, &err);
+	cli_input_done(in);
+	if (rc)
+		return cli_lib_error(&err);
+	return 0;
+}
+
+int cli_out_open(struct cli_out *o, const char *path)
+{
+	size_t n;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	n = strlen(path) + 16;
+	o->tmp = malloc(n);
+	o->path = strdup(path);
+	if (!o->tmp || !o->path) {
+		cli_error("out of memory");
+		cli_out_abort(o);
+		return EXIT_FAIL;
+	}
+	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+	fd = mkstemp(o->tmp);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(o->tmp);
+		o->tmp = NULL;
+		cli_out_abort(o);
+		return EXIT_FAIL;
+	}
+	/* mkstemp makes the file 0600: what is derived from a heap dump
+	 * holds the same secrets, so it stays private by default */
+	return 0;
+}
+
+int cli_out_commit(struct cli_out *o)
+{
+	int bad;
+
+	if (o->f == stdout || !o->f)
+		return 0;
+	bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
+	if (fclose(o->f) != 0)
+		bad = 1;
+	o->f = NULL;
+	if (bad || rename(o->tmp, o->path) != 0) {
+		cli_error("cannot write '%s': %s", o->path, strerror(errno));
+		cli_out_abort(o);
+		return EXIT_FAIL;
+	}
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	return 0;
+}
+
+void cli_out_abort(struct cli_out *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+}
+
+const char *cli_human_bytes(uint64_t n, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1000.0 && u < 4) {
+		v /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu B", (unsigned long long)n);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+const char *cli_commas(uint64_t n, char *buf, size_t size)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)n);
+	size_t o = 0;
+	int i;
+
+	for (i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_json_string(FILE *f, const char *s, size_t n)
+{
+	size_t i;
+
+	putc('"', f);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				putc(c, f);
+		}
+	}
+	putc('"', f);
+}

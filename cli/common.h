@@ -1,0 +1,78 @@
+/*
+ * common.h - what every subcommand shares: messages, exit codes, input
+ * opening with problem reports and progress, atomic output files.
+ */
+#ifndef CLI_COMMON_H
+#define CLI_COMMON_H
+
+#include "heapdump.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define PROGRAM_NAME "heapdump"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* "heapdump: msg" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a library error; returns EXIT_FAIL (EXIT_USAGE for EINVAL). */
+int cli_lib_error(const hd_error *err);
+
+/*
+ * Input reporting shared by the commands that read dumps: how many
+ * problems to print, and the progress meter. Set up with cli_input_init,
+ * then pass cli_input_read_options() to the library.
+ */
+struct cli_input {
+	const char *path;
+	int strict;
+	int quiet;
+	int progress;        /* stderr is a terminal and not quiet */
+	uint64_t shown;      /* problems printed so far */
+	uint64_t repaired, skipped;
+	uint64_t first_line;
+	double t0, last;
+};
+
+void cli_input_init(struct cli_input *in, const char *path, int strict,
+		    int quiet);
+hd_read_options cli_input_read_options(struct cli_input *in);
+hd_index_options cli_input_index_options(struct cli_input *in);
+/* Progress callback for the library (payload: struct cli_input). */
+void cli_progress(uint64_t done, uint64_t total, void *payload);
+/* Ends the progress line and prints the problem summary, if any. */
+void cli_input_done(struct cli_input *in);
+
+/*
+ * Opens a dump or a store for a command: a store file is mapped, a dump
+ * is read and indexed in memory. Returns 0 or an exit code.
+ */
+int cli_open_store(struct cli_input *in, hd_store **out);
+
+/* Atomic output: a temporary file in the target's directory, renamed
+ * over the target on commit. "-" or NULL is standard output. */
+struct cli_out {
+	FILE *f;
+	char *tmp;
+	char *path;
+};
+
+int cli_out_open(struct cli_out *o, const char *path);
+/* Flushes, syncs and renames; returns 0 or EXIT_FAIL (file removed). */
+int cli_out_commit(struct cli_out *o);
+/* Drops the temporary file. Safe after commit. */
+void cli_out_abort(struct cli_out *o);
+
+/* Wall-clock seconds. */
+double cli_now(void);
+
+/* "1.5 MB"-style size into buf. */
+const char *cli_human_bytes(uint64_t n, char *buf, size_t size);
+/* "1,234,567" into buf. */
+const char *cli_commas(uint64_t n, char *buf, size_t size);
+
+/* Writes s as a JSON string (with quotes) to f. */
+void cli_json_string(FILE *f, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * main.c - the heapdump program: dispatch through the command table and
+ * the final check that standard output was really written.
+ */
+#include "cmd.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const struct cli_command cli_commands[] = {
+	{ "stats", cmd_stats, "count objects and memory by type, class, site..." },
+	{ "index", cmd_index, "build the graph store of a dump" },
+	{ "replace-class", cmd_replace_class,
+	  "rewrite a dump with class names instead of class addresses" },
+	{ "help", cmd_help, "list commands, or show a command's help" },
+	{ "version", cmd_version, "print the version" },
+	{ NULL, NULL, NULL }
+};
+
+static void usage(FILE *f)
+{
+	const struct cli_command *c;
+
+	fprintf(f, "usage: %s COMMAND [options] [args]\n\ncommands:\n",
+		PROGRAM_NAME);
+	for (c = cli_commands; c->name; c++)
+		fprintf(f, "  %-16s %s\n", c->name, c->summary);
+	fprintf(f, "\nEvery command reads a dump (NDJSON, gzip or not, '-' for "
+		   "stdin) or a store.\nSee '%s COMMAND --help' and "
+		   "man %s.\n", PROGRAM_NAME, PROGRAM_NAME);
+}
+
+int cmd_help(int argc, char **argv)
+{
+	const struct cli_command *c;
+	char *sub[3];
+
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	for (c = cli_commands; c->name; c++) {
+		if (strcmp(c->name, argv[1]) == 0 && c->fn != cmd_help) {
+			sub[0] = argv[1];
+			sub[1] = (char *)"--help";
+			sub[2] = NULL;
+			return c->fn(2, sub);
+		}
+	}
+	cli_error("unknown command '%s'", argv[1]);
+	return EXIT_USAGE;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("%s %s\n", PROGRAM_NAME, hd_version());
+	return EXIT_OK;
+}
+
+/* A full disk must not pass for success: check stdout before exit 0. */
+static int close_stdout(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE)
+			cli_error("cannot write standard output: %s",
+				  strerror(errno));
+		return rc ? rc : EXIT_FAIL;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return close_stdout(EXIT_OK);
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		return close_stdout(cmd_version(argc - 1, argv + 1));
+	for (c = cli_commands; c->name; c++)
+		if (strcmp(c->name, argv[1]) == 0)
+			return close_stdout(c->fn(argc - 1, argv + 1));
+	cli_error("unknown command '%s'; see '%s --help'", argv[1],
+		  PROGRAM_NAME);
+	return EXIT_USAGE;
+}

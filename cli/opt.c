@@ -1,0 +1,147 @@
+/*
+ * opt.c - the option-table wrapper over getopt_long(3).
+ */
+#include "opt.h"
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPTS 64
+
+int cli_usage_error(const struct cli_cmd_info *info, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %s: ", PROGRAM_NAME, info->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: %s %s %s\n", PROGRAM_NAME, info->name,
+		info->usage);
+	fprintf(stderr, "see '%s %s --help'\n", PROGRAM_NAME, info->name);
+	return 2;
+}
+
+void cli_help(FILE *f, const struct cli_cmd_info *info)
+{
+	const struct cli_opt *o;
+
+	fprintf(f, "usage: %s %s %s\n\n%s\n\noptions:\n", PROGRAM_NAME,
+		info->name, info->usage, info->summary);
+	for (o = info->opts; o && o->type != CLI_OPT_END; o++) {
+		char left[64];
+		int n = 0;
+
+		if (o->shortname)
+			n = snprintf(left, sizeof(left), "-%c, ", o->shortname);
+		else
+			n = snprintf(left, sizeof(left), "    ");
+		snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s",
+			 o->longname, o->argname ? " " : "",
+			 o->argname ? o->argname : "");
+		fprintf(f, "  %-28s %s\n", left, o->help);
+	}
+	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+static int parse_uint(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int apply(const struct cli_cmd_info *info, const struct cli_opt *o,
+		 const char *arg)
+{
+	const char *msg;
+
+	switch (o->type) {
+	case CLI_OPT_FLAG:
+		*(int *)o->target = 1;
+		return 0;
+	case CLI_OPT_STRING:
+		*(const char **)o->target = arg;
+		return 0;
+	case CLI_OPT_UINT:
+		if (parse_uint(arg, o->target))
+			return cli_usage_error(info,
+					       "--%s wants a whole number, not '%s'",
+					       o->longname, arg);
+		return 0;
+	case CLI_OPT_CALLBACK:
+		msg = o->cb(arg, o->target);
+		if (msg)
+			return cli_usage_error(info, "--%s: %s", o->longname,
+					       msg);
+		return 0;
+	default:
+		return 2;
+	}
+}
+
+int cli_parse(const struct cli_cmd_info *info, int argc, char **argv,
+	      int *first)
+{
+	struct option lo[MAX_OPTS + 2];
+	char so[MAX_OPTS * 2 + 4];
+	const struct cli_opt *o;
+	size_t n = 0, s = 0;
+	int c, idx;
+
+	so[s++] = ':'; /* report a missing value as ':' */
+	for (o = info->opts; o && o->type != CLI_OPT_END && n < MAX_OPTS;
+	     o++, n++) {
+		lo[n].name = o->longname;
+		lo[n].has_arg = o->argname ? required_argument : no_argument;
+		lo[n].flag = NULL;
+		lo[n].val = 256 + (int)n;
+		if (o->shortname) {
+			so[s++] = (char)o->shortname;
+			if (o->argname)
+				so[s++] = ':';
+		}
+	}
+	lo[n].name = "help";
+	lo[n].has_arg = no_argument;
+	lo[n].flag = NULL;
+	lo[n].val = 'h';
+	memset(&lo[n + 1], 0, sizeof(lo[n + 1]));
+	so[s++] = 'h';
+	so[s] = '\0';
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, so, lo, &idx)) != -1) {
+		if (c == 'h') {
+			cli_help(stdout, info);
+			return -1;
+		}
+		if (c == '?')
+			return optopt ? cli_usage_error(info, "unknown option '-%c'",
+							 optopt) :
+					cli_usage_error(info, "unknown option '%s'",
+							argv[optind - 1]);
+		if (c == ':')
+			return cli_usage_error(info, "option '%s' needs a value",
+					       argv[optind - 1]);
+		if (c >= 256) {
+			o = &info->opts[c - 256];
+		} else {
+			for (o = info->opts; o->type != CLI_OPT_END; o++)
+				if (o->shortname == c)
+					break;
+		}
+		if (apply(info, o, optarg))
+			return 2;
+	}
+	*first = optind;
+	return 0;
+}

@@ -1,0 +1,762 @@
+/*
+ * stats.c - counts and memsize of objects grouped by keys.
+ *
+ * Records are streamed in, so memory grows with the number of distinct
+ * groups (classes, sites), never with the number of objects. A group key
+ * is a tuple of up to four components. Most components are interned
+ * strings at once; the class component of a streamed record stays a class
+ * address until hd_stats_finish(), because a dump may list an instance
+ * before its class. Finishing resolves every component to a string and
+ * merges the groups whose strings coincide (two singleton classes of Foo
+ * objects both count as Foo).
+ */
+#include "hd_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* One key component: two words whose meaning depends on the key. */
+struct comp {
+	uint64_t a;
+	uint64_t b;
+};
+
+/* Class component kinds, in comp.b >> 32. */
+#define CK_ADDR 0   /* a = class address */
+#define CK_DATA 1   /* a = class address of a DATA; low b = struct sid */
+#define CK_STR 2    /* low b = a final string id */
+
+struct group {
+	struct comp k[HD_STATS_MAX_KEYS];
+	uint64_t count;
+	uint64_t memsize;
+	uint32_t used;    /* slot in use */
+};
+
+struct grouping {
+	unsigned nkeys;
+	int keys[HD_STATS_MAX_KEYS];
+	struct group *slots;
+	size_t cap, count;
+	hd_stats_row *rows;
+	size_t nrows;
+	int sorted;       /* the sort rows are in, or -1 */
+};
+
+struct hd_stats {
+	hd_stats_options opts;
+	struct hd__intern strs;
+	struct hd__classtab ct;
+	struct hd__map gems;      /* file sid -> gem sid */
+	struct hd__map rootnames; /* root category sid -> 1 */
+	struct grouping g[HD_STATS_MAX_GROUPINGS];
+	hd_stats_totals t;
+	int finished;
+	uint32_t sid_untraced, sid_none;
+};
+
+static const char *const key_names[] = {
+	NULL, "type", "class", "file", "location", "method", "gem",
+	"generation", "imemo",
+};
+
+const char *hd_key_name(int key)
+{
+	if (key < HD_KEY_TYPE || key > HD_KEY_IMEMO)
+		return NULL;
+	return key_names[key];
+}
+
+int hd_key_from_name(const char *name, size_t len)
+{
+	int k;
+
+	for (k = HD_KEY_TYPE; k <= HD_KEY_IMEMO; k++)
+		if (strlen(key_names[k]) == len &&
+		    memcmp(key_names[k], name, len) == 0)
+			return k;
+	if (len == 4 && memcmp(name, "site", 4) == 0)
+		return HD_KEY_LOCATION;
+	return 0;
+}
+
+int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
+		 hd_error *err)
+{
+	hd_stats *st;
+	unsigned i, j;
+
+	HD_ASSERT_ARG(out && opts);
+	HD_ASSERT_ARG(opts->version == HD_STATS_OPTIONS_VERSION);
+	HD_ASSERT_ARG(opts->ngroupings <= HD_STATS_MAX_GROUPINGS);
+	for (i = 0; i < opts->ngroupings; i++) {
+		HD_ASSERT_ARG(opts->nkeys[i] >= 1 &&
+			      opts->nkeys[i] <= HD_STATS_MAX_KEYS);
+		for (j = 0; j < opts->nkeys[i]; j++)
+			HD_ASSERT_ARG(hd_key_name(opts->keys[i][j]) != NULL);
+	}
+	st = hd__calloc(1, sizeof(*st));
+	if (!st)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	st->opts = *opts;
+	if (hd__intern_init(&st->strs) || hd__map_init(&st->gems, 64) ||
+	    hd__map_init(&st->rootnames, 16) ||
+	    hd__classtab_init(&st->ct, &st->strs) ||
+	    hd__intern_put(&st->strs, "(untraced)", 10, &st->sid_untraced) ||
+	    hd__intern_put(&st->strs, "(none)", 6, &st->sid_none))
+		goto nomem;
+	for (i = 0; i < opts->ngroupings; i++) {
+		st->g[i].nkeys = opts->nkeys[i];
+		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
+		st->g[i].cap = 64;
+		st->g[i].sorted = -1;
+		st->g[i].slots = hd__calloc(st->g[i].cap, sizeof(struct group));
+		if (!st->g[i].slots)
+			goto nomem;
+	}
+	st->t.gen_min = UINT64_MAX;
+	*out = st;
+	return 0;
+nomem:
+	hd_stats_free(st);
+	return hd__error(err, HD_ENOMEM, "out of memory");
+}
+
+/* ---- the group tables ---- */
+
+static uint64_t comp_hash(const struct comp *k, unsigned n)
+{
+	uint64_t h = 0x12345;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		h = hd__mix64(h ^ hd__mix64(k[i].a) ^ (k[i].b * 0x9e37ULL));
+	return h;
+}
+
+static int same_key(const struct comp *x, const struct comp *y, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (x[i].a != y[i].a || x[i].b != y[i].b)
+			return 0;
+	return 1;
+}
+
+static struct group *slot_for(struct group *slots, size_t cap,
+			      const struct comp *k, unsigned n)
+{
+	size_t i = comp_hash(k, n) & (cap - 1);
+
+	while (slots[i].used && !same_key(slots[i].k, k, n))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+static int grow_groups(struct grouping *g)
+{
+	size_t ncap = g->cap * 2, i;
+	struct group *ns = hd__calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return HD_ENOMEM;
+	for (i = 0; i < g->cap; i++)
+		if (g->slots[i].used)
+			*slot_for(ns, ncap, g->slots[i].k, g->nkeys) =
+				g->slots[i];
+	hd__free(g->slots, g->cap * sizeof(*g->slots));
+	g->slots = ns;
+	g->cap = ncap;
+	return 0;
+}
+
+static int accumulate(struct grouping *g, const struct comp *k,
+		      uint64_t count, uint64_t memsize)
+{
+	struct group *s;
+
+	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
+		return HD_ENOMEM;
+	s = slot_for(g->slots, g->cap, k, g->nkeys);
+	if (!s->used) {
+		s->used = 1;
+		memcpy(s->k, k, sizeof(s->k));
+		g->count++;
+	}
+	s->count += count;
+	s->memsize += memsize;
+	return 0;
+}
+
+/* ---- gems ---- */
+
+static const char *find_sub(const char *h, size_t n, const char *needle)
+{
+	size_t m = strlen(needle), i;
+
+	for (i = 0; i + m <= n; i++)
+		if (memcmp(h + i, needle, m) == 0)
+			return h + i;
+	return NULL;
+}
+
+/*
+ * The gem a file belongs to: NAME for .../gems/NAME-VERSION/..., and
+ * (stdlib), (ruby internal), (eval) or (app) otherwise.
+ */
+static int gem_of(hd_stats *st, uint32_t file_sid, uint32_t *out)
+{
+	size_t n, i, dash = 0;
+	const char *f = hd__intern_str(&st->strs, file_sid, &n);
+	const char *g;
+	uint32_t v;
+	int found;
+
+	if (hd__map_get(&st->gems, file_sid, &v)) {
+		*out = v;
+		return 0;
+	}
+	if ((g = find_sub(f, n, "/gems/"))) {
+		g += 6;
+		for (i = 0; g + i < f + n && g[i] != '/'; i++)
+			if (g[i] == '-' && g + i + 1 < f + n &&
+			    g[i + 1] >= '0' && g[i + 1] <= '9')
+				dash = i;
+		if (hd__intern_put(&st->strs, g, dash ? dash : i, &v))
+			return HD_ENOMEM;
+	} else {
+		const char *label = "(app)";
+
+		if (n >= 10 && memcmp(f, "<internal:", 10) == 0)
+			label = "(ruby internal)";
+		else if (find_sub(f, n, "/lib/ruby/") &&
+			 !find_sub(f, n, "/site_ruby/"))
+			label = "(stdlib)";
+		else if ((n >= 5 && memcmp(f, "(eval", 5) == 0) ||
+			 (n == 4 && memcmp(f, "eval", 4) == 0))
+			label = "(eval)";
+		if (hd__intern_put(&st->strs, label, strlen(label), &v))
+			return HD_ENOMEM;
+	}
+	if (hd__map_put(&st->gems, file_sid, v, out, &found))
+		return HD_ENOMEM;
+	return 0;
+}
+
+/* ---- adding objects ---- */
+
+/* An object reduced to what grouping needs; strings already decoded. */
+struct obj {
+	int type;
+	hd_str type_name;   /* for UNKNOWN types */
+	uint64_t klass;     /* 0: none */
+	uint32_t class_sid; /* HD_STR_NONE: resolve klass later */
+	uint32_t aux_sid;   /* DATA struct or imemo_type, or NONE */
+	uint32_t file_sid;  /* NONE: untraced */
+	uint32_t method_sid;
+	uint64_t line;
+	uint64_t generation;
+	int has_gen;
+	uint64_t memsize;
+};
+
+static int make_comp(hd_stats *st, int key, const struct obj *o,
+		     struct comp *c)
+{
+	char buf[96];
+	uint32_t sid;
+	int n, rc;
+
+	c->a = c->b = 0;
+	switch (key) {
+	case HD_KEY_TYPE:
+		if (o->type == HD_T_UNKNOWN && o->type_name.len)
+			rc = hd__intern_json(&st->strs, o->type_name, &sid);
+		else
+			rc = hd__intern_put(&st->strs, hd_type_name(o->type),
+					    strlen(hd_type_name(o->type)),
+					    &sid);
+		c->a = sid;
+		return rc;
+	case HD_KEY_CLASS:
+		if (o->class_sid != HD_STR_NONE) {
+			c->b = (uint64_t)CK_STR << 32 | o->class_sid;
+			return 0;
+		}
+		c->a = o->klass;
+		if (o->type == HD_T_DATA)
+			c->b = (uint64_t)CK_DATA << 32 | o->aux_sid;
+		else if (o->type == HD_T_IMEMO || o->type == HD_T_NODE ||
+			 !o->klass) {
+			/* fixed names need no late resolution */
+			hd_str aux = { NULL, 0 };
+
+			if (o->aux_sid != HD_STR_NONE)
+				aux.ptr = hd__intern_str(&st->strs, o->aux_sid,
+							 &aux.len);
+			if (hd__object_class_name(&st->ct, &st->strs, o->type,
+						  o->klass, aux, &sid))
+				return HD_ENOMEM;
+			c->a = 0;
+			c->b = (uint64_t)CK_STR << 32 | sid;
+		}
+		return 0;
+	case HD_KEY_FILE:
+		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
+						     o->file_sid;
+		return 0;
+	case HD_KEY_LOCATION:
+		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
+						     o->file_sid;
+		c->b = o->file_sid == HD_STR_NONE ? 0 : o->line;
+		return 0;
+	case HD_KEY_METHOD:
+		c->a = o->method_sid == HD_STR_NONE ?
+			       (o->file_sid == HD_STR_NONE ? st->sid_untraced :
+							      st->sid_none) :
+			       o->method_sid;
+		return 0;
+	case HD_KEY_GEM:
+		if (o->file_sid == HD_STR_NONE) {
+			c->a = st->sid_untraced;
+			return 0;
+		}
+		rc = gem_of(st, o->file_sid, &sid);
+		c->a = sid;
+		return rc;
+	case HD_KEY_GENERATION:
+		if (!o->has_gen) {
+			c->a = st->sid_untraced;
+			return 0;
+		}
+		n = snprintf(buf, sizeof(buf), "%llu",
+			     (unsigned long long)o->generation);
+		rc = hd__intern_put(&st->strs, buf, (size_t)n, &sid);
+		c->a = sid;
+		return rc;
+	case HD_KEY_IMEMO:
+		c->a = o->aux_sid;
+		return 0;
+	}
+	return HD_EINVAL;
+}
+
+static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
+		   int dumper)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	unsigned i, j;
+
+	if (dumper && !(st->opts.flags & HD_STATS_ALL)) {
+		st->t.excluded++;
+		st->t.excluded_memsize += o->memsize;
+		return 0;
+	}
+	st->t.objects++;
+	st->t.memsize += o->memsize;
+	st->t.edges += nrefs;
+	if (o->has_gen) {
+		st->t.traced++;
+		if (o->generation < st->t.gen_min)
+			st->t.gen_min = o->generation;
+		if (o->generation > st->t.gen_max)
+			st->t.gen_max = o->generation;
+	}
+	for (i = 0; i < st->opts.ngroupings; i++) {
+		struct grouping *g = &st->g[i];
+		int skip = 0;
+
+		memset(k, 0, sizeof(k));
+		for (j = 0; j < g->nkeys; j++) {
+			if (g->keys[j] == HD_KEY_IMEMO &&
+			    o->type != HD_T_IMEMO)
+				skip = 1; /* only IMEMOs are grouped by it */
+			if (make_comp(st, g->keys[j], o, &k[j]))
+				return HD_ENOMEM;
+		}
+		if (!skip && accumulate(g, k, 1, o->memsize))
+			return HD_ENOMEM;
+	}
+	return 0;
+}
+
+static int intern_opt(hd_stats *st, hd_str s, int present, uint32_t *id)
+{
+	*id = HD_STR_NONE;
+	if (!present)
+		return 0;
+	return hd__intern_json(&st->strs, s, id);
+}
+
+int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
+{
+	struct obj o;
+	uint32_t sid;
+	int found;
+
+	HD_ASSERT_ARG(st && rec && !st->finished);
+	st->t.features |= hd__record_features(rec);
+	if (rec->kind == HD_REC_SHAPE) {
+		st->t.shapes++;
+		return 0;
+	}
+	if (rec->kind == HD_REC_ROOT) {
+		st->t.roots += rec->nrefs;
+		if (hd__intern_json(&st->strs, rec->root, &sid) ||
+		    hd__map_put(&st->rootnames, sid, 1, &sid, &found))
+			goto nomem;
+		if (!found)
+			st->t.root_categories++;
+		return 0;
+	}
+	if (rec->kind != HD_REC_OBJECT)
+		return 0;
+	if (hd__classtab_add(&st->ct, rec))
+		goto nomem;
+	memset(&o, 0, sizeof(o));
+	o.type = rec->type;
+	o.type_name = rec->type_name;
+	o.klass = (rec->has & HD_HAS_CLASS) ? rec->class_addr : 0;
+	o.class_sid = HD_STR_NONE;
+	o.memsize = (rec->has & HD_HAS_MEMSIZE) ? rec->memsize : 0;
+	o.has_gen = (rec->has & HD_HAS_GENERATION) != 0;
+	o.generation = rec->generation;
+	o.line = (rec->has & HD_HAS_LINE) ? rec->line : 0;
+	if (intern_opt(st, rec->file, (rec->has & HD_HAS_FILE) != 0,
+		       &o.file_sid) ||
+	    intern_opt(st, rec->method, (rec->has & HD_HAS_METHOD) != 0,
+		       &o.method_sid) ||
+	    intern_opt(st, rec->type == HD_T_IMEMO ? rec->imemo_type :
+			   rec->type == HD_T_NODE ? rec->node_type :
+						    rec->struct_name,
+		       rec->imemo_type.ptr || rec->node_type.ptr ||
+			       rec->struct_name.ptr,
+		       &o.aux_sid))
+		goto nomem;
+	if (add_obj(st, &o, rec->nrefs, hd__is_dumper_object(rec)))
+		goto nomem;
+	return 0;
+nomem:
+	return hd__error(err, HD_ENOMEM, "out of memory");
+}
+
+/* One store node as a streamed object; class names are final already. */
+static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
+		    char *buf, size_t bufsize)
+{
+	struct obj o;
+	hd_site site;
+	hd_record fake;
+	hd_edge_iter it;
+	size_t n;
+	const char *aux = hd_store_aux(s, id, &n);
+
+	memset(&o, 0, sizeof(o));
+	memset(&fake, 0, sizeof(fake));
+	o.type = hd_store_type(s, id);
+	o.klass = hd_store_class_address(s, id);
+	o.memsize = hd_store_memsize(s, id);
+	o.generation = hd_store_generation(s, id);
+	o.has_gen = o.generation != UINT64_MAX;
+	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
+	n = hd_store_class_name(s, id, buf, bufsize);
+	if (hd__intern_put(&st->strs, buf, n < bufsize ? n : bufsize - 1,
+			   &o.class_sid))
+		return HD_ENOMEM;
+	aux = hd_store_aux(s, id, &n);
+	if (aux && (o.type == HD_T_IMEMO || o.type == HD_T_DATA ||
+		    o.type == HD_T_NODE)) {
+		if (hd__intern_put(&st->strs, aux, n, &o.aux_sid))
+			return HD_ENOMEM;
+		fake.struct_name.ptr = aux;
+		fake.struct_name.len = n;
+	}
+	if (hd_store_site(s, id, &site) == 0) {
+		o.line = site.line;
+		if (site.file &&
+		    hd__intern_put(&st->strs, site.file, site.file_len,
+				   &o.file_sid))
+			return HD_ENOMEM;
+		if (site.method &&
+		    hd__intern_put(&st->strs, site.method, site.method_len,
+				   &o.method_sid))
+			return HD_ENOMEM;
+		fake.file.ptr = site.file;
+		fake.file.len = site.file ? site.file_len : 0;
+		fake.method.ptr = site.method;
+		fake.method.len = site.method ? site.method_len : 0;
+		fake.has |= (site.file ? HD_HAS_FILE : 0) |
+			    (site.method ? HD_HAS_METHOD : 0);
+	}
+	fake.kind = HD_REC_OBJECT;
+	fake.type = o.type;
+	hd_store_refs(s, id, &it);
+	return add_obj(st, &o, hd_edge_iter_count(&it),
+		       hd__is_dumper_object(&fake));
+}
+
+int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
+{
+	hd_store_info info;
+	uint32_t i, n;
+	char buf[1024];
+
+	HD_ASSERT_ARG(st && s && !st->finished);
+	hd_store_info_get(s, &info);
+	n = hd_store_node_count(s);
+	for (i = 0; i < n; i++)
+		if (add_node(st, s, i, buf, sizeof(buf)))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+	st->t.edges += info.dangling;
+	st->t.roots += info.root_refs;
+	st->t.root_categories += info.root_categories;
+	st->t.shapes += info.shapes;
+	st->t.features |= info.features;
+	return 0;
+}
+
+/* ---- finishing ---- */
+
+/* The final string of a component. */
+static int comp_string(hd_stats *st, int key, const struct comp *c,
+		       uint32_t *sid)
+{
+	char buf[64];
+	size_t n;
+	const char *f;
+	char *tmp;
+	int len, rc;
+
+	switch (key) {
+	case HD_KEY_CLASS: {
+		uint32_t kind = (uint32_t)(c->b >> 32);
+		hd_str aux = { NULL, 0 };
+
+		if (kind == CK_STR) {
+			*sid = (uint32_t)c->b;
+			return 0;
+		}
+		if (kind == CK_DATA && (uint32_t)c->b != HD_STR_NONE)
+			aux.ptr = hd__intern_str(&st->strs, (uint32_t)c->b,
+						 &aux.len);
+		return hd__object_class_name(&st->ct, &st->strs,
+					     kind == CK_DATA ? HD_T_DATA :
+							       HD_T_OBJECT,
+					     c->a, aux, sid);
+	}
+	case HD_KEY_LOCATION:
+		if ((uint32_t)c->a == st->sid_untraced) {
+			*sid = st->sid_untraced;
+			return 0;
+		}
+		f = hd__intern_str(&st->strs, (uint32_t)c->a, &n);
+		tmp = hd__malloc(n + 32);
+		if (!tmp)
+			return HD_ENOMEM;
+		memcpy(tmp, f, n);
+		len = snprintf(buf, sizeof(buf), ":%llu",
+			       (unsigned long long)c->b);
+		memcpy(tmp + n, buf, (size_t)len);
+		rc = hd__intern_put(&st->strs, tmp, n + (size_t)len, sid);
+		hd__free(tmp, n + 32);
+		return rc;
+	default:
+		*sid = (uint32_t)c->a;
+		return 0;
+	}
+}
+
+/* Re-keys a grouping by final strings, merging groups that coincide. */
+static int finish_grouping(hd_stats *st, struct grouping *g)
+{
+	struct grouping merged;
+	struct comp k[HD_STATS_MAX_KEYS];
+	size_t i, r;
+	unsigned j;
+	uint32_t sid;
+
+	memset(&merged, 0, sizeof(merged));
+	merged.nkeys = g->nkeys;
+	merged.cap = g->cap;
+	merged.slots = hd__calloc(merged.cap, sizeof(struct group));
+	if (!merged.slots)
+		return HD_ENOMEM;
+	for (i = 0; i < g->cap; i++) {
+		if (!g->slots[i].used)
+			continue;
+		memset(k, 0, sizeof(k));
+		for (j = 0; j < g->nkeys; j++) {
+			if (comp_string(st, g->keys[j], &g->slots[i].k[j],
+					&sid))
+				goto nomem;
+			k[j].a = sid;
+		}
+		if (accumulate(&merged, k, g->slots[i].count,
+			       g->slots[i].memsize))
+			goto nomem;
+	}
+	hd__free(g->slots, g->cap * sizeof(*g->slots));
+	g->slots = merged.slots;
+	g->cap = merged.cap;
+	g->count = merged.count;
+	return 0;
+nomem:
+	hd__free(merged.slots, merged.cap * sizeof(struct group));
+	return HD_ENOMEM;
+}
+
+/* Points the rows at their strings: only once no string is added any
+ * more, since the interner moves its bytes when it grows. */
+static int make_rows(hd_stats *st, struct grouping *g)
+{
+	size_t i, r;
+	unsigned j;
+
+	g->rows = hd__calloc(g->count ? g->count : 1, sizeof(*g->rows));
+	if (!g->rows)
+		return HD_ENOMEM;
+	for (i = 0, r = 0; i < g->cap; i++) {
+		if (!g->slots[i].used)
+			continue;
+		for (j = 0; j < g->nkeys; j++)
+			g->rows[r].key[j] = hd__intern_str(
+				&st->strs, (uint32_t)g->slots[i].k[j].a,
+				&g->rows[r].key_len[j]);
+		g->rows[r].count = g->slots[i].count;
+		g->rows[r].memsize = g->slots[i].memsize;
+		r++;
+	}
+	g->nrows = r;
+	return 0;
+}
+
+int hd_stats_finish(hd_stats *st, hd_error *err)
+{
+	unsigned i;
+
+	HD_ASSERT_ARG(st && !st->finished);
+	if (hd__classtab_resolve(&st->ct))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	for (i = 0; i < st->opts.ngroupings; i++)
+		if (finish_grouping(st, &st->g[i]))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+	for (i = 0; i < st->opts.ngroupings; i++)
+		if (make_rows(st, &st->g[i]))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+	if (!st->t.traced)
+		st->t.gen_min = 0;
+	if (!st->t.root_categories && st->t.objects)
+		st->t.features |= HD_FEAT_PARTIAL;
+	st->finished = 1;
+	return 0;
+}
+
+void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out)
+{
+	*out = st->t;
+}
+
+static int cmp_keys(const hd_stats_row *x, const hd_stats_row *y,
+		    unsigned n)
+{
+	unsigned j;
+
+	for (j = 0; j < n; j++) {
+		size_t m = x->key_len[j] < y->key_len[j] ? x->key_len[j] :
+							   y->key_len[j];
+		int c = m ? memcmp(x->key[j], y->key[j], m) : 0;
+
+		if (c)
+			return c;
+		if (x->key_len[j] != y->key_len[j])
+			return x->key_len[j] < y->key_len[j] ? -1 : 1;
+	}
+	return 0;
+}
+
+static int row_before(const hd_stats_row *x, const hd_stats_row *y,
+		      int sort, unsigned nkeys)
+{
+	uint64_t p = sort == HD_SORT_MEMSIZE ? x->memsize : x->count;
+	uint64_t q = sort == HD_SORT_MEMSIZE ? y->memsize : y->count;
+
+	if (p != q)
+		return p > q;
+	p = sort == HD_SORT_MEMSIZE ? x->count : x->memsize;
+	q = sort == HD_SORT_MEMSIZE ? y->count : y->memsize;
+	if (p != q)
+		return p > q;
+	return cmp_keys(x, y, nkeys) < 0;
+}
+
+/* A stable bottom-up merge sort: reentrant, unlike qsort with globals. */
+static int sort_rows(hd_stats_row *v, size_t n, int sort, unsigned nkeys)
+{
+	hd_stats_row *tmp = hd__array_alloc(n ? n : 1, sizeof(*tmp));
+	size_t w, i;
+
+	if (!tmp)
+		return HD_ENOMEM;
+	for (w = 1; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t lo = i, mid = i + w < n ? i + w : n;
+			size_t hi = i + 2 * w < n ? i + 2 * w : n;
+			size_t a = lo, b = mid, o = lo;
+
+			while (a < mid && b < hi)
+				tmp[o++] = row_before(&v[b], &v[a], sort,
+						      nkeys) ?
+						   v[b++] :
+						   v[a++];
+			while (a < mid)
+				tmp[o++] = v[a++];
+			while (b < hi)
+				tmp[o++] = v[b++];
+		}
+		memcpy(v, tmp, n * sizeof(*v));
+	}
+	hd__free(tmp, (n ? n : 1) * sizeof(*tmp));
+	return 0;
+}
+
+const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g, int sort,
+				  size_t *n_out)
+{
+	struct grouping *gr;
+
+	if (!st || !st->finished || g >= st->opts.ngroupings) {
+		if (n_out)
+			*n_out = 0;
+		return NULL;
+	}
+	gr = &st->g[g];
+	if (gr->sorted != sort) {
+		if (sort_rows(gr->rows, gr->nrows, sort, gr->nkeys)) {
+			*n_out = 0;
+			return NULL;
+		}
+		gr->sorted = sort;
+	}
+	*n_out = gr->nrows;
+	return gr->rows;
+}
+
+void hd_stats_free(hd_stats *st)
+{
+	unsigned i;
+
+	if (!st)
+		return;
+	for (i = 0; i < HD_STATS_MAX_GROUPINGS; i++) {
+		hd__free(st->g[i].slots, st->g[i].cap * sizeof(struct group));
+		hd__free(st->g[i].rows,
+			 (st->g[i].count ? st->g[i].count : 1) *
+				 sizeof(hd_stats_row));
+	}
+	hd__classtab_free(&st->ct);
+	hd__intern_free(&st->strs);
+	hd__map_free(&st->gems);
+	hd__map_free(&st->rootnames);
+	hd__free(st, sizeof(*st));
+}
