@@ -3,6 +3,7 @@
 #   make check           every test; last line "N passed, N failed"
 #   make SANITIZE=address,undefined check
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deps            install missing Debian packages (root or sudo)
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB)
 #   make fuzz            libFuzzer targets (clang)
@@ -108,6 +109,9 @@ check-one: $(TEST_DEPS)
 check-man:
 	@sh tests/man/check_man.sh
 
+deps:
+	@sh .ci/deps
+
 demo: all
 	@sh data/demo.sh
 
@@ -145,7 +149,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: all check check-one check-man demo bench fuzz install uninstall clean FORCE
+.PHONY: deps all check check-one check-man demo bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

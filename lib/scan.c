@@ -86,6 +86,10 @@ const char *hd_type_name(int type)
 	return type_names[type];
 }
 
+static const unsigned char type_lens[HD_T__COUNT] = {
+	7, 4, 6, 5, 6, 5, 6, 6, 5, 4, 6, 6, 4, 4, 5, 7, 8, 6, 5, 6, 4, 6,
+};
+
 int hd_type_from_name(const char *name, size_t len)
 {
 	int t;
@@ -94,7 +98,7 @@ int hd_type_from_name(const char *name, size_t len)
 	for (t = 1; t < HD_T__COUNT; t++) {
 		const char *n = type_names[t];
 
-		if (strlen(n) != len)
+		if (type_lens[t] != len || (name[0] & ~0x20) != n[0])
 			continue;
 		for (i = 0; i < len; i++)
 			if ((name[i] & ~0x20) != n[i])
@@ -263,9 +267,14 @@ static int check_strict(struct cur *c, const char *s, const char *e)
 static int read_string(struct cur *c, hd_str *out, int member)
 {
 	const char *s = c->p + 1, *q = s;
+	const char *lim = c->end - s > 24 ? s + 24 : c->end;
 
+	/* most values are short: look at them inline before memchr */
+	while (q < lim && *q != '"')
+		q++;
 	for (;;) {
-		q = memchr(q, '"', (size_t)(c->end - q));
+		if (q == c->end || *q != '"')
+			q = memchr(q, '"', (size_t)(c->end - q));
 		if (!q) {
 			c->sc->need_more = 1;
 			return fail(c, c->p, "unterminated string");
@@ -307,12 +316,21 @@ static int read_key(struct cur *c, const char **k, size_t *klen)
 
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected a key");
-	q = memchr(c->p + 1, '"', (size_t)(c->end - c->p - 1));
-	if (!q)
+	/* keys are short: a plain loop beats a memchr call */
+	for (q = c->p + 1; q < c->end && *q != '"'; q++)
+		;
+	if (q == c->end)
 		return fail(c, c->p, "unterminated key");
 	*k = c->p + 1;
 	*klen = (size_t)(q - c->p - 1);
 	c->p = q + 1;
+	if (HD_LIKELY(c->p < c->end && *c->p == ':')) {
+		c->p++;
+		if (HD_LIKELY(c->p < c->end && *c->p != ' '))
+			return 0;
+		skip_ws(c);
+		return 0;
+	}
 	skip_ws(c);
 	if (c->p >= c->end || *c->p != ':')
 		return fail(c, c->p, "expected ':' after a key");
@@ -1150,6 +1168,12 @@ static int scan_object(struct cur *c, hd_record *rec)
 			rc = skip_value(c);
 		if (rc)
 			return rc;
+		/* the dumper's own separator, ", ", first */
+		if (HD_LIKELY(c->end - c->p > 2 && c->p[0] == ',' &&
+			      c->p[1] == ' ' && c->p[2] == '"')) {
+			c->p += 2;
+			continue;
+		}
 		skip_ws(c);
 		if (c->p < c->end && *c->p == ',') {
 			c->p++;
