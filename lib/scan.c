@@ -289,11 +289,13 @@ static int read_string(struct cur *c, hd_str *out, int member)
 			/* name the real problem if a later quote fits */
 			const char *r = q + 1;
 
-			while ((r = memchr(r, '"', (size_t)(c->end - r))))
-				if (!escaped(r, s) &&
-				    continues_object(++r, c->end))
+			while ((r = memchr(r, '"', (size_t)(c->end - r)))) {
+				r++;
+				if (!escaped(r - 1, s) &&
+				    continues_object(r, c->end))
 					return fail(c, q,
 						    "unescaped quote in string");
+			}
 			break;
 		}
 		if (!c->sc->repaired)
@@ -719,6 +721,59 @@ static int set_addr(struct cur *c, hd_record *rec, uint64_t *dst,
 	return 0;
 }
 
+/*
+ * "class" is the class pointer or, in the output of replace-class, the
+ * class's name, the pointer being in "class_address" (before or after).
+ * Its position is kept for tools that edit records in place.
+ */
+static int set_class(struct cur *c, hd_record *rec)
+{
+	hd_str s;
+	uint64_t v;
+
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected an address string");
+	c->sc->class_at = (size_t)(c->p - c->start);
+	if (read_string(c, &s, 0))
+		return HD__SCAN_BAD;
+	c->sc->class_end = (size_t)(c->p - c->start);
+	if (hd__parse_hex(s.ptr, s.len, &v) ||
+	    ((rec->has & HD_HAS_CLASS) && v != rec->class_addr)) {
+		rec->class_name = s;
+		rec->has |= HD_HAS_CLASS_NAME;
+		return 0;
+	}
+	rec->class_addr = v;
+	rec->has |= HD_HAS_CLASS;
+	return 0;
+}
+
+/* The pointer of a named class. A value that is not an address (memdump
+ * wrote names there) is ignored. */
+static int set_class_address(struct cur *c, hd_record *rec)
+{
+	const struct hd__scan *sc = c->sc;
+	uint64_t v;
+	hd_str s;
+
+	if (c->p >= c->end || *c->p != '"')
+		return skip_value(c);
+	if (read_string(c, &s, 0))
+		return HD__SCAN_BAD;
+	if (hd__parse_hex(s.ptr, s.len, &v))
+		return 0;
+	if ((rec->has & (HD_HAS_CLASS | HD_HAS_CLASS_NAME)) == HD_HAS_CLASS &&
+	    v != rec->class_addr && sc->class_end > sc->class_at + 1) {
+		/* the "class" before was a name that reads as hex: "Face" */
+		rec->class_name.ptr = c->start + sc->class_at + 1;
+		rec->class_name.len = sc->class_end - sc->class_at - 2;
+		rec->has |= HD_HAS_CLASS_NAME;
+	}
+	rec->class_addr = v;
+	rec->has |= HD_HAS_CLASS;
+	return 0;
+}
+
 /* One member of a dump_all record. The value starts at c->p. */
 static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 {
@@ -736,13 +791,10 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 			return set_bool(c, rec, HD_B_BROKEN);
 		break;
 	case 'c':
-		if (KEY("class")) {
-			c->sc->class_at = (size_t)(c->p - c->start);
-			if (set_addr(c, rec, &rec->class_addr, HD_HAS_CLASS))
-				return HD__SCAN_BAD;
-			c->sc->class_end = (size_t)(c->p - c->start);
-			return 0;
-		}
+		if (KEY("class"))
+			return set_class(c, rec);
+		if (KEY("class_address"))
+			return set_class_address(c, rec);
 		if (KEY("chilled"))
 			return set_bool(c, rec, HD_B_CHILLED);
 		if (KEY("complex_shape"))

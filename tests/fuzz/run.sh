@@ -1,0 +1,22 @@
+#!/bin/sh
+# make fuzz: builds each libFuzzer target with clang and runs it for a
+# while on its corpus (new finds are added to the corpus).
+# usage: run.sh CLANG SECONDS
+set -eu
+cc=${1:-clang}
+secs=${2:-60}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out="$top/build/fuzz"
+mkdir -p "$out"
+for src in "$top"/tests/fuzz/fuzz_*.c; do
+	t=$(basename "$src" .c)
+	name=${t#fuzz_}
+	echo "fuzz: building $t"
+	$cc -g -O1 -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+		-DHD_NO_MMAP -fsanitize=fuzzer,address,undefined \
+		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lz -lm
+	mkdir -p "$top/tests/fuzz/corpus/$name"
+	echo "fuzz: running $t for ${secs}s"
+	"$out/$t" -max_total_time="$secs" -max_len=65536 \
+		"$top/tests/fuzz/corpus/$name" 2>&1 | tail -3
+done
