@@ -106,8 +106,8 @@ check: $(TEST_DEPS)
 check-one: $(TEST_DEPS)
 	@sh tests/run.sh $(T)
 
-check-man:
-	@sh tests/man/check_man.sh
+check-man: all
+	@sh tests/man/check_man.sh && sh tests/man/run_examples.sh
 
 deps:
 	@sh .ci/deps

@@ -13,13 +13,13 @@
 #define COMMAND_NAME "index"
 
 static const char *out_path;
-static int strict, quiet, force;
+static int strict, quiet;
 
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "STORE", &out_path,
 		   "where to write the store (default: DUMP.hds)"),
 	OPT_FLAG(0, "strict", &strict, "fail at the first invalid line"),
-	OPT_FLAG('q', "quiet", &quiet, "no progress meter, no summary"),
+	OPT_FLAG('q', "quiet", &quiet, "no progress meter and no summary line (problems in the dump are still reported)"),
 	OPT_END()
 };
 
@@ -38,12 +38,13 @@ int cmd_index(int argc, char **argv)
 	hd_store_info si;
 	hd_store *s = NULL;
 	hd_error err = { 0 };
+	struct stat sb;
 	char *def = NULL, a[32], b[32];
 	double t0 = cli_now();
 	int rc, first;
 
 	out_path = NULL;
-	strict = quiet = force = 0;
+	strict = quiet = 0;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
@@ -73,18 +74,21 @@ int cmd_index(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	/* the store holds the dump's strings: give it the dump's mode */
+	if (stat(in.path, &sb) == 0 && S_ISREG(sb.st_mode))
+		chmod(out_path, sb.st_mode & 0666);
 	if (!quiet) {
-		struct stat sb;
 		uint64_t size = stat(out_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+		char c1[32], c2[32], c3[32];
 
 		hd_store_info_get(s, &si);
 		fprintf(stderr,
-			"%s: %s: %llu objects, %llu references (%llu dangling), "
+			"%s: %s: %s objects, %s references (%s dangling), "
 			"%llu duplicate addresses; store %s, %s of the dump, "
 			"in %.2fs\n",
-			PROGRAM_NAME, out_path, (unsigned long long)si.nodes,
-			(unsigned long long)si.edges,
-			(unsigned long long)si.dangling,
+			PROGRAM_NAME, out_path, cli_commas(si.nodes, c1, sizeof(c1)),
+			cli_commas(si.edges, c2, sizeof(c2)),
+			cli_commas(si.dangling, c3, sizeof(c3)),
 			(unsigned long long)si.duplicates,
 			cli_human_bytes(size, a, sizeof(a)),
 			si.source_size ? (snprintf(b, sizeof(b), "%.0f%%",

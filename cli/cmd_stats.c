@@ -172,9 +172,10 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
 	       cli_commas(t->memsize, b, sizeof(b)));
 	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
-	printf("%-12s %s in %llu categories%s\n", "roots",
+	printf("%-12s %s in %llu %s%s\n", "roots",
 	       cli_commas(t->roots, a, sizeof(a)),
 	       (unsigned long long)t->root_categories,
+	       t->root_categories == 1 ? "category" : "categories",
 	       t->root_categories ? "" : " (a partial dump: no ROOT lines)");
 	if (t->shapes)
 		printf("%-12s %s (not heap objects, not counted)\n", "shapes",
@@ -382,7 +383,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 
 	hd_stats_totals_get(st, &t);
 	if (fmt == FMT_TEXT)
-		print_totals_text(&t, path);
+		print_totals_text(&t, strcmp(path, "-") ? path : "(stdin)");
 	else if (fmt == FMT_JSON)
 		print_totals_json(&t, path);
 	else

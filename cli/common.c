@@ -53,7 +53,7 @@ static void on_problem(const hd_problem *p, void *payload)
 		if (in->progress)
 			fputs("\r\033[K", stderr);
 		fprintf(stderr, "%s: %s:%llu:%llu: %s (%s)\n", PROGRAM_NAME,
-			in->path, (unsigned long long)p->line,
+			in->name, (unsigned long long)p->line,
 			(unsigned long long)p->column, p->msg,
 			p->repaired ? "repaired" : "skipped");
 	}
@@ -64,6 +64,7 @@ void cli_input_init(struct cli_input *in, const char *path, int strict,
 {
 	memset(in, 0, sizeof(*in));
 	in->path = path;
+	in->name = strcmp(path, "-") == 0 ? "(stdin)" : path;
 	in->strict = strict;
 	in->quiet = quiet;
 	in->progress = !quiet && isatty(2);
@@ -123,7 +124,7 @@ void cli_input_done(struct cli_input *in)
 	if (in->repaired + in->skipped)
 		fprintf(stderr,
 			"%s: %s: %llu line(s) repaired, %llu skipped (first at line %llu)%s\n",
-			PROGRAM_NAME, in->path,
+			PROGRAM_NAME, in->name,
 			(unsigned long long)in->repaired,
 			(unsigned long long)in->skipped,
 			(unsigned long long)in->first_line,
@@ -143,8 +144,9 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	return 0;
 }
 
-int cli_out_open(struct cli_out *o, const char *path)
+int cli_out_open(struct cli_out *o, const char *path, const char *like)
 {
+	struct stat sb;
 	size_t n;
 	int fd;
 
@@ -172,8 +174,12 @@ int cli_out_open(struct cli_out *o, const char *path)
 		cli_out_abort(o);
 		return EXIT_FAIL;
 	}
-	/* mkstemp makes the file 0600: what is derived from a heap dump
-	 * holds the same secrets, so it stays private by default */
+	/* mkstemp makes the file 0600. What is derived from a heap dump
+	 * holds the same secrets, so it gets the dump's permissions (and
+	 * stays 0600 when the dump came from a pipe). */
+	if (like && strcmp(like, "-") != 0 && stat(like, &sb) == 0 &&
+	    S_ISREG(sb.st_mode))
+		fchmod(fd, sb.st_mode & 0666);
 	return 0;
 }
 

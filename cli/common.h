@@ -25,7 +25,8 @@ int cli_lib_error(const hd_error *err);
  * then pass cli_input_read_options() to the library.
  */
 struct cli_input {
-	const char *path;
+	const char *path;    /* as given; "-" is standard input */
+	const char *name;    /* for messages: "(stdin)" for "-" */
 	int strict;
 	int quiet;
 	int progress;        /* stderr is a terminal and not quiet */
@@ -51,14 +52,16 @@ void cli_input_done(struct cli_input *in);
 int cli_open_store(struct cli_input *in, hd_store **out);
 
 /* Atomic output: a temporary file in the target's directory, renamed
- * over the target on commit. "-" or NULL is standard output. */
+ * over the target on commit. "-" or NULL is standard output. The file
+ * gets the permission bits of the file like (the input it is derived
+ * from), or 0600 when like is NULL or not a regular file. */
 struct cli_out {
 	FILE *f;
 	char *tmp;
 	char *path;
 };
 
-int cli_out_open(struct cli_out *o, const char *path);
+int cli_out_open(struct cli_out *o, const char *path, const char *like);
 /* Flushes, syncs and renames; returns 0 or EXIT_FAIL (file removed). */
 int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */

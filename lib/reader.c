@@ -86,6 +86,29 @@ static void z_free(voidpf opaque, voidpf ptr)
 	hd__free(p, (size_t)p[0]);
 }
 
+static void report(hd_reader *r, uint64_t line, uint64_t col,
+		   uint64_t offset, int repaired, const char *msg);
+
+/*
+ * A gzip stream that stops before its end is a dump cut short, like a
+ * plain dump without its last newline: lenient mode reports it and goes
+ * on with what was read; strict mode fails (after the data before it).
+ */
+static void gz_truncated(hd_reader *r)
+{
+	r->st.truncated = 1;
+	if (!(r->opts.flags & HD_READ_STRICT)) {
+		r->st.skipped++;
+		report(r, r->st.lines + 1, 1, r->zs.total_out, 0,
+		       "gzip stream is truncated: the dump is incomplete");
+		return;
+	}
+	r->zerr = hd__error_at(&r->zerr_info, HD_EPARSE, r->st.lines + 1, 0,
+			       r->zs.total_out,
+			       "'%s': gzip stream is truncated after %llu bytes",
+			       r->name, (unsigned long long)r->zs.total_out);
+}
+
 /*
  * Appends decompressed bytes at buf + len, up to room bytes. A damaged or
  * truncated stream is reported only after the bytes before the damage
@@ -111,13 +134,7 @@ static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 						     r->name, strerror(errno));
 			if (!n) {
 				if (!r->zend)
-					r->zerr = hd__error_at(
-						&r->zerr_info, HD_EPARSE,
-						r->st.lines + 1, 0,
-						r->zs.total_out,
-						"'%s': gzip stream is truncated after %llu bytes",
-						r->name,
-						(unsigned long long)r->zs.total_out);
+					gz_truncated(r);
 				break;
 			}
 			r->zs.next_in = r->zin;
@@ -334,7 +351,7 @@ static int recover(hd_reader *r, size_t *start, size_t *nl,
 			r->rec.origin |= HD_O_JOINED | HD_O_REPAIRED;
 			r->st.repaired++;
 			report(r, lineno, col + 1, r->base + *start, 1,
-			       "record split by a raw newline, joined");
+			       "record split by a raw newline: lines joined");
 			*got = 1;
 			return 0;
 		}
@@ -412,7 +429,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 			}
 			r->st.repaired++;
 			report(r, lineno, r->sc.err_col + 1, r->base + start,
-			       1, "unescaped quote in a string, repaired");
+			       1, "unescaped quote in a string");
 		} else if (rc == HD__SCAN_BAD) {
 			if (r->opts.flags & HD_READ_STRICT) {
 				rc = strict_fail(r, lineno, start, err);

@@ -22,7 +22,7 @@ struct comp {
 };
 
 /* Class component kinds, in comp.b >> 32. */
-#define CK_ADDR 0   /* a = class address */
+#define CK_TYPED 0  /* a = class address; low b = the object's type */
 #define CK_DATA 1   /* a = class address of a DATA; low b = struct sid */
 #define CK_STR 2    /* low b = a final string id */
 
@@ -201,8 +201,32 @@ static const char *find_sub(const char *h, size_t n, const char *needle)
 	return NULL;
 }
 
+/* The last occurrence: /usr/lib/ruby/gems/3.1.0/gems/rack-2.2.3/ */
+static const char *find_last(const char *h, size_t n, const char *needle)
+{
+	const char *last = NULL, *p = h;
+
+	while ((p = find_sub(p, n - (size_t)(p - h), needle))) {
+		last = p;
+		p++;
+	}
+	return last;
+}
+
+/* Bundler's git checkouts: NAME-<hex revision of 7+ digits>. */
+static size_t git_suffix(const char *g, size_t len)
+{
+	size_t i = len;
+
+	while (i > 0 && ((g[i - 1] >= '0' && g[i - 1] <= '9') ||
+			 (g[i - 1] >= 'a' && g[i - 1] <= 'f')))
+		i--;
+	return i > 1 && g[i - 1] == '-' && len - i >= 7 ? i - 1 : 0;
+}
+
 /*
- * The gem a file belongs to: NAME for .../gems/NAME-VERSION/..., and
+ * The gem a file belongs to: NAME for .../gems/NAME-VERSION/... (the last
+ * "gems" folder of the path) or a bundler git checkout NAME-REVISION, and
  * (stdlib), (ruby internal), (eval) or (app) otherwise.
  */
 static int gem_of(hd_stats *st, uint32_t file_sid, uint32_t *out)
@@ -217,12 +241,14 @@ static int gem_of(hd_stats *st, uint32_t file_sid, uint32_t *out)
 		*out = v;
 		return 0;
 	}
-	if ((g = find_sub(f, n, "/gems/"))) {
+	if ((g = find_last(f, n, "/gems/"))) {
 		g += 6;
 		for (i = 0; g + i < f + n && g[i] != '/'; i++)
 			if (g[i] == '-' && g + i + 1 < f + n &&
 			    g[i + 1] >= '0' && g[i + 1] <= '9')
 				dash = i;
+		if (!dash)
+			dash = git_suffix(g, i);
 		if (hd__intern_put(&st->strs, g, dash ? dash : i, &v))
 			return HD_ENOMEM;
 	} else {
@@ -288,7 +314,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		if (o->type == HD_T_DATA)
 			c->b = (uint64_t)CK_DATA << 32 | o->aux_sid;
 		else if (o->type == HD_T_IMEMO || o->type == HD_T_NODE ||
-			 !o->klass) {
+			 o->type == HD_T_NONE || !o->klass) {
 			/* fixed names need no late resolution */
 			hd_str aux = { NULL, 0 };
 
@@ -300,6 +326,8 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 				return HD_ENOMEM;
 			c->a = 0;
 			c->b = (uint64_t)CK_STR << 32 | sid;
+		} else {
+			c->b = (uint64_t)CK_TYPED << 32 | (uint32_t)o->type;
 		}
 		return 0;
 	case HD_KEY_FILE:
@@ -336,7 +364,8 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		c->a = sid;
 		return rc;
 	case HD_KEY_IMEMO:
-		c->a = o->aux_sid;
+		/* 2.3 and 2.4 wrote IMEMOs without an imemo_type */
+		c->a = o->aux_sid == HD_STR_NONE ? st->sid_none : o->aux_sid;
 		return 0;
 	}
 	return HD_EINVAL;
@@ -542,7 +571,7 @@ static int comp_string(hd_stats *st, int key, const struct comp *c,
 						 &aux.len);
 		return hd__object_class_name(&st->ct, &st->strs,
 					     kind == CK_DATA ? HD_T_DATA :
-							       HD_T_OBJECT,
+							       (int)(uint32_t)c->b,
 					     c->a, aux, sid);
 	}
 	case HD_KEY_LOCATION:
@@ -572,7 +601,7 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 {
 	struct grouping merged;
 	struct comp k[HD_STATS_MAX_KEYS];
-	size_t i, r;
+	size_t i;
 	unsigned j;
 	uint32_t sid;
 
