@@ -37,6 +37,7 @@ struct hd_reader {
 	int gz;
 	int zend;           /* the last gzip member ended cleanly */
 	int zerr;           /* a gzip error held back until its data is read */
+	int gz_cut;         /* 1: stream truncated, not yet reported; 2: done */
 	hd_error zerr_info;
 	z_stream zs;
 	unsigned char *zin;
@@ -86,9 +87,6 @@ static void z_free(voidpf opaque, voidpf ptr)
 	hd__free(p, (size_t)p[0]);
 }
 
-static void report(hd_reader *r, uint64_t line, uint64_t col,
-		   uint64_t offset, int repaired, const char *msg);
-
 /*
  * A gzip stream that stops before its end is a dump cut short, like a
  * plain dump without its last newline: lenient mode reports it and goes
@@ -97,16 +95,24 @@ static void report(hd_reader *r, uint64_t line, uint64_t col,
 static void gz_truncated(hd_reader *r)
 {
 	r->st.truncated = 1;
+	r->zend = 1; /* say it once */
 	if (!(r->opts.flags & HD_READ_STRICT)) {
-		r->st.skipped++;
-		report(r, r->st.lines + 1, 1, r->zs.total_out, 0,
-		       "gzip stream is truncated: the dump is incomplete");
+		r->gz_cut = 1; /* reported with the cut line, or at the end */
 		return;
 	}
-	r->zerr = hd__error_at(&r->zerr_info, HD_EPARSE, r->st.lines + 1, 0,
-			       r->zs.total_out,
-			       "'%s': gzip stream is truncated after %llu bytes",
-			       r->name, (unsigned long long)r->zs.total_out);
+	r->zerr = hd__error(&r->zerr_info, HD_EPARSE,
+			    "gzip stream is truncated after %llu bytes",
+			    (unsigned long long)r->zs.total_out);
+}
+
+/* A held gzip error, placed at the line being read when it surfaces. */
+static int gz_error(hd_reader *r, hd_error *err)
+{
+	uint64_t line = r->st.lines + 1;
+
+	return hd__error_at(err, r->zerr, line, 1, r->base + r->pos,
+			    "%s:%llu:1: %s", r->name, (unsigned long long)line,
+			    r->zerr_info.msg);
 }
 
 /*
@@ -119,11 +125,8 @@ static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 	int zrc = Z_OK;
 	size_t n;
 
-	if (r->zerr) {
-		if (err)
-			*err = r->zerr_info;
-		return r->zerr;
-	}
+	if (r->zerr)
+		return gz_error(r, err);
 	r->zs.next_out = (unsigned char *)r->buf + r->len;
 	r->zs.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
 	while (r->zs.avail_out) {
@@ -153,21 +156,16 @@ static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 			r->zend = 0;
 			continue;
 		}
-		r->zerr = hd__error_at(
-			&r->zerr_info, HD_EPARSE, r->st.lines + 1, 0,
-			r->zs.total_out,
-			"'%s': corrupt gzip stream near compressed byte %llu: %s",
-			r->name,
+		r->zerr = hd__error(
+			&r->zerr_info, HD_EPARSE,
+			"corrupt gzip stream near compressed byte %llu: %s",
 			(unsigned long long)(r->zin_total - r->zs.avail_in),
 			r->zs.msg ? r->zs.msg : "data error");
 		break;
 	}
 	*got = (size_t)((char *)r->zs.next_out - (r->buf + r->len));
-	if (!*got && r->zerr) {
-		if (err)
-			*err = r->zerr_info;
-		return r->zerr;
-	}
+	if (!*got && r->zerr)
+		return gz_error(r, err);
 	return 0;
 }
 
@@ -269,11 +267,23 @@ static void report(hd_reader *r, uint64_t line, uint64_t col,
 	r->opts.problem(&p, r->opts.payload);
 }
 
+/*
+ * Does a line start a record: `{"key":` with a plain identifier as key, or
+ * heap_dump's `[`/`,` framing? Ruby 3.1.2's escape garbage can hold a
+ * newline followed by `{"\u00ff...`, which must be joined, not taken for
+ * a new record.
+ */
 static int starts_object(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	return p < end && (*p == '{' || *p == '[' || *p == ',');
+	if (p < end && (*p == '[' || *p == ','))
+		return 1;
+	if (end - p < 4 || p[0] != '{' || p[1] != '"')
+		return 0;
+	for (p += 2; p < end && ((*p >= 'a' && *p <= 'z') || *p == '_'); p++)
+		;
+	return end - p >= 2 && p[0] == '"' && p[1] == ':';
 }
 
 /*
@@ -337,11 +347,18 @@ static int recover(hd_reader *r, size_t *start, size_t *nl,
 	size_t col = r->sc.err_col;
 	const char *msg = r->sc.err_msg ? r->sc.err_msg : "invalid record";
 	unsigned joined = 0;
-	int rc;
+	int rc, cut;
 
 	*got = 0;
-	if (*nl == r->len && r->sc.need_more)
+	/* a record cut by the end of the input says so, whatever broke */
+	cut = *nl == r->len &&
+	      starts_object(r->buf + *start, r->buf + *nl);
+	if (cut && r->gz_cut) {
+		msg = "gzip stream is truncated: the last line is cut short";
+		r->gz_cut = 2;
+	} else if (cut) {
 		msg = "the last line is cut short: the dump is incomplete";
+	}
 	if (r->sc.need_more && *nl < r->len) {
 		rc = try_join(r, start, nl, &joined, err);
 		if (rc < 0)
@@ -404,8 +421,15 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		if (r->pos >= r->len && !r->eof && (rc = refill(r, err)))
 			goto fail;
 		start = r->pos;
-		if (start >= r->len && r->eof)
+		if (start >= r->len && r->eof) {
+			if (r->gz_cut == 1) {
+				r->gz_cut = 2;
+				r->st.skipped++;
+				report(r, r->st.lines + 1, 1, r->base + r->len, 0,
+				       "gzip stream is truncated: the dump is incomplete");
+			}
 			return HD_ITEROVER;
+		}
 		if ((rc = line_end(r, &start, &nl, err)))
 			goto fail;
 		lineno = ++r->st.lines;

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# make_fixtures.sh - regenerates every fixture in data/dumps, then checks them.
+#
+#   data/gen/make_fixtures.sh            # everything (native ruby 3.1 + wasm 3.2-4.0)
+#   data/gen/make_fixtures.sh --native   # only the native ruby 3.1 files and bad/edge
+#   data/gen/make_fixtures.sh --check    # regenerate nothing, only run the checks
+#
+# Needs: ruby 3.1 (Debian's /usr/bin/ruby; override with RUBY=...), node >= 18
+# and npm for the wasm builds (npm ci installs the versions pinned in
+# package-lock.json into data/gen/node_modules, which is git-ignored).
+# OUT=dir writes somewhere else than data/dumps.
+#
+# The dumps hold addresses, so every run gives different bytes; the object
+# set, the options and the line layout stay the same. data/counts.txt is
+# rewritten from the new files (count.rb), so update tests that hard-code
+# numbers from it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+OUT=${OUT:-$(cd .. && pwd)/dumps}
+RUBY=${RUBY:-ruby}
+WASM_VERSIONS="3.2 3.3 3.4 4.0"
+
+mode=all
+case "${1:-}" in
+--native) mode=native ;;
+--check) mode=check ;;
+"") ;;
+*) echo "usage: $0 [--native | --check]" >&2; exit 2 ;;
+esac
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "make_fixtures: $*"; exit 1; }
+
+mkdir -p "$OUT"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A clean environment, so that RUBYOPT, RUBYLIB, GEM_* and the like of the
+# caller cannot change what the scripts load or allocate.
+clean_env() { env -i PATH="$PATH" HOME="$tmp" LANG=C.UTF-8 "$@"; }
+
+native_version=$("$RUBY" -e 'print RUBY_VERSION[/\A\d+\.\d+/]')
+
+# native NAME [VAR=1 ...]: scenario.rb under the native ruby
+native() {
+	local name=$1
+	shift
+	clean_env "$@" "$RUBY" --disable-gems scenario.rb "$OUT/$name"
+	say "$name: ruby $native_version native ${*:-(no options)}"
+}
+
+# wasm VERSION NAME [VAR=1 ...]: scenario.rb under ruby.wasm
+wasm() {
+	local v=$1 name=$2
+	shift 2
+	clean_env node --no-warnings run_wasm.mjs "$v" scenario.rb "$OUT/$name" "$@" >/dev/null
+	say "$name: ruby $v wasm ${*:-(no options)}"
+}
+
+generate_native() {
+	[ "$native_version" = 3.1 ] ||
+		die "the native fixtures are named ruby3.1, but $RUBY is ruby $native_version (set RUBY=)"
+	rm -f "$OUT"/ok_ruby3.1_* "$OUT"/leak_before.json "$OUT"/leak_after.json \
+		"$OUT"/leak_later.json "$OUT"/leak_expected.json "$OUT"/bad_* "$OUT"/edge_*
+	native ok_ruby3.1_traced.json TRACE=1
+	native ok_ruby3.1_untraced.json
+	native ok_ruby3.1_since.json TRACE=1 SINCE=1
+	native ok_ruby3.1_full.json FULL=1
+	native ok_ruby3.1_clean.json TRACE=1 CLEAN=1
+	gzip -9 -n -c "$OUT/ok_ruby3.1_traced.json" >"$OUT/ok_ruby3.1_traced.json.gz"
+	say "ok_ruby3.1_traced.json.gz: gzip -9n of ok_ruby3.1_traced.json"
+
+	mkdir "$tmp/leak31"
+	clean_env "$RUBY" --disable-gems leak.rb "$tmp/leak31"
+	for f in before after later expected; do
+		mv "$tmp/leak31/leak_$f.json" "$OUT/leak_$f.json"
+	done
+	say "leak_{before,after,later,expected}.json: ruby $native_version native leak.rb"
+
+	"$RUBY" make_bad.rb "$OUT" >&2
+}
+
+generate_wasm() {
+	command -v node >/dev/null || die "node is missing (apt-get install nodejs npm)"
+	if [ ! -d node_modules/@ruby/wasm-wasi ]; then
+		say "installing the pinned npm packages (npm ci)"
+		npm ci --no-audit --no-fund >&2
+	fi
+	for v in $WASM_VERSIONS; do
+		rm -f "$OUT/ok_ruby${v}_"*
+	done
+	rm -f "$OUT"/leak_ruby3.4_*
+	for v in $WASM_VERSIONS; do
+		wasm "$v" "ok_ruby${v}_traced.json" TRACE=1
+		wasm "$v" "ok_ruby${v}_untraced.json"
+		wasm "$v" "ok_ruby${v}_since.json" TRACE=1 SINCE=1
+	done
+	mkdir "$tmp/leak34"
+	clean_env node --no-warnings run_wasm.mjs 3.4 leak.rb "$tmp/leak34" >/dev/null
+	# Stored gzipped to keep data/ small; the expectation stays plain.
+	for f in before after later; do
+		gzip -9 -n -c "$tmp/leak34/leak_$f.json" >"$OUT/leak_ruby3.4_$f.json.gz"
+	done
+	mv "$tmp/leak34/leak_expected.json" "$OUT/leak_ruby3.4_expected.json"
+	say "leak_ruby3.4_{before,after,later}.json.gz, leak_ruby3.4_expected.json: ruby 3.4 wasm leak.rb"
+}
+
+# ------------------------------------------------------------------ checks
+
+fail=0
+check() { # check WHAT CONDITION...
+	local what=$1
+	shift
+	if "$@"; then :; else
+		say "CHECK FAILED: $what"
+		fail=1
+	fi
+}
+
+count() { "$RUBY" count.rb "$1"; }
+field() { "$RUBY" -rjson -e 'v = JSON.parse(STDIN.read)[ARGV[0]]; print(v.nil? ? "" : v.to_s)' "$1"; }
+has() { grep -aq -- "$2" "$1"; }
+hasnt() { ! grep -aq -- "$2" "$1"; }
+
+run_checks() {
+	local f n got want key e
+	# bad_* and edge_*: .expect against count.rb
+	for e in "$OUT"/bad_*.expect "$OUT"/edge_*.expect; do
+		f=${e%.expect}
+		[ -f "$f" ] || { check "$f exists" false; continue; }
+		grep -q '^format=' "$e" && continue   # not dump_all NDJSON: count.rb does not read it
+		count "$f" >"$tmp/c.json"
+		for key in objects roots bad_lines first_bad_line duplicates dangling; do
+			want=$(sed -n "s/^$key=//p" "$e")
+			[ -n "$want" ] || continue
+			got=$(field "$key" <"$tmp/c.json")
+			check "$(basename "$f"): $key expected $want, count.rb says $got" [ "$want" = "$got" ]
+		done
+		case $(basename "$f") in
+		bad_*) check "$(basename "$f"): a bad_ file reports a bad line" hasnt "$e" '^bad_lines=0$' ;;
+		edge_*) check "$(basename "$f"): an edge_ file has bad_lines=0" grep -q '^bad_lines=0$' "$e" ;;
+		esac
+	done
+
+	# ok_*: version traits
+	for f in "$OUT"/ok_ruby*.json; do
+		n=$(basename "$f")
+		case $n in
+		ok_ruby3.1_*) check "$n: no SHAPE lines before 3.2" hasnt "$f" '"type":"SHAPE"' ;;
+		*) check "$n: SHAPE lines from 3.2" has "$f" '"type":"SHAPE"' ;;
+		esac
+		case $n in
+		ok_ruby4.0_*) check "$n: 4.0 flags carry an integer age" has "$f" '"age":[0-9]' ;;
+		*) check "$n: no integer flags before 4.0" hasnt "$f" '"age":[0-9]' ;;
+		esac
+		case $n in
+		*_untraced.json | *_full.json) check "$n: untraced has no file fields" hasnt "$f" '"file":"scenario.rb"' ;;
+		*) check "$n: traced objects carry file scenario.rb" has "$f" '"file":"scenario.rb"' ;;
+		esac
+		case $n in
+		*_since.json) check "$n: since: dumps have no ROOT lines" hasnt "$f" '"type":"ROOT"' ;;
+		*) check "$n: ROOT lines" has "$f" '"type":"ROOT"' ;;
+		esac
+		case $n in
+		*_traced.json | *_since.json) check "$n: raw quote in file" has "$f" '"file":"we"ird.rb"' ;;
+		esac
+		case $n in
+		*_full.json) check "$n: full: NONE lines" has "$f" '"type":"NONE"' ;;
+		esac
+		count "$f" >"$tmp/c.json"
+		got=$(field bad_lines <"$tmp/c.json")
+		case $n in
+		*_untraced.json | *_full.json | *_clean.json)
+			check "$n: every line is valid JSON (count.rb bad_lines=$got)" [ "$got" = 0 ] ;;
+		*) check "$n: the raw-quote line is reported (count.rb bad_lines=$got)" [ "$got" -ge 1 ] ;;
+		esac
+	done
+	check "ok_ruby3.1_traced.json.gz is a copy of ok_ruby3.1_traced.json" \
+		cmp -s <(gzip -dc "$OUT/ok_ruby3.1_traced.json.gz") "$OUT/ok_ruby3.1_traced.json"
+
+	# leak sets: the expected leak equals an independent three-dump diff
+	for p in leak_ leak_ruby3.4_; do
+		[ -f "$OUT/${p}expected.json" ] || continue
+		check "${p}*: leak_check.rb" "$RUBY" leak_check.rb "$OUT" "$p"
+	done
+}
+
+write_counts() {
+	local f
+	{
+		printf '# data/counts.txt - count.rb over every dump in data/dumps (written by data/gen/make_fixtures.sh)\n'
+		printf '# file\tobjects\tshapes\troots\troot_categories\tedges\tmemsize\tbad_lines\tfirst_bad_line\tduplicates\tdangling\tgenerations\n'
+		for f in "$OUT"/*.json "$OUT"/*.json.gz; do
+			case $(basename "$f") in edge_memprof.json | leak_*expected.json) continue ;; esac
+			count "$f" | "$RUBY" -rjson -e '
+				j = JSON.parse(STDIN.read)
+				g = j["generations"] ? j["generations"].join("-") : "-"
+				puts [ARGV[0], *%w[objects shapes roots root_categories edges memsize bad_lines first_bad_line duplicates dangling].map { |k| j[k] }, g].join("\t")
+			' "$(basename "$f")"
+		done
+	} >"$tmp/counts.txt"
+	mv "$tmp/counts.txt" "$OUT/../counts.txt"
+}
+
+case $mode in
+all) generate_native; generate_wasm ;;
+native) generate_native ;;
+esac
+run_checks
+[ "$mode" = check ] || write_counts
+
+total=$(du -cb "$OUT"/* | tail -1 | cut -f1)
+say "data/dumps: $(find "$OUT" -type f | wc -l) files, $total bytes"
+[ $fail = 0 ] || die "some checks failed"
+say "all checks passed"
