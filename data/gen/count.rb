@@ -11,8 +11,13 @@
 #  * Every other line must hold one JSON object. If JSON.parse fails:
 #    - a line ending in "}" is repaired with regexes (address, type, root,
 #      references, memsize, generation), as for a raw quote in "file";
-#    - a line that does not end in "}" is joined with the next line when that
-#      one does not start with "{" (a raw newline inside "file"), and retried;
+#    - a line that does not end in "}", or has an odd number of unescaped
+#      quotes (a string left open), is joined with the next line when that
+#      one does not start a record, i.e. does not begin with '{"name":' (a raw
+#      newline inside "file", or Ruby 3.1.2's escape garbage holding a
+#      newline before '{"\u00ff'), and retried;
+#    - the cut last line of an incomplete dump (no final newline, or a
+#      damaged gzip stream) is repaired with the same regexes;
 #    - anything else is skipped.
 #    Each repaired or skipped record counts once in bad_lines, at its first
 #    physical line (first_bad_line, 1-based; 0 when there is none).
@@ -130,11 +135,15 @@ while i < lines.size
   next if line.strip.empty? || line == "[" || line == "]"
   line = line[1..-1] if line.start_with?("[{", ",{")
   rec, was_bad = parse(line)
-  while was_bad && rec.nil? && !line.end_with?("}") && i < lines.size && !lines[i].start_with?("{")
+  # an unbalanced quote or a missing "}" means the record goes on
+  while was_bad && (line.b.gsub(/\\./mn, "").count('"').odd? || !line.end_with?("}")) &&
+        i < lines.size && lines[i] !~ /\A\s*(\{"[a-z_]*":|\[|,)/
     line = line + "\n" + lines[i].chomp("\r")
     i += 1
     rec, was_bad = parse(line)
   end
+  # the cut last line of an incomplete dump still gives address and type
+  rec = repair(line) if was_bad && rec.nil? && i == lines.size && (truncated || gzip_error)
   bad.call(lineno) if was_bad
   next unless rec
 

@@ -26,8 +26,9 @@ mode=all
 case "${1:-}" in
 --native) mode=native ;;
 --check) mode=check ;;
+--counts) mode=counts ;;
 "") ;;
-*) echo "usage: $0 [--native | --check]" >&2; exit 2 ;;
+*) echo "usage: $0 [--native | --check | --counts]" >&2; exit 2 ;;
 esac
 
 say() { printf '%s\n' "$*" >&2; }
