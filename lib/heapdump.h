@@ -179,6 +179,7 @@ typedef struct hd_str {
 #define HD_HAS_REFERENCES (1u << 14)
 #define HD_HAS_FLAGS (1u << 15)
 #define HD_HAS_DEFAULT (1u << 16)
+#define HD_HAS_CLASS_NAME (1u << 17) /**< "class" is a name (replace-class) */
 
 /* Boolean attributes of hd_record.bits: the object's own booleans and the
  * GC flags of its "flags" object. */
@@ -241,6 +242,10 @@ typedef struct hd_record {
 	hd_str method;
 	hd_str name;         /**< CLASS/MODULE name, memprof class_name */
 	hd_str real_class_name;
+	/** The "class" value when it is a name rather than a pointer, as
+	 * written by hd_replace_class(); class_addr then comes from the
+	 * "class_address" member. */
+	hd_str class_name;
 	hd_str struct_name;  /**< DATA struct */
 	hd_str imemo_type;
 	hd_str node_type;
@@ -638,6 +643,100 @@ HD_API const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g,
 
 /** Frees the accumulator. NULL is a no-op. */
 HD_API void hd_stats_free(hd_stats *st);
+
+/* ===================================================================== */
+/* Transforms                                                            */
+/* ===================================================================== */
+
+/** hd_replace_options flags. */
+#define HD_REPLACE_ADD_REF (1u << 0) /**< add the class to references */
+
+/** What hd_replace_class() did, filled when it returns 0. */
+typedef struct hd_replace_stats {
+	uint64_t records;    /**< lines written */
+	uint64_t objects;    /**< of which heap objects */
+	uint64_t rewritten;  /**< class pointers replaced by a name */
+	uint64_t unresolved; /**< class pointers to no class of the dump */
+	uint64_t named;      /**< classes already given as names */
+	uint64_t escaped;    /**< invalid lines written back as valid JSON */
+	uint64_t salvaged;   /**< records rebuilt from salvaged fields */
+	hd_read_stats read;  /**< the reader's counts (second pass) */
+} hd_replace_stats;
+
+/** Options for hd_replace_class(); initialise with
+ * HD_REPLACE_OPTIONS_INIT. */
+typedef struct hd_replace_options {
+	unsigned int version;    /**< HD_REPLACE_OPTIONS_VERSION */
+	unsigned int flags;      /**< HD_REPLACE_ bits */
+	hd_read_options read;    /**< how to read the dump */
+	hd_progress_cb progress; /**< bytes of both passes, or NULL */
+	void *progress_payload;
+	hd_replace_stats *stats; /**< receives the counts, or NULL */
+} hd_replace_options;
+
+#define HD_REPLACE_OPTIONS_VERSION 1
+#define HD_REPLACE_OPTIONS_INIT                                         \
+	{ HD_REPLACE_OPTIONS_VERSION, 0, HD_READ_OPTIONS_INIT, NULL, NULL, \
+	  NULL }
+
+/**
+ * Rewrites a dump with class names instead of class pointers, as plain
+ * NDJSON. Every object whose "class" points at a CLASS, MODULE or ICLASS
+ * record of the dump gets that class's display name (as in `stats --by
+ * class`) in "class" and the pointer, as written, in a new
+ * "class_address" member right after it; every other byte of the line is
+ * kept. Pointers to nothing in the dump are left as they are. Lines that
+ * were invalid JSON come out valid (see hd_json_repair()); records that
+ * could only be salvaged are written with their salvaged fields; lines
+ * that yielded no record are dropped (reported through
+ * opts->read.problem).
+ *
+ * The input is read twice (a standard input is first copied to a
+ * temporary file in $TMPDIR). A file output is written to a temporary
+ * file in its directory and renamed over out_path only on success, so
+ * nothing is left behind on failure. It gets the mode of the file it
+ * replaces, or else the input's (0600 for standard input). An output
+ * that exists and is not a regular file (a device, a pipe) is written
+ * directly.
+ *
+ * @param in_path the dump, or "-" for standard input; may be gzipped
+ * @param out_path the output file, "-" for standard output, or NULL to
+ *        replace in_path itself once the rewrite has succeeded (not for
+ *        standard input or gzipped input); naming the input file itself
+ *        is an error
+ * @param opts NULL for defaults
+ * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT,
+ *         HD_EINVAL (bad options, or an output that is the input)
+ */
+HD_API int hd_replace_class(const char *in_path, const char *out_path,
+			    const hd_replace_options *opts, hd_error *err);
+
+/**
+ * Writes the text of one dump record as one line of valid JSON. Ruby
+ * writes some strings unescaped, so a record the reader accepted may
+ * hold raw quotes, raw newlines (a joined record), control characters,
+ * invalid escapes such as "\u-061" or lone surrogates. Here a quote
+ * inside a member's string that does not end it (by the reader's rule:
+ * the closing quote is followed by `, "key":` or the final `}`) becomes
+ * \", a control character \u00XX (or \n, \t...), the backslash of an
+ * invalid escape \\; a newline between values becomes a space, a bare
+ * value that is not a JSON number or literal becomes a string, and the
+ * heap_dump gem's "[" or "," framing is dropped. Valid JSON is copied
+ * unchanged, byte for byte. Bytes of 0x80 and above are copied as they
+ * are, valid UTF-8 or not.
+ *
+ * Like snprintf(), at most size bytes are stored (no NUL is added) and
+ * *out_len receives the full length: when it exceeds size, call again
+ * with a larger buffer. 6 * len + 8 bytes are always enough.
+ *
+ * @param dst the output buffer (may be NULL when size is 0)
+ * @param out_len receives the length of the repaired text
+ * @param src the record's text, without its line end
+ * @return 0, HD_EPARSE (not one JSON object this repair can follow),
+ *         HD_EINVAL
+ */
+HD_API int hd_json_repair(char *dst, size_t size, size_t *out_len,
+			  const char *src, size_t len, hd_error *err);
 
 #ifdef __cplusplus
 }

@@ -48,15 +48,16 @@ static int read_all(const char *text, unsigned flags, struct seen *s,
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
+/* sc starts zeroed ({0}) and keeps its buffer between calls */
 static int scan1(const char *line, hd_record *rec, struct hd__scan *sc)
 {
-	memset(sc, 0, sizeof(*sc));
+	sc->strict = 0;
 	return hd__scan_line(sc, line, strlen(line), rec);
 }
 
 static void test_scan__object_fields(void)
 {
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 	const char *l =
 		"{\"address\":\"0x7fc3cd1399b0\", \"type\":\"STRING\", "
@@ -90,7 +91,7 @@ static void test_scan__object_fields(void)
 
 static void test_scan__references(void)
 {
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 
 	T_EQ(scan1("{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
@@ -115,7 +116,7 @@ static void test_scan__references(void)
 
 static void test_scan__shape_and_flags_4_0(void)
 {
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 
 	T_EQ(scan1("{\"address\":\"0x104fe0098\", \"type\":\"SHAPE\", \"id\":4, "
@@ -141,7 +142,7 @@ static void test_scan__shape_and_flags_4_0(void)
 
 static void test_scan__unknown_fields_skipped(void)
 {
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 
 	T_EQ(scan1("{\"address\":\"0x1\", \"type\":\"MYSTERY\", "
@@ -155,7 +156,7 @@ static void test_scan__unknown_fields_skipped(void)
 
 static void test_scan__raw_quote_in_file_repaired(void)
 {
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 	const char *l;
 
@@ -357,7 +358,7 @@ static void test_reader__missing_file(void)
 static void test_scan__hostile_nesting(void)
 {
 	char line[4096];
-	struct hd__scan sc;
+	struct hd__scan sc = { 0 };
 	hd_record r;
 	size_t n = 0;
 	int i;

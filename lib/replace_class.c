@@ -1,0 +1,1138 @@
+/*
+ * replace_class.c - hd_replace_class(): a dump rewritten with class names
+ * instead of class pointers, and hd_json_repair(), which turns the
+ * records Ruby writes as invalid JSON into valid JSON.
+ *
+ * Two passes over the input: the first feeds every record to a class
+ * table and resolves the names, the second rewrites each line. A record
+ * is edited where the scanner found its members (class_at, class_end,
+ * refs_close, obj_close), so every other byte stays as it was, and then
+ * goes through hd_json_repair(), which leaves valid JSON untouched.
+ */
+#include "hd_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OUT_BUF ((size_t)256 << 10)
+#define SPOOL_BUF ((size_t)1 << 20)
+#define MAX_DEPTH 64
+
+/* ===================================================================== */
+/* hd_json_repair                                                        */
+/* ===================================================================== */
+
+/* An snprintf-style output: stores what fits, counts everything. */
+struct sink {
+	char *p;
+	size_t size;
+	size_t len;
+};
+
+static void put(struct sink *o, const char *s, size_t n)
+{
+	if (o->len < o->size)
+		memcpy(o->p + o->len, s,
+		       n < o->size - o->len ? n : o->size - o->len);
+	o->len += n;
+}
+
+static void put_ch(struct sink *o, char ch)
+{
+	if (o->len < o->size)
+		o->p[o->len] = ch;
+	o->len++;
+}
+
+static void put_u00(struct sink *o, unsigned char ch)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+	e[4] = hex[ch >> 4];
+	e[5] = hex[ch & 15];
+	put(o, e, 6);
+}
+
+static int is_ws(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+}
+
+static int hex4(const char *s, size_t left, unsigned *cp)
+{
+	unsigned v = 0;
+	int i;
+
+	if (left < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		char ch = s[i];
+
+		v <<= 4;
+		if (ch >= '0' && ch <= '9')
+			v |= (unsigned)(ch - '0');
+		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+			v |= (unsigned)((ch | 0x20) - 'a' + 10);
+		else
+			return -1;
+	}
+	*cp = v;
+	return 0;
+}
+
+/*
+ * The length of a valid escape at s[0] == '\\', or 0. \u escapes must be
+ * BMP characters or whole surrogate pairs: jq rejects lone surrogates.
+ */
+static size_t valid_escape(const char *s, size_t n)
+{
+	unsigned cp, lo;
+
+	if (n < 2)
+		return 0;
+	switch (s[1]) {
+	case '"': case '\\': case '/':
+	case 'b': case 'f': case 'n': case 'r': case 't':
+		return 2;
+	case 'u':
+		if (hex4(s + 2, n - 2, &cp))
+			return 0;
+		if (cp < 0xd800 || cp > 0xdfff)
+			return 6;
+		if (cp < 0xdc00 && n >= 12 && s[6] == '\\' && s[7] == 'u' &&
+		    !hex4(s + 8, n - 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff)
+			return 12;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Writes the bytes between a string's quotes as valid JSON string
+ * content: valid escapes are kept, a raw quote, the backslash of an
+ * invalid escape and control characters are escaped.
+ */
+static void put_content(struct sink *o, const char *s, size_t n)
+{
+	size_t i = 0, run, e;
+
+	while (i < n) {
+		unsigned char ch;
+
+		for (run = i; i < n; i++) {
+			ch = (unsigned char)s[i];
+			if (ch < 0x20 || ch == '"' || ch == '\\')
+				break;
+		}
+		put(o, s + run, i - run);
+		if (i == n)
+			break;
+		ch = (unsigned char)s[i];
+		if (ch == '\\' && (e = valid_escape(s + i, n - i))) {
+			put(o, s + i, e);
+			i += e;
+			continue;
+		}
+		i++;
+		switch (ch) {
+		case '"': put(o, "\\\"", 2); break;
+		case '\\': put(o, "\\\\", 2); break;
+		case '\b': put(o, "\\b", 2); break;
+		case '\f': put(o, "\\f", 2); break;
+		case '\n': put(o, "\\n", 2); break;
+		case '\r': put(o, "\\r", 2); break;
+		case '\t': put(o, "\\t", 2); break;
+		default: put_u00(o, ch); break;
+		}
+	}
+}
+
+/* Writes raw bytes (a class name) as a JSON string, quotes included. */
+static void put_json_str(struct sink *o, const char *s, size_t n)
+{
+	size_t i = 0, run;
+
+	put_ch(o, '"');
+	while (i < n) {
+		unsigned char ch;
+
+		for (run = i; i < n; i++) {
+			ch = (unsigned char)s[i];
+			if (ch < 0x20 || ch == '"' || ch == '\\')
+				break;
+		}
+		put(o, s + run, i - run);
+		if (i == n)
+			break;
+		switch (ch = (unsigned char)s[i++]) {
+		case '"': put(o, "\\\"", 2); break;
+		case '\\': put(o, "\\\\", 2); break;
+		case '\b': put(o, "\\b", 2); break;
+		case '\f': put(o, "\\f", 2); break;
+		case '\n': put(o, "\\n", 2); break;
+		case '\r': put(o, "\\r", 2); break;
+		case '\t': put(o, "\\t", 2); break;
+		default: put_u00(o, ch); break;
+		}
+	}
+	put_ch(o, '"');
+}
+
+/*
+ * The reader's rule (scan.c) for the end of a member's string: the
+ * closing quote is followed by `, "key":` or by the final `}`.
+ */
+static int continues_object(const char *q, const char *end)
+{
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q == end)
+		return 0;
+	if (*q == '}') {
+		for (q++; q < end; q++)
+			if (*q != ' ' && *q != '\t' && *q != '\r' &&
+			    *q != ',' && *q != '\n')
+				return 0;
+		return 1;
+	}
+	if (*q != ',')
+		return 0;
+	for (q++; q < end && (*q == ' ' || *q == '\t'); q++)
+		;
+	if (q == end || *q != '"')
+		return 0;
+	for (q++; q < end && ((*q >= 'a' && *q <= 'z') || *q == '_' ||
+			      (*q >= '0' && *q <= '9') ||
+			      (*q >= 'A' && *q <= 'Z'));
+	     q++)
+		;
+	return q + 1 < end && q[0] == '"' && q[1] == ':';
+}
+
+static int escaped(const char *q, const char *begin)
+{
+	size_t n = 0;
+
+	while (q > begin && q[-1] == '\\') {
+		q--;
+		n++;
+	}
+	return n & 1;
+}
+
+struct rp {
+	const char *p;
+	const char *end;
+	struct sink *o;
+};
+
+/* Copies whitespace; a raw newline (a joined record) becomes a space. */
+static void copy_ws(struct rp *r)
+{
+	while (r->p < r->end && is_ws(*r->p)) {
+		put_ch(r->o, *r->p == '\n' ? ' ' : *r->p);
+		r->p++;
+	}
+}
+
+/*
+ * A string at r->p (its opening quote). A member's value ends at the
+ * first quote that continues the object, keys and nested strings at the
+ * first unescaped quote (keys: the first quote), as the reader reads
+ * them.
+ */
+static int repair_string(struct rp *r, int member, int key)
+{
+	const char *s = r->p + 1, *q = s;
+
+	for (;;) {
+		q = memchr(q, '"', (size_t)(r->end - q));
+		if (!q)
+			return HD_EPARSE;
+		if (key || (!escaped(q, s) &&
+			    (!member || continues_object(q + 1, r->end))))
+			break;
+		q++;
+	}
+	put_ch(r->o, '"');
+	put_content(r->o, s, (size_t)(q - s));
+	put_ch(r->o, '"');
+	r->p = q + 1;
+	return 0;
+}
+
+/* Is s[0..n) a JSON number? */
+static int json_number(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9')
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	else
+		return 0;
+	if (i < n && s[i] == '.') {
+		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	return i == n;
+}
+
+/* A bare value: a number or literal is copied, anything else quoted. */
+static int repair_bare(struct rp *r)
+{
+	const char *t = r->p;
+	size_t n, z = 0;
+
+	while (r->p < r->end && !is_ws(*r->p) && *r->p != ',' &&
+	       *r->p != '}' && *r->p != ']' && *r->p != ':' &&
+	       *r->p != '"' && *r->p != '{' && *r->p != '[')
+		r->p++;
+	n = (size_t)(r->p - t);
+	if (!n)
+		return HD_EPARSE;
+	if (json_number(t, n) || (n == 4 && memcmp(t, "true", 4) == 0) ||
+	    (n == 5 && memcmp(t, "false", 5) == 0) ||
+	    (n == 4 && memcmp(t, "null", 4) == 0)) {
+		put(r->o, t, n);
+		return 0;
+	}
+	while (z + 1 < n && t[z] == '0')
+		z++;
+	if (z && json_number(t + z, n - z)) {
+		put(r->o, t + z, n - z); /* "007": leading zeros */
+		return 0;
+	}
+	put_ch(r->o, '"');
+	put_content(r->o, t, n);
+	put_ch(r->o, '"');
+	return 0;
+}
+
+/*
+ * Walks one JSON object iteratively (a bit stack of container kinds, as
+ * scan.c's skip_value), copying the structure and repairing the strings.
+ */
+static int repair(struct rp *r)
+{
+	uint64_t stack = 0;
+	unsigned depth = 0;
+	int rc;
+
+	goto value;
+key:
+	if (r->p >= r->end || *r->p != '"' ||
+	    (rc = repair_string(r, 0, 1)))
+		return HD_EPARSE;
+	copy_ws(r);
+	if (r->p >= r->end || *r->p != ':')
+		return HD_EPARSE;
+	put_ch(r->o, ':');
+	r->p++;
+value:
+	copy_ws(r);
+	if (r->p >= r->end)
+		return HD_EPARSE;
+	if (*r->p == '{' || *r->p == '[') {
+		int obj = *r->p == '{';
+
+		if (depth == MAX_DEPTH)
+			return HD_EPARSE;
+		stack = stack << 1 | (uint64_t)obj;
+		depth++;
+		put_ch(r->o, *r->p++);
+		copy_ws(r);
+		if (r->p < r->end && *r->p == (obj ? '}' : ']')) {
+			put_ch(r->o, *r->p++);
+			depth--;
+			stack >>= 1;
+		} else if (obj) {
+			goto key;
+		} else {
+			goto value;
+		}
+	} else if (*r->p == '"') {
+		if ((rc = repair_string(r, depth == 1 && (stack & 1), 0)))
+			return rc;
+	} else if ((rc = repair_bare(r))) {
+		return rc;
+	}
+	/* after a value: the next item, or close containers */
+	for (;;) {
+		if (!depth)
+			return 0;
+		copy_ws(r);
+		if (r->p >= r->end)
+			return HD_EPARSE;
+		if (*r->p == ',') {
+			put_ch(r->o, *r->p++);
+			if (stack & 1) {
+				copy_ws(r);
+				goto key;
+			}
+			goto value;
+		}
+		if (*r->p != ((stack & 1) ? '}' : ']'))
+			return HD_EPARSE;
+		put_ch(r->o, *r->p++);
+		depth--;
+		stack >>= 1;
+	}
+}
+
+int hd_json_repair(char *dst, size_t size, size_t *out_len,
+		   const char *src, size_t len, hd_error *err)
+{
+	struct sink o;
+	struct rp r;
+	int rc;
+
+	HD_ASSERT_ARG(out_len && (src || !len) && (dst || !size));
+	*out_len = 0;
+	o.p = dst;
+	o.size = size;
+	o.len = 0;
+	r.p = src;
+	r.end = src + len;
+	r.o = &o;
+	/* the heap_dump gem frames its records as one array, a line each */
+	while (r.p < r.end && is_ws(*r.p))
+		r.p++;
+	if (r.p < r.end && (*r.p == '[' || *r.p == ','))
+		r.p++;
+	while (r.p < r.end && is_ws(*r.p))
+		r.p++;
+	if (r.p >= r.end || *r.p != '{')
+		return hd__error(err, HD_EPARSE, "not a JSON object");
+	rc = repair(&r);
+	if (rc)
+		return hd__error(err, rc,
+				 "cannot follow the record at byte %zu",
+				 (size_t)(r.p - src));
+	while (r.p < r.end && is_ws(*r.p))
+		r.p++;
+	if (r.p < r.end && *r.p != ',')
+		return hd__error(err, HD_EPARSE, "text after the record");
+	*out_len = o.len;
+	return 0;
+}
+
+/* ===================================================================== */
+/* Output                                                                */
+/* ===================================================================== */
+
+/* A growable byte buffer for one line. */
+struct buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static int buf_reserve(struct buf *b, size_t need)
+{
+	return hd__grow((void **)&b->p, &b->cap, need, 1) ? HD_ENOMEM : 0;
+}
+
+/* Formats into a sink over the buffer's free space, growing and retrying
+ * when it did not fit. */
+static int buf_sink(struct buf *b, struct sink *o, size_t hint)
+{
+	if (buf_reserve(b, b->len + hint))
+		return HD_ENOMEM;
+	o->p = b->p + b->len;
+	o->size = b->cap - b->len;
+	o->len = 0;
+	return 0;
+}
+
+/*
+ * The output file: written through a buffer to a temporary file in the
+ * target's directory, renamed over the target on commit. Standard output
+ * and existing non-regular files (devices, pipes) are written directly.
+ */
+struct out {
+	int fd;
+	int own;           /* fd was opened here */
+	char *tmp;         /* temporary file, or NULL */
+	size_t tmp_size;
+	char *target;      /* what tmp replaces */
+	size_t target_size;
+	const char *name;  /* for messages */
+	char *buf;
+	size_t len;
+};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int out_flush(struct out *o, hd_error *err)
+{
+	if (o->len && write_all(o->fd, o->buf, o->len))
+		return hd__error_sys(err, errno, "cannot write '%s': %s",
+				     o->name, strerror(errno));
+	o->len = 0;
+	return 0;
+}
+
+static int out_write(struct out *o, const char *p, size_t n, hd_error *err)
+{
+	if (o->len + n > OUT_BUF && out_flush(o, err))
+		return HD_EIO;
+	if (n >= OUT_BUF) {
+		if (write_all(o->fd, p, n))
+			return hd__error_sys(err, errno,
+					     "cannot write '%s': %s", o->name,
+					     strerror(errno));
+		return 0;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+static char *path_dup(const char *s, size_t *size)
+{
+	char *p;
+
+	*size = strlen(s) + 1;
+	p = hd__malloc(*size);
+	if (p)
+		memcpy(p, s, *size);
+	return p;
+}
+
+/*
+ * Where the output goes. An existing regular file is replaced through
+ * its real path (a symbolic link stays a link) and keeps its mode; a new
+ * file gets mode. The input itself is refused unless in_place.
+ */
+static int out_open(struct out *o, const char *path, const struct stat *in,
+		    int in_place, mode_t mode, hd_error *err)
+{
+	struct stat sb;
+	char *real = NULL;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->name = path;
+	if (!(o->buf = hd__malloc(OUT_BUF)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (strcmp(path, "-") == 0 && !in_place) {
+		o->fd = 1;
+		o->name = "standard output";
+		return 0;
+	}
+	if (stat(path, &sb) == 0) {
+		if (!in_place && in && sb.st_dev == in->st_dev &&
+		    sb.st_ino == in->st_ino)
+			return hd__error(err, HD_EINVAL,
+					 "'%s' is the input dump: rewrite it in place instead",
+					 path);
+		if (!S_ISREG(sb.st_mode)) {
+			o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+			if (o->fd < 0)
+				return hd__error_sys(err, errno,
+						     "cannot open '%s': %s",
+						     path, strerror(errno));
+			o->own = 1;
+			return 0;
+		}
+		mode = sb.st_mode & 07777;
+		if (!(real = hd__malloc(PATH_MAX)))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+		if (!realpath(path, real)) {
+			rc = hd__error_sys(err, errno,
+					   "cannot resolve '%s': %s", path,
+					   strerror(errno));
+			hd__free(real, PATH_MAX);
+			return rc;
+		}
+		o->target = path_dup(real, &o->target_size);
+		hd__free(real, PATH_MAX);
+	} else {
+		o->target = path_dup(path, &o->target_size);
+	}
+	if (!o->target)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	o->tmp_size = o->target_size + 10;
+	if (!(o->tmp = hd__malloc(o->tmp_size)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	snprintf(o->tmp, o->tmp_size, "%s.tmpXXXXXX", o->target);
+	o->fd = mkstemp(o->tmp);
+	o->own = o->fd >= 0;
+	if (o->fd < 0) {
+		rc = hd__error_sys(err, errno, "cannot create '%s': %s",
+				   o->tmp, strerror(errno));
+		hd__free(o->tmp, o->tmp_size);
+		o->tmp = NULL;
+		return rc;
+	}
+	if (fchmod(o->fd, mode) != 0)
+		return hd__error_sys(err, errno,
+				     "cannot set the mode of '%s': %s", o->tmp,
+				     strerror(errno));
+	return 0;
+}
+
+static int out_commit(struct out *o, hd_error *err)
+{
+	int rc;
+
+	if ((rc = out_flush(o, err)))
+		return rc;
+	if (!o->tmp)
+		return 0;
+	o->own = 0;
+	if (fsync(o->fd) != 0 || close(o->fd) != 0)
+		return hd__error_sys(err, errno, "cannot write '%s': %s",
+				     o->tmp, strerror(errno));
+	if (rename(o->tmp, o->target) != 0)
+		return hd__error_sys(err, errno,
+				     "cannot rename '%s' to '%s': %s", o->tmp,
+				     o->target, strerror(errno));
+	hd__free(o->tmp, o->tmp_size);
+	o->tmp = NULL;
+	return 0;
+}
+
+/* Closes the output; an uncommitted temporary file is removed. */
+static void out_close(struct out *o)
+{
+	if (o->own)
+		close(o->fd);
+	if (o->tmp) {
+		unlink(o->tmp);
+		hd__free(o->tmp, o->tmp_size);
+	}
+	hd__free(o->target, o->target_size);
+	hd__free(o->buf, OUT_BUF);
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+/* Copies standard input to a temporary file in $TMPDIR: it is read
+ * twice. */
+static int spool_stdin(char **path_out, size_t *size_out, hd_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path, *buf = NULL;
+	size_t size;
+	ssize_t k;
+	int fd, rc = 0;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	size = strlen(dir) + 32;
+	if (!(path = hd__malloc(size)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	snprintf(path, size, "%s/heapdump-stdin.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		rc = hd__error_sys(err, errno,
+				   "cannot create a temporary file in '%s': %s",
+				   dir, strerror(errno));
+		hd__free(path, size);
+		return rc;
+	}
+	if (!(buf = hd__malloc(SPOOL_BUF))) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		k = read(0, buf, SPOOL_BUF);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = hd__error_sys(err, errno,
+					   "cannot read standard input: %s",
+					   strerror(errno));
+			goto out;
+		}
+		if (!k)
+			break;
+		if (write_all(fd, buf, (size_t)k)) {
+			rc = hd__error_sys(err, errno, "cannot write '%s': %s",
+					   path, strerror(errno));
+			goto out;
+		}
+	}
+out:
+	hd__free(buf, SPOOL_BUF);
+	if (close(fd) != 0 && !rc)
+		rc = hd__error_sys(err, errno, "cannot write '%s': %s", path,
+				   strerror(errno));
+	if (rc) {
+		unlink(path);
+		hd__free(path, size);
+		return rc;
+	}
+	*path_out = path;
+	*size_out = size;
+	return 0;
+}
+
+/* ===================================================================== */
+/* hd_replace_class                                                      */
+/* ===================================================================== */
+
+struct job {
+	hd_replace_options o;
+	hd_replace_stats st;
+	struct hd__intern strs;
+	struct hd__classtab ct;
+	struct hd__scan rescan;  /* for repaired records */
+	hd_record rerec;
+	struct buf line;         /* the edited record */
+	struct buf fixed;        /* the repaired record */
+	struct out out;
+	uint64_t done;           /* bytes of the first pass */
+	uint64_t total;          /* bytes of both passes, 0 if unknown */
+};
+
+/* The display name of the class at address; 0 if there is none. */
+static int class_name(const struct job *j, uint64_t address, hd_str *name)
+{
+	const struct hd__class *cl = hd__classtab_find(&j->ct, address);
+	size_t n;
+	const char *p;
+
+	if (!cl || cl->display == HD_STR_NONE)
+		return 0;
+	p = hd__intern_str(&j->strs, cl->display, &n);
+	if (!n)
+		return 0;
+	name->ptr = p;
+	name->len = n;
+	return 1;
+}
+
+enum { ED_CLASS, ED_REF, ED_REFS };
+
+struct edit {
+	size_t at, end;
+	int what;
+};
+
+/*
+ * The record with its class value replaced by the name and the pointer
+ * moved to class_address, and with --add-ref the pointer appended to the
+ * references, every other byte as it was.
+ */
+static int edit_record(struct job *j, const hd_record *rec,
+		       const struct hd__scan *sc, hd_str name)
+{
+	const char *t = rec->text;
+	const char *ptr = t + sc->class_at;
+	size_t plen = sc->class_end - sc->class_at, pos = 0, i;
+	struct edit e[2];
+	unsigned n = 1;
+	struct sink o;
+
+	e[0].at = sc->class_at;
+	e[0].end = sc->class_end;
+	e[0].what = ED_CLASS;
+	if (j->o.flags & HD_REPLACE_ADD_REF) {
+		if ((rec->has & HD_HAS_REFERENCES) && sc->refs_close) {
+			e[1].at = e[1].end = sc->refs_close;
+			e[1].what = ED_REF;
+		} else {
+			e[1].at = e[1].end = sc->obj_close;
+			e[1].what = ED_REFS;
+		}
+		if (e[1].at < e[0].at) {
+			struct edit tmp = e[0];
+
+			e[0] = e[1];
+			e[1] = tmp;
+		}
+		n = 2;
+	}
+	j->line.len = 0;
+	for (;;) {
+		if (buf_sink(&j->line, &o, rec->text_len + name.len * 6 +
+						   plen * 2 + 64))
+			return HD_ENOMEM;
+		pos = 0;
+		for (i = 0; i < n; i++) {
+			put(&o, t + pos, e[i].at - pos);
+			if (e[i].what == ED_CLASS) {
+				put_json_str(&o, name.ptr, name.len);
+				put(&o, ", \"class_address\":", 18);
+				put(&o, ptr, plen);
+			} else if (e[i].what == ED_REF) {
+				if (rec->nrefs)
+					put(&o, ", ", 2);
+				put(&o, ptr, plen);
+			} else {
+				put(&o, ", \"references\":[", 16);
+				put(&o, ptr, plen);
+				put_ch(&o, ']');
+			}
+			pos = e[i].end;
+		}
+		put(&o, t + pos, rec->text_len - pos);
+		if (o.len <= o.size)
+			break;
+		if (buf_reserve(&j->line, o.len))
+			return HD_ENOMEM;
+	}
+	j->line.len = o.len;
+	return 0;
+}
+
+static void put_addr(struct sink *o, const char *key, uint64_t v)
+{
+	char tmp[64];
+	int n = snprintf(tmp, sizeof(tmp), "%s\"0x%llx\"", key,
+			 (unsigned long long)v);
+
+	put(o, tmp, (size_t)n);
+}
+
+static void put_u64(struct sink *o, const char *key, uint64_t v)
+{
+	char tmp[64];
+	int n = snprintf(tmp, sizeof(tmp), "%s%llu", key,
+			 (unsigned long long)v);
+
+	put(o, tmp, (size_t)n);
+}
+
+/*
+ * A valid record from the fields the salvage of an invalid line
+ * recovered; name is the class's name, or { NULL, 0 }.
+ */
+static void put_salvaged(const struct job *j, struct sink *o,
+			 const hd_record *rec, int cls, hd_str name)
+{
+	int add_ref = name.ptr && (j->o.flags & HD_REPLACE_ADD_REF);
+	size_t i;
+
+	put_ch(o, '{');
+	if (rec->kind == HD_REC_ROOT) {
+		put(o, "\"type\":\"ROOT\", \"root\":\"", 24);
+		put_content(o, rec->root.ptr, rec->root.len);
+		put_ch(o, '"');
+	} else {
+		if (rec->has & HD_HAS_ADDRESS)
+			put_addr(o, "\"address\":", rec->address);
+		if (rec->has & HD_HAS_ADDRESS)
+			put(o, ", ", 2);
+		put(o, "\"type\":\"", 8);
+		if (rec->type != HD_T_UNKNOWN)
+			put(o, hd_type_name(rec->type),
+			    strlen(hd_type_name(rec->type)));
+		else
+			put_content(o, rec->type_name.ptr, rec->type_name.len);
+		put_ch(o, '"');
+	}
+	if (cls && name.ptr) {
+		put(o, ", \"class\":", 10);
+		put_json_str(o, name.ptr, name.len);
+		put_addr(o, ", \"class_address\":", rec->class_addr);
+	} else if (cls) {
+		put_addr(o, ", \"class\":", rec->class_addr);
+	}
+	if (rec->has & HD_HAS_MEMSIZE)
+		put_u64(o, ", \"memsize\":", rec->memsize);
+	if (rec->has & HD_HAS_GENERATION)
+		put_u64(o, ", \"generation\":", rec->generation);
+	if (rec->nrefs || add_ref) {
+		put(o, ", \"references\":[", 16);
+		for (i = 0; i < rec->nrefs; i++)
+			put_addr(o, i ? ", " : "", rec->refs[i]);
+		if (add_ref)
+			put_addr(o, rec->nrefs ? ", " : "", rec->class_addr);
+		put_ch(o, ']');
+	}
+	put_ch(o, '}');
+}
+
+/* Writes rec as a record rebuilt from its salvaged fields. */
+static int write_salvaged(struct job *j, const hd_record *rec,
+			  hd_error *err)
+{
+	hd_str name = { NULL, 0 };
+	int cls = rec->kind == HD_REC_OBJECT && (rec->has & HD_HAS_CLASS);
+	size_t hint = 256 + rec->root.len * 6 + rec->type_name.len * 6 +
+		      rec->nrefs * 24;
+	struct sink o;
+
+	if (cls)
+		class_name(j, rec->class_addr, &name);
+	hint += name.len * 6;
+	for (;;) {
+		j->fixed.len = 0;
+		if (buf_sink(&j->fixed, &o, hint))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+		put_salvaged(j, &o, rec, cls, name);
+		put_ch(&o, '\n');
+		if (o.len <= o.size)
+			break;
+		hint = o.len;
+	}
+	j->st.salvaged++;
+	if (cls && name.ptr)
+		j->st.rewritten++;
+	else if (cls)
+		j->st.unresolved++;
+	return out_write(&j->out, j->fixed.p, o.len, err);
+}
+
+/*
+ * Writes text as one line of valid JSON. Returns HD_EPARSE, with nothing
+ * written, when the repair cannot follow it.
+ */
+static int write_repaired(struct job *j, const char *text, size_t len,
+			  hd_error *err)
+{
+	size_t n;
+	int rc;
+
+	if (buf_reserve(&j->fixed, len + len / 8 + 64))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	rc = hd_json_repair(j->fixed.p, j->fixed.cap, &n, text, len, NULL);
+	if (!rc && n + 1 > j->fixed.cap) {
+		if (buf_reserve(&j->fixed, n + 1))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+		rc = hd_json_repair(j->fixed.p, j->fixed.cap, &n, text, len,
+				    NULL);
+	}
+	if (rc)
+		return rc;
+	if (n != len || memcmp(j->fixed.p, text, len) != 0)
+		j->st.escaped++;
+	j->fixed.p[n++] = '\n';
+	return out_write(&j->out, j->fixed.p, n, err);
+}
+
+enum { CL_NONE, CL_REWRITTEN, CL_UNRESOLVED, CL_NAMED };
+
+/* One record of the second pass. */
+static int rewrite(struct job *j, hd_reader *r, const hd_record *rec,
+		   hd_error *err)
+{
+	const struct hd__scan *sc = hd__reader_scan(r);
+	const hd_record *use = rec;
+	const char *text = rec->text;
+	size_t len = rec->text_len;
+	int rc, what = CL_NONE;
+	hd_str name;
+
+	if (rec->origin & HD_O_REPAIRED) {
+		/* the reader's positions may be those of a failed scan */
+		rc = hd__scan_line(&j->rescan, rec->text, rec->text_len,
+				   &j->rerec);
+		if (rc < 0)
+			return hd__error(err, rc, "out of memory");
+		if (rc != HD__SCAN_OK)
+			return write_salvaged(j, rec, err);
+		j->rerec.text = rec->text;
+		j->rerec.text_len = rec->text_len;
+		j->rerec.origin |= rec->origin;
+		use = &j->rerec;
+		sc = &j->rescan;
+	}
+	if (use->kind == HD_REC_OBJECT && !(use->origin & HD_O_MEMPROF) &&
+	    (use->has & HD_HAS_CLASS)) {
+		if (use->has & HD_HAS_CLASS_NAME) {
+			what = CL_NAMED;
+		} else if (sc->class_end > sc->class_at + 2 &&
+			   class_name(j, use->class_addr, &name)) {
+			if (edit_record(j, use, sc, name))
+				return hd__error(err, HD_ENOMEM,
+						 "out of memory");
+			text = j->line.p;
+			len = j->line.len;
+			what = CL_REWRITTEN;
+		} else {
+			what = CL_UNRESOLVED;
+		}
+	}
+	rc = write_repaired(j, text, len, err);
+	if (rc == HD_EPARSE)
+		return write_salvaged(j, use, err);
+	if (rc)
+		return rc;
+	if (what == CL_REWRITTEN)
+		j->st.rewritten++;
+	else if (what == CL_UNRESOLVED)
+		j->st.unresolved++;
+	else if (what == CL_NAMED)
+		j->st.named++;
+	return 0;
+}
+
+static void progress(struct job *j, hd_reader *r, uint64_t base)
+{
+	hd_read_stats rs;
+
+	if (!j->o.progress)
+		return;
+	hd_reader_stats(r, &rs);
+	j->o.progress(base + rs.bytes, j->total, j->o.progress_payload);
+}
+
+/* Pass 1: every class, then the names. */
+static int read_classes(struct job *j, hd_reader *r, hd_error *err)
+{
+	const hd_record *rec;
+	hd_read_stats rs;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = hd_reader_next(r, &rec, err)) == 0) {
+		if (rec->kind == HD_REC_OBJECT && hd__classtab_add(&j->ct, rec))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+		if ((++n & 0xffff) == 0)
+			progress(j, r, 0);
+	}
+	if (rc != HD_ITEROVER)
+		return rc;
+	hd_reader_stats(r, &rs);
+	j->done = rs.bytes;
+	if (hd__classtab_resolve(&j->ct))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Pass 2: every line. */
+static int write_records(struct job *j, hd_reader *r, hd_error *err)
+{
+	const hd_record *rec;
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = hd_reader_next(r, &rec, err)) == 0) {
+		if ((rc = rewrite(j, r, rec, err)))
+			return rc;
+		j->st.records++;
+		if (rec->kind == HD_REC_OBJECT)
+			j->st.objects++;
+		if ((++n & 0xffff) == 0)
+			progress(j, r, j->done);
+	}
+	if (rc != HD_ITEROVER)
+		return rc;
+	hd_reader_stats(r, &j->st.read);
+	return 0;
+}
+
+int hd_replace_class(const char *in_path, const char *out_path,
+		     const hd_replace_options *opts, hd_error *err)
+{
+	static const hd_replace_options defaults = HD_REPLACE_OPTIONS_INIT;
+	struct job *j;
+	hd_reader *r = NULL;
+	hd_read_options ro;
+	hd_read_stats rs;
+	struct stat in_sb;
+	char *spool = NULL;
+	size_t spool_size = 0;
+	const char *path = in_path;
+	int rc, in_place = out_path == NULL;
+
+	HD_ASSERT_ARG(in_path);
+	HD_ASSERT_ARG(!opts || opts->version == HD_REPLACE_OPTIONS_VERSION);
+	HD_ASSERT_ARG(!opts || !(opts->flags & ~HD_REPLACE_ADD_REF));
+	if (in_place && strcmp(in_path, "-") == 0)
+		return hd__error(err, HD_EINVAL,
+				 "cannot rewrite standard input in place");
+	if (!(j = hd__calloc(1, sizeof(*j))))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	j->o = opts ? *opts : defaults;
+	j->out.fd = -1;
+	if ((rc = hd__intern_init(&j->strs)) ||
+	    (rc = hd__classtab_init(&j->ct, &j->strs))) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (strcmp(in_path, "-") == 0) {
+		if ((rc = spool_stdin(&spool, &spool_size, err)))
+			goto out;
+		path = spool;
+	}
+	if (stat(path, &in_sb) != 0) {
+		rc = hd__error_sys(err, errno, "cannot open '%s': %s", path,
+				   strerror(errno));
+		goto out;
+	}
+
+	/* pass 1, without problem reports: pass 2 makes them */
+	ro = j->o.read;
+	ro.problem = NULL;
+	if ((rc = hd_reader_open(&r, path, &ro, err)))
+		goto out;
+	hd_reader_stats(r, &rs);
+	if (in_place && rs.gzip) {
+		rc = hd__error(err, HD_EINVAL,
+			       "'%s' is gzip-compressed: in place, plain JSON would replace it",
+			       in_path);
+		goto out;
+	}
+	j->total = rs.total_bytes * 2;
+	if ((rc = out_open(&j->out, in_place ? in_path : out_path,
+			   spool ? NULL : &in_sb, in_place,
+			   spool ? 0600 : in_sb.st_mode & 07777, err)))
+		goto out;
+	if ((rc = read_classes(j, r, err)))
+		goto out;
+	hd_reader_free(r);
+	r = NULL;
+
+	if ((rc = hd_reader_open(&r, path, &j->o.read, err)) ||
+	    (rc = write_records(j, r, err)) ||
+	    (rc = out_commit(&j->out, err)))
+		goto out;
+	if (j->o.stats)
+		*j->o.stats = j->st;
+out:
+	hd_reader_free(r);
+	out_close(&j->out);
+	if (spool) {
+		unlink(spool);
+		hd__free(spool, spool_size);
+	}
+	hd__scan_free(&j->rescan);
+	hd__free(j->line.p, j->line.cap);
+	hd__free(j->fixed.p, j->fixed.cap);
+	hd__classtab_free(&j->ct);
+	hd__intern_free(&j->strs);
+	hd__free(j, sizeof(*j));
+	return rc;
+}
