@@ -1,0 +1,296 @@
+#!/bin/sh
+# tests/bench/bench.sh - times heapdump on a large generated dump, beside
+# heapy, jq and the I/O floor (wc -l, cat). Run by "make bench"; see
+# tests/bench/README.md for what is measured and how to read the table.
+#
+# Knobs (environment):
+#   BENCH_MB=1000        size of the generated dump in MB (10^6 bytes)
+#   BENCH_SKIP_PEERS=1   do not run heapy and jq
+#   BENCH_DUMP=FILE      time this dump instead of generating one
+#   BENCH_RUNS=N         run each heapdump row N times, keep the fastest (1)
+#   BENCH_TIMEOUT=S      limit for each peer run, in seconds (600)
+#   HEAPDUMP=PATH        the program to time (build/heapdump)
+#   RUBY=PATH            the Ruby that generates the dumps (ruby)
+#
+# Exits 1 if any heapdump row failed, 2 if the benchmark could not run.
+set -u
+LC_ALL=C
+export LC_ALL
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+
+B=${B:-build}
+HD=${HEAPDUMP:-$B/heapdump}
+RUBY=${RUBY:-ruby}
+MB=${BENCH_MB:-1000}
+SKIP_PEERS=${BENCH_SKIP_PEERS:-0}
+RUNS=${BENCH_RUNS:-1}
+TMO=${BENCH_TIMEOUT:-600}
+TIME=/usr/bin/time
+OUT=$B/bench
+LOG=$OUT/log
+RES=$OUT/results-big.tsv
+
+die() {
+	echo "bench: $*" >&2
+	exit 2
+}
+
+case $MB in '' | *[!0-9]* | 0) die "BENCH_MB must be a positive integer, not '$MB'" ;; esac
+case $RUNS in '' | *[!0-9]* | 0) die "BENCH_RUNS must be a positive integer, not '$RUNS'" ;; esac
+case $TMO in '' | *[!0-9]* | 0) die "BENCH_TIMEOUT must be a positive integer, not '$TMO'" ;; esac
+[ -x "$TIME" ] || die "$TIME is missing: apt-get install time"
+command -v "$RUBY" >/dev/null 2>&1 || die "'$RUBY' is missing: apt-get install ruby"
+mkdir -p "$LOG" || die "cannot create $LOG"
+tf=$(mktemp) || die "mktemp failed"
+trap 'rm -f "$tf"' EXIT
+: >"$RES"
+hd_failed=0
+
+# ensure_dump GENERATOR DUMP ARG: (re)generates DUMP with
+# "ruby GENERATOR DUMP ARG" unless it exists and DUMP.sum says it came from
+# the same generator text, argument and Ruby.
+ensure_dump() {
+	gen=$1 dump=$2 arg=$3
+	want="$(sha256sum <"$gen" | cut -d' ' -f1) $arg $("$RUBY" -e 'print RUBY_VERSION')"
+	if [ -s "$dump" ] && [ -f "$dump.sum" ] && [ "$(cat "$dump.sum")" = "$want" ]; then
+		echo "using cached $dump"
+		return 0
+	fi
+	rm -f "$dump" "$dump.sum"
+	echo "generating $dump with $gen $arg ..."
+	if ! "$TIME" -f '%e %M' -o "$tf" "$RUBY" "$gen" "$dump.tmp" "$arg"; then
+		rm -f "$dump.tmp"
+		die "$gen failed"
+	fi
+	mv "$dump.tmp" "$dump" || die "cannot write $dump"
+	printf '%s\n' "$want" >"$dump.sum"
+	echo "generated in $(cut -d' ' -f1 "$tf") s," \
+		"generator peak RSS $(mb "$(cut -d' ' -f2 "$tf")") MB"
+}
+
+# mb KB: kibibytes (GNU time's %M) as decimal megabytes.
+mb() {
+	awk -v k="$1" 'BEGIN { printf "%.0f", k * 1024 / 1e6 }'
+}
+
+# row KIND LABEL STDOUT COMMAND...: times COMMAND with GNU time; STDOUT
+# receives its output, $LOG/<label>.err its errors. KIND is "hd" (a
+# heapdump row: a failure counts), "floor" (both: fastest of BENCH_RUNS)
+# or "peer" (run once, limited to BENCH_TIMEOUT seconds; also the simdjson
+# reference). Appends to $RES:
+# label, kind, status (ok, FAILED, timeout), wall s, peak RSS KB,
+# CPU s (user + system), note.
+row() {
+	kind=$1 label=$2 sout=$3
+	shift 3
+	err=$LOG/$(printf '%s' "$label" | tr -c 'A-Za-z0-9.-' '_').err
+	n=1
+	[ "$kind" != peer ] && n=$RUNS
+	wall='' rss='' cpu='' status=ok note=''
+	i=0
+	while [ $i -lt "$n" ]; do
+		i=$((i + 1))
+		if [ "$kind" = peer ]; then
+			"$TIME" -f '%e %M %U %S' -o "$tf" timeout "$TMO" "$@" >"$sout" 2>"$err"
+		else
+			"$TIME" -f '%e %M %U %S' -o "$tf" "$@" >"$sout" 2>"$err"
+		fi
+		rc=$?
+		if [ "$kind" = peer ] && [ $rc -eq 124 ]; then
+			status=timeout note="over ${TMO} s"
+			wall='' rss='' cpu=''
+			break
+		fi
+		if [ $rc -ne 0 ]; then
+			status=FAILED
+			note="exit $rc: $(grep -v '^Command exited' "$err" | head -n 1 | cut -c1-160)"
+			wall='' rss='' cpu=''
+			break
+		fi
+		t=$(tail -n 1 "$tf")
+		w=$(echo "$t" | cut -d' ' -f1)
+		if [ -z "$wall" ] || awk -v a="$w" -v b="$wall" 'BEGIN { exit !(a < b) }'; then
+			wall=$w
+			rss=$(echo "$t" | cut -d' ' -f2)
+			cpu=$(echo "$t" | awk '{ printf "%.2f", $3 + $4 }')
+		fi
+	done
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$kind" "$status" \
+		"$wall" "$rss" "$cpu" "$note" >>"$RES"
+	case $status in
+	ok) printf '  %-34s %8s s %8s MB %8s s CPU\n' "$label" "$wall" "$(mb "$rss")" "$cpu" ;;
+	timeout) printf '  %-34s timeout (%s)\n' "$label" "$note" ;;
+	*) printf '  FAILED: %s: %s\n' "$label" "$note" ;;
+	esac
+	if [ "$kind" = hd ] && [ "$status" != ok ]; then
+		hd_failed=1
+	fi
+	[ "$status" = ok ]
+}
+
+# hd_missing LABEL: records a heapdump row that cannot run.
+hd_missing() {
+	printf '%s\thd\tFAILED\t\t\t\t%s\n' "$1" "$2" >>"$RES"
+	printf '  FAILED: %s: %s\n' "$1" "$2"
+	hd_failed=1
+}
+
+# table DUMP_BYTES BASE_LABEL: prints the rows of $RES with ratios against
+# the row BASE_LABEL.
+table() {
+	awk -F '\t' -v bytes="$1" -v base="$2" '
+	{ lab[NR] = $1; st[NR] = $3; w[NR] = $4; m[NR] = $5; c[NR] = $6; note[NR] = $7
+	  if ($1 == base && $3 == "ok") { bw = $4; bm = $5 } }
+	END {
+		f = "%-30s %8s %7s %7s %7s  %s\n"
+		printf f, "tool", "wall s", "RSS MB", "CPU s", "GB/s", "vs " base
+		for (i = 1; i <= NR; i++) {
+			if (st[i] != "ok") {
+				if (st[i] == "timeout")
+					printf f, lab[i], "timeout", "-", "-", "-", note[i]
+				else
+					printf f, lab[i], "-", "-", "-", "-", "FAILED: " note[i]
+				continue
+			}
+			# %e counts hundredths: 0.00 means "under 0.01 s".
+			gbs = w[i] > 0 ? sprintf("%.2f", bytes / 1e9 / w[i]) : \
+				sprintf(">%.1f", bytes / 1e9 / 0.01)
+			if (lab[i] == base)
+				cmp = "baseline"
+			else if (bw == "")
+				cmp = "n/a (no baseline)"
+			else if (w[i] == 0 || bw == 0)
+				cmp = "n/a (under 0.01 s)"
+			else {
+				r = w[i] / bw
+				if (r > 0.95 && r < 1.05)
+					cmp = "same speed"
+				else
+					cmp = r >= 1 ? sprintf("%.1fx slower", r) : sprintf("%.1fx faster", 1 / r)
+				cmp = cmp sprintf(", %.1fx the memory", bm > 0 ? m[i] / bm : 0)
+			}
+			printf f, lab[i], sprintf("%.2f", w[i]), sprintf("%.0f", m[i] * 1024 / 1e6),
+				c[i], gbs, cmp
+		}
+	}' "$RES"
+}
+
+echo "== heapdump benchmark"
+mem=$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)
+echo "host: $(uname -srm), $(nproc) cores, $mem"
+echo "cpu: $(awk -F ': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine slows every row)"
+echo "ruby: $("$RUBY" -v)"
+echo "heapdump: $HD ($(git log -1 --format='%h %cd' --date=short 2>/dev/null || echo 'no git'))"
+
+# 1. The dumps.
+if [ -n "${BENCH_DUMP:-}" ]; then
+	DUMP=$BENCH_DUMP
+	[ -r "$DUMP" ] || die "BENCH_DUMP=$DUMP is not readable"
+else
+	DUMP=$OUT/big-$MB.json
+	ensure_dump tests/bench/gen_big.rb "$DUMP" "$MB"
+fi
+CHAIN=$OUT/chain.json
+ensure_dump tests/bench/gen_chain.rb "$CHAIN" 300000
+
+bytes=$(wc -c <"$DUMP")
+echo "warming the page cache ..."
+cat "$DUMP" >/dev/null
+lines=$(wc -l <"$DUMP")
+echo "dump: $DUMP, $(awk -v b="$bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }'), $lines lines"
+echo
+
+# 2. The big dump.
+echo "== rows (big dump)"
+row floor "wc -l" /dev/null wc -l "$DUMP"
+row floor "cat > /dev/null" /dev/null cat "$DUMP"
+
+STORE=$OUT/big.hds
+rm -f "$STORE"
+if [ ! -x "$HD" ]; then
+	for l in "heapdump stats" "heapdump stats --by location" \
+		"heapdump index" "heapdump stats (store)"; do
+		hd_missing "$l" "$HD not found (run make)"
+	done
+else
+	row hd "heapdump stats" /dev/null "$HD" stats "$DUMP" -q
+	row hd "heapdump stats --by location" /dev/null "$HD" stats "$DUMP" --by location -q
+	if row hd "heapdump index" /dev/null "$HD" index "$DUMP" -o "$STORE" -q; then
+		if [ -s "$STORE" ]; then
+			row hd "heapdump stats (store)" /dev/null "$HD" stats "$STORE" -q
+		else
+			hd_missing "heapdump stats (store)" "index exited 0 but wrote no $STORE"
+		fi
+	else
+		hd_missing "heapdump stats (store)" "no store: index failed"
+	fi
+fi
+
+# The scanner's yardstick: simdjson On-Demand doing stats by type. Not a
+# heapdump row, so it cannot fail the run; skipped without libsimdjson-dev.
+SJ=$OUT/simdjson_stats
+if ! command -v c++ >/dev/null 2>&1 || ! pkg-config --exists simdjson 2>/dev/null; then
+	echo "  (simdjson reference skipped: needs g++ and libsimdjson-dev)"
+elif [ ! -x "$SJ" ] || [ -n "$(find tests/bench/simdjson_stats.cpp -newer "$SJ")" ]; then
+	# shellcheck disable=SC2046 # pkg-config prints several words
+	c++ -O2 -std=c++17 -o "$SJ" tests/bench/simdjson_stats.cpp \
+		$(pkg-config --cflags --libs simdjson) 2>"$LOG/simdjson_build.err" ||
+		echo "  (simdjson reference not built: see $LOG/simdjson_build.err)"
+fi
+if [ -x "$SJ" ]; then
+	row peer "simdjson stats (reference)" "$LOG/simdjson_stats.out" "$SJ" "$DUMP"
+fi
+
+if [ "$SKIP_PEERS" = 1 ]; then
+	echo "  (peers skipped: BENCH_SKIP_PEERS=1)"
+else
+	for p in heapy jq timeout; do
+		command -v $p >/dev/null 2>&1 ||
+			die "'$p' is missing (apt-get install ruby-heapy jq coreutils)," \
+				"or set BENCH_SKIP_PEERS=1"
+	done
+	row peer "heapy read" "$LOG/heapy_read.out" heapy read "$DUMP"
+	row peer "jq [.type, .memsize]" /dev/null \
+		jq -c '[.type, (.memsize // 0)]' "$DUMP"
+	# shellcheck disable=SC2016 # $o is jq's variable
+	row peer "jq count by type" "$LOG/jq_count_by_type.out" \
+		jq -n 'reduce inputs as $o ({}; .[$o.type] += 1)' "$DUMP"
+fi
+
+echo
+echo "== results: $DUMP ($(awk -v b="$bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }'), $lines lines)"
+table "$bytes" "heapdump stats"
+awk -F '\t' -v bytes="$bytes" '$1 == "heapdump stats" && $3 == "ok" {
+	printf "heapdump stats peak RSS: %.1f%% of the dump\n", $5 * 1024 * 100 / bytes }' "$RES"
+if [ -s "$STORE" ]; then
+	awk -v s="$(wc -c <"$STORE")" -v b="$bytes" 'BEGIN {
+		printf "store %s: %.1f MB, %.1f%% of the dump\n", ARGV[1], s / 1e6, s * 100 / b }' "$STORE"
+fi
+
+# 3. The 300 000-node chain: depth, not volume. Graph commands join here.
+echo
+echo "== rows (chain: $CHAIN, 300000-node linked list)"
+RES=$OUT/results-chain.tsv
+: >"$RES"
+cbytes=$(wc -c <"$CHAIN")
+cat "$CHAIN" >/dev/null
+CSTORE=$OUT/chain.hds
+rm -f "$CSTORE"
+if [ ! -x "$HD" ]; then
+	hd_missing "heapdump stats (chain)" "$HD not found (run make)"
+	hd_missing "heapdump index (chain)" "$HD not found (run make)"
+else
+	row hd "heapdump stats (chain)" /dev/null "$HD" stats "$CHAIN" -q
+	row hd "heapdump index (chain)" /dev/null "$HD" index "$CHAIN" -o "$CSTORE" -q
+fi
+echo
+table "$cbytes" "heapdump stats (chain)"
+
+echo
+if [ $hd_failed -ne 0 ]; then
+	echo "bench: some heapdump rows FAILED (details in $LOG/*.err)"
+	exit 1
+fi
+echo "bench: all heapdump rows ran"
