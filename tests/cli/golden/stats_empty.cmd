@@ -1,0 +1,1 @@
+heapdump stats data/dumps/edge_empty.json

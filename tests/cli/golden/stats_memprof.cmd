@@ -1,0 +1,1 @@
+heapdump stats -q data/dumps/edge_memprof.json --by class --top 0

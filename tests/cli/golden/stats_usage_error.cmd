@@ -1,0 +1,1 @@
+heapdump stats --by nothing data/dumps/edge_empty.json 2>&1
