@@ -29,6 +29,7 @@ endif
 ifdef SANITIZE
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=$(SANITIZE) \
 	-fno-omit-frame-pointer
+BASE_CFLAGS += -DHD_NO_MMAP # stores read into the heap, where ASan sees them
 SAN_LDFLAGS := -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)

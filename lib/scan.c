@@ -600,18 +600,34 @@ done:
 
 static uint32_t flag_bit(const char *k, size_t n)
 {
-#define F(name, bit)                                                     \
-	if (n == sizeof(name) - 1 && memcmp(k, name, sizeof(name) - 1) == 0) \
+#define F(name, bit)                                                  \
+	if (memcmp(k, name, sizeof(name) - 1) == 0)                   \
 		return bit
-	F("wb_protected", HD_B_WB_PROTECTED);
-	F("old", HD_B_OLD);
-	F("uncollectible", HD_B_UNCOLLECTIBLE);
-	F("long_lived", HD_B_UNCOLLECTIBLE);
-	F("marking", HD_B_MARKING);
-	F("marked", HD_B_MARKED);
-	F("pinned", HD_B_PINNED);
-	F("remembered", HD_B_REMEMBERED);
-	F("shareable", HD_B_SHAREABLE);
+	switch (n) {
+	case 3:
+		F("old", HD_B_OLD);
+		break;
+	case 6:
+		F("marked", HD_B_MARKED);
+		F("pinned", HD_B_PINNED);
+		break;
+	case 7:
+		F("marking", HD_B_MARKING);
+		break;
+	case 9:
+		F("shareable", HD_B_SHAREABLE);
+		break;
+	case 10:
+		F("long_lived", HD_B_UNCOLLECTIBLE);
+		F("remembered", HD_B_REMEMBERED);
+		break;
+	case 12:
+		F("wb_protected", HD_B_WB_PROTECTED);
+		break;
+	case 13:
+		F("uncollectible", HD_B_UNCOLLECTIBLE);
+		break;
+	}
 #undef F
 	return 0;
 }
@@ -705,7 +721,19 @@ static int set_u32(struct cur *c, hd_record *rec, uint32_t *dst,
 	return 0;
 }
 
+/* A string Ruby escapes properly: it ends at the first unescaped quote. */
 static int set_str(struct cur *c, hd_str *dst)
+{
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected a string");
+	return read_string(c, dst, 0);
+}
+
+/*
+ * A string some Ruby writes raw or garbles (file, name, real_class_name,
+ * method, 3.0/3.1 escapes): a quote ends it only where the object goes on.
+ */
+static int set_raw(struct cur *c, hd_str *dst)
 {
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected a string");
@@ -816,7 +844,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 	case 'f':
 		if (KEY("file")) {
 			rec->has |= HD_HAS_FILE;
-			return set_str(c, &rec->file);
+			return set_raw(c, &rec->file);
 		}
 		if (KEY("flags"))
 			return read_flags(c, rec);
@@ -855,12 +883,12 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 			return set_u64(c, rec, &rec->memsize, HD_HAS_MEMSIZE);
 		if (KEY("method")) {
 			rec->has |= HD_HAS_METHOD;
-			return set_str(c, &rec->method);
+			return set_raw(c, &rec->method);
 		}
 		break;
 	case 'n':
 		if (KEY("name"))
-			return set_str(c, &rec->name);
+			return set_raw(c, &rec->name);
 		if (KEY("node_type"))
 			return set_str(c, &rec->node_type);
 		break;
@@ -872,7 +900,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 		if (KEY("references"))
 			return read_refs(c, rec);
 		if (KEY("real_class_name"))
-			return set_str(c, &rec->real_class_name);
+			return set_raw(c, &rec->real_class_name);
 		if (KEY("root"))
 			return set_str(c, &rec->root);
 		break;

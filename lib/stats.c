@@ -53,7 +53,16 @@ struct hd_stats {
 	hd_stats_totals t;
 	int finished;
 	uint32_t sid_untraced, sid_none;
+	/* which record strings some grouping needs (HD_KEY_ bits) */
+	unsigned need;
+	/* consecutive objects often share their site: a one-entry cache */
+	const char *last_file;
+	size_t last_file_len;
+	uint32_t last_file_sid;
+	char last_buf[256];
 };
+
+#define NEED(k) (1u << (k))
 
 static const char *const key_names[] = {
 	NULL, "type", "class", "file", "location", "method", "gem",
@@ -106,6 +115,8 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 	    hd__intern_put(&st->strs, "(none)", 6, &st->sid_none))
 		goto nomem;
 	for (i = 0; i < opts->ngroupings; i++) {
+		for (j = 0; j < opts->nkeys[i]; j++)
+			st->need |= NEED(opts->keys[i][j]);
 		st->g[i].nkeys = opts->nkeys[i];
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
@@ -297,13 +308,14 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 	c->a = c->b = 0;
 	switch (key) {
 	case HD_KEY_TYPE:
-		if (o->type == HD_T_UNKNOWN && o->type_name.len)
-			rc = hd__intern_json(&st->strs, o->type_name, &sid);
-		else
-			rc = hd__intern_put(&st->strs, hd_type_name(o->type),
-					    strlen(hd_type_name(o->type)),
-					    &sid);
+		/* a type id, named at finish; unknown types keep their name */
+		if (o->type != HD_T_UNKNOWN || !o->type_name.len) {
+			c->a = (uint64_t)o->type;
+			return 0;
+		}
+		rc = hd__intern_json(&st->strs, o->type_name, &sid);
 		c->a = sid;
+		c->b = 1;
 		return rc;
 	case HD_KEY_CLASS:
 		if (o->class_sid != HD_STR_NONE) {
@@ -418,6 +430,25 @@ static int intern_opt(hd_stats *st, hd_str s, int present, uint32_t *id)
 	return hd__intern_json(&st->strs, s, id);
 }
 
+/* The file's string id, through a one-entry cache of the last file. */
+static int file_sid(hd_stats *st, hd_str f, uint32_t *id)
+{
+	if (st->last_file && f.len == st->last_file_len &&
+	    memcmp(f.ptr, st->last_buf, f.len) == 0) {
+		*id = st->last_file_sid;
+		return 0;
+	}
+	if (hd__intern_json(&st->strs, f, id))
+		return HD_ENOMEM;
+	if (f.len <= sizeof(st->last_buf)) {
+		memcpy(st->last_buf, f.ptr, f.len);
+		st->last_file = st->last_buf;
+		st->last_file_len = f.len;
+		st->last_file_sid = *id;
+	}
+	return 0;
+}
+
 int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 {
 	struct obj o;
@@ -452,10 +483,18 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	o.has_gen = (rec->has & HD_HAS_GENERATION) != 0;
 	o.generation = rec->generation;
 	o.line = (rec->has & HD_HAS_LINE) ? rec->line : 0;
-	if (intern_opt(st, rec->file, (rec->has & HD_HAS_FILE) != 0,
-		       &o.file_sid) ||
+	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
+	if ((st->need & (NEED(HD_KEY_FILE) | NEED(HD_KEY_LOCATION) |
+			 NEED(HD_KEY_GEM) | NEED(HD_KEY_METHOD))) &&
+	    (rec->has & HD_HAS_FILE) && file_sid(st, rec->file, &o.file_sid))
+		goto nomem;
+	if ((st->need & NEED(HD_KEY_METHOD)) &&
 	    intern_opt(st, rec->method, (rec->has & HD_HAS_METHOD) != 0,
-		       &o.method_sid) ||
+		       &o.method_sid))
+		goto nomem;
+	if ((st->need & (NEED(HD_KEY_CLASS) | NEED(HD_KEY_IMEMO))) &&
+	    (rec->type == HD_T_IMEMO || rec->type == HD_T_NODE ||
+	     rec->type == HD_T_DATA) &&
 	    intern_opt(st, rec->type == HD_T_IMEMO ? rec->imemo_type :
 			   rec->type == HD_T_NODE ? rec->node_type :
 						    rec->struct_name,
@@ -558,6 +597,13 @@ static int comp_string(hd_stats *st, int key, const struct comp *c,
 	int len, rc;
 
 	switch (key) {
+	case HD_KEY_TYPE:
+		if (c->b) {
+			*sid = (uint32_t)c->a;
+			return 0;
+		}
+		return hd__intern_put(&st->strs, hd_type_name((int)c->a),
+				      strlen(hd_type_name((int)c->a)), sid);
 	case HD_KEY_CLASS: {
 		uint32_t kind = (uint32_t)(c->b >> 32);
 		hd_str aux = { NULL, 0 };

@@ -1,0 +1,1061 @@
+/*
+ * store.c - opening, validating and reading a graph store.
+ *
+ * An opened store is a read-only mapping of the file (or, with
+ * HD_NO_MMAP, a heap copy); a built one holds the same section images in
+ * memory. Either way the accessors read sections through s->sec[] with
+ * little-endian loads, and nothing is read before hd__store_validate()
+ * has checked the header, the section table, every section's size
+ * against the counts in META and every stored index against what it
+ * indexes (man 5 heapdump-store, VALIDATION).
+ */
+#include "store_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifndef HD_NO_MMAP
+#include <sys/mman.h>
+#endif
+
+#define NONE HD_NODE_NONE
+
+static const char *const sec_names[HD__SEC__COUNT] = {
+	"unknown",        "meta",         "string",
+	"string offset",  "address",      "type",
+	"bits",           "class",        "class address",
+	"memsize",        "wide memsize", "generation",
+	"wide generation", "size",        "wide size",
+	"site",           "site table",   "aux",
+	"offset",         "edge offset",  "edge",
+	"referrer offset", "referrer",    "root name",
+	"root offset",    "root",         "class name",
+};
+
+static const char *sec_name(uint32_t id)
+{
+	return id < HD__SEC__COUNT ? sec_names[id] : "unknown";
+}
+
+/* A format error naming the section; fmt has one %s. */
+#define bad(err, fmt, what) hd__error(err, HD_EFORMAT, fmt, what)
+
+/* An I/O error from errno: "cannot <what> '<path>': <strerror>". */
+static int sys_fail(hd_error *err, const char *what, const char *path)
+{
+	int e = errno ? errno : EIO;
+
+	return hd__error_sys(err, e, "cannot %s '%s': %s", what, path,
+			     strerror(e));
+}
+
+/* ---- little-endian column access ---- */
+
+static inline uint32_t col32(const hd_store *s, int sec, uint64_t i)
+{
+	return hd__le32(s->sec[sec] + i * 4);
+}
+
+static inline uint64_t col64(const hd_store *s, int sec, uint64_t i)
+{
+	return hd__le64(s->sec[sec] + i * 8);
+}
+
+/* ---- META ---- */
+
+static uint64_t mul(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/* The size each section must have, from the counts in META. */
+static uint64_t want_size(const hd_store *s, int id)
+{
+	const uint64_t *m = s->meta;
+	uint64_t n = m[HD__M_NODES];
+
+	switch (id) {
+	case HD__SEC_META:
+		return (uint64_t)HD__M_COUNT * 8;
+	case HD__SEC_STRINGS:
+		return s->len[id]; /* checked through the offsets */
+	case HD__SEC_STROFFS:
+		return mul(m[HD__M_STRINGS] + 1, 4);
+	case HD__SEC_ADDRESS:
+	case HD__SEC_OFFSET:
+		return n * 8;
+	case HD__SEC_TYPE:
+		return n;
+	case HD__SEC_BITS:
+		return n * 2;
+	case HD__SEC_CLASS:
+	case HD__SEC_MEMSIZE:
+	case HD__SEC_SIZE:
+	case HD__SEC_AUX:
+		return n * 4;
+	case HD__SEC_GENERATION:
+		return m[HD__M_COLUMNS] & HD__COL_GENERATION ? n * 4 : 0;
+	case HD__SEC_SITE:
+		return m[HD__M_COLUMNS] & HD__COL_SITE ? n * 4 : 0;
+	case HD__SEC_CLASSX:
+		return mul(m[HD__M_CLASSX], HD__WIDE_SIZE);
+	case HD__SEC_MEMSIZE_WIDE:
+		return mul(m[HD__M_MEMSIZE_WIDE], HD__WIDE_SIZE);
+	case HD__SEC_GEN_WIDE:
+		return mul(m[HD__M_GEN_WIDE], HD__WIDE_SIZE);
+	case HD__SEC_SIZE_WIDE:
+		return mul(m[HD__M_SIZE_WIDE], HD__WIDE_SIZE);
+	case HD__SEC_SITES:
+		return mul(m[HD__M_SITES], HD__SITE_SIZE);
+	case HD__SEC_REFS_OFF:
+	case HD__SEC_REV_OFF:
+		return (n + 1) * 4;
+	case HD__SEC_REFS:
+	case HD__SEC_REV:
+		return mul(m[HD__M_EDGES], 4);
+	case HD__SEC_ROOT_NAMES:
+		return mul(m[HD__M_ROOT_CATEGORIES], 4);
+	case HD__SEC_ROOT_OFF:
+		return mul(m[HD__M_ROOT_CATEGORIES] + 1, 4);
+	case HD__SEC_ROOT_REFS:
+		return mul(m[HD__M_ROOT_KEPT], 4);
+	case HD__SEC_CLASSES:
+		return mul(m[HD__M_CLASSES], HD__CLASS_SIZE);
+	}
+	return UINT64_MAX;
+}
+
+/* Reads META and checks the counts against the limits of the format. */
+static int load_meta(hd_store *s, hd_error *err)
+{
+	uint64_t *m = s->meta;
+	int i;
+
+	if (s->len[HD__SEC_META] != (uint64_t)HD__M_COUNT * 8)
+		return bad(err, "store %s section is the wrong size", "meta");
+	for (i = 0; i < HD__M_COUNT; i++)
+		m[i] = hd__le64(s->sec[HD__SEC_META] + (size_t)i * 8);
+	if (m[HD__M_NODES] >= NONE)
+		return bad(err, "store %s count is out of range", "node");
+	if (m[HD__M_EDGES] > UINT32_MAX)
+		return bad(err, "store %s count is out of range", "edge");
+	if (m[HD__M_STRINGS] >= HD_STR_NONE)
+		return bad(err, "store %s count is out of range", "string");
+	if (m[HD__M_SITES] >= NONE)
+		return bad(err, "store %s count is out of range", "site");
+	if (m[HD__M_ROOT_CATEGORIES] >= NONE ||
+	    m[HD__M_ROOT_KEPT] > UINT32_MAX)
+		return bad(err, "store %s count is out of range", "root");
+	if (m[HD__M_CLASSES] > m[HD__M_NODES] ||
+	    m[HD__M_CLASSX] > m[HD__M_NODES] ||
+	    m[HD__M_MEMSIZE_WIDE] > m[HD__M_NODES] ||
+	    m[HD__M_GEN_WIDE] > m[HD__M_NODES] ||
+	    m[HD__M_SIZE_WIDE] > m[HD__M_NODES])
+		return bad(err, "store %s count is out of range", "table");
+	if (m[HD__M_COLUMNS] & ~(uint64_t)(HD__COL_GENERATION | HD__COL_SITE))
+		return bad(err, "store %s has unknown column flags", "meta");
+	if (m[HD__M_FP_KIND] > HD__FP_GZIP || m[HD__M_FEATURES] > UINT32_MAX)
+		return bad(err, "store %s has an invalid field", "meta");
+	if (m[HD__M_SOURCE_PATH] >= m[HD__M_STRINGS])
+		return bad(err, "store %s source path is out of range", "meta");
+	if (!(m[HD__M_COLUMNS] & HD__COL_GENERATION) && m[HD__M_GEN_WIDE])
+		return bad(err, "store %s section is the wrong size",
+			   "wide generation");
+	s->nodes = (uint32_t)m[HD__M_NODES];
+	s->nstrings = (uint32_t)m[HD__M_STRINGS];
+	return 0;
+}
+
+static void fill_info(hd_store *s)
+{
+	const uint64_t *m = s->meta;
+	hd_store_info *in = &s->info;
+
+	memset(in, 0, sizeof(*in));
+	in->nodes = m[HD__M_NODES];
+	in->edges = m[HD__M_EDGES];
+	in->dangling = m[HD__M_DANGLING];
+	in->duplicates = m[HD__M_DUPLICATES];
+	in->root_refs = m[HD__M_ROOT_REFS];
+	in->root_categories = m[HD__M_ROOT_CATEGORIES];
+	in->shapes = m[HD__M_SHAPES];
+	in->source_size = m[HD__M_SOURCE_SIZE];
+	in->source_mtime = m[HD__M_SOURCE_MTIME];
+	in->source_fingerprint = m[HD__M_FINGERPRINT];
+	in->source_path = (const char *)s->sec[HD__SEC_STRINGS] +
+			  col32(s, HD__SEC_STROFFS, m[HD__M_SOURCE_PATH]);
+	in->features = (uint32_t)m[HD__M_FEATURES];
+	in->read.bytes = m[HD__M_RD_BYTES];
+	in->read.total_bytes = m[HD__M_RD_TOTAL_BYTES];
+	in->read.lines = m[HD__M_RD_LINES];
+	in->read.objects = m[HD__M_RD_OBJECTS];
+	in->read.roots = m[HD__M_RD_ROOTS];
+	in->read.shapes = m[HD__M_RD_SHAPES];
+	in->read.others = m[HD__M_RD_OTHERS];
+	in->read.blank = m[HD__M_RD_BLANK];
+	in->read.skipped = m[HD__M_RD_SKIPPED];
+	in->read.repaired = m[HD__M_RD_REPAIRED];
+	in->read.truncated = m[HD__M_RD_TRUNCATED] != 0;
+	in->read.gzip = m[HD__M_RD_GZIP] != 0;
+	in->read.memprof = m[HD__M_RD_MEMPROF] != 0;
+}
+
+/* ---- content validation ---- */
+
+static int check_strings(const hd_store *s, hd_error *err)
+{
+	const unsigned char *b = s->sec[HD__SEC_STRINGS];
+	uint64_t blen = s->len[HD__SEC_STRINGS], prev = 0, o;
+	uint32_t i;
+
+	if (blen > UINT32_MAX || col32(s, HD__SEC_STROFFS, 0) != 0 ||
+	    col32(s, HD__SEC_STROFFS, s->nstrings) != blen)
+		return bad(err, "store %s section is the wrong size", "string");
+	for (i = 1; i <= s->nstrings; i++) {
+		o = col32(s, HD__SEC_STROFFS, i);
+		if (o <= prev || o > blen)
+			return bad(err, "store %s is out of bounds",
+				   "string offset");
+		if (b[o - 1] != '\0')
+			return bad(err, "store %s is not NUL-terminated",
+				   "string");
+		prev = o;
+	}
+	return 0;
+}
+
+/*
+ * The validation loops below touch every entry of the big columns, so
+ * they are written as branch-free reductions the compiler vectorises:
+ * opening a store costs a sequential read of it (man 5 heapdump-store).
+ */
+
+/* The largest u32 + add (mod 2^32) of p[0..n). */
+static uint32_t max32(const unsigned char *p, uint64_t n, uint32_t add)
+{
+	uint32_t m = 0, v;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		v = hd__le32(p + i * 4) + add;
+		m = v > m ? v : m;
+	}
+	return m;
+}
+
+/* Every u32 of a column is < lim, or NONE if none_ok. */
+static int check_ids(const hd_store *s, int sec, uint64_t count, uint64_t lim,
+		     int none_ok)
+{
+	if (!count)
+		return 0;
+	if (none_ok) /* NONE + 1 wraps to 0 */
+		return max32(s->sec[sec], count, 1) > lim ? HD_EFORMAT : 0;
+	return max32(s->sec[sec], count, 0) >= lim ? HD_EFORMAT : 0;
+}
+
+/* Is some u32 of p[0..n] smaller than the one before? */
+static int descends32(const unsigned char *p, uint64_t n)
+{
+	uint64_t i;
+	int down = 0;
+
+	for (i = 1; i <= n; i++)
+		down |= hd__le32(p + i * 4) < hd__le32(p + i * 4 - 4);
+	return down;
+}
+
+static int check_nodes(const hd_store *s, hd_error *err)
+{
+	const unsigned char *a = s->sec[HD__SEC_ADDRESS];
+	const unsigned char *t = s->sec[HD__SEC_TYPE];
+	uint32_t i, n = s->nodes;
+	int down = 0;
+	unsigned char maxt = 0;
+
+	for (i = 1; i < n; i++)
+		down |= hd__le64(a + (size_t)i * 8) <=
+			hd__le64(a + (size_t)i * 8 - 8);
+	if (down)
+		return bad(err, "store %s section is not sorted", "address");
+	for (i = 0; i < n; i++)
+		maxt = t[i] > maxt ? t[i] : maxt;
+	if (maxt >= HD_T__COUNT)
+		return bad(err, "store %s section has an invalid value",
+			   "type");
+	if (check_ids(s, HD__SEC_CLASS, n, n, 1))
+		return bad(err, "store %s section points out of range",
+			   "class");
+	if (check_ids(s, HD__SEC_AUX, n, s->nstrings, 1))
+		return bad(err, "store %s section points out of range", "aux");
+	if ((s->meta[HD__M_COLUMNS] & HD__COL_SITE) &&
+	    check_ids(s, HD__SEC_SITE, n, s->meta[HD__M_SITES], 1))
+		return bad(err, "store %s section points out of range",
+			   "site");
+	return 0;
+}
+
+/* A CSR: offsets [0] = 0, non-decreasing, [n] = total; targets < lim. */
+static int check_csr(const hd_store *s, int off, int tgt, uint64_t n,
+		     uint64_t total, uint64_t lim, hd_error *err)
+{
+	const unsigned char *p = s->sec[off];
+
+	if (hd__le32(p) != 0 || hd__le32(p + n * 4) != total)
+		return bad(err, "store %s section is inconsistent",
+			   sec_name((uint32_t)off));
+	if (descends32(p, n))
+		return bad(err, "store %s section is not monotonic",
+			   sec_name((uint32_t)off));
+	if (check_ids(s, tgt, total, lim, 0))
+		return bad(err, "store %s section points out of range",
+			   sec_name((uint32_t)tgt));
+	return 0;
+}
+
+/* The number of HD__ESC in a u32 column. */
+static uint64_t count_esc(const unsigned char *p, uint64_t n)
+{
+	uint64_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += hd__le32(p + i * 4) == HD__ESC;
+	return c;
+}
+
+/*
+ * A wide table: nodes strictly ascending, each < n, padding zero, and
+ * the column (if any) holding HD__ESC exactly at those nodes.
+ */
+static int check_wide(const hd_store *s, int sec, int col, uint64_t count,
+		      hd_error *err)
+{
+	const unsigned char *p = s->sec[sec];
+	uint64_t i, escs = 0;
+	uint32_t node, prev = 0;
+
+	for (i = 0; i < count; i++, p += HD__WIDE_SIZE) {
+		node = hd__le32(p);
+		if (node >= s->nodes || (i && node <= prev) || hd__le32(p + 4))
+			return bad(err, "store %s section is invalid",
+				   sec_name((uint32_t)sec));
+		if (col == HD__SEC_CLASS ? col32(s, col, node) != NONE :
+					   col32(s, col, node) != HD__ESC)
+			return bad(err, "store %s section does not match "
+					"its column", sec_name((uint32_t)sec));
+		prev = node;
+	}
+	if (col == HD__SEC_CLASS || (col == HD__SEC_GENERATION &&
+				     !(s->meta[HD__M_COLUMNS] &
+				       HD__COL_GENERATION)))
+		return 0;
+	escs = count_esc(s->sec[col], s->nodes);
+	if (escs != count)
+		return bad(err, "store %s section does not match its column",
+			   sec_name((uint32_t)sec));
+	return 0;
+}
+
+static int check_tables(const hd_store *s, hd_error *err)
+{
+	const unsigned char *p = s->sec[HD__SEC_SITES];
+	uint64_t i, ns = s->meta[HD__M_SITES], nc = s->meta[HD__M_CLASSES];
+	uint32_t f, m, node, prev = 0, t;
+
+	for (i = 0; i < ns; i++, p += HD__SITE_SIZE) {
+		f = hd__le32(p);
+		m = hd__le32(p + 4);
+		if ((f >= s->nstrings && f != HD_STR_NONE) ||
+		    (m >= s->nstrings && m != HD_STR_NONE))
+			return bad(err, "store %s section points out of range",
+				   "site table");
+	}
+	p = s->sec[HD__SEC_CLASSES];
+	for (i = 0; i < nc; i++, p += HD__CLASS_SIZE) {
+		node = hd__le32(p);
+		if (node >= s->nodes || (i && node <= prev))
+			return bad(err, "store %s section is invalid",
+				   "class name");
+		t = s->sec[HD__SEC_TYPE][node];
+		if ((t != HD_T_CLASS && t != HD_T_MODULE && t != HD_T_ICLASS) ||
+		    hd__le32(p + 4) >= s->nstrings ||
+		    hd__le32(p + 8) >= s->nstrings ||
+		    (hd__le32(p + 12) & ~HD__CLS_SINGLETON))
+			return bad(err, "store %s section is invalid",
+				   "class name");
+		prev = node;
+	}
+	if (check_ids(s, HD__SEC_ROOT_NAMES, s->meta[HD__M_ROOT_CATEGORIES],
+		      s->nstrings, 0))
+		return bad(err, "store %s section points out of range",
+			   "root name");
+	return 0;
+}
+
+int hd__store_validate(hd_store *s, int full, hd_error *err)
+{
+	int id, rc;
+	uint64_t n;
+
+	if ((rc = load_meta(s, err)))
+		return rc;
+	for (id = 1; id < HD__SEC__COUNT; id++)
+		if (s->len[id] != want_size(s, id))
+			return bad(err, "store %s section is the wrong size",
+				   sec_name((uint32_t)id));
+	n = s->nodes;
+	if (!full) {
+		fill_info(s);
+		return 0;
+	}
+	if ((rc = check_strings(s, err)) || (rc = check_nodes(s, err)) ||
+	    (rc = check_tables(s, err)) ||
+	    (rc = check_wide(s, HD__SEC_CLASSX, HD__SEC_CLASS,
+			     s->meta[HD__M_CLASSX], err)) ||
+	    (rc = check_wide(s, HD__SEC_MEMSIZE_WIDE, HD__SEC_MEMSIZE,
+			     s->meta[HD__M_MEMSIZE_WIDE], err)) ||
+	    (rc = check_wide(s, HD__SEC_GEN_WIDE, HD__SEC_GENERATION,
+			     s->meta[HD__M_GEN_WIDE], err)) ||
+	    (rc = check_wide(s, HD__SEC_SIZE_WIDE, HD__SEC_SIZE,
+			     s->meta[HD__M_SIZE_WIDE], err)) ||
+	    (rc = check_csr(s, HD__SEC_REFS_OFF, HD__SEC_REFS, n,
+			    s->meta[HD__M_EDGES], n, err)) ||
+	    (rc = check_csr(s, HD__SEC_REV_OFF, HD__SEC_REV, n,
+			    s->meta[HD__M_EDGES], n, err)) ||
+	    (rc = check_csr(s, HD__SEC_ROOT_OFF, HD__SEC_ROOT_REFS,
+			    s->meta[HD__M_ROOT_CATEGORIES],
+			    s->meta[HD__M_ROOT_KEPT], n, err)))
+		return rc;
+	fill_info(s);
+	return 0;
+}
+
+/* ---- header and section table ---- */
+
+struct ent {
+	uint32_t id;
+	uint64_t off, size;
+};
+
+static int check_overlaps(struct ent *e, uint32_t n, hd_error *err)
+{
+	uint32_t i, j;
+	struct ent t;
+
+	for (i = 1; i < n; i++) {
+		t = e[i];
+		for (j = i; j > 0 && e[j - 1].off > t.off; j--)
+			e[j] = e[j - 1];
+		e[j] = t;
+	}
+	for (i = 1; i < n; i++)
+		if (e[i - 1].off + e[i - 1].size > e[i].off)
+			return hd__error(err, HD_EFORMAT,
+					 "store %s and %s sections overlap",
+					 sec_name(e[i - 1].id),
+					 sec_name(e[i].id));
+	return 0;
+}
+
+static int parse_entry(hd_store *s, const unsigned char *base, uint32_t i,
+		       uint64_t fsize, uint64_t table_end, struct ent *e,
+		       hd_error *err)
+{
+	const unsigned char *p = base + HD__STORE_HEADER +
+				 (size_t)i * HD__STORE_ENTRY;
+	uint32_t id = hd__le32(p), flags = hd__le32(p + 4);
+
+	e->id = id;
+	e->off = hd__le64(p + 8);
+	e->size = hd__le64(p + 16);
+	if (flags & ~HD__SECF_OPTIONAL)
+		return hd__error(err, HD_EFORMAT,
+				 "store section %u has unknown flags", id);
+	if (e->off % HD__STORE_ALIGN)
+		return hd__error(err, HD_EFORMAT,
+				 "store section %u is misaligned", id);
+	if (e->off < table_end)
+		return hd__error(err, HD_EFORMAT,
+				 "store section %u overlaps the header", id);
+	if (e->off > fsize || e->size > fsize - e->off)
+		return hd__error(err, HD_EFORMAT,
+				 "store section %u is out of bounds", id);
+	if (id == 0 || id >= HD__SEC__COUNT) {
+		if (flags & HD__SECF_OPTIONAL)
+			return 0;
+		return hd__error(err, HD_EFORMAT,
+				 "store section %u is unknown", id);
+	}
+	if (s->sec[id])
+		return bad(err, "store %s section appears twice",
+			   sec_name(id));
+	s->sec[id] = base + e->off;
+	s->len[id] = e->size;
+	return 0;
+}
+
+/* Parses the header and section table of base[0..fsize). */
+static int parse_layout(hd_store *s, const unsigned char *base,
+			uint64_t fsize, hd_error *err)
+{
+	struct ent e[HD__STORE_MAX_SECTIONS];
+	uint32_t version, count, i;
+	uint64_t declared, table_end;
+	int rc, id;
+
+	if (fsize < HD__STORE_MAGIC_LEN ||
+	    memcmp(base, HD__STORE_MAGIC, HD__STORE_MAGIC_LEN))
+		return hd__error(err, HD_EFORMAT, "not a heapdump store");
+	if (fsize < HD__STORE_HEADER)
+		return hd__error(err, HD_EFORMAT, "store header is truncated");
+	version = hd__le32(base + 8);
+	count = hd__le32(base + 12);
+	declared = hd__le64(base + 16);
+	if (version != HD__STORE_VERSION)
+		return hd__error(err, HD_EFORMAT,
+				 "store version %u is not supported", version);
+	if (declared != fsize)
+		return hd__error(err, HD_EFORMAT,
+				 "store file is %s (%llu bytes, header says "
+				 "%llu)", fsize < declared ? "truncated" :
+							    "too long",
+				 (unsigned long long)fsize,
+				 (unsigned long long)declared);
+	if (hd__le64(base + 24))
+		return hd__error(err, HD_EFORMAT,
+				 "store header has unknown flags");
+	if (!count || count > HD__STORE_MAX_SECTIONS)
+		return hd__error(err, HD_EFORMAT,
+				 "store section count %u is invalid", count);
+	table_end = HD__STORE_HEADER + (uint64_t)count * HD__STORE_ENTRY;
+	if (table_end > fsize)
+		return hd__error(err, HD_EFORMAT,
+				 "store section table is truncated");
+	for (i = 0; i < count; i++)
+		if ((rc = parse_entry(s, base, i, fsize, table_end, &e[i],
+				      err)))
+			return rc;
+	if ((rc = check_overlaps(e, count, err)))
+		return rc;
+	for (id = 1; id < HD__SEC__COUNT; id++)
+		if (!s->sec[id])
+			return bad(err, "store has no %s section",
+				   sec_name((uint32_t)id));
+	return 0;
+}
+
+/* ---- open / close ---- */
+
+void hd__store_release(hd_store *s)
+{
+	int i;
+
+	if (!s)
+		return;
+#ifndef HD_NO_MMAP
+	if (s->map)
+		munmap(s->map, s->map_len);
+#endif
+	hd__free(s->buf, s->buf_len);
+	for (i = 0; i < HD__SEC__COUNT; i++)
+		hd__free(s->own[i], s->own_len[i]);
+	hd__free(s, sizeof(*s));
+}
+
+void hd_store_close(hd_store *s)
+{
+	hd__store_release(s);
+}
+
+static int read_all(int fd, unsigned char *p, size_t n)
+{
+	ssize_t k;
+
+	while (n) {
+		k = read(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0)
+			errno = EIO;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Maps (or reads) the whole file into s. */
+static int load_file(hd_store *s, int fd, const char *path, size_t size,
+		     const unsigned char **base, hd_error *err)
+{
+#ifndef HD_NO_MMAP
+	void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	if (m == MAP_FAILED)
+		return sys_fail(err, "map", path);
+	s->map = m;
+	s->map_len = size;
+	*base = m;
+#else
+	s->buf = hd__malloc(size);
+	if (!s->buf)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	s->buf_len = size;
+	if (read_all(fd, s->buf, size))
+		return sys_fail(err, "read", path);
+	*base = s->buf;
+#endif
+	return 0;
+}
+
+int hd_store_open(hd_store **out, const char *path, hd_error *err)
+{
+	hd_store *s = NULL;
+	const unsigned char *base = NULL;
+	unsigned char head[HD__STORE_MAGIC_LEN];
+	struct stat st;
+	int fd = -1, rc;
+
+	HD_ASSERT_ARG(out && path);
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_fail(err, "open", path);
+	if (fstat(fd, &st)) {
+		rc = sys_fail(err, "stat", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size < HD__STORE_MAGIC_LEN ||
+	    read_all(fd, head, sizeof(head)) ||
+	    memcmp(head, HD__STORE_MAGIC, sizeof(head))) {
+		rc = hd__error(err, HD_EFORMAT, "'%s' is not a heapdump store",
+			       path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		rc = hd__error(err, HD_ELIMIT, "'%s' is too large to map",
+			       path);
+		goto out;
+	}
+	if (lseek(fd, 0, SEEK_SET)) {
+		rc = sys_fail(err, "seek", path);
+		goto out;
+	}
+	if (!(s = hd__calloc(1, sizeof(*s)))) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = load_file(s, fd, path, (size_t)st.st_size, &base, err)) ||
+	    (rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
+	    (rc = hd__store_validate(s, 1, err)))
+		goto out;
+	*out = s;
+	s = NULL;
+out:
+	hd__store_release(s);
+	close(fd);
+	return rc;
+}
+
+int hd_store_is_store(const char *path)
+{
+	unsigned char head[HD__STORE_MAGIC_LEN];
+	int fd, ok;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ok = !read_all(fd, head, sizeof(head)) &&
+	     !memcmp(head, HD__STORE_MAGIC, sizeof(head));
+	close(fd);
+	return ok;
+}
+
+int hd_store_load(hd_store **out, const char *path,
+		  const hd_index_options *opts, hd_error *err)
+{
+	HD_ASSERT_ARG(out && path);
+	if (strcmp(path, "-") && hd_store_is_store(path))
+		return hd_store_open(out, path, err);
+	return hd_store_build(out, path, opts, err);
+}
+
+/* ---- fingerprint and staleness ---- */
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int pread_all(int fd, unsigned char *p, size_t n, uint64_t off)
+{
+	ssize_t k;
+
+	while (n) {
+		k = pread(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0)
+			errno = EIO;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int hd__store_fingerprint(const char *path, uint64_t *fp, uint32_t *kind,
+			  uint64_t *size, uint64_t *mtime, hd_error *err)
+{
+	unsigned char *buf = NULL, le[8];
+	struct stat st;
+	uint64_t h = 0xcbf29ce484222325ULL, n, head, tail;
+	int fd, rc = 0;
+
+	*fp = *size = *mtime = 0;
+	*kind = HD__FP_NONE;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_fail(err, "open", path);
+	if (fstat(fd, &st)) {
+		rc = sys_fail(err, "stat", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode))
+		goto out;
+	n = (uint64_t)st.st_size;
+	*size = n;
+	*mtime = st.st_mtime > 0 ? (uint64_t)st.st_mtime : 0;
+	head = n < HD__FP_SPAN ? n : HD__FP_SPAN;
+	tail = head;
+	if (!(buf = hd__malloc(2 * (size_t)HD__FP_SPAN))) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (pread_all(fd, buf, (size_t)head, 0) ||
+	    pread_all(fd, buf + HD__FP_SPAN, (size_t)tail, n - tail)) {
+		rc = sys_fail(err, "read", path);
+		goto out;
+	}
+	hd__put_le64(le, n);
+	h = fnv(h, le, 8);
+	h = fnv(h, buf, (size_t)head);
+	h = fnv(h, buf + HD__FP_SPAN, (size_t)tail);
+	*fp = h;
+	*kind = head >= 2 && buf[0] == 0x1f && buf[1] == 0x8b ? HD__FP_GZIP :
+								HD__FP_PLAIN;
+out:
+	hd__free(buf, 2 * (size_t)HD__FP_SPAN);
+	close(fd);
+	return rc;
+}
+
+int hd_store_check_source(const hd_store *s, const char *path, hd_error *err)
+{
+	uint64_t fp, size, mtime;
+	uint32_t kind;
+	int rc;
+
+	HD_ASSERT_ARG(s && path);
+	if ((rc = hd__store_fingerprint(path, &fp, &kind, &size, &mtime, err)))
+		return rc;
+	if (s->meta[HD__M_FP_KIND] == HD__FP_NONE) {
+		if (kind == HD__FP_PLAIN && size == s->info.source_size)
+			return 0;
+	} else if (kind == s->meta[HD__M_FP_KIND] &&
+		   fp == s->info.source_fingerprint &&
+		   (kind != HD__FP_PLAIN || size == s->info.source_size)) {
+		return 0;
+	}
+	return hd__error(err, HD_ESTALE,
+			 "'%s' changed since it was indexed", path);
+}
+
+/* ---- accessors ---- */
+
+void hd_store_info_get(const hd_store *s, hd_store_info *info)
+{
+	*info = s->info;
+}
+
+uint32_t hd_store_node_count(const hd_store *s)
+{
+	return s->nodes;
+}
+
+hd_node_id hd_store_find(const hd_store *s, uint64_t address)
+{
+	uint32_t lo = 0, hi = s->nodes, mid;
+	uint64_t a;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		a = col64(s, HD__SEC_ADDRESS, mid);
+		if (a == address)
+			return mid;
+		if (a < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NONE;
+}
+
+uint64_t hd_store_address(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ? col64(s, HD__SEC_ADDRESS, id) : 0;
+}
+
+int hd_store_type(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ? s->sec[HD__SEC_TYPE][id] : HD_T_UNKNOWN;
+}
+
+hd_node_id hd_store_class(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ? col32(s, HD__SEC_CLASS, id) : NONE;
+}
+
+/* The value of node id in a wide table, or 0. */
+static uint64_t wide(const hd_store *s, int sec, hd_node_id id)
+{
+	const unsigned char *p = s->sec[sec];
+	uint64_t lo = 0, hi = s->len[sec] / HD__WIDE_SIZE, mid;
+	uint32_t n;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		n = hd__le32(p + mid * HD__WIDE_SIZE);
+		if (n == id)
+			return hd__le64(p + mid * HD__WIDE_SIZE + 8);
+		if (n < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+uint64_t hd_store_class_address(const hd_store *s, hd_node_id id)
+{
+	uint32_t c;
+
+	if (id >= s->nodes)
+		return 0;
+	c = col32(s, HD__SEC_CLASS, id);
+	if (c != NONE)
+		return c < s->nodes ? col64(s, HD__SEC_ADDRESS, c) : 0;
+	return wide(s, HD__SEC_CLASSX, id);
+}
+
+static uint64_t wide_col(const hd_store *s, int sec, int wsec,
+			 hd_node_id id)
+{
+	uint32_t v = col32(s, sec, id);
+
+	return v == HD__ESC ? wide(s, wsec, id) : v;
+}
+
+uint64_t hd_store_memsize(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ?
+		       wide_col(s, HD__SEC_MEMSIZE, HD__SEC_MEMSIZE_WIDE, id) :
+		       0;
+}
+
+uint64_t hd_store_generation(const hd_store *s, hd_node_id id)
+{
+	uint32_t v;
+
+	if (id >= s->nodes || !(s->meta[HD__M_COLUMNS] & HD__COL_GENERATION))
+		return UINT64_MAX;
+	v = col32(s, HD__SEC_GENERATION, id);
+	if (v == HD__ESC)
+		return wide(s, HD__SEC_GEN_WIDE, id);
+	return v ? v - 1 : UINT64_MAX;
+}
+
+uint64_t hd_store_size(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ?
+		       wide_col(s, HD__SEC_SIZE, HD__SEC_SIZE_WIDE, id) :
+		       0;
+}
+
+uint32_t hd_store_bits(const hd_store *s, hd_node_id id)
+{
+	const unsigned char *p;
+
+	if (id >= s->nodes)
+		return 0;
+	p = s->sec[HD__SEC_BITS] + (size_t)id * 2;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+uint64_t hd_store_offset(const hd_store *s, hd_node_id id)
+{
+	return id < s->nodes ? col64(s, HD__SEC_OFFSET, id) : 0;
+}
+
+/* String sid (validated) and its length. */
+static const char *str(const hd_store *s, uint32_t sid, size_t *len)
+{
+	uint32_t a, b;
+
+	if (sid >= s->nstrings)
+		return NULL;
+	a = col32(s, HD__SEC_STROFFS, sid);
+	b = col32(s, HD__SEC_STROFFS, sid + 1);
+	if (len)
+		*len = b - a - 1;
+	return (const char *)s->sec[HD__SEC_STRINGS] + a;
+}
+
+int hd_store_site(const hd_store *s, hd_node_id id, hd_site *site)
+{
+	const unsigned char *p;
+	uint32_t sid;
+
+	memset(site, 0, sizeof(*site));
+	if (id >= s->nodes || !(s->meta[HD__M_COLUMNS] & HD__COL_SITE))
+		return HD_ENOTFOUND;
+	sid = col32(s, HD__SEC_SITE, id);
+	if (sid >= s->meta[HD__M_SITES])
+		return HD_ENOTFOUND;
+	p = s->sec[HD__SEC_SITES] + (size_t)sid * HD__SITE_SIZE;
+	site->file = str(s, hd__le32(p), &site->file_len);
+	site->method = str(s, hd__le32(p + 4), &site->method_len);
+	site->line = hd__le64(p + 8);
+	return 0;
+}
+
+const char *hd_store_aux(const hd_store *s, hd_node_id id, size_t *len)
+{
+	if (len)
+		*len = 0;
+	if (id >= s->nodes)
+		return NULL;
+	return str(s, col32(s, HD__SEC_AUX, id), len);
+}
+
+/* The CLASSES entry of class node c, or NULL. */
+static const unsigned char *class_entry(const hd_store *s, hd_node_id c)
+{
+	const unsigned char *p = s->sec[HD__SEC_CLASSES];
+	uint64_t lo = 0, hi = s->meta[HD__M_CLASSES], mid;
+	uint32_t n;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		n = hd__le32(p + mid * HD__CLASS_SIZE);
+		if (n == c)
+			return p + mid * HD__CLASS_SIZE;
+		if (n < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+size_t hd_store_class_name(const hd_store *s, hd_node_id id, char *buf,
+			   size_t size)
+{
+	const unsigned char *e = NULL;
+	const char *real = NULL, *aux = NULL;
+	size_t rl = 0, al = 0;
+	uint32_t c;
+	int type;
+
+	if (id >= s->nodes) {
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
+	type = s->sec[HD__SEC_TYPE][id];
+	c = col32(s, HD__SEC_CLASS, id);
+	if (c != NONE)
+		e = class_entry(s, c);
+	if (e)
+		real = str(s, hd__le32(e + 8), &rl);
+	if (type == HD_T_IMEMO || type == HD_T_NODE || type == HD_T_DATA)
+		aux = hd_store_aux(s, id, &al);
+	return hd__class_name_fmt(buf, size, type,
+				  hd_store_class_address(s, id), real, rl,
+				  aux, al, NULL);
+}
+
+/* ---- edges and roots ---- */
+
+/* Edges [off[i], off[i + 1]) of a validated CSR; empty out of range. */
+static void iter(const hd_store *s, int off, int tgt, uint64_t i, uint64_t n,
+		 hd_edge_iter *it)
+{
+	uint32_t a, b;
+
+	it->p = it->end = NULL;
+	if (i >= n)
+		return;
+	a = col32(s, off, i);
+	b = col32(s, off, i + 1);
+	if (a > b || (uint64_t)b * 4 > s->len[tgt])
+		return;
+	it->p = s->sec[tgt] + (size_t)a * 4;
+	it->end = s->sec[tgt] + (size_t)b * 4;
+}
+
+void hd_store_refs(const hd_store *s, hd_node_id id, hd_edge_iter *it)
+{
+	iter(s, HD__SEC_REFS_OFF, HD__SEC_REFS, id, s->nodes, it);
+}
+
+void hd_store_referrers(const hd_store *s, hd_node_id id, hd_edge_iter *it)
+{
+	iter(s, HD__SEC_REV_OFF, HD__SEC_REV, id, s->nodes, it);
+}
+
+int hd_edge_iter_next(hd_edge_iter *it, hd_node_id *out)
+{
+	if (!it->p || it->p >= it->end)
+		return HD_ITEROVER;
+	*out = hd__le32(it->p);
+	it->p += 4;
+	return 0;
+}
+
+uint32_t hd_edge_iter_count(const hd_edge_iter *it)
+{
+	return it->p && it->p < it->end ? (uint32_t)((it->end - it->p) / 4) :
+					  0;
+}
+
+uint32_t hd_store_root_count(const hd_store *s)
+{
+	return (uint32_t)s->meta[HD__M_ROOT_CATEGORIES];
+}
+
+const char *hd_store_root_name(const hd_store *s, uint32_t i)
+{
+	if (i >= s->meta[HD__M_ROOT_CATEGORIES])
+		return NULL;
+	return str(s, col32(s, HD__SEC_ROOT_NAMES, i), NULL);
+}
+
+void hd_store_root_refs(const hd_store *s, uint32_t i, hd_edge_iter *it)
+{
+	iter(s, HD__SEC_ROOT_OFF, HD__SEC_ROOT_REFS, i,
+	     s->meta[HD__M_ROOT_CATEGORIES], it);
+}

@@ -1,0 +1,1173 @@
+/*
+ * store_build.c - reading a dump into an in-memory store.
+ *
+ * One pass over the dump appends every object's fields to compact
+ * record-order columns (nothing is allocated per object) and its
+ * references, as addresses, to one array. Then the addresses are sorted
+ * in place by a radix sort that carries record numbers, duplicates are
+ * dropped (the first record wins), references are resolved through a
+ * bucket index over the sorted addresses, the forward CSR is laid out in
+ * node order, each column is permuted into node order one at a time and
+ * the reverse CSR is built in place. Peak memory is about the finished
+ * store plus one column.
+ */
+#include "store_format.h"
+
+#define NONE HD_NODE_NONE
+#define PROGRESS_EVERY 65536u
+
+enum {
+	C_ADDR, C_TYPE, C_BITS, C_CLS, C_MEM, C_GEN, C_SIZE, C_SITE, C_AUX,
+	C_OFF, C_NREF, C__N
+};
+
+static const unsigned char col_w[C__N] = { 8, 1, 2, 4, 4, 4, 4, 4, 4, 8, 4 };
+
+struct col {
+	void *p;
+	size_t cap; /* items */
+};
+
+/* A value too wide for its u32 column, by record (then node) number. */
+struct wide {
+	uint32_t idx;
+	uint64_t v;
+};
+
+struct wlist {
+	struct wide *v;
+	size_t n, cap;
+};
+
+struct site {
+	uint32_t file, method;
+	uint64_t line;
+};
+
+/* Sorted addresses with a bucket index on their high bits. */
+struct lut {
+	const uint64_t *a;
+	size_t n;
+	uint64_t min, max;
+	unsigned shift;
+	uint32_t *tab;
+	size_t nb;
+};
+
+struct bld {
+	const hd_index_options *opts;
+	const char *path;
+	hd_reader *r;
+	struct hd__intern strs;
+	struct hd__classtab ct;
+	struct col c[C__N];
+	size_t n;                    /* records */
+	struct wlist wmem, wgen, wsize;
+	uint64_t *refs;
+	size_t nrefs, refs_cap;
+	size_t refs_bytes;           /* its allocation once resolved */
+	/* class pointers, as a dictionary */
+	struct hd__map cmap;
+	uint64_t *cdict;
+	size_t ncd, cd_cap;
+	uint8_t *cd_strong;          /* a non-class object was offered */
+	size_t cd_strong_cap;
+	uint64_t last_klass;
+	uint32_t last_cd;
+	uint32_t last_file, last_method; /* string ids of the last site */
+	/* allocation sites */
+	struct site *sites;
+	size_t nsites, sites_cap;
+	uint32_t *sslot;             /* site id + 1, 0 empty */
+	size_t sslot_cap;
+	struct site last_site;
+	uint32_t last_sid;
+	/* roots */
+	struct hd__map rmap;         /* name sid -> category */
+	uint32_t *rnames;
+	size_t nroots, rnames_cap;
+	uint64_t *raddr;
+	uint32_t *rcat;
+	size_t nraddr, raddr_cap, rcat_cap;
+	uint64_t root_listed;
+	uint32_t features;
+	int has_gen, has_site;
+	/* after sorting */
+	uint32_t *perm;
+	size_t N;
+	struct lut lut;
+	uint64_t dangling, duplicates;
+	hd_store *s;
+};
+
+/* ---- sections of the store being built ---- */
+
+static const unsigned char empty_sec[8];
+
+static int set_sec(struct bld *b, int id, void *p, size_t len, size_t cap)
+{
+	hd_store *s = b->s;
+
+	hd__free(s->own[id], s->own_len[id]);
+	s->own[id] = p;
+	s->own_len[id] = cap;
+	s->sec[id] = p ? p : empty_sec;
+	s->len[id] = len;
+	return 0;
+}
+
+static void *sec_alloc(struct bld *b, int id, size_t n, size_t w)
+{
+	void *p = hd__array_alloc(n ? n : 1, w);
+
+	if (p)
+		set_sec(b, id, p, n * w, (n ? n : 1) * w);
+	return p;
+}
+
+/* Byte order: the images are little-endian; swap typed arrays if not. */
+static int host_le(void)
+{
+	const uint16_t one = 1;
+
+	return *(const unsigned char *)&one == 1;
+}
+
+static void to_le(void *p, size_t n, unsigned w)
+{
+	unsigned char *c = p, t;
+	size_t i;
+	unsigned j;
+
+	if (host_le())
+		return;
+	for (i = 0; i < n; i++, c += w)
+		for (j = 0; j < w / 2; j++) {
+			t = c[j];
+			c[j] = c[w - 1 - j];
+			c[w - 1 - j] = t;
+		}
+}
+
+/* ---- streaming ---- */
+
+static int grow_cols(struct bld *b, size_t need)
+{
+	int i;
+
+	for (i = 0; i < C__N; i++)
+		if (hd__grow(&b->c[i].p, &b->c[i].cap, need, col_w[i]))
+			return HD_ENOMEM;
+	return 0;
+}
+
+static int wide_put(struct wlist *wl, uint32_t *col, size_t i, uint64_t v)
+{
+	if (v < HD__ESC) {
+		col[i] = (uint32_t)v;
+		return 0;
+	}
+	col[i] = HD__ESC;
+	if (hd__grow((void **)&wl->v, &wl->cap, wl->n + 1, sizeof(*wl->v)))
+		return HD_ENOMEM;
+	wl->v[wl->n].idx = (uint32_t)i;
+	wl->v[wl->n++].v = v;
+	return 0;
+}
+
+static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
+{
+	uint32_t id;
+	int found;
+
+	if (klass == b->last_klass && b->ncd) {
+		*out = b->last_cd;
+		return 0;
+	}
+	if (b->ncd >= NONE - 1 ||
+	    hd__grow((void **)&b->cdict, &b->cd_cap, b->ncd + 1,
+		     sizeof(*b->cdict)) ||
+	    hd__grow((void **)&b->cd_strong, &b->cd_strong_cap, b->ncd + 1,
+		     1) ||
+	    hd__map_put(&b->cmap, klass, (uint32_t)b->ncd, &id, &found))
+		return HD_ENOMEM;
+	if (!found) {
+		b->cd_strong[b->ncd] = 0;
+		b->cdict[b->ncd++] = klass;
+	}
+	b->last_klass = klass;
+	b->last_cd = id;
+	*out = id;
+	return 0;
+}
+
+static uint64_t site_hash(const struct site *k)
+{
+	return hd__mix64(((uint64_t)k->file << 32 | k->method) ^
+			 hd__mix64(k->line + 1));
+}
+
+static int same_site(const struct site *a, const struct site *b)
+{
+	return a->file == b->file && a->method == b->method &&
+	       a->line == b->line;
+}
+
+static int site_rehash(struct bld *b)
+{
+	size_t ncap = b->sslot_cap ? b->sslot_cap * 2 : 1024, i, j;
+	uint32_t *ns = hd__calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return HD_ENOMEM;
+	for (i = 0; i < b->nsites; i++) {
+		j = site_hash(&b->sites[i]) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = (uint32_t)i + 1;
+	}
+	hd__free(b->sslot, b->sslot_cap * sizeof(*b->sslot));
+	b->sslot = ns;
+	b->sslot_cap = ncap;
+	return 0;
+}
+
+static int site_id(struct bld *b, const struct site *k, uint32_t *out)
+{
+	size_t j;
+
+	if (b->nsites && same_site(k, &b->last_site)) {
+		*out = b->last_sid;
+		return 0;
+	}
+	if ((b->nsites + 1) * 2 > b->sslot_cap && site_rehash(b))
+		return HD_ENOMEM;
+	j = site_hash(k) & (b->sslot_cap - 1);
+	for (; b->sslot[j]; j = (j + 1) & (b->sslot_cap - 1))
+		if (same_site(k, &b->sites[b->sslot[j] - 1]))
+			break;
+	if (!b->sslot[j]) {
+		if (b->nsites >= NONE - 1 ||
+		    hd__grow((void **)&b->sites, &b->sites_cap, b->nsites + 1,
+			     sizeof(*b->sites)))
+			return HD_ENOMEM;
+		b->sites[b->nsites++] = *k;
+		b->sslot[j] = (uint32_t)b->nsites;
+	}
+	b->last_site = *k;
+	b->last_sid = *out = b->sslot[j] - 1;
+	return 0;
+}
+
+/* Is s (without escapes) the string id? Then *out = id. */
+static int same_str(const struct hd__intern *t, uint32_t id, hd_str s,
+		    uint32_t *out)
+{
+	const char *p;
+	size_t n;
+
+	if (id == HD_STR_NONE || id >= t->count)
+		return 0;
+	p = hd__intern_str(t, id, &n);
+	if (n != s.len || (n && memcmp(p, s.ptr, n)) || memchr(p, '\\', n))
+		return 0;
+	*out = id;
+	return 1;
+}
+
+static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
+{
+	struct site k = { HD_STR_NONE, HD_STR_NONE, 0 };
+
+	if (!(rec->has & (HD_HAS_FILE | HD_HAS_LINE | HD_HAS_METHOD |
+			  HD_HAS_GENERATION))) {
+		*out = NONE;
+		return 0;
+	}
+	b->has_site = 1;
+	/* file is written raw by every Ruby: its bytes are the path */
+	if ((rec->has & HD_HAS_FILE) &&
+	    !same_str(&b->strs, b->last_file, rec->file, &k.file)) {
+		if (hd__intern_put(&b->strs, rec->file.ptr ? rec->file.ptr : "",
+				   rec->file.len, &k.file))
+			return HD_ENOMEM;
+		b->last_file = k.file;
+	}
+	if ((rec->has & HD_HAS_METHOD) &&
+	    !same_str(&b->strs, b->last_method, rec->method, &k.method)) {
+		if (hd__intern_json(&b->strs, rec->method, &k.method))
+			return HD_ENOMEM;
+		b->last_method = k.method;
+	}
+	if (rec->has & HD_HAS_LINE)
+		k.line = rec->line;
+	return site_id(b, &k, out);
+}
+
+static int rec_aux(struct bld *b, const hd_record *rec, uint32_t *out)
+{
+	hd_str a = { NULL, 0 };
+
+	*out = HD_STR_NONE;
+	if (rec->type == HD_T_IMEMO)
+		a = rec->imemo_type;
+	else if (rec->type == HD_T_NODE)
+		a = rec->node_type;
+	else if (rec->type == HD_T_DATA)
+		a = rec->struct_name;
+	if (!a.ptr)
+		return 0;
+	return hd__intern_json(&b->strs, a, out);
+}
+
+static int add_refs(struct bld *b, const uint64_t *refs, size_t n)
+{
+	if (n > UINT32_MAX - b->nrefs)
+		return HD_ELIMIT;
+	if (hd__grow((void **)&b->refs, &b->refs_cap, b->nrefs + n,
+		     sizeof(*b->refs)))
+		return HD_ENOMEM;
+	if (n)
+		memcpy(b->refs + b->nrefs, refs, n * sizeof(*refs));
+	b->nrefs += n;
+	return 0;
+}
+
+/*
+ * Feeds the class table. For an ordinary object only the first offer
+ * for its class pointer can matter (the first object of a class wins
+ * over any later one, see names.c), so the rest are skipped.
+ */
+static int offer_class(struct bld *b, const hd_record *rec, uint32_t cd)
+{
+	switch (rec->type) {
+	case HD_T_CLASS:
+	case HD_T_MODULE:
+	case HD_T_ICLASS:
+		return hd__classtab_add(&b->ct, rec);
+	case HD_T_NONE:
+	case HD_T_IMEMO:
+	case HD_T_NODE:
+		return 0;
+	}
+	if (cd == NONE || b->cd_strong[cd])
+		return 0;
+	b->cd_strong[cd] = 1;
+	return hd__classtab_add(&b->ct, rec);
+}
+
+static int add_object(struct bld *b, const hd_record *rec)
+{
+	size_t i = b->n;
+	uint32_t v;
+	int rc;
+
+	if (i >= (size_t)NONE - 1)
+		return HD_ELIMIT;
+	if (i + 2 > b->c[C_ADDR].cap && grow_cols(b, i + 2))
+		return HD_ENOMEM;
+	((uint64_t *)b->c[C_ADDR].p)[i] = rec->address;
+	((uint8_t *)b->c[C_TYPE].p)[i] =
+		(uint8_t)(rec->type >= 0 && rec->type < HD_T__COUNT ?
+				  rec->type :
+				  HD_T_UNKNOWN);
+	((uint16_t *)b->c[C_BITS].p)[i] = (uint16_t)rec->bits;
+	v = NONE;
+	if ((rec->has & HD_HAS_CLASS) && rec->class_addr &&
+	    (rc = class_id(b, rec->class_addr, &v)))
+		return rc;
+	((uint32_t *)b->c[C_CLS].p)[i] = v;
+	if (wide_put(&b->wmem, b->c[C_MEM].p, i,
+		     rec->has & HD_HAS_MEMSIZE ? rec->memsize : 0) ||
+	    wide_put(&b->wsize, b->c[C_SIZE].p, i,
+		     rec->has & HD_HAS_SIZE ? rec->size : 0))
+		return HD_ENOMEM;
+	((uint32_t *)b->c[C_GEN].p)[i] = 0;
+	if (rec->has & HD_HAS_GENERATION) {
+		b->has_gen = 1;
+		if (rec->generation < HD__ESC - 1)
+			((uint32_t *)b->c[C_GEN].p)[i] =
+				(uint32_t)rec->generation + 1;
+		else if (wide_put(&b->wgen, b->c[C_GEN].p, i, UINT64_MAX))
+			return HD_ENOMEM;
+		else
+			b->wgen.v[b->wgen.n - 1].v = rec->generation;
+	}
+	if ((rc = rec_site(b, rec, &v)))
+		return rc;
+	((uint32_t *)b->c[C_SITE].p)[i] = v;
+	if ((rc = rec_aux(b, rec, &v)))
+		return rc;
+	((uint32_t *)b->c[C_AUX].p)[i] = v;
+	((uint64_t *)b->c[C_OFF].p)[i] = rec->offset;
+	if ((rc = add_refs(b, rec->refs, rec->nrefs)))
+		return rc;
+	((uint32_t *)b->c[C_NREF].p)[i] = (uint32_t)rec->nrefs;
+	b->n++;
+	return offer_class(b, rec, ((uint32_t *)b->c[C_CLS].p)[i]);
+}
+
+static int add_root(struct bld *b, const hd_record *rec)
+{
+	uint32_t sid, cat;
+	size_t i;
+	int found;
+
+	if (hd__intern_json(&b->strs, rec->root, &sid) ||
+	    hd__grow((void **)&b->rnames, &b->rnames_cap, b->nroots + 1,
+		     sizeof(*b->rnames)) ||
+	    hd__map_put(&b->rmap, sid, (uint32_t)b->nroots, &cat, &found))
+		return HD_ENOMEM;
+	if (!found)
+		b->rnames[b->nroots++] = sid;
+	b->root_listed += rec->nrefs;
+	if (rec->nrefs > UINT32_MAX - b->nraddr)
+		return HD_ELIMIT;
+	if (hd__grow((void **)&b->raddr, &b->raddr_cap,
+		     b->nraddr + rec->nrefs, sizeof(*b->raddr)) ||
+	    hd__grow((void **)&b->rcat, &b->rcat_cap, b->nraddr + rec->nrefs,
+		     sizeof(*b->rcat)))
+		return HD_ENOMEM;
+	for (i = 0; i < rec->nrefs; i++) {
+		b->raddr[b->nraddr] = rec->refs[i];
+		b->rcat[b->nraddr++] = cat;
+	}
+	return 0;
+}
+
+static int limit_error(hd_error *err, int rc)
+{
+	if (rc == HD_ELIMIT)
+		return hd__error(err, HD_ELIMIT,
+				 "the dump exceeds the store limits (over "
+				 "4294967294 objects or 4294967295 "
+				 "references)");
+	return hd__error(err, HD_ENOMEM, "out of memory");
+}
+
+static void progress(struct bld *b)
+{
+	hd_read_stats st;
+
+	if (!b->opts || !b->opts->progress)
+		return;
+	hd_reader_stats(b->r, &st);
+	b->opts->progress(st.bytes, st.total_bytes, b->opts->progress_payload);
+}
+
+static int read_dump(struct bld *b, hd_error *err)
+{
+	const hd_record *rec;
+	uint64_t count = 0;
+	int rc;
+
+	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
+		b->features |= hd__record_features(rec);
+		if (rec->kind == HD_REC_OBJECT)
+			rc = add_object(b, rec);
+		else if (rec->kind == HD_REC_ROOT)
+			rc = add_root(b, rec);
+		if (rc)
+			return limit_error(err, rc);
+		if (++count % PROGRESS_EVERY == 0)
+			progress(b);
+	}
+	progress(b);
+	return rc == HD_ITEROVER ? 0 : rc;
+}
+
+/* ---- sorting ---- */
+
+static void isort(uint64_t *k, uint32_t *v, size_t n)
+{
+	size_t i, j;
+	uint64_t kk;
+	uint32_t vv;
+
+	for (i = 1; i < n; i++) {
+		kk = k[i];
+		vv = v[i];
+		for (j = i; j > 0 && (k[j - 1] > kk ||
+				      (k[j - 1] == kk && v[j - 1] > vv));
+		     j--) {
+			k[j] = k[j - 1];
+			v[j] = v[j - 1];
+		}
+		k[j] = kk;
+		v[j] = vv;
+	}
+}
+
+/*
+ * In-place MSD radix sort (American flag sort) of k, carrying v, from
+ * the byte at shift down. It recurses once per key byte: 8 levels at most.
+ */
+static void rsort(uint64_t *k, uint32_t *v, size_t n, unsigned shift)
+{
+	uint32_t pos[256], end[256];
+	size_t i, start;
+	unsigned d, x;
+	uint64_t kk;
+	uint32_t vv, t;
+
+	for (;;) {
+		if (n <= 32) {
+			isort(k, v, n);
+			return;
+		}
+		memset(end, 0, sizeof(end));
+		for (i = 0; i < n; i++)
+			end[(k[i] >> shift) & 255]++;
+		if (end[(k[0] >> shift) & 255] != n)
+			break;
+		if (!shift)
+			return;
+		shift -= 8;
+	}
+	for (t = 0, d = 0; d < 256; d++) {
+		pos[d] = t;
+		t += end[d];
+		end[d] = t;
+	}
+	for (d = 0; d < 256; d++) {
+		while (pos[d] < end[d]) {
+			kk = k[pos[d]];
+			vv = v[pos[d]];
+			while ((x = (kk >> shift) & 255) != d) {
+				uint64_t k2 = k[pos[x]];
+				uint32_t v2 = v[pos[x]];
+
+				k[pos[x]] = kk;
+				v[pos[x]++] = vv;
+				kk = k2;
+				vv = v2;
+			}
+			k[pos[d]] = kk;
+			v[pos[d]++] = vv;
+		}
+	}
+	if (!shift)
+		return;
+	for (start = 0, d = 0; d < 256; start = end[d++])
+		if (end[d] - start > 1)
+			rsort(k + start, v + start, end[d] - start, shift - 8);
+}
+
+/* Sorts addresses carrying record numbers; keeps the first of equals. */
+static int sort_nodes(struct bld *b)
+{
+	uint64_t *k = b->c[C_ADDR].p, lo = UINT64_MAX, hi = 0, x;
+	uint32_t *v;
+	size_t i, j, n = b->n, N = 0;
+	unsigned top = 0;
+	int sorted = 1;
+
+	if (!(v = hd__array_alloc(n ? n : 1, sizeof(*v))))
+		return HD_ENOMEM;
+	b->perm = v;
+	for (i = 0; i < n; i++) {
+		v[i] = (uint32_t)i;
+		lo = k[i] < lo ? k[i] : lo;
+		hi = k[i] > hi ? k[i] : hi;
+		sorted &= !i || k[i - 1] <= k[i];
+	}
+	if (!sorted) {
+		for (x = lo ^ hi; x >> 8; x >>= 8)
+			top += 8;
+		rsort(k, v, n, top);
+	}
+	for (i = 0; i < n; i = j) {
+		uint32_t first = v[i];
+
+		for (j = i + 1; j < n && k[j] == k[i]; j++)
+			first = v[j] < first ? v[j] : first;
+		b->duplicates += j - i - 1;
+		k[N] = k[i];
+		v[N++] = first;
+	}
+	b->N = N;
+	return 0;
+}
+
+/* ---- address lookup ---- */
+
+static int lut_init(struct lut *l, const uint64_t *a, size_t n)
+{
+	size_t nb = 1, b, j = 0;
+	unsigned bits = 0, lb = 0;
+	uint64_t range;
+
+	memset(l, 0, sizeof(*l));
+	l->a = a;
+	l->n = n;
+	if (!n)
+		return 0;
+	l->min = a[0];
+	l->max = a[n - 1];
+	range = l->max - l->min;
+	while (nb < n && nb < ((size_t)1 << 26)) {
+		nb <<= 1;
+		lb++;
+	}
+	for (; bits < 64 && (range >> bits); bits++)
+		;
+	l->shift = bits > lb ? bits - lb : 0;
+	l->nb = (size_t)(range >> l->shift) + 1;
+	if (!(l->tab = hd__array_alloc(l->nb + 1, sizeof(*l->tab))))
+		return HD_ENOMEM;
+	for (b = 0; b < l->nb; b++) {
+		while (j < n && ((a[j] - l->min) >> l->shift) < b)
+			j++;
+		l->tab[b] = (uint32_t)j;
+	}
+	l->tab[l->nb] = (uint32_t)n;
+	return 0;
+}
+
+static void lut_free(struct lut *l)
+{
+	hd__free(l->tab, (l->nb + 1) * sizeof(*l->tab));
+	l->tab = NULL;
+}
+
+static inline uint32_t lut_find(const struct lut *l, uint64_t x)
+{
+	size_t b, lo, hi, mid;
+
+	if (!l->n || x < l->min || x > l->max)
+		return NONE;
+	b = (size_t)((x - l->min) >> l->shift);
+	lo = l->tab[b];
+	hi = l->tab[b + 1];
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (l->a[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && l->a[lo] == x ? (uint32_t)lo : NONE;
+}
+
+/* ---- edges ---- */
+
+/* References (addresses, record order) to node ids, in place. */
+static int resolve_refs(struct bld *b)
+{
+	unsigned char *out = (unsigned char *)b->refs;
+	uint32_t *nref = b->c[C_NREF].p, sum = 0, c, id;
+	size_t k, r;
+	void *p;
+
+	for (k = 0; k < b->nrefs; k++) {
+		id = lut_find(&b->lut, b->refs[k]);
+		memcpy(out + k * 4, &id, 4);
+	}
+	p = hd__realloc(b->refs, b->refs_cap * 8,
+			(b->nrefs ? b->nrefs : 1) * 4);
+	if (!p)
+		return HD_ENOMEM;
+	b->refs = p;
+	b->refs_bytes = (b->nrefs ? b->nrefs : 1) * 4;
+	b->refs_cap = 0;
+	for (r = 0; r < b->n; r++) {
+		c = nref[r];
+		nref[r] = sum;
+		sum += c;
+	}
+	nref[b->n] = sum;
+	return 0;
+}
+
+/* The forward CSR in node order; duplicate records' references drop. */
+static int forward_csr(struct bld *b)
+{
+	const uint32_t *ids = (const uint32_t *)(void *)b->refs;
+	const uint32_t *st = b->c[C_NREF].p;
+	uint32_t *off, *out, t;
+	size_t i, k, e = 0;
+	void *p;
+
+	off = sec_alloc(b, HD__SEC_REFS_OFF, b->N + 1, 4);
+	out = sec_alloc(b, HD__SEC_REFS, b->nrefs, 4);
+	if (!off || !out)
+		return HD_ENOMEM;
+	off[0] = 0;
+	for (i = 0; i < b->N; i++) {
+		uint32_t r = b->perm[i];
+
+		for (k = st[r]; k < st[r + 1]; k++) {
+			t = ids[k];
+			if (t == NONE)
+				b->dangling++;
+			else
+				out[e++] = t;
+		}
+		off[i + 1] = (uint32_t)e;
+	}
+	hd__free(b->refs, b->refs_bytes);
+	b->refs = NULL;
+	b->refs_bytes = b->nrefs = 0;
+	if (e < b->s->len[HD__SEC_REFS] / 4 && e) {
+		p = hd__realloc(out, b->s->own_len[HD__SEC_REFS], e * 4);
+		if (p) {
+			b->s->own[HD__SEC_REFS] = p;
+			b->s->own_len[HD__SEC_REFS] = e * 4;
+			b->s->sec[HD__SEC_REFS] = p;
+		}
+	}
+	b->s->len[HD__SEC_REFS] = e * 4;
+	return 0;
+}
+
+/* The reverse CSR: counts, prefix sums, fill, shift back. */
+static int reverse_csr(struct bld *b)
+{
+	const hd_store *s = b->s;
+	const uint32_t *off = s->own[HD__SEC_REFS_OFF];
+	const uint32_t *fw = s->own[HD__SEC_REFS];
+	size_t E = s->len[HD__SEC_REFS] / 4, N = b->N, i, k;
+	uint32_t *roff, *rev;
+
+	roff = sec_alloc(b, HD__SEC_REV_OFF, N + 1, 4);
+	rev = sec_alloc(b, HD__SEC_REV, E, 4);
+	if (!roff || !rev)
+		return HD_ENOMEM;
+	memset(roff, 0, (N + 1) * 4);
+	for (k = 0; k < E; k++)
+		roff[fw[k] + 1]++;
+	for (i = 1; i <= N; i++)
+		roff[i] += roff[i - 1];
+	for (i = 0; i < N; i++)
+		for (k = off[i]; k < off[i + 1]; k++)
+			rev[roff[fw[k]]++] = (uint32_t)i;
+	for (i = N; i > 0; i--)
+		roff[i] = roff[i - 1];
+	roff[0] = 0;
+	return 0;
+}
+
+/* Root references by category, in dump order within each. */
+static int roots_csr(struct bld *b)
+{
+	size_t R = b->nroots, i, kept = 0;
+	uint32_t *names, *off, *out, id;
+
+	names = sec_alloc(b, HD__SEC_ROOT_NAMES, R, 4);
+	off = sec_alloc(b, HD__SEC_ROOT_OFF, R + 1, 4);
+	out = sec_alloc(b, HD__SEC_ROOT_REFS, b->nraddr, 4);
+	if (!names || !off || !out)
+		return HD_ENOMEM;
+	if (R)
+		memcpy(names, b->rnames, R * 4);
+	memset(off, 0, (R + 1) * 4);
+	for (i = 0; i < b->nraddr; i++) {
+		id = lut_find(&b->lut, b->raddr[i]);
+		b->raddr[i] = id;
+		if (id != NONE)
+			off[b->rcat[i] + 1]++;
+	}
+	for (i = 1; i <= R; i++)
+		off[i] += off[i - 1];
+	for (i = 0; i < b->nraddr; i++)
+		if (b->raddr[i] != NONE) {
+			out[off[b->rcat[i]]++] = (uint32_t)b->raddr[i];
+			kept++;
+		}
+	for (i = R; i > 0; i--)
+		off[i] = off[i - 1];
+	off[0] = 0;
+	b->s->len[HD__SEC_ROOT_REFS] = kept * 4;
+	return 0;
+}
+
+/* ---- columns ---- */
+
+/* Moves record-order column ci into node order as section id. */
+static void *permute(struct bld *b, int ci, int id)
+{
+	size_t i, N = b->N;
+	unsigned w = col_w[ci];
+	const uint32_t *pm = b->perm;
+	void *src = b->c[ci].p, *dst = sec_alloc(b, id, N, w);
+
+	if (!dst)
+		return NULL;
+	switch (w) {
+	case 1:
+		for (i = 0; i < N; i++)
+			((uint8_t *)dst)[i] = ((const uint8_t *)src)[pm[i]];
+		break;
+	case 2:
+		for (i = 0; i < N; i++)
+			((uint16_t *)dst)[i] = ((const uint16_t *)src)[pm[i]];
+		break;
+	case 4:
+		for (i = 0; i < N; i++)
+			((uint32_t *)dst)[i] = ((const uint32_t *)src)[pm[i]];
+		break;
+	default:
+		for (i = 0; i < N; i++)
+			((uint64_t *)dst)[i] = ((const uint64_t *)src)[pm[i]];
+		break;
+	}
+	hd__free(src, b->c[ci].cap * w);
+	b->c[ci].p = NULL;
+	b->c[ci].cap = 0;
+	return dst;
+}
+
+static uint64_t wide_find(const struct wlist *wl, uint32_t idx)
+{
+	size_t lo = 0, hi = wl->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (wl->v[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < wl->n && wl->v[lo].idx == idx ? wl->v[lo].v : 0;
+}
+
+static void put_wide(unsigned char *p, uint32_t node, uint64_t v)
+{
+	hd__put_le32(p, node);
+	hd__put_le32(p + 4, 0);
+	hd__put_le64(p + 8, v);
+}
+
+/* A u32 column with escapes, and its wide table in node order. */
+static int permute_wide(struct bld *b, int ci, int id, int wid, int meta,
+			struct wlist *wl)
+{
+	uint32_t *col = permute(b, ci, id);
+	unsigned char *w;
+	size_t i, n = 0;
+
+	if (!col)
+		return HD_ENOMEM;
+	for (i = 0; i < b->N; i++)
+		n += col[i] == HD__ESC;
+	if (!(w = sec_alloc(b, wid, n, HD__WIDE_SIZE)))
+		return HD_ENOMEM;
+	for (i = 0; i < b->N; i++)
+		if (col[i] == HD__ESC) {
+			put_wide(w, (uint32_t)i, wide_find(wl, b->perm[i]));
+			w += HD__WIDE_SIZE;
+		}
+	b->s->meta[meta] = n;
+	to_le(col, b->N, 4);
+	hd__free(wl->v, wl->cap * sizeof(*wl->v));
+	memset(wl, 0, sizeof(*wl));
+	return 0;
+}
+
+/* Class node ids; pointers to no node go to the CLASSX table. */
+static int class_column(struct bld *b)
+{
+	uint32_t *dn, *cls, d;
+	unsigned char *x;
+	size_t i, n = 0;
+	int rc = HD_ENOMEM;
+
+	if (!(dn = hd__array_alloc(b->ncd ? b->ncd : 1, sizeof(*dn))))
+		return HD_ENOMEM;
+	for (i = 0; i < b->ncd; i++)
+		dn[i] = lut_find(&b->lut, b->cdict[i]);
+	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS)))
+		goto out;
+	for (i = 0; i < b->N; i++)
+		n += cls[i] != NONE && dn[cls[i]] == NONE;
+	if (!(x = sec_alloc(b, HD__SEC_CLASSX, n, HD__WIDE_SIZE)))
+		goto out;
+	for (i = 0; i < b->N; i++) {
+		if ((d = cls[i]) == NONE)
+			continue;
+		cls[i] = dn[d];
+		if (dn[d] == NONE) {
+			put_wide(x, (uint32_t)i, b->cdict[d]);
+			x += HD__WIDE_SIZE;
+		}
+	}
+	b->s->meta[HD__M_CLASSX] = n;
+	to_le(cls, b->N, 4);
+	rc = 0;
+out:
+	hd__free(dn, (b->ncd ? b->ncd : 1) * sizeof(*dn));
+	return rc;
+}
+
+/* Drops a record-order column that turned out to be all empty. */
+static void drop(struct bld *b, int ci, int id)
+{
+	hd__free(b->c[ci].p, b->c[ci].cap * col_w[ci]);
+	b->c[ci].p = NULL;
+	b->c[ci].cap = 0;
+	set_sec(b, id, NULL, 0, 0);
+}
+
+static int columns(struct bld *b)
+{
+	void *p;
+	int rc;
+
+	if (!(p = permute(b, C_TYPE, HD__SEC_TYPE)))
+		return HD_ENOMEM;
+	if (!(p = permute(b, C_BITS, HD__SEC_BITS)))
+		return HD_ENOMEM;
+	to_le(p, b->N, 2);
+	if (!(p = permute(b, C_OFF, HD__SEC_OFFSET)))
+		return HD_ENOMEM;
+	to_le(p, b->N, 8);
+	if ((rc = class_column(b)) ||
+	    (rc = permute_wide(b, C_MEM, HD__SEC_MEMSIZE,
+			       HD__SEC_MEMSIZE_WIDE, HD__M_MEMSIZE_WIDE,
+			       &b->wmem)) ||
+	    (rc = permute_wide(b, C_SIZE, HD__SEC_SIZE, HD__SEC_SIZE_WIDE,
+			       HD__M_SIZE_WIDE, &b->wsize)))
+		return rc;
+	if (!b->has_gen) {
+		drop(b, C_GEN, HD__SEC_GENERATION);
+		set_sec(b, HD__SEC_GEN_WIDE, NULL, 0, 0);
+	} else if ((rc = permute_wide(b, C_GEN, HD__SEC_GENERATION,
+				      HD__SEC_GEN_WIDE, HD__M_GEN_WIDE,
+				      &b->wgen))) {
+		return rc;
+	}
+	if (!b->has_site) {
+		drop(b, C_SITE, HD__SEC_SITE);
+	} else {
+		if (!(p = permute(b, C_SITE, HD__SEC_SITE)))
+			return HD_ENOMEM;
+		to_le(p, b->N, 4);
+	}
+	return permute(b, C_AUX, HD__SEC_AUX) ? 0 : HD_ENOMEM;
+}
+
+/* ---- tables ---- */
+
+static int sites_table(struct bld *b)
+{
+	unsigned char *p = sec_alloc(b, HD__SEC_SITES, b->nsites,
+				     HD__SITE_SIZE);
+	size_t i;
+
+	if (!p)
+		return HD_ENOMEM;
+	for (i = 0; i < b->nsites; i++, p += HD__SITE_SIZE) {
+		hd__put_le32(p, b->sites[i].file);
+		hd__put_le32(p + 4, b->sites[i].method);
+		hd__put_le64(p + 8, b->sites[i].line);
+	}
+	b->s->meta[HD__M_SITES] = b->nsites;
+	return 0;
+}
+
+static int is_classy(int t)
+{
+	return t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS;
+}
+
+/* Names classes (AUX) and lists them with their real names (CLASSES). */
+static int classes_table(struct bld *b)
+{
+	const uint8_t *type = b->s->own[HD__SEC_TYPE];
+	const uint64_t *addr = b->s->own[HD__SEC_ADDRESS];
+	uint32_t *aux = b->s->own[HD__SEC_AUX];
+	const struct hd__class *e;
+	unsigned char *p;
+	size_t i, n = 0;
+
+	if (hd__classtab_resolve(&b->ct))
+		return HD_ENOMEM;
+	for (i = 0; i < b->N; i++)
+		n += is_classy(type[i]) &&
+		     hd__classtab_find(&b->ct, addr[i]) != NULL;
+	if (!(p = sec_alloc(b, HD__SEC_CLASSES, n, HD__CLASS_SIZE)))
+		return HD_ENOMEM;
+	for (i = 0; i < b->N; i++) {
+		if (!is_classy(type[i]) ||
+		    !(e = hd__classtab_find(&b->ct, addr[i])))
+			continue;
+		aux[i] = e->display;
+		hd__put_le32(p, (uint32_t)i);
+		hd__put_le32(p + 4, e->display);
+		hd__put_le32(p + 8, e->real);
+		hd__put_le32(p + 12, e->flags & HD__CF_SINGLETON ?
+					     HD__CLS_SINGLETON :
+					     0);
+		p += HD__CLASS_SIZE;
+	}
+	b->s->meta[HD__M_CLASSES] = n;
+	to_le(aux, b->N, 4);
+	return 0;
+}
+
+/* The interner becomes the STRINGS and STROFFS sections. */
+static int strings(struct bld *b)
+{
+	struct hd__intern *t = &b->strs;
+	uint32_t *off;
+	size_t i;
+
+	if (t->bytes_len > UINT32_MAX || t->count >= HD_STR_NONE)
+		return HD_ELIMIT;
+	if (!(off = sec_alloc(b, HD__SEC_STROFFS, t->count + 1, 4)))
+		return HD_ENOMEM;
+	for (i = 0; i <= t->count; i++)
+		off[i] = (uint32_t)t->offs[i];
+	to_le(off, t->count + 1, 4);
+	set_sec(b, HD__SEC_STRINGS, t->bytes, t->bytes_len, t->bytes_cap);
+	t->bytes = NULL;
+	t->bytes_cap = t->bytes_len = 0;
+	b->s->meta[HD__M_STRINGS] = t->count;
+	return 0;
+}
+
+static int meta(struct bld *b, hd_error *err)
+{
+	uint64_t *m = b->s->meta, fp = 0, size = 0, mtime = 0;
+	uint32_t kind = HD__FP_NONE, sid;
+	unsigned char *p;
+	hd_read_stats st;
+	int i, rc;
+
+	if (strcmp(b->path, "-") &&
+	    (rc = hd__store_fingerprint(b->path, &fp, &kind, &size, &mtime,
+					err)))
+		return rc;
+	if (hd__intern_put(&b->strs, b->path, strlen(b->path), &sid))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd_reader_stats(b->r, &st);
+	if (!b->nroots && b->N)
+		b->features |= HD_FEAT_PARTIAL;
+	m[HD__M_NODES] = b->N;
+	m[HD__M_EDGES] = b->s->len[HD__SEC_REFS] / 4;
+	m[HD__M_DANGLING] = b->dangling;
+	m[HD__M_DUPLICATES] = b->duplicates;
+	m[HD__M_ROOT_REFS] = b->root_listed;
+	m[HD__M_ROOT_CATEGORIES] = b->nroots;
+	m[HD__M_ROOT_KEPT] = b->s->len[HD__SEC_ROOT_REFS] / 4;
+	m[HD__M_SHAPES] = st.shapes;
+	m[HD__M_SOURCE_SIZE] = st.bytes;
+	m[HD__M_SOURCE_MTIME] = mtime;
+	m[HD__M_FINGERPRINT] = fp;
+	m[HD__M_FP_KIND] = kind;
+	m[HD__M_SOURCE_PATH] = sid;
+	m[HD__M_FEATURES] = b->features;
+	m[HD__M_COLUMNS] = (b->has_gen ? HD__COL_GENERATION : 0) |
+			   (b->has_site ? HD__COL_SITE : 0);
+	m[HD__M_RD_BYTES] = st.bytes;
+	m[HD__M_RD_TOTAL_BYTES] = st.total_bytes;
+	m[HD__M_RD_LINES] = st.lines;
+	m[HD__M_RD_OBJECTS] = st.objects;
+	m[HD__M_RD_ROOTS] = st.roots;
+	m[HD__M_RD_SHAPES] = st.shapes;
+	m[HD__M_RD_OTHERS] = st.others;
+	m[HD__M_RD_BLANK] = st.blank;
+	m[HD__M_RD_SKIPPED] = st.skipped;
+	m[HD__M_RD_REPAIRED] = st.repaired;
+	m[HD__M_RD_TRUNCATED] = (uint64_t)st.truncated;
+	m[HD__M_RD_GZIP] = (uint64_t)st.gzip;
+	m[HD__M_RD_MEMPROF] = (uint64_t)st.memprof;
+	if ((rc = strings(b)))
+		return limit_error(err, rc);
+	if (!(p = sec_alloc(b, HD__SEC_META, HD__M_COUNT, 8)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	for (i = 0; i < HD__M_COUNT; i++)
+		hd__put_le64(p + (size_t)i * 8, m[i]);
+	return 0;
+}
+
+/* ---- the whole build ---- */
+
+static void bld_free(struct bld *b)
+{
+	int i;
+
+	for (i = 0; i < C__N; i++)
+		hd__free(b->c[i].p, b->c[i].cap * col_w[i]);
+	hd__free(b->wmem.v, b->wmem.cap * sizeof(struct wide));
+	hd__free(b->wgen.v, b->wgen.cap * sizeof(struct wide));
+	hd__free(b->wsize.v, b->wsize.cap * sizeof(struct wide));
+	hd__free(b->refs, b->refs_cap ? b->refs_cap * 8 : b->refs_bytes);
+	hd__map_free(&b->cmap);
+	hd__free(b->cdict, b->cd_cap * sizeof(*b->cdict));
+	hd__free(b->cd_strong, b->cd_strong_cap);
+	hd__free(b->sites, b->sites_cap * sizeof(*b->sites));
+	hd__free(b->sslot, b->sslot_cap * sizeof(*b->sslot));
+	hd__map_free(&b->rmap);
+	hd__free(b->rnames, b->rnames_cap * sizeof(*b->rnames));
+	hd__free(b->raddr, b->raddr_cap * sizeof(*b->raddr));
+	hd__free(b->rcat, b->rcat_cap * sizeof(*b->rcat));
+	hd__free(b->perm, (b->n ? b->n : 1) * sizeof(*b->perm));
+	lut_free(&b->lut);
+	hd__classtab_free(&b->ct);
+	hd__intern_free(&b->strs);
+	hd_reader_free(b->r);
+	hd__store_release(b->s);
+}
+
+/* Everything after the dump has been read. */
+static int assemble(struct bld *b, hd_error *err)
+{
+	int rc;
+
+	if (grow_cols(b, b->n + 1) || sort_nodes(b) ||
+	    lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b) ||
+	    forward_csr(b) || roots_csr(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
+		b->c[C_ADDR].cap * 8);
+	b->c[C_ADDR].p = NULL;
+	b->c[C_ADDR].cap = 0;
+	b->lut.a = b->s->own[HD__SEC_ADDRESS];
+	if ((rc = columns(b)) || (rc = sites_table(b)) ||
+	    (rc = classes_table(b)) || (rc = reverse_csr(b)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	lut_free(&b->lut);
+	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
+	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);
+	to_le(b->s->own[HD__SEC_REFS], b->s->len[HD__SEC_REFS] / 4, 4);
+	to_le(b->s->own[HD__SEC_REV_OFF], b->N + 1, 4);
+	to_le(b->s->own[HD__SEC_REV], b->s->len[HD__SEC_REV] / 4, 4);
+	to_le(b->s->own[HD__SEC_ROOT_NAMES], b->nroots, 4);
+	to_le(b->s->own[HD__SEC_ROOT_OFF], b->nroots + 1, 4);
+	to_le(b->s->own[HD__SEC_ROOT_REFS], b->s->len[HD__SEC_ROOT_REFS] / 4,
+	      4);
+	return meta(b, err);
+}
+
+int hd_store_build(hd_store **out, const char *dump_path,
+		   const hd_index_options *opts, hd_error *err)
+{
+	struct bld b;
+	int rc;
+
+	HD_ASSERT_ARG(out && dump_path);
+	HD_ASSERT_ARG(!opts || opts->version == HD_INDEX_OPTIONS_VERSION);
+	*out = NULL;
+	memset(&b, 0, sizeof(b));
+	b.opts = opts;
+	b.path = dump_path;
+	b.last_file = b.last_method = HD_STR_NONE;
+	if (!(b.s = hd__calloc(1, sizeof(*b.s))) || hd__intern_init(&b.strs) ||
+	    hd__classtab_init(&b.ct, &b.strs) || hd__map_init(&b.cmap, 1024) ||
+	    hd__map_init(&b.rmap, 16)) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = hd_reader_open(&b.r, dump_path, opts ? &opts->read : NULL,
+				 err)) ||
+	    (rc = read_dump(&b, err)) || (rc = assemble(&b, err)))
+		goto out;
+	if ((rc = hd__store_validate(b.s, 0, err)))
+		goto out;
+	*out = b.s;
+	b.s = NULL;
+out:
+	bld_free(&b);
+	return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * store_format.h - the on-disk layout of a heapdump store (man 5
+ * heapdump-store) and the in-memory hd_store shared by store.c,
+ * store_build.c and store_write.c. Never installed.
+ *
+ * A store is a header, a section table and 8-byte aligned sections. All
+ * integers are little-endian. A built store holds the same section images
+ * in memory as an opened one holds in its mapping, so one set of
+ * accessors serves both.
+ */
+#ifndef HD_STORE_FORMAT_H
+#define HD_STORE_FORMAT_H
+
+#include "hd_int.h"
+
+/* ---- header ---- */
+
+#define HD__STORE_MAGIC "HDSTORE\0"
+#define HD__STORE_MAGIC_LEN 8
+#define HD__STORE_VERSION 1u
+#define HD__STORE_HEADER 32u    /* magic, version, count, file size, 0 */
+#define HD__STORE_ENTRY 24u     /* id, flags, offset, size */
+#define HD__STORE_MAX_SECTIONS 64u
+#define HD__STORE_ALIGN 8u
+
+/* Section flags: an unknown section may be skipped only if optional. */
+#define HD__SECF_OPTIONAL 1u
+
+/* ---- section ids (1-based; the table may list them in any order) ---- */
+
+enum hd__sec {
+	HD__SEC_META = 1,     /* u64[HD__M_COUNT] */
+	HD__SEC_STRINGS,      /* NUL-terminated strings back to back */
+	HD__SEC_STROFFS,      /* u32[strings + 1] start offsets */
+	HD__SEC_ADDRESS,      /* u64[nodes], strictly ascending */
+	HD__SEC_TYPE,         /* u8[nodes], hd_type */
+	HD__SEC_BITS,         /* u16[nodes], HD_B_ bits */
+	HD__SEC_CLASS,        /* u32[nodes] class node or HD_NODE_NONE */
+	HD__SEC_CLASSX,       /* wide[classx]: class address, class NONE */
+	HD__SEC_MEMSIZE,      /* u32[nodes], HD__ESC: see MEMSIZE_WIDE */
+	HD__SEC_MEMSIZE_WIDE, /* wide[] */
+	HD__SEC_GENERATION,   /* u32[nodes] or empty: 0 none, g + 1, ESC */
+	HD__SEC_GEN_WIDE,     /* wide[] */
+	HD__SEC_SIZE,         /* u32[nodes], ESC */
+	HD__SEC_SIZE_WIDE,    /* wide[] */
+	HD__SEC_SITE,         /* u32[nodes] site id or NONE, or empty */
+	HD__SEC_SITES,        /* site[sites] */
+	HD__SEC_AUX,          /* u32[nodes] string id or NONE */
+	HD__SEC_OFFSET,       /* u64[nodes] record offset in the source */
+	HD__SEC_REFS_OFF,     /* u32[nodes + 1] */
+	HD__SEC_REFS,         /* u32[edges] */
+	HD__SEC_REV_OFF,      /* u32[nodes + 1] */
+	HD__SEC_REV,          /* u32[edges] */
+	HD__SEC_ROOT_NAMES,   /* u32[root categories] string ids */
+	HD__SEC_ROOT_OFF,     /* u32[root categories + 1] */
+	HD__SEC_ROOT_REFS,    /* u32[root refs kept] */
+	HD__SEC_CLASSES,      /* class[classes], ascending node */
+	HD__SEC__COUNT        /* one past the last id */
+};
+
+/* A wide-value entry: u32 node, u32 zero, u64 value (16 bytes). */
+#define HD__WIDE_SIZE 16u
+/* A site: u32 file string id, u32 method string id, u64 line. */
+#define HD__SITE_SIZE 16u
+/* A class: u32 node, u32 display string id, u32 real string id, u32
+ * flags (HD__CLS_SINGLETON). */
+#define HD__CLASS_SIZE 16u
+#define HD__CLS_SINGLETON 1u
+
+/* The escape in a u32 value column: the value is in the wide table. */
+#define HD__ESC 0xffffffffu
+
+/* ---- META fields (u64 each, in this order) ---- */
+
+enum hd__meta {
+	HD__M_NODES,
+	HD__M_EDGES,
+	HD__M_DANGLING,
+	HD__M_DUPLICATES,
+	HD__M_ROOT_REFS,        /* references listed on ROOT lines */
+	HD__M_ROOT_CATEGORIES,
+	HD__M_ROOT_KEPT,        /* root references resolved to nodes */
+	HD__M_SHAPES,
+	HD__M_SOURCE_SIZE,
+	HD__M_SOURCE_MTIME,
+	HD__M_FINGERPRINT,
+	HD__M_FP_KIND,          /* HD__FP_ */
+	HD__M_SOURCE_PATH,      /* string id */
+	HD__M_FEATURES,
+	HD__M_COLUMNS,          /* HD__COL_ bits */
+	HD__M_STRINGS,
+	HD__M_SITES,
+	HD__M_CLASSES,
+	HD__M_CLASSX,
+	HD__M_MEMSIZE_WIDE,
+	HD__M_GEN_WIDE,
+	HD__M_SIZE_WIDE,
+	HD__M_RD_BYTES,         /* hd_read_stats, in declaration order */
+	HD__M_RD_TOTAL_BYTES,
+	HD__M_RD_LINES,
+	HD__M_RD_OBJECTS,
+	HD__M_RD_ROOTS,
+	HD__M_RD_SHAPES,
+	HD__M_RD_OTHERS,
+	HD__M_RD_BLANK,
+	HD__M_RD_SKIPPED,
+	HD__M_RD_REPAIRED,
+	HD__M_RD_TRUNCATED,
+	HD__M_RD_GZIP,
+	HD__M_RD_MEMPROF,
+	HD__M_COUNT
+};
+
+/* Optional node columns present (HD__M_COLUMNS). */
+#define HD__COL_GENERATION 1u
+#define HD__COL_SITE 2u
+
+/* How the fingerprint was taken (HD__M_FP_KIND). */
+#define HD__FP_NONE 0u  /* a pipe: only the size can be compared */
+#define HD__FP_PLAIN 1u /* the file's bytes */
+#define HD__FP_GZIP 2u  /* the compressed file's bytes */
+
+#define HD__FP_SPAN 65536u
+
+/* ---- the in-memory store ---- */
+
+struct hd_store {
+	const unsigned char *sec[HD__SEC__COUNT]; /* section images */
+	uint64_t len[HD__SEC__COUNT];
+	uint64_t meta[HD__M_COUNT];
+	uint32_t nodes;
+	uint32_t nstrings;
+	hd_store_info info;
+	/* what to release */
+	void *map;                      /* the mapped file */
+	size_t map_len;
+	unsigned char *buf;             /* the file read into memory */
+	size_t buf_len;
+	void *own[HD__SEC__COUNT];      /* sections of a built store */
+	size_t own_len[HD__SEC__COUNT];
+};
+
+/*
+ * Checks the section images of s (placed in s->sec / s->len) against
+ * the counts in META and fills s->meta, s->nodes and s->info. With full,
+ * also every stored index against what it indexes (what hd_store_open()
+ * does); without, only the sizes (what hd_store_build() does).
+ */
+HD_HIDDEN int hd__store_validate(hd_store *s, int full, hd_error *err);
+
+/* Frees what s owns (mapping, buffer, built sections) and s. */
+HD_HIDDEN void hd__store_release(hd_store *s);
+
+/*
+ * The fingerprint of the dump at path (FNV-1a 64 of the 8-byte LE size,
+ * the first and the last HD__FP_SPAN bytes of the file). kind receives
+ * HD__FP_PLAIN or HD__FP_GZIP (by the magic), size the file size.
+ */
+HD_HIDDEN int hd__store_fingerprint(const char *path, uint64_t *fp,
+				    uint32_t *kind, uint64_t *size,
+				    uint64_t *mtime, hd_error *err);
+
+/*
+ * Formats the stats class name of an object (names.c): type, its class
+ * pointer klass (0: none), the real name of the class entry (NULL if the
+ * pointer is not a known class) and aux (DATA struct, IMEMO imemo_type,
+ * NODE node_type). Writes at most size bytes with a NUL (if size > 0)
+ * and returns the full length, as snprintf does. *is_real (optional) is
+ * set when the result is exactly real.
+ */
+HD_HIDDEN size_t hd__class_name_fmt(char *buf, size_t size, int type,
+				    uint64_t klass, const char *real,
+				    size_t real_len, const char *aux,
+				    size_t aux_len, int *is_real);
+
+#endif /* HD_STORE_FORMAT_H */
