@@ -100,12 +100,13 @@ $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok
 
+# SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
-	@sh tests/run.sh
+	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh
 
 # Runs only the named suite(s): make check-one T=unit/t_scan
 check-one: $(TEST_DEPS)
-	@sh tests/run.sh $(T)
+	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh $(T)
 
 check-man: all
 	@sh tests/man/check_man.sh && sh tests/man/run_examples.sh

@@ -132,7 +132,7 @@ for page in man/*.3; do
 		notok "$name:1" "no data/dumps/ok_*.json fixture to run it on"
 		continue
 	fi
-	if ! ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -Ilib \
+	if ! ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -Ilib ${SAN_FLAGS:-} \
 		-o "$TMP/example" "$TMP/example.c" "$B/libheapdump.a" -lz -lm \
 		2>"$TMP/err"; then
 		notok "$name:1" "does not compile: $(head -c 600 "$TMP/err")"
