@@ -10,6 +10,7 @@
 #include "common.h"
 #include "opt.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define COMMAND_NAME "replace-class"
@@ -63,6 +64,7 @@ int cmd_replace_class(int argc, char **argv)
 	struct cli_input in;
 	hd_error err = { 0 };
 	const char *path;
+	char *source = NULL;
 	int rc, first;
 
 	memset(&A, 0, sizeof(A));
@@ -80,6 +82,15 @@ int cmd_replace_class(int argc, char **argv)
 				       "cannot rewrite standard input in place");
 	if (A.output && !*A.output)
 		return cli_usage_error(&info, "--output needs a file name");
+	if (hd_store_is_store(path)) {
+		/* a store's records are the lines of the dump it indexes */
+		if (A.in_place)
+			return cli_usage_error(&info,
+					       "a store cannot be rewritten in place");
+		if ((rc = cli_store_source(path, &source)))
+			return rc;
+		path = source;
+	}
 
 	cli_input_init(&in, path, A.strict, A.quiet);
 	memset(&st, 0, sizeof(st));
@@ -93,8 +104,9 @@ int cmd_replace_class(int argc, char **argv)
 			      &o, &err);
 	cli_input_done(&in);
 	if (rc)
-		return cli_lib_error(&err);
-	if (!A.quiet)
+		rc = cli_lib_error(&err);
+	else if (!A.quiet)
 		report(path, &st);
-	return EXIT_OK;
+	free(source);
+	return rc;
 }

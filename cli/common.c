@@ -144,6 +144,32 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	return 0;
 }
 
+int cli_store_source(const char *store_path, char **dump_out)
+{
+	hd_store *s = NULL;
+	hd_store_info si;
+	hd_error err = { 0 };
+	int rc;
+
+	*dump_out = NULL;
+	if ((rc = hd_store_open(&s, store_path, &err)))
+		return cli_lib_error(&err);
+	hd_store_info_get(s, &si);
+	if (!si.source_path || !*si.source_path ||
+	    strcmp(si.source_path, "-") == 0) {
+		cli_error("'%s' was indexed from standard input: its records "
+			  "are not on disk", store_path);
+		rc = EXIT_FAIL;
+	} else if ((rc = hd_store_check_source(s, si.source_path, &err))) {
+		rc = cli_lib_error(&err);
+	} else if (!(*dump_out = strdup(si.source_path))) {
+		cli_error("out of memory");
+		rc = EXIT_FAIL;
+	}
+	hd_store_close(s);
+	return rc;
+}
+
 int cli_out_open(struct cli_out *o, const char *path, const char *like)
 {
 	struct stat sb;

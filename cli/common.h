@@ -51,6 +51,13 @@ void cli_input_done(struct cli_input *in);
  */
 int cli_open_store(struct cli_input *in, hd_store **out);
 
+/*
+ * The dump a store was built from, for commands that output records byte
+ * for byte: checked unchanged since indexing (else an error). *dump_out
+ * is malloc'ed. Returns 0 or an exit code.
+ */
+int cli_store_source(const char *store_path, char **dump_out);
+
 /* Atomic output: a temporary file in the target's directory, renamed
  * over the target on commit. "-" or NULL is standard output. The file
  * gets the permission bits of the file like (the input it is derived

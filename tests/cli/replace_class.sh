@@ -324,3 +324,14 @@ check_rc missing-dump 1 "$HEAPDUMP" replace-class "$TMP/nope.json"
 check_rc help 0 "$HEAPDUMP" replace-class --help
 check_grep help-text "--add-ref" "$TMP/out"
 check_rc help-command 0 "$HEAPDUMP" help replace-class
+
+# a store stands for the dump it indexes; a changed dump is refused
+cp "$DATA/ok_ruby3.4_since.json" "$TMP/src.json"
+"$HEAPDUMP" index -q "$TMP/src.json" -o "$TMP/src.hds" 2>/dev/null
+"$HEAPDUMP" replace-class -q "$TMP/src.json" >"$TMP/from-dump" 2>/dev/null
+"$HEAPDUMP" replace-class -q "$TMP/src.hds" >"$TMP/from-store" 2>/dev/null
+check store-input-same-output "" "$(cmp "$TMP/from-dump" "$TMP/from-store" 2>&1)"
+echo >>"$TMP/src.json"
+check_rc store-input-stale 1 "$HEAPDUMP" replace-class -q "$TMP/src.hds"
+check_grep store-input-stale-message "changed since it was indexed" "$TMP/err"
+check_rc store-input-in-place 2 "$HEAPDUMP" replace-class --in-place "$TMP/src.hds"
