@@ -2,6 +2,7 @@
 #   make                 library (static + shared) and the heapdump program
 #   make check           every test; last line "N passed, N failed"
 #   make SANITIZE=address,undefined check
+#   make check-valgrind  unit tests and fuzz corpora under valgrind
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps            install missing Debian packages (root or sudo)
 #   make demo            heapdump stats on a sample dump in data/
@@ -108,6 +109,12 @@ check: $(TEST_DEPS)
 check-one: $(TEST_DEPS)
 	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh $(T)
 
+# The unit suites and the fuzz corpora under valgrind (leaks included).
+VALGRIND_CMD := valgrind -q --error-exitcode=9 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect
+check-valgrind: $(TEST_DEPS)
+	@TEST_WRAP="$(VALGRIND_CMD)" sh tests/run.sh unit/ fuzz/
+
 check-man: all
 	@sh tests/man/check_man.sh && sh tests/man/run_examples.sh
 
@@ -151,7 +158,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all check check-one check-man demo bench fuzz install uninstall clean FORCE
+.PHONY: deps all check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
