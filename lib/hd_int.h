@@ -189,6 +189,12 @@ HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
  * the record's text). */
 HD_HIDDEN const struct hd__scan *hd__reader_scan(const hd_reader *r);
 
+/* The scanner's rule for the end of a member's string: is q (just after a
+ * quote) followed by `, "key":` or by the final `}`? */
+HD_HIDDEN int hd__continues_object(const char *q, const char *end);
+/* Is the quote at q escaped (an odd run of backslashes before it)? */
+HD_HIDDEN int hd__quote_escaped(const char *q, const char *begin);
+
 /* Parses hex digits with an optional 0x; returns 0 on success. */
 HD_HIDDEN int hd__parse_hex(const char *p, size_t n, uint64_t *out);
 

@@ -114,6 +114,21 @@ static size_t valid_escape(const char *s, size_t n)
 	}
 }
 
+/* The JSON escape of one byte that cannot stand raw in a string. */
+static void put_escape(struct sink *o, unsigned char ch)
+{
+	switch (ch) {
+	case '"': put(o, "\\\"", 2); break;
+	case '\\': put(o, "\\\\", 2); break;
+	case '\b': put(o, "\\b", 2); break;
+	case '\f': put(o, "\\f", 2); break;
+	case '\n': put(o, "\\n", 2); break;
+	case '\r': put(o, "\\r", 2); break;
+	case '\t': put(o, "\\t", 2); break;
+	default: put_u00(o, ch); break;
+	}
+}
+
 /*
  * Writes the bytes between a string's quotes as valid JSON string
  * content: valid escapes are kept, a raw quote, the backslash of an
@@ -141,16 +156,7 @@ static void put_content(struct sink *o, const char *s, size_t n)
 			continue;
 		}
 		i++;
-		switch (ch) {
-		case '"': put(o, "\\\"", 2); break;
-		case '\\': put(o, "\\\\", 2); break;
-		case '\b': put(o, "\\b", 2); break;
-		case '\f': put(o, "\\f", 2); break;
-		case '\n': put(o, "\\n", 2); break;
-		case '\r': put(o, "\\r", 2); break;
-		case '\t': put(o, "\\t", 2); break;
-		default: put_u00(o, ch); break;
-		}
+		put_escape(o, ch);
 	}
 }
 
@@ -171,60 +177,9 @@ static void put_json_str(struct sink *o, const char *s, size_t n)
 		put(o, s + run, i - run);
 		if (i == n)
 			break;
-		switch (ch = (unsigned char)s[i++]) {
-		case '"': put(o, "\\\"", 2); break;
-		case '\\': put(o, "\\\\", 2); break;
-		case '\b': put(o, "\\b", 2); break;
-		case '\f': put(o, "\\f", 2); break;
-		case '\n': put(o, "\\n", 2); break;
-		case '\r': put(o, "\\r", 2); break;
-		case '\t': put(o, "\\t", 2); break;
-		default: put_u00(o, ch); break;
-		}
+		put_escape(o, (unsigned char)s[i++]);
 	}
 	put_ch(o, '"');
-}
-
-/*
- * The reader's rule (scan.c) for the end of a member's string: the
- * closing quote is followed by `, "key":` or by the final `}`.
- */
-static int continues_object(const char *q, const char *end)
-{
-	while (q < end && (*q == ' ' || *q == '\t'))
-		q++;
-	if (q == end)
-		return 0;
-	if (*q == '}') {
-		for (q++; q < end; q++)
-			if (*q != ' ' && *q != '\t' && *q != '\r' &&
-			    *q != ',' && *q != '\n')
-				return 0;
-		return 1;
-	}
-	if (*q != ',')
-		return 0;
-	for (q++; q < end && (*q == ' ' || *q == '\t'); q++)
-		;
-	if (q == end || *q != '"')
-		return 0;
-	for (q++; q < end && ((*q >= 'a' && *q <= 'z') || *q == '_' ||
-			      (*q >= '0' && *q <= '9') ||
-			      (*q >= 'A' && *q <= 'Z'));
-	     q++)
-		;
-	return q + 1 < end && q[0] == '"' && q[1] == ':';
-}
-
-static int escaped(const char *q, const char *begin)
-{
-	size_t n = 0;
-
-	while (q > begin && q[-1] == '\\') {
-		q--;
-		n++;
-	}
-	return n & 1;
 }
 
 struct rp {
@@ -256,8 +211,8 @@ static int repair_string(struct rp *r, int member, int key)
 		q = memchr(q, '"', (size_t)(r->end - q));
 		if (!q)
 			return HD_EPARSE;
-		if (key || (!escaped(q, s) &&
-			    (!member || continues_object(q + 1, r->end))))
+		if (key || (!hd__quote_escaped(q, s) &&
+			    (!member || hd__continues_object(q + 1, r->end))))
 			break;
 		q++;
 	}

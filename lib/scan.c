@@ -248,6 +248,18 @@ static int escaped(const char *q, const char *begin)
 	return n & 1;
 }
 
+/* The same two rules for the tools that rewrite records (replace_class.c):
+ * one definition of where a string ends. */
+int hd__continues_object(const char *q, const char *end)
+{
+	return continues_object(q, end);
+}
+
+int hd__quote_escaped(const char *q, const char *begin)
+{
+	return escaped(q, begin);
+}
+
 static int check_strict(struct cur *c, const char *s, const char *e)
 {
 	const unsigned char *p;

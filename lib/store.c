@@ -569,12 +569,15 @@ void hd_store_close(hd_store *s)
 	hd__store_release(s);
 }
 
-static int read_all(int fd, unsigned char *p, size_t n)
+
+/* Maps (or reads) the whole file into s. */
+/* Reads n bytes at off, whatever the file position. */
+static int pread_all(int fd, unsigned char *p, size_t n, uint64_t off)
 {
 	ssize_t k;
 
 	while (n) {
-		k = read(fd, p, n);
+		k = pread(fd, p, n, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k == 0)
@@ -583,11 +586,11 @@ static int read_all(int fd, unsigned char *p, size_t n)
 			return -1;
 		p += k;
 		n -= (size_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
 }
 
-/* Maps (or reads) the whole file into s. */
 static int load_file(hd_store *s, int fd, const char *path, size_t size,
 		     const unsigned char **base, hd_error *err)
 {
@@ -604,7 +607,7 @@ static int load_file(hd_store *s, int fd, const char *path, size_t size,
 	if (!s->buf)
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	s->buf_len = size;
-	if (read_all(fd, s->buf, size))
+	if (pread_all(fd, s->buf, size, 0))
 		return sys_fail(err, "read", path);
 	*base = s->buf;
 #endif
@@ -629,7 +632,7 @@ int hd_store_open(hd_store **out, const char *path, hd_error *err)
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size < HD__STORE_MAGIC_LEN ||
-	    read_all(fd, head, sizeof(head)) ||
+	    pread_all(fd, head, sizeof(head), 0) ||
 	    memcmp(head, HD__STORE_MAGIC, sizeof(head))) {
 		rc = hd__error(err, HD_EFORMAT, "'%s' is not a heapdump store",
 			       path);
@@ -670,7 +673,7 @@ int hd_store_is_store(const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	ok = !read_all(fd, head, sizeof(head)) &&
+	ok = !pread_all(fd, head, sizeof(head), 0) &&
 	     !memcmp(head, HD__STORE_MAGIC, sizeof(head));
 	close(fd);
 	return ok;
@@ -698,24 +701,6 @@ static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
 	return h;
 }
 
-static int pread_all(int fd, unsigned char *p, size_t n, uint64_t off)
-{
-	ssize_t k;
-
-	while (n) {
-		k = pread(fd, p, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k == 0)
-			errno = EIO;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
 
 int hd__store_fingerprint(const char *path, uint64_t *fp, uint32_t *kind,
 			  uint64_t *size, uint64_t *mtime, hd_error *err)
