@@ -381,7 +381,8 @@ typedef struct hd_index_options {
  * Reads a dump and builds its store in memory.
  * @param out receives the store
  * @param dump_path the dump (or "-")
- * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT
+ * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT,
+ *         HD_EINVAL (unknown options version)
  */
 HD_API int hd_store_build(hd_store **out, const char *dump_path,
 			  const hd_index_options *opts, hd_error *err);
@@ -420,7 +421,9 @@ HD_API int hd_store_is_store(const char *path);
 typedef struct hd_store_info {
 	uint64_t nodes;          /**< heap objects */
 	uint64_t edges;          /**< resolved references */
-	uint64_t dangling;       /**< references to addresses not in the dump */
+	uint64_t dangling;       /**< object references to addresses not in
+				      the dump (ROOT ones count in root_refs
+				      only) */
 	uint64_t duplicates;     /**< records whose address was seen before */
 	uint64_t root_refs;      /**< references from ROOT lines */
 	uint64_t root_categories;
