@@ -260,6 +260,12 @@ typedef struct hd_record {
 	size_t text_len;     /**< without the line end */
 	uint64_t offset;     /**< byte offset of text in the input */
 	uint64_t lineno;     /**< 1-based physical line of the record */
+	/** Where the references array is in text: the offsets of its '['
+	 * and ']', both 0 when the record has none or was salvaged. */
+	size_t refs_open;
+	size_t refs_close;
+	/** Offset of the record's closing '}' in text, 0 if salvaged. */
+	size_t obj_close;
 } hd_record;
 
 /**
@@ -646,6 +652,101 @@ HD_API const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g,
 
 /** Frees the accumulator. NULL is a no-op. */
 HD_API void hd_stats_free(hd_stats *st);
+
+/* ===================================================================== */
+/* Node sets and selections                                              */
+/* ===================================================================== */
+
+/** A set of nodes, ascending and without repeats; free with hd_nodes_free. */
+typedef struct hd_nodes {
+	hd_node_id *ids;
+	size_t n;
+	size_t cap;
+} hd_nodes;
+
+/** Frees the ids of a set and empties it. NULL is a no-op. */
+HD_API void hd_nodes_free(hd_nodes *set);
+
+/**
+ * A selection of objects (man 7 heapdump-select): conditions added with
+ * hd_select_add. Values of one key are alternatives (--type STRING --type
+ * ARRAY: either); different keys must all hold.
+ */
+typedef struct hd_select hd_select;
+
+/** @return 0, HD_ENOMEM */
+HD_API int hd_select_new(hd_select **out, hd_error *err);
+
+/**
+ * Adds a condition. Keys and values:
+ *  - "address": 0x... (hex, 0x optional)
+ *  - "class": a class name as `stats --by class` prints it, or /regex/
+ *    (POSIX extended) matched against that name
+ *  - "type": a type name (STRING, IMEMO, ...), case-insensitive
+ *  - "file": an allocation file, exactly
+ *  - "location": FILE:LINE
+ *  - "generation": N, N..M, N.. or ..M (inclusive; untraced objects never
+ *    match)
+ *  - "from": an NDJSON file (a dump, or the output of another command):
+ *    the objects whose addresses its records carry
+ * @return 0, HD_EINVAL (unknown key, bad value: err says which), HD_EIO
+ *         (a "from" file cannot be read), HD_ENOMEM
+ */
+HD_API int hd_select_add(hd_select *sel, const char *key, const char *value,
+			 hd_error *err);
+
+/** 1 if no condition was added. */
+HD_API int hd_select_empty(const hd_select *sel);
+
+/**
+ * The nodes of s the selection picks. Addresses (from "address" or
+ * "from") that are not nodes of s are counted in *missing (may be NULL).
+ * @param out receives the set; free it with hd_nodes_free
+ * @return 0, HD_ENOMEM
+ */
+HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
+			   hd_nodes *out, uint64_t *missing, hd_error *err);
+
+/** Frees a selection. NULL is a no-op. */
+HD_API void hd_select_free(hd_select *sel);
+
+/* ===================================================================== */
+/* Records of a store                                                    */
+/* ===================================================================== */
+
+/** Called for each record of hd_store_records, in dump order. A non-zero
+ * return stops the walk and is returned by it. */
+typedef int (*hd_record_cb)(const hd_record *rec, hd_node_id id,
+			    void *payload);
+
+/**
+ * Reads the records of the nodes in set from the dump the store was
+ * built from (dump_path; NULL means the path recorded in the store),
+ * once, in dump order, and calls cb for each with the record as the
+ * reader gives it (rec->text is the line byte for byte). The dump must
+ * be the one indexed (size and fingerprint).
+ * @return 0, HD_ESTALE, HD_EIO, HD_EPARSE (strict read options), HD_ENOMEM,
+ *         or cb's non-zero value
+ */
+HD_API int hd_store_records(const hd_store *s, const char *dump_path,
+			    const hd_nodes *set, const hd_read_options *ro,
+			    hd_record_cb cb, void *payload, hd_error *err);
+
+/** A sink for writers: writes n bytes, returns 0 or non-zero to stop. */
+typedef int (*hd_write_cb)(const void *buf, size_t n, void *payload);
+
+/**
+ * Writes a record as one line of valid JSON (invalid input lines are
+ * re-escaped as hd_json_repair does, salvaged ones rebuilt from their
+ * fields) followed by a newline. When keep is not NULL, the references
+ * array keeps only the references to nodes of s marked in keep (a bitmap
+ * over node ids, bit id % 8 of byte id / 8); otherwise the text is written
+ * unchanged when it is valid JSON.
+ * @return 0, or the sink's non-zero value, or HD_ENOMEM
+ */
+HD_API int hd_record_write(const hd_record *rec, const hd_store *s,
+			   const unsigned char *keep, hd_write_cb w,
+			   void *payload);
 
 /* ===================================================================== */
 /* Transforms                                                            */

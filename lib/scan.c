@@ -553,6 +553,7 @@ static int read_refs(struct cur *c, hd_record *rec)
 
 	if (c->p >= c->end || *c->p != '[')
 		return fail(c, c->p, "expected '[' for references");
+	rec->refs_open = (size_t)(c->p - c->start);
 	c->p++;
 	skip_ws(c);
 	if (c->p < c->end && *c->p == ']') {
@@ -602,6 +603,7 @@ static int read_refs(struct cur *c, hd_record *rec)
 	}
 done:
 	sc->refs_close = (size_t)(c->p - 1 - c->start);
+	rec->refs_close = sc->refs_close;
 	rec->refs = sc->refs;
 	rec->nrefs = n;
 	rec->has |= HD_HAS_REFERENCES;
@@ -1274,6 +1276,7 @@ static int scan_object(struct cur *c, hd_record *rec)
 		}
 		if (c->p < c->end && *c->p == '}') {
 			c->sc->obj_close = (size_t)(c->p - c->start);
+			rec->obj_close = c->sc->obj_close;
 			c->p++;
 			break;
 		}
