@@ -131,6 +131,48 @@ void cli_input_done(struct cli_input *in)
 			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
 }
 
+/* The spooled copy of standard input, removed at exit. */
+static char spool_path[4096];
+
+static void unlink_spool(void)
+{
+	if (spool_path[0])
+		unlink(spool_path);
+}
+
+int cli_spool_stdin(struct cli_input *in)
+{
+	const char *dir = getenv("TMPDIR");
+	char buf[1 << 16];
+	ssize_t n;
+	int fd;
+
+	if (strcmp(in->path, "-") != 0 || spool_path[0])
+		return 0;
+	snprintf(spool_path, sizeof(spool_path), "%s/heapdump-stdin-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(spool_path);
+	if (fd < 0) {
+		cli_error("cannot create '%s': %s", spool_path, strerror(errno));
+		spool_path[0] = '\0';
+		return EXIT_FAIL;
+	}
+	atexit(unlink_spool);
+	while ((n = read(0, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(fd, buf, (size_t)n) != n) {
+			cli_error("cannot spool standard input to '%s': %s",
+				  spool_path, strerror(errno));
+			close(fd);
+			return EXIT_FAIL;
+		}
+	}
+	close(fd);
+	in->path = spool_path;
+	return 0;
+}
+
 int cli_open_store(struct cli_input *in, hd_store **out)
 {
 	hd_index_options o = cli_input_index_options(in);

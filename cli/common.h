@@ -46,6 +46,13 @@ void cli_progress(uint64_t done, uint64_t total, void *payload);
 void cli_input_done(struct cli_input *in);
 
 /*
+ * Copies standard input ("-") to a temporary file removed at exit and
+ * points in->path at it (messages keep saying "(stdin)"), for commands
+ * that read their input twice. Returns 0 or an exit code.
+ */
+int cli_spool_stdin(struct cli_input *in);
+
+/*
  * Opens a dump or a store for a command: a store file is mapped, a dump
  * is read and indexed in memory. Returns 0 or an exit code.
  */
