@@ -75,9 +75,23 @@ $(B)/libheapdump.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a
+# cli/ (never lib/) links Graphviz's libgvc, for render.
+GVC_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
+GVC_LIBS = $(shell pkg-config --libs libgvc 2>/dev/null)
+
+$(B)/.gvc-ok:
+	@mkdir -p $(B)
+	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps)" >&2; exit 1; }
+	@touch $@
+
+$(B)/cli/%.o: cli/%.c $(B)/.cflags | $(B)/.gvc-ok
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(B)/.gvc-ok
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(LIBS)
 
 $(B)/tests/%: tests/unit/%.c tests/t.h $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)

@@ -8,6 +8,14 @@
 int cmd_stats(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_replace_class(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_interface_with(int argc, char **argv);
+int cmd_roots_of(int argc, char **argv);
+int cmd_path(int argc, char **argv);
+int cmd_subgraph_of(int argc, char **argv);
+int cmd_to_gml(int argc, char **argv);
+int cmd_to_dot(int argc, char **argv);
+int cmd_render(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

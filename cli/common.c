@@ -223,6 +223,15 @@ int cli_out_open(struct cli_out *o, const char *path, const char *like)
 		o->f = stdout;
 		return 0;
 	}
+	/* A device or a pipe (-o /dev/null) is written directly: renaming
+	 * a temporary file over it would replace it. */
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (!(o->f = fopen(path, "w"))) {
+			cli_error("cannot open '%s': %s", path, strerror(errno));
+			return EXIT_FAIL;
+		}
+		return 0;
+	}
 	n = strlen(path) + 16;
 	o->tmp = malloc(n);
 	o->path = strdup(path);
@@ -257,6 +266,15 @@ int cli_out_commit(struct cli_out *o)
 
 	if (o->f == stdout || !o->f)
 		return 0;
+	if (!o->tmp) { /* written directly */
+		bad = fflush(o->f) != 0 || ferror(o->f);
+		if (fclose(o->f) != 0)
+			bad = 1;
+		o->f = NULL;
+		if (bad)
+			cli_error("cannot write: %s", strerror(errno));
+		return bad ? EXIT_FAIL : 0;
+	}
 	bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
 	if (fclose(o->f) != 0)
 		bad = 1;

@@ -68,7 +68,9 @@ int cli_store_source(const char *store_path, char **dump_out);
 /* Atomic output: a temporary file in the target's directory, renamed
  * over the target on commit. "-" or NULL is standard output. The file
  * gets the permission bits of the file like (the input it is derived
- * from), or 0600 when like is NULL or not a regular file. */
+ * from), or 0600 when like is NULL or not a regular file. A path that
+ * exists and is not a regular file (/dev/null, a pipe) is written
+ * directly. */
 struct cli_out {
 	FILE *f;
 	char *tmp;

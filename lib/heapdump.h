@@ -668,6 +668,15 @@ typedef struct hd_nodes {
 HD_API void hd_nodes_free(hd_nodes *set);
 
 /**
+ * Adds the nodes of set to a stats accumulator, as hd_stats_add_store()
+ * adds all of them (without the store's roots and shapes): the groups of
+ * a selection or of a diff. @return 0, HD_ENOMEM, HD_EINVAL (an id out
+ * of range)
+ */
+HD_API int hd_stats_add_nodes(hd_stats *st, const hd_store *s,
+			      const hd_nodes *set, hd_error *err);
+
+/**
  * A selection of objects (man 7 heapdump-select): conditions added with
  * hd_select_add. Values of one key are alternatives (--type STRING --type
  * ARRAY: either); different keys must all hold.
@@ -747,6 +756,322 @@ typedef int (*hd_write_cb)(const void *buf, size_t n, void *payload);
 HD_API int hd_record_write(const hd_record *rec, const hd_store *s,
 			   const unsigned char *keep, hd_write_cb w,
 			   void *payload);
+
+/* ===================================================================== */
+/* Graph queries                                                         */
+/* ===================================================================== */
+
+/* Flags of hd_reach_new(), hd_roots_of() and hd_path(). */
+/** roots-of keeps every object on any path from a root to a target, not
+ * only one shortest path per target. */
+#define HD_ROOTS_ALL_ANCESTORS (1u << 0)
+/**
+ * Do not walk through weak references: the references of these objects
+ * are not followed (the objects themselves can still be reached, kept
+ * and be targets): a DATA whose struct is "weakmap" or "weakkeymap"; an
+ * instance of a class named ObjectSpace::WeakMap or
+ * ObjectSpace::WeakKeyMap; an instance of a class named WeakRef
+ * (weakref.rb, whose referents are held by the WeakMap in its class
+ * variable, itself skipped by the first rules). Subclasses are not
+ * recognised.
+ */
+#define HD_ROOTS_SKIP_WEAK (1u << 1)
+
+/**
+ * The breadth-first search from the GC roots: one search from a virtual
+ * root joined to the objects of every root category, category by
+ * category in store order, each category's objects in dump order, each
+ * object's references in dump order. Every reached node keeps the node
+ * (or root category) it was first reached from, which makes a tree of
+ * shortest paths: where two paths are equally short, the tree keeps the
+ * one whose nodes were reached first in that order. O(N + E) time; 4
+ * bytes and 2 bits a node, plus 4 bytes a node while searching. A dump
+ * without ROOT lines (a partial dump) reaches nothing.
+ */
+typedef struct hd_reach hd_reach;
+
+/**
+ * Searches from the roots of s, which must outlive the result.
+ * @param flags 0 or HD_ROOTS_SKIP_WEAK
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
+			hd_error *err);
+/** Frees a search. NULL is a no-op. */
+HD_API void hd_reach_free(hd_reach *r);
+/** The number of nodes reached. */
+HD_API uint64_t hd_reach_count(const hd_reach *r);
+/** 1 if a root reaches id, else 0. */
+HD_API int hd_reach_reached(const hd_reach *r, hd_node_id id);
+/**
+ * The node id was first reached from, or HD_NODE_NONE: when id is held
+ * by a root category directly (its index goes to *root, if not NULL) or
+ * is not reached.
+ */
+HD_API hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id,
+				uint32_t *root);
+
+/** A retention path; free with hd_root_path_free. */
+typedef struct hd_root_path {
+	uint32_t root;      /**< the root category (hd_store_root_name) */
+	hd_node_id *nodes;  /**< the object the root holds first, the target
+				 last */
+	size_t n;
+	size_t cap;
+} hd_root_path;
+
+/** Frees the nodes of a path and empties it. NULL is a no-op. */
+HD_API void hd_root_path_free(hd_root_path *p);
+
+/**
+ * One shortest path from a root category to target, the tree's (see
+ * hd_reach). out may be reused between calls.
+ * @return 0, HD_ENOTFOUND (no root reaches target; err says whether the
+ *         dump is partial), HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_reach_path(const hd_reach *r, hd_node_id target,
+			 hd_root_path *out, hd_error *err);
+
+/** hd_reach_path() with a search of its own (flags as hd_reach_new). */
+HD_API int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
+		   hd_root_path *out, hd_error *err);
+
+/**
+ * What keeps targets alive: the union of one shortest path from the
+ * roots to each target (the tree paths of hd_reach), or with
+ * HD_ROOTS_ALL_ANCESTORS every reached object from which a target can
+ * be reached. Targets no root reaches are not kept: they go to
+ * unreached_out (if not NULL), in targets order. On a partial dump
+ * (no ROOT lines) every target is unreached and kept_out is empty.
+ * O(N + E) time, a few bytes a node.
+ * @param kept_out receives the kept set (reached targets included)
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_roots_of(const hd_store *s, const hd_nodes *targets,
+		       unsigned flags, hd_nodes *kept_out,
+		       hd_nodes *unreached_out, hd_error *err);
+
+/** hd_roots_of() on an existing search (its HD_ROOTS_SKIP_WEAK holds;
+ * flags adds HD_ROOTS_ALL_ANCESTORS). */
+HD_API int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
+			     unsigned flags, hd_nodes *kept_out,
+			     hd_nodes *unreached_out, hd_error *err);
+
+/**
+ * The nodes reachable from the nodes of from (included) by following
+ * references, at most max_depth references away (0: no limit).
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
+			  unsigned max_depth, hd_nodes *out, hd_error *err);
+
+/* ===================================================================== */
+/* Interface                                                             */
+/* ===================================================================== */
+
+/** How many holders an hd_border names. */
+#define HD_BORDER_HOLDERS 4
+
+/** A new object that an old one (or a root) holds: the diff border. */
+typedef struct hd_border {
+	hd_node_id id;
+	/** Distinct old objects referencing it (the referrers not in the
+	 * new set), and the first HD_BORDER_HOLDERS of them, ascending,
+	 * padded with HD_NODE_NONE. */
+	uint32_t holders;
+	hd_node_id holder[HD_BORDER_HOLDERS];
+	/** Root categories referencing it directly (such an object is on
+	 * the border even without an old holder). */
+	uint32_t roots;
+	/** New objects reachable from it through new objects only, itself
+	 * included, and their memsize. Shared objects count for every
+	 * border object that reaches them. */
+	uint64_t keepalive_count;
+	uint64_t keepalive_memsize;
+	/** New objects it dominates among the new objects (every path from
+	 * the border to them goes through it), itself included: what
+	 * would be freed with it. Never counted twice across borders. */
+	uint64_t retained_count;
+	uint64_t retained_memsize;
+} hd_border;
+
+/** Totals of an hd_interface. */
+typedef struct hd_interface_totals {
+	uint64_t diff;            /**< new objects */
+	uint64_t diff_memsize;
+	uint64_t self_border;     /**< old objects holding new ones */
+	uint64_t diff_border;     /**< new objects held by old ones or roots */
+	uint64_t reached;         /**< new objects reachable from the border */
+	uint64_t reached_memsize; /**< = the sum of retained_memsize */
+	uint64_t components;      /**< strongly connected components of the
+				       new objects' subgraph */
+} hd_interface_totals;
+
+/** The border between old and new objects; opaque. */
+typedef struct hd_interface hd_interface;
+
+/**
+ * memdump's interface_with, with correct counts. diff is the set of new
+ * objects (from hd_select_nodes(), e.g. a "from" selection of a diff's
+ * output); every other node of s is old. The self border is the old
+ * objects that reference a new one; the diff border the new objects that
+ * an old object or a root category references, each with its keepalive
+ * and retained counts (see hd_border), computed on the subgraph induced
+ * by the new objects:
+ *  - keepalive: strongly connected components (iterative Tarjan), then
+ *    reachable counts over the condensation DAG: exact sums for border
+ *    components whose sub-DAG is a tree, and for the others u64 masks of
+ *    64 border components at a time propagated over the part of the DAG
+ *    they reach. O(V + E) when the border objects' subgraphs do not
+ *    overlap; O((V + E) * B / 64) at worst, B the border components
+ *    whose subgraphs do overlap.
+ *  - retained: the dominator tree of the subgraph under a virtual root
+ *    joined to every border object (Cooper-Harvey-Kennedy iteration on
+ *    the reverse postorder of an iterative DFS); near-linear in practice,
+ *    quadratic in theory.
+ * Memory: about 40 bytes per new object and 8 per reference between new
+ * objects, plus 4 bytes per node of s. No recursion.
+ * @param out receives the result; free it with hd_interface_free
+ * @param s the store (the result keeps node ids of s, not s itself)
+ * @param diff the new objects: ascending node ids of s
+ * @return 0, HD_ENOMEM, HD_EINVAL (diff not an ascending set of nodes)
+ */
+HD_API int hd_interface_with(hd_interface **out, const hd_store *s,
+			     const hd_nodes *diff, hd_error *err);
+
+/** The diff border, by ascending node id; *n_out receives the count.
+ * Borrowed from x. */
+HD_API const hd_border *hd_interface_diff_border(const hd_interface *x,
+						 size_t *n_out);
+
+/** The self border (old objects holding new ones). Borrowed from x. */
+HD_API const hd_nodes *hd_interface_self_border(const hd_interface *x);
+
+/** Fills out with the totals. */
+HD_API void hd_interface_totals_get(const hd_interface *x,
+				    hd_interface_totals *out);
+
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_interface_free(hd_interface *x);
+
+/* ===================================================================== */
+/* Diff                                                                  */
+/* ===================================================================== */
+
+/*
+ * Which objects of AFTER are new since BEFORE, and (with a third dump,
+ * LATER) which of those are still alive in LATER: the three-dump leak
+ * method. The identity rule, in order (man 1 heapdump-diff):
+ *  1. object_id: when both dumps carry Ruby 4.0 flags.object_id, an
+ *     object whose id BEFORE also has is old; one whose address BEFORE
+ *     holds with another id is new.
+ *  2. generation: when both dumps are traced, with G the newest
+ *     generation of BEFORE, a traced object is new when its generation is
+ *     above G and old when below; at G, it is old only if BEFORE has the
+ *     same address with the same generation and type. Immune to slot
+ *     reuse and to compaction (a moved object keeps its generation).
+ *  3. address and fingerprint, for the rest: old when BEFORE has the same
+ *     address with the same type, the same generation (or none on both
+ *     sides), the same class name and, if it was frozen in BEFORE, still
+ *     frozen with the same size; otherwise new. A match whose BEFORE
+ *     object was not frozen is "uncertain": nothing in a dump tells it
+ *     from another object of the same class put in the freed slot. Not
+ *     immune to compaction (a moved object looks new).
+ */
+
+/* Verdicts on an object of AFTER (hd_diff_result.match). */
+#define HD_MATCH_OLD_OBJECT_ID 1  /**< BEFORE has its flags.object_id */
+#define HD_MATCH_OLD_GENERATION 2 /**< generation below G */
+#define HD_MATCH_OLD_ADDRESS 3    /**< same address, generation, type */
+#define HD_MATCH_OLD_FROZEN 4     /**< untraced: same address, type,
+				       class, frozen size */
+#define HD_MATCH_OLD_UNCERTAIN 5  /**< untraced: same address, type and
+				       class only */
+#define HD_MATCH_OLD_PARTIAL 6    /**< untraced, and BEFORE is a since:
+				       dump, which lists traced objects only */
+#define HD_MATCH_NEW_OBJECT_ID 8  /**< BEFORE's object there has another id */
+#define HD_MATCH_NEW_GENERATION 9 /**< generation above G */
+#define HD_MATCH_NEW_ABSENT 10    /**< no object at its address in BEFORE */
+#define HD_MATCH_NEW_REUSED 11    /**< another object at its address */
+#define HD_MATCH_EXCLUDED 12      /**< new, but the allocation tracer's or
+				       dump_all's own (see HD_DIFF_ALL) */
+#define HD_MATCH__COUNT 13
+/** Is a verdict "new" (excluded objects are not)? */
+#define HD_MATCH_IS_NEW(m) ((m) >= HD_MATCH_NEW_OBJECT_ID && \
+			    (m) <= HD_MATCH_NEW_REUSED)
+
+/* The rules a diff used (hd_diff_result.rules). */
+#define HD_DIFF_RULE_OBJECT_ID (1u << 0)
+#define HD_DIFF_RULE_GENERATION (1u << 1)
+#define HD_DIFF_RULE_ADDRESS (1u << 2)
+
+/* hd_diff_options flags. */
+#define HD_DIFF_NO_GENERATION (1u << 0) /**< rule 3 even for traced dumps */
+#define HD_DIFF_NO_OBJECT_ID (1u << 1)  /**< do not read object ids */
+#define HD_DIFF_ALL (1u << 2) /**< keep the tracer's and dumper's objects */
+
+/** Options for hd_diff(); initialise with HD_DIFF_OPTIONS_INIT. */
+typedef struct hd_diff_options {
+	unsigned int version;  /**< HD_DIFF_OPTIONS_VERSION */
+	unsigned int flags;    /**< HD_DIFF_ bits */
+	/** How to read the source dumps for object ids (4.0 dumps only:
+	 * the store does not keep them, so they are read from the dumps the
+	 * stores were built from, one pass each). */
+	hd_read_options read;
+} hd_diff_options;
+
+#define HD_DIFF_OPTIONS_VERSION 1
+#define HD_DIFF_OPTIONS_INIT \
+	{ HD_DIFF_OPTIONS_VERSION, 0, HD_READ_OPTIONS_INIT }
+
+/** What hd_diff() found; free with hd_diff_result_free(). */
+typedef struct hd_diff_result {
+	unsigned int rules;   /**< HD_DIFF_RULE_ bits of the rules used */
+	int traced;           /**< both BEFORE and AFTER traced (rule 2) */
+	int has_later;        /**< a LATER store was given */
+	uint64_t generation;  /**< G, the newest generation of BEFORE */
+	uint64_t objects[3];  /**< nodes of BEFORE, AFTER, LATER */
+	hd_nodes added;       /**< the new objects (node ids of AFTER) */
+	uint64_t added_memsize;
+	/** With LATER: the new objects still alive in LATER (node ids of
+	 * AFTER), by the same rule applied from AFTER to LATER; else empty. */
+	hd_nodes retained;
+	uint64_t retained_memsize;
+	uint64_t uncertain;   /**< AFTER objects judged old on an uncertain
+				   match (HD_MATCH_OLD_UNCERTAIN) */
+	uint64_t retained_uncertain; /**< retained on an uncertain match */
+	uint64_t retained_moved; /**< retained at another address in LATER:
+				      matched by generation, type and site */
+	uint64_t object_ids;  /**< AFTER objects with a flags.object_id */
+	/** Both dumps are 4.0 but a source dump could not be read again (a
+	 * store whose dump moved or changed, or standard input): rule 1 was
+	 * skipped. */
+	int object_id_skipped;
+	uint64_t by_match[HD_MATCH__COUNT]; /**< AFTER objects per verdict */
+	unsigned char *match; /**< per AFTER node: its HD_MATCH_ verdict */
+	size_t nmatch;
+} hd_diff_result;
+
+/**
+ * Compares AFTER with BEFORE (and LATER, if not NULL): linear in the
+ * nodes of the stores (node ids are in address order, so objects at the
+ * same address are found by a merge), plus one read of each source dump
+ * for 4.0 object ids. The result holds node ids of AFTER, meaningful
+ * while that store is open.
+ * @param out receives the result
+ * @param opts NULL for defaults
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (reading a source
+ *         dump for object ids, strict read options)
+ */
+HD_API int hd_diff(const hd_store *before, const hd_store *after,
+		   const hd_store *later, const hd_diff_options *opts,
+		   hd_diff_result **out, hd_error *err);
+
+/** A verdict's name ("new: generation above G"). */
+HD_API const char *hd_match_name(int match);
+
+/** Frees a result. NULL is a no-op. */
+HD_API void hd_diff_result_free(hd_diff_result *r);
 
 /* ===================================================================== */
 /* Transforms                                                            */
@@ -841,6 +1166,101 @@ HD_API int hd_replace_class(const char *in_path, const char *out_path,
  */
 HD_API int hd_json_repair(char *dst, size_t size, size_t *out_len,
 			  const char *src, size_t len, hd_error *err);
+
+/* ===================================================================== */
+/* Export                                                                */
+/* ===================================================================== */
+
+/**
+ * hd_export_options flag: fold the objects that are the VM's plumbing
+ * rather than the program's data into the references that pass through
+ * them. Folded: every IMEMO; every ARRAY and HASH without a class (the
+ * hidden ones: instance variable tables, frozen literal arrays...); the
+ * HASH held by an instance of a class named Set (set.rb's @hash, Ruby
+ * 3.4 and older); the DATA of class RubyVM::Env or struct VM/env (block
+ * environments before Ruby 2.3). Arrays and hashes that have a class
+ * (Array, Hash, their subclasses) are kept. A kept object A holding a
+ * folded F that holds a kept B gets the edge A -> B, through chains and
+ * cycles of folded objects of any length. Folded objects are never
+ * emitted, even when selected.
+ */
+#define HD_EXPORT_COLLAPSE (1u << 0)
+
+/** The default node limit: about what Gephi can still lay out. */
+#define HD_EXPORT_MAX_NODES 50000
+
+/** Options for hd_export_new(); initialise with HD_EXPORT_OPTIONS_INIT. */
+typedef struct hd_export_options {
+	unsigned int version; /**< HD_EXPORT_OPTIONS_VERSION */
+	unsigned int flags;   /**< HD_EXPORT_ bits */
+	/** Also the objects up to depth references away from the set
+	 * (breadth-first; with HD_EXPORT_COLLAPSE a path through folded
+	 * objects is one reference). 0: the set alone. */
+	uint32_t depth;
+	/** Refuse a graph of more nodes (HD_ELIMIT); 0: no limit. */
+	uint64_t max_nodes;
+} hd_export_options;
+
+#define HD_EXPORT_OPTIONS_VERSION 1
+#define HD_EXPORT_OPTIONS_INIT \
+	{ HD_EXPORT_OPTIONS_VERSION, 0, 0, HD_EXPORT_MAX_NODES }
+
+/**
+ * A part of the heap as a graph, to write as GML or DOT: its nodes are
+ * the chosen objects, numbered 0..n-1 in ascending node id order, then
+ * the root categories that hold at least one of them (directly, or
+ * through folded objects); its edges are the references between nodes
+ * (each at most once per pair, in dump order), references to objects
+ * outside the graph left out. Memory: about 8 bytes per store node.
+ * Edges are computed while writing, never stored.
+ */
+typedef struct hd_export hd_export;
+
+/**
+ * Chooses the nodes of a graph of s, which must outlive it.
+ * @param set the objects (see hd_select_nodes), grown by opts->depth;
+ *        NULL for every object of the store
+ * @param opts NULL for HD_EXPORT_OPTIONS_INIT
+ * @return 0, HD_ELIMIT (more nodes than opts->max_nodes; err->msg says
+ *         how many), HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_export_new(hd_export **out, const hd_store *s,
+			 const hd_nodes *set, const hd_export_options *opts,
+			 hd_error *err);
+
+/** The number of nodes: objects plus root categories. */
+HD_API uint64_t hd_export_node_count(const hd_export *x);
+
+/** The number of object nodes. */
+HD_API uint64_t hd_export_object_count(const hd_export *x);
+
+/** 1 if HD_EXPORT_COLLAPSE folds node id away, else 0. */
+HD_API int hd_export_folded(const hd_export *x, hd_node_id id);
+
+/**
+ * Writes the graph as GML (integer ids; strings ASCII, with '"' as
+ * &quot;, '&' as &amp; and other characters as &#N;, as networkx's
+ * read_gml wants; labels unique). Objects have label ("class address"),
+ * address, class, type, memsize and, when traced, generation, file,
+ * line, method; a root category has label ("ROOT name"), type "ROOT"
+ * and root. One node or edge a line.
+ * @return 0, HD_ENOMEM, or the sink's non-zero value
+ */
+HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
+			       hd_error *err);
+
+/**
+ * Writes the graph as a Graphviz digraph: objects are boxes labelled
+ * with their class name and address, filled with the colour of their
+ * type (man 1 heapdump-to-dot), root categories red double octagons.
+ * The text is valid UTF-8 whatever the dump holds.
+ * @return 0, HD_ENOMEM, or the sink's non-zero value
+ */
+HD_API int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
+			       hd_error *err);
+
+/** Frees a graph. NULL is a no-op. */
+HD_API void hd_export_free(hd_export *x);
 
 #ifdef __cplusplus
 }

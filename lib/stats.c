@@ -584,6 +584,23 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	return 0;
 }
 
+int hd_stats_add_nodes(hd_stats *st, const hd_store *s, const hd_nodes *set,
+		       hd_error *err)
+{
+	uint32_t n;
+	size_t i;
+	char buf[1024];
+
+	HD_ASSERT_ARG(st && s && set && !st->finished);
+	n = hd_store_node_count(s);
+	for (i = 0; i < set->n; i++) {
+		HD_ASSERT_ARG(set->ids[i] < n);
+		if (add_node(st, s, set->ids[i], buf, sizeof(buf)))
+			return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* ---- finishing ---- */
 
 /* The final string of a component. */

@@ -9,7 +9,11 @@ export LC_ALL
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 B=${B:-build}
-export HEAPDUMP="$top/$B/heapdump" TOP="$top" B
+case $B in
+/*) HEAPDUMP=$B/heapdump ;; # make B=/tmp/asan check
+*) HEAPDUMP=$top/$B/heapdump ;;
+esac
+export HEAPDUMP TOP="$top" B
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

@@ -1,0 +1,519 @@
+/*
+ * cmd_diff.c - heapdump diff BEFORE AFTER [LATER]: the objects of AFTER
+ * that are new since BEFORE (and, with LATER, still alive in LATER),
+ * grouped by class and allocation site; -o writes their records.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "opt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define COMMAND_NAME "diff"
+
+struct diff_args {
+	const char *by;
+	const char *format;
+	const char *sort;
+	const char *output;
+	unsigned long long top;
+	int with_paths, no_generation, all, strict, quiet;
+};
+
+static struct diff_args A;
+
+static const struct cli_opt opts[] = {
+	OPT_STRING('o', "output", "FILE", &A.output,
+		   "write the records of the new (or retained) objects, as in "
+		   "AFTER, to FILE"),
+	OPT_FLAG(0, "with-paths", &A.with_paths,
+		 "with -o: add the shortest paths from the roots to them"),
+	OPT_STRING('b', "by", "KEYS", &A.by,
+		   "group by KEYS, comma-separated (default class,location)"),
+	OPT_UINT('n', "top", "N", &A.top, "rows (default 20, 0: all)"),
+	OPT_STRING('s', "sort", "KEY", &A.sort,
+		   "order rows by count (default) or memsize"),
+	OPT_STRING('f', "format", "FMT", &A.format, "text (default), json or tsv"),
+	OPT_FLAG(0, "no-generation", &A.no_generation,
+		 "ignore generations: identity by address and fingerprint"),
+	OPT_FLAG('a', "all", &A.all,
+		 "keep the allocation tracer and dump_all's own objects"),
+	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] BEFORE AFTER [LATER]",
+	"The objects of AFTER that are new since BEFORE, or with LATER those\n"
+	"of them still alive in LATER, by class and allocation site. Each\n"
+	"operand is a dump or a store.",
+	opts
+};
+
+enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV };
+
+static const char *const side_names[3] = { "before", "after", "later" };
+
+static int parse_keys(const char *s, hd_stats_options *o)
+{
+	unsigned n = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int k = hd_key_from_name(s, len);
+
+		if (!k)
+			return cli_usage_error(&info, "unknown key '%.*s'",
+					       (int)len, s);
+		if (n == HD_STATS_MAX_KEYS)
+			return cli_usage_error(&info, "at most %d keys in --by",
+					       HD_STATS_MAX_KEYS);
+		o->keys[0][n++] = k;
+		s += len + (s[len] == ',');
+	}
+	if (!n)
+		return cli_usage_error(&info, "--by needs at least one key");
+	o->nkeys[0] = n;
+	o->ngroupings = 1;
+	return 0;
+}
+
+/* ---- records out ---- */
+
+struct writer {
+	FILE *f;
+	const hd_store *s;
+	const unsigned char *keep;
+};
+
+static int write_bytes(const void *buf, size_t n, void *payload)
+{
+	return fwrite(buf, 1, n, payload) == n ? 0 : 1;
+}
+
+static int write_record(const hd_record *rec, hd_node_id id, void *payload)
+{
+	struct writer *w = payload;
+
+	(void)id;
+	return hd_record_write(rec, w->s, w->keep, write_bytes, w->f);
+}
+
+/* The new objects and the union of shortest paths from the roots to
+ * them (targets no root reaches stay in). */
+static int with_paths(const hd_store *s, const hd_nodes *set,
+		      hd_nodes *out, unsigned char **keep_out,
+		      uint64_t *unreached)
+{
+	hd_nodes kept = { 0 }, lost = { 0 };
+	hd_error err = { 0 };
+	uint32_t n = hd_store_node_count(s), i;
+	size_t k;
+	unsigned char *keep;
+
+	if (hd_roots_of(s, set, 0, &kept, &lost, &err))
+		return cli_lib_error(&err);
+	*unreached = lost.n;
+	keep = calloc((size_t)n / 8 + 1, 1);
+	if (!keep)
+		goto nomem;
+	for (k = 0; k < kept.n; k++)
+		keep[kept.ids[k] / 8] |= (unsigned char)(1u << kept.ids[k] % 8);
+	for (k = 0; k < set->n; k++)
+		keep[set->ids[k] / 8] |= (unsigned char)(1u << set->ids[k] % 8);
+	out->n = 0;
+	out->cap = kept.n + set->n;
+	out->ids = malloc((out->cap ? out->cap : 1) * sizeof(*out->ids));
+	if (!out->ids)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		if (keep[i / 8] >> (i % 8) & 1)
+			out->ids[out->n++] = i;
+	hd_nodes_free(&kept);
+	hd_nodes_free(&lost);
+	*keep_out = keep;
+	return 0;
+nomem:
+	free(keep);
+	hd_nodes_free(&kept);
+	hd_nodes_free(&lost);
+	cli_error("out of memory");
+	return EXIT_FAIL;
+}
+
+static int write_output(const hd_store *after, const struct cli_input *in,
+			const hd_nodes *set, uint64_t *written,
+			uint64_t *unreached)
+{
+	struct cli_out o;
+	struct writer w;
+	hd_nodes paths = { 0 };
+	const hd_nodes *what = set;
+	unsigned char *keep = NULL;
+	hd_read_options ro = HD_READ_OPTIONS_INIT;
+	hd_error err = { 0 };
+	int rc;
+
+	*unreached = 0;
+	if (A.with_paths) {
+		if ((rc = with_paths(after, set, &paths, &keep, unreached)))
+			return rc;
+		what = &paths;
+	}
+	*written = what->n;
+	if ((rc = cli_out_open(&o, A.output, in->path)))
+		goto out;
+	w.f = o.f;
+	w.s = after;
+	w.keep = keep;
+	ro.flags = A.strict ? HD_READ_STRICT : 0;
+	rc = hd_store_records(after, NULL, what, &ro, write_record, &w, &err);
+	if (rc) {
+		cli_out_abort(&o);
+		if (rc > 0) {
+			cli_error("cannot write '%s'", A.output);
+			rc = EXIT_FAIL;
+		} else {
+			rc = cli_lib_error(&err);
+		}
+		goto out;
+	}
+	rc = cli_out_commit(&o);
+out:
+	free(paths.ids);
+	free(keep);
+	return rc;
+}
+
+/* ---- the summary ---- */
+
+static const char *rules_text(unsigned rules, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (rules & HD_DIFF_RULE_OBJECT_ID)
+		strncat(buf, "object_id", size - strlen(buf) - 1);
+	if (rules & HD_DIFF_RULE_GENERATION)
+		strncat(buf, buf[0] ? ", generation" : "generation",
+			size - strlen(buf) - 1);
+	if (rules & HD_DIFF_RULE_ADDRESS)
+		strncat(buf, buf[0] ? ", address+fingerprint" :
+				      "address+fingerprint",
+			size - strlen(buf) - 1);
+	if (!buf[0])
+		strncat(buf, "none (no objects)", size - 1);
+	return buf;
+}
+
+static void print_keys_tsv(const hd_stats_row *r, unsigned nkeys)
+{
+	unsigned j;
+	size_t k;
+
+	for (j = 0; j < nkeys; j++) {
+		putchar('\t');
+		for (k = 0; k < r->key_len[j]; k++) {
+			char ch = r->key[j][k];
+
+			putchar(ch == '\t' || ch == '\n' ? ' ' : ch);
+		}
+	}
+}
+
+struct report {
+	const hd_diff_result *d;
+	const struct cli_input *in;
+	int nin;
+	const hd_stats_options *o;
+	const hd_stats_row *rows;
+	size_t nrows, shown;
+	const char *sort;
+	const char *what;         /* "new" or "retained" */
+	uint64_t count, memsize;
+	int written;              /* -o was given */
+	uint64_t nwritten, unreached;
+};
+
+static void print_text(const struct report *r)
+{
+	const hd_diff_result *d = r->d;
+	char a[32], b[32], c[96];
+	size_t i;
+	unsigned j;
+	int k;
+
+	for (k = 0; k < r->nin; k++)
+		printf("%-10s %s (%s objects)\n", side_names[k], r->in[k].name,
+		       cli_commas(d->objects[k], a, sizeof(a)));
+	printf("%-10s %s", "rule", rules_text(d->rules, c, sizeof(c)));
+	if (d->traced)
+		printf(" (G = %llu)", (unsigned long long)d->generation);
+	putchar('\n');
+	if (d->object_id_skipped)
+		printf("%-10s object ids not compared: a source dump cannot be "
+		       "read again\n", "");
+	printf("%-10s %s objects, %s (%s bytes)\n", "new",
+	       cli_commas(d->added.n, a, sizeof(a)),
+	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
+	       cli_commas(d->added_memsize, c, sizeof(c)));
+	if (d->has_later)
+		printf("%-10s %s objects, %s (%s bytes): new and still in "
+		       "later\n", "retained",
+		       cli_commas(d->retained.n, a, sizeof(a)),
+		       cli_human_bytes(d->retained_memsize, b, sizeof(b)),
+		       cli_commas(d->retained_memsize, c, sizeof(c)));
+	printf("%-10s %s matches (same address, type and class: nothing "
+	       "more to compare)\n", "uncertain",
+	       cli_commas(d->uncertain, a, sizeof(a)));
+	if (d->has_later && (d->retained_uncertain || d->retained_moved))
+		printf("%-10s %s uncertain, %s moved (matched by generation, "
+		       "type, class and site)\n", "in later",
+		       cli_commas(d->retained_uncertain, a, sizeof(a)),
+		       cli_commas(d->retained_moved, b, sizeof(b)));
+	if (d->by_match[HD_MATCH_EXCLUDED])
+		printf("%-10s %s new objects of the allocation tracer and "
+		       "dump_all (--all keeps them)\n", "excluded",
+		       cli_commas(d->by_match[HD_MATCH_EXCLUDED], a, sizeof(a)));
+	if (r->written)
+		printf("%-10s %s records to %s%s\n", "output",
+		       cli_commas(r->nwritten, a, sizeof(a)), A.output,
+		       A.with_paths ? " (with paths from the roots)" : "");
+	printf("\n%s objects by ", r->what);
+	for (j = 0; j < r->o->nkeys[0]; j++)
+		printf("%s%s", j ? "," : "", hd_key_name(r->o->keys[0][j]));
+	printf(" (%s%zu of %zu, by %s)\n", r->shown < r->nrows ? "top " : "",
+	       r->shown, r->nrows, r->sort);
+	printf("%12s %15s ", "count", "memsize");
+	for (j = 0; j < r->o->nkeys[0]; j++)
+		printf(" %s", hd_key_name(r->o->keys[0][j]));
+	putchar('\n');
+	for (i = 0; i < r->shown; i++) {
+		printf("%12s %15s ", cli_commas(r->rows[i].count, a, sizeof(a)),
+		       cli_commas(r->rows[i].memsize, b, sizeof(b)));
+		for (j = 0; j < r->o->nkeys[0]; j++)
+			printf(" %.*s", (int)r->rows[i].key_len[j],
+			       r->rows[i].key[j]);
+		putchar('\n');
+	}
+}
+
+static void print_json(const struct report *r)
+{
+	const hd_diff_result *d = r->d;
+	size_t i;
+	unsigned j;
+	int k, first = 1;
+
+	printf("{");
+	for (k = 0; k < 3; k++) {
+		printf("%s\"%s\":", k ? "," : "", side_names[k]);
+		if (k < r->nin)
+			cli_json_string(stdout, r->in[k].name,
+					strlen(r->in[k].name));
+		else
+			printf("null");
+	}
+	printf(",\"objects\":{\"before\":%llu,\"after\":%llu,\"later\":",
+	       (unsigned long long)d->objects[0],
+	       (unsigned long long)d->objects[1]);
+	if (d->has_later)
+		printf("%llu}", (unsigned long long)d->objects[2]);
+	else
+		printf("null}");
+	printf(",\"rules\":[");
+	if (d->rules & HD_DIFF_RULE_OBJECT_ID)
+		printf("\"object_id\""), first = 0;
+	if (d->rules & HD_DIFF_RULE_GENERATION)
+		printf("%s\"generation\"", first ? "" : ","), first = 0;
+	if (d->rules & HD_DIFF_RULE_ADDRESS)
+		printf("%s\"address+fingerprint\"", first ? "" : ",");
+	printf("],\"generation\":");
+	if (d->traced)
+		printf("%llu", (unsigned long long)d->generation);
+	else
+		printf("null");
+	printf(",\"object_id_skipped\":%s", d->object_id_skipped ? "true" :
+								 "false");
+	printf(",\"new\":{\"count\":%zu,\"memsize\":%llu}", d->added.n,
+	       (unsigned long long)d->added_memsize);
+	if (d->has_later)
+		printf(",\"retained\":{\"count\":%zu,\"memsize\":%llu,"
+		       "\"uncertain\":%llu,\"moved\":%llu}",
+		       d->retained.n, (unsigned long long)d->retained_memsize,
+		       (unsigned long long)d->retained_uncertain,
+		       (unsigned long long)d->retained_moved);
+	else
+		printf(",\"retained\":null");
+	printf(",\"uncertain\":%llu,\"excluded\":%llu,\"verdicts\":{",
+	       (unsigned long long)d->uncertain,
+	       (unsigned long long)d->by_match[HD_MATCH_EXCLUDED]);
+	for (k = 1, first = 1; k < HD_MATCH__COUNT; k++) {
+		if (!d->by_match[k])
+			continue;
+		printf("%s", first ? "" : ",");
+		cli_json_string(stdout, hd_match_name(k),
+				strlen(hd_match_name(k)));
+		printf(":%llu", (unsigned long long)d->by_match[k]);
+		first = 0;
+	}
+	printf("}");
+	if (r->written) {
+		printf(",\"output\":{\"file\":");
+		cli_json_string(stdout, A.output, strlen(A.output));
+		printf(",\"records\":%llu,\"unreached\":%llu}",
+		       (unsigned long long)r->nwritten,
+		       (unsigned long long)r->unreached);
+	}
+	printf(",\"of\":\"%s\",\"by\":[", r->what);
+	for (j = 0; j < r->o->nkeys[0]; j++)
+		printf("%s\"%s\"", j ? "," : "", hd_key_name(r->o->keys[0][j]));
+	printf("],\"sort\":\"%s\",\"rows_total\":%zu,\"rows\":[", r->sort,
+	       r->nrows);
+	for (i = 0; i < r->shown; i++) {
+		printf("%s{", i ? "," : "");
+		for (j = 0; j < r->o->nkeys[0]; j++) {
+			printf("\"%s\":", hd_key_name(r->o->keys[0][j]));
+			cli_json_string(stdout, r->rows[i].key[j],
+					r->rows[i].key_len[j]);
+			putchar(',');
+		}
+		printf("\"count\":%llu,\"memsize\":%llu}",
+		       (unsigned long long)r->rows[i].count,
+		       (unsigned long long)r->rows[i].memsize);
+	}
+	printf("]}\n");
+}
+
+static void print_tsv(const struct report *r)
+{
+	const hd_diff_result *d = r->d;
+	char c[96];
+	size_t i;
+	int k;
+
+	for (k = 0; k < r->nin; k++)
+		printf("total\tobjects_%s\t%llu\n", side_names[k],
+		       (unsigned long long)d->objects[k]);
+	printf("total\trule\t%s\n", rules_text(d->rules, c, sizeof(c)));
+	if (d->traced)
+		printf("total\tgeneration\t%llu\n",
+		       (unsigned long long)d->generation);
+	printf("total\tnew\t%zu\n", d->added.n);
+	printf("total\tnew_memsize\t%llu\n",
+	       (unsigned long long)d->added_memsize);
+	if (d->has_later) {
+		printf("total\tretained\t%zu\n", d->retained.n);
+		printf("total\tretained_memsize\t%llu\n",
+		       (unsigned long long)d->retained_memsize);
+	}
+	printf("total\tuncertain\t%llu\n", (unsigned long long)d->uncertain);
+	printf("total\texcluded\t%llu\n",
+	       (unsigned long long)d->by_match[HD_MATCH_EXCLUDED]);
+	for (i = 0; i < r->shown; i++) {
+		printf("%s\t%llu\t%llu", r->what,
+		       (unsigned long long)r->rows[i].count,
+		       (unsigned long long)r->rows[i].memsize);
+		print_keys_tsv(&r->rows[i], r->o->nkeys[0]);
+		putchar('\n');
+	}
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct cli_input in[3];
+	hd_store *s[3] = { NULL, NULL, NULL };
+	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
+	hd_diff_result *d = NULL;
+	hd_stats_options so;
+	hd_stats *st = NULL;
+	hd_error err = { 0 };
+	struct report r;
+	enum fmt fmt = FMT_TEXT;
+	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT;
+
+	memset(&A, 0, sizeof(A));
+	A.top = 20;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	nin = argc - first;
+	if (nin < 2 || nin > 3)
+		return cli_usage_error(&info, nin < 2 ?
+					      "two or three dumps or stores, "
+					      "please: BEFORE AFTER [LATER]" :
+					      "at most three dumps or stores");
+	for (k = 0; k < nin; k++)
+		nstdin += strcmp(argv[first + k], "-") == 0;
+	if (nstdin > 1)
+		return cli_usage_error(&info, "only one input can be '-'");
+	if (A.format && strcmp(A.format, "json") == 0)
+		fmt = FMT_JSON;
+	else if (A.format && strcmp(A.format, "tsv") == 0)
+		fmt = FMT_TSV;
+	else if (A.format && strcmp(A.format, "text") != 0)
+		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (A.sort && strcmp(A.sort, "memsize") == 0)
+		sort = HD_SORT_MEMSIZE;
+	else if (A.sort && strcmp(A.sort, "count") != 0)
+		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
+	if (A.with_paths && !A.output)
+		return cli_usage_error(&info, "--with-paths needs -o FILE");
+	memset(&so, 0, sizeof(so));
+	so.version = HD_STATS_OPTIONS_VERSION;
+	so.flags = HD_STATS_ALL; /* the diff already left them out */
+	if ((rc = parse_keys(A.by ? A.by : "class,location", &so)))
+		return rc;
+
+	for (k = 0; k < nin; k++) {
+		cli_input_init(&in[k], argv[first + k], A.strict, A.quiet);
+		/* read again for -o and for 4.0 object ids */
+		if ((rc = cli_spool_stdin(&in[k])))
+			goto out;
+		if ((rc = cli_open_store(&in[k], &s[k])))
+			goto out;
+	}
+	dopt.flags = (A.no_generation ? HD_DIFF_NO_GENERATION : 0) |
+		     (A.all ? HD_DIFF_ALL : 0);
+	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
+	if ((rc = hd_diff(s[0], s[1], s[2], &dopt, &d, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+
+	memset(&r, 0, sizeof(r));
+	r.d = d;
+	r.in = in;
+	r.nin = nin;
+	r.o = &so;
+	r.what = d->has_later ? "retained" : "new";
+	r.sort = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
+	if ((rc = hd_stats_new(&st, &so, &err)) ||
+	    (rc = hd_stats_add_nodes(st, s[1],
+				     d->has_later ? &d->retained : &d->added,
+				     &err)) ||
+	    (rc = hd_stats_finish(st, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	r.rows = hd_stats_rows(st, 0, sort, &r.nrows);
+	r.shown = A.top && A.top < r.nrows ? (size_t)A.top : r.nrows;
+	if (A.output) {
+		r.written = 1;
+		if ((rc = write_output(s[1], &in[1],
+				       d->has_later ? &d->retained : &d->added,
+				       &r.nwritten, &r.unreached)))
+			goto out;
+	}
+	if (fmt == FMT_TEXT)
+		print_text(&r);
+	else if (fmt == FMT_JSON)
+		print_json(&r);
+	else
+		print_tsv(&r);
+out:
+	hd_stats_free(st);
+	hd_diff_result_free(d);
+	for (k = 0; k < 3; k++)
+		hd_store_close(s[k]);
+	return rc;
+}

@@ -1,0 +1,208 @@
+/*
+ * cmd_path.c - heapdump path: why is this object alive? One shortest
+ * retention path from a GC root category down to each selected object.
+ */
+#include "cmd.h"
+#include "graphq.h"
+
+#include <string.h>
+
+#define COMMAND_NAME "path"
+
+static struct path_args {
+	struct cli_select sel;
+	const char *format;
+	unsigned long long max;
+	int skip_weak, strict, quiet;
+} A;
+
+static const struct cli_opt opts[] = {
+	CLI_SELECT_OPTS(&A.sel),
+	OPT_UINT('n', "max", "N", &A.max,
+		 "at most N paths, for the first N selected objects "
+		 "(default 10, 0: all)"),
+	OPT_STRING('f', "format", "FMT", &A.format,
+		   "text (default) or json (one object a line)"),
+	OPT_FLAG(0, "skip-weak", &A.skip_weak,
+		 "do not walk through WeakMap, WeakKeyMap and WeakRef"),
+	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] DUMP|STORE ADDRESS...|SELECTION",
+	"Print one shortest path from a GC root category to each selected\n"
+	"object: the root, then each object (address, class, type, memsize,\n"
+	"allocation site) down to the object. Selection: man 7 heapdump-select.",
+	opts
+};
+
+/* A class or module by its own name, anything else by its class's. */
+static void node_class(const hd_store *s, hd_node_id id, char *buf,
+		       size_t size)
+{
+	int t = hd_store_type(s, id);
+	const char *aux;
+	size_t len;
+
+	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
+		aux = hd_store_aux(s, id, &len);
+		if (aux && len) {
+			snprintf(buf, size, "%.*s", (int)len, aux);
+			return;
+		}
+	}
+	hd_store_class_name(s, id, buf, size);
+}
+
+static void print_text(const hd_store *s, const hd_root_path *p)
+{
+	char cls[256], a[32];
+	hd_site site;
+	size_t i;
+	hd_node_id v;
+
+	printf("root %s\n", hd_store_root_name(s, p->root));
+	for (i = 0; i < p->n; i++) {
+		v = p->nodes[i];
+		node_class(s, v, cls, sizeof(cls));
+		printf("  0x%llx %s (%s) memsize %s",
+		       (unsigned long long)hd_store_address(s, v), cls,
+		       hd_type_name(hd_store_type(s, v)),
+		       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
+		if (hd_store_site(s, v, &site) == 0 && site.file) {
+			printf(", %.*s:%llu", (int)site.file_len, site.file,
+			       (unsigned long long)site.line);
+			if (site.method)
+				printf(" in %.*s", (int)site.method_len,
+				       site.method);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_node_json(const hd_store *s, hd_node_id v)
+{
+	char cls[256];
+	hd_site site;
+
+	node_class(s, v, cls, sizeof(cls));
+	printf("{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
+	       (unsigned long long)hd_store_address(s, v),
+	       hd_type_name(hd_store_type(s, v)));
+	cli_json_string(stdout, cls, strlen(cls));
+	printf(",\"memsize\":%llu",
+	       (unsigned long long)hd_store_memsize(s, v));
+	if (hd_store_site(s, v, &site) == 0 && site.file) {
+		printf(",\"file\":");
+		cli_json_string(stdout, site.file, site.file_len);
+		printf(",\"line\":%llu", (unsigned long long)site.line);
+		if (site.method) {
+			printf(",\"method\":");
+			cli_json_string(stdout, site.method, site.method_len);
+		}
+	}
+	putchar('}');
+}
+
+static void print_json(const hd_store *s, hd_node_id target,
+		       const hd_root_path *p)
+{
+	const char *root;
+	size_t i;
+
+	printf("{\"target\":\"0x%llx\",\"root\":",
+	       (unsigned long long)hd_store_address(s, target));
+	if (p) {
+		root = hd_store_root_name(s, p->root);
+		cli_json_string(stdout, root, strlen(root));
+	} else {
+		printf("null");
+	}
+	printf(",\"length\":%zu,\"path\":[", p ? p->n : 0);
+	for (i = 0; p && i < p->n; i++) {
+		if (i)
+			putchar(',');
+		print_node_json(s, p->nodes[i]);
+	}
+	printf("]}\n");
+}
+
+/* Unreached objects reported one by one before only the count. */
+#define SHOW_UNREACHED 5
+
+static int print_paths(struct cli_graph *g, const hd_reach *r, int json)
+{
+	hd_root_path p = { 0 };
+	hd_error err = { 0 };
+	size_t i, shown = g->sel.n, found = 0, unreached = 0;
+	int rc = 0;
+
+	if (A.max && A.max < shown)
+		shown = (size_t)A.max;
+	for (i = 0; i < shown; i++) {
+		hd_node_id t = g->sel.ids[i];
+
+		rc = hd_reach_path(r, t, &p, &err);
+		if (rc == HD_ENOTFOUND) {
+			if (json)
+				print_json(g->s, t, NULL);
+			if (unreached++ < SHOW_UNREACHED)
+				cli_error("%s", err.msg);
+			continue;
+		}
+		if (rc) {
+			rc = cli_lib_error(&err);
+			goto out;
+		}
+		if (json) {
+			print_json(g->s, t, &p);
+		} else {
+			if (found)
+				putchar('\n');
+			print_text(g->s, &p);
+		}
+		found++;
+	}
+	if (unreached > 1)
+		cli_error("%zu of %zu object(s) have no path from a GC root",
+			  unreached, shown);
+	if (shown < g->sel.n && !A.quiet)
+		cli_error("%zu more selected object(s) not shown (--max)",
+			  g->sel.n - shown);
+	rc = found ? 0 : EXIT_FAIL;
+out:
+	hd_root_path_free(&p);
+	return rc;
+}
+
+int cmd_path(int argc, char **argv)
+{
+	struct cli_graph g;
+	hd_reach *r = NULL;
+	hd_error err = { 0 };
+	int rc, first, json = 0;
+
+	memset(&A, 0, sizeof(A));
+	A.max = 10;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (A.format && strcmp(A.format, "json") == 0)
+		json = 1;
+	else if (A.format && strcmp(A.format, "text") != 0)
+		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
+				 A.strict, A.quiet)))
+		return rc;
+	if ((rc = hd_reach_new(&r, g.s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+			       &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	rc = print_paths(&g, r, json);
+out:
+	hd_reach_free(r);
+	cli_graph_close(&g);
+	return rc;
+}

@@ -1,0 +1,114 @@
+/*
+ * draw.c - the part of the heap that to-gml, to-dot and render draw,
+ * and the text writers' command.
+ */
+#include "draw.h"
+#include "common.h"
+
+#include <errno.h>
+#include <string.h>
+
+void cli_draw_init(struct cli_draw_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->max_nodes = HD_EXPORT_MAX_NODES;
+}
+
+int cli_draw_fwrite(const void *buf, size_t n, void *payload)
+{
+	return fwrite(buf, 1, n, payload) == n ? 0 : HD_EIO;
+}
+
+int cli_draw_open(const struct cli_cmd_info *info, struct cli_draw_args *a,
+		   const char *path, hd_store **s_out, hd_export **x_out)
+{
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_nodes set = { NULL, 0, 0 };
+	struct cli_input in;
+	hd_error err = { 0 };
+	uint64_t n;
+	char a1[32], a2[32];
+	int rc;
+
+	*s_out = NULL;
+	*x_out = NULL;
+	if (a->depth > UINT32_MAX)
+		return cli_usage_error(info, "--depth %llu is too deep",
+				       a->depth);
+	o.flags = a->collapse ? HD_EXPORT_COLLAPSE : 0;
+	o.depth = (uint32_t)a->depth;
+	o.max_nodes = 0; /* checked below, with advice */
+	cli_input_init(&in, path, a->strict, a->quiet);
+	if ((rc = cli_open_store(&in, s_out)))
+		return rc;
+	if (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, a->quiet, &set)))
+		goto fail;
+	if ((rc = hd_export_new(x_out, *s_out, a->sel.n ? &set : NULL, &o,
+				&err))) {
+		rc = cli_lib_error(&err);
+		goto fail;
+	}
+	hd_nodes_free(&set);
+	n = hd_export_node_count(*x_out);
+	if (a->max_nodes && n > a->max_nodes) {
+		cli_error("%s: the graph has %s nodes, more than --max-nodes %s; "
+			  "narrow it with a selection (--class, --type, --file, "
+			  "--generation...), fold the VM's internals with "
+			  "--collapse, draw the output of roots-of or "
+			  "subgraph-of with --from, or raise --max-nodes",
+			  info->name, cli_commas(n, a1, sizeof(a1)),
+			  cli_commas(a->max_nodes, a2, sizeof(a2)));
+		rc = EXIT_FAIL;
+		goto fail;
+	}
+	if (n == 0 && !a->quiet)
+		cli_error("%s: warning: the graph is empty", info->name);
+	return 0;
+fail:
+	hd_nodes_free(&set);
+	hd_export_free(*x_out);
+	hd_store_close(*s_out);
+	*x_out = NULL;
+	*s_out = NULL;
+	return rc;
+}
+
+int cli_draw_write_cmd(const struct cli_cmd_info *info,
+			struct cli_draw_args *a, int argc, char **argv,
+			int (*write)(hd_export *, hd_write_cb, void *,
+				     hd_error *))
+{
+	hd_store *s = NULL;
+	hd_export *x = NULL;
+	struct cli_out out;
+	hd_error err = { 0 };
+	int rc, first;
+
+	cli_draw_init(a);
+	if ((rc = cli_parse(info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (argc - first != 1)
+		return cli_usage_error(info, argc - first ?
+						     "one dump or store, please" :
+						     "which dump or store?");
+	if ((rc = cli_draw_open(info, a, argv[first], &s, &x)))
+		return rc;
+	if ((rc = cli_out_open(&out, a->output, argv[first])))
+		goto out;
+	if (write(x, cli_draw_fwrite, out.f, &err)) {
+		if (err.code == HD_ENOMEM)
+			cli_error("%s", err.msg);
+		else
+			cli_error("cannot write '%s': %s",
+				  a->output ? a->output : "(stdout)",
+				  strerror(errno));
+		cli_out_abort(&out);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	rc = cli_out_commit(&out);
+out:
+	hd_export_free(x);
+	hd_store_close(s);
+	return rc;
+}

@@ -1,0 +1,738 @@
+/*
+ * interface.c - the border between old and new objects (memdump's
+ * interface_with, done right). Given a store and the set of new objects
+ * (the DIFF), finds the old objects that reference new ones (the self
+ * border) and the new objects an old object or a root references (the
+ * diff border), and for each diff-border object:
+ *
+ *  - keepalive: the new objects reachable from it through new objects
+ *    only, itself included. The DIFF-induced subgraph is condensed into
+ *    its strongly connected components (iterative Tarjan); components
+ *    whose sub-DAG is a tree get exact sums by dynamic programming, the
+ *    others are counted in batches of 64 border components whose reach
+ *    is propagated as u64 masks over the part of the DAG they reach;
+ *    O((V + E) * B / 64) in the worst case, B the non-tree border
+ *    components.
+ *  - retained: the new objects it dominates in the DIFF-induced subgraph
+ *    under a virtual root joined to every border object
+ *    (Cooper-Harvey-Kennedy on the reverse postorder of the DFS that
+ *    Tarjan's search makes from the border objects first).
+ *
+ * Every walk is iterative; all arrays are indexed by dense uint32 ids.
+ */
+#include "hd_int.h"
+
+#include <stdlib.h>
+
+#define NONE 0xffffffffu
+#define BATCH 64
+
+struct hd_interface {
+	hd_border *border;
+	size_t nborder, border_cap;
+	hd_nodes self;
+	hd_interface_totals tot;
+};
+
+/* A DIFF-local graph in CSR form. */
+struct csr {
+	uint32_t *off; /* m + 1 */
+	uint32_t *adj;
+	size_t n, e;
+	size_t acap;   /* adj's allocated items */
+};
+
+static void csr_free(struct csr *g)
+{
+	hd__free(g->off, (g->n + 1) * sizeof(*g->off));
+	hd__free(g->adj, g->acap * sizeof(*g->adj));
+	memset(g, 0, sizeof(*g));
+}
+
+struct work {
+	const hd_store *s;
+	const hd_nodes *diff;
+	uint32_t n;       /* store nodes */
+	uint32_t m;       /* DIFF nodes (local ids 0..m-1 in diff order) */
+	uint32_t *loc;    /* n: node -> local id, or NONE when old */
+	struct csr fw;    /* DIFF-induced references */
+	struct csr rv;    /* and referrers */
+	uint32_t *bloc;   /* local ids of the border, ascending */
+	size_t nb, bcap;
+	uint32_t *roots;  /* m: root categories referencing it */
+	unsigned char *isb; /* m: is a border object */
+	uint64_t *mem;    /* m: memsize */
+	/* condensation */
+	uint32_t *comp;   /* m: component, in reverse topological order */
+	uint32_t *po;     /* m: postorder from the border, or NONE */
+	uint32_t *order;  /* np: the nodes by postorder */
+	uint32_t np;
+	uint32_t C;
+	struct csr dag;   /* component successors, without repeats */
+	uint64_t *ccount, *cmem; /* C: members, memsize */
+	uint64_t *kcount, *kmem; /* C: keepalive of each component */
+	unsigned char *simple;   /* C: its sub-DAG is a tree */
+};
+
+#define ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
+#define FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))
+
+/* ---- the DIFF-induced subgraph and the border ---- */
+
+static int build_local(struct work *w)
+{
+	const hd_nodes *d = w->diff;
+	hd_edge_iter it;
+	hd_node_id t;
+	size_t i, e = 0;
+
+	if (!ALLOC(w->loc, w->n))
+		return HD_ENOMEM;
+	memset(w->loc, 0xff, (size_t)w->n * sizeof(*w->loc));
+	for (i = 0; i < d->n; i++)
+		w->loc[d->ids[i]] = (uint32_t)i;
+	w->fw.n = w->rv.n = w->m;
+	if (!ALLOC(w->fw.off, w->m + 1) || !ALLOC(w->rv.off, w->m + 1) ||
+	    !ALLOC(w->mem, w->m))
+		return HD_ENOMEM;
+	memset(w->rv.off, 0, (w->m + 1) * sizeof(*w->rv.off));
+	w->fw.off[0] = 0;
+	for (i = 0; i < w->m; i++) {
+		hd_store_refs(w->s, d->ids[i], &it);
+		while (hd_edge_iter_next(&it, &t) == 0)
+			if (w->loc[t] != NONE) {
+				e++;
+				w->rv.off[w->loc[t] + 1]++;
+			}
+		w->fw.off[i + 1] = (uint32_t)e;
+		w->mem[i] = hd_store_memsize(w->s, d->ids[i]);
+	}
+	w->fw.e = w->rv.e = w->fw.acap = w->rv.acap = e;
+	if (!ALLOC(w->fw.adj, e) || !ALLOC(w->rv.adj, e))
+		return HD_ENOMEM;
+	for (i = 1; i <= w->m; i++)
+		w->rv.off[i] += w->rv.off[i - 1];
+	e = 0;
+	for (i = 0; i < w->m; i++) {
+		hd_store_refs(w->s, d->ids[i], &it);
+		while (hd_edge_iter_next(&it, &t) == 0) {
+			uint32_t lt = w->loc[t];
+
+			if (lt == NONE)
+				continue;
+			w->fw.adj[e++] = lt;
+			w->rv.adj[w->rv.off[lt]++] = (uint32_t)i;
+		}
+	}
+	for (i = w->m; i > 0; i--)
+		w->rv.off[i] = w->rv.off[i - 1];
+	w->rv.off[0] = 0;
+	return 0;
+}
+
+static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (hd__grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return HD_ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/*
+ * The diff border with its holders, and the self border. Referrer lists
+ * are ascending, so a repeated referrer is adjacent.
+ */
+static int find_border(struct work *w, hd_interface *x)
+{
+	unsigned char *self = NULL;
+	uint32_t *last = NULL;
+	hd_edge_iter it;
+	hd_node_id r, prev;
+	size_t i, scap = 0;
+	uint32_t c, nroot = hd_store_root_count(w->s);
+	int rc = HD_ENOMEM;
+
+	if (!(w->isb = hd__calloc(w->m, 1)) ||
+	    !(self = hd__calloc((size_t)w->n / 8 + 1, 1)) ||
+	    !(w->roots = hd__calloc(w->m, sizeof(*w->roots))) ||
+	    !ALLOC(last, w->m))
+		goto out;
+	memset(last, 0xff, (size_t)w->m * sizeof(*last));
+	for (c = 0; c < nroot; c++) {
+		hd_store_root_refs(w->s, c, &it);
+		while (hd_edge_iter_next(&it, &r) == 0) {
+			uint32_t l = w->loc[r];
+
+			if (l != NONE && last[l] != c) {
+				last[l] = c; /* a category counts once */
+				w->roots[l]++;
+			}
+		}
+	}
+	for (i = 0; i < w->m; i++) {
+		hd_border b;
+
+		memset(&b, 0, sizeof(b));
+		b.id = w->diff->ids[i];
+		b.roots = w->roots[i];
+		for (c = 0; c < HD_BORDER_HOLDERS; c++)
+			b.holder[c] = HD_NODE_NONE;
+		hd_store_referrers(w->s, b.id, &it);
+		prev = HD_NODE_NONE;
+		while (hd_edge_iter_next(&it, &r) == 0) {
+			if (w->loc[r] != NONE || r == prev)
+				continue;
+			prev = r;
+			if (b.holders < HD_BORDER_HOLDERS)
+				b.holder[b.holders] = r;
+			b.holders++;
+			self[r / 8] |= (unsigned char)(1u << (r % 8));
+		}
+		if (!b.holders && !b.roots)
+			continue;
+		w->isb[i] = 1;
+		if (hd__grow((void **)&x->border, &x->border_cap,
+			     x->nborder + 1, sizeof(*x->border)) ||
+		    push_u32(&w->bloc, &w->nb, &w->bcap, (uint32_t)i))
+			goto out;
+		x->border[x->nborder++] = b;
+	}
+	for (r = 0; r < w->n; r++) {
+		if (!(self[r / 8] >> (r % 8) & 1))
+			continue;
+		if (hd__grow((void **)&x->self.ids, &scap, x->self.n + 1,
+			     sizeof(*x->self.ids)))
+			goto out;
+		x->self.ids[x->self.n++] = r;
+		x->self.cap = scap;
+	}
+	rc = 0;
+out:
+	hd__free(self, (size_t)w->n / 8 + 1);
+	FREE(last, w->m);
+	return rc;
+}
+
+/* ---- strongly connected components (iterative Tarjan) ---- */
+
+/*
+ * Components are numbered in the order Tarjan closes them, which is a
+ * reverse topological order of the condensation: every edge between two
+ * components goes from a higher number to a lower one.
+ */
+static int tarjan(struct work *w)
+{
+	uint32_t *idx = NULL, *low = NULL, *pos = NULL, *stk = NULL,
+		 *call = NULL;
+	uint32_t m = w->m, counter = 0, sp = 0, cp = 0, s, v, t;
+	size_t i;
+	int rc = HD_ENOMEM;
+
+	if (!ALLOC(w->comp, m) || !ALLOC(idx, m) || !ALLOC(low, m) ||
+	    !ALLOC(pos, m) || !ALLOC(stk, m) || !ALLOC(call, m) ||
+	    !ALLOC(w->po, m) || !ALLOC(w->order, m))
+		goto out;
+	memset(idx, 0xff, (size_t)m * sizeof(*idx));
+	memset(w->comp, 0xff, (size_t)m * sizeof(*w->comp));
+	memset(w->po, 0xff, (size_t)m * sizeof(*w->po));
+	w->C = 0;
+	w->np = 0;
+	/*
+	 * The border objects first: that part of the search is a DFS from
+	 * the virtual root, whose postorder the dominators need.
+	 */
+	for (i = 0; i < w->nb + m; i++) {
+		int from_border = i < w->nb;
+
+		s = from_border ? w->bloc[i] : (uint32_t)(i - w->nb);
+		if (idx[s] != NONE)
+			continue;
+		idx[s] = low[s] = counter++;
+		pos[s] = w->fw.off[s];
+		stk[sp++] = s;
+		call[cp++] = s;
+		while (cp) {
+			v = call[cp - 1];
+			if (pos[v] < w->fw.off[v + 1]) {
+				t = w->fw.adj[pos[v]++];
+				if (idx[t] == NONE) {
+					idx[t] = low[t] = counter++;
+					pos[t] = w->fw.off[t];
+					stk[sp++] = t;
+					call[cp++] = t;
+				} else if (w->comp[t] == NONE &&
+					   idx[t] < low[v]) {
+					low[v] = idx[t]; /* on the stack */
+				}
+				continue;
+			}
+			cp--;
+			if (from_border) {
+				w->po[v] = w->np;
+				w->order[w->np++] = v;
+			}
+			if (low[v] == idx[v]) {
+				do {
+					t = stk[--sp];
+					w->comp[t] = w->C;
+				} while (t != v);
+				w->C++;
+			}
+			if (cp && low[v] < low[call[cp - 1]])
+				low[call[cp - 1]] = low[v];
+		}
+	}
+	rc = 0;
+out:
+	FREE(idx, m);
+	FREE(low, m);
+	FREE(pos, m);
+	FREE(stk, m);
+	FREE(call, m);
+	return rc;
+}
+
+/*
+ * The condensation DAG (edges bucketed by source component in one
+ * sequential pass over the references, then repeats dropped), member
+ * counts and memsizes, and the tree DP.
+ */
+static int condense(struct work *w)
+{
+	uint32_t *stamp = NULL, *indeg = NULL, *fill = NULL;
+	uint32_t C = w->C, c, d, v;
+	size_t i, k, e = 0;
+	int rc = HD_ENOMEM;
+
+	w->dag.n = C;
+	if (!ALLOC(stamp, C) || !(indeg = hd__calloc(C, sizeof(*indeg))) ||
+	    !(w->dag.off = hd__calloc((size_t)C + 1, sizeof(*w->dag.off))) ||
+	    !(w->ccount = hd__calloc(C, sizeof(*w->ccount))) ||
+	    !(w->cmem = hd__calloc(C, sizeof(*w->cmem))) ||
+	    !ALLOC(w->kcount, C) || !ALLOC(w->kmem, C) ||
+	    !(w->simple = hd__calloc(C, 1)))
+		goto out;
+	for (v = 0; v < w->m; v++) {
+		c = w->comp[v];
+		w->ccount[c]++;
+		w->cmem[c] += w->mem[v];
+		for (i = w->fw.off[v]; i < w->fw.off[v + 1]; i++)
+			if (w->comp[w->fw.adj[i]] != c) {
+				w->dag.off[c + 1]++;
+				e++;
+			}
+	}
+	for (c = 0; c < C; c++)
+		w->dag.off[c + 1] += w->dag.off[c];
+	if (!ALLOC(w->dag.adj, e) || !ALLOC(fill, C))
+		goto out;
+	w->dag.acap = e;
+	memcpy(fill, w->dag.off, (size_t)C * sizeof(*fill));
+	for (v = 0; v < w->m; v++) {
+		c = w->comp[v];
+		for (i = w->fw.off[v]; i < w->fw.off[v + 1]; i++) {
+			d = w->comp[w->fw.adj[i]];
+			if (d != c)
+				w->dag.adj[fill[c]++] = d;
+		}
+	}
+	/* drop repeats, compacting in place */
+	memset(stamp, 0xff, (size_t)C * sizeof(*stamp));
+	e = 0;
+	for (c = 0; c < C; c++) {
+		size_t start = w->dag.off[c], end = w->dag.off[c + 1];
+
+		w->dag.off[c] = (uint32_t)e;
+		for (k = start; k < end; k++) {
+			d = w->dag.adj[k];
+			if (stamp[d] == c)
+				continue;
+			stamp[d] = c;
+			indeg[d]++;
+			w->dag.adj[e++] = d;
+		}
+	}
+	w->dag.off[C] = (uint32_t)e;
+	w->dag.e = e;
+	/* successors have lower numbers: ascending order is bottom-up */
+	for (c = 0; c < C; c++) {
+		int simple = 1;
+
+		w->kcount[c] = w->ccount[c];
+		w->kmem[c] = w->cmem[c];
+		for (i = w->dag.off[c]; i < w->dag.off[c + 1]; i++) {
+			d = w->dag.adj[i];
+			simple &= w->simple[d] && indeg[d] == 1;
+			w->kcount[c] += w->kcount[d];
+			w->kmem[c] += w->kmem[d];
+		}
+		w->simple[c] = (unsigned char)simple;
+	}
+	rc = 0;
+out:
+	FREE(fill, C);
+	FREE(stamp, C);
+	FREE(indeg, C);
+	return rc;
+}
+
+/* ---- keepalive: batches of 64 border components ---- */
+
+/* A small mask -> (count, memsize) table, emptied per batch. */
+struct masktab {
+	uint64_t *key;
+	uint64_t *count, *mem;
+	unsigned char *used;
+	size_t cap, n;
+};
+
+static void masktab_free(struct masktab *t)
+{
+	FREE(t->key, t->cap);
+	FREE(t->count, t->cap);
+	FREE(t->mem, t->cap);
+	FREE(t->used, t->cap);
+	memset(t, 0, sizeof(*t));
+}
+
+static int masktab_reset(struct masktab *t, size_t expect)
+{
+	size_t cap = 16;
+
+	while (cap < expect * 2)
+		cap *= 2;
+	if (cap > t->cap) {
+		masktab_free(t);
+		if (!ALLOC(t->key, cap) || !ALLOC(t->count, cap) ||
+		    !ALLOC(t->mem, cap) || !ALLOC(t->used, cap))
+			return HD_ENOMEM;
+		t->cap = cap;
+	}
+	memset(t->used, 0, t->cap);
+	t->n = 0;
+	return 0;
+}
+
+/* The table never fills: it has twice as many slots as visited comps. */
+static void masktab_add(struct masktab *t, uint64_t key, uint64_t count,
+			uint64_t mem)
+{
+	size_t i = (size_t)hd__mix64(key) & (t->cap - 1);
+
+	while (t->used[i] && t->key[i] != key)
+		i = (i + 1) & (t->cap - 1);
+	if (!t->used[i]) {
+		t->used[i] = 1;
+		t->key[i] = key;
+		t->count[i] = t->mem[i] = 0;
+		t->n++;
+	}
+	t->count[i] += count;
+	t->mem[i] += mem;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Counts one batch: marks the components the batch's border components
+ * reach (a tree-shaped component is a leaf standing for its whole
+ * sub-tree), ORs the masks down in topological order, then sums weights
+ * per distinct mask and spreads each sum over the mask's bits.
+ */
+static int keepalive_batch(struct work *w, const uint32_t *bc, unsigned nbc,
+			   uint64_t *mask, uint32_t *stamp, uint32_t batch,
+			   uint32_t **vis, size_t *vcap, struct masktab *t,
+			   uint64_t *cnt, uint64_t *mem)
+{
+	size_t nv = 0, head = 0, i, j;
+	uint32_t c, d;
+	unsigned b;
+
+	for (b = 0; b < nbc; b++) {
+		c = bc[b];
+		if (stamp[c] != batch) {
+			stamp[c] = batch;
+			mask[c] = 0;
+			if (push_u32(vis, &nv, vcap, c))
+				return HD_ENOMEM;
+		}
+		mask[c] |= (uint64_t)1 << b;
+	}
+	while (head < nv) {
+		c = (*vis)[head++];
+		if (w->simple[c])
+			continue;
+		for (i = w->dag.off[c]; i < w->dag.off[c + 1]; i++) {
+			d = w->dag.adj[i];
+			if (stamp[d] == batch)
+				continue;
+			stamp[d] = batch;
+			mask[d] = 0;
+			if (push_u32(vis, &nv, vcap, d))
+				return HD_ENOMEM;
+		}
+	}
+	qsort(*vis, nv, sizeof(**vis), cmp_desc);
+	for (j = 0; j < nv; j++) {
+		c = (*vis)[j];
+		if (w->simple[c])
+			continue;
+		for (i = w->dag.off[c]; i < w->dag.off[c + 1]; i++)
+			mask[w->dag.adj[i]] |= mask[c];
+	}
+	if (masktab_reset(t, nv))
+		return HD_ENOMEM;
+	for (j = 0; j < nv; j++) {
+		c = (*vis)[j];
+		if (w->simple[c])
+			masktab_add(t, mask[c], w->kcount[c], w->kmem[c]);
+		else
+			masktab_add(t, mask[c], w->ccount[c], w->cmem[c]);
+	}
+	memset(cnt, 0, BATCH * sizeof(*cnt));
+	memset(mem, 0, BATCH * sizeof(*mem));
+	for (i = 0; i < t->cap; i++) {
+		uint64_t m;
+
+		if (!t->used[i])
+			continue;
+		for (m = t->key[i]; m; m &= m - 1) {
+			b = (unsigned)__builtin_ctzll(m);
+			cnt[b] += t->count[i];
+			mem[b] += t->mem[i];
+		}
+	}
+	return 0;
+}
+
+static int keepalive(struct work *w, hd_interface *x)
+{
+	uint32_t *bc = NULL, *stamp = NULL, *vis = NULL;
+	uint64_t *mask = NULL, *kc = NULL, *km = NULL;
+	uint64_t cnt[BATCH], mem[BATCH];
+	struct masktab t;
+	size_t nbc = 0, bccap = 0, vcap = 0, i, k;
+	uint32_t batch = 0;
+	int rc = HD_ENOMEM;
+
+	memset(&t, 0, sizeof(t));
+	if (!w->nb)
+		return 0;
+	if (!ALLOC(stamp, w->C) || !ALLOC(mask, w->C) ||
+	    !ALLOC(kc, w->C) || !ALLOC(km, w->C))
+		goto out;
+	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
+	/* distinct non-tree border components, in component order */
+	for (i = 0; i < w->nb; i++) {
+		uint32_t c = w->comp[w->bloc[i]];
+
+		if (w->simple[c] || stamp[c] == 0)
+			continue;
+		stamp[c] = 0;
+		if (push_u32(&bc, &nbc, &bccap, c))
+			goto out;
+	}
+	if (nbc)
+		qsort(bc, nbc, sizeof(*bc), cmp_desc);
+	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
+	for (i = 0; i < nbc; i += BATCH, batch++) {
+		unsigned nb = (unsigned)(nbc - i < BATCH ? nbc - i : BATCH);
+
+		if ((rc = keepalive_batch(w, bc + i, nb, mask, stamp, batch,
+					  &vis, &vcap, &t, cnt, mem)))
+			goto out;
+		for (k = 0; k < nb; k++) {
+			kc[bc[i + k]] = cnt[k];
+			km[bc[i + k]] = mem[k];
+		}
+	}
+	for (i = 0; i < w->nb; i++) {
+		uint32_t c = w->comp[w->bloc[i]];
+		hd_border *b = &x->border[i];
+
+		b->keepalive_count = w->simple[c] ? w->kcount[c] : kc[c];
+		b->keepalive_memsize = w->simple[c] ? w->kmem[c] : km[c];
+	}
+	rc = 0;
+out:
+	FREE(bc, bccap);
+	FREE(stamp, w->C);
+	FREE(mask, w->C);
+	FREE(kc, w->C);
+	FREE(km, w->C);
+	FREE(vis, vcap);
+	masktab_free(&t);
+	return rc;
+}
+
+/* ---- retained: dominators under a virtual root ---- */
+
+/* Cooper-Harvey-Kennedy's two-finger walk over postorder numbers. */
+static uint32_t intersect(const uint32_t *dom, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		while (a < b)
+			a = dom[a];
+		while (b < a)
+			b = dom[b];
+	}
+	return a;
+}
+
+static int retained(struct work *w, hd_interface *x)
+{
+	const uint32_t *po = w->po, *order = w->order;
+	uint32_t *dom = NULL;
+	uint64_t *acc = NULL, *accm = NULL;
+	uint32_t np = w->np, root, k, v, nd;
+	size_t i;
+	int changed, rc = HD_ENOMEM;
+
+	if (!w->nb)
+		return 0;
+	if (!ALLOC(dom, (size_t)np + 1))
+		goto out;
+	root = np; /* the virtual root finishes last */
+	memset(dom, 0xff, ((size_t)np + 1) * sizeof(*dom));
+	dom[root] = root;
+	do {
+		changed = 0;
+		for (k = np; k-- > 0;) {
+			v = order[k];
+			nd = w->isb[v] ? root : NONE;
+			for (i = w->rv.off[v]; i < w->rv.off[v + 1]; i++) {
+				uint32_t p = po[w->rv.adj[i]];
+
+				if (p == NONE || dom[p] == NONE)
+					continue;
+				nd = nd == NONE ? p : intersect(dom, p, nd);
+			}
+			if (dom[k] != nd) {
+				dom[k] = nd;
+				changed = 1;
+			}
+		}
+	} while (changed);
+	if (!(acc = hd__calloc((size_t)np + 1, sizeof(*acc))) ||
+	    !(accm = hd__calloc((size_t)np + 1, sizeof(*accm))))
+		goto out;
+	for (k = 0; k < np; k++) {
+		acc[k] += 1;
+		accm[k] += w->mem[order[k]];
+		acc[dom[k]] += acc[k];
+		accm[dom[k]] += accm[k];
+	}
+	for (i = 0; i < w->nb; i++) {
+		k = po[w->bloc[i]];
+		x->border[i].retained_count = acc[k];
+		x->border[i].retained_memsize = accm[k];
+	}
+	x->tot.reached = np;
+	x->tot.reached_memsize = accm[root];
+	rc = 0;
+out:
+	FREE(dom, (size_t)np + 1);
+	FREE(acc, (size_t)np + 1);
+	FREE(accm, (size_t)np + 1);
+	return rc;
+}
+
+/* ---- API ---- */
+
+static void work_free(struct work *w)
+{
+	FREE(w->loc, w->n);
+	csr_free(&w->fw);
+	csr_free(&w->rv);
+	csr_free(&w->dag);
+	FREE(w->bloc, w->bcap);
+	FREE(w->roots, w->m);
+	FREE(w->isb, w->m);
+	FREE(w->mem, w->m);
+	FREE(w->comp, w->m);
+	FREE(w->po, w->m);
+	FREE(w->order, w->m);
+	FREE(w->ccount, w->C);
+	FREE(w->cmem, w->C);
+	FREE(w->kcount, w->C);
+	FREE(w->kmem, w->C);
+	FREE(w->simple, w->C);
+}
+
+int hd_interface_with(hd_interface **out, const hd_store *s,
+		      const hd_nodes *diff, hd_error *err)
+{
+	struct work w;
+	hd_interface *x;
+	size_t i;
+	int rc;
+
+	HD_ASSERT_ARG(out && s && diff && (diff->ids || !diff->n));
+	*out = NULL;
+	memset(&w, 0, sizeof(w));
+	w.s = s;
+	w.diff = diff;
+	w.n = hd_store_node_count(s);
+	for (i = 0; i < diff->n; i++)
+		if (diff->ids[i] >= w.n || (i && diff->ids[i] <= diff->ids[i - 1]))
+			return hd__error(err, HD_EINVAL,
+					 "the new objects are not an ascending "
+					 "set of nodes of the store");
+	w.m = (uint32_t)diff->n;
+	if (!(x = hd__calloc(1, sizeof(*x))))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if ((rc = build_local(&w)) || (rc = find_border(&w, x)))
+		goto out;
+	if ((rc = tarjan(&w)) || (rc = condense(&w)) ||
+	    (rc = keepalive(&w, x)) || (rc = retained(&w, x)))
+		goto out;
+	x->tot.diff = w.m;
+	for (i = 0; i < w.m; i++)
+		x->tot.diff_memsize += w.mem[i];
+	x->tot.components = w.C;
+	x->tot.self_border = x->self.n;
+	x->tot.diff_border = x->nborder;
+out:
+	work_free(&w);
+	if (rc) {
+		hd_interface_free(x);
+		return hd__error(err, rc, "out of memory");
+	}
+	*out = x;
+	return 0;
+}
+
+const hd_border *hd_interface_diff_border(const hd_interface *x,
+					  size_t *n_out)
+{
+	if (n_out)
+		*n_out = x ? x->nborder : 0;
+	return x ? x->border : NULL;
+}
+
+const hd_nodes *hd_interface_self_border(const hd_interface *x)
+{
+	return x ? &x->self : NULL;
+}
+
+void hd_interface_totals_get(const hd_interface *x, hd_interface_totals *out)
+{
+	if (x)
+		*out = x->tot;
+	else
+		memset(out, 0, sizeof(*out));
+}
+
+void hd_interface_free(hd_interface *x)
+{
+	if (!x)
+		return;
+	hd__free(x->border, x->border_cap * sizeof(*x->border));
+	hd_nodes_free(&x->self);
+	hd__free(x, sizeof(*x));
+}

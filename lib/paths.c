@@ -1,0 +1,465 @@
+/*
+ * paths.c - graph queries over a store: what keeps objects alive.
+ *
+ * One breadth-first search from a virtual root joined to the objects of
+ * every root category, in category order, gives each reached node the
+ * node (or root category) it was first reached from: a shortest-path
+ * tree. roots-of walks that tree back from each target, marking nodes;
+ * a walk stops at the first node already marked, so all the walks
+ * together cost O(N). path reads one branch of the tree; subgraph-of is
+ * a forward search from a set. Everything is iterative, with a queue of
+ * node ids and bitmaps: about 8 bytes a node at the peak, and no
+ * recursion, so a list a million long is like any other graph.
+ */
+#include "hd_int.h"
+
+#define UNREACHED 0xffffffffu
+
+struct hd_reach {
+	const hd_store *s;
+	uint32_t n;              /* nodes */
+	unsigned flags;          /* HD_ROOTS_SKIP_WEAK */
+	uint32_t *pred;          /* node, root category, or UNREACHED */
+	unsigned char *top;      /* bitmap: pred[] is a root category */
+	unsigned char *weak;     /* bitmap: references not followed */
+	uint64_t reached;
+};
+
+static size_t bitmap_bytes(uint32_t n)
+{
+	return (size_t)n / 8 + 1;
+}
+
+static int bit_get(const unsigned char *m, uint32_t i)
+{
+	return m[i / 8] >> (i % 8) & 1;
+}
+
+static void bit_set(unsigned char *m, uint32_t i)
+{
+	m[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+/* Exact comparison of a borrowed (ptr, len) name with a C string. */
+static int name_is(const char *p, size_t len, const char *s)
+{
+	return p && len == strlen(s) && memcmp(p, s, len) == 0;
+}
+
+static int weak_class_name(const char *p, size_t len)
+{
+	return name_is(p, len, "ObjectSpace::WeakMap") ||
+	       name_is(p, len, "ObjectSpace::WeakKeyMap") ||
+	       name_is(p, len, "WeakRef");
+}
+
+/*
+ * Is id a weak-reference internal whose references must not be walked:
+ * a DATA of struct weakmap or weakkeymap, or an instance of a class
+ * named ObjectSpace::WeakMap, ObjectSpace::WeakKeyMap or WeakRef (the
+ * class of weakref.rb, whose referent lives in its class's WeakMap)?
+ */
+static int is_weak(const hd_store *s, hd_node_id id)
+{
+	const char *p;
+	size_t len;
+	hd_node_id c;
+
+	if (hd_store_type(s, id) == HD_T_DATA) {
+		p = hd_store_aux(s, id, &len);
+		if (name_is(p, len, "weakmap") || name_is(p, len, "weakkeymap"))
+			return 1;
+	}
+	c = hd_store_class(s, id);
+	if (c == HD_NODE_NONE || hd_store_type(s, c) != HD_T_CLASS)
+		return 0;
+	p = hd_store_aux(s, c, &len);
+	return weak_class_name(p, len);
+}
+
+static int mark_weak(hd_reach *r)
+{
+	uint32_t i;
+
+	r->weak = hd__calloc(1, bitmap_bytes(r->n));
+	if (!r->weak)
+		return HD_ENOMEM;
+	for (i = 0; i < r->n; i++)
+		if (is_weak(r->s, i))
+			bit_set(r->weak, i);
+	return 0;
+}
+
+static int follows(const hd_reach *r, hd_node_id id)
+{
+	return !r->weak || !bit_get(r->weak, id);
+}
+
+/* Seeds the queue with the objects of every root category, in order. */
+static size_t seed_roots(hd_reach *r, uint32_t *queue)
+{
+	uint32_t c, nroots = hd_store_root_count(r->s);
+	hd_edge_iter it;
+	hd_node_id v;
+	size_t tail = 0;
+
+	for (c = 0; c < nroots; c++) {
+		hd_store_root_refs(r->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0) {
+			if (v >= r->n || r->pred[v] != UNREACHED)
+				continue;
+			r->pred[v] = c;
+			bit_set(r->top, v);
+			queue[tail++] = v;
+		}
+	}
+	return tail;
+}
+
+static void search(hd_reach *r, uint32_t *queue)
+{
+	size_t head = 0, tail = seed_roots(r, queue);
+	hd_edge_iter it;
+	hd_node_id u, v;
+
+	while (head < tail) {
+		u = queue[head++];
+		if (!follows(r, u))
+			continue;
+		hd_store_refs(r->s, u, &it);
+		while (hd_edge_iter_next(&it, &v) == 0) {
+			if (v >= r->n || r->pred[v] != UNREACHED)
+				continue;
+			r->pred[v] = u;
+			queue[tail++] = v;
+		}
+	}
+	r->reached = tail;
+}
+
+int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
+		 hd_error *err)
+{
+	hd_reach *r;
+	uint32_t *queue = NULL;
+	uint32_t i;
+
+	HD_ASSERT_ARG(out && s);
+	*out = NULL;
+	r = hd__calloc(1, sizeof(*r));
+	if (!r)
+		goto nomem;
+	r->s = s;
+	r->n = hd_store_node_count(s);
+	r->flags = flags & HD_ROOTS_SKIP_WEAK;
+	r->pred = hd__array_alloc(r->n ? r->n : 1, sizeof(*r->pred));
+	r->top = hd__calloc(1, bitmap_bytes(r->n));
+	queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
+	if (!r->pred || !r->top || !queue)
+		goto nomem;
+	if (r->flags & HD_ROOTS_SKIP_WEAK && mark_weak(r))
+		goto nomem;
+	for (i = 0; i < r->n; i++)
+		r->pred[i] = UNREACHED;
+	search(r, queue);
+	hd__free(queue, (r->n ? r->n : 1) * sizeof(*queue));
+	*out = r;
+	return 0;
+nomem:
+	if (r)
+		hd__free(queue, (r->n ? r->n : 1) * sizeof(*queue));
+	hd_reach_free(r);
+	return hd__error(err, HD_ENOMEM, "out of memory");
+}
+
+void hd_reach_free(hd_reach *r)
+{
+	size_t n;
+
+	if (!r)
+		return;
+	n = r->n ? r->n : 1;
+	hd__free(r->pred, n * sizeof(*r->pred));
+	hd__free(r->top, bitmap_bytes(r->n));
+	hd__free(r->weak, bitmap_bytes(r->n));
+	hd__free(r, sizeof(*r));
+}
+
+uint64_t hd_reach_count(const hd_reach *r)
+{
+	return r ? r->reached : 0;
+}
+
+int hd_reach_reached(const hd_reach *r, hd_node_id id)
+{
+	return r && id < r->n && r->pred[id] != UNREACHED;
+}
+
+hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id, uint32_t *root)
+{
+	if (!hd_reach_reached(r, id))
+		return HD_NODE_NONE;
+	if (bit_get(r->top, id)) {
+		if (root)
+			*root = r->pred[id];
+		return HD_NODE_NONE;
+	}
+	return r->pred[id];
+}
+
+/* ---- one path ---- */
+
+void hd_root_path_free(hd_root_path *p)
+{
+	if (!p)
+		return;
+	hd__free(p->nodes, p->cap * sizeof(*p->nodes));
+	p->nodes = NULL;
+	p->n = p->cap = 0;
+	p->root = 0;
+}
+
+static int unreached_error(const hd_store *s, hd_node_id id, hd_error *err)
+{
+	if (!hd_store_root_count(s))
+		return hd__error(err, HD_ENOTFOUND,
+				 "no GC root reaches 0x%llx: the dump has no "
+				 "ROOT lines (a partial dump)",
+				 (unsigned long long)hd_store_address(s, id));
+	return hd__error(err, HD_ENOTFOUND, "no GC root reaches 0x%llx",
+			 (unsigned long long)hd_store_address(s, id));
+}
+
+int hd_reach_path(const hd_reach *r, hd_node_id target, hd_root_path *out,
+		  hd_error *err)
+{
+	size_t len = 1, i;
+	hd_node_id v;
+
+	HD_ASSERT_ARG(r && out && target < r->n);
+	out->n = 0;
+	if (r->pred[target] == UNREACHED)
+		return unreached_error(r->s, target, err);
+	for (v = target; !bit_get(r->top, v); v = r->pred[v])
+		len++;
+	if (hd__grow((void **)&out->nodes, &out->cap, len, sizeof(*out->nodes)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	out->n = len;
+	for (v = target, i = len; i-- > 0; v = r->pred[v]) {
+		out->nodes[i] = v;
+		if (!i)
+			break;
+	}
+	out->root = r->pred[out->nodes[0]];
+	return 0;
+}
+
+int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
+	    hd_root_path *out, hd_error *err)
+{
+	hd_reach *r = NULL;
+	int rc;
+
+	HD_ASSERT_ARG(s && out && target < hd_store_node_count(s));
+	if ((rc = hd_reach_new(&r, s, flags, err)))
+		return rc;
+	rc = hd_reach_path(r, target, out, err);
+	hd_reach_free(r);
+	return rc;
+}
+
+/* ---- sets ---- */
+
+/* The nodes marked in m, ascending, into out (emptied first). */
+static int bitmap_to_nodes(const unsigned char *m, uint32_t n, uint64_t count,
+			   hd_nodes *out)
+{
+	uint32_t i;
+
+	out->n = 0;
+	if (count && hd__grow((void **)&out->ids, &out->cap, (size_t)count,
+			      sizeof(*out->ids)))
+		return HD_ENOMEM;
+	for (i = 0; i < n && out->n < count; i++) {
+		if (!m[i / 8]) {
+			i |= 7;
+			continue;
+		}
+		if (bit_get(m, i))
+			out->ids[out->n++] = i;
+	}
+	return 0;
+}
+
+static int push_node(hd_nodes *set, hd_node_id id)
+{
+	if (hd__grow((void **)&set->ids, &set->cap, set->n + 1,
+		     sizeof(*set->ids)))
+		return HD_ENOMEM;
+	set->ids[set->n++] = id;
+	return 0;
+}
+
+/* Marks the tree path from each reached target back to its root. */
+static uint64_t mark_shortest(const hd_reach *r, const hd_nodes *targets,
+			      unsigned char *keep)
+{
+	uint64_t count = 0;
+	hd_node_id v;
+	size_t i;
+
+	for (i = 0; i < targets->n; i++) {
+		v = targets->ids[i];
+		if (!hd_reach_reached(r, v))
+			continue;
+		while (!bit_get(keep, v)) {
+			bit_set(keep, v);
+			count++;
+			if (bit_get(r->top, v))
+				break;
+			v = r->pred[v];
+		}
+	}
+	return count;
+}
+
+/*
+ * Marks every reached node from which a reached target can be reached,
+ * by a search over referrers from the targets. A weak referrer (with
+ * HD_ROOTS_SKIP_WEAK) does not lead anywhere: its references do not
+ * count.
+ */
+static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
+			  unsigned char *keep, uint64_t *count)
+{
+	uint32_t *queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
+	size_t head = 0, tail = 0, i;
+	hd_edge_iter it;
+	hd_node_id u, v;
+
+	if (!queue)
+		return HD_ENOMEM;
+	for (i = 0; i < targets->n; i++) {
+		v = targets->ids[i];
+		if (!hd_reach_reached(r, v) || bit_get(keep, v))
+			continue;
+		bit_set(keep, v);
+		queue[tail++] = v;
+	}
+	while (head < tail) {
+		v = queue[head++];
+		hd_store_referrers(r->s, v, &it);
+		while (hd_edge_iter_next(&it, &u) == 0) {
+			if (u >= r->n || r->pred[u] == UNREACHED ||
+			    bit_get(keep, u) || !follows(r, u))
+				continue;
+			bit_set(keep, u);
+			queue[tail++] = u;
+		}
+	}
+	*count = tail;
+	hd__free(queue, (r->n ? r->n : 1) * sizeof(*queue));
+	return 0;
+}
+
+int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
+		      unsigned flags, hd_nodes *kept_out,
+		      hd_nodes *unreached_out, hd_error *err)
+{
+	unsigned char *keep;
+	uint64_t count = 0;
+	size_t i;
+	int rc = 0;
+
+	HD_ASSERT_ARG(r && targets && kept_out);
+	for (i = 0; i < targets->n; i++)
+		HD_ASSERT_ARG(targets->ids[i] < r->n);
+	keep = hd__calloc(1, bitmap_bytes(r->n));
+	if (!keep)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (flags & HD_ROOTS_ALL_ANCESTORS)
+		rc = mark_ancestors(r, targets, keep, &count);
+	else
+		count = mark_shortest(r, targets, keep);
+	if (!rc)
+		rc = bitmap_to_nodes(keep, r->n, count, kept_out);
+	if (unreached_out) {
+		unreached_out->n = 0;
+		for (i = 0; !rc && i < targets->n; i++)
+			if (!hd_reach_reached(r, targets->ids[i]))
+				rc = push_node(unreached_out, targets->ids[i]);
+	}
+	hd__free(keep, bitmap_bytes(r->n));
+	if (rc) {
+		hd_nodes_free(kept_out);
+		hd_nodes_free(unreached_out);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int hd_roots_of(const hd_store *s, const hd_nodes *targets, unsigned flags,
+		hd_nodes *kept_out, hd_nodes *unreached_out, hd_error *err)
+{
+	hd_reach *r = NULL;
+	int rc;
+
+	HD_ASSERT_ARG(s && targets && kept_out);
+	if ((rc = hd_reach_new(&r, s, flags, err)))
+		return rc;
+	rc = hd_reach_roots_of(r, targets, flags, kept_out, unreached_out,
+			       err);
+	hd_reach_free(r);
+	return rc;
+}
+
+/* ---- forward ---- */
+
+int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
+		   unsigned max_depth, hd_nodes *out, hd_error *err)
+{
+	uint32_t n, *queue = NULL;
+	unsigned char *seen = NULL;
+	size_t head = 0, tail = 0, level_end, i;
+	unsigned depth = 0;
+	hd_edge_iter it;
+	hd_node_id u, v;
+	int rc = 0;
+
+	HD_ASSERT_ARG(s && from && out);
+	n = hd_store_node_count(s);
+	for (i = 0; i < from->n; i++)
+		HD_ASSERT_ARG(from->ids[i] < n);
+	seen = hd__calloc(1, bitmap_bytes(n));
+	queue = hd__array_alloc(n ? n : 1, sizeof(*queue));
+	if (!seen || !queue)
+		goto nomem;
+	for (i = 0; i < from->n; i++) {
+		if (bit_get(seen, from->ids[i]))
+			continue;
+		bit_set(seen, from->ids[i]);
+		queue[tail++] = from->ids[i];
+	}
+	for (level_end = tail; head < tail && (!max_depth || depth < max_depth);
+	     level_end = tail, depth++) {
+		while (head < level_end) {
+			u = queue[head++];
+			hd_store_refs(s, u, &it);
+			while (hd_edge_iter_next(&it, &v) == 0) {
+				if (v >= n || bit_get(seen, v))
+					continue;
+				bit_set(seen, v);
+				queue[tail++] = v;
+			}
+		}
+	}
+	if (bitmap_to_nodes(seen, n, tail, out))
+		goto nomem;
+	goto out;
+nomem:
+	rc = hd__error(err, HD_ENOMEM, "out of memory");
+out:
+	hd__free(queue, (n ? n : 1) * sizeof(*queue));
+	hd__free(seen, bitmap_bytes(n));
+	return rc;
+}

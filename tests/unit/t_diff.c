@@ -1,0 +1,414 @@
+/*
+ * t_diff.c - hd_diff on hand-built dumps with known answers: slot reuse,
+ * compaction, the traced and untraced rules, object ids, three dumps,
+ * since: dumps, objects of generation G, the dumper's own objects.
+ */
+#include "t.h"
+#include "heapdump.h"
+
+#include <unistd.h>
+
+/* Classes Foo (0x100), Bar (0x110), String (0x120), and a ROOT line. */
+#define HEAD                                                              \
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x100\"]}\n" \
+	"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"    \
+	"{\"address\":\"0x110\", \"type\":\"CLASS\", \"name\":\"Bar\"}\n"    \
+	"{\"address\":\"0x120\", \"type\":\"CLASS\", \"name\":\"String\"}\n"
+
+/* An object of class Foo (or Bar) at addr; g: ", \"generation\":N". */
+#define FOO(addr, g) \
+	"{\"address\":\"" addr "\", \"type\":\"OBJECT\", \"class\":\"0x100\"" \
+	g ", \"file\":\"app.rb\", \"line\":1}\n"
+#define BAR(addr, g) \
+	"{\"address\":\"" addr "\", \"type\":\"OBJECT\", \"class\":\"0x110\"" \
+	g ", \"file\":\"app.rb\", \"line\":2}\n"
+#define STR(addr, g, extra)                                               \
+	"{\"address\":\"" addr "\", \"type\":\"STRING\", \"class\":\"0x120\"" \
+	g extra "}\n"
+#define G(n) ", \"generation\":" #n
+#define NOG ""
+
+static char dir[64];
+static int nfiles;
+
+/* Writes text to a fresh file and builds its store. */
+static hd_store *load(const char *text)
+{
+	char path[128];
+	FILE *f;
+	hd_store *s = NULL;
+
+	if (!dir[0]) {
+		strcpy(dir, "/tmp/t_diff.XXXXXX");
+		if (!mkdtemp(dir))
+			return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/d%d.json", dir, nfiles++);
+	f = fopen(path, "w");
+	if (!f)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	if (hd_store_build(&s, path, NULL, NULL))
+		return NULL;
+	return s;
+}
+
+static int verdict(const hd_diff_result *d, const hd_store *s, uint64_t a)
+{
+	hd_node_id id = hd_store_find(s, a);
+
+	return id == HD_NODE_NONE ? -1 : d->match[id];
+}
+
+static int in_set(const hd_nodes *set, const hd_store *s, uint64_t a)
+{
+	hd_node_id id = hd_store_find(s, a);
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (set->ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* G = 3 in BEFORE. */
+static const char traced_before[] =
+	HEAD
+	FOO("0x1000", G(3))
+	FOO("0x1010", G(2))
+	FOO("0x1020", G(3))
+	FOO("0x1030", G(2))
+	FOO("0x2000", G(1));
+
+static const char traced_after[] =
+	HEAD
+	FOO("0x1000", G(5))  /* slot reuse: newer generation */
+	FOO("0x1010", G(2))  /* the same object */
+	FOO("0x1020", G(3))  /* generation G, same address: old */
+	FOO("0x1030", G(3))  /* generation G, BEFORE had gen 2 there: new */
+	FOO("0x3000", G(3))  /* generation G, absent from BEFORE: new */
+	FOO("0x4000", G(1)); /* 0x2000 moved by compaction: old */
+
+static void test_diff__traced_rule(void)
+{
+	hd_store *b = load(traced_before), *a = load(traced_after);
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_ASSERT(d->traced);
+	T_EQ(d->generation, 3);
+	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_GENERATION);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_OLD_GENERATION);
+	T_EQ(verdict(d, a, 0x1020), HD_MATCH_OLD_ADDRESS);
+	T_EQ(verdict(d, a, 0x1030), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x3000), HD_MATCH_NEW_ABSENT);
+	T_EQ(verdict(d, a, 0x4000), HD_MATCH_OLD_GENERATION);
+	/* the untraced classes fall back to the address rule */
+	T_EQ(verdict(d, a, 0x100), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(d->added.n, 3);
+	T_ASSERT(in_set(&d->added, a, 0x1000));
+	T_ASSERT(in_set(&d->added, a, 0x1030));
+	T_ASSERT(in_set(&d->added, a, 0x3000));
+	T_EQ(d->uncertain, 3);
+	T_EQ(d->rules, HD_DIFF_RULE_GENERATION | HD_DIFF_RULE_ADDRESS);
+	T_EQ(d->objects[0], 8);
+	T_EQ(d->objects[1], 9);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* The same pair with generations ignored: reuse goes unseen, the
+ * compacted object looks new. */
+static void test_diff__traced_pair_without_generation(void)
+{
+	hd_store *b = load(traced_before), *a = load(traced_after);
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a);
+	o.flags = HD_DIFF_NO_GENERATION;
+	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_ASSERT(!d->traced);
+	/* a generation differing at one address still tells reuse */
+	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(verdict(d, a, 0x4000), HD_MATCH_NEW_ABSENT);
+	T_EQ(d->rules, HD_DIFF_RULE_ADDRESS);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+static void test_diff__untraced_rule(void)
+{
+	static const char before[] =
+		HEAD
+		FOO("0x1000", NOG)
+		FOO("0x1010", NOG)
+		FOO("0x1020", NOG)
+		STR("0x1030", NOG, ", \"frozen\":true, \"bytesize\":5")
+		STR("0x1040", NOG, ", \"frozen\":true, \"bytesize\":5")
+		STR("0x1050", NOG, ", \"frozen\":true, \"bytesize\":5")
+		STR("0x1060", NOG, ", \"bytesize\":5")
+		FOO("0x2000", NOG);
+	static const char after[] =
+		HEAD
+		FOO("0x1000", NOG) /* same address, type, class */
+		BAR("0x1010", NOG) /* another class: reuse */
+		STR("0x1020", NOG, "") /* another type: reuse */
+		STR("0x1030", NOG, ", \"frozen\":true, \"bytesize\":5")
+		STR("0x1040", NOG, ", \"frozen\":true, \"bytesize\":6")
+		STR("0x1050", NOG, ", \"bytesize\":5") /* unfrozen: reuse */
+		STR("0x1060", NOG, ", \"bytesize\":9") /* grew: same */
+		FOO("0x5000", NOG); /* 0x2000 moved: looks new */
+	hd_store *b = load(before), *a = load(after);
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_ASSERT(!d->traced);
+	T_EQ(verdict(d, a, 0x1000), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x1020), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x1030), HD_MATCH_OLD_FROZEN);
+	T_EQ(verdict(d, a, 0x1040), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x1050), HD_MATCH_NEW_REUSED);
+	T_EQ(verdict(d, a, 0x1060), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(verdict(d, a, 0x5000), HD_MATCH_NEW_ABSENT);
+	T_EQ(d->added.n, 5);
+	/* 3 classes, 0x1000, 0x1060 */
+	T_EQ(d->uncertain, 5);
+	T_EQ(d->by_match[HD_MATCH_OLD_FROZEN], 1);
+	T_EQ(d->rules, HD_DIFF_RULE_ADDRESS);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* 4.0: flags.object_id is an exact identity, tried first. */
+static void test_diff__object_id(void)
+{
+#define OID(n) ", \"flags\":{\"age\":1, \"object_id\":" #n "}"
+	static const char before[] =
+		HEAD
+		FOO("0x1000", OID(8))
+		FOO("0x1010", OID(7))
+		FOO("0x1020", OID(6))
+		FOO("0x1030", NOG);
+	static const char after[] =
+		HEAD
+		FOO("0x1010", OID(9))  /* another object in 0x1010 */
+		FOO("0x1020", NOG)     /* 0x1020 had an id, this has none */
+		FOO("0x1030", OID(10)) /* id given since: address rule */
+		FOO("0x5000", OID(8)); /* 0x1000 moved */
+	hd_store *b = load(before), *a = load(after);
+	hd_diff_result *d = NULL;
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_ASSERT(!d->object_id_skipped);
+	T_EQ(verdict(d, a, 0x5000), HD_MATCH_OLD_OBJECT_ID);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_NEW_OBJECT_ID);
+	T_EQ(verdict(d, a, 0x1020), HD_MATCH_NEW_OBJECT_ID);
+	T_EQ(verdict(d, a, 0x1030), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(d->object_ids, 3);
+	T_ASSERT(d->rules & HD_DIFF_RULE_OBJECT_ID);
+	T_EQ(d->added.n, 2);
+	hd_diff_result_free(d);
+	/* without object ids, the moved one looks new */
+	o.flags = HD_DIFF_NO_OBJECT_ID;
+	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_EQ(verdict(d, a, 0x5000), HD_MATCH_NEW_ABSENT);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_OLD_UNCERTAIN);
+	T_ASSERT(!(d->rules & HD_DIFF_RULE_OBJECT_ID));
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+#undef OID
+}
+
+/* BEFORE (G = 3), AFTER (G = 6), LATER: which new objects stay. */
+static void test_diff__three_dumps(void)
+{
+	static const char before[] =
+		HEAD
+		FOO("0x1000", G(3));
+	static const char after[] =
+		HEAD
+		FOO("0x1000", G(3))
+		FOO("0x2000", G(5))  /* new, still there in LATER */
+		FOO("0x2010", G(5))  /* new, freed; slot reused in LATER */
+		BAR("0x2020", G(6))  /* new, moved by compaction in LATER */
+		FOO("0x2030", G(6))  /* new, freed */
+		FOO("0x2040", G(4)); /* new, still there */
+	static const char later[] =
+		HEAD
+		FOO("0x1000", G(3))
+		FOO("0x2000", G(5))
+		FOO("0x2010", G(8))
+		FOO("0x2040", G(4))
+		BAR("0x7000", G(6));
+	hd_store *b = load(before), *a = load(after), *l = load(later);
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a && l);
+	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_ASSERT(d->has_later);
+	T_EQ(d->added.n, 5);
+	T_EQ(d->retained.n, 3);
+	T_ASSERT(in_set(&d->retained, a, 0x2000));
+	T_ASSERT(in_set(&d->retained, a, 0x2020));
+	T_ASSERT(in_set(&d->retained, a, 0x2040));
+	T_EQ(d->retained_moved, 1);
+	T_EQ(d->objects[2], 8);
+	hd_diff_result_free(d);
+	hd_store_close(l);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* Untraced three dumps: the address rule both ways. */
+static void test_diff__three_dumps_untraced(void)
+{
+	static const char before[] = HEAD FOO("0x1000", NOG);
+	static const char after[] =
+		HEAD FOO("0x1000", NOG) FOO("0x2000", NOG) FOO("0x2010", NOG)
+		FOO("0x2020", NOG);
+	static const char later[] =
+		HEAD FOO("0x1000", NOG) FOO("0x2000", NOG) BAR("0x2010", NOG);
+	hd_store *b = load(before), *a = load(after), *l = load(later);
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a && l);
+	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_EQ(d->added.n, 3);
+	T_EQ(d->retained.n, 1);
+	T_ASSERT(in_set(&d->retained, a, 0x2000));
+	T_EQ(d->retained_uncertain, 1);
+	hd_diff_result_free(d);
+	hd_store_close(l);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* BEFORE is a since: dump: traced objects of generation >= 2 only. */
+static void test_diff__partial_before(void)
+{
+	static const char before[] =
+		FOO("0x1000", G(2))
+		FOO("0x1010", G(3));
+	static const char after[] =
+		HEAD
+		FOO("0x0900", G(1))  /* older than the since: bound */
+		FOO("0x1000", G(2))
+		FOO("0x1010", G(3))
+		FOO("0x1020", G(3))  /* generation G, absent: new */
+		FOO("0x1030", G(4)); /* new */
+	hd_store *b = load(before), *a = load(after);
+	hd_diff_result *d = NULL;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_ASSERT(d->traced);
+	T_EQ(verdict(d, a, 0x0900), HD_MATCH_OLD_GENERATION);
+	T_EQ(verdict(d, a, 0x1000), HD_MATCH_OLD_GENERATION);
+	T_EQ(verdict(d, a, 0x1010), HD_MATCH_OLD_ADDRESS);
+	T_EQ(verdict(d, a, 0x1020), HD_MATCH_NEW_ABSENT);
+	T_EQ(verdict(d, a, 0x1030), HD_MATCH_NEW_GENERATION);
+	/* the untraced classes are not in a since: dump, yet old */
+	T_EQ(verdict(d, a, 0x100), HD_MATCH_OLD_PARTIAL);
+	T_EQ(d->added.n, 2);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* Objects of dump_all and of the tracer are left out unless asked. */
+static void test_diff__dumper_objects(void)
+{
+	static const char before[] = HEAD FOO("0x1000", G(3));
+	static const char after[] =
+		HEAD FOO("0x1000", G(3))
+		"{\"address\":\"0x2000\", \"type\":\"STRING\", "
+		"\"class\":\"0x120\", \"file\":\"<internal:objspace>\", "
+		"\"line\":1, \"method\":\"dump_all\", \"generation\":4}\n"
+		FOO("0x2010", G(4));
+	hd_store *b = load(before), *a = load(after);
+	hd_diff_result *d = NULL;
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_EQ(verdict(d, a, 0x2000), HD_MATCH_EXCLUDED);
+	T_EQ(d->added.n, 1);
+	T_EQ(d->by_match[HD_MATCH_EXCLUDED], 1);
+	hd_diff_result_free(d);
+	o.flags = HD_DIFF_ALL;
+	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_EQ(d->added.n, 2);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+static void test_diff__edges(void)
+{
+	hd_store *b = load(HEAD), *a = load(HEAD FOO("0x1000", G(0)));
+	hd_diff_result *d = NULL;
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(NULL, a, NULL, NULL, &d, NULL), HD_EINVAL);
+	T_RC(hd_diff(b, a, NULL, NULL, NULL, NULL), HD_EINVAL);
+	o.version = 99;
+	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), HD_EINVAL);
+	/* an untraced BEFORE: the address rule, even for traced objects */
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_ASSERT(!d->traced);
+	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_ABSENT);
+	T_EQ(d->added_memsize, 0);
+	hd_diff_result_free(d);
+	/* a dump against itself: nothing new */
+	T_RC(hd_diff(a, a, a, NULL, &d, NULL), 0);
+	T_EQ(d->added.n, 0);
+	T_EQ(d->retained.n, 0);
+	hd_diff_result_free(d);
+	hd_diff_result_free(NULL);
+	T_STREQ(hd_match_name(HD_MATCH_NEW_GENERATION),
+		"new: generation above G");
+	T_STREQ(hd_match_name(99), "unknown");
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+static void test_diff__cleanup(void)
+{
+	char path[128];
+	int i;
+
+	for (i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/d%d.json", dir, i);
+		unlink(path);
+	}
+	if (dir[0])
+		T_EQ(rmdir(dir), 0);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(diff__traced_rule),
+	T_CASE(diff__traced_pair_without_generation),
+	T_CASE(diff__untraced_rule),
+	T_CASE(diff__object_id),
+	T_CASE(diff__three_dumps),
+	T_CASE(diff__three_dumps_untraced),
+	T_CASE(diff__partial_before),
+	T_CASE(diff__dumper_objects),
+	T_CASE(diff__edges),
+	T_CASE(diff__cleanup),
+};
+
+T_MAIN(cases)

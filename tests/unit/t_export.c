@@ -1,0 +1,505 @@
+/*
+ * t_export.c - GML and DOT of small hand-made heaps: escaping, edges
+ * only between emitted nodes, --collapse through chains, hidden arrays
+ * and cycles, depth, roots, the node limit on a long chain.
+ */
+#include "t.h"
+#include "heapdump.h"
+
+#include <unistd.h>
+
+static char dir[256];
+
+/* Builds a store from dump text (through a scratch file). */
+static hd_store *build(const char *text, size_t n)
+{
+	char path[300];
+	hd_store *s = NULL;
+	FILE *f;
+
+	if (!dir[0]) {
+		const char *t = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/hdexportXXXXXX",
+			 t && *t ? t : "/tmp");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	snprintf(path, sizeof(path), "%s/dump.json", dir);
+	if (!(f = fopen(path, "wb")))
+		return NULL;
+	fwrite(text, 1, n, f);
+	fclose(f);
+	if (hd_store_build(&s, path, NULL, NULL))
+		s = NULL;
+	unlink(path);
+	return s;
+}
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static int sink(const void *b, size_t n, void *payload)
+{
+	struct buf *o = payload;
+
+	if (o->n + n + 1 > o->cap) {
+		o->cap = (o->n + n + 1) * 2;
+		if (!(o->p = realloc(o->p, o->cap)))
+			abort();
+	}
+	memcpy(o->p + o->n, b, n);
+	o->n += n;
+	o->p[o->n] = '\0';
+	return 0;
+}
+
+static int refuse(const void *b, size_t n, void *payload)
+{
+	(void)b;
+	(void)n;
+	(void)payload;
+	return 42;
+}
+
+/* The GML (dot = 0) or DOT of s, or NULL. */
+static char *export(hd_store *s, const hd_nodes *set, unsigned flags,
+		    uint32_t depth, int dot)
+{
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	struct buf b = { NULL, 0, 0 };
+	int rc;
+
+	o.flags = flags;
+	o.depth = depth;
+	if (hd_export_new(&x, s, set, &o, NULL))
+		return NULL;
+	rc = dot ? hd_export_write_dot(x, sink, &b, NULL) :
+		   hd_export_write_gml(x, sink, &b, NULL);
+	hd_export_free(x);
+	if (rc) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* Occurrences of needle in hay, by hand: a strstr loop is quadratic under
+ * ASan, whose strstr measures the whole haystack each call. */
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0, k = strlen(needle);
+	const char *p;
+
+	for (p = hay; *p; p++)
+		if (*p == needle[0] && strncmp(p, needle, k) == 0) {
+			n++;
+			p += k - 1;
+		}
+	return n;
+}
+
+static hd_nodes set_of(const hd_store *s, const uint64_t *addrs, size_t n)
+{
+	hd_nodes set = { NULL, 0, 0 };
+	size_t i;
+
+	set.ids = calloc(n + 1, sizeof(*set.ids));
+	set.cap = n + 1;
+	for (i = 0; i < n; i++)
+		set.ids[set.n++] = hd_store_find(s, addrs[i]);
+	return set;
+}
+
+#define DUMP(text) build(text, sizeof(text) - 1)
+
+/* A class whose name holds a quote, a backslash, a newline, an
+ * ampersand, UTF-8 and an invalid byte; a file path (written raw, as
+ * Ruby does) with a quote, a backslash, a tab, UTF-8 and an ampersand. */
+static const char escapes[] =
+	"{\"address\":\"0x10\", \"type\":\"CLASS\", "
+	"\"name\":\"Fo\\\"o\\\\B&r\\n\xc3\xa4\xff\"}\n"
+	"{\"address\":\"0x20\", \"type\":\"OBJECT\", \"class\":\"0x10\", "
+	"\"file\":\"/a \"b\"\\c\t\xe2\x82\xac&.rb\", \"line\":3, "
+	"\"method\":\"m\", \"generation\":7, \"memsize\":40, "
+	"\"references\":[\"0x10\"]}\n";
+
+static void test_export__gml_escapes(void)
+{
+	hd_store *s = DUMP(escapes);
+	char *g;
+
+	T_ASSERT(s);
+	g = export(s, NULL, 0, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(g);
+	if (!strstr(g, "class \"Fo&quot;o\\B&amp;r&#10;&#228;&#255;\"") ||
+	    !strstr(g, "file \"/a &quot;b&quot;\\c&#9;&#8364;&amp;.rb\" line 3") ||
+	    !strstr(g, "label \"Fo&quot;o\\B&amp;r&#10;&#228;&#255; 0x20\"") ||
+	    !strstr(g, "address \"0x20\"") || !strstr(g, "type \"OBJECT\"") ||
+	    !strstr(g, "memsize 40 generation 7") ||
+	    !strstr(g, "method \"m\"") ||
+	    !strstr(g, "edge [ source 1 target 0 ]")) {
+		T_FAIL("unexpected GML:\n%s", g);
+		free(g);
+		return;
+	}
+	/* ASCII only, no raw newline inside a line, brackets balanced */
+	{
+		const unsigned char *p;
+		size_t open = 0, close = 0;
+
+		for (p = (const unsigned char *)g; *p; p++) {
+			if (*p >= 0x80 || (*p < 0x20 && *p != '\n')) {
+				T_FAIL("byte 0x%02x in GML", *p);
+				break;
+			}
+			open += *p == '[';
+			close += *p == ']';
+		}
+		if (open != close)
+			T_FAIL("%zu [ but %zu ]", open, close);
+	}
+	T_EQ(count(g, "\n"), 1 + 1 + 2 + 1 + 1);
+	free(g);
+}
+
+static void test_export__dot_escapes(void)
+{
+	hd_store *s = DUMP(escapes);
+	char *g;
+
+	T_ASSERT(s);
+	g = export(s, NULL, 0, 0, 1);
+	hd_store_close(s);
+	T_ASSERT(g);
+	if (!strstr(g, "n1 [label=\"Fo\\\"o\\\\B&amp;r\\n\xc3\xa4&#255;\\n0x20\", "
+		       "fillcolor=\"#8dd3c7\"") ||
+	    !strstr(g, "n0 [label=\"(hidden CLASS)\\n0x10\", fillcolor=\"#ffed6f\"") ||
+	    !strstr(g, "n1 -> n0\n") || strncmp(g, "digraph heap {", 14) ||
+	    strcmp(g + strlen(g) - 2, "}\n")) {
+		T_FAIL("unexpected DOT:\n%s", g);
+		free(g);
+		return;
+	}
+	free(g);
+}
+
+/* a -> b -> c, a -> c, a -> a; roots vm: a, c; global: c */
+static const char abc[] =
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0xa0\", \"0xc0\"]}\n"
+	"{\"type\":\"ROOT\", \"root\":\"global_tbl\", \"references\":[\"0xc0\"]}\n"
+	"{\"address\":\"0xa0\", \"type\":\"OBJECT\", \"references\":"
+	"[\"0xb0\", \"0xc0\", \"0xb0\", \"0xa0\", \"0xdead\"]}\n"
+	"{\"address\":\"0xb0\", \"type\":\"STRING\", \"references\":[\"0xc0\"]}\n"
+	"{\"address\":\"0xc0\", \"type\":\"STRING\"}\n";
+
+static void test_export__only_emitted_edges(void)
+{
+	hd_store *s = DUMP(abc);
+	const uint64_t pick[] = { 0xa0, 0xc0 };
+	hd_nodes set;
+	char *g;
+
+	T_ASSERT(s);
+	set = set_of(s, pick, 2);
+	g = export(s, &set, 0, 0, 0);
+	hd_nodes_free(&set);
+	hd_store_close(s);
+	T_ASSERT(g);
+	/* nodes a=0, c=1, roots vm=2, global_tbl=3; no b, no 0xdead */
+	if (count(g, "  node [") != 4 || count(g, "  edge [") != 5 ||
+	    !strstr(g, "edge [ source 0 target 1 ]") ||
+	    !strstr(g, "edge [ source 0 target 0 ]") ||
+	    !strstr(g, "node [ id 2 label \"ROOT vm\" type \"ROOT\" root \"vm\" ]") ||
+	    !strstr(g, "edge [ source 2 target 0 ]") ||
+	    !strstr(g, "edge [ source 2 target 1 ]") ||
+	    !strstr(g, "edge [ source 3 target 1 ]") || strstr(g, "0xb0")) {
+		T_FAIL("unexpected GML:\n%s", g);
+		free(g);
+		return;
+	}
+	free(g);
+}
+
+static void test_export__whole_heap_dedup(void)
+{
+	hd_store *s = DUMP(abc);
+	char *g;
+
+	T_ASSERT(s);
+	g = export(s, NULL, 0, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(g);
+	/* a->b, a->c, a->a (b repeated once), b->c; roots vm->a, vm->c,
+	 * global->c */
+	T_EQ(count(g, "  node ["), 5);
+	T_EQ(count(g, "  edge ["), 7);
+	free(g);
+}
+
+static void test_export__depth(void)
+{
+	hd_store *s = DUMP(abc);
+	const uint64_t pick[] = { 0xb0 };
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	hd_nodes set;
+
+	T_ASSERT(s);
+	set = set_of(s, pick, 1);
+	o.depth = 0;
+	T_RC(hd_export_new(&x, s, &set, &o, NULL), 0);
+	T_EQ(hd_export_object_count(x), 1);
+	T_EQ(hd_export_node_count(x), 1); /* no root holds b */
+	hd_export_free(x);
+	o.depth = 1;
+	T_RC(hd_export_new(&x, s, &set, &o, NULL), 0);
+	T_EQ(hd_export_object_count(x), 2); /* b, c */
+	T_EQ(hd_export_node_count(x), 4);   /* and both roots of c */
+	hd_export_free(x);
+	set.ids[0] = hd_store_find(s, 0xa0);
+	o.depth = 1;
+	T_RC(hd_export_new(&x, s, &set, &o, NULL), 0);
+	T_EQ(hd_export_object_count(x), 3);
+	hd_export_free(x);
+	hd_nodes_free(&set);
+	hd_store_close(s);
+}
+
+/*
+ * a -> imemo1 -> imemo2 -> b (a chain of IMEMOs); a -> hidden array ->
+ * c (an array without class); a -> Array d -> c (an array with a class,
+ * kept); e -> imemo3 <-> imemo4 -> f (a cycle of folded nodes); a Set
+ * g -> its hash -> c; vm root -> imemo1.
+ */
+static const char folds[] =
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1010\"]}\n"
+	"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Array\"}\n"
+	"{\"address\":\"0x110\", \"type\":\"CLASS\", \"name\":\"Set\"}\n"
+	"{\"address\":\"0x120\", \"type\":\"CLASS\", \"name\":\"Hash\"}\n"
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"references\":"
+	"[\"0x1010\", \"0x1030\", \"0x1040\"]}\n"
+	"{\"address\":\"0x1010\", \"type\":\"IMEMO\", \"imemo_type\":\"env\", "
+	"\"references\":[\"0x1020\"]}\n"
+	"{\"address\":\"0x1020\", \"type\":\"IMEMO\", \"imemo_type\":\"cref\", "
+	"\"references\":[\"0x1100\"]}\n"
+	"{\"address\":\"0x1030\", \"type\":\"ARRAY\", \"length\":1, "
+	"\"references\":[\"0x1200\"]}\n"
+	"{\"address\":\"0x1040\", \"type\":\"ARRAY\", \"class\":\"0x100\", "
+	"\"length\":1, \"references\":[\"0x1200\"]}\n"
+	"{\"address\":\"0x1100\", \"type\":\"STRING\"}\n"
+	"{\"address\":\"0x1200\", \"type\":\"STRING\"}\n"
+	"{\"address\":\"0x1300\", \"type\":\"OBJECT\", "
+	"\"references\":[\"0x1310\"]}\n"
+	"{\"address\":\"0x1310\", \"type\":\"IMEMO\", \"imemo_type\":\"ment\", "
+	"\"references\":[\"0x1320\"]}\n"
+	"{\"address\":\"0x1320\", \"type\":\"IMEMO\", \"imemo_type\":\"iseq\", "
+	"\"references\":[\"0x1310\", \"0x1320\", \"0x1400\"]}\n"
+	"{\"address\":\"0x1400\", \"type\":\"STRING\"}\n"
+	"{\"address\":\"0x1500\", \"type\":\"OBJECT\", \"class\":\"0x110\", "
+	"\"references\":[\"0x1510\"]}\n"
+	"{\"address\":\"0x1510\", \"type\":\"HASH\", \"class\":\"0x120\", "
+	"\"references\":[\"0x1200\"]}\n";
+
+/* The graph id of the node labelled "... addr" in GML g, or -1. */
+static long gid(const char *g, const char *addr)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), " %s\" address", addr);
+	if (!(p = strstr(g, want)))
+		return -1;
+	while (p > g && strncmp(p, "node [ id ", 10))
+		p--;
+	return strtol(p + 10, NULL, 10);
+}
+
+static int has_edge(const char *g, const char *a, const char *b)
+{
+	char e[96];
+
+	snprintf(e, sizeof(e), "edge [ source %ld target %ld ]", gid(g, a),
+		 gid(g, b));
+	return gid(g, a) >= 0 && gid(g, b) >= 0 && strstr(g, e) != NULL;
+}
+
+static void test_export__collapse(void)
+{
+	hd_store *s = DUMP(folds);
+	hd_export *x = NULL;
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	char *g;
+
+	T_ASSERT(s);
+	o.flags = HD_EXPORT_COLLAPSE;
+	T_RC(hd_export_new(&x, s, NULL, &o, NULL), 0);
+	T_ASSERT(hd_export_folded(x, hd_store_find(s, 0x1010)));
+	T_ASSERT(hd_export_folded(x, hd_store_find(s, 0x1030)));
+	T_ASSERT(hd_export_folded(x, hd_store_find(s, 0x1510)));
+	T_ASSERT(!hd_export_folded(x, hd_store_find(s, 0x1040)));
+	T_ASSERT(!hd_export_folded(x, hd_store_find(s, 0x1000)));
+	/* 3 classes, a, d, b, c, e, f, g; root vm */
+	T_EQ(hd_export_object_count(x), 10);
+	T_EQ(hd_export_node_count(x), 11);
+	hd_export_free(x);
+	g = export(s, NULL, HD_EXPORT_COLLAPSE, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(g);
+	if (!has_edge(g, "0x1000", "0x1100") || /* through two IMEMOs */
+	    !has_edge(g, "0x1000", "0x1200") || /* through the hidden array */
+	    !has_edge(g, "0x1000", "0x1040") || /* the Array is kept */
+	    !has_edge(g, "0x1040", "0x1200") ||
+	    !has_edge(g, "0x1300", "0x1400") || /* through a folded cycle */
+	    !has_edge(g, "0x1500", "0x1200") || /* through the Set's hash */
+	    strstr(g, "0x1010") || strstr(g, "0x1030") || strstr(g, "0x1510") ||
+	    count(g, "  edge [") != 7 ||       /* and the root's, to b */
+	    !strstr(g, "edge [ source 10 target ")) {
+		T_FAIL("unexpected GML:\n%s", g);
+		free(g);
+		return;
+	}
+	free(g);
+}
+
+/* Without --collapse the same heap keeps every node. */
+static void test_export__no_collapse(void)
+{
+	hd_store *s = DUMP(folds);
+	char *g;
+
+	T_ASSERT(s);
+	g = export(s, NULL, 0, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(g);
+	T_EQ(count(g, "  node ["), 17); /* 16 objects, 1 root */
+	T_ASSERT(has_edge(g, "0x1320", "0x1320"));
+	free(g);
+}
+
+/* Selected folded nodes are not emitted; depth counts kept hops. */
+static void test_export__collapse_depth(void)
+{
+	hd_store *s = DUMP(folds);
+	const uint64_t pick[] = { 0x1000, 0x1010 };
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	hd_nodes set;
+
+	T_ASSERT(s);
+	set = set_of(s, pick, 2);
+	o.flags = HD_EXPORT_COLLAPSE;
+	T_RC(hd_export_new(&x, s, &set, &o, NULL), 0);
+	T_EQ(hd_export_object_count(x), 1);
+	hd_export_free(x);
+	o.depth = 1; /* a, then b, c and d (kept ones one hop away) */
+	T_RC(hd_export_new(&x, s, &set, &o, NULL), 0);
+	T_EQ(hd_export_object_count(x), 4);
+	hd_export_free(x);
+	hd_nodes_free(&set);
+	hd_store_close(s);
+}
+
+static void test_export__sink_error(void)
+{
+	hd_store *s = DUMP(abc);
+	hd_export *x = NULL;
+	hd_error err;
+
+	T_ASSERT(s);
+	T_RC(hd_export_new(&x, s, NULL, NULL, NULL), 0);
+	T_RC(hd_export_write_gml(x, refuse, NULL, &err), 42);
+	T_RC(hd_export_write_dot(x, refuse, NULL, &err), 42);
+	hd_export_free(x);
+	hd_store_close(s);
+}
+
+static void test_export__bad_options(void)
+{
+	hd_store *s = DUMP(abc);
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+
+	T_ASSERT(s);
+	o.version = 99;
+	T_RC(hd_export_new(&x, s, NULL, &o, NULL), HD_EINVAL);
+	T_ASSERT(x == NULL);
+	hd_store_close(s);
+	hd_export_free(NULL);
+}
+
+/* 300,000 objects in a chain: over the default limit, fine above it. */
+static void test_export__long_chain(void)
+{
+	const size_t n = 300000;
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	struct buf b = { NULL, 0, 0 };
+	hd_error err;
+	hd_store *s;
+	char *text, *p;
+	size_t i;
+
+	text = malloc(n * 96);
+	T_ASSERT(text);
+	for (i = 0, p = text; i < n; i++) {
+		p += sprintf(p, "{\"address\":\"0x%zx\", \"type\":\"%s\"",
+			     0x1000 + i * 0x28, i % 2 ? "IMEMO" : "OBJECT");
+		if (i + 1 < n)
+			p += sprintf(p, ", \"references\":[\"0x%zx\"]",
+				     0x1000 + (i + 1) * 0x28);
+		p += sprintf(p, "}\n");
+	}
+	s = build(text, (size_t)(p - text));
+	free(text);
+	T_ASSERT(s);
+	T_EQ(hd_store_node_count(s), n);
+	T_RC(hd_export_new(&x, s, NULL, &o, &err), HD_ELIMIT);
+	T_ASSERT(strstr(err.msg, "300000 nodes"));
+	o.max_nodes = n;
+	T_RC(hd_export_new(&x, s, NULL, &o, &err), 0);
+	T_RC(hd_export_write_gml(x, sink, &b, &err), 0);
+	hd_export_free(x);
+	T_EQ(count(b.p, "  node ["), n);
+	T_EQ(count(b.p, "  edge ["), n - 1);
+	T_ASSERT(strstr(b.p, "edge [ source 299998 target 299999 ]"));
+	free(b.p);
+	/* collapsed: every other node folded, edges skip them */
+	o.flags = HD_EXPORT_COLLAPSE;
+	b.p = NULL;
+	b.n = b.cap = 0;
+	T_RC(hd_export_new(&x, s, NULL, &o, &err), 0);
+	T_EQ(hd_export_node_count(x), n / 2);
+	T_RC(hd_export_write_gml(x, sink, &b, &err), 0);
+	hd_export_free(x);
+	hd_store_close(s);
+	T_EQ(count(b.p, "  edge ["), n / 2 - 1);
+	T_ASSERT(strstr(b.p, "edge [ source 0 target 1 ]"));
+	free(b.p);
+}
+
+static void test_export__cleanup(void)
+{
+	T_ASSERT(!dir[0] || rmdir(dir) == 0);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(export__gml_escapes),
+	T_CASE(export__dot_escapes),
+	T_CASE(export__only_emitted_edges),
+	T_CASE(export__whole_heap_dedup),
+	T_CASE(export__depth),
+	T_CASE(export__collapse),
+	T_CASE(export__no_collapse),
+	T_CASE(export__collapse_depth),
+	T_CASE(export__sink_error),
+	T_CASE(export__bad_options),
+	T_CASE(export__long_chain),
+	T_CASE(export__cleanup),
+};
+
+T_MAIN(cases)
