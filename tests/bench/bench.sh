@@ -220,6 +220,17 @@ else
 	if row hd "heapdump index" /dev/null "$HD" index "$DUMP" -o "$STORE" -q; then
 		if [ -s "$STORE" ]; then
 			row hd "heapdump stats (store)" /dev/null "$HD" stats "$STORE" -q
+			# graph queries on the store (gen_big.rb's classes)
+			row hd "roots-of 46k LeakyCache records" /dev/null \
+				"$HD" roots-of "$STORE" --class Shop::LeakyCache::Record -q
+			row hd "roots-of --all-ancestors Requests" /dev/null \
+				"$HD" roots-of "$STORE" --class Shop::Request --all-ancestors -q
+			row hd "path (10 Nodes)" /dev/null \
+				"$HD" path "$STORE" --class Shop::Node --max 10
+			row hd "subgraph-of the LeakyCache" /dev/null \
+				"$HD" subgraph-of "$STORE" --class Shop::LeakyCache -q
+			row hd "interface-with generations 30.." /dev/null \
+				"$HD" interface-with "$STORE" --generation 30.. -q
 		else
 			hd_missing "heapdump stats (store)" "index exited 0 but wrote no $STORE"
 		fi
@@ -269,6 +280,36 @@ if [ -s "$STORE" ]; then
 		printf "store %s: %.1f MB, %.1f%% of the dump\n", ARGV[1], s / 1e6, s * 100 / b }' "$STORE"
 fi
 
+# A diff of two dumps of one process (tests/bench/gen_pair.rb, ~500 MB
+# each by default: BENCH_PAIR_MB=1000).
+PAIR_MB=${BENCH_PAIR_MB:-1000}
+BEFORE=$OUT/pair-before-$PAIR_MB.json
+AFTER=$OUT/pair-after-$PAIR_MB.json
+if [ ! -s "$BEFORE" ] || [ ! -s "$AFTER" ] ||
+	[ -n "$(find tests/bench/gen_pair.rb -newer "$AFTER")" ]; then
+	echo "generating the diff pair ($PAIR_MB MB each) ..."
+	"$RUBY" tests/bench/gen_pair.rb "$BEFORE" "$AFTER" "$PAIR_MB" >/dev/null ||
+		die "gen_pair.rb failed"
+fi
+echo
+echo "== rows (diff: $(basename "$BEFORE") + $(basename "$AFTER"))"
+RES=$OUT/results-diff.tsv
+: >"$RES"
+pbytes=$(($(wc -c <"$BEFORE") + $(wc -c <"$AFTER")))
+cat "$BEFORE" "$AFTER" >/dev/null
+if [ -x "$HD" ]; then
+	row hd "heapdump diff" /dev/null "$HD" diff "$BEFORE" "$AFTER" -q
+	row hd "heapdump diff -o new objects" /dev/null \
+		"$HD" diff "$BEFORE" "$AFTER" -o "$OUT/pair-new.json" -q
+else
+	hd_missing "heapdump diff" "$HD not found (run make)"
+fi
+if [ "$SKIP_PEERS" != 1 ]; then
+	row peer "heapy diff" "$LOG/heapy_diff.out" heapy diff "$BEFORE" "$AFTER"
+fi
+echo
+table "$pbytes" "heapdump diff"
+
 # 3. The 300 000-node chain: depth, not volume. Graph commands join here.
 echo
 echo "== rows (chain: $CHAIN, 300000-node linked list)"
@@ -284,6 +325,13 @@ if [ ! -x "$HD" ]; then
 else
 	row hd "heapdump stats (chain)" /dev/null "$HD" stats "$CHAIN" -q
 	row hd "heapdump index (chain)" /dev/null "$HD" index "$CHAIN" -o "$CSTORE" -q
+	# depth: every node of the list is a target, or on the path to one
+	row hd "roots-of all 300k Nodes (chain)" /dev/null \
+		"$HD" roots-of "$CSTORE" --class Node -q
+	row hd "path of every Node (chain)" /dev/null \
+		"$HD" path "$CSTORE" --class Node --max 1
+	row hd "interface-with all Nodes (chain)" /dev/null \
+		"$HD" interface-with "$CSTORE" --class Node -q
 fi
 echo
 table "$cbytes" "heapdump stats (chain)"
