@@ -56,30 +56,6 @@ enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV };
 
 static const char *const side_names[3] = { "before", "after", "later" };
 
-static int parse_keys(const char *s, hd_stats_options *o)
-{
-	unsigned n = 0;
-
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int k = hd_key_from_name(s, len);
-
-		if (!k)
-			return cli_usage_error(&info, "unknown key '%.*s'",
-					       (int)len, s);
-		if (n == HD_STATS_MAX_KEYS)
-			return cli_usage_error(&info, "at most %d keys in --by",
-					       HD_STATS_MAX_KEYS);
-		o->keys[0][n++] = k;
-		s += len + (s[len] == ',');
-	}
-	if (!n)
-		return cli_usage_error(&info, "--by needs at least one key");
-	o->nkeys[0] = n;
-	o->ngroupings = 1;
-	return 0;
-}
-
 /* ---- records out ---- */
 
 struct writer {
@@ -461,7 +437,7 @@ int cmd_diff(int argc, char **argv)
 	memset(&so, 0, sizeof(so));
 	so.version = HD_STATS_OPTIONS_VERSION;
 	so.flags = HD_STATS_ALL; /* the diff already left them out */
-	if ((rc = parse_keys(A.by ? A.by : "class,location", &so)))
+	if ((rc = cli_parse_keys(&info, A.by ? A.by : "class,location", &so)))
 		return rc;
 
 	for (k = 0; k < nin; k++) {

@@ -62,31 +62,6 @@ static const struct cli_cmd_info info = {
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV };
 
-/* Parses "location,class" into one grouping. */
-static int parse_keys(const char *s, hd_stats_options *o)
-{
-	unsigned g = o->ngroupings, n = 0;
-
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int k = hd_key_from_name(s, len);
-
-		if (!k)
-			return cli_usage_error(&info, "unknown key '%.*s'",
-					       (int)len, s);
-		if (n == HD_STATS_MAX_KEYS)
-			return cli_usage_error(&info, "at most %d keys in one --by",
-					       HD_STATS_MAX_KEYS);
-		o->keys[g][n++] = k;
-		s += len + (s[len] == ',');
-	}
-	if (!n)
-		return cli_usage_error(&info, "--by needs at least one key");
-	o->nkeys[g] = n;
-	o->ngroupings++;
-	return 0;
-}
-
 static int add_grouping(hd_stats_options *o, int key)
 {
 	o->keys[o->ngroupings][0] = key;
@@ -448,7 +423,7 @@ int cmd_stats(int argc, char **argv)
 	o.version = HD_STATS_OPTIONS_VERSION;
 	o.flags = A.all ? HD_STATS_ALL : 0;
 	for (i = 0; i < A.nby; i++)
-		if ((rc = parse_keys(A.by[i], &o)))
+		if ((rc = cli_parse_keys(&info, A.by[i], &o)))
 			return rc;
 	if (!A.nby) {
 		add_grouping(&o, HD_KEY_TYPE);

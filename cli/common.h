@@ -83,6 +83,13 @@ int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */
 void cli_out_abort(struct cli_out *o);
 
+struct cli_cmd_info;
+
+/* Parses a --by value ("location,class") into one more grouping of o.
+ * Returns 0 or EXIT_USAGE after a message. */
+int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
+		   hd_stats_options *o);
+
 /* Wall-clock seconds. */
 double cli_now(void);
 
