@@ -93,7 +93,7 @@ $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(B)/.gvc-ok
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/t.h $(B)/libheapdump.a $(B)/.cflags
+$(B)/tests/%: tests/unit/%.c tests/t.h tests/unit/tgraph.h $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)

@@ -259,4 +259,12 @@ HD_HIDDEN int hd__is_dumper_object(const hd_record *rec);
 /* Features revealed by one record. */
 HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
 
+/*
+ * The weak-reference internals of s whose references a search with
+ * HD_ROOTS_SKIP_WEAK does not follow (paths.c), as a bitmap over node ids
+ * (bit id % 8 of byte id / 8) of n / 8 + 1 bytes; NULL when out of
+ * memory. Free with hd__free(m, n / 8 + 1).
+ */
+HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
+
 #endif /* HD_INT_H */

@@ -77,17 +77,23 @@ static int is_weak(const hd_store *s, hd_node_id id)
 	return weak_class_name(p, len);
 }
 
+unsigned char *hd__weak_bitmap(const hd_store *s)
+{
+	uint32_t i, n = hd_store_node_count(s);
+	unsigned char *m = hd__calloc(1, bitmap_bytes(n));
+
+	if (!m)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (is_weak(s, i))
+			bit_set(m, i);
+	return m;
+}
+
 static int mark_weak(hd_reach *r)
 {
-	uint32_t i;
-
-	r->weak = hd__calloc(1, bitmap_bytes(r->n));
-	if (!r->weak)
-		return HD_ENOMEM;
-	for (i = 0; i < r->n; i++)
-		if (is_weak(r->s, i))
-			bit_set(r->weak, i);
-	return 0;
+	r->weak = hd__weak_bitmap(r->s);
+	return r->weak ? 0 : HD_ENOMEM;
 }
 
 static int follows(const hd_reach *r, hd_node_id id)

@@ -32,6 +32,8 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"offset",         "edge offset",  "edge",
 	"referrer offset", "referrer",    "root name",
 	"root offset",    "root",         "class name",
+	"dominator info", "dominator",    "retained count",
+	"retained memsize",
 };
 
 static const char *sec_name(uint32_t id)
@@ -123,6 +125,13 @@ static uint64_t want_size(const hd_store *s, int id)
 		return mul(m[HD__M_ROOT_KEPT], 4);
 	case HD__SEC_CLASSES:
 		return mul(m[HD__M_CLASSES], HD__CLASS_SIZE);
+	case HD__SEC_DOM_INFO:
+		return (uint64_t)HD__DOM_INFO_COUNT * 8;
+	case HD__SEC_DOM_IDOM:
+	case HD__SEC_DOM_COUNT:
+		return n * 4;
+	case HD__SEC_DOM_MEM:
+		return n * 8;
 	}
 	return UINT64_MAX;
 }
@@ -394,6 +403,35 @@ static int check_tables(const hd_store *s, hd_error *err)
 	return 0;
 }
 
+/*
+ * The stored dominator tree, if any: every idom a node, HD_DOM_ROOT or
+ * NONE, retained counts within the node count. That the idoms form a
+ * tree is checked where it is walked (hd_domtree_chain).
+ */
+static int check_dom(const hd_store *s, hd_error *err)
+{
+	const unsigned char *idom = s->sec[HD__SEC_DOM_IDOM];
+	const unsigned char *cnt = s->sec[HD__SEC_DOM_COUNT];
+	uint32_t i, d;
+
+	if (!s->sec[HD__SEC_DOM_INFO])
+		return 0;
+	if (hd__le64(s->sec[HD__SEC_DOM_INFO] + 8 * HD__DI_FLAGS) &
+	    ~(uint64_t)HD_ROOTS_SKIP_WEAK)
+		return bad(err, "store %s section has unknown flags",
+			   "dominator info");
+	for (i = 0; i < s->nodes; i++) {
+		d = hd__le32(idom + (size_t)i * 4);
+		if (d >= s->nodes && d != NONE && d != HD_DOM_ROOT)
+			return bad(err, "store %s section is corrupt",
+				   "dominator");
+		if (hd__le32(cnt + (size_t)i * 4) > s->nodes)
+			return bad(err, "store %s section is corrupt",
+				   "retained count");
+	}
+	return 0;
+}
+
 int hd__store_validate(hd_store *s, int full, hd_error *err)
 {
 	int id, rc;
@@ -402,9 +440,15 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 	if ((rc = load_meta(s, err)))
 		return rc;
 	for (id = 1; id < HD__SEC__COUNT; id++)
-		if (s->len[id] != want_size(s, id))
+		if (s->len[id] != want_size(s, id) &&
+		    (id < HD__SEC__REQUIRED || s->sec[id]))
 			return bad(err, "store %s section is the wrong size",
 				   sec_name((uint32_t)id));
+	for (id = HD__SEC_DOM_INFO; id <= HD__SEC_DOM_MEM; id++)
+		if (!s->sec[id] != !s->sec[HD__SEC_DOM_INFO])
+			return bad(err, "store %s section is missing",
+				   s->sec[id] ? "dominator info" :
+						sec_name((uint32_t)id));
 	n = s->nodes;
 	if (!full) {
 		fill_info(s);
@@ -426,7 +470,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			    s->meta[HD__M_EDGES], n, err)) ||
 	    (rc = check_csr(s, HD__SEC_ROOT_OFF, HD__SEC_ROOT_REFS,
 			    s->meta[HD__M_ROOT_CATEGORIES],
-			    s->meta[HD__M_ROOT_KEPT], n, err)))
+			    s->meta[HD__M_ROOT_KEPT], n, err)) ||
+	    (rc = check_dom(s, err)))
 		return rc;
 	fill_info(s);
 	return 0;
@@ -539,7 +584,7 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 			return rc;
 	if ((rc = check_overlaps(e, count, err)))
 		return rc;
-	for (id = 1; id < HD__SEC__COUNT; id++)
+	for (id = 1; id < HD__SEC__REQUIRED; id++)
 		if (!s->sec[id])
 			return bad(err, "store has no %s section",
 				   sec_name((uint32_t)id));

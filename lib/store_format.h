@@ -55,8 +55,20 @@ enum hd__sec {
 	HD__SEC_ROOT_OFF,     /* u32[root categories + 1] */
 	HD__SEC_ROOT_REFS,    /* u32[root refs kept] */
 	HD__SEC_CLASSES,      /* class[classes], ascending node */
+	/* Optional sections (flag HD__SECF_OPTIONAL): all or none of a
+	 * group. The dominator tree (index --dominators): */
+	HD__SEC__REQUIRED,    /* ids below are in every store */
+	HD__SEC_DOM_INFO = HD__SEC__REQUIRED, /* u64[HD__DOM_INFO_COUNT] */
+	HD__SEC_DOM_IDOM,     /* u32[nodes]: idom, HD_DOM_ROOT or NONE */
+	HD__SEC_DOM_COUNT,    /* u32[nodes]: retained count */
+	HD__SEC_DOM_MEM,      /* u64[nodes]: retained memsize */
 	HD__SEC__COUNT        /* one past the last id */
 };
+
+/* DOM_INFO fields (u64 each): the flags the tree was computed with
+ * (HD_ROOTS_SKIP_WEAK), the objects reached, their memsize. */
+enum hd__dom_info { HD__DI_FLAGS, HD__DI_REACHED, HD__DI_MEMSIZE,
+		    HD__DOM_INFO_COUNT };
 
 /* A wide-value entry: u32 node, u32 zero, u64 value (16 bytes). */
 #define HD__WIDE_SIZE 16u

@@ -13,8 +13,24 @@
 #include <unistd.h>
 
 #define MAX_WRITE ((size_t)1 << 30)
-#define TABLE_BYTES \
+#define TABLE_MAX \
 	(HD__STORE_HEADER + HD__STORE_ENTRY * (HD__SEC__COUNT - 1))
+
+/* Is section id written? Optional ones only when present. */
+static int present(const hd_store *s, int id)
+{
+	return id < HD__SEC__REQUIRED || s->sec[id];
+}
+
+static size_t table_bytes(const hd_store *s)
+{
+	size_t n = HD__STORE_HEADER;
+	int id;
+
+	for (id = 1; id < HD__SEC__COUNT; id++)
+		n += present(s, id) ? HD__STORE_ENTRY : 0;
+	return n;
+}
 
 static int write_all(int fd, const void *buf, size_t n)
 {
@@ -45,20 +61,26 @@ static uint64_t align8(uint64_t x)
 /* The header and section table; sections follow in id order. */
 static uint64_t layout(const hd_store *s, unsigned char *head)
 {
-	uint64_t pos = align8(TABLE_BYTES);
+	size_t tb = table_bytes(s);
+	uint64_t pos = align8(tb);
 	unsigned char *e = head + HD__STORE_HEADER;
 	int id;
 
-	memset(head, 0, TABLE_BYTES);
+	memset(head, 0, tb);
 	memcpy(head, HD__STORE_MAGIC, HD__STORE_MAGIC_LEN);
 	hd__put_le32(head + 8, HD__STORE_VERSION);
-	hd__put_le32(head + 12, HD__SEC__COUNT - 1);
-	for (id = 1; id < HD__SEC__COUNT; id++, e += HD__STORE_ENTRY) {
+	hd__put_le32(head + 12, (uint32_t)((tb - HD__STORE_HEADER) /
+					   HD__STORE_ENTRY));
+	for (id = 1; id < HD__SEC__COUNT; id++) {
+		if (!present(s, id))
+			continue;
 		hd__put_le32(e, (uint32_t)id);
-		hd__put_le32(e + 4, 0);
+		hd__put_le32(e + 4, id < HD__SEC__REQUIRED ?
+					    0 : HD__SECF_OPTIONAL);
 		hd__put_le64(e + 8, pos);
 		hd__put_le64(e + 16, s->len[id]);
 		pos = align8(pos + s->len[id]);
+		e += HD__STORE_ENTRY;
 	}
 	hd__put_le64(head + 16, pos);
 	return pos;
@@ -67,15 +89,16 @@ static uint64_t layout(const hd_store *s, unsigned char *head)
 static int write_store(int fd, const hd_store *s)
 {
 	static const unsigned char zeros[HD__STORE_ALIGN];
-	unsigned char head[TABLE_BYTES];
-	uint64_t pos;
+	unsigned char head[TABLE_MAX];
+	uint64_t pos = table_bytes(s);
 	int id;
 
 	layout(s, head);
-	if (write_all(fd, head, sizeof(head)))
+	if (write_all(fd, head, (size_t)pos))
 		return -1;
-	pos = sizeof(head);
 	for (id = 1; id < HD__SEC__COUNT; id++) {
+		if (!present(s, id))
+			continue;
 		if (write_all(fd, zeros, (size_t)(align8(pos) - pos)))
 			return -1;
 		pos = align8(pos);
