@@ -13,11 +13,16 @@
 #define COMMAND_NAME "index"
 
 static const char *out_path;
-static int strict, quiet;
+static int strict, quiet, dominators, skip_weak;
 
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "STORE", &out_path,
 		   "where to write the store (default: DUMP.hds)"),
+	OPT_FLAG(0, "dominators", &dominators,
+		 "also compute and keep the dominator tree (top, dominators "
+		 "and leaks then read it instead of computing it)"),
+	OPT_FLAG(0, "skip-weak", &skip_weak,
+		 "with --dominators: weak references keep nothing alive"),
 	OPT_FLAG(0, "strict", &strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &quiet, "no progress meter and no summary line (problems in the dump are still reported)"),
 	OPT_END()
@@ -30,6 +35,18 @@ static const struct cli_cmd_info info = {
 	"The store is written atomically: a temporary file, then a rename.",
 	opts
 };
+
+static int add_dominators(hd_store *s, hd_error *err)
+{
+	hd_domtree *d = NULL;
+	int rc;
+
+	rc = hd_domtree_new(&d, s, skip_weak ? HD_ROOTS_SKIP_WEAK : 0, err);
+	if (!rc)
+		rc = hd_store_set_domtree(s, d, err);
+	hd_domtree_free(d);
+	return rc;
+}
 
 int cmd_index(int argc, char **argv)
 {
@@ -44,11 +61,14 @@ int cmd_index(int argc, char **argv)
 	int rc, first;
 
 	out_path = NULL;
-	strict = quiet = 0;
+	strict = quiet = dominators = skip_weak = 0;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
 		return cli_usage_error(&info, "which dump?");
+	if (skip_weak && !dominators)
+		return cli_usage_error(&info, "--skip-weak goes with "
+					      "--dominators");
 	if (!out_path) {
 		if (strcmp(argv[first], "-") == 0)
 			return cli_usage_error(&info,
@@ -70,6 +90,8 @@ int cmd_index(int argc, char **argv)
 	o = cli_input_index_options(&in);
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
+	if (!rc && dominators)
+		rc = add_dominators(s, &err);
 	if (rc || (rc = hd_store_write(s, out_path, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;

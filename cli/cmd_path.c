@@ -38,24 +38,6 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
-/* A class or module by its own name, anything else by its class's. */
-static void node_class(const hd_store *s, hd_node_id id, char *buf,
-		       size_t size)
-{
-	int t = hd_store_type(s, id);
-	const char *aux;
-	size_t len;
-
-	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
-		aux = hd_store_aux(s, id, &len);
-		if (aux && len) {
-			snprintf(buf, size, "%.*s", (int)len, aux);
-			return;
-		}
-	}
-	hd_store_class_name(s, id, buf, size);
-}
-
 static void print_text(const hd_store *s, const hd_root_path *p)
 {
 	char cls[256], a[32];
@@ -66,7 +48,7 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 	printf("root %s\n", hd_store_root_name(s, p->root));
 	for (i = 0; i < p->n; i++) {
 		v = p->nodes[i];
-		node_class(s, v, cls, sizeof(cls));
+		cli_node_class(s, v, cls, sizeof(cls));
 		printf("  0x%llx %s (%s) memsize %s",
 		       (unsigned long long)hd_store_address(s, v), cls,
 		       hd_type_name(hd_store_type(s, v)),
@@ -80,30 +62,6 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 		}
 		putchar('\n');
 	}
-}
-
-static void print_node_json(const hd_store *s, hd_node_id v)
-{
-	char cls[256];
-	hd_site site;
-
-	node_class(s, v, cls, sizeof(cls));
-	printf("{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
-	       (unsigned long long)hd_store_address(s, v),
-	       hd_type_name(hd_store_type(s, v)));
-	cli_json_string(stdout, cls, strlen(cls));
-	printf(",\"memsize\":%llu",
-	       (unsigned long long)hd_store_memsize(s, v));
-	if (hd_store_site(s, v, &site) == 0 && site.file) {
-		printf(",\"file\":");
-		cli_json_string(stdout, site.file, site.file_len);
-		printf(",\"line\":%llu", (unsigned long long)site.line);
-		if (site.method) {
-			printf(",\"method\":");
-			cli_json_string(stdout, site.method, site.method_len);
-		}
-	}
-	putchar('}');
 }
 
 static void print_json(const hd_store *s, hd_node_id target,
@@ -124,7 +82,7 @@ static void print_json(const hd_store *s, hd_node_id target,
 	for (i = 0; p && i < p->n; i++) {
 		if (i)
 			putchar(',');
-		print_node_json(s, p->nodes[i]);
+		cli_node_json(stdout, s, p->nodes[i]);
 	}
 	printf("]}\n");
 }

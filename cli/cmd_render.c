@@ -54,15 +54,9 @@ static const char *pick_format(const char *fmt, const char *out_path)
 	return NULL;
 }
 
-/* The DOT text, grown in memory. */
-struct membuf {
-	char *p;
-	size_t n, cap;
-};
-
-static int mem_write(const void *buf, size_t n, void *payload)
+int cli_membuf_write(const void *buf, size_t n, void *payload)
 {
-	struct membuf *m = payload;
+	struct cli_membuf *m = payload;
 
 	if (m->n + n + 1 > m->cap) {
 		size_t cap = m->cap ? m->cap : 1 << 16;
@@ -85,7 +79,7 @@ static int mem_write(const void *buf, size_t n, void *payload)
  * Lays the graph out and renders it to a temporary file beside out_path,
  * renamed over out_path on success: nothing is left behind on failure.
  */
-static int draw(const char *dot, const char *fmt, const char *out_path,
+int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		const char *like)
 {
 	GVC_t *gvc = NULL;
@@ -149,7 +143,7 @@ int cmd_render(int argc, char **argv)
 {
 	hd_store *s = NULL;
 	hd_export *x = NULL;
-	struct membuf m = { NULL, 0, 0 };
+	struct cli_membuf m = { NULL, 0, 0 };
 	hd_error err = { 0 };
 	const char *fmt;
 	int rc, first;
@@ -172,12 +166,12 @@ int cmd_render(int argc, char **argv)
 				A.format ? A.format : A.output);
 	if ((rc = cli_draw_open(&info, &A, argv[first], &s, &x)))
 		return rc;
-	if (hd_export_write_dot(x, mem_write, &m, &err)) {
+	if (hd_export_write_dot(x, cli_membuf_write, &m, &err)) {
 		cli_error("out of memory");
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	rc = draw(m.p, fmt, A.output, argv[first]);
+	rc = cli_render_dot(m.p, fmt, A.output, argv[first]);
 out:
 	free(m.p);
 	hd_export_free(x);

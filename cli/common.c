@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -386,4 +387,57 @@ int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 	o->nkeys[g] = n;
 	o->ngroupings++;
 	return 0;
+}
+
+/* A class or module by its own name, anything else by its class's. */
+void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
+		       size_t size)
+{
+	int t = hd_store_type(s, id);
+	const char *aux;
+	size_t len;
+
+	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
+		aux = hd_store_aux(s, id, &len);
+		if (aux && len) {
+			snprintf(buf, size, "%.*s", (int)len, aux);
+			return;
+		}
+	}
+	hd_store_class_name(s, id, buf, size);
+}
+
+void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
+{
+	char cls[256];
+	hd_site site;
+
+	cli_node_class(s, v, cls, sizeof(cls));
+	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
+	       (unsigned long long)hd_store_address(s, v),
+	       hd_type_name(hd_store_type(s, v)));
+	cli_json_string(f, cls, strlen(cls));
+	fprintf(f, ",\"memsize\":%llu",
+	       (unsigned long long)hd_store_memsize(s, v));
+	if (hd_store_site(s, v, &site) == 0 && site.file) {
+		fprintf(f, ",\"file\":");
+		cli_json_string(f, site.file, site.file_len);
+		fprintf(f, ",\"line\":%llu", (unsigned long long)site.line);
+		if (site.method) {
+			fprintf(f, ",\"method\":");
+			cli_json_string(f, site.method, site.method_len);
+		}
+	}
+	fputc('}', f);
+}
+
+int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls)
+{
+	int t = hd_store_type(s, v);
+	const char *tn = hd_type_name(t);
+
+	if (t == HD_T_OBJECT || cls[0] == '(' || strncmp(cls, "IMEMO/", 6) == 0 ||
+	    strncmp(cls, "DATA/", 5) == 0)
+		return 0;
+	return strcasecmp(cls, tn) != 0;
 }

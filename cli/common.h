@@ -101,4 +101,17 @@ const char *cli_commas(uint64_t n, char *buf, size_t size);
 /* Writes s as a JSON string (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
 
+/* A node's class for people: a class or module by its own name,
+ * anything else by its class's (hd_store_class_name). */
+void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size);
+
+/* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
+ * node, without a newline. */
+void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
+
+/* 1 if the type of v says more than its class name cls ("(DATA)" after
+ * Thread), 0 when it repeats it (String, (hidden ARRAY), IMEMO/...). */
+int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls);
+
 #endif

@@ -52,4 +52,21 @@ int cli_draw_write_cmd(const struct cli_cmd_info *info,
 			int (*write)(hd_export *, hd_write_cb, void *,
 				     hd_error *));
 
+/* Text grown in memory (NUL-terminated); cli_membuf_write is its
+ * hd_write_cb. */
+struct cli_membuf {
+	char *p;
+	size_t n, cap;
+};
+int cli_membuf_write(const void *buf, size_t n, void *payload);
+
+/*
+ * Lays out the DOT text with Graphviz's dot and renders it as fmt (svg,
+ * png, pdf) into out_path, atomically (a temporary file beside it, then
+ * rename), with the mode of the file like (the dump) if it is a regular
+ * file. Returns 0 or an exit code (cmd_render.c).
+ */
+int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
+		   const char *like);
+
 #endif

@@ -619,9 +619,16 @@ static void dot_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 		     hd_node_id id)
 {
 	size_t len;
-	const char *cls = node_class(x, id, &len);
+	const char *cls;
 	int type = hd_store_type(x->s, id);
 
+	/* a class or module is drawn by its own name, not as "Class" */
+	cls = type == HD_T_CLASS || type == HD_T_MODULE ||
+		      type == HD_T_ICLASS ?
+		      hd_store_aux(x->s, id, &len) :
+		      NULL;
+	if (!cls || !len)
+		cls = node_class(x, id, &len);
 	printf_(o, "  n%lu [label=\"", (unsigned long)gid);
 	dot_body(o, cls, len);
 	printf_(o, "\\n0x%llx\", fillcolor=\"%s\", tooltip=\"%s %llu bytes\"]\n",

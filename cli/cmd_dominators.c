@@ -1,0 +1,175 @@
+/*
+ * cmd_dominators.c - heapdump dominators: the chain of dominators of an
+ * object, outermost first: each object on it alone keeps the next alive,
+ * so freeing any of them frees the object.
+ */
+#include "cmd.h"
+#include "graphq.h"
+
+#include <string.h>
+
+#define COMMAND_NAME "dominators"
+
+static struct dom_args {
+	struct cli_select sel;
+	const char *format;
+	unsigned long long max;
+	int skip_weak, strict, quiet;
+} A;
+
+static const struct cli_opt opts[] = {
+	CLI_SELECT_OPTS(&A.sel),
+	OPT_UINT('n', "max", "N", &A.max,
+		 "at most N chains, for the first N selected objects "
+		 "(default 10, 0: all)"),
+	OPT_STRING('f', "format", "FMT", &A.format,
+		   "text (default) or json (one object a line)"),
+	OPT_FLAG(0, "skip-weak", &A.skip_weak,
+		 "weak references (WeakMap, WeakKeyMap, WeakRef) keep nothing "
+		 "alive"),
+	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] DUMP|STORE ADDRESS...|SELECTION",
+	"Print the dominators of each selected object, outermost first: the\n"
+	"objects every path from the GC roots to it passes through, each\n"
+	"with its retained size, down to the object itself. Selection: man 7\n"
+	"heapdump-select.",
+	opts
+};
+
+static void print_text(const hd_store *s, const hd_domtree *d,
+		       const hd_root_path *p)
+{
+	char cls[256], a[32], b[32];
+	hd_site site;
+	uint64_t rm, rc;
+	size_t i;
+	hd_node_id v;
+
+	if (p->root != UINT32_MAX)
+		printf("root %s\n", hd_store_root_name(s, p->root));
+	else
+		printf("roots (several paths lead to the first object)\n");
+	for (i = 0; i < p->n; i++) {
+		v = p->nodes[i];
+		rc = hd_domtree_retained(d, v, &rm);
+		cli_node_class(s, v, cls, sizeof(cls));
+		printf("  0x%llx %s (%s) retains %s in %s object%s",
+		       (unsigned long long)hd_store_address(s, v), cls,
+		       hd_type_name(hd_store_type(s, v)),
+		       cli_human_bytes(rm, a, sizeof(a)),
+		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
+		if (hd_store_site(s, v, &site) == 0 && site.file)
+			printf(", %.*s:%llu", (int)site.file_len, site.file,
+			       (unsigned long long)site.line);
+		putchar('\n');
+	}
+}
+
+static void print_json(const hd_store *s, const hd_domtree *d,
+		       hd_node_id target, const hd_root_path *p)
+{
+	const char *root;
+	uint64_t rm, rc;
+	size_t i;
+
+	printf("{\"target\":\"0x%llx\",\"root\":",
+	       (unsigned long long)hd_store_address(s, target));
+	if (p && p->root != UINT32_MAX) {
+		root = hd_store_root_name(s, p->root);
+		cli_json_string(stdout, root, strlen(root));
+	} else {
+		printf("null");
+	}
+	printf(",\"reached\":%s,\"chain\":[", p ? "true" : "false");
+	for (i = 0; p && i < p->n; i++) {
+		rc = hd_domtree_retained(d, p->nodes[i], &rm);
+		printf("%s{\"retained_count\":%llu,\"retained_memsize\":%llu,"
+		       "\"object\":", i ? "," : "", (unsigned long long)rc,
+		       (unsigned long long)rm);
+		cli_node_json(stdout, s, p->nodes[i]);
+		putchar('}');
+	}
+	printf("]}\n");
+}
+
+#define SHOW_UNREACHED 5
+
+static int print_chains(struct cli_graph *g, const hd_domtree *d, int json)
+{
+	hd_root_path p = { 0 };
+	hd_error err = { 0 };
+	size_t i, shown = g->sel.n, found = 0, unreached = 0;
+	int rc = 0;
+
+	if (A.max && A.max < shown)
+		shown = (size_t)A.max;
+	for (i = 0; i < shown; i++) {
+		hd_node_id t = g->sel.ids[i];
+
+		rc = hd_domtree_chain(d, t, &p, &err);
+		if (rc == HD_ENOTFOUND) {
+			if (json)
+				print_json(g->s, d, t, NULL);
+			if (unreached++ < SHOW_UNREACHED)
+				cli_error("%s", err.msg);
+			continue;
+		}
+		if (rc) {
+			rc = cli_lib_error(&err);
+			goto out;
+		}
+		if (json) {
+			print_json(g->s, d, t, &p);
+		} else {
+			if (found)
+				putchar('\n');
+			print_text(g->s, d, &p);
+		}
+		found++;
+	}
+	if (unreached > 1)
+		cli_error("%zu of %zu object(s) are not reached from a GC root",
+			  unreached, shown);
+	if (shown < g->sel.n && !A.quiet)
+		cli_error("%zu more selected object(s) not shown (--max)",
+			  g->sel.n - shown);
+	rc = found ? 0 : EXIT_FAIL;
+out:
+	hd_root_path_free(&p);
+	return rc;
+}
+
+int cmd_dominators(int argc, char **argv)
+{
+	struct cli_graph g;
+	hd_domtree *d = NULL;
+	hd_error err = { 0 };
+	int rc, first, json = 0;
+
+	memset(&A, 0, sizeof(A));
+	A.max = 10;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (A.format && strcmp(A.format, "json") == 0)
+		json = 1;
+	else if (A.format && strcmp(A.format, "text") != 0)
+		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
+				 A.strict, A.quiet)))
+		return rc;
+	if (hd_domtree_new(&d, g.s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+			   &err)) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	rc = print_chains(&g, d, json);
+out:
+	hd_domtree_free(d);
+	cli_graph_close(&g);
+	return rc;
+}

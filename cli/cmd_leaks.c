@@ -1,0 +1,652 @@
+/*
+ * cmd_leaks.c - heapdump leaks: the leak workflow in one report.
+ *
+ *  1. diff: the objects new in AFTER since BEFORE (with LATER: those of
+ *     them still alive in LATER, the three-dump method);
+ *  2. the border between old and new objects with keepalive and
+ *     retained counts (hd_interface_with);
+ *  3. suspects: the border's new objects grouped by what holds them. A
+ *     new object held by exactly one old object belongs to that holder
+ *     (a cache, a registry, a constant); one held by several old
+ *     objects, or by a root category only, is a suspect by itself. A
+ *     suspect's growth is the sum of its border objects' retained sets
+ *     (disjoint, so suspects never count an object twice), and suspects
+ *     are ranked by it;
+ *  4. for the first few: the retention path from a GC root to the
+ *     holder, the classes of the border objects, and the allocation
+ *     sites of everything they keep alive (a search through new objects
+ *     from the suspect's border objects).
+ *
+ * Text report, --format json, and --svg DIR for a picture of each
+ * suspect (its path and border objects, drawn by libgvc).
+ */
+#include "cmd.h"
+#include "common.h"
+#include "draw.h"
+#include "opt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define COMMAND_NAME "leaks"
+
+/* border objects drawn per suspect with --svg */
+#define SVG_BORDER 12
+
+static struct leaks_args {
+	const char *format, *svg;
+	unsigned long long top, sites;
+	int strict, quiet, no_generation;
+} A;
+
+static const struct cli_opt opts[] = {
+	OPT_UINT('n', "top", "N", &A.top, "suspects to report (default 5)"),
+	OPT_UINT(0, "sites", "N",
+		 &A.sites, "allocation sites per suspect (default 5)"),
+	OPT_STRING('f', "format", "FMT", &A.format,
+		   "text (default) or json (one document)"),
+	OPT_STRING(0, "svg", "DIR", &A.svg,
+		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
+	OPT_FLAG(0, "no-generation", &A.no_generation,
+		 "identify objects by address and fingerprint even in traced "
+		 "dumps (see heapdump-diff)"),
+	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] BEFORE AFTER [LATER]",
+	"Find what leaks between dumps: the new objects of AFTER (with LATER,\n"
+	"those still alive in LATER), grouped by the old objects that hold\n"
+	"them; the few holders with the most growth, each with its retention\n"
+	"path from a GC root, the classes it holds and their allocation sites.",
+	opts
+};
+
+struct suspect {
+	hd_node_id holder;   /* the old holder, or HD_NODE_NONE */
+	hd_node_id first;    /* its first border object */
+	uint64_t nborder;
+	uint64_t rcount, rmem;   /* sum of the border objects' retained */
+	uint64_t kcount, kmem;   /* the union of what they keep alive */
+	hd_root_path path;
+	int has_path;
+	hd_nodes border;     /* the border objects (ascending) */
+	hd_stats *classes;   /* border objects by class */
+	hd_stats *sites;     /* kept-alive objects by class,location */
+};
+
+struct report {
+	hd_store *s[3];
+	struct cli_input in[3];
+	int nin;
+	hd_diff_result *d;
+	const hd_nodes *leak;
+	uint64_t leak_mem;
+	hd_interface *x;
+	struct suspect *sus;
+	size_t nsus, shown;
+	uint64_t border_total;
+};
+
+/* ---- grouping the border by holder ---- */
+
+static int cmp_suspect(const void *a, const void *b)
+{
+	const struct suspect *x = a, *y = b;
+
+	if (x->rmem != y->rmem)
+		return x->rmem < y->rmem ? 1 : -1;
+	if (x->rcount != y->rcount)
+		return x->rcount < y->rcount ? 1 : -1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The key of a border object: its only old holder, or itself. */
+static hd_node_id owner(const hd_border *b)
+{
+	return b->holders == 1 ? b->holder[0] : b->id;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One suspect per owner: the pairs (owner, border index) sorted by
+ * owner, then summed run by run.
+ */
+static int group(struct report *r)
+{
+	size_t nb, i, j, k = 0;
+	const hd_border *b = hd_interface_diff_border(r->x, &nb);
+	uint64_t *pairs = malloc((nb ? nb : 1) * sizeof(*pairs));
+
+	r->border_total = nb;
+	r->sus = calloc(nb ? nb : 1, sizeof(*r->sus));
+	if (!pairs || !r->sus) {
+		free(pairs);
+		return HD_ENOMEM;
+	}
+	for (i = 0; i < nb; i++)
+		pairs[i] = (uint64_t)owner(&b[i]) << 32 | i;
+	qsort(pairs, nb, sizeof(*pairs), cmp_u64);
+	for (i = 0; i < nb; i = j) {
+		struct suspect *s = &r->sus[k++];
+		hd_node_id key = (hd_node_id)(pairs[i] >> 32);
+
+		s->first = HD_NODE_NONE;
+		for (j = i; j < nb && (hd_node_id)(pairs[j] >> 32) == key;
+		     j++) {
+			const hd_border *e = &b[(uint32_t)pairs[j]];
+
+			s->holder = e->holders == 1 ? e->holder[0] :
+						      HD_NODE_NONE;
+			if (e->id < s->first)
+				s->first = e->id;
+			s->nborder++;
+			s->rcount += e->retained_count;
+			s->rmem += e->retained_memsize;
+		}
+	}
+	r->nsus = k;
+	free(pairs);
+	qsort(r->sus, r->nsus, sizeof(*r->sus), cmp_suspect);
+	return 0;
+}
+
+/* ---- what one suspect keeps alive ---- */
+
+static int push(hd_nodes *v, hd_node_id id)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		hd_node_id *p = realloc(v->ids, cap * sizeof(*p));
+
+		if (!p)
+			return HD_ENOMEM;
+		v->ids = p;
+		v->cap = cap;
+	}
+	v->ids[v->n++] = id;
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int new_stats(hd_stats **st, const char *keys, hd_error *err)
+{
+	hd_stats_options so;
+
+	memset(&so, 0, sizeof(so));
+	so.version = HD_STATS_OPTIONS_VERSION;
+	so.flags = HD_STATS_ALL;
+	if (cli_parse_keys(&info, keys, &so))
+		return HD_EINVAL;
+	return hd_stats_new(st, &so, err);
+}
+
+/*
+ * The suspect's border objects, then everything they reach through new
+ * objects (breadth-first; seen is cleared again afterwards), counted by
+ * class and allocation site.
+ */
+static int describe(struct report *r, struct suspect *sp, unsigned char *isnew,
+		    unsigned char *seen, hd_error *err)
+{
+	const hd_store *s = r->s[1];
+	size_t nb, i, head = 0;
+	const hd_border *b = hd_interface_diff_border(r->x, &nb);
+	hd_nodes q = { NULL, 0, 0 };
+	hd_edge_iter it;
+	hd_node_id v, t;
+	int rc;
+
+	for (i = 0; i < nb; i++)
+		if (owner(&b[i]) == (sp->holder != HD_NODE_NONE ? sp->holder :
+								  sp->first) &&
+		    (rc = push(&sp->border, b[i].id)))
+			goto out;
+	for (i = 0; i < sp->border.n; i++) {
+		v = sp->border.ids[i];
+		seen[v / 8] |= (unsigned char)(1u << (v % 8));
+		if ((rc = push(&q, v)))
+			goto out;
+	}
+	while (head < q.n) {
+		v = q.ids[head++];
+		hd_store_refs(s, v, &it);
+		while (hd_edge_iter_next(&it, &t) == 0) {
+			if (!(isnew[t / 8] >> (t % 8) & 1) ||
+			    seen[t / 8] >> (t % 8) & 1)
+				continue;
+			seen[t / 8] |= (unsigned char)(1u << (t % 8));
+			if ((rc = push(&q, t)))
+				goto out;
+		}
+	}
+	sp->kcount = q.n;
+	for (i = 0; i < q.n; i++) {
+		v = q.ids[i];
+		seen[v / 8] &= (unsigned char)~(1u << (v % 8));
+		sp->kmem += hd_store_memsize(s, v);
+	}
+	qsort(q.ids, q.n, sizeof(*q.ids), cmp_id);
+	if ((rc = new_stats(&sp->classes, "class", err)) ||
+	    (rc = hd_stats_add_nodes(sp->classes, s, &sp->border, err)) ||
+	    (rc = hd_stats_finish(sp->classes, err)) ||
+	    (rc = new_stats(&sp->sites, "class,location", err)) ||
+	    (rc = hd_stats_add_nodes(sp->sites, s, &q, err)) ||
+	    (rc = hd_stats_finish(sp->sites, err)))
+		goto out;
+out:
+	free(q.ids);
+	return rc;
+}
+
+static int describe_all(struct report *r, hd_error *err)
+{
+	const hd_store *s = r->s[1];
+	size_t bytes = (size_t)hd_store_node_count(s) / 8 + 1, i;
+	unsigned char *isnew = calloc(bytes, 1), *seen = calloc(bytes, 1);
+	hd_reach *reach = NULL;
+	int rc = HD_ENOMEM;
+
+	if (!isnew || !seen)
+		goto out;
+	for (i = 0; i < r->leak->n; i++) {
+		hd_node_id v = r->leak->ids[i];
+
+		isnew[v / 8] |= (unsigned char)(1u << (v % 8));
+	}
+	if ((rc = hd_reach_new(&reach, s, 0, err)))
+		goto out;
+	for (i = 0; i < r->shown; i++) {
+		struct suspect *sp = &r->sus[i];
+		hd_node_id target = sp->holder != HD_NODE_NONE ? sp->holder :
+								 sp->first;
+
+		if ((rc = describe(r, sp, isnew, seen, err)))
+			goto out;
+		rc = hd_reach_path(reach, target, &sp->path, err);
+		if (rc && rc != HD_ENOTFOUND)
+			goto out;
+		sp->has_path = rc == 0;
+		rc = 0;
+	}
+out:
+	hd_reach_free(reach);
+	free(isnew);
+	free(seen);
+	return rc;
+}
+
+/* ---- the report ---- */
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void text_node(const hd_store *s, hd_node_id v)
+{
+	char cls[256];
+	hd_site site;
+
+	cli_node_class(s, v, cls, sizeof(cls));
+	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
+	if (cli_type_adds(s, v, cls))
+		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
+	if (hd_store_site(s, v, &site) == 0 && site.file)
+		printf(", %.*s:%llu", (int)site.file_len, site.file,
+		       (unsigned long long)site.line);
+}
+
+static void text_rows(hd_stats *st, size_t max, const char *indent,
+		      int with_mem)
+{
+	size_t n, i;
+	const hd_stats_row *rows = hd_stats_rows(st, 0, HD_SORT_MEMSIZE, &n);
+	char a[32], b[32];
+
+	for (i = 0; i < n && i < max; i++) {
+		printf("%s%9s", indent, cli_commas(rows[i].count, a, sizeof(a)));
+		if (with_mem)
+			printf(" %10s", cli_human_bytes(rows[i].memsize, b,
+							sizeof(b)));
+		printf("  %s", rows[i].key[0]);
+		if (rows[i].key[1])
+			printf("  %s", rows[i].key[1]);
+		putchar('\n');
+	}
+	if (n > max)
+		printf("%s(%zu more)\n", indent, n - max);
+}
+
+static void print_text(const struct report *r)
+{
+	const hd_store *s = r->s[1];
+	const hd_diff_result *d = r->d;
+	char a[32], b[32], c[32];
+	size_t i, k;
+
+	printf("%-9s %s (%s objects)\n", "before", r->in[0].name,
+	       cli_commas(d->objects[0], a, sizeof(a)));
+	printf("%-9s %s (%s objects)\n", "after", r->in[1].name,
+	       cli_commas(d->objects[1], a, sizeof(a)));
+	if (r->nin == 3)
+		printf("%-9s %s (%s objects)\n", "later", r->in[2].name,
+		       cli_commas(d->objects[2], a, sizeof(a)));
+	printf("%-9s %s objects, %s new in after\n", "new",
+	       cli_commas(d->added.n, a, sizeof(a)),
+	       cli_human_bytes(d->added_memsize, b, sizeof(b)));
+	if (d->has_later)
+		printf("%-9s %s objects, %s still alive in later\n", "leaked",
+		       cli_commas(d->retained.n, a, sizeof(a)),
+		       cli_human_bytes(d->retained_memsize, b, sizeof(b)));
+	printf("%-9s %s new objects held by old ones or roots, "
+	       "in %zu group(s) by holder\n", "border",
+	       cli_commas(r->border_total, a, sizeof(a)), r->nsus);
+	if (!r->shown) {
+		printf("\nno suspects: nothing new is held by an old object "
+		       "or a root\n");
+		return;
+	}
+	for (i = 0; i < r->shown; i++) {
+		const struct suspect *sp = &r->sus[i];
+
+		printf("\nsuspect %zu: ", i + 1);
+		if (sp->holder != HD_NODE_NONE) {
+			text_node(s, sp->holder);
+			printf("\n  holds %s new object(s) that retain %s "
+			       "objects, %s (%.1f%% of the %s)\n",
+			       cli_commas(sp->nborder, a, sizeof(a)),
+			       cli_commas(sp->rcount, b, sizeof(b)),
+			       cli_human_bytes(sp->rmem, c, sizeof(c)),
+			       pct(sp->rmem, r->leak_mem),
+			       d->has_later ? "leak" : "growth");
+		} else {
+			text_node(s, sp->first);
+			printf("\n  a new object held by %s; retains %s "
+			       "objects, %s (%.1f%% of the %s)\n",
+			       sp->path.n ? "several objects or a root" :
+					    "a root",
+			       cli_commas(sp->rcount, b, sizeof(b)),
+			       cli_human_bytes(sp->rmem, c, sizeof(c)),
+			       pct(sp->rmem, r->leak_mem),
+			       d->has_later ? "leak" : "growth");
+		}
+		printf("  keeps alive %s new objects, %s\n",
+		       cli_commas(sp->kcount, a, sizeof(a)),
+		       cli_human_bytes(sp->kmem, b, sizeof(b)));
+		if (sp->has_path) {
+			printf("  path from root %s:\n",
+			       hd_store_root_name(s, sp->path.root));
+			for (k = 0; k < sp->path.n; k++) {
+				printf("    ");
+				text_node(s, sp->path.nodes[k]);
+				putchar('\n');
+			}
+		} else {
+			printf("  path: no GC root reaches it (a partial "
+			       "dump?)\n");
+		}
+		printf("  what it holds, by class:\n");
+		text_rows(sp->classes, 5, "    ", 0);
+		printf("  allocation sites of what it keeps alive:\n");
+		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
+	}
+	if (r->nsus > r->shown)
+		printf("\n(%zu more groups: --top N shows more)\n",
+		       r->nsus - r->shown);
+}
+
+static void json_rows(hd_stats *st, size_t max, const char *k0,
+		      const char *k1)
+{
+	size_t n, i;
+	const hd_stats_row *rows = hd_stats_rows(st, 0, HD_SORT_MEMSIZE, &n);
+
+	putchar('[');
+	for (i = 0; i < n && i < max; i++) {
+		printf("%s{\"%s\":", i ? "," : "", k0);
+		cli_json_string(stdout, rows[i].key[0], strlen(rows[i].key[0]));
+		if (k1 && rows[i].key[1]) {
+			printf(",\"%s\":", k1);
+			cli_json_string(stdout, rows[i].key[1],
+					strlen(rows[i].key[1]));
+		}
+		printf(",\"count\":%llu,\"memsize\":%llu}",
+		       (unsigned long long)rows[i].count,
+		       (unsigned long long)rows[i].memsize);
+	}
+	putchar(']');
+}
+
+static void print_json(const struct report *r)
+{
+	const hd_store *s = r->s[1];
+	const hd_diff_result *d = r->d;
+	size_t i, k;
+	int j;
+
+	printf("{\"dumps\":[");
+	for (j = 0; j < r->nin; j++) {
+		printf("%s", j ? "," : "");
+		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
+	}
+	printf("],\"new\":{\"count\":%zu,\"memsize\":%llu}",
+	       d->added.n, (unsigned long long)d->added_memsize);
+	if (d->has_later)
+		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
+		       d->retained.n, (unsigned long long)d->retained_memsize);
+	printf(",\"border\":%llu,\"groups\":%zu,\"suspects\":[",
+	       (unsigned long long)r->border_total, r->nsus);
+	for (i = 0; i < r->shown; i++) {
+		const struct suspect *sp = &r->sus[i];
+
+		printf("%s{\"rank\":%zu,\"holder\":", i ? "," : "", i + 1);
+		if (sp->holder != HD_NODE_NONE)
+			cli_node_json(stdout, s, sp->holder);
+		else
+			printf("null");
+		printf(",\"first_border\":");
+		cli_node_json(stdout, s, sp->first);
+		printf(",\"border_count\":%llu,\"retained_count\":%llu,"
+		       "\"retained_memsize\":%llu,\"share\":%.4f,"
+		       "\"keepalive_count\":%llu,\"keepalive_memsize\":%llu",
+		       (unsigned long long)sp->nborder,
+		       (unsigned long long)sp->rcount,
+		       (unsigned long long)sp->rmem,
+		       pct(sp->rmem, r->leak_mem) / 100.0,
+		       (unsigned long long)sp->kcount,
+		       (unsigned long long)sp->kmem);
+		printf(",\"path\":");
+		if (sp->has_path) {
+			const char *root = hd_store_root_name(s, sp->path.root);
+
+			printf("{\"root\":");
+			cli_json_string(stdout, root, strlen(root));
+			printf(",\"objects\":[");
+			for (k = 0; k < sp->path.n; k++) {
+				printf("%s", k ? "," : "");
+				cli_node_json(stdout, s, sp->path.nodes[k]);
+			}
+			printf("]}");
+		} else {
+			printf("null");
+		}
+		printf(",\"classes\":");
+		json_rows(sp->classes, 20, "class", NULL);
+		printf(",\"sites\":");
+		json_rows(sp->sites, (size_t)A.sites, "class", "location");
+		putchar('}');
+	}
+	printf("]}\n");
+}
+
+/* ---- pictures ---- */
+
+static int svg_one(const struct report *r, const struct suspect *sp,
+		   size_t rank)
+{
+	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	hd_nodes set = { NULL, 0, 0 };
+	hd_error err = { 0 };
+	struct cli_membuf m = { NULL, 0, 0 };
+	char *path = NULL;
+	size_t i, k;
+	int rc = EXIT_FAIL;
+
+	for (i = 0; sp->has_path && i < sp->path.n; i++)
+		if (push(&set, sp->path.nodes[i]))
+			goto oom;
+	if (sp->holder != HD_NODE_NONE && push(&set, sp->holder))
+		goto oom;
+	for (i = 0; i < sp->border.n && i < SVG_BORDER; i++)
+		if (push(&set, sp->border.ids[i]))
+			goto oom;
+	qsort(set.ids, set.n, sizeof(*set.ids), cmp_id);
+	for (i = k = 0; i < set.n; i++)
+		if (!k || set.ids[k - 1] != set.ids[i])
+			set.ids[k++] = set.ids[i];
+	set.n = k;
+	eo.flags = HD_EXPORT_COLLAPSE;
+	if (hd_export_new(&x, r->s[1], &set, &eo, &err)) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (hd_export_write_dot(x, cli_membuf_write, &m, &err))
+		goto oom;
+	if (!(path = malloc(strlen(A.svg) + 32)))
+		goto oom;
+	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
+	rc = cli_render_dot(m.p, "svg", path, r->in[1].path);
+	goto out;
+oom:
+	cli_error("out of memory");
+out:
+	free(path);
+	free(m.p);
+	free(set.ids);
+	hd_export_free(x);
+	return rc;
+}
+
+static int svg_all(const struct report *r)
+{
+	struct stat sb;
+	size_t i;
+	int rc;
+
+	if (mkdir(A.svg, 0700) != 0 && errno != EEXIST) {
+		cli_error("cannot create '%s': %s", A.svg, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (stat(A.svg, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		cli_error("'%s' is not a directory", A.svg);
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < r->shown; i++)
+		if ((rc = svg_one(r, &r->sus[i], i + 1)))
+			return rc;
+	return EXIT_OK;
+}
+
+/* ---- the command ---- */
+
+static void report_free(struct report *r)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; r->sus && i < r->nsus; i++) {
+		hd_root_path_free(&r->sus[i].path);
+		free(r->sus[i].border.ids);
+		hd_stats_free(r->sus[i].classes);
+		hd_stats_free(r->sus[i].sites);
+	}
+	free(r->sus);
+	hd_interface_free(r->x);
+	hd_diff_result_free(r->d);
+	for (k = 0; k < 3; k++)
+		hd_store_close(r->s[k]);
+}
+
+int cmd_leaks(int argc, char **argv)
+{
+	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
+	struct report r;
+	hd_error err = { 0 };
+	int rc, first, k, json = 0, nstdin = 0;
+
+	memset(&A, 0, sizeof(A));
+	memset(&r, 0, sizeof(r));
+	A.top = 5;
+	A.sites = 5;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	r.nin = argc - first;
+	if (r.nin < 2 || r.nin > 3)
+		return cli_usage_error(&info, "two or three dumps or stores: "
+					      "BEFORE AFTER [LATER]");
+	for (k = 0; k < r.nin; k++)
+		nstdin += strcmp(argv[first + k], "-") == 0;
+	if (nstdin > 1)
+		return cli_usage_error(&info, "only one input can be '-'");
+	if (A.format && strcmp(A.format, "json") == 0)
+		json = 1;
+	else if (A.format && strcmp(A.format, "text") != 0)
+		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (!A.top)
+		return cli_usage_error(&info, "--top must be at least 1");
+	if (A.svg && !*A.svg)
+		return cli_usage_error(&info, "--svg needs a directory");
+	for (k = 0; k < r.nin; k++) {
+		cli_input_init(&r.in[k], argv[first + k], A.strict, A.quiet);
+		if ((rc = cli_spool_stdin(&r.in[k])) ||
+		    (rc = cli_open_store(&r.in[k], &r.s[k])))
+			goto out;
+	}
+	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
+	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
+	if ((rc = hd_diff(r.s[0], r.s[1], r.s[2], &dopt, &r.d, &err)) ||
+	    (r.leak = r.d->has_later ? &r.d->retained : &r.d->added,
+	     r.leak_mem = r.d->has_later ? r.d->retained_memsize :
+					   r.d->added_memsize,
+	     rc = hd_interface_with(&r.x, r.s[1], r.leak, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if ((rc = group(&r))) {
+		cli_error("out of memory");
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	r.shown = r.nsus < A.top ? r.nsus : (size_t)A.top;
+	if ((rc = describe_all(&r, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (json)
+		print_json(&r);
+	else
+		print_text(&r);
+	if (A.svg)
+		rc = svg_all(&r);
+out:
+	report_free(&r);
+	return rc;
+}
