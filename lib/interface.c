@@ -61,7 +61,6 @@ struct work {
 	size_t nb, bcap;
 	uint32_t *roots;  /* m: root categories referencing it */
 	unsigned char *isb; /* m: is a border object */
-	uint64_t *mem;    /* m: memsize */
 	/* condensation */
 	uint32_t *comp;   /* m: component, in reverse topological order */
 	uint32_t *po;     /* m: postorder from the border, or NONE */
@@ -69,8 +68,11 @@ struct work {
 	uint32_t np;
 	uint32_t C;
 	struct csr dag;   /* component successors, without repeats */
-	uint64_t *ccount, *cmem; /* C: members, memsize */
-	uint64_t *kcount, *kmem; /* C: keepalive of each component */
+	uint32_t *ccount;        /* C: members */
+	uint64_t *cmem;          /* C: their memsize */
+	uint32_t *kcount;        /* C: keepalive of each component (exact
+				    for tree-shaped sub-DAGs only) */
+	uint64_t *kmem;
 	unsigned char *simple;   /* C: its sub-DAG is a tree */
 };
 
@@ -92,8 +94,7 @@ static int build_local(struct work *w)
 	for (i = 0; i < d->n; i++)
 		w->loc[d->ids[i]] = (uint32_t)i;
 	w->fw.n = w->rv.n = w->m;
-	if (!ALLOC(w->fw.off, w->m + 1) || !ALLOC(w->rv.off, w->m + 1) ||
-	    !ALLOC(w->mem, w->m))
+	if (!ALLOC(w->fw.off, w->m + 1) || !ALLOC(w->rv.off, w->m + 1))
 		return HD_ENOMEM;
 	memset(w->rv.off, 0, (w->m + 1) * sizeof(*w->rv.off));
 	w->fw.off[0] = 0;
@@ -105,7 +106,6 @@ static int build_local(struct work *w)
 				w->rv.off[w->loc[t] + 1]++;
 			}
 		w->fw.off[i + 1] = (uint32_t)e;
-		w->mem[i] = hd_store_memsize(w->s, d->ids[i]);
 	}
 	w->fw.e = w->rv.e = w->fw.acap = w->rv.acap = e;
 	if (!ALLOC(w->fw.adj, e) || !ALLOC(w->rv.adj, e))
@@ -128,6 +128,12 @@ static int build_local(struct work *w)
 		w->rv.off[i] = w->rv.off[i - 1];
 	w->rv.off[0] = 0;
 	return 0;
+}
+
+/* The memsize of local v, from the store (not copied). */
+static uint64_t lmem(const struct work *w, uint32_t v)
+{
+	return hd_store_memsize(w->s, w->diff->ids[v]);
 }
 
 static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
@@ -315,7 +321,7 @@ static int condense(struct work *w)
 	for (v = 0; v < w->m; v++) {
 		c = w->comp[v];
 		w->ccount[c]++;
-		w->cmem[c] += w->mem[v];
+		w->cmem[c] += lmem(w, v);
 		for (i = w->fw.off[v]; i < w->fw.off[v + 1]; i++)
 			if (w->comp[w->fw.adj[i]] != c) {
 				w->dag.off[c + 1]++;
@@ -523,8 +529,7 @@ static int keepalive(struct work *w, hd_interface *x)
 	memset(&t, 0, sizeof(t));
 	if (!w->nb)
 		return 0;
-	if (!ALLOC(stamp, w->C) || !ALLOC(mask, w->C) ||
-	    !ALLOC(kc, w->C) || !ALLOC(km, w->C))
+	if (!ALLOC(stamp, w->C) || !ALLOC(mask, w->C))
 		goto out;
 	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
 	/* distinct non-tree border components, in component order */
@@ -539,6 +544,9 @@ static int keepalive(struct work *w, hd_interface *x)
 	}
 	if (nbc)
 		qsort(bc, nbc, sizeof(*bc), cmp_desc);
+	/* counts per non-tree border component, by its place in bc */
+	if (!ALLOC(kc, nbc + 1) || !ALLOC(km, nbc + 1))
+		goto out;
 	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
 	for (i = 0; i < nbc; i += BATCH, batch++) {
 		unsigned nb = (unsigned)(nbc - i < BATCH ? nbc - i : BATCH);
@@ -547,24 +555,28 @@ static int keepalive(struct work *w, hd_interface *x)
 					  &vis, &vcap, &t, cnt, mem)))
 			goto out;
 		for (k = 0; k < nb; k++) {
-			kc[bc[i + k]] = cnt[k];
-			km[bc[i + k]] = mem[k];
+			kc[i + k] = cnt[k];
+			km[i + k] = mem[k];
 		}
 	}
+	for (i = 0; i < nbc; i++)
+		stamp[bc[i]] = (uint32_t)i;
 	for (i = 0; i < w->nb; i++) {
 		uint32_t c = w->comp[w->bloc[i]];
 		hd_border *b = &x->border[i];
 
-		b->keepalive_count = w->simple[c] ? w->kcount[c] : kc[c];
-		b->keepalive_memsize = w->simple[c] ? w->kmem[c] : km[c];
+		b->keepalive_count = w->simple[c] ? w->kcount[c] :
+						    kc[stamp[c]];
+		b->keepalive_memsize = w->simple[c] ? w->kmem[c] :
+						      km[stamp[c]];
 	}
 	rc = 0;
 out:
 	FREE(bc, bccap);
 	FREE(stamp, w->C);
 	FREE(mask, w->C);
-	FREE(kc, w->C);
-	FREE(km, w->C);
+	FREE(kc, kc ? nbc + 1 : 0);
+	FREE(km, km ? nbc + 1 : 0);
 	FREE(vis, vcap);
 	masktab_free(&t);
 	return rc;
@@ -623,7 +635,7 @@ static int retained(struct work *w, hd_interface *x)
 		goto out;
 	for (k = 0; k < np; k++) {
 		acc[k] += 1;
-		accm[k] += w->mem[order[k]];
+		accm[k] += lmem(w, order[k]);
 		acc[dom[k]] += acc[k];
 		accm[dom[k]] += accm[k];
 	}
@@ -653,7 +665,6 @@ static void work_free(struct work *w)
 	FREE(w->bloc, w->bcap);
 	FREE(w->roots, w->m);
 	FREE(w->isb, w->m);
-	FREE(w->mem, w->m);
 	FREE(w->comp, w->m);
 	FREE(w->po, w->m);
 	FREE(w->order, w->m);
@@ -693,7 +704,7 @@ int hd_interface_with(hd_interface **out, const hd_store *s,
 		goto out;
 	x->tot.diff = w.m;
 	for (i = 0; i < w.m; i++)
-		x->tot.diff_memsize += w.mem[i];
+		x->tot.diff_memsize += lmem(&w, (uint32_t)i);
 	x->tot.components = w.C;
 	x->tot.self_border = x->self.n;
 	x->tot.diff_border = x->nborder;

@@ -229,8 +229,21 @@ else
 				"$HD" path "$STORE" --class Shop::Node --max 10
 			row hd "subgraph-of the LeakyCache" /dev/null \
 				"$HD" subgraph-of "$STORE" --class Shop::LeakyCache -q
+			# hostile: 82% of the heap is "new", one border
 			row hd "interface-with generations 30.." /dev/null \
 				"$HD" interface-with "$STORE" --generation 30.. -q
+			row hd "top (dominators of the heap)" /dev/null \
+				"$HD" top "$STORE" -q
+			row hd "top --by class" /dev/null \
+				"$HD" top "$STORE" --by class -q
+			row hd "dominators (10 Nodes)" /dev/null \
+				"$HD" dominators "$STORE" --class Shop::Node --max 10 -q
+			if row hd "index --dominators" /dev/null "$HD" index \
+				--dominators "$DUMP" -o "$OUT/big-dom.hds" -q; then
+				row hd "top (stored dominators)" /dev/null \
+					"$HD" top "$OUT/big-dom.hds" -q
+			fi
+			rm -f "$OUT/big-dom.hds"
 		else
 			hd_missing "heapdump stats (store)" "index exited 0 but wrote no $STORE"
 		fi
@@ -301,6 +314,13 @@ if [ -x "$HD" ]; then
 	row hd "heapdump diff" /dev/null "$HD" diff "$BEFORE" "$AFTER" -q
 	row hd "heapdump diff -o new objects" /dev/null \
 		"$HD" diff "$BEFORE" "$AFTER" -o "$OUT/pair-new.json" -q
+	if row hd "index (after)" /dev/null \
+		"$HD" index "$AFTER" -o "$OUT/pair-after.hds" -q; then
+		row hd "interface-with the new objects" /dev/null "$HD" \
+			interface-with "$OUT/pair-after.hds" "$OUT/pair-new.json" -q
+	fi
+	rm -f "$OUT/pair-after.hds"
+	row hd "heapdump leaks" /dev/null "$HD" leaks "$BEFORE" "$AFTER" -q
 else
 	hd_missing "heapdump diff" "$HD not found (run make)"
 fi
@@ -332,6 +352,9 @@ else
 		"$HD" path "$CSTORE" --class Node --max 1
 	row hd "interface-with all Nodes (chain)" /dev/null \
 		"$HD" interface-with "$CSTORE" --class Node -q
+	row hd "top (chain)" /dev/null "$HD" top "$CSTORE" -q
+	row hd "dominators of every Node (chain)" /dev/null \
+		"$HD" dominators "$CSTORE" --class Node --max 1 -q
 fi
 echo
 table "$cbytes" "heapdump stats (chain)"
