@@ -148,6 +148,11 @@ struct hd_store {
  */
 HD_HIDDEN int hd__store_validate(hd_store *s, int full, hd_error *err);
 
+/* Opens a store from a copy of buf[0..len), validated as hd_store_open()
+ * validates a file (the store fuzzer's entry). */
+HD_HIDDEN int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
+				 hd_error *err);
+
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
 
