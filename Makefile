@@ -106,6 +106,12 @@ $(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libheapdump.a $(B)/
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libheapdump.a $(LIBS)
 
+# The LD_PRELOAD shim of the I/O fault tests; never sanitized (it must
+# load before anything else), never installed.
+$(B)/tests/faultio.so: tests/faults/faultio.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=c99 -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
+
 # The public header must stand alone, as strict C89 and as C++.
 $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	@mkdir -p $(dir $@)
@@ -113,7 +119,8 @@ $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	$(Q)if command -v c++ >/dev/null; then c++ -x c++ -Wall -Wextra -Werror -Ilib -c -o $(B)/tests/headertest_cxx.o tests/headertest.c; fi
 	$(Q)touch $@
 
-TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok
+TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
+	$(B)/tests/faultio.so
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "opt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,11 +146,16 @@ static int write_output(const hd_store *after, const struct cli_input *in,
 	w.s = after;
 	w.keep = keep;
 	ro.flags = A.strict ? HD_READ_STRICT : 0;
+	errno = 0;
 	rc = hd_store_records(after, NULL, what, &ro, write_record, &w, &err);
 	if (rc) {
+		int e = errno ? errno : EIO; /* of the failed write */
+
 		cli_out_abort(&o);
 		if (rc > 0) {
-			cli_error("cannot write '%s'", A.output);
+			cli_error("cannot write '%s': %s",
+				  A.output ? A.output : "standard output",
+				  strerror(e));
 			rc = EXIT_FAIL;
 		} else {
 			rc = cli_lib_error(&err);

@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "select.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,12 +215,16 @@ static int write_records(const hd_store *s, const hd_interface *x,
 	if ((rc = cli_out_open(&o, A.output, after)))
 		goto out;
 	e.f = o.f;
+	errno = 0;
 	rc = hd_store_records(s, NULL, &set, &ro, on_record, &e, &err);
 	if (rc) {
+		int sys = errno ? errno : EIO; /* of the failed write */
+
 		cli_out_abort(&o);
 		if (rc == HD_EIO && !err.msg[0])
-			cli_error("cannot write '%s'",
-				  A.output ? A.output : "(stdout)");
+			cli_error("cannot write '%s': %s",
+				  A.output ? A.output : "standard output",
+				  strerror(sys));
 		else if (rc == HD_ENOMEM && !err.msg[0])
 			cli_error("out of memory");
 		else

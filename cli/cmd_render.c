@@ -76,33 +76,21 @@ int cli_membuf_write(const void *buf, size_t n, void *payload)
 }
 
 /*
- * Lays the graph out and renders it to a temporary file beside out_path,
- * renamed over out_path on success: nothing is left behind on failure.
+ * Lays the graph out and renders it in memory, then writes it through
+ * the CLI's atomic output (a temporary file beside out_path, checked
+ * writes, fsync, rename): nothing is left behind on failure. libgvc's
+ * own file output neither syncs nor reports a failed close.
  */
 int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		const char *like)
 {
 	GVC_t *gvc = NULL;
 	Agraph_t *g = NULL;
-	struct stat sb;
-	char *tmp;
-	int fd, rc = EXIT_FAIL, laid = 0;
+	struct cli_out out;
+	char *data = NULL;
+	unsigned int len = 0;
+	int rc = EXIT_FAIL, laid = 0;
 
-	if (!(tmp = malloc(strlen(out_path) + 16))) {
-		cli_error("out of memory");
-		return EXIT_FAIL;
-	}
-	sprintf(tmp, "%s.tmpXXXXXX", out_path);
-	if ((fd = mkstemp(tmp)) < 0) {
-		cli_error("cannot create '%s': %s", tmp, strerror(errno));
-		free(tmp);
-		return EXIT_FAIL;
-	}
-	/* a picture of a heap tells its secrets: the dump's permissions */
-	if (like && strcmp(like, "-") != 0 && stat(like, &sb) == 0 &&
-	    S_ISREG(sb.st_mode))
-		fchmod(fd, sb.st_mode & 0666);
-	close(fd);
 	agseterr(AGERR); /* warnings off, errors on stderr */
 	if (!(gvc = gvContext())) {
 		cli_error("cannot start graphviz");
@@ -117,25 +105,29 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		goto out;
 	}
 	laid = 1;
-	if (gvRenderFilename(gvc, g, fmt, tmp) != 0) {
-		cli_error("graphviz cannot render %s into '%s'", fmt, tmp);
+	if (gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
+		cli_error("graphviz cannot render %s", fmt);
 		goto out;
 	}
-	if (rename(tmp, out_path) != 0) {
+	/* a picture of a heap tells its secrets: the dump's permissions */
+	if ((rc = cli_out_open(&out, out_path, like)))
+		goto out;
+	if (fwrite(data, 1, len, out.f) != len) {
 		cli_error("cannot write '%s': %s", out_path, strerror(errno));
+		cli_out_abort(&out);
+		rc = EXIT_FAIL;
 		goto out;
 	}
-	rc = EXIT_OK;
+	rc = cli_out_commit(&out);
 out:
+	if (data)
+		gvFreeRenderData(data);
 	if (laid)
 		gvFreeLayout(gvc, g);
 	if (g)
 		agclose(g);
 	if (gvc)
 		gvFreeContext(gvc);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
 	return rc;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "graphq.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,14 +130,18 @@ int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
 	write_roots(g->s, w.keep, w.f);
 	/* the problems of the dump were reported when it was indexed */
 	ro.problem = NULL;
+	errno = 0;
 	rc = hd_store_records(g->s, NULL, set, &ro, write_record, &w, &err);
 	free(w.keep);
 	if (rc) {
+		int e = errno ? errno : EIO; /* of the failed write */
+
 		cli_out_abort(&out);
 		if (rc < 0 && rc != HD_ENOMEM)
 			cli_lib_error(&err);
 		else if (out_path && strcmp(out_path, "-") != 0)
-			cli_error("cannot write '%s'", out_path);
+			cli_error("cannot write '%s': %s", out_path,
+				  strerror(e));
 		/* a failed standard output is reported at exit */
 		return EXIT_FAIL;
 	}

@@ -330,9 +330,11 @@ static int condense(struct work *w)
 	}
 	for (c = 0; c < C; c++)
 		w->dag.off[c + 1] += w->dag.off[c];
-	if (!ALLOC(w->dag.adj, e) || !ALLOC(fill, C))
+	if (!ALLOC(w->dag.adj, e))
 		goto out;
-	w->dag.acap = e;
+	w->dag.acap = e; /* before anything else can fail: csr_free */
+	if (!ALLOC(fill, C))
+		goto out;
 	memcpy(fill, w->dag.off, (size_t)C * sizeof(*fill));
 	for (v = 0; v < w->m; v++) {
 		c = w->comp[v];

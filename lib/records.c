@@ -30,8 +30,31 @@ static int cmp_target(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/*
+ * The record at a target's offset must be its object: a dump changed in
+ * the middle keeps its size and fingerprint (which covers only its head
+ * and tail), but not the object at every offset.
+ */
+static int stale(const char *path, const hd_store *s, const struct target *t,
+		 hd_error *err)
+{
+	return hd__error(err, HD_ESTALE,
+			 "'%s' changed since it was indexed (object 0x%llx is "
+			 "no longer at byte %llu)", path,
+			 (unsigned long long)hd_store_address(s, t->id),
+			 (unsigned long long)t->offset);
+}
+
+static int is_target(const hd_store *s, const struct target *t,
+		     const hd_record *rec)
+{
+	return rec->kind == HD_REC_OBJECT && (rec->has & HD_HAS_ADDRESS) &&
+	       rec->address == hd_store_address(s, t->id);
+}
+
 /* Streams the dump, calling cb for the targets t[0..n) (offset order). */
-static int stream_records(const char *path, const struct target *t, size_t n,
+static int stream_records(const hd_store *s, const char *path,
+			  const struct target *t, size_t n,
 			  const hd_read_options *ro, hd_record_cb cb,
 			  void *payload, hd_error *err)
 {
@@ -47,16 +70,22 @@ static int stream_records(const char *path, const struct target *t, size_t n,
 	while (next < n && (rc = hd_reader_next(r, &rec, err)) == 0) {
 		if (rec->kind != HD_REC_OBJECT)
 			continue;
-		while (next < n && t[next].offset < rec->offset)
-			next++; /* cannot happen with the indexed dump */
-		if (next < n && t[next].offset == rec->offset) {
+		if (t[next].offset < rec->offset ||
+		    (t[next].offset == rec->offset &&
+		     !is_target(s, &t[next], rec))) {
+			rc = stale(path, s, &t[next], err);
+			break;
+		}
+		if (t[next].offset == rec->offset) {
 			if ((rc = cb(rec, t[next].id, payload)))
 				break;
 			next++;
 		}
 	}
-	if (rc == HD_ITEROVER || next == n)
-		rc = 0;
+	if (rc == HD_ITEROVER)
+		rc = next == n ? 0 : stale(path, s, &t[next], err);
+	else if (rc == 0 && next < n)
+		rc = stale(path, s, &t[next], err);
 	hd_reader_free(r);
 	return rc;
 }
@@ -96,9 +125,9 @@ static int pread_line(int fd, uint64_t off, char **buf, size_t *cap,
  * Reads plain-dump records by offset; targets that need the reader's
  * repairs are moved to the front of slow[] for stream_records.
  */
-static int pread_records(int fd, struct target *t, size_t n,
-			 hd_record_cb cb, void *payload, size_t *nslow,
-			 hd_error *err)
+static int pread_records(const hd_store *s, const char *path, int fd,
+			 struct target *t, size_t n, hd_record_cb cb,
+			 void *payload, size_t *nslow, hd_error *err)
 {
 	struct hd__scan sc;
 	hd_record rec;
@@ -123,7 +152,10 @@ static int pread_records(int fd, struct target *t, size_t n,
 			rc = hd__scan_line(&sc, buf, len, &rec);
 		}
 		if (rc == HD__SCAN_OK && !sc.repaired &&
-		    rec.kind == HD_REC_OBJECT) {
+		    rec.kind == HD_REC_OBJECT && !is_target(s, &t[i], &rec)) {
+			rc = stale(path, s, &t[i], err);
+		} else if (rc == HD__SCAN_OK && !sc.repaired &&
+			   rec.kind == HD_REC_OBJECT) {
 			rec.text = buf;
 			rec.text_len = len;
 			rec.offset = t[i].offset;
@@ -184,10 +216,11 @@ int hd_store_records(const hd_store *s, const char *dump_path,
 		goto out;
 	}
 	if (!is_gzip(fd))
-		rc = pread_records(fd, t, set->n, cb, payload, &n, err);
+		rc = pread_records(s, dump_path, fd, t, set->n, cb, payload,
+				   &n, err);
 	close(fd);
 	if (!rc)
-		rc = stream_records(dump_path, t, n, ro, cb, payload, err);
+		rc = stream_records(s, dump_path, t, n, ro, cb, payload, err);
 out:
 	hd__free(t, set->n * sizeof(*t));
 	return rc;

@@ -60,6 +60,9 @@ struct hd_stats {
 	size_t last_file_len;
 	uint32_t last_file_sid;
 	char last_buf[256];
+	/* the merge sort's scratch, made by finish: sorting cannot fail */
+	hd_stats_row *sort_tmp;
+	size_t sort_tmp_n;
 };
 
 #define NEED(k) (1u << (k))
@@ -736,6 +739,13 @@ int hd_stats_finish(hd_stats *st, hd_error *err)
 	for (i = 0; i < st->opts.ngroupings; i++)
 		if (make_rows(st, &st->g[i]))
 			return hd__error(err, HD_ENOMEM, "out of memory");
+	st->sort_tmp_n = 1;
+	for (i = 0; i < st->opts.ngroupings; i++)
+		if (st->g[i].nrows > st->sort_tmp_n)
+			st->sort_tmp_n = st->g[i].nrows;
+	st->sort_tmp = hd__array_alloc(st->sort_tmp_n, sizeof(hd_stats_row));
+	if (!st->sort_tmp)
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	if (!st->t.traced)
 		st->t.gen_min = 0;
 	if (!st->t.root_categories && st->t.objects)
@@ -782,14 +792,13 @@ static int row_before(const hd_stats_row *x, const hd_stats_row *y,
 	return cmp_keys(x, y, nkeys) < 0;
 }
 
-/* A stable bottom-up merge sort: reentrant, unlike qsort with globals. */
-static int sort_rows(hd_stats_row *v, size_t n, int sort, unsigned nkeys)
+/* A stable bottom-up merge sort: reentrant, unlike qsort with globals.
+ * tmp holds n rows. */
+static void sort_rows(hd_stats_row *v, size_t n, int sort, unsigned nkeys,
+		      hd_stats_row *tmp)
 {
-	hd_stats_row *tmp = hd__array_alloc(n ? n : 1, sizeof(*tmp));
 	size_t w, i;
 
-	if (!tmp)
-		return HD_ENOMEM;
 	for (w = 1; w < n; w *= 2) {
 		for (i = 0; i < n; i += 2 * w) {
 			size_t lo = i, mid = i + w < n ? i + w : n;
@@ -808,8 +817,6 @@ static int sort_rows(hd_stats_row *v, size_t n, int sort, unsigned nkeys)
 		}
 		memcpy(v, tmp, n * sizeof(*v));
 	}
-	hd__free(tmp, (n ? n : 1) * sizeof(*tmp));
-	return 0;
 }
 
 const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g, int sort,
@@ -824,10 +831,7 @@ const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g, int sort,
 	}
 	gr = &st->g[g];
 	if (gr->sorted != sort) {
-		if (sort_rows(gr->rows, gr->nrows, sort, gr->nkeys)) {
-			*n_out = 0;
-			return NULL;
-		}
+		sort_rows(gr->rows, gr->nrows, sort, gr->nkeys, st->sort_tmp);
 		gr->sorted = sort;
 	}
 	*n_out = gr->nrows;
@@ -846,6 +850,7 @@ void hd_stats_free(hd_stats *st)
 			 (st->g[i].count ? st->g[i].count : 1) *
 				 sizeof(hd_stats_row));
 	}
+	hd__free(st->sort_tmp, st->sort_tmp_n * sizeof(hd_stats_row));
 	hd__classtab_free(&st->ct);
 	hd__intern_free(&st->strs);
 	hd__map_free(&st->gems);

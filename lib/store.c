@@ -708,6 +708,33 @@ out:
 	return rc;
 }
 
+/* A store from a copy of buf[0..len): hd_store_open() without a file. */
+int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
+		       hd_error *err)
+{
+	hd_store *s;
+	int rc;
+
+	HD_ASSERT_ARG(out && (buf || !len));
+	*out = NULL;
+	if (!(s = hd__calloc(1, sizeof(*s))))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (!(s->buf = hd__malloc(len))) {
+		hd__store_release(s);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	s->buf_len = len;
+	if (len)
+		memcpy(s->buf, buf, len);
+	if ((rc = parse_layout(s, s->buf, len, err)) ||
+	    (rc = hd__store_validate(s, 1, err))) {
+		hd__store_release(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
 int hd_store_is_store(const char *path)
 {
 	unsigned char head[HD__STORE_MAGIC_LEN];

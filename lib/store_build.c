@@ -66,6 +66,8 @@ struct bld {
 	uint64_t *refs;
 	size_t nrefs, refs_cap;
 	size_t refs_bytes;           /* its allocation once resolved */
+	const char *limit_what;      /* the limit exceeded (HD_ELIMIT) */
+	uint64_t limit_n;
 	/* class pointers, as a dictionary */
 	struct hd__map cmap;
 	uint64_t *cdict;
@@ -320,10 +322,23 @@ static int rec_aux(struct bld *b, const hd_record *rec, uint32_t *out)
 	return hd__intern_json(&b->strs, a, out);
 }
 
+/* The format's limits (man 5 heapdump-store, LIMITS); variables only so
+ * that the tests can lower them. */
+uint64_t hd__max_nodes = (uint64_t)NONE - 1;
+uint64_t hd__max_refs = UINT32_MAX;
+uint64_t hd__max_string_bytes = UINT32_MAX;
+
+static int over(struct bld *b, const char *what, uint64_t n)
+{
+	b->limit_what = what;
+	b->limit_n = n;
+	return HD_ELIMIT;
+}
+
 static int add_refs(struct bld *b, const uint64_t *refs, size_t n)
 {
-	if (n > UINT32_MAX - b->nrefs)
-		return HD_ELIMIT;
+	if (b->nrefs > hd__max_refs || n > hd__max_refs - b->nrefs)
+		return over(b, "references", hd__max_refs);
 	if (hd__grow((void **)&b->refs, &b->refs_cap, b->nrefs + n,
 		     sizeof(*b->refs)))
 		return HD_ENOMEM;
@@ -362,8 +377,8 @@ static int add_object(struct bld *b, const hd_record *rec)
 	uint32_t v;
 	int rc;
 
-	if (i >= (size_t)NONE - 1)
-		return HD_ELIMIT;
+	if (i >= hd__max_nodes)
+		return over(b, "objects", hd__max_nodes);
 	if (i + 2 > b->c[C_ADDR].cap && grow_cols(b, i + 2))
 		return HD_ENOMEM;
 	((uint64_t *)b->c[C_ADDR].p)[i] = rec->address;
@@ -421,8 +436,8 @@ static int add_root(struct bld *b, const hd_record *rec)
 	if (!found)
 		b->rnames[b->nroots++] = sid;
 	b->root_listed += rec->nrefs;
-	if (rec->nrefs > UINT32_MAX - b->nraddr)
-		return HD_ELIMIT;
+	if (b->nraddr > hd__max_refs || rec->nrefs > hd__max_refs - b->nraddr)
+		return over(b, "root references", hd__max_refs);
 	if (hd__grow((void **)&b->raddr, &b->raddr_cap,
 		     b->nraddr + rec->nrefs, sizeof(*b->raddr)) ||
 	    hd__grow((void **)&b->rcat, &b->rcat_cap, b->nraddr + rec->nrefs,
@@ -435,13 +450,14 @@ static int add_root(struct bld *b, const hd_record *rec)
 	return 0;
 }
 
-static int limit_error(hd_error *err, int rc)
+static int limit_error(const struct bld *b, hd_error *err, int rc)
 {
 	if (rc == HD_ELIMIT)
 		return hd__error(err, HD_ELIMIT,
-				 "the dump exceeds the store limits (over "
-				 "4294967294 objects or 4294967295 "
-				 "references)");
+				 "'%s' exceeds a limit of the store: more than "
+				 "%llu %s (man 5 heapdump-store, LIMITS)",
+				 b->path, (unsigned long long)b->limit_n,
+				 b->limit_what ? b->limit_what : "items");
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
 
@@ -468,7 +484,7 @@ static int read_dump(struct bld *b, hd_error *err)
 		else if (rec->kind == HD_REC_ROOT)
 			rc = add_root(b, rec);
 		if (rc)
-			return limit_error(err, rc);
+			return limit_error(b, err, rc);
 		if (++count % PROGRESS_EVERY == 0)
 			progress(b);
 	}
@@ -1012,8 +1028,10 @@ static int strings(struct bld *b)
 	uint32_t *off;
 	size_t i;
 
-	if (t->bytes_len > UINT32_MAX || t->count >= HD_STR_NONE)
-		return HD_ELIMIT;
+	if (t->bytes_len > hd__max_string_bytes)
+		return over(b, "bytes of distinct strings", hd__max_string_bytes);
+	if (t->count >= HD_STR_NONE)
+		return over(b, "distinct strings", HD_STR_NONE - 1);
 	if (!(off = sec_alloc(b, HD__SEC_STROFFS, t->count + 1, 4)))
 		return HD_ENOMEM;
 	for (i = 0; i <= t->count; i++)
@@ -1073,7 +1091,7 @@ static int meta(struct bld *b, hd_error *err)
 	m[HD__M_RD_GZIP] = (uint64_t)st.gzip;
 	m[HD__M_RD_MEMPROF] = (uint64_t)st.memprof;
 	if ((rc = strings(b)))
-		return limit_error(err, rc);
+		return limit_error(b, err, rc);
 	if (!(p = sec_alloc(b, HD__SEC_META, HD__M_COUNT, 8)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	for (i = 0; i < HD__M_COUNT; i++)

@@ -160,6 +160,15 @@ struct hd_store {
  */
 HD_HIDDEN int hd__store_validate(hd_store *s, int full, hd_error *err);
 
+/* Opens a store from a copy of buf[0..len), validated as hd_store_open()
+ * validates a file (the store fuzzer's entry). */
+HD_HIDDEN int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
+				 hd_error *err);
+
+/* The limits hd_store_build() enforces (store_build.c): the format's,
+ * lowered only by tests. */
+HD_HIDDEN extern uint64_t hd__max_nodes, hd__max_refs, hd__max_string_bytes;
+
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
 

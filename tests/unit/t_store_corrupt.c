@@ -84,6 +84,9 @@ static int try_img(const unsigned char *img, size_t n)
 		refused++;
 		if (s)
 			return -101;
+		/* every refusal says what is wrong */
+		if (!err.msg[0] || err.code != rc)
+			return -103;
 	}
 	return rc;
 }
@@ -244,6 +247,80 @@ static void test_corrupt__every_byte(void)
 			return;
 		}
 	}
+}
+
+/* Every bit of the header: each flip is refused. */
+static void test_corrupt__header_bits(void)
+{
+	size_t at;
+	unsigned bit;
+	int rc;
+
+	T_RC(setup(), 0);
+	for (at = 0; at < HD__STORE_HEADER; at++)
+		for (bit = 0; bit < 8; bit++) {
+			rc = try_mut(at, (unsigned char)(1u << bit), good_n);
+			if (rc != HD_EFORMAT) {
+				T_FAIL("header byte %zu bit %u: rc %d", at, bit,
+				       rc);
+				return;
+			}
+		}
+}
+
+/*
+ * Every bit of every byte within 4 bytes of each section boundary (the
+ * last bytes of one section, the padding, the first bytes of the next)
+ * and of every section table entry: refused with a message, or opened
+ * and read whole without a fault; and the file cut at each of those
+ * bytes: refused.
+ */
+static void test_corrupt__boundary_bits(void)
+{
+	size_t at, lo, hi, tried = 0;
+	unsigned i, bit, edge;
+	int rc;
+
+	T_RC(setup(), 0);
+	for (i = 0; i < nsecs; i++) {
+		for (edge = 0; edge < 2; edge++) {
+			size_t b = (size_t)(edge ? secs[i].off + secs[i].size :
+						   secs[i].off);
+
+			lo = b >= 4 ? b - 4 : 0;
+			hi = b + 4 < good_n ? b + 4 : good_n;
+			for (at = lo; at < hi; at++) {
+				for (bit = 0; bit < 8; bit++) {
+					rc = try_mut(at,
+						     (unsigned char)(1u << bit),
+						     good_n);
+					if (rc != HD_EFORMAT && rc != 0) {
+						T_FAIL("section %u, byte %zu bit "
+						       "%u: rc %d", secs[i].id,
+						       at, bit, rc);
+						return;
+					}
+					tried++;
+				}
+				if (try_mut(good_n, 0, at) != HD_EFORMAT) {
+					T_FAIL("cut at %zu: not refused", at);
+					return;
+				}
+			}
+		}
+	}
+	for (at = HD__STORE_HEADER;
+	     at < HD__STORE_HEADER + (size_t)nsecs * 24; at++)
+		for (bit = 0; bit < 8; bit++) {
+			rc = try_mut(at, (unsigned char)(1u << bit), good_n);
+			if (rc != HD_EFORMAT && rc != 0) {
+				T_FAIL("table byte %zu bit %u: rc %d", at, bit,
+				       rc);
+				return;
+			}
+			tried++;
+		}
+	T_ASSERT(tried > nsecs * 64);
 }
 
 /* ---- exact messages ---- */
@@ -457,6 +534,8 @@ static const struct t_case cases[] = {
 	T_CASE(corrupt__truncate_at_boundaries),
 	T_CASE(corrupt__truncate_everywhere),
 	T_CASE(corrupt__header_bytes),
+	T_CASE(corrupt__header_bits),
+	T_CASE(corrupt__boundary_bits),
 	T_CASE(corrupt__table_entries),
 	T_CASE(corrupt__section_bytes),
 	T_CASE(corrupt__every_byte),

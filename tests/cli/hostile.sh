@@ -1,0 +1,186 @@
+#!/bin/sh
+# hostile.sh - broken and hostile input generated at test time (not
+# committed): a dump truncated at every byte offset, a 10 MB string
+# value, a 50 MB references array, a gzip dump of over 4 GiB, and stores
+# whose source dump changed since indexing.
+. "$(dirname "$0")/../lib.sh"
+needs jq jq
+needs gzip gzip
+
+HD=$HEAPDUMP
+TOOLS="$TOP/$B/tests"
+case $B in /*) TOOLS="$B/tests" ;; esac
+
+# ---- a small dump cut at every byte ----
+# Each prefix: lenient mode exits 0 with no more objects than the whole
+# file and one reported line exactly when the cut breaks a record; strict
+# mode exits 0 when the cut falls at a line end and 1 with FILE:LINE:COL
+# on the cut line otherwise. Never a crash (a signal is an exit status >
+# 128). (t_truncate does the same in the library on 6 KB of a real dump.)
+T="$TMP/t.json"
+printf '%s\n' \
+	'{"type":"ROOT", "root":"vm", "references":["0x10"]}' \
+	'{"address":"0x10", "type":"STRING", "value":"a\"b", "flags":{"old":true}}' \
+	'{"address":"0x20", "type":"ARRAY", "references":["0x10"]}' \
+	>"$T"
+size=$(wc -c <"$T")
+full=$("$HD" stats --all -q --format json "$T" | jq .totals.objects)
+check truncate/full-objects 2 "$full"
+# for each cut k: "k broken line", broken when k is inside a line (not at
+# its start nor right before its newline), line the cut line's number
+awk '{ n = length($0) + 1; for (i = 0; i < n; i++) print k + i, (i > 0 && i < n - 1), NR; k += n }' "$T" >"$TMP/cuts"
+check truncate/cuts "$size" "$(wc -l <"$TMP/cuts" | tr -d ' ')"
+bad=""
+P="$TMP/p.json"
+while read -r k broken line && [ -z "$bad" ]; do
+	head -c "$k" "$T" >"$P"
+	nl=$((line - 1))
+	"$HD" stats --all -q --format json "$P" >"$TMP/o" 2>"$TMP/e"
+	rc=$?
+	objs=$(sed -n 's/.*"objects":\([0-9]*\).*/\1/p' "$TMP/o" | head -1)
+	reported=$(grep -cE '\((repaired|skipped)\)$' "$TMP/e")
+	if [ $rc != 0 ]; then
+		bad="cut at $k: lenient exit $rc: $(head -c 200 "$TMP/e")"
+	elif [ -z "$objs" ] || [ "$objs" -gt "$full" ]; then
+		bad="cut at $k: $objs objects, more than $full"
+	elif [ "$reported" -ne $broken ]; then
+		bad="cut at $k: $reported lines reported, expected $broken"
+	fi
+	"$HD" stats --strict -q "$P" >/dev/null 2>"$TMP/e"
+	rc=$?
+	if [ -n "$bad" ]; then
+		:
+	elif [ $broken = 0 ] && [ $rc != 0 ]; then
+		bad="cut at $k (a line end): strict exit $rc: $(head -c 200 "$TMP/e")"
+	elif [ $broken = 1 ] && [ $rc != 1 ]; then
+		bad="cut at $k: strict exit $rc, expected 1"
+	elif [ $broken = 1 ] && ! grep -qE "^heapdump: $P:$((nl + 1)):[0-9]+: " "$TMP/e"; then
+		bad="cut at $k: no $P:$((nl + 1)):COL: in $(head -c 200 "$TMP/e")"
+	fi
+done <"$TMP/cuts"
+if [ -z "$bad" ]; then ok "truncate/every-byte ($size prefixes)"; else
+	notok truncate/every-byte "$bad"
+fi
+
+# ---- huge values ----
+# A 10 MB string value and a 50 MB references array, each on one line.
+BIG="$TMP/big.json"
+{
+	printf '{"type":"ROOT", "root":"vm", "references":["0x7f0000001000"]}\n'
+	printf '{"address":"0x7f0000001000", "type":"STRING", "bytesize":10485760, "value":"'
+	head -c 10485760 /dev/zero | tr '\0' 'a'
+	printf '", "memsize":10485801}\n'
+	awk 'BEGIN {
+		printf "{\"address\":\"0x7f0000002000\", \"type\":\"ARRAY\", \"length\":2800000, \"references\":["
+		for (i = 0; i < 1400000; i++)
+			printf "%s\"0x7f0000001000\", \"0x7f0000003000\"", i ? ", " : ""
+		printf "], \"memsize\":22400040}\n"
+	}'
+	printf '{"address":"0x7f0000003000", "type":"OBJECT", "references":["0x7f0000002000"], "memsize":40}\n'
+} >"$BIG"
+check huge/string-10MB-array-50MB 1 \
+	"$([ "$(sed -n 2p "$BIG" | wc -c)" -gt 10485760 ] &&
+	   [ "$(sed -n 3p "$BIG" | wc -c)" -gt 50000000 ] && echo 1)"
+"$HD" stats --strict -q --format json "$BIG" >"$TMP/o" 2>"$TMP/e"
+check huge/stats-exit 0 $?
+check huge/stats-counts "3 2800001 32885881" \
+	"$(jq -r '.totals | "\(.objects) \(.references) \(.memsize)"' "$TMP/o")"
+"$HD" index -q "$BIG" -o "$TMP/big.hds" 2>"$TMP/e"
+check huge/index-exit 0 $?
+"$HD" stats -q --format json "$TMP/big.hds" >"$TMP/o" 2>"$TMP/e"
+check huge/store-counts "3 2800001" \
+	"$(jq -r '.totals | "\(.objects) \(.references)"' "$TMP/o")"
+# the 50 MB record read back from the dump, byte for byte
+"$HD" subgraph-of -q "$TMP/big.hds" --address 0x7f0000002000 \
+	-o "$TMP/sub.json" 2>"$TMP/e"
+check huge/read-back-exit 0 $?
+check huge/read-back-bytes "$(sed -n 3p "$BIG" | cksum)" \
+	"$(grep -F '{"address":"0x7f0000002000"' "$TMP/sub.json" | cksum)"
+"$HD" replace-class -q "$BIG" -o "$TMP/rc.json" 2>"$TMP/e"
+check huge/replace-class-exit 0 $?
+check huge/replace-class-same "$(cksum <"$BIG")" "$(cksum <"$TMP/rc.json")"
+rm -f "$BIG" "$TMP/rc.json" "$TMP/sub.json"
+
+# ---- a dump over 4 GiB ----
+# gzip members: two records, then 4.3 GB of blank lines (65 copies of
+# one member of 64 MiB of spaces), then two more records, whose offsets
+# are over 2^32: the store's u64 offsets must hold them exactly.
+G="$TMP/huge.json.gz"
+L1='{"type":"ROOT", "root":"vm", "references":["0x1000"]}'
+L2='{"address":"0x1000", "type":"ARRAY", "references":["0x2000"], "memsize":40}'
+L3='{"address":"0x2000", "type":"STRING", "value":"far away", "memsize":40}'
+L4='{"address":"0x3000", "type":"OBJECT", "references":["0x1000", "0x2000"], "memsize":40}'
+printf '%s\n%s\n' "$L1" "$L2" | gzip -1 >"$G"
+awk 'BEGIN { s = sprintf("%1023s", ""); for (i = 0; i < 65536; i++) print s }' |
+	gzip -9 >"$TMP/blank.gz"
+i=0
+while [ $i -lt 65 ]; do cat "$TMP/blank.gz"; i=$((i + 1)); done >>"$G"
+rm -f "$TMP/blank.gz"
+printf '%s\n%s\n' "$L3" "$L4" | gzip -1 >>"$G"
+"$HD" index -q "$G" -o "$TMP/huge.hds" 2>"$TMP/e"
+check over-4GiB/index-exit 0 $?
+"$HD" stats -q --format json "$TMP/huge.hds" >"$TMP/o"
+check over-4GiB/objects "3 3" \
+	"$(jq -r '.totals | "\(.objects) \(.references)"' "$TMP/o")"
+o3=$((${#L1} + ${#L2} + 2 + 65 * 67108864))
+check over-4GiB/offsets "0x1000 ARRAY $((${#L1} + 1))
+0x2000 STRING $o3
+0x3000 OBJECT $((o3 + ${#L3} + 1))" \
+	"$("$TOOLS/store_nodes" "$TMP/huge.hds" 2>&1)"
+rm -f "$G" "$TMP/huge.hds"
+
+# ---- stale stores ----
+# A store remembers its dump's size and a fingerprint of its first and
+# last 64 KiB; a record read back must also be the object indexed at
+# that offset. Every command that reads records back refuses a changed
+# dump (exit 1, "changed since it was indexed"), and a removed one (exit
+# 1, "cannot open"); stats, which needs only the store, still works.
+D="$TMP/d.json"
+cp "$DATA/ok_ruby3.4_traced.json" "$D"
+head -n $(($(wc -l <"$D") / 3)) "$D" >"$TMP/third.json"
+"$HD" index -q "$D" -o "$TMP/d.hds" 2>"$TMP/e"
+check stale/index 0 $?
+READBACK="roots-of -q $TMP/d.hds --type STRING
+subgraph-of -q $TMP/d.hds --type STRING
+diff -q $TMP/third.json $TMP/d.hds -o $TMP/diff.json
+interface-with -q $TMP/d.hds --type STRING"
+# stale_cmds WANT CASE COMMANDS: WANT is 0 (works) or a message
+stale_cmds() {
+	printf '%s\n' "$3" | while read -r c; do
+		"$HD" $c >/dev/null 2>"$TMP/e"
+		rc=$?
+		if [ "$1" = 0 ]; then
+			check "stale/$2/${c%% *}" 0 $rc
+		elif [ $rc = 1 ] && grep -q "$1" "$TMP/e"; then
+			ok "stale/$2/${c%% *}"
+		else
+			notok "stale/$2/${c%% *}" "exit $rc: $(head -c 300 "$TMP/e")"
+		fi
+	done
+}
+stale_cmds 0 unchanged "$READBACK
+replace-class -q $TMP/d.hds"
+# the middle: the address of a STRING two thirds down, same size; the
+# fingerprint cannot see it, the records read back do
+mid=$(($(wc -l <"$D") * 2 / 3))
+while ! sed -n "${mid}p" "$D" | grep -q '"type":"STRING"'; do mid=$((mid + 1)); done
+addr=$(sed -n "${mid}p" "$D" | sed 's/^{"address":"0x\([0-9a-f]*\)".*/\1/')
+new=$(printf '%s' "$addr" | tr '0-9a-f' '1-9a-f0')
+sed -i "${mid}s/\"0x$addr\"/\"0x$new\"/" "$D"
+check stale/middle-same-size "$(wc -c <"$DATA/ok_ruby3.4_traced.json")" \
+	"$(wc -c <"$D")"
+check stale/middle-changed 1 "$(cmp -s "$D" "$DATA/ok_ruby3.4_traced.json" || echo 1)"
+stale_cmds "changed since it was indexed" middle "$READBACK"
+check stale/stats-still-works 0 \
+	"$("$HD" stats -q "$TMP/d.hds" >/dev/null 2>&1; echo $?)"
+cp "$DATA/ok_ruby3.4_traced.json" "$D"
+printf '\n' >>"$D"
+stale_cmds "changed since it was indexed" grown "$READBACK
+replace-class -q $TMP/d.hds"
+cp "$DATA/ok_ruby3.4_traced.json" "$D"
+sed -i '1s/"vm"/"VM"/' "$D"
+stale_cmds "changed since it was indexed" head "$READBACK
+replace-class -q $TMP/d.hds"
+rm -f "$D"
+stale_cmds "cannot open '$D'" removed "$READBACK
+replace-class -q $TMP/d.hds"

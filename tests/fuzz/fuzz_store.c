@@ -1,0 +1,176 @@
+/*
+ * fuzz_store.c - libFuzzer target: the bytes of a store file through the
+ * loader (header, section table, every validation), and when it opens,
+ * every accessor on every node, edge and root, then the graph algorithms
+ * that trust a validated store (stats, the root search, roots-of,
+ * subgraph, interface-with, export).
+ */
+#include "store_format.h"
+
+#include <stdint.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int sink_cb(const void *buf, size_t n, void *payload)
+{
+	uint64_t *sink = payload;
+
+	if (n)
+		*sink += ((const unsigned char *)buf)[n - 1];
+	return 0;
+}
+
+static void touch_iter(hd_edge_iter *it, uint32_t nodes, uint64_t *sink)
+{
+	hd_node_id t;
+	uint32_t left = hd_edge_iter_count(it);
+
+	while (hd_edge_iter_next(it, &t) == 0) {
+		/* a validated store never points outside its nodes */
+		if (t >= nodes)
+			__builtin_trap();
+		*sink += t;
+		left--;
+	}
+	if (left)
+		__builtin_trap();
+}
+
+static void touch_nodes(const hd_store *s, uint64_t *sink)
+{
+	uint32_t i, n = hd_store_node_count(s), r;
+	hd_edge_iter it;
+	hd_site site;
+	hd_store_info info;
+	char name[64], ver[64];
+	const char *p;
+	size_t len;
+
+	hd_store_info_get(s, &info);
+	*sink += info.edges + strlen(info.source_path);
+	*sink += strlen(hd_features_ruby(info.features, ver, sizeof(ver)));
+	for (i = 0; i < n; i++) {
+		uint64_t a = hd_store_address(s, i);
+
+		if (hd_store_find(s, a) != i)
+			__builtin_trap(); /* addresses are strictly sorted */
+		*sink += (uint64_t)hd_store_type(s, i) + hd_store_class(s, i) +
+			 hd_store_class_address(s, i) + hd_store_memsize(s, i) +
+			 hd_store_generation(s, i) + hd_store_size(s, i) +
+			 hd_store_bits(s, i) + hd_store_offset(s, i);
+		if (hd_store_site(s, i, &site) == 0) {
+			if (site.file_len)
+				*sink += (unsigned char)site.file[site.file_len - 1];
+			if (site.method_len)
+				*sink += (unsigned char)
+					site.method[site.method_len - 1];
+		}
+		if ((p = hd_store_aux(s, i, &len)) && len)
+			*sink += (unsigned char)p[len - 1];
+		*sink += hd_store_class_name(s, i, name, sizeof(name));
+		hd_store_refs(s, i, &it);
+		touch_iter(&it, n, sink);
+		hd_store_referrers(s, i, &it);
+		touch_iter(&it, n, sink);
+	}
+	hd_store_refs(s, n, &it); /* out of range: empty */
+	if (hd_edge_iter_count(&it))
+		__builtin_trap();
+	for (r = 0; r < hd_store_root_count(s); r++) {
+		if ((p = hd_store_root_name(s, r)))
+			*sink += strlen(p);
+		hd_store_root_refs(s, r, &it);
+		touch_iter(&it, n, sink);
+	}
+}
+
+static void run_algorithms(const hd_store *s, uint64_t *sink)
+{
+	hd_stats_options so;
+	hd_stats *st = NULL;
+	hd_nodes half = { NULL, 0, 0 }, kept = { NULL, 0, 0 },
+		 unreached = { NULL, 0, 0 }, sub = { NULL, 0, 0 };
+	hd_interface *x = NULL;
+	hd_export *ex = NULL;
+	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
+	hd_root_path path = { 0, NULL, 0, 0 };
+	uint32_t i, n = hd_store_node_count(s);
+	size_t nrows;
+
+	memset(&so, 0, sizeof(so));
+	so.version = HD_STATS_OPTIONS_VERSION;
+	so.ngroupings = 2;
+	so.nkeys[0] = 1;
+	so.keys[0][0] = HD_KEY_CLASS;
+	so.nkeys[1] = 2;
+	so.keys[1][0] = HD_KEY_LOCATION;
+	so.keys[1][1] = HD_KEY_GENERATION;
+	if (hd_stats_new(&st, &so, NULL) == 0 &&
+	    hd_stats_add_store(st, s, NULL) == 0 &&
+	    hd_stats_finish(st, NULL) == 0) {
+		hd_stats_rows(st, 0, HD_SORT_MEMSIZE, &nrows);
+		*sink += nrows;
+		hd_stats_rows(st, 1, HD_SORT_COUNT, &nrows);
+		*sink += nrows;
+	}
+	hd_stats_free(st);
+
+	/* the upper half of the nodes as "new" objects */
+	for (i = n / 2; i < n; i++) {
+		if (hd__grow((void **)&half.ids, &half.cap, half.n + 1,
+			     sizeof(*half.ids)))
+			goto out;
+		half.ids[half.n++] = i;
+	}
+	if (hd_roots_of(s, &half, HD_ROOTS_SKIP_WEAK, &kept, &unreached,
+			NULL) == 0)
+		*sink += kept.n + unreached.n;
+	hd_nodes_free(&kept);
+	if (hd_roots_of(s, &half, HD_ROOTS_ALL_ANCESTORS, &kept, NULL,
+			NULL) == 0)
+		*sink += kept.n;
+	if (n && hd_path(s, n - 1, 0, &path, NULL) == 0)
+		*sink += path.n;
+	if (hd_subgraph_of(s, &half, 3, &sub, NULL) == 0)
+		*sink += sub.n;
+	if (hd_interface_with(&x, s, &half, NULL) == 0) {
+		hd_interface_totals t;
+
+		hd_interface_totals_get(x, &t);
+		*sink += t.reached + t.components;
+	}
+	eo.flags = HD_EXPORT_COLLAPSE;
+	eo.depth = 1;
+	if (hd_export_new(&ex, s, &half, &eo, NULL) == 0) {
+		hd_export_write_gml(ex, sink_cb, sink, NULL);
+		hd_export_write_dot(ex, sink_cb, sink, NULL);
+	}
+out:
+	hd_export_free(ex);
+	hd_interface_free(x);
+	hd_root_path_free(&path);
+	hd_nodes_free(&sub);
+	hd_nodes_free(&kept);
+	hd_nodes_free(&unreached);
+	hd_nodes_free(&half);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	hd_store *s = NULL;
+	hd_error err;
+	uint64_t sink = 0;
+
+	memset(&err, 0, sizeof(err));
+	if (hd__store_open_mem(&s, data, size, &err)) {
+		/* every refusal says why */
+		if (err.code >= 0 || !err.msg[0])
+			__builtin_trap();
+		return 0;
+	}
+	touch_nodes(s, &sink);
+	run_algorithms(s, &sink);
+	hd_store_close(s);
+	return sink == 42 ? 0 : 0;
+}
