@@ -25,6 +25,7 @@ struct hd_dump {
 	size_t since;
 	ID flag_id[MAX_FLAGS];    /* cache: GC flag ids and their names */
 	const char *flag_name[MAX_FLAGS];
+	size_t flag_len[MAX_FLAGS];
 	int nflag;
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
@@ -41,6 +42,20 @@ const char *hd_type_name(int type)
 #undef T
 	default: return "UNKNOWN";
 	}
+}
+
+/* ', "type":"STRING"' with lengths computed once */
+static void put_type(struct hd_out *o, int type)
+{
+	static char text[0x20][40];
+	static size_t len[0x20];
+	int t = type & 0x1f;
+
+	if (!len[t])
+		len[t] = (size_t)snprintf(text[t], sizeof(text[t]),
+					  ", \"type\":\"%s\"",
+					  hd_type_name(type));
+	hd_put(o, text[t], len[t]);
 }
 
 /* ---- ROOT lines ---- */
@@ -292,17 +307,27 @@ static void site_fields(struct hd_out *o, const struct hd_site *s)
 	hd_put_u64(o, s->generation);
 }
 
-static const char *flag_name(struct hd_dump *d, ID id)
+/* The flag's name, from a small cache (the GC has a handful). */
+static const char *flag_name(struct hd_dump *d, ID id, size_t *len)
 {
+	const char *name;
 	int i;
 
-	for (i = 0; i < d->nflag; i++)
-		if (d->flag_id[i] == id)
+	for (i = 0; i < d->nflag; i++) {
+		if (d->flag_id[i] == id) {
+			*len = d->flag_len[i];
 			return d->flag_name[i];
-	if (d->nflag == MAX_FLAGS)
-		return rb_id2name(id);
-	d->flag_id[d->nflag] = id;
-	return d->flag_name[d->nflag++] = rb_id2name(id);
+		}
+	}
+	if (!(name = rb_id2name(id)))
+		name = "?";
+	*len = strlen(name);
+	if (d->nflag < MAX_FLAGS) {
+		d->flag_id[d->nflag] = id;
+		d->flag_len[d->nflag] = *len;
+		d->flag_name[d->nflag++] = name;
+	}
+	return name;
 }
 
 static void gc_flags(struct hd_dump *d, VALUE obj)
@@ -314,12 +339,14 @@ static void gc_flags(struct hd_dump *d, VALUE obj)
 		return;
 	HD_PUTS(&d->out, ", \"flags\":{");
 	for (i = 0; i < n; i++) {
-		const char *name = flag_name(d, ids[i]);
+		size_t len;
+		const char *name = flag_name(d, ids[i], &len);
 
 		if (i)
-			HD_PUTS(&d->out, ", ");
-		HD_PUTS(&d->out, "\"");
-		hd_put_cstr(&d->out, name ? name : "?");
+			HD_PUTS(&d->out, ", \"");
+		else
+			HD_PUTS(&d->out, "\"");
+		hd_put(&d->out, name, len);
 		HD_PUTS(&d->out, "\":true");
 	}
 	HD_PUTS(&d->out, "}");
@@ -339,9 +366,7 @@ static void dump_object(struct hd_dump *d, VALUE obj)
 	d->nrefs = 0;
 	HD_PUTS(o, "{\"address\":");
 	hd_put_addr(o, obj);
-	HD_PUTS(o, ", \"type\":\"");
-	hd_put_cstr(o, hd_type_name(type));
-	HD_PUTS(o, "\"");
+	put_type(o, type);
 	if (d->klass) {
 		HD_PUTS(o, ", \"class\":");
 		hd_put_addr(o, d->klass);

@@ -72,8 +72,6 @@ int hd_out_close(struct hd_out *o)
 		if (gzclose(o->gz) != Z_OK && !err)
 			err = EIO;
 	} else if (o->fd >= 0) {
-		if (!err && fsync(o->fd) != 0 && errno != EINVAL)
-			err = errno;
 		if (close(o->fd) != 0 && !err)
 			err = errno;
 	}
@@ -114,19 +112,24 @@ void hd_put_i64(struct hd_out *o, int64_t v)
 void hd_put_addr(struct hd_out *o, VALUE v)
 {
 	static const char hex[] = "0123456789abcdef";
-	char b[24];
-	int i = sizeof(b);
 	uint64_t x = (uint64_t)v;
+	char *p;
+	int digits = 1, i;
 
-	b[--i] = '"';
-	do {
-		b[--i] = hex[x & 15];
+	while (digits < 16 && (x >> (4 * digits)))
+		digits++;
+	if (o->len + 24 > o->cap)
+		hd_out_flush(o);
+	p = o->buf + o->len;
+	p[0] = '"';
+	p[1] = '0';
+	p[2] = 'x';
+	for (i = digits; i > 0; i--) {
+		p[2 + i] = hex[x & 15];
 		x >>= 4;
-	} while (x);
-	b[--i] = 'x';
-	b[--i] = '0';
-	b[--i] = '"';
-	hd_put(o, b + i, sizeof(b) - (size_t)i);
+	}
+	p[3 + digits] = '"';
+	o->len += (size_t)digits + 4;
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
