@@ -54,11 +54,12 @@ module HeapDump
     # the process goes on. The trap only queues the request; a thread of
     # ours forks. Completion is the rename to the final name.
     def on_signal(signal = "URG", dir: nil, gzip: false, full: false)
+      name = signal.is_a?(Integer) ? Signal.signame(signal) : signal.to_s.sub(/\ASIG/, "")
       queue = (@signal_queue ||= Thread::Queue.new)
-      @signal_opts = { dir: dir, gzip: gzip, full: full }
+      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full }.freeze
       @signal_thread = nil unless @signal_thread&.alive?
       @signal_thread ||= Thread.new { signal_loop(queue) }
-      Signal.trap(signal.to_s.sub(/\ASIG/, "")) { queue.push(true) }
+      Signal.trap(name) { queue.push(name) }
       true
     end
 
@@ -200,10 +201,9 @@ module HeapDump
 
     def signal_loop(queue)
       loop do
-        queue.pop
-        queue.clear
+        name = queue.pop
         begin
-          o = @signal_opts
+          o = @signal_opts.fetch(name)
           dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full]).wait
         rescue StandardError => e
           $stderr.puts("heapdump: signal dump failed: #{e.message}")
