@@ -18,15 +18,25 @@ live = GC.stat(:heap_live_slots)
 ours = File.join(dir, "bench_heapdump.json")
 theirs = File.join(dir, "bench_dump_all.json")
 runs = Integer(ENV.fetch("RUNS", 3))
+# [wall, cpu] seconds of the block
+def timed
+  c0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  w0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  yield
+  [Process.clock_gettime(Process::CLOCK_MONOTONIC) - w0,
+   Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c0]
+end
+
 t_ours = []
 t_theirs = []
 runs.times do
-  t_theirs << Benchmark.realtime { File.open(theirs, "w") { |f| ObjectSpace.dump_all(output: f) } }
-  t_ours << Benchmark.realtime { HeapDump.dump(ours) }
+  t_theirs << timed { File.open(theirs, "w") { |f| ObjectSpace.dump_all(output: f) } }
+  t_ours << timed { HeapDump.dump(ours) }
 end
-best_ours = t_ours.min
-best_theirs = t_theirs.min
-printf("heap: %d live slots; dump_all %.3fs (%d MB), HeapDump.dump %.3fs (%d MB); best of %d\n",
-       live, best_theirs, File.size(theirs) >> 20, best_ours, File.size(ours) >> 20, runs)
-printf("ratio: %.2fx\n", best_theirs / best_ours)
+wo, co = t_ours.transpose.map(&:min)
+wt, ct = t_theirs.transpose.map(&:min)
+printf("heap: %d live slots, Ruby %s, best of %d\n", live, RUBY_VERSION, runs)
+printf("ObjectSpace.dump_all  wall %.3fs  cpu %.3fs  %d MB\n", wt, ct, File.size(theirs) >> 20)
+printf("HeapDump.dump         wall %.3fs  cpu %.3fs  %d MB\n", wo, co, File.size(ours) >> 20)
+printf("ratio: %.2fx wall, %.2fx cpu\n", wt / wo, ct / co)
 File.unlink(ours, "#{ours}.meta.json", theirs)
