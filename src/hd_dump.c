@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -202,10 +203,19 @@ static void module_fields(struct hd_dump *d, VALUE mod)
 		HD_PUTS(o, ", \"singleton\":true");
 }
 
+/* %#g, with Ruby's own printf's spellings of the non-finite values */
 static void float_field(struct hd_out *o, VALUE f)
 {
+	double v = RFLOAT_VALUE(f);
 	char b[64];
-	int n = snprintf(b, sizeof(b), "%#g", RFLOAT_VALUE(f));
+	int n;
+
+	if (isnan(v))
+		n = snprintf(b, sizeof(b), "NaN");
+	else if (isinf(v))
+		n = snprintf(b, sizeof(b), "%sInf", v < 0 ? "-" : "");
+	else
+		n = snprintf(b, sizeof(b), "%#g", v);
 
 	HD_PUTS(o, ", \"value\":\"");
 	hd_put(o, b, (size_t)n);

@@ -22,7 +22,7 @@ ours, theirs = ARGV
 class Foo; def initialize; @a = 1; @b = "x"; end; end
 module Bar; class Baz < Foo; end; end
 $keep = [Foo.new, Bar::Baz.new, Hash.new { 1 }, "caf\u00e9", "a\u0001\"\\", :"dyn#{rand}",
-         1.5, 2**100, 3r, Complex(1, 2), /re/, "abc".match(/b/), Struct.new(:a).new(1),
+         1.5, 1.5e300, 1e-320, -2.5e-300, Float::INFINITY, -Float::INFINITY, Float::NAN, 2**100, 3r, Complex(1, 2), /re/, "abc".match(/b/), Struct.new(:a).new(1),
          Class.new, Module.new, (1..3), Object.new.tap { |o| def o.x; end },
          [1, 2, 3], Array.new(100) { |i| i.to_s }, { a: 1 }, File.open(__FILE__)]
 eval("def weird; 'w'; end", binding, "we\"ird\\path.rb", 1)
