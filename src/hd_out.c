@@ -114,10 +114,8 @@ void hd_put_addr(struct hd_out *o, VALUE v)
 	static const char hex[] = "0123456789abcdef";
 	uint64_t x = (uint64_t)v;
 	char *p;
-	int digits = 1, i;
+	int digits = (64 - __builtin_clzll(x | 1) + 3) / 4, i;
 
-	while (digits < 16 && (x >> (4 * digits)))
-		digits++;
 	if (o->len + 24 > o->cap)
 		hd_out_flush(o);
 	p = o->buf + o->len;
