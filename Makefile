@@ -8,6 +8,7 @@
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB)
 #   make fuzz            libFuzzer targets (clang)
+#   make ext             the Ruby extension (src/) into build/ext, by mkmf
 -include config.mak
 
 PREFIX ?= /usr/local
@@ -119,8 +120,19 @@ $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	$(Q)if command -v c++ >/dev/null; then c++ -x c++ -Wall -Wextra -Werror -Ilib -c -o $(B)/tests/headertest_cxx.o tests/headertest.c; fi
 	$(Q)touch $@
 
+# The Ruby extension is built by Ruby's mkmf with Ruby's own flags (never
+# SANITIZE: ruby is not an ASan build), out of tree in $(B)/ext.
+EXT_SRC := src/extconf.rb $(wildcard src/*.c src/*.h)
+$(B)/ext/heapdump_ext.so: $(EXT_SRC)
+	@mkdir -p $(B)/ext
+	@$(if $(Q),echo "  MKMF    $@")
+	$(Q)cd $(B)/ext && { ruby "$(CURDIR)/src/extconf.rb" && MAKEFLAGS= make V=$(if $(filter 1,$(V)),1,0); } \
+		>mkmf.out 2>&1 || { cat mkmf.out mkmf.log 2>/dev/null | tail -40; exit 1; }
+
+ext: $(B)/ext/heapdump_ext.so
+
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so
+	$(B)/tests/faultio.so $(B)/ext/heapdump_ext.so
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
@@ -179,7 +191,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
+.PHONY: deps all ext check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

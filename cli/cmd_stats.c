@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
+#include "sidecar.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,23 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 		printf("}");
 }
 
+/* The process section, when the gem wrote a sidecar beside the dump. */
+static void print_process(const char *path, enum fmt fmt,
+			  const hd_stats_totals *t)
+{
+	struct cli_sidecar sc;
+
+	if (hd_store_is_store(path) || !cli_sidecar_read(path, &sc))
+		return;
+	if (fmt == FMT_TEXT)
+		cli_sidecar_text(&sc, t->memsize);
+	else if (fmt == FMT_JSON)
+		cli_sidecar_json(&sc, t->memsize);
+	else
+		cli_sidecar_tsv(&sc, t->memsize);
+	cli_sidecar_free(&sc);
+}
+
 static void print_all(hd_stats *st, const hd_stats_options *o,
 		      const char *path, enum fmt fmt, int sort, int ns_g,
 		      unsigned shown_groupings)
@@ -363,6 +381,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 		print_totals_json(&t, path);
 	else
 		print_totals_tsv(&t);
+	print_process(path, fmt, &t);
 	if (fmt == FMT_JSON)
 		printf(",\"groupings\":[");
 	for (g = 0; g < shown_groupings; g++) {

@@ -35,6 +35,8 @@ const struct cli_command cli_commands[] = {
 	  "write objects and references as a Graphviz digraph" },
 	{ "render", cmd_render,
 	  "draw objects and references as SVG, PNG or PDF" },
+	{ "dump", cmd_dump,
+	  "ask a running Ruby process (heapdump gem) for a heap dump" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

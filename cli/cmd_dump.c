@@ -1,0 +1,389 @@
+/*
+ * cmd_dump.c - heapdump dump PID: asks a running Ruby process that loaded
+ * the heapdump gem's signal handler (require "heapdump/signal") for a heap
+ * dump, and waits for it.
+ *
+ * The protocol (man 1 heapdump-dump): the process, on the signal, forks a
+ * child that writes DIR/heapdump-PID-TIME.json through a temporary file
+ * and renames it into place after its sidecar PATH.meta.json. DIR is the
+ * process's $HEAPDUMP_DIR, else its $TMPDIR, else /tmp; we read them from
+ * /proc/PID/environ. A new name matching the pattern means a complete dump.
+ */
+#include "cmd.h"
+#include "common.h"
+#include "opt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COMMAND_NAME "dump"
+
+static struct dump_args {
+	const char *out, *dir, *sig;
+	unsigned long long timeout;
+	int quiet;
+} A;
+
+static const struct cli_opt opts[] = {
+	OPT_STRING('o', "output", "FILE", &A.out,
+		   "move the dump (and its sidecar) to FILE"),
+	OPT_STRING(0, "dir", "DIR", &A.dir,
+		   "where the process writes dumps (default: its "
+		   "$HEAPDUMP_DIR, $TMPDIR or /tmp)"),
+	OPT_STRING(0, "signal", "SIG", &A.sig,
+		   "the signal to send, a name or number (default URG)"),
+	OPT_UINT(0, "timeout", "SECONDS", &A.timeout,
+		 "give up after SECONDS (default 60)"),
+	OPT_FLAG('q', "quiet", &A.quiet, "no message while waiting"),
+	OPT_END()
+};
+
+static const struct cli_cmd_info info = {
+	COMMAND_NAME, "[options] PID",
+	"Signal a Ruby process running the heapdump gem's handler (require\n"
+	"\"heapdump/signal\") to dump its heap, wait until the dump is\n"
+	"complete, and print its path.",
+	opts
+};
+
+static const struct { const char *name; int sig; } signals[] = {
+	{ "URG", SIGURG },   { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+	{ "HUP", SIGHUP },   { "QUIT", SIGQUIT }, { "TTIN", SIGTTIN },
+	{ "TTOU", SIGTTOU }, { "WINCH", SIGWINCH }, { "PROF", SIGPROF },
+	{ "INT", SIGINT },   { "TERM", SIGTERM }, { "CONT", SIGCONT },
+};
+
+static int parse_signal(const char *s)
+{
+	char *end;
+	long n;
+	size_t i;
+
+	if (!s)
+		return SIGURG;
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (strcmp(s, signals[i].name) == 0)
+			return signals[i].sig;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n <= 0 || n >= NSIG)
+		return -1;
+	return (int)n;
+}
+
+static long parse_pid(const char *s)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n <= 0 || n > 0x3fffffff)
+		return -1;
+	return n;
+}
+
+/* NAME=value from /proc/PID/environ into buf; 0 if found and not empty */
+static int proc_env(long pid, const char *name, char *buf, size_t size)
+{
+	char path[64], data[65536];
+	size_t nlen = strlen(name), off = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -1;
+	n = read(fd, data, sizeof(data) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	data[n] = '\0';
+	while (off < (size_t)n) {
+		const char *e = data + off;
+		size_t len = strlen(e);
+
+		if (len > nlen + 1 && strncmp(e, name, nlen) == 0 &&
+		    e[nlen] == '=' && len - nlen - 1 < size) {
+			memcpy(buf, e + nlen + 1, len - nlen);
+			return 0;
+		}
+		off += len + 1;
+	}
+	return -1;
+}
+
+static const char *dump_dir(long pid, char *buf, size_t size)
+{
+	if (A.dir)
+		return A.dir;
+	if (proc_env(pid, "HEAPDUMP_DIR", buf, size) == 0 ||
+	    proc_env(pid, "TMPDIR", buf, size) == 0)
+		return buf;
+	return "/tmp";
+}
+
+/* heapdump-PID-*.json or .json.gz; not a sidecar (.meta.json), and
+ * temporary files start with a dot */
+static int is_dump_name(const char *name, const char *prefix)
+{
+	size_t n = strlen(name), p = strlen(prefix);
+
+	if (strncmp(name, prefix, p) != 0)
+		return 0;
+	if (n > p + 10 && strcmp(name + n - 10, ".meta.json") == 0)
+		return 0;
+	return (n > p + 5 && strcmp(name + n - 5, ".json") == 0) ||
+	       (n > p + 8 && strcmp(name + n - 8, ".json.gz") == 0);
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+/* a followed by b, malloc'ed (NULL when out of memory) */
+static char *concat(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *s = malloc(na + nb + 1);
+
+	if (s) {
+		memcpy(s, a, na);
+		memcpy(s + na, b, nb + 1);
+	}
+	return s;
+}
+
+static void names_free(struct names *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static int names_has(const struct names *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int names_add(struct names *s, const char *name)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		char **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	if (!(s->v[s->n] = strdup(name)))
+		return -1;
+	s->n++;
+	return 0;
+}
+
+/* The dumps of the process in dir: into *seen (first call), or the first
+ * one not in *seen into *found (malloc'ed). Returns 1 when found, 0, or
+ * -1 on error. */
+static int scan_dir(const char *dir, const char *prefix, struct names *seen,
+		    int collect, char **found)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (!is_dump_name(e->d_name, prefix))
+			continue;
+		if (collect) {
+			if (names_add(seen, e->d_name)) {
+				rc = -1;
+				break;
+			}
+		} else if (!names_has(seen, e->d_name)) {
+			char *d_slash = concat(dir, "/");
+
+			*found = d_slash ? concat(d_slash, e->d_name) : NULL;
+			free(d_slash);
+			rc = *found ? 1 : -1;
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, rc = 0;
+	ssize_t n;
+
+	if ((in = open(from, O_RDONLY)) < 0)
+		return -1;
+	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			rc = -1;
+			break;
+		}
+	if (n < 0)
+		rc = -1;
+	close(in);
+	if (close(out) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* rename, or copy and unlink across file systems */
+static int move_file(const char *from, const char *to)
+{
+	if (rename(from, to) == 0)
+		return 0;
+	if (errno != EXDEV)
+		return -1;
+	if (copy_file(from, to) != 0) {
+		unlink(to);
+		return -1;
+	}
+	return unlink(from);
+}
+
+static int move_out(const char *found, const char *out)
+{
+	char *from = concat(found, ".meta.json"), *to = concat(out, ".meta.json");
+	int rc = EXIT_OK;
+
+	if (!from || !to) {
+		cli_error("out of memory");
+		rc = EXIT_FAIL;
+	} else if (move_file(found, out) != 0) {
+		cli_error("cannot move '%s' to '%s': %s", found, out,
+			  strerror(errno));
+		rc = EXIT_FAIL;
+	} else if (access(from, F_OK) == 0 && move_file(from, to) != 0) {
+		cli_error("cannot move '%s' to '%s': %s", from, to,
+			  strerror(errno));
+		rc = EXIT_FAIL;
+	}
+	free(from);
+	free(to);
+	return rc;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int wait_for_dump(long pid, const char *dir, const char *prefix,
+			 struct names *seen, char **found)
+{
+	double deadline = cli_now() + (double)A.timeout;
+	int rc;
+
+	while ((rc = scan_dir(dir, prefix, seen, 0, found)) == 0) {
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			cli_error("process %ld exited before its dump was "
+				  "complete", pid);
+			return EXIT_FAIL;
+		}
+		if (cli_now() > deadline) {
+			cli_error("no dump from process %ld in '%s' after %llu "
+				  "s: does it run require \"heapdump/signal\" "
+				  "(or HeapDump.on_signal), with this signal "
+				  "and directory?", pid, dir, A.timeout);
+			return EXIT_FAIL;
+		}
+		sleep_ms(50);
+	}
+	if (rc < 0) {
+		cli_error("cannot read '%s': %s", dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int signal_process(long pid, int sig)
+{
+	if (kill((pid_t)pid, sig) == 0)
+		return EXIT_OK;
+	if (errno == ESRCH)
+		cli_error("no such process: %ld", pid);
+	else
+		cli_error("cannot signal process %ld: %s", pid,
+			  strerror(errno));
+	return EXIT_FAIL;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct names seen = { 0 };
+	char envdir[4096], prefix[64], *found = NULL;
+	const char *dir;
+	int rc, first, sig;
+	long pid;
+
+	memset(&A, 0, sizeof(A));
+	A.timeout = 60;
+	if ((rc = cli_parse(&info, argc, argv, &first)))
+		return rc < 0 ? EXIT_OK : rc;
+	if (argc - first != 1)
+		return cli_usage_error(&info, argc - first ?
+						      "one process id, please" :
+						      "which process id?");
+	if ((pid = parse_pid(argv[first])) < 0)
+		return cli_usage_error(&info, "not a process id: '%s'",
+				       argv[first]);
+	if ((sig = parse_signal(A.sig)) < 0)
+		return cli_usage_error(&info, "unknown signal '%s'", A.sig);
+	if (!A.timeout)
+		return cli_usage_error(&info, "--timeout must be at least 1");
+	if ((rc = signal_process(pid, 0)))
+		return rc;
+	dir = dump_dir(pid, envdir, sizeof(envdir));
+	snprintf(prefix, sizeof(prefix), "heapdump-%ld-", pid);
+	if (scan_dir(dir, prefix, &seen, 1, NULL) < 0) {
+		cli_error("cannot read '%s': %s", dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (!A.quiet)
+		fprintf(stderr, "%s: waiting for the dump of process %ld in "
+			"%s\n", PROGRAM_NAME, pid, dir);
+	rc = signal_process(pid, sig);
+	if (!rc)
+		rc = wait_for_dump(pid, dir, prefix, &seen, &found);
+	names_free(&seen);
+	if (!rc && A.out)
+		rc = move_out(found, A.out);
+	if (!rc)
+		printf("%s\n", A.out ? A.out : found);
+	free(found);
+	return rc;
+}

@@ -1,0 +1,234 @@
+/*
+ * sidecar.c - reads the few top-level fields heapdump stats shows from a
+ * sidecar file (DUMP.meta.json): a flat scan of one JSON object that
+ * skips nested values and strings, no general JSON parser.
+ */
+#include "sidecar.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SIDECAR (1 << 20)
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	if (!(buf = malloc(MAX_SIDECAR + 1))) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, MAX_SIDECAR, f);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* The end of the JSON string starting at s (on its quote), or NULL. */
+static const char *skip_string(const char *s, const char *end)
+{
+	for (s++; s < end; s++) {
+		if (*s == '\\')
+			s++;
+		else if (*s == '"')
+			return s + 1;
+	}
+	return NULL;
+}
+
+struct field {
+	const char *key;
+	size_t key_len;
+	const char *val;     /* first byte of the value */
+};
+
+static void store_number(struct cli_sidecar *sc, const struct field *f)
+{
+	static const struct { const char *name; size_t off, has; } nums[] = {
+		{ "pid", offsetof(struct cli_sidecar, pid), 0 },
+		{ "rss_bytes", offsetof(struct cli_sidecar, rss),
+		  offsetof(struct cli_sidecar, has_rss) },
+		{ "memsize_of_all", offsetof(struct cli_sidecar, memsize_of_all),
+		  offsetof(struct cli_sidecar, has_memsize_of_all) },
+		{ "malloc_in_use_bytes",
+		  offsetof(struct cli_sidecar, malloc_in_use),
+		  offsetof(struct cli_sidecar, has_malloc) },
+	};
+	size_t i;
+
+	if (*f->val < '0' || *f->val > '9')
+		return;
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		if (strlen(nums[i].name) != f->key_len ||
+		    memcmp(nums[i].name, f->key, f->key_len) != 0)
+			continue;
+		*(uint64_t *)((char *)sc + nums[i].off) =
+			strtoull(f->val, NULL, 10);
+		if (nums[i].has)
+			*(int *)((char *)sc + nums[i].has) = 1;
+	}
+}
+
+/* a plain (escape-free) string value into buf */
+static void store_string(const struct field *f, const char *name,
+			 const char *end, char *buf, size_t size)
+{
+	const char *q;
+
+	if (strlen(name) != f->key_len || memcmp(name, f->key, f->key_len) ||
+	    *f->val != '"' || !(q = skip_string(f->val, end)))
+		return;
+	if ((size_t)(q - f->val - 2) < size && !memchr(f->val, '\\', (size_t)(q - f->val))) {
+		memcpy(buf, f->val + 1, (size_t)(q - f->val - 2));
+		buf[q - f->val - 2] = '\0';
+	}
+}
+
+static void on_field(struct cli_sidecar *sc, const struct field *f,
+		     const char *end)
+{
+	store_number(sc, f);
+	store_string(f, "ruby_version", end, sc->ruby_version,
+		     sizeof(sc->ruby_version));
+	store_string(f, "time", end, sc->time, sizeof(sc->time));
+}
+
+/* Visits the keys of the top-level object; -1 if it is not one. */
+static int scan(struct cli_sidecar *sc, const char *s, const char *end)
+{
+	int depth = 0, expect_key = 0;
+
+	while (s < end && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r'))
+		s++;
+	if (s == end || *s != '{')
+		return -1;
+	for (; s < end; s++) {
+		if (*s == '"') {
+			const char *q = skip_string(s, end), *v;
+
+			if (!q)
+				return -1;
+			if (depth == 1 && expect_key) {
+				struct field f = { s + 1, (size_t)(q - s - 2), NULL };
+
+				for (v = q; v < end && (*v == ' ' || *v == ':'); v++)
+					;
+				f.val = v;
+				on_field(sc, &f, end);
+				expect_key = 0;
+			}
+			s = q - 1;
+		} else if (*s == '{' || *s == '[') {
+			depth++;
+			expect_key = depth == 1;
+		} else if (*s == '}' || *s == ']') {
+			if (--depth == 0)
+				return 0;
+		} else if (*s == ',' && depth == 1) {
+			expect_key = 1;
+		}
+	}
+	return -1;
+}
+
+int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
+{
+	struct stat st;
+	size_t len = 0, n = strlen(dump_path);
+	char *buf;
+
+	memset(sc, 0, sizeof(*sc));
+	if (strcmp(dump_path, "-") == 0 || !(sc->path = malloc(n + 11)))
+		return 0;
+	memcpy(sc->path, dump_path, n);
+	memcpy(sc->path + n, ".meta.json", 11);
+	if (stat(sc->path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(buf = slurp(sc->path, &len))) {
+		cli_sidecar_free(sc);
+		return 0;
+	}
+	if (scan(sc, buf, buf + len) != 0 || !sc->has_rss) {
+		cli_error("ignoring '%s': not a heapdump sidecar", sc->path);
+		free(buf);
+		cli_sidecar_free(sc);
+		return 0;
+	}
+	free(buf);
+	return 1;
+}
+
+void cli_sidecar_free(struct cli_sidecar *sc)
+{
+	free(sc->path);
+	memset(sc, 0, sizeof(*sc));
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize)
+{
+	char a[32], b[32];
+
+	printf("%-12s pid %llu, ruby %s, %s (%s)\n", "process",
+	       (unsigned long long)sc->pid,
+	       sc->ruby_version[0] ? sc->ruby_version : "?",
+	       sc->time[0] ? sc->time : "?", sc->path);
+	printf("%-12s %s (%s bytes)\n", "rss", cli_human_bytes(sc->rss, a, sizeof(a)),
+	       cli_commas(sc->rss, b, sizeof(b)));
+	printf("%-12s %s: %.1f%% of rss (memsize of the objects above)\n",
+	       "in objects", cli_human_bytes(objects_memsize, a, sizeof(a)),
+	       share(objects_memsize, sc->rss));
+	if (sc->has_memsize_of_all)
+		printf("%-12s %s: %.1f%% of rss (ObjectSpace.memsize_of_all)\n",
+		       "memsize_all",
+		       cli_human_bytes(sc->memsize_of_all, a, sizeof(a)),
+		       share(sc->memsize_of_all, sc->rss));
+	if (sc->has_malloc)
+		printf("%-12s %s in use: %.1f%% of rss\n", "malloc",
+		       cli_human_bytes(sc->malloc_in_use, a, sizeof(a)),
+		       share(sc->malloc_in_use, sc->rss));
+}
+
+void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize)
+{
+	printf(",\"process\":{\"sidecar\":");
+	cli_json_string(stdout, sc->path, strlen(sc->path));
+	printf(",\"pid\":%llu,\"ruby_version\":", (unsigned long long)sc->pid);
+	cli_json_string(stdout, sc->ruby_version, strlen(sc->ruby_version));
+	printf(",\"rss\":%llu,\"objects_memsize\":%llu,\"objects_share\":%.4f",
+	       (unsigned long long)sc->rss,
+	       (unsigned long long)objects_memsize,
+	       share(objects_memsize, sc->rss) / 100.0);
+	if (sc->has_memsize_of_all)
+		printf(",\"memsize_of_all\":%llu",
+		       (unsigned long long)sc->memsize_of_all);
+	if (sc->has_malloc)
+		printf(",\"malloc_in_use\":%llu",
+		       (unsigned long long)sc->malloc_in_use);
+	printf("}");
+}
+
+void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize)
+{
+	printf("process\trss\t%llu\n", (unsigned long long)sc->rss);
+	printf("process\tobjects_memsize\t%llu\n",
+	       (unsigned long long)objects_memsize);
+	if (sc->has_memsize_of_all)
+		printf("process\tmemsize_of_all\t%llu\n",
+		       (unsigned long long)sc->memsize_of_all);
+	if (sc->has_malloc)
+		printf("process\tmalloc_in_use\t%llu\n",
+		       (unsigned long long)sc->malloc_in_use);
+}

@@ -1,0 +1,29 @@
+/*
+ * sidecar.h - the process memory the heapdump gem writes beside a dump
+ * (DUMP.meta.json, man 5 heapdump-dump), for heapdump stats.
+ */
+#ifndef CLI_SIDECAR_H
+#define CLI_SIDECAR_H
+
+#include <stdint.h>
+
+struct cli_sidecar {
+	char *path;                  /* DUMP.meta.json, malloc'ed */
+	uint64_t pid, rss, memsize_of_all, malloc_in_use;
+	int has_rss, has_memsize_of_all, has_malloc;
+	char ruby_version[32];
+	char time[40];
+};
+
+/* Reads DUMP.meta.json when dump_path is a file and the sidecar exists.
+ * Returns 1 when read, 0 when there is none; a sidecar that is not ours
+ * is reported on stderr and ignored (0). */
+int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc);
+void cli_sidecar_free(struct cli_sidecar *sc);
+
+/* The "process" section: objects_memsize is the dump's total memsize. */
+void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize);
+void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize);
+void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize);
+
+#endif

@@ -1,0 +1,459 @@
+/*
+ * hd_trace.c - allocation sites. Our own NEWOBJ/FREEOBJ tracepoint keeps
+ * file, line, method and generation (GC.count) per live object, so that
+ * dumps carry them (objspace's table is private to objspace.so). And
+ * HeapDump.track: memprof-style counts of allocations by file:line:class.
+ *
+ * The hooks run inside the allocator and the sweeper: they must not
+ * allocate Ruby objects. Everything here uses malloc and hd_table.
+ */
+#include "hd_ext.h"
+
+#include <stdlib.h>
+
+/* ---- interned strings (paths and method names live for the process) ---- */
+
+struct hd_istr {
+	struct hd_istr *next;
+	size_t n;
+	char s[];
+};
+
+#define ISTR_BUCKETS 4096
+static struct hd_istr *istr_tab[ISTR_BUCKETS];
+
+static size_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+const char *hd_intern(const char *s, size_t n)
+{
+	size_t b = hash_bytes(s, n) & (ISTR_BUCKETS - 1);
+	struct hd_istr *e;
+
+	for (e = istr_tab[b]; e; e = e->next)
+		if (e->n == n && memcmp(e->s, s, n) == 0)
+			return e->s;
+	if (!(e = malloc(sizeof(*e) + n + 1)))
+		return NULL;
+	memcpy(e->s, s, n);
+	e->s[n] = '\0';
+	e->n = n;
+	e->next = istr_tab[b];
+	istr_tab[b] = e;
+	return e->s;
+}
+
+/* The Ruby-level site of the allocation the hook reports. */
+static void site_of(rb_trace_arg_t *ta, struct hd_site *s)
+{
+	VALUE path = rb_tracearg_path(ta);
+	VALUE line = rb_tracearg_lineno(ta);
+	VALUE mid = rb_tracearg_method_id(ta);
+
+	memset(s, 0, sizeof(*s));
+	if (RB_TYPE_P(path, T_STRING)) {
+		s->file_len = (size_t)RSTRING_LEN(path);
+		s->file = hd_intern(RSTRING_PTR(path), s->file_len);
+	}
+	s->line = FIXNUM_P(line) ? (unsigned long)FIX2LONG(line) : 0;
+	if (RB_SYMBOL_P(mid)) {
+		VALUE m = rb_sym2str(mid);
+
+		s->method_len = (size_t)RSTRING_LEN(m);
+		s->method = hd_intern(RSTRING_PTR(m), s->method_len);
+	}
+	s->generation = rb_gc_count();
+}
+
+/* ---- HeapDump.trace_allocations_start / _stop / _clear ---- */
+
+static struct hd_table sites;
+static VALUE trace_tp = Qnil;
+static int trace_depth;
+
+static void trace_newobj_i(VALUE tpval, void *data)
+{
+	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+	VALUE obj = rb_tracearg_object(ta);
+	struct hd_site *s;
+	void **slot;
+
+	if (!(slot = hd_table_put(&sites, obj)))
+		return; /* out of memory: this object goes untraced */
+	if (!(s = *slot) && !(s = *slot = malloc(sizeof(*s)))) {
+		hd_table_del(&sites, obj);
+		return;
+	}
+	site_of(ta, s);
+}
+
+static void trace_freeobj_i(VALUE tpval, void *data)
+{
+	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+
+	free(hd_table_del(&sites, rb_tracearg_object(ta)));
+}
+
+static void trace_event_i(VALUE tpval, void *data)
+{
+	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+
+	if (rb_tracearg_event_flag(ta) == RUBY_INTERNAL_EVENT_NEWOBJ)
+		trace_newobj_i(tpval, data);
+	else
+		trace_freeobj_i(tpval, data);
+}
+
+const struct hd_site *hd_trace_lookup(VALUE obj)
+{
+	void **v = hd_table_get(&sites, obj);
+
+	return v ? *v : NULL;
+}
+
+/* :nodoc: */
+static VALUE trace_start_m(VALUE self)
+{
+	if (trace_depth++ > 0)
+		return Qnil;
+	if (!sites.cap && hd_table_init(&sites, 1 << 16))
+		rb_raise(rb_eNoMemError, "heapdump: no memory for the trace table");
+	if (NIL_P(trace_tp))
+		trace_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ |
+						     RUBY_INTERNAL_EVENT_FREEOBJ,
+					     trace_event_i, NULL);
+	rb_tracepoint_enable(trace_tp);
+	return Qnil;
+}
+
+/* :nodoc: */
+static VALUE trace_stop_m(VALUE self)
+{
+	if (trace_depth == 0 || --trace_depth > 0)
+		return Qnil;
+	rb_tracepoint_disable(trace_tp);
+	return Qnil;
+}
+
+static void clear_sites(void)
+{
+	size_t i;
+
+	for (i = 0; i < sites.cap; i++)
+		if (sites.keys[i] > (VALUE)1)
+			free(sites.vals[i]);
+	hd_table_free(&sites);
+}
+
+/* :nodoc: */
+static VALUE trace_clear_m(VALUE self)
+{
+	if (trace_depth == 0)
+		clear_sites();
+	else if (sites.cap) {
+		clear_sites();
+		if (hd_table_init(&sites, 1 << 16))
+			rb_raise(rb_eNoMemError, "heapdump: no memory");
+	}
+	return Qnil;
+}
+
+/* :nodoc: */
+static VALUE trace_p_m(VALUE self)
+{
+	return trace_depth > 0 ? Qtrue : Qfalse;
+}
+
+/* :nodoc: the allocation site of obj as [file, line, method, generation] */
+static VALUE site_m(VALUE self, VALUE obj)
+{
+	const struct hd_site *s;
+
+	if (RB_SPECIAL_CONST_P(obj) || !(s = hd_trace_lookup(obj)))
+		return Qnil;
+	return rb_ary_new_from_args(
+		4, s->file ? rb_str_new(s->file, (long)s->file_len) : Qnil,
+		ULONG2NUM(s->line),
+		s->method ? rb_str_new(s->method, (long)s->method_len) : Qnil,
+		SIZET2NUM(s->generation));
+}
+
+/* ---- HeapDump.track: counts by file:line:class ---- */
+
+struct track_key {
+	struct track_key *next;
+	const char *file;       /* interned */
+	unsigned long line;
+	VALUE klass;            /* 0 for a type tag */
+	int type;               /* builtin type, for klass == 0 */
+	size_t count;
+};
+
+#define TRACK_BUCKETS 1024
+
+struct hd_track {
+	struct track_key *agg[TRACK_BUCKETS];
+	struct hd_table live;   /* retained mode: obj -> struct hd_site */
+	VALUE newobj_tp, freeobj_tp;
+	int retained;
+};
+
+/* The class an object is counted under, 0 when it has none worth naming
+ * (hidden objects, and IMEMO whose klass word is not a class). */
+static VALUE count_class_of(VALUE obj, int *type)
+{
+	*type = RB_BUILTIN_TYPE(obj);
+	switch (*type) {
+	case RUBY_T_IMEMO:
+	case RUBY_T_NODE:
+	case RUBY_T_NONE:
+	case RUBY_T_ZOMBIE:
+		return 0;
+	default:
+		return RBASIC_CLASS(obj);
+	}
+}
+
+static void track_count(struct hd_track *t, const char *file,
+			unsigned long line, VALUE klass, int type)
+{
+	size_t h = hash_bytes((const char *)&file, sizeof(file)) ^
+		   (line * 31) ^ ((size_t)klass >> 3) ^ (size_t)type;
+	struct track_key **b = &t->agg[h & (TRACK_BUCKETS - 1)], *k;
+
+	for (k = *b; k; k = k->next)
+		if (k->file == file && k->line == line && k->klass == klass &&
+		    (klass || k->type == type)) {
+			k->count++;
+			return;
+		}
+	if (!(k = malloc(sizeof(*k))))
+		return;
+	k->file = file;
+	k->line = line;
+	k->klass = klass;
+	k->type = type;
+	k->count = 1;
+	k->next = *b;
+	*b = k;
+}
+
+static void track_newobj_i(VALUE tpval, void *data)
+{
+	struct hd_track *t = data;
+	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+	VALUE obj = rb_tracearg_object(ta);
+	struct hd_site site, *s;
+	void **slot;
+	int type;
+	VALUE klass;
+
+	site_of(ta, &site);
+	if (!t->retained) {
+		klass = count_class_of(obj, &type);
+		track_count(t, site.file, site.line, klass, type);
+		return;
+	}
+	if (!(slot = hd_table_put(&t->live, obj)))
+		return;
+	if (!(s = *slot) && !(s = *slot = malloc(sizeof(*s)))) {
+		hd_table_del(&t->live, obj);
+		return;
+	}
+	*s = site;
+}
+
+static void track_freeobj_i(VALUE tpval, void *data)
+{
+	struct hd_track *t = data;
+	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
+
+	free(hd_table_del(&t->live, rb_tracearg_object(ta)));
+}
+
+static void track_mark(void *p)
+{
+	struct hd_track *t = p;
+	struct track_key *k;
+	size_t i;
+
+	rb_gc_mark(t->newobj_tp);
+	rb_gc_mark(t->freeobj_tp);
+	for (i = 0; i < TRACK_BUCKETS; i++)
+		for (k = t->agg[i]; k; k = k->next)
+			if (k->klass)
+				rb_gc_mark(k->klass);
+}
+
+static void track_free_aggs(struct hd_track *t)
+{
+	size_t i;
+
+	for (i = 0; i < TRACK_BUCKETS; i++) {
+		while (t->agg[i]) {
+			struct track_key *k = t->agg[i];
+
+			t->agg[i] = k->next;
+			free(k);
+		}
+	}
+}
+
+static void track_free_live(struct hd_track *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->live.cap; i++)
+		if (t->live.keys[i] > (VALUE)1)
+			free(t->live.vals[i]);
+	hd_table_free(&t->live);
+}
+
+static void track_free(void *p)
+{
+	struct hd_track *t = p;
+
+	track_free_aggs(t);
+	track_free_live(t);
+	free(t);
+}
+
+static const rb_data_type_t track_type = {
+	"HeapDump/track",
+	{ track_mark, track_free, NULL },
+	NULL, NULL, 0
+};
+
+/* :nodoc: starts counting; returns the tracker */
+static VALUE track_start_m(VALUE self, VALUE retained)
+{
+	struct hd_track *t = calloc(1, sizeof(*t));
+	VALUE obj;
+
+	if (!t || (RTEST(retained) && hd_table_init(&t->live, 1 << 12))) {
+		free(t);
+		rb_raise(rb_eNoMemError, "heapdump: no memory for track");
+	}
+	t->retained = RTEST(retained);
+	t->newobj_tp = t->freeobj_tp = Qnil;
+	obj = TypedData_Wrap_Struct(rb_cObject, &track_type, t);
+	t->newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
+					 track_newobj_i, t);
+	if (t->retained) {
+		t->freeobj_tp = rb_tracepoint_new(
+			0, RUBY_INTERNAL_EVENT_FREEOBJ, track_freeobj_i, t);
+		rb_tracepoint_enable(t->freeobj_tp);
+	}
+	rb_tracepoint_enable(t->newobj_tp);
+	return obj;
+}
+
+/* :nodoc: stops recording new objects (frees are still seen) */
+static VALUE track_pause_m(VALUE self, VALUE obj)
+{
+	struct hd_track *t = rb_check_typeddata(obj, &track_type);
+
+	rb_tracepoint_disable(t->newobj_tp);
+	return Qnil;
+}
+
+static VALUE class_label(VALUE klass, int type)
+{
+	VALUE real, name;
+
+	if (!klass) {
+		VALUE s = rb_str_new_cstr("(hidden ");
+
+		rb_str_cat_cstr(s, hd_type_name(type));
+		return rb_str_cat_cstr(s, ")");
+	}
+	real = rb_class_real(klass);
+	if (!real)
+		return rb_str_new_cstr("(no class)");
+	name = rb_mod_name(real);
+	return NIL_P(name) ? rb_class_path(real) : rb_str_dup(name);
+}
+
+static VALUE track_label(const struct track_key *k)
+{
+	VALUE s = k->file ? rb_str_new_cstr(k->file) :
+			    rb_str_new_cstr("(unknown)");
+
+	rb_str_catf(s, ":%lu:", k->line);
+	return rb_str_append(s, class_label(k->klass, k->type));
+}
+
+static VALUE track_hash(struct hd_track *t)
+{
+	VALUE h = rb_hash_new();
+	struct track_key *k;
+	size_t i;
+
+	for (i = 0; i < TRACK_BUCKETS; i++) {
+		for (k = t->agg[i]; k; k = k->next) {
+			VALUE label = track_label(k);
+			VALUE old = rb_hash_lookup2(h, label, INT2FIX(0));
+
+			rb_hash_aset(h, label,
+				     rb_funcall(old, rb_intern("+"), 1, SIZET2NUM(k->count)));
+		}
+	}
+	return h;
+}
+
+/* Retained mode: the objects still in the live table survived the GC. */
+static void track_collect_live(struct hd_track *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->live.cap; i++) {
+		const struct hd_site *s;
+		VALUE obj = t->live.keys[i], klass;
+		int type;
+
+		if (obj <= (VALUE)1)
+			continue;
+		s = t->live.vals[i];
+		klass = count_class_of(obj, &type);
+		track_count(t, s->file, s->line, klass, type);
+	}
+}
+
+/* :nodoc: stops and returns {"file:line:Class" => count} */
+static VALUE track_finish_m(VALUE self, VALUE obj)
+{
+	struct hd_track *t = rb_check_typeddata(obj, &track_type);
+	VALUE h;
+
+	rb_tracepoint_disable(t->newobj_tp);
+	if (t->retained) {
+		rb_tracepoint_disable(t->freeobj_tp);
+		track_collect_live(t);
+		track_free_live(t);
+	}
+	h = track_hash(t);
+	track_free_aggs(t);
+	RB_GC_GUARD(obj);
+	return h;
+}
+
+void hd_init_trace(VALUE mod)
+{
+	rb_gc_register_address(&trace_tp);
+	rb_define_module_function(mod, "_trace_start", trace_start_m, 0);
+	rb_define_module_function(mod, "_trace_stop", trace_stop_m, 0);
+	rb_define_module_function(mod, "trace_allocations_clear",
+				  trace_clear_m, 0);
+	rb_define_module_function(mod, "tracing?", trace_p_m, 0);
+	rb_define_module_function(mod, "allocation_site", site_m, 1);
+	rb_define_module_function(mod, "_track_start", track_start_m, 1);
+	rb_define_module_function(mod, "_track_pause", track_pause_m, 1);
+	rb_define_module_function(mod, "_track_finish", track_finish_m, 1);
+}

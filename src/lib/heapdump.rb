@@ -1,0 +1,214 @@
+# frozen_string_literal: true
+
+# The heapdump gem: ObjectSpace.dump_all-compatible heap dumps written in
+# C from inside the process, plus fork and signal dumping, allocation
+# tracing, object counts and memprof-style allocation tracking.
+# See man 3 heapdump-ruby, and src/README.md in the heapdump repository.
+require "heapdump_ext"
+require "heapdump/version"
+
+module HeapDump
+  # A dump being written by a forked child (HeapDump.dump(fork: true)).
+  ForkedDump = Struct.new(:pid, :path, :thread) do
+    # Waits for the child; returns the path, or raises HeapDump::Error.
+    def wait
+      status = thread.value
+      return path if status.success? && File.exist?(path)
+
+      raise Error, "heapdump: the child #{pid} writing #{path} failed (#{status.inspect})"
+    end
+  end
+
+  class << self
+    # call-seq:
+    #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
+    #                 since: nil, dir: nil) -> path or ForkedDump
+    #
+    # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
+    # written to a temporary file and renamed), with PATH.meta.json, the
+    # sidecar, beside it. Without a path: DIR/heapdump-PID-TIME.json[.gz].
+    # fork: true writes from a forked child and returns a ForkedDump at
+    # once. since: N keeps the traced objects of GC generation >= N.
+    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
+      path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
+      since = Integer(since) if since
+      meta = process_meta
+      return write_dump(path, gzip, full, since, meta) unless fork
+
+      fork_dump(path, gzip, full, since, meta)
+    end
+
+    # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
+    # else $TMPDIR, else /tmp (heapdump dump PID looks in the same place).
+    def dump_dir(dir = nil)
+      [dir, ENV["HEAPDUMP_DIR"], ENV["TMPDIR"]].each do |d|
+        return d.to_s unless d.nil? || d.to_s.empty?
+      end
+      "/tmp"
+    end
+
+    # call-seq:
+    #   HeapDump.on_signal(signal = "URG", dir: nil, gzip: false) -> true
+    #
+    # On the signal, a forked child writes DIR/heapdump-PID-TIME.json and
+    # the process goes on. The trap only queues the request; a thread of
+    # ours forks. Completion is the rename to the final name.
+    def on_signal(signal = "URG", dir: nil, gzip: false, full: false)
+      name = signal.is_a?(Integer) ? Signal.signame(signal) : signal.to_s.sub(/\ASIG/, "")
+      queue = (@signal_queue ||= Thread::Queue.new)
+      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full }.freeze
+      @signal_thread = nil unless @signal_thread&.alive?
+      @signal_thread ||= Thread.new { signal_loop(queue) }
+      Signal.trap(name) { queue.push(name) }
+      true
+    end
+
+    # call-seq:
+    #   HeapDump.trace_allocations { ... } -> block's value
+    #
+    # Records file, line, method and generation (GC.count) of the objects
+    # allocated in the block; dumps then carry them.
+    def trace_allocations
+      trace_allocations_start
+      begin
+        yield
+      ensure
+        trace_allocations_stop
+      end
+    end
+
+    def trace_allocations_start
+      _trace_start
+    end
+
+    def trace_allocations_stop
+      _trace_stop
+    end
+
+    # call-seq:
+    #   HeapDump.count_objects(*namespaces) -> Hash
+    #
+    # {"total" => slots, "free" => free slots, "types" => {"T_STRING" => n},
+    #  "classes" => {"Foo::Bar" => n}, "namespaces" => {"Foo" => n}}.
+    # With namespaces, "classes" keeps only the classes inside them.
+    def count_objects(*namespaces)
+      _count_objects(namespaces.flatten.map { |n| n.is_a?(Module) ? n.name.to_s : n.to_s })
+    end
+
+    # call-seq:
+    #   HeapDump.track(retained: false) { ... } -> {"file:line:Class" => count}
+    #
+    # Counts the objects allocated in the block by allocation site and
+    # class, most first. retained: true counts only those still alive
+    # after a full GC.
+    def track(retained: false)
+      tracker = _track_start(retained)
+      begin
+        yield
+      ensure
+        _track_pause(tracker)
+      end
+      GC.start(full_mark: true, immediate_sweep: true) if retained
+      counts = _track_finish(tracker)
+      counts.reject! { |site, _| site.start_with?("#{__FILE__}:") }
+      counts.sort_by { |site, n| [-n, site] }.to_h
+    end
+
+    private
+
+    def default_path(dir, gzip)
+      now = Time.now
+      name = format("heapdump-%d-%s-%06d.json%s", Process.pid, now.strftime("%Y%m%dT%H%M%S"),
+                    now.usec, gzip ? ".gz" : "")
+      File.expand_path(name, dump_dir(dir))
+    end
+
+    def process_meta
+      {
+        "heapdump_sidecar" => 1,
+        "pid" => Process.pid,
+        "time" => Time.now.utc.strftime("%Y-%m-%dT%H:%M:%S.%6NZ"),
+        "ruby_version" => RUBY_VERSION,
+        "ruby_platform" => RUBY_PLATFORM,
+        "ruby_description" => RUBY_DESCRIPTION,
+        "process" => process_memory,
+        "gc_stat" => GC.stat
+      }
+    end
+
+    def temp_path(path)
+      File.join(File.dirname(path), ".#{File.basename(path)}.tmp-#{Process.pid}-#{rand(1 << 32)}")
+    end
+
+    # Creates the temporary file (0600, never an existing one); an fd.
+    def create_temp(path)
+      tmp = temp_path(path)
+      [IO.sysopen(tmp, File::WRONLY | File::CREAT | File::EXCL, 0o600), tmp]
+    rescue SystemCallError => e
+      raise Error, "heapdump: cannot create a dump in #{File.dirname(path)}: #{e.message}"
+    end
+
+    def write_dump(path, gzip, full, since, meta)
+      fd, tmp = create_temp(path)
+      begin
+        totals = _dump(fd, gzip, full, since)
+        write_sidecar("#{path}.meta.json", meta, totals, path)
+        File.rename(tmp, path)
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        File.unlink(tmp) if File.exist?(tmp)
+        raise if !e.is_a?(StandardError) || e.is_a?(Error)
+
+        raise Error, "heapdump: cannot write #{path}: #{e.message}"
+      end
+      path
+    end
+
+    def write_sidecar(path, meta, totals, dump)
+      require "json"
+      rss = meta.dig("process", "rss")
+      doc = meta.merge(
+        "dump" => File.basename(dump),
+        "objects" => totals[:objects],
+        "roots" => totals[:roots],
+        "dump_memsize" => totals[:memsize],
+        "memsize_of_all" => totals[:memsize_of_all],
+        "dump_bytes" => totals[:bytes],
+        "rss_bytes" => rss,
+        "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
+      )
+      fd, tmp = create_temp(path)
+      begin
+        IO.open(fd, "w") { |f| f.write(JSON.generate(doc), "\n") }
+        File.rename(tmp, path)
+      rescue StandardError
+        File.unlink(tmp) if File.exist?(tmp)
+        raise
+      end
+    end
+
+    def fork_dump(path, gzip, full, since, meta)
+      pid = Process.fork do
+        begin
+          write_dump(path, gzip, full, since, meta)
+          exit!(0)
+        rescue Exception => e # rubocop:disable Lint/RescueException
+          $stderr.puts("heapdump: dump failed in child #{Process.pid}: #{e.message}")
+          exit!(1)
+        end
+      end
+      ForkedDump.new(pid, path, Process.detach(pid))
+    end
+
+    def signal_loop(queue)
+      loop do
+        name = queue.pop
+        begin
+          o = @signal_opts.fetch(name)
+          dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full]).wait
+        rescue StandardError => e
+          $stderr.puts("heapdump: signal dump failed: #{e.message}")
+        end
+      end
+    end
+  end
+end

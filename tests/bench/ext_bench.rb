@@ -1,0 +1,42 @@
+# tests/bench/ext_bench.rb - HeapDump.dump beside ObjectSpace.dump_all on
+# one large heap, in one process. Not part of make check (it takes a
+# while): run by hand or by tests/bench/bench.sh.
+#   ruby -I build/ext -I src/lib tests/bench/ext_bench.rb [OBJECTS] [DIR]
+# OBJECTS (default 2_000_000) is roughly how many objects to build.
+require "heapdump"
+require "objspace"
+require "benchmark"
+
+n = Integer(ARGV[0] || 2_000_000)
+dir = ARGV[1] || ENV["TMPDIR"] || "/tmp"
+Node = Struct.new(:name, :children, :meta)
+$heap = Array.new(n / 5) do |i|
+  Node.new("node-#{i}", [i, i.to_s], { id: i, tag: :"t#{i % 100}" })
+end
+GC.start
+live = GC.stat(:heap_live_slots)
+ours = File.join(dir, "bench_heapdump.json")
+theirs = File.join(dir, "bench_dump_all.json")
+runs = Integer(ENV.fetch("RUNS", 3))
+# [wall, cpu] seconds of the block
+def timed
+  c0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+  w0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  yield
+  [Process.clock_gettime(Process::CLOCK_MONOTONIC) - w0,
+   Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - c0]
+end
+
+t_ours = []
+t_theirs = []
+runs.times do
+  t_theirs << timed { File.open(theirs, "w") { |f| ObjectSpace.dump_all(output: f) } }
+  t_ours << timed { HeapDump.dump(ours) }
+end
+wo, co = t_ours.transpose.map(&:min)
+wt, ct = t_theirs.transpose.map(&:min)
+printf("heap: %d live slots, Ruby %s, best of %d\n", live, RUBY_VERSION, runs)
+printf("ObjectSpace.dump_all  wall %.3fs  cpu %.3fs  %d MB\n", wt, ct, File.size(theirs) >> 20)
+printf("HeapDump.dump         wall %.3fs  cpu %.3fs  %d MB\n", wo, co, File.size(ours) >> 20)
+printf("ratio: %.2fx wall, %.2fx cpu\n", wt / wo, ct / co)
+File.unlink(ours, "#{ours}.meta.json", theirs)

@@ -1,0 +1,28 @@
+#!/bin/sh
+# tests/ext/gem.sh - the gem builds (gem build src/heapdump.gemspec),
+# installs into a private directory (compiling the extension with mkmf as
+# users will), and the installed copy dumps.
+SUITE=ext/gem
+. "$(dirname "$0")/lib.sh"
+needs gem ruby
+cd "$TOP/src" || exit 1
+if gem build heapdump.gemspec -o "$TMP/heapdump.gem" >"$TMP/out" 2>"$TMP/err"; then
+	ok build
+else
+	notok build "$(tail -c 400 "$TMP/err")"
+	exit 1
+fi
+cd "$TMP" || exit 1
+check_rc install 0 gem install --local --no-document --install-dir "$TMP/gems" "$TMP/heapdump.gem"
+unset RUBYLIB
+GEM_HOME="$TMP/gems" GEM_PATH="$TMP/gems" ruby -e '
+require "heapdump"
+abort "not the installed copy: #{$LOADED_FEATURES.grep(/heapdump_ext/)}" unless $LOADED_FEATURES.grep(/heapdump_ext/).first.start_with?(ARGV[0])
+HeapDump.dump(ARGV[1])
+' "$TMP/gems" "$TMP/g.json" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$TMP/g.json" ]; then ok installed-dumps; else
+	notok installed-dumps "exit $rc: $(tail -c 300 "$TMP/err")"
+fi
+check_rc installed-dump-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/g.json"
+exit 0
