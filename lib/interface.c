@@ -658,6 +658,26 @@ out:
 
 /* ---- API ---- */
 
+/* What keepalive needed and retained does not: the forward edges, the
+ * components and the condensation. Lowers the peak. */
+static void free_condensation(struct work *w)
+{
+	csr_free(&w->fw);
+	csr_free(&w->dag);
+	FREE(w->comp, w->m);
+	FREE(w->ccount, w->C);
+	FREE(w->cmem, w->C);
+	FREE(w->kcount, w->C);
+	FREE(w->kmem, w->C);
+	FREE(w->simple, w->C);
+	FREE(w->roots, w->m);
+	w->roots = NULL;
+	w->comp = NULL;
+	w->ccount = w->kcount = NULL;
+	w->cmem = w->kmem = NULL;
+	w->simple = NULL;
+}
+
 static void work_free(struct work *w)
 {
 	FREE(w->loc, w->n);
@@ -702,7 +722,10 @@ int hd_interface_with(hd_interface **out, const hd_store *s,
 	if ((rc = build_local(&w)) || (rc = find_border(&w, x)))
 		goto out;
 	if ((rc = tarjan(&w)) || (rc = condense(&w)) ||
-	    (rc = keepalive(&w, x)) || (rc = retained(&w, x)))
+	    (rc = keepalive(&w, x)))
+		goto out;
+	free_condensation(&w); /* the dominators need none of it */
+	if ((rc = retained(&w, x)))
 		goto out;
 	x->tot.diff = w.m;
 	for (i = 0; i < w.m; i++)
