@@ -70,6 +70,7 @@ struct suspect {
 	hd_node_id holder;   /* the old holder, or HD_NODE_NONE */
 	hd_node_id first;    /* its first border object */
 	uint64_t nborder;
+	uint32_t holders, roots; /* of a suspect without one holder */
 	uint64_t rcount, rmem;   /* sum of the border objects' retained */
 	uint64_t kcount, kmem;   /* the union of what they keep alive */
 	hd_root_path path;
@@ -148,6 +149,8 @@ static int group(struct report *r)
 
 			s->holder = e->holders == 1 ? e->holder[0] :
 						      HD_NODE_NONE;
+			s->holders = e->holders;
+			s->roots = e->roots;
 			if (e->id < s->first)
 				s->first = e->id;
 			s->nborder++;
@@ -378,10 +381,16 @@ static void print_text(const struct report *r)
 			       d->has_later ? "leak" : "growth");
 		} else {
 			text_node(s, sp->first);
+			char h[64];
+
+			if (sp->holders)
+				snprintf(h, sizeof(h), "%s old objects%s",
+					 cli_commas(sp->holders, a, sizeof(a)),
+					 sp->roots ? " and a root" : "");
+			else
+				snprintf(h, sizeof(h), "a root only");
 			printf("\n  a new object held by %s; retains %s "
-			       "objects, %s (%.1f%% of the %s)\n",
-			       sp->path.n ? "several objects or a root" :
-					    "a root",
+			       "objects, %s (%.1f%% of the %s)\n", h,
 			       cli_commas(sp->rcount, b, sizeof(b)),
 			       cli_human_bytes(sp->rmem, c, sizeof(c)),
 			       pct(sp->rmem, r->leak_mem),
@@ -461,6 +470,9 @@ static void print_json(const struct report *r)
 			cli_node_json(stdout, s, sp->holder);
 		else
 			printf("null");
+		if (sp->holder == HD_NODE_NONE)
+			printf(",\"held_by_old\":%u,\"held_by_roots\":%u",
+			       sp->holders, sp->roots);
 		printf(",\"first_border\":");
 		cli_node_json(stdout, s, sp->first);
 		printf(",\"border_count\":%llu,\"retained_count\":%llu,"
