@@ -87,51 +87,41 @@ static void print_json(const hd_store *s, hd_node_id target,
 	printf("]}\n");
 }
 
-/* Unreached objects reported one by one before only the count. */
-#define SHOW_UNREACHED 5
+struct path_run {
+	const hd_reach *r;
+	hd_root_path p;
+	int json;
+	size_t printed;
+};
+
+static int one_path(struct cli_graph *g, hd_node_id t, hd_error *err,
+		    void *payload)
+{
+	struct path_run *run = payload;
+	int rc = hd_reach_path(run->r, t, &run->p, err);
+
+	if (rc == HD_ENOTFOUND && run->json)
+		print_json(g->s, t, NULL);
+	if (rc)
+		return rc;
+	if (run->json) {
+		print_json(g->s, t, &run->p);
+	} else {
+		if (run->printed)
+			putchar('\n');
+		print_text(g->s, &run->p);
+	}
+	run->printed++;
+	return 0;
+}
 
 static int print_paths(struct cli_graph *g, const hd_reach *r, int json)
 {
-	hd_root_path p = { 0 };
-	hd_error err = { 0 };
-	size_t i, shown = g->sel.n, found = 0, unreached = 0;
-	int rc = 0;
+	struct path_run run = { r, { 0 }, json, 0 };
+	int rc = cli_graph_each(g, A.max, A.quiet,
+				"have no path from a GC root", one_path, &run);
 
-	if (A.max && A.max < shown)
-		shown = (size_t)A.max;
-	for (i = 0; i < shown; i++) {
-		hd_node_id t = g->sel.ids[i];
-
-		rc = hd_reach_path(r, t, &p, &err);
-		if (rc == HD_ENOTFOUND) {
-			if (json)
-				print_json(g->s, t, NULL);
-			if (unreached++ < SHOW_UNREACHED)
-				cli_error("%s", err.msg);
-			continue;
-		}
-		if (rc) {
-			rc = cli_lib_error(&err);
-			goto out;
-		}
-		if (json) {
-			print_json(g->s, t, &p);
-		} else {
-			if (found)
-				putchar('\n');
-			print_text(g->s, &p);
-		}
-		found++;
-	}
-	if (unreached > 1)
-		cli_error("%zu of %zu object(s) have no path from a GC root",
-			  unreached, shown);
-	if (shown < g->sel.n && !A.quiet)
-		cli_error("%zu more selected object(s) not shown (--max)",
-			  g->sel.n - shown);
-	rc = found ? 0 : EXIT_FAIL;
-out:
-	hd_root_path_free(&p);
+	hd_root_path_free(&run.p);
 	return rc;
 }
 

@@ -162,3 +162,38 @@ void cli_graph_list(const struct cli_graph *g, const char *prefix,
 		fprintf(stderr, " and %zu more", set->n - LIST_FIRST);
 	fputc('\n', stderr);
 }
+
+/* Unreached objects reported one by one before only the count. */
+#define SHOW_UNREACHED 5
+
+int cli_graph_each(struct cli_graph *g, unsigned long long max, int quiet,
+		   const char *unreached_msg,
+		   int (*one)(struct cli_graph *g, hd_node_id id,
+			      hd_error *err, void *payload),
+		   void *payload)
+{
+	hd_error err = { 0 };
+	size_t i, shown = g->sel.n, found = 0, unreached = 0;
+	int rc;
+
+	if (max && max < shown)
+		shown = (size_t)max;
+	for (i = 0; i < shown; i++) {
+		rc = one(g, g->sel.ids[i], &err, payload);
+		if (rc == HD_ENOTFOUND) {
+			if (unreached++ < SHOW_UNREACHED)
+				cli_error("%s", err.msg);
+			continue;
+		}
+		if (rc)
+			return cli_lib_error(&err);
+		found++;
+	}
+	if (unreached > 1)
+		cli_error("%zu of %zu object(s) %s", unreached, shown,
+			  unreached_msg);
+	if (shown < g->sel.n && !quiet)
+		cli_error("%zu more selected object(s) not shown (--max)",
+			  g->sel.n - shown);
+	return found ? 0 : EXIT_FAIL;
+}

@@ -37,6 +37,21 @@ void cli_graph_close(struct cli_graph *g);
 int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
 		    const char *out_path);
 
+/*
+ * Calls one(g, id, err, payload) for the first max selected objects (0:
+ * all), in selection order. one returns 0 when it printed the object,
+ * HD_ENOTFOUND (with err filled) when no root reaches it, anything else
+ * on failure. The first few unreached objects are reported on stderr,
+ * then "N of M object(s) UNREACHED"; unless quiet, how many objects max
+ * left out. Returns 0 when at least one object was printed, EXIT_FAIL
+ * when none was, or the exit code of a failure.
+ */
+int cli_graph_each(struct cli_graph *g, unsigned long long max, int quiet,
+		   const char *unreached_msg,
+		   int (*one)(struct cli_graph *g, hd_node_id id,
+			      hd_error *err, void *payload),
+		   void *payload);
+
 /* "heapdump: PREFIX 0x1, 0x2, ... and N more" on stderr: the first few
  * addresses of set. */
 void cli_graph_list(const struct cli_graph *g, const char *prefix,

@@ -353,6 +353,25 @@ static void test_dominators__classes(void)
 	hd_store_close(s);
 }
 
+/* The file offset of the DOMINATOR section (id 28) of a store, from its
+ * section table (24-byte entries after the 32-byte header); 0 if none. */
+static uint64_t idom_offset(FILE *f)
+{
+	unsigned char head[32 + 24 * 64];
+	uint32_t cnt, k;
+	uint64_t off = 0;
+
+	if (fseek(f, 0, SEEK_SET) || fread(head, 1, 32, f) != 32)
+		return 0;
+	cnt = head[12] | head[13] << 8;
+	if (cnt > 64 || fread(head + 32, 24, cnt, f) != cnt)
+		return 0;
+	for (k = 0; k < cnt; k++)
+		if ((head[32 + 24 * k] | head[33 + 24 * k] << 8) == 28)
+			memcpy(&off, head + 32 + 24 * k + 8, 8);
+	return off;
+}
+
 /* Kept in a store: written, reopened and used without computing; a
  * corrupt tree is refused or reported, never followed forever. */
 static void test_dominators__stored(void)
@@ -368,6 +387,7 @@ static void test_dominators__stored(void)
 	FILE *f;
 	long size;
 	unsigned char buf[4];
+	uint64_t off;
 	int fd;
 
 	g_init(&g, n);
@@ -408,57 +428,25 @@ static void test_dominators__stored(void)
 	T_ASSERT(f);
 	T_EQ(fseek(f, 0, SEEK_END), 0);
 	size = ftell(f);
-	/* the idom section is the second-last optional one: find it by
-	 * the table (entries of 24 bytes after a 32-byte header) */
-	{
-		unsigned char head[32 + 24 * 64];
-		uint32_t cnt, k;
-		uint64_t off = 0;
-
-		T_EQ(fseek(f, 0, SEEK_SET), 0);
-		T_EQ(fread(head, 1, 32, f), 32);
-		cnt = head[12] | head[13] << 8;
-		T_ASSERT(cnt <= 64);
-		T_EQ(fread(head + 32, 24, cnt, f), cnt);
-		for (k = 0; k < cnt; k++) {
-			unsigned char *en = head + 32 + 24 * k;
-			uint32_t id = en[0] | en[1] << 8;
-
-			if (id == 28) /* HD__SEC_DOM_IDOM */
-				memcpy(&off, en + 8, 8);
-		}
-		T_ASSERT(off && (long)off < size);
-		buf[0] = 4, buf[1] = buf[2] = buf[3] = 0;
-		T_EQ(fseek(f, (long)off + 3 * 4, SEEK_SET), 0);
-		T_EQ(fwrite(buf, 1, 4, f), 4);
-		buf[0] = 3;
-		T_EQ(fwrite(buf, 1, 4, f), 4);
-		/* and one out of range: refused on open */
-		fflush(f);
-	}
+	off = idom_offset(f);
+	T_ASSERT(off && (long)off < size);
+	buf[0] = 4, buf[1] = buf[2] = buf[3] = 0;
+	T_EQ(fseek(f, (long)off + 3 * 4, SEEK_SET), 0);
+	T_EQ(fwrite(buf, 1, 4, f), 4);
+	buf[0] = 3;
+	T_EQ(fwrite(buf, 1, 4, f), 4);
 	fclose(f);
 	T_RC(hd_store_open(&o, path, NULL), 0);
 	T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
 	T_RC(hd_domtree_chain(e, 3, &p, &err), HD_EFORMAT);
 	hd_domtree_free(e);
 	hd_store_close(o);
+	/* an idom out of range: refused on open */
 	f = fopen(path, "r+b");
 	T_ASSERT(f);
-	{
-		unsigned char head[32 + 24 * 64];
-		uint32_t cnt, k;
-		uint64_t off = 0;
-
-		T_EQ(fread(head, 1, 32, f), 32);
-		cnt = head[12] | head[13] << 8;
-		T_EQ(fread(head + 32, 24, cnt, f), cnt);
-		for (k = 0; k < cnt; k++)
-			if ((head[32 + 24 * k] | head[33 + 24 * k] << 8) == 28)
-				memcpy(&off, head + 32 + 24 * k + 8, 8);
-		buf[0] = 0xff, buf[1] = 0xff, buf[2] = 0x00, buf[3] = 0x10;
-		T_EQ(fseek(f, (long)off, SEEK_SET), 0);
-		T_EQ(fwrite(buf, 1, 4, f), 4);
-	}
+	buf[0] = 0xff, buf[1] = 0xff, buf[2] = 0x00, buf[3] = 0x10;
+	T_EQ(fseek(f, (long)off, SEEK_SET), 0);
+	T_EQ(fwrite(buf, 1, 4, f), 4);
 	fclose(f);
 	T_RC(hd_store_open(&o, path, &err), HD_EFORMAT);
 	T_ASSERT(strstr(err.msg, "dominator"));
