@@ -21,8 +21,11 @@ if ! ldd "$HEAPDUMP" 2>/dev/null | grep -q 'libc\.so'; then
 	exit 1
 fi
 # ASan wants to come first; the shim only wraps libc's calls
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:fast_unwind_on_malloc=0"
+# what Graphviz's font stack keeps until exit (render) is not ours: the
+# same suppressions as export.sh
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+export ASAN_OPTIONS LSAN_OPTIONS
 
 # A traced dump of N objects: ROOT lines, a class Foo, strings, arrays
 # and hashes referencing each other, generation i/100.
