@@ -102,13 +102,17 @@ module HeapDump
     # after a full GC.
     def track(retained: false)
       tracker = _track_start(retained)
+      finished = false
       begin
         yield
-      ensure
         _track_pause(tracker)
+        GC.start(full_mark: true, immediate_sweep: true) if retained
+        counts = _track_finish(tracker)
+        finished = true
+      ensure
+        # the hooks point into the tracker: never leave them enabled
+        _track_finish(tracker) unless finished
       end
-      GC.start(full_mark: true, immediate_sweep: true) if retained
-      counts = _track_finish(tracker)
       counts.reject! { |site, _| site.start_with?("#{__FILE__}:") }
       counts.sort_by { |site, n| [-n, site] }.to_h
     end
