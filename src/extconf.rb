@@ -7,6 +7,11 @@
 require "mkmf"
 
 abort "heapdump: needs CRuby (MRI)" unless RUBY_ENGINE == "ruby"
+# The record writer follows 3.1's dump_all; 3.2 changed the object layout
+# (shapes) and the dump's fields, which this version does not write.
+unless RUBY_VERSION >= "3.0" && RUBY_VERSION < "3.2"
+  abort "heapdump: supports Ruby 3.0 and 3.1 (tested on 3.1), not #{RUBY_VERSION}"
+end
 
 %w[rb_objspace_each_objects rb_objspace_reachable_objects_from
    rb_objspace_reachable_objects_from_root rb_obj_gc_flags rb_imemo_name

@@ -362,6 +362,21 @@ static void gc_flags(struct hd_dump *d, VALUE obj)
 	HD_PUTS(&d->out, "}");
 }
 
+/* The types ObjectSpace.memsize_of_all leaves out (objspace.c total_i). */
+static int counts_in_memsize_of_all(int type)
+{
+	switch (type) {
+	case RUBY_T_NONE:
+	case RUBY_T_IMEMO:
+	case RUBY_T_ICLASS:
+	case RUBY_T_NODE:
+	case RUBY_T_ZOMBIE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 static void dump_object(struct hd_dump *d, VALUE obj)
 {
 	struct hd_out *o = &d->out;
@@ -397,7 +412,7 @@ static void dump_object(struct hd_dump *d, VALUE obj)
 		HD_PUTS(o, ", \"memsize\":");
 		hd_put_u64(o, memsize);
 		d->memsize += memsize;
-		if (!rb_objspace_internal_object_p(obj))
+		if (counts_in_memsize_of_all(type))
 			d->memsize_of_all += memsize;
 	}
 	gc_flags(d, obj);

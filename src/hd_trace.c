@@ -121,10 +121,13 @@ const struct hd_site *hd_trace_lookup(VALUE obj)
 /* :nodoc: */
 static VALUE trace_start_m(VALUE self)
 {
-	if (trace_depth++ > 0)
+	if (trace_depth > 0) {
+		trace_depth++;
 		return Qnil;
+	}
 	if (!sites.cap && hd_table_init(&sites, 1 << 16))
 		rb_raise(rb_eNoMemError, "heapdump: no memory for the trace table");
+	trace_depth = 1;
 	if (NIL_P(trace_tp))
 		trace_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ |
 						     RUBY_INTERNAL_EVENT_FREEOBJ,
@@ -426,7 +429,8 @@ static void track_collect_live(struct hd_track *t)
 	}
 }
 
-/* :nodoc: stops and returns {"file:line:Class" => count} */
+/* :nodoc: stops and returns {"file:line:Class" => count}. Must be called
+ * (lib/heapdump.rb does, in an ensure): the hooks point at the tracker. */
 static VALUE track_finish_m(VALUE self, VALUE obj)
 {
 	struct hd_track *t = rb_check_typeddata(obj, &track_type);

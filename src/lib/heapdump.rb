@@ -32,6 +32,7 @@ module HeapDump
     def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = Integer(since) if since
+      raise ArgumentError, "since: must be a generation (>= 0), not #{since}" if since&.negative?
       meta = process_meta
       return write_dump(path, gzip, full, since, meta) unless fork
 
@@ -55,11 +56,9 @@ module HeapDump
     # ours forks. Completion is the rename to the final name.
     def on_signal(signal = "URG", dir: nil, gzip: false, full: false)
       name = signal.is_a?(Integer) ? Signal.signame(signal) : signal.to_s.sub(/\ASIG/, "")
-      queue = (@signal_queue ||= Thread::Queue.new)
       (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full }.freeze
-      @signal_thread = nil unless @signal_thread&.alive?
-      @signal_thread ||= Thread.new { signal_loop(queue) }
-      Signal.trap(name) { queue.push(name) }
+      signal_worker
+      Signal.trap(name) { HeapDump.__send__(:signal_request, name) }
       true
     end
 
@@ -103,13 +102,17 @@ module HeapDump
     # after a full GC.
     def track(retained: false)
       tracker = _track_start(retained)
+      finished = false
       begin
         yield
-      ensure
         _track_pause(tracker)
+        GC.start(full_mark: true, immediate_sweep: true) if retained
+        counts = _track_finish(tracker)
+        finished = true
+      ensure
+        # the hooks point into the tracker: never leave them enabled
+        _track_finish(tracker) unless finished
       end
-      GC.start(full_mark: true, immediate_sweep: true) if retained
-      counts = _track_finish(tracker)
       counts.reject! { |site, _| site.start_with?("#{__FILE__}:") }
       counts.sort_by { |site, n| [-n, site] }.to_h
     end
@@ -197,6 +200,23 @@ module HeapDump
         end
       end
       ForkedDump.new(pid, path, Process.detach(pid))
+    end
+
+    # The trap's whole work: queue the request (and, in a process forked
+    # after on_signal, where our thread is gone, start it again).
+    def signal_request(name)
+      signal_worker.push(name)
+    end
+
+    def signal_worker
+      if @signal_pid != Process.pid || !@signal_thread&.alive?
+        @signal_pid = Process.pid
+        @signal_queue = Thread::Queue.new
+        queue = @signal_queue
+        @signal_thread = Thread.new { signal_loop(queue) }
+        @signal_thread.name = "heapdump-signal" if @signal_thread.respond_to?(:name=)
+      end
+      @signal_queue
     end
 
     def signal_loop(queue)

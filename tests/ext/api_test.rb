@@ -42,6 +42,13 @@ line = __LINE__ + 1
 r = HeapDump.track(retained: true) { 6.times { |i| w = Widget.new; "garbage #{i}"; $kept << w if i.even? } }
 check_eq "track/retained-only-live", 3, r["#{__FILE__}:#{line}:Widget"]
 check "track/retained-drops-garbage", !r.key?("#{__FILE__}:#{line}:String"), r.inspect[0, 300]
+begin
+  HeapDump.track(retained: true) { Widget.new; raise "boom" }
+rescue RuntimeError
+  nil
+end
+GC.start
+check "track/raise-in-block-then-gc", HeapDump.track { Widget.new }.values.sum >= 1
 strs = HeapDump.track { 3.times { |i| "s#{i}" } }
 check "track/strings", strs.any? { |k, v| k.end_with?(":String") && v >= 3 }, strs.inspect[0, 200]
 

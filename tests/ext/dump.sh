@@ -40,6 +40,20 @@ check_rc stats/strict-gzip 0 "$HEAPDUMP" stats -q --strict "$TMP/d/b.json.gz"
 check_rc stats/strict-full 0 "$HEAPDUMP" stats -q --strict "$TMP/d/full.json"
 check_rc stats/strict-forked 0 "$HEAPDUMP" stats -q --strict "$TMP/d/forked.json"
 
+# heapy (a peer reader) takes it whole: no line it cannot parse
+if command -v heapy >/dev/null 2>&1; then
+	timeout 120 heapy read "$a" >"$TMP/heapy" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^Generation: *[0-9]' "$TMP/heapy" &&
+		! grep -qi 'could not parse' "$TMP/heapy"; then
+		ok heapy-reads-it
+	else
+		notok heapy-reads-it "exit $rc: $(head -c 300 "$TMP/heapy")"
+	fi
+else
+	notok heapy-reads-it "'heapy' is missing: apt-get install ruby-heapy"
+fi
+
 # the sidecar: a process section in text, tsv and json
 "$HEAPDUMP" stats -q "$a" >"$TMP/text"
 check_grep sidecar/text-process '^process +pid [0-9]+, ruby' "$TMP/text"

@@ -86,11 +86,20 @@ check_eq "sidecar/pid", Process.pid, meta["pid"]
 check "sidecar/rss", meta["rss_bytes"].to_i > 1_000_000, meta["rss_bytes"].inspect
 check "sidecar/malloc", meta["malloc_in_use_bytes"].to_i > 0
 check "sidecar/gc-stat", meta["gc_stat"].is_a?(Hash) && meta["gc_stat"]["count"].is_a?(Integer)
-check "sidecar/memsize-of-all", meta["memsize_of_all"].to_i > 0 && meta["memsize_of_all"] <= meta["dump_memsize"]
+check "sidecar/memsize-of-all", meta["memsize_of_all"].to_i > 0 && meta["memsize_of_all"] <= meta["dump_memsize"], meta.slice("memsize_of_all", "dump_memsize").inspect
 check_eq "sidecar/ruby-version", RUBY_VERSION, meta["ruby_version"]
 check_eq "sidecar/objects", addrs.size, meta["objects"]
 types = addrs = files = methods = traced = nil
 GC.start
+
+# memsize_of_all as ObjectSpace computes it, same heap (GC off)
+require "objspace"
+GC.disable
+m = HeapDump.dump(File.join(dir, "m.json"))
+theirs = ObjectSpace.memsize_of_all
+GC.enable
+ours = JSON.parse(File.read("#{m}.meta.json"))["memsize_of_all"]
+check "sidecar/memsize-of-all-as-objectspace", (theirs - ours).abs < theirs / 100, "ours #{ours}, ObjectSpace #{theirs}"
 
 # gzip, with and without a path
 gz = HeapDump.dump(File.join(dir, "b.json.gz"), gzip: true)

@@ -12,6 +12,13 @@ cat >"$TMP/server.rb" <<'RB'
 require "heapdump/signal"
 HeapDump.on_signal("USR2", dir: ARGV[1])
 $data = Array.new(20_000) { |i| "item #{i}" }
+# a worker forked after the handler was installed (a preforking server)
+worker = fork do
+  File.write(ARGV[0] + ".w.tmp", Process.pid.to_s)
+  File.rename(ARGV[0] + ".w.tmp", ARGV[0] + ".worker")
+  sleep 120
+end
+at_exit { Process.kill("TERM", worker) rescue nil }
 File.write(ARGV[0] + ".tmp", Process.pid.to_s)
 File.rename(ARGV[0] + ".tmp", ARGV[0])
 t = 0
@@ -70,6 +77,14 @@ case $got in "$TMP/sig/heapdump-$pid-"*.json) ok cli/path-in-dir ;; *) notok cli
 check_rc cli/signal-and-dir 0 "$HEAPDUMP" dump -q --signal SIGUSR2 --dir "$TMP/other" "$pid"
 case $(cat "$TMP/out") in "$TMP/other/heapdump-$pid-"*.json) ok cli/signal-and-dir-path ;; *) notok cli/signal-and-dir-path "printed '$(cat "$TMP/out")'" ;; esac
 if ls -a "$TMP/sig" "$TMP/other" | grep -q '^\.heapdump'; then notok no-temporary-left "$(ls -a "$TMP/sig")"; else ok no-temporary-left; fi
+
+# a process forked after on_signal answers too
+i=0
+while [ ! -f "$TMP/ready.worker" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+worker=$(cat "$TMP/ready.worker" 2>/dev/null)
+check_rc cli/forked-worker 0 "$HEAPDUMP" dump -q --timeout 60 -o "$TMP/worker.json" "${worker:-0}"
+check_rc cli/forked-worker-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/worker.json"
+kill -0 "$pid" 2>/dev/null && kill -0 "$worker" 2>/dev/null && ok still-running || notok still-running "server or worker died"
 
 # failures
 sleep 30 &
