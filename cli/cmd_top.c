@@ -238,6 +238,15 @@ int cmd_top(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	if (!hd_domtree_reached(d, NULL)) {
+		hd_store_info si;
+
+		hd_store_info_get(s, &si);
+		cli_error("%s: no object is reached from a GC root%s",
+			  in.name, si.features & HD_FEAT_PARTIAL ?
+					   " (no ROOT lines: a partial dump)" :
+					   "");
+	}
 	header(d, cli_now() - t0, f);
 	rc = by_class ? top_classes(d, f) : top_objects(s, d, f);
 out:

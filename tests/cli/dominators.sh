@@ -110,6 +110,11 @@ check top/class-request "true" \
 check_rc top/tsv-exit 0 "$H" top --by class -f tsv -n 4 "$D"
 check top/tsv-lines 5 "$(wc -l <"$TMP/out" | tr -d ' ')"
 
+# a partial dump reaches nothing, and says why
+check_rc top/partial-exit 0 "$H" top -q "$DATA/ok_ruby3.1_since.json"
+check_grep top/partial-says 'no object is reached from a GC root \(no ROOT lines' "$TMP/err"
+check_grep top/partial-empty '^reached +0 objects' "$TMP/out"
+
 # ---- index --dominators: the same answers, read from the store ----
 
 check_rc index/dominators-exit 0 "$H" index -q --dominators -o "$TMP/a.hds" "$D"
