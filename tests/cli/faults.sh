@@ -20,9 +20,11 @@ if ! ldd "$HEAPDUMP" 2>/dev/null | grep -q 'libc\.so'; then
 	notok dynamic "$HEAPDUMP is not linked dynamically against libc"
 	exit 1
 fi
-# ASan wants to come first; the shim only wraps libc's calls
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-export ASAN_OPTIONS
+# ASan wants to come first; the shim only wraps libc's calls. What
+# Graphviz's font stack keeps until exit (render) is not ours.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:fast_unwind_on_malloc=0"
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+export ASAN_OPTIONS LSAN_OPTIONS
 
 # A traced dump of N objects: ROOT lines, a class Foo, strings, arrays
 # and hashes referencing each other, generation i/100.
