@@ -177,6 +177,27 @@ cp "$IN" "$TMP/ip/d.json"
 check in-place/clean "1198 d.json" \
 	"$(grep -c '"class":"Foo"' "$TMP/ip/d.json") $(ls -A "$TMP/ip")"
 
+# standard input is spooled to a file in $TMPDIR (commands that read it
+# twice): a full disk there is an error, and the spool is removed
+for cmd in "roots-of --type STRING" "replace-class"; do
+	for n in 1 2; do
+		rm -rf "$TMP/spool" && mkdir -p "$TMP/spool"
+		env LD_PRELOAD="$SHIM" FAULTIO_OP=write FAULTIO_NTH=$n \
+			TMPDIR="$TMP/spool" "$HEAPDUMP" $cmd -q - -o "$O/out.json" \
+			<"$IN" >/dev/null 2>"$TMP/err"
+		rc=$?
+		t="stdin-spool/${cmd%% *}-$n"
+		if [ $rc != 1 ] || ! grep -q "No space left on device" "$TMP/err"; then
+			notok "$t" "exit $rc: $(head -c 300 "$TMP/err")"
+		elif [ -n "$(ls -A "$TMP/spool")$(ls -A "$O")" ]; then
+			notok "$t" "left behind: $(ls -A "$TMP/spool") $(ls -A "$O")"
+		else
+			ok "$t"
+		fi
+		rm -rf "$O" && mkdir -p "$O"
+	done
+done
+
 # standard output on a full device (/dev/full: a real ENOSPC, no shim)
 for cmd in "stats" "to-gml" "to-dot" "replace-class" "roots-of --type STRING" \
 	"subgraph-of --address 0x1000" "path --address 0x1028" \
