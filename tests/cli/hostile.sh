@@ -129,6 +129,22 @@ check over-4GiB/offsets "0x1000 ARRAY $((${#L1} + 1))
 	"$("$TOOLS/store_nodes" "$TMP/huge.hds" 2>&1)"
 rm -f "$G" "$TMP/huge.hds"
 
+# ---- hostile selections ----
+# The C library's regex parser recurses once per nested group: a deep
+# one crashed it (found by fuzz_select). Refused as a usage error.
+deep=$(awk 'BEGIN { for (i = 0; i < 30000; i++) printf "("; printf "a"; for (i = 0; i < 30000; i++) printf ")" }')
+"$HD" roots-of -q "$T" --class "/$deep/" >/dev/null 2>"$TMP/e"
+check regex/deep-exit 2 $?
+check_grep regex/deep-message "longer than 1024 bytes" "$TMP/e"
+deep=$(awk 'BEGIN { for (i = 0; i < 33; i++) printf "("; printf "S"; for (i = 0; i < 33; i++) printf ")" }')
+"$HD" roots-of -q "$T" --class "/$deep/" >/dev/null 2>"$TMP/e"
+check regex/nested-exit 2 $?
+check_grep regex/nested-message "groups nested deeper than 32" "$TMP/e"
+"$HD" subgraph-of -q "$T" --type STRING \
+	--class '/((((((((((((((((((((((((((((((((.*))))))))))))))))))))))))))))))))/' \
+	>"$TMP/o" 2>"$TMP/e"
+check regex/32-deep-works "0 1" "$? $(grep -c '^{"address":"0x10"' "$TMP/o")"
+
 # ---- stale stores ----
 # A store remembers its dump's size and a fingerprint of its first and
 # last 64 KiB; a record read back must also be the object indexed at
