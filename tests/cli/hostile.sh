@@ -131,7 +131,8 @@ rm -f "$G" "$TMP/huge.hds"
 
 # ---- hostile selections ----
 # The C library's regex parser recurses once per nested group: a deep
-# one crashed it (found by fuzz_select). Refused as a usage error.
+# one crashed it (found by review while writing fuzz_select, and kept in
+# its corpus). Refused as a usage error.
 deep=$(awk 'BEGIN { for (i = 0; i < 30000; i++) printf "("; printf "a"; for (i = 0; i < 30000; i++) printf ")" }')
 "$HD" roots-of -q "$T" --class "/$deep/" >/dev/null 2>"$TMP/e"
 check regex/deep-exit 2 $?
