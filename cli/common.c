@@ -213,6 +213,15 @@ int cli_store_source(const char *store_path, char **dump_out)
 	return rc;
 }
 
+int cli_same_file(const char *out, const char *in)
+{
+	struct stat a, b;
+
+	return out && in && strcmp(out, "-") != 0 && strcmp(in, "-") != 0 &&
+	       stat(out, &a) == 0 && stat(in, &b) == 0 && S_ISREG(a.st_mode) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int cli_out_open(struct cli_out *o, const char *path, const char *like)
 {
 	struct stat sb;
@@ -223,6 +232,11 @@ int cli_out_open(struct cli_out *o, const char *path, const char *like)
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
+	}
+	/* -o naming the input would replace the dump with the output */
+	if (cli_same_file(path, like)) {
+		cli_error("'%s' is the input: choose another output", path);
+		return EXIT_USAGE;
 	}
 	/* A device or a pipe (-o /dev/null) is written directly: renaming
 	 * a temporary file over it would replace it. */

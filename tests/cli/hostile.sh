@@ -146,6 +146,27 @@ check_grep regex/nested-message "groups nested deeper than 32" "$TMP/e"
 	>"$TMP/o" 2>"$TMP/e"
 check regex/32-deep-works "0 1" "$? $(grep -c '^{"address":"0x10"' "$TMP/o")"
 
+# ---- an output that is the input ----
+# -o naming the dump would replace it with the output: refused (exit 2),
+# the dump untouched (replace-class: tests/cli/replace_class.sh).
+for c in "index" "to-gml" "to-dot" "roots-of --type STRING" \
+	"subgraph-of --type STRING" "interface-with --type STRING" \
+	"render --type STRING --format svg"; do
+	cp "$T" "$TMP/self.json"
+	"$HD" $c -q "$TMP/self.json" -o "$TMP/self.json" >/dev/null 2>"$TMP/e"
+	rc=$?
+	n="output-is-input/${c%% *}"
+	if [ $rc = 2 ] && cmp -s "$T" "$TMP/self.json" &&
+		grep -q "is the input: choose another output" "$TMP/e"; then
+		ok "$n"
+	else
+		notok "$n" "exit $rc, same: $(cmp -s "$T" "$TMP/self.json" && echo yes || echo no): $(head -c 200 "$TMP/e")"
+	fi
+done
+cp "$T" "$TMP/self.json"
+"$HD" diff -q "$TMP/t.json" "$TMP/self.json" -o "$TMP/self.json" >/dev/null 2>"$TMP/e"
+check output-is-input/diff "2 same" "$? $(cmp -s "$T" "$TMP/self.json" && echo same)"
+
 # ---- stale stores ----
 # A store remembers its dump's size and a fingerprint of its first and
 # last 64 KiB; a record read back must also be the object indexed at
