@@ -167,6 +167,48 @@ cp "$T" "$TMP/self.json"
 "$HD" diff -q "$TMP/t.json" "$TMP/self.json" -o "$TMP/self.json" >/dev/null 2>"$TMP/e"
 check output-is-input/diff "2 same" "$? $(cmp -s "$T" "$TMP/self.json" && echo same)"
 
+# ---- named pipes ----
+# A pipe can be read once: commands that read their input twice spool it
+# (as standard input), and nothing opens it twice (a named pipe opened
+# again waits for a writer forever). Same output as from the file.
+F="$TMP/fifo"
+mkfifo "$F"
+# feed FILE PIPE: a writer in the background, which gives up after 30 s
+# if nothing reads the pipe (so that a refusal cannot hang the test)
+feed() { timeout 30 sh -c 'cat "$1" >"$2"' sh "$1" "$2" & }
+IN=$DATA/edge_dangling_refs.json
+for c in "stats" "index -o $TMP/fifo.hds" "replace-class" "to-gml" \
+	"roots-of --type STRING" "subgraph-of --type STRING" \
+	"interface-with --type STRING" "diff $DATA/edge_crlf.json"; do
+	n="pipe/${c%% *}"
+	feed "$IN" "$F"
+	timeout 30 "$HD" $c -q "$F" >"$TMP/po" 2>"$TMP/e"
+	rc=$?
+	wait
+	out=$(sed "s|$F|IN|g; s|$IN|IN|g" "$TMP/po")
+	want=$("$HD" $c -q "$IN" 2>/dev/null | sed "s|$IN|IN|g")
+	if [ $rc != 0 ] || [ "$out" != "$want" ]; then
+		notok "$n" "exit $rc, $(printf '%s' "$out" | wc -l) lines for $(printf '%s' "$want" | wc -l): $(head -c 200 "$TMP/e")"
+	else
+		ok "$n"
+	fi
+done
+# two pipes at once
+mkfifo "$F.2"
+feed "$DATA/edge_crlf.json" "$F"
+feed "$IN" "$F.2"
+timeout 30 "$HD" diff -q "$F" "$F.2" -o "$TMP/pd.json" >/dev/null 2>"$TMP/e"
+rc=$?
+wait
+"$HD" diff -q "$DATA/edge_crlf.json" "$IN" -o "$TMP/fd.json" >/dev/null 2>&1
+check pipe/diff-two "0 $(cksum <"$TMP/fd.json")" "$rc $(cksum <"$TMP/pd.json")"
+feed "$IN" "$F"
+timeout 30 "$HD" replace-class -q --in-place "$F" >/dev/null 2>"$TMP/e"
+check pipe/no-in-place 2 $?
+check_grep pipe/no-in-place-message "not a regular file" "$TMP/e"
+timeout 30 cat "$F" >/dev/null # releases the writer
+wait
+
 # ---- stale stores ----
 # A store remembers its dump's size and a fingerprint of its first and
 # last 64 KiB; a record read back must also be the object indexed at
