@@ -101,6 +101,33 @@ check huge/replace-class-exit 0 $?
 check huge/replace-class-same "$(cksum <"$BIG")" "$(cksum <"$TMP/rc.json")"
 rm -f "$BIG" "$TMP/rc.json" "$TMP/sub.json"
 
+# ---- deep nesting ----
+# Unknown members nested a million deep (arrays, objects, an unclosed
+# one): no recursion on dump data, so no stack to overflow; each record
+# is repaired (lenient) or the first one stops strict mode.
+awk 'BEGIN {
+	printf "{\"address\":\"0x1\", \"type\":\"OBJECT\", \"x\":"
+	for (i = 0; i < 1000000; i++) printf "["
+	for (i = 0; i < 1000000; i++) printf "]"
+	printf ", \"memsize\":40}\n"
+	printf "{\"address\":\"0x2\", \"type\":\"OBJECT\", \"y\":"
+	for (i = 0; i < 300000; i++) printf "{\"a\":"
+	printf "1"
+	for (i = 0; i < 300000; i++) printf "}"
+	printf "}\n"
+	printf "{\"address\":\"0x3\", \"type\":\"OBJECT\", \"z\":"
+	for (i = 0; i < 1000000; i++) printf "["
+	printf ", \"memsize\":40}\n"
+}' >"$TMP/deep.json"
+"$HD" stats --all -q --format json "$TMP/deep.json" >"$TMP/o" 2>"$TMP/e"
+check deep/lenient "0 3 3" "$? $(jq .totals.objects "$TMP/o") $(grep -c 'nesting too deep (repaired)$' "$TMP/e")"
+"$HD" stats --strict -q "$TMP/deep.json" >/dev/null 2>"$TMP/e"
+check deep/strict 1 $?
+check_grep deep/strict-position "deep.json:1:[0-9]+: nesting too deep" "$TMP/e"
+"$HD" index -q "$TMP/deep.json" -o "$TMP/deep.hds" 2>/dev/null
+check deep/index 0 $?
+rm -f "$TMP/deep.json" "$TMP/deep.hds"
+
 # ---- a dump over 4 GiB ----
 # gzip members: two records, then 4.3 GB of blank lines (65 copies of
 # one member of 64 MiB of spaces), then two more records, whose offsets
