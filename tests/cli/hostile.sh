@@ -8,6 +8,10 @@ needs jq jq
 needs gzip gzip
 
 HD=$HEAPDUMP
+# under ASan: what Graphviz's font stack keeps until exit (render) is not ours
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS ASAN_OPTIONS
 TOOLS="$TOP/$B/tests"
 case $B in /*) TOOLS="$B/tests" ;; esac
 
