@@ -86,6 +86,11 @@ int cmd_index(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (cli_same_file(out_path, argv[first])) {
+		cli_error("'%s' is the input: choose another output", out_path);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	cli_input_init(&in, argv[first], strict, quiet);
 	o = cli_input_index_options(&in);
 	rc = hd_store_build(&s, in.path, &o, &err);

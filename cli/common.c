@@ -5,6 +5,7 @@
 #include "opt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,45 +134,81 @@ void cli_input_done(struct cli_input *in)
 			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
 }
 
-/* The spooled copy of standard input, removed at exit. */
-static char spool_path[4096];
+/* The spooled copies of standard input and of pipes, removed at exit
+ * (diff reads up to three inputs). */
+#define MAX_SPOOL 3
+static char spool_path[MAX_SPOOL][4096];
+static int nspool, stdin_spooled;
 
 static void unlink_spool(void)
 {
-	if (spool_path[0])
-		unlink(spool_path);
+	int i;
+
+	for (i = 0; i < nspool; i++)
+		unlink(spool_path[i]);
 }
 
 int cli_spool_stdin(struct cli_input *in)
 {
 	const char *dir = getenv("TMPDIR");
-	char buf[1 << 16];
+	const char *what = "standard input";
+	char buf[1 << 16], *path;
+	struct stat sb;
 	ssize_t n;
-	int fd;
+	int fd, src = 0;
 
-	if (strcmp(in->path, "-") != 0 || spool_path[0])
-		return 0;
-	snprintf(spool_path, sizeof(spool_path), "%s/heapdump-stdin-XXXXXX",
-		 dir && *dir ? dir : "/tmp");
-	fd = mkstemp(spool_path);
-	if (fd < 0) {
-		cli_error("cannot create '%s': %s", spool_path, strerror(errno));
-		spool_path[0] = '\0';
+	if (strcmp(in->path, "-") == 0) {
+		if (stdin_spooled)
+			return 0;
+	} else if (stat(in->path, &sb) != 0 || S_ISREG(sb.st_mode) ||
+		   S_ISDIR(sb.st_mode)) {
+		return 0; /* read twice in place (or an error later) */
+	} else {
+		/* a pipe (named, or <(...)) can be read only once */
+		what = in->path;
+	}
+	if (nspool == MAX_SPOOL) {
+		cli_error("at most %d inputs can be pipes", MAX_SPOOL);
+		return EXIT_USAGE;
+	}
+	if (what != in->path)
+		stdin_spooled = 1;
+	else if ((src = open(in->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		cli_error("cannot open '%s': %s", in->path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	atexit(unlink_spool);
-	while ((n = read(0, buf, sizeof(buf))) != 0) {
+	path = spool_path[nspool];
+	snprintf(path, sizeof(spool_path[0]), "%s/heapdump-stdin-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		cli_error("cannot create '%s': %s", path, strerror(errno));
+		if (src > 0)
+			close(src);
+		return EXIT_FAIL;
+	}
+	if (!nspool++)
+		atexit(unlink_spool);
+	while ((n = read(src, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || write(fd, buf, (size_t)n) != n) {
-			cli_error("cannot spool standard input to '%s': %s",
-				  spool_path, strerror(errno));
+			cli_error("cannot spool %s to '%s': %s", what, path,
+				  strerror(errno));
 			close(fd);
+			if (src > 0)
+				close(src);
 			return EXIT_FAIL;
 		}
 	}
-	close(fd);
-	in->path = spool_path;
+	if (src > 0)
+		close(src);
+	if (close(fd) != 0) {
+		cli_error("cannot spool %s to '%s': %s", what, path,
+			  strerror(errno));
+		return EXIT_FAIL;
+	}
+	in->path = path;
 	return 0;
 }
 
@@ -214,6 +251,15 @@ int cli_store_source(const char *store_path, char **dump_out)
 	return rc;
 }
 
+int cli_same_file(const char *out, const char *in)
+{
+	struct stat a, b;
+
+	return out && in && strcmp(out, "-") != 0 && strcmp(in, "-") != 0 &&
+	       stat(out, &a) == 0 && stat(in, &b) == 0 && S_ISREG(a.st_mode) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int cli_out_open(struct cli_out *o, const char *path, const char *like)
 {
 	struct stat sb;
@@ -224,6 +270,11 @@ int cli_out_open(struct cli_out *o, const char *path, const char *like)
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
+	}
+	/* -o naming the input would replace the dump with the output */
+	if (cli_same_file(path, like)) {
+		cli_error("'%s' is the input: choose another output", path);
+		return EXIT_USAGE;
 	}
 	/* A device or a pipe (-o /dev/null) is written directly: renaming
 	 * a temporary file over it would replace it. */

@@ -78,6 +78,9 @@ struct cli_out {
 };
 
 int cli_out_open(struct cli_out *o, const char *path, const char *like);
+/* 1 if out names the file in (an existing regular file), else 0. */
+int cli_same_file(const char *out, const char *in);
+
 /* Flushes, syncs and renames; returns 0 or EXIT_FAIL (file removed). */
 int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */

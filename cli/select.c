@@ -5,6 +5,8 @@
 #include "select.h"
 #include "common.h"
 
+#include <string.h>
+
 static const char *push(void *target, const char *key, const char *arg)
 {
 	struct cli_select *s = target;
@@ -66,7 +68,10 @@ int cli_select_nodes(const struct cli_select *sel, const hd_store *s,
 		if ((rc = hd_select_add(hs, sel->key[i], sel->value[i], &err))) {
 			/* a bad value is a usage error, an unreadable file not */
 			rc = err.code == HD_EINVAL ? EXIT_USAGE : EXIT_FAIL;
-			cli_error("--%s %s: %s", sel->key[i], sel->value[i],
+			/* a hostile value may be huge: its start says which */
+			cli_error("--%s %.*s%s: %s", sel->key[i], 120,
+				  sel->value[i],
+				  strlen(sel->value[i]) > 120 ? "..." : "",
 				  err.msg);
 			goto out;
 		}

@@ -733,7 +733,11 @@ typedef int (*hd_record_cb)(const hd_record *rec, hd_node_id id,
  * built from (dump_path; NULL means the path recorded in the store),
  * once, in dump order, and calls cb for each with the record as the
  * reader gives it (rec->text is the line byte for byte). The dump must
- * be the one indexed (size and fingerprint).
+ * be the one indexed (size and fingerprint), and the record found at
+ * each node's offset must be that node's object (a dump edited in the
+ * middle keeps its size and fingerprint, not its offsets): otherwise
+ * HD_ESTALE. A pipe is never opened again: its store's records cannot
+ * be read back (HD_ESTALE).
  * @return 0, HD_ESTALE, HD_EIO, HD_EPARSE (strict read options), HD_ENOMEM,
  *         or cb's non-zero value
  */

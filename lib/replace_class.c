@@ -600,9 +600,10 @@ static void out_close(struct out *o)
 	o->fd = -1;
 }
 
-/* Copies standard input to a temporary file in $TMPDIR: it is read
- * twice. */
-static int spool_stdin(char **path_out, size_t *size_out, hd_error *err)
+/* Copies the input (in_fd, named name) to a temporary file in $TMPDIR:
+ * it is read twice, and a pipe can be read only once. */
+static int spool_input(int in_fd, const char *name, char **path_out,
+		       size_t *size_out, hd_error *err)
 {
 	const char *dir = getenv("TMPDIR");
 	char *path, *buf = NULL;
@@ -629,13 +630,12 @@ static int spool_stdin(char **path_out, size_t *size_out, hd_error *err)
 		goto out;
 	}
 	for (;;) {
-		k = read(0, buf, SPOOL_BUF);
+		k = read(in_fd, buf, SPOOL_BUF);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
-			rc = hd__error_sys(err, errno,
-					   "cannot read standard input: %s",
-					   strerror(errno));
+			rc = hd__error_sys(err, errno, "cannot read %s: %s",
+					   name, strerror(errno));
 			goto out;
 		}
 		if (!k)
@@ -1038,7 +1038,29 @@ int hd_replace_class(const char *in_path, const char *out_path,
 		goto out;
 	}
 	if (strcmp(in_path, "-") == 0) {
-		if ((rc = spool_stdin(&spool, &spool_size, err)))
+		if ((rc = spool_input(0, "standard input", &spool, &spool_size,
+				      err)))
+			goto out;
+		path = spool;
+	} else if (stat(in_path, &in_sb) == 0 && !S_ISREG(in_sb.st_mode) &&
+		   !S_ISDIR(in_sb.st_mode)) {
+		/* a pipe (a named one, or <(...)) can be read only once */
+		int fd;
+
+		if (in_place) {
+			rc = hd__error(err, HD_EINVAL,
+				       "'%s' is not a regular file: it cannot "
+				       "be rewritten in place", in_path);
+			goto out;
+		}
+		if ((fd = open(in_path, O_RDONLY | O_CLOEXEC)) < 0) {
+			rc = hd__error_sys(err, errno, "cannot open '%s': %s",
+					   in_path, strerror(errno));
+			goto out;
+		}
+		rc = spool_input(fd, in_path, &spool, &spool_size, err);
+		close(fd);
+		if (rc)
 			goto out;
 		path = spool;
 	}

@@ -141,6 +141,28 @@ bad:
 			 "generation '%s': want N, N..M, N.. or ..M", v);
 }
 
+/* Regexes are compiled by the C library, whose parser recurses once per
+ * nested group: a deep one would overflow the stack. */
+#define RE_MAX_LEN 1024
+#define RE_MAX_DEPTH 32
+
+/* The deepest nesting of groups in re[0..n) (escapes skipped). */
+static unsigned re_depth(const char *re, size_t n)
+{
+	unsigned d = 0, max = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (re[i] == '\\')
+			i++;
+		else if (re[i] == '(' && ++d > max)
+			max = d;
+		else if (re[i] == ')' && d)
+			d--;
+	}
+	return max;
+}
+
 static int add_class(hd_select *sel, const char *v, hd_error *err)
 {
 	size_t n = strlen(v);
@@ -150,7 +172,17 @@ static int add_class(hd_select *sel, const char *v, hd_error *err)
 
 	memset(&p, 0, sizeof(p));
 	if (n >= 2 && v[0] == '/' && v[n - 1] == '/') {
-		char *re = dup_n(v + 1, n - 2);
+		char *re;
+
+		if (n - 2 > RE_MAX_LEN)
+			return hd__error(err, HD_EINVAL,
+					 "class /regex/: longer than %d bytes",
+					 RE_MAX_LEN);
+		if (re_depth(v + 1, n - 2) > RE_MAX_DEPTH)
+			return hd__error(err, HD_EINVAL,
+					 "class /regex/: groups nested deeper "
+					 "than %d", RE_MAX_DEPTH);
+		re = dup_n(v + 1, n - 2);
 
 		if (!re)
 			return hd__error(err, HD_ENOMEM, "out of memory");

@@ -738,9 +738,13 @@ int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
 int hd_store_is_store(const char *path)
 {
 	unsigned char head[HD__STORE_MAGIC_LEN];
+	struct stat st;
 	int fd, ok;
 
-	if (!path)
+	/* A store is a regular file. Anything else is not opened here: a
+	 * named pipe opened twice (here, then by the reader) would lose
+	 * its writer and block the reader forever. */
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -784,6 +788,12 @@ int hd__store_fingerprint(const char *path, uint64_t *fp, uint32_t *kind,
 
 	*fp = *size = *mtime = 0;
 	*kind = HD__FP_NONE;
+	/* only a regular file can be read again: a pipe is not opened (a
+	 * named one would block until a new writer comes) */
+	if (stat(path, &st) != 0)
+		return sys_fail(err, "open", path);
+	if (!S_ISREG(st.st_mode))
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return sys_fail(err, "open", path);

@@ -20,10 +20,9 @@ if ! ldd "$HEAPDUMP" 2>/dev/null | grep -q 'libc\.so'; then
 	notok dynamic "$HEAPDUMP is not linked dynamically against libc"
 	exit 1
 fi
-# ASan wants to come first; the shim only wraps libc's calls
+# ASan wants to come first; the shim only wraps libc's calls. What
+# Graphviz's font stack keeps until exit (render) is not ours.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:fast_unwind_on_malloc=0"
-# what Graphviz's font stack keeps until exit (render) is not ours: the
-# same suppressions as export.sh
 LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
 export ASAN_OPTIONS LSAN_OPTIONS
 
@@ -177,6 +176,27 @@ cp "$IN" "$TMP/ip/d.json"
 "$HEAPDUMP" replace-class -q --in-place "$TMP/ip/d.json" 2>"$TMP/err"
 check in-place/clean "1198 d.json" \
 	"$(grep -c '"class":"Foo"' "$TMP/ip/d.json") $(ls -A "$TMP/ip")"
+
+# standard input is spooled to a file in $TMPDIR (commands that read it
+# twice): a full disk there is an error, and the spool is removed
+for cmd in "roots-of --type STRING" "replace-class"; do
+	for n in 1 2; do
+		rm -rf "$TMP/spool" && mkdir -p "$TMP/spool"
+		env LD_PRELOAD="$SHIM" FAULTIO_OP=write FAULTIO_NTH=$n \
+			TMPDIR="$TMP/spool" "$HEAPDUMP" $cmd -q - -o "$O/out.json" \
+			<"$IN" >/dev/null 2>"$TMP/err"
+		rc=$?
+		t="stdin-spool/${cmd%% *}-$n"
+		if [ $rc != 1 ] || ! grep -q "No space left on device" "$TMP/err"; then
+			notok "$t" "exit $rc: $(head -c 300 "$TMP/err")"
+		elif [ -n "$(ls -A "$TMP/spool")$(ls -A "$O")" ]; then
+			notok "$t" "left behind: $(ls -A "$TMP/spool") $(ls -A "$O")"
+		else
+			ok "$t"
+		fi
+		rm -rf "$O" && mkdir -p "$O"
+	done
+done
 
 # standard output on a full device (/dev/full: a real ENOSPC, no shim)
 for cmd in "stats" "to-gml" "to-dot" "replace-class" "roots-of --type STRING" \
