@@ -2,7 +2,7 @@
 #   make                 library (static + shared) and the heapdump program
 #   make check           every test; last line "N passed, N failed"
 #   make SANITIZE=address,undefined check
-#   make check-valgrind  unit tests and fuzz corpora under valgrind
+#   make check-valgrind  every test, and every heapdump they run, under valgrind
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps            install missing Debian packages (root or sudo)
 #   make demo            heapdump stats on a sample dump in data/
@@ -142,11 +142,16 @@ check: $(TEST_DEPS)
 check-one: $(TEST_DEPS)
 	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh $(T)
 
-# The unit suites and the fuzz corpora under valgrind (leaks included).
+# Every suite under valgrind (leaks included): the unit suites and the
+# fuzz corpora run under it, and so does every heapdump the shell suites
+# run (tests/run.sh's HEAPDUMP_WRAP: a run that logs anything fails its
+# suite). Graphviz's font stack keeps memory until exit (render).
 VALGRIND_CMD := valgrind -q --error-exitcode=9 --leak-check=full \
-	--errors-for-leak-kinds=definite,indirect
+	--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
 check-valgrind: $(TEST_DEPS)
-	@TEST_WRAP="$(VALGRIND_CMD)" sh tests/run.sh unit/ fuzz/
+	@TEST_WRAP="$(VALGRIND_CMD)" \
+	HEAPDUMP_WRAP="$(VALGRIND_CMD) --suppressions=$(CURDIR)/tests/cli/graphviz.vgsupp" \
+	sh tests/run.sh $(T)
 
 check-man: all
 	@sh tests/man/check_man.sh && sh tests/man/run_examples.sh

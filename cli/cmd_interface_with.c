@@ -499,6 +499,8 @@ int cmd_interface_with(int argc, char **argv)
 						      "options");
 	}
 
+	if ((rc = cli_select_compile(&A.sel)))
+		return rc;
 	cli_input_init(&in, after, A.strict, A.quiet);
 	if ((rc = cli_spool_stdin(&in)) || (rc = cli_open_store(&in, &s)))
 		goto out;
@@ -514,6 +516,7 @@ int cmd_interface_with(int argc, char **argv)
 	}
 	rc = summary(A.summary ? stdout : stderr, s, x, json);
 out:
+	cli_select_free(&A.sel);
 	hd_interface_free(x);
 	hd_nodes_free(&diff);
 	hd_store_close(s);

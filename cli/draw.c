@@ -38,9 +38,13 @@ int cli_draw_open(const struct cli_cmd_info *info, struct cli_draw_args *a,
 	o.flags = a->collapse ? HD_EXPORT_COLLAPSE : 0;
 	o.depth = (uint32_t)a->depth;
 	o.max_nodes = 0; /* checked below, with advice */
-	cli_input_init(&in, path, a->strict, a->quiet);
-	if ((rc = cli_open_store(&in, s_out)))
+	if (a->sel.n && (rc = cli_select_compile(&a->sel)))
 		return rc;
+	cli_input_init(&in, path, a->strict, a->quiet);
+	if ((rc = cli_open_store(&in, s_out))) {
+		cli_select_free(&a->sel);
+		return rc;
+	}
 	if (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, a->quiet, &set)))
 		goto fail;
 	if ((rc = hd_export_new(x_out, *s_out, a->sel.n ? &set : NULL, &o,
@@ -65,6 +69,7 @@ int cli_draw_open(const struct cli_cmd_info *info, struct cli_draw_args *a,
 		cli_error("%s: warning: the graph is empty", info->name);
 	return 0;
 fail:
+	cli_select_free(&a->sel);
 	hd_nodes_free(&set);
 	hd_export_free(*x_out);
 	hd_store_close(*s_out);

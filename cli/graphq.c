@@ -26,6 +26,8 @@ int cli_graph_open(struct cli_graph *g, const struct cli_cmd_info *info,
 		return cli_usage_error(info, "select the objects: an ADDRESS or "
 				       "--address, --class, --type, --file, "
 				       "--location, --generation, --from");
+	if ((rc = cli_select_compile(sel)))
+		return rc;
 	cli_input_init(&g->in, argv[first], strict, quiet);
 	if ((rc = cli_spool_stdin(&g->in)) ||
 	    (rc = cli_open_store(&g->in, &g->s)) ||
@@ -38,6 +40,7 @@ int cli_graph_open(struct cli_graph *g, const struct cli_cmd_info *info,
 	}
 	return 0;
 fail:
+	cli_select_free(sel);
 	cli_graph_close(g);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * select.c - the selection options, gathered in argv order and handed to
- * the library's selection grammar once the store is open.
+ * select.c - the selection options, gathered in argv order, handed to
+ * the library's selection grammar before the input is read, and applied
+ * once the store is open.
  */
 #include "select.h"
 #include "common.h"
@@ -53,15 +54,15 @@ const char *cli_select_from(const char *arg, void *target)
 	return push(target, "from", arg);
 }
 
-int cli_select_nodes(const struct cli_select *sel, const hd_store *s,
-		     int quiet, hd_nodes *out)
+int cli_select_compile(struct cli_select *sel)
 {
 	hd_select *hs = NULL;
 	hd_error err = { 0 };
-	uint64_t missing = 0;
 	unsigned i;
 	int rc;
 
+	if (sel->compiled)
+		return 0;
 	if ((rc = hd_select_new(&hs, &err)))
 		return cli_lib_error(&err);
 	for (i = 0; i < sel->n; i++) {
@@ -73,17 +74,35 @@ int cli_select_nodes(const struct cli_select *sel, const hd_store *s,
 				  sel->value[i],
 				  strlen(sel->value[i]) > 120 ? "..." : "",
 				  err.msg);
-			goto out;
+			hd_select_free(hs);
+			return rc;
 		}
 	}
-	if ((rc = hd_select_nodes(hs, s, out, &missing, &err))) {
-		rc = cli_lib_error(&err);
-		goto out;
-	}
+	sel->compiled = hs;
+	return 0;
+}
+
+int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
+		     hd_nodes *out)
+{
+	hd_error err = { 0 };
+	uint64_t missing = 0;
+	int rc;
+
+	if ((rc = cli_select_compile(sel)))
+		return rc;
+	rc = hd_select_nodes(sel->compiled, s, out, &missing, &err);
+	cli_select_free(sel);
+	if (rc)
+		return cli_lib_error(&err);
 	if (missing && !quiet)
 		cli_error("%llu selected address(es) name no object of the dump",
 			  (unsigned long long)missing);
-out:
-	hd_select_free(hs);
-	return rc;
+	return 0;
+}
+
+void cli_select_free(struct cli_select *sel)
+{
+	hd_select_free(sel->compiled);
+	sel->compiled = NULL;
 }

@@ -16,6 +16,7 @@ struct cli_select {
 	const char *key[CLI_SELECT_MAX];
 	const char *value[CLI_SELECT_MAX];
 	unsigned n;
+	hd_select *compiled; /* by cli_select_compile, until used */
 };
 
 const char *cli_select_address(const char *arg, void *target);
@@ -43,11 +44,22 @@ const char *cli_select_from(const char *arg, void *target);
 		     "select the objects of another command's output")
 
 /*
- * The nodes of s selected by sel, as a set. Prints errors (unknown key
- * values, unreadable --from) and, unless quiet, how many addresses
- * named no object. Returns 0 or an exit code.
+ * Checks the selection and compiles it (regexes, --from files), before
+ * the input is read: a bad value is a usage error at once, not after
+ * minutes of parsing a large dump. Prints the error. Returns 0 or an
+ * exit code (2 for a bad value, 1 for an unreadable --from).
  */
-int cli_select_nodes(const struct cli_select *sel, const hd_store *s,
-		     int quiet, hd_nodes *out);
+int cli_select_compile(struct cli_select *sel);
+
+/*
+ * The nodes of s selected by sel (compiled first, if it was not), as a
+ * set; the compiled selection is freed. Prints errors and, unless
+ * quiet, how many addresses named no object. Returns 0 or an exit code.
+ */
+int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
+		     hd_nodes *out);
+
+/* Frees what cli_select_compile made, if cli_select_nodes did not. */
+void cli_select_free(struct cli_select *sel);
 
 #endif

@@ -13,9 +13,27 @@ case $B in
 /*) HEAPDUMP=$B/heapdump ;; # make B=/tmp/asan check
 *) HEAPDUMP=$top/$B/heapdump ;;
 esac
-export HEAPDUMP TOP="$top" B
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+
+# HEAPDUMP_WRAP (make check-valgrind): every heapdump the shell suites
+# run goes through it, by a wrapper script named heapdump, each run
+# logging to its own file under $wrapdir/log/SUITE; a suite whose runs
+# logged anything fails, and so does a run in which no suite ran
+# heapdump at all. HEAPDUMP_REAL names the
+# binary itself, for the checks that must look at it (ldd).
+wrapdir=""
+if [ -n "${HEAPDUMP_WRAP:-}" ]; then
+	wrapdir=$(mktemp -d)
+	trap 'rm -f "$log"; rm -rf "$wrapdir"' EXIT
+	HEAPDUMP_REAL=$HEAPDUMP
+	HEAPDUMP=$wrapdir/heapdump
+	printf '#!/bin/sh\nexec %s --log-file="$HD_WRAP_LOG/%%p.log" "%s" "$@"\n' \
+		"$HEAPDUMP_WRAP" "$HEAPDUMP_REAL" >"$HEAPDUMP"
+	chmod +x "$HEAPDUMP"
+	export HEAPDUMP_REAL
+fi
+export HEAPDUMP TOP="$top" B
 
 want() {
 	[ -z "$SELECT" ] && return 0
@@ -26,10 +44,29 @@ want() {
 }
 SELECT="$*"
 
+# wrap_verdict SUITE: one line on the wrapped runs of SUITE, if it ran
+# heapdump (the unit suites and some others do not)
+wrap_verdict() {
+	runs=$(ls "$HD_WRAP_LOG" | wc -l)
+	[ "$runs" -eq 0 ] && return 0
+	dirty=$(find "$HD_WRAP_LOG" -type f -size +0 | wc -l)
+	if [ "$dirty" -gt 0 ]; then
+		echo "not ok - wrapped/$1: $dirty of $runs runs logged errors" | tee -a "$log"
+		find "$HD_WRAP_LOG" -type f -size +0 | head -3 | xargs head -40
+	else
+		echo "ok - wrapped/$1: $runs runs clean" | tee -a "$log"
+	fi
+}
+
 run_suite() {
 	name=$1
 	shift
 	want "$name" || return 0
+	if [ -n "$wrapdir" ]; then
+		HD_WRAP_LOG=$wrapdir/log/$(printf '%s' "$name" | tr '/' '_')
+		mkdir -p "$HD_WRAP_LOG"
+		export HD_WRAP_LOG
+	fi
 	out=$("$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | tee -a "$log" | grep -E '^(ok|not ok) ' || true
@@ -43,6 +80,7 @@ run_suite() {
 	if printf '%s\n' "$out" | grep -q '^not ok '; then
 		printf '%s\n' "$out" | grep -vE '^(ok|not ok) ' | tail -20
 	fi
+	if [ -n "$wrapdir" ]; then wrap_verdict "$name"; fi
 }
 
 for t in "$B"/tests/t_*; do
@@ -60,6 +98,10 @@ for s in tests/cli/*.sh tests/man/*.sh tests/ext/*.sh; do
 	run_suite "${s#tests/}" sh "$s"
 done
 
+if [ -n "$wrapdir" ] && ! grep -q '^ok - wrapped/' "$log" &&
+	! grep -q '^not ok - wrapped/' "$log"; then
+	echo "not ok - wrapped: no suite ran heapdump under $HEAPDUMP_WRAP" | tee -a "$log"
+fi
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")
 echo "$passed passed, $failed failed"

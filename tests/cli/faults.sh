@@ -15,8 +15,9 @@ if [ ! -f "$SHIM" ]; then
 	notok shim "$SHIM is missing: make $B/tests/faultio.so"
 	exit 1
 fi
-# the binary must load the shim: dynamically linked against libc
-if ! ldd "$HEAPDUMP" 2>/dev/null | grep -q 'libc\.so'; then
+# the binary must load the shim: dynamically linked against libc (the
+# binary itself, not the wrapper of make check-valgrind)
+if ! ldd "${HEAPDUMP_REAL:-$HEAPDUMP}" 2>/dev/null | grep -q 'libc\.so'; then
 	notok dynamic "$HEAPDUMP is not linked dynamically against libc"
 	exit 1
 fi

@@ -14,6 +14,7 @@ for src in "$top"/tests/fuzz/fuzz_*.c; do
 	echo "fuzz: building $t"
 	$cc -g -O1 -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-DHD_NO_MMAP -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all \
 		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lz -lm
 	mkdir -p "$top/tests/fuzz/corpus/$name"
 	echo "fuzz: running $t for ${secs}s"
