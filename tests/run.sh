@@ -25,6 +25,7 @@ trap 'rm -f "$log"' EXIT
 wrapdir=""
 if [ -n "${HEAPDUMP_WRAP:-}" ]; then
 	wrapdir=$(mktemp -d)
+	chmod 755 "$wrapdir" # some suites run heapdump as nobody (setpriv)
 	trap 'rm -f "$log"; rm -rf "$wrapdir"' EXIT
 	HEAPDUMP_REAL=$HEAPDUMP
 	HEAPDUMP=$wrapdir/heapdump
@@ -65,6 +66,7 @@ run_suite() {
 	if [ -n "$wrapdir" ]; then
 		HD_WRAP_LOG=$wrapdir/log/$(printf '%s' "$name" | tr '/' '_')
 		mkdir -p "$HD_WRAP_LOG"
+		chmod 1777 "$wrapdir/log" "$HD_WRAP_LOG"
 		export HD_WRAP_LOG
 	fi
 	out=$("$@" 2>&1)
