@@ -153,7 +153,8 @@ bad:
  * one pass with no recursion: at most RE_MAX_LEN bytes, RE_MAX_DEPTH
  * levels of groups, no back-reference, and at most RE_MAX_NODES nodes
  * once every repetition is expanded (an upper bound of what regcomp
- * builds; at the bound it stays under ~40 MB and a millisecond a match).
+ * builds; the worst found at the bound, "((a*)*){580}", compiles in a
+ * third of a second and 12 MB).
  */
 #define RE_MAX_LEN 1024
 #define RE_MAX_DEPTH 32
@@ -225,11 +226,6 @@ static size_t re_interval(const char *re, size_t n, size_t *i)
 	return copies ? copies : 1;
 }
 
-static int re_refuse(hd_error *err, const char *why)
-{
-	return hd__error(err, HD_EINVAL, "class /regex/: %s", why);
-}
-
 /* Refuses re[0..n) when it would hurt the C library (see above). */
 static int re_check(const char *re, size_t n, hd_error *err)
 {
@@ -250,8 +246,9 @@ static int re_check(const char *re, size_t n, hd_error *err)
 		switch (c) {
 		case '\\':
 			if (i < n && re[i] >= '1' && re[i] <= '9')
-				return re_refuse(err, "back-references (\\1 to "
-						      "\\9) are not supported");
+				return hd__error(err, HD_EINVAL,
+						 "class /regex/: back-references "
+						 "(\\1 to \\9) are not supported");
 			i += i < n;
 			break;
 		case '[':
