@@ -41,11 +41,8 @@ int cli_draw_open(const struct cli_cmd_info *info, struct cli_draw_args *a,
 	if (a->sel.n && (rc = cli_select_compile(&a->sel)))
 		return rc;
 	cli_input_init(&in, path, a->strict, a->quiet);
-	if ((rc = cli_open_store(&in, s_out))) {
-		cli_select_free(&a->sel);
-		return rc;
-	}
-	if (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, a->quiet, &set)))
+	if ((rc = cli_open_store(&in, s_out)) ||
+	    (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, a->quiet, &set))))
 		goto fail;
 	if ((rc = hd_export_new(x_out, *s_out, a->sel.n ? &set : NULL, &o,
 				&err))) {

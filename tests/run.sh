@@ -20,8 +20,8 @@ trap 'rm -f "$log"' EXIT
 # run goes through it, by a wrapper script named heapdump, each run
 # logging to its own file under $wrapdir/log/SUITE; a suite whose runs
 # logged anything fails, and so does a run in which no suite ran
-# heapdump at all. HEAPDUMP_REAL names the
-# binary itself, for the checks that must look at it (ldd).
+# heapdump at all. HEAPDUMP_REAL names the binary itself, for the checks
+# that must look at it (ldd).
 wrapdir=""
 if [ -n "${HEAPDUMP_WRAP:-}" ]; then
 	wrapdir=$(mktemp -d)
