@@ -1,6 +1,11 @@
 #!/bin/sh
 # make fuzz: builds each libFuzzer target with clang and runs it for a
-# while on its corpus (new finds are added to the corpus).
+# while, seeded by its committed corpus. New finds go to
+# build/fuzz/corpus/NAME and crashes to build/fuzz/NAME-crash-*, never
+# into tests/fuzz/corpus: keep what adds coverage with
+#   build/fuzz/fuzz_NAME -merge=1 -use_counters=0 \
+#       tests/fuzz/corpus/NAME build/fuzz/corpus/NAME
+# and a fixed crasher under a name saying what it was.
 # usage: run.sh CLANG SECONDS
 set -eu
 cc=${1:-clang}
@@ -16,8 +21,9 @@ for src in "$top"/tests/fuzz/fuzz_*.c; do
 		-DHD_NO_MMAP -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all \
 		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lz -lm
-	mkdir -p "$top/tests/fuzz/corpus/$name"
+	mkdir -p "$out/corpus/$name"
 	echo "fuzz: running $t for ${secs}s"
 	"$out/$t" -max_total_time="$secs" -max_len=65536 \
-		"$top/tests/fuzz/corpus/$name" 2>&1 | tail -3
+		-artifact_prefix="$out/$name-" \
+		"$out/corpus/$name" "$top/tests/fuzz/corpus/$name" 2>&1 | tail -3
 done
