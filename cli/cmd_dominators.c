@@ -14,7 +14,7 @@ static struct dom_args {
 	struct cli_select sel;
 	const char *format;
 	unsigned long long max;
-	int skip_weak, strict, quiet;
+	int skip_weak, strict, quiet, all;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -24,6 +24,8 @@ static const struct cli_opt opts[] = {
 		 "(default 10, 0: all)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default) or json (one object a line)"),
+	OPT_FLAG('a', "all", &A.all,
+		 "keep the allocation tracer and dump_all's own objects"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
 		 "weak references (WeakMap, WeakKeyMap, WeakRef) keep nothing "
 		 "alive"),
@@ -37,7 +39,9 @@ static const struct cli_cmd_info info = {
 	"Print the dominators of each selected object, outermost first: the\n"
 	"objects every path from the GC roots to it passes through, each\n"
 	"with its retained size, down to the object itself. Selection: man 7\n"
-	"heapdump-select.",
+	"heapdump-select. The allocation tracer and dump_all's own objects are\n"
+	"left out of the selection and of the graph, as stats leaves them out,\n"
+	"unless --all.",
 	opts
 };
 
@@ -136,6 +140,24 @@ static int print_chains(struct cli_graph *g, const hd_domtree *d, int json)
 	return rc;
 }
 
+/* Leaves the tracer and dump_all's objects out of the selection (the
+ * rule of stats, hd_store_is_dumper); fails when nothing else is left. */
+static int drop_dumper(struct cli_graph *g)
+{
+	size_t i, k = 0, n = g->sel.n;
+
+	for (i = 0; i < n; i++)
+		if (!hd_store_is_dumper(g->s, g->sel.ids[i]))
+			g->sel.ids[k++] = g->sel.ids[i];
+	g->sel.n = k;
+	if (k)
+		return EXIT_OK;
+	cli_error("%s: the selection picks only the allocation tracer and "
+		  "dump_all's own objects, which are left out (--all keeps "
+		  "them)", g->in.name);
+	return EXIT_FAIL;
+}
+
 int cmd_dominators(int argc, char **argv)
 {
 	struct cli_graph g;
@@ -154,7 +176,10 @@ int cmd_dominators(int argc, char **argv)
 	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
 				 A.strict, A.quiet)))
 		return rc;
-	if (hd_domtree_new(&d, g.s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+	if (!A.all && (rc = drop_dumper(&g)))
+		goto out;
+	if (hd_domtree_new(&d, g.s, (A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0) |
+				    (A.all ? 0 : HD_DOMTREE_SKIP_DUMPER),
 			   &err)) {
 		rc = cli_lib_error(&err);
 		goto out;

@@ -41,7 +41,9 @@ static int add_dominators(hd_store *s, hd_error *err)
 	hd_domtree *d = NULL;
 	int rc;
 
-	rc = hd_domtree_new(&d, s, skip_weak ? HD_ROOTS_SKIP_WEAK : 0, err);
+	/* what top and dominators read by default: without the tracer */
+	rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER |
+				   (skip_weak ? HD_ROOTS_SKIP_WEAK : 0), err);
 	if (!rc)
 		rc = hd_store_set_domtree(s, d, err);
 	hd_domtree_free(d);

@@ -504,7 +504,7 @@ int cmd_interface_with(int argc, char **argv)
 	cli_input_init(&in, after, A.strict, A.quiet);
 	if ((rc = cli_spool_stdin(&in)) || (rc = cli_open_store(&in, &s)))
 		goto out;
-	if ((rc = cli_select_nodes(&A.sel, s, A.quiet, &diff)))
+	if ((rc = cli_select_nodes(&A.sel, s, in.name, A.quiet, &diff)))
 		goto out;
 	if ((rc = hd_interface_with(&x, s, &diff, &err))) {
 		rc = cli_lib_error(&err);

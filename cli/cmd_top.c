@@ -15,7 +15,7 @@
 static struct top_args {
 	const char *format, *by;
 	unsigned long long top;
-	int skip_weak, strict, quiet;
+	int skip_weak, strict, quiet, all;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -25,6 +25,8 @@ static const struct cli_opt opts[] = {
 		   "shallow and retained sizes"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default), json (one document) or tsv"),
+	OPT_FLAG('a', "all", &A.all,
+		 "keep the allocation tracer and dump_all's own objects"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
 		 "weak references (WeakMap, WeakKeyMap, WeakRef) keep nothing "
 		 "alive"),
@@ -39,21 +41,27 @@ static const struct cli_cmd_info info = {
 	"itself and every object it dominates (every path from the GC roots\n"
 	"to them passes through it), what the GC could free without it.\n"
 	"--by class gives each class's instances together. The dominator tree\n"
-	"is read from a store indexed with --dominators, else computed.",
+	"is read from a store indexed with --dominators, else computed. The\n"
+	"allocation tracer and dump_all's own objects are left out, as stats\n"
+	"leaves them out, unless --all.",
 	opts
 };
 
 enum fmt { F_TEXT, F_JSON, F_TSV };
 
-static void header(const hd_domtree *d, double secs, enum fmt f)
+static void header(const hd_store *s, const hd_domtree *d, double secs,
+		   enum fmt f)
 {
-	uint64_t mem, n = hd_domtree_reached(d, &mem);
+	uint64_t mem, n = hd_domtree_reached(d, &mem), xmem = 0;
+	uint64_t x = A.all ? 0 : hd_store_dumper_count(s, &xmem);
 	char a[32], b[32];
 
 	if (f == F_JSON) {
 		printf("{\"reached\":%llu,\"reached_memsize\":%llu,"
+		       "\"excluded\":%llu,\"excluded_memsize\":%llu,"
 		       "\"dominators\":\"%s\",",
 		       (unsigned long long)n, (unsigned long long)mem,
+		       (unsigned long long)x, (unsigned long long)xmem,
 		       hd_domtree_is_stored(d) ? "stored" : "computed");
 		return;
 	}
@@ -61,6 +69,11 @@ static void header(const hd_domtree *d, double secs, enum fmt f)
 		return;
 	printf("reached     %s objects, %s from the GC roots\n",
 	       cli_commas(n, a, sizeof(a)), cli_human_bytes(mem, b, sizeof(b)));
+	if (x)
+		printf("excluded    %s objects, %s: the allocation tracer and "
+		       "dump_all's own objects (--all keeps them)\n",
+		       cli_commas(x, a, sizeof(a)),
+		       cli_human_bytes(xmem, b, sizeof(b)));
 	if (hd_domtree_is_stored(d))
 		printf("dominators  read from the store\n\n");
 	else
@@ -233,7 +246,8 @@ int cmd_top(int argc, char **argv)
 	if ((rc = cli_open_store(&in, &s)))
 		return rc;
 	t0 = cli_now();
-	if (hd_domtree_new(&d, s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+	if (hd_domtree_new(&d, s, (A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0) |
+				  (A.all ? 0 : HD_DOMTREE_SKIP_DUMPER),
 			   &err)) {
 		rc = cli_lib_error(&err);
 		goto out;
@@ -247,7 +261,7 @@ int cmd_top(int argc, char **argv)
 					   " (no ROOT lines: a partial dump)" :
 					   "");
 	}
-	header(d, cli_now() - t0, f);
+	header(s, d, cli_now() - t0, f);
 	rc = by_class ? top_classes(d, f) : top_objects(s, d, f);
 out:
 	hd_domtree_free(d);

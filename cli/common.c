@@ -440,22 +440,12 @@ int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 	return 0;
 }
 
-/* A class or module by its own name, anything else by its class's. */
+/* A class or module by its own name, anything else by its class's: the
+ * library's one naming rule (hd_store_node_name), as GML and DOT use. */
 void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 		       size_t size)
 {
-	int t = hd_store_type(s, id);
-	const char *aux;
-	size_t len;
-
-	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
-		aux = hd_store_aux(s, id, &len);
-		if (aux && len) {
-			snprintf(buf, size, "%.*s", (int)len, aux);
-			return;
-		}
-	}
-	hd_store_class_name(s, id, buf, size);
+	hd_store_node_name(s, id, buf, size);
 }
 
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)

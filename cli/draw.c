@@ -42,7 +42,8 @@ int cli_draw_open(const struct cli_cmd_info *info, struct cli_draw_args *a,
 		return rc;
 	cli_input_init(&in, path, a->strict, a->quiet);
 	if ((rc = cli_open_store(&in, s_out)) ||
-	    (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, a->quiet, &set))))
+	    (a->sel.n && (rc = cli_select_nodes(&a->sel, *s_out, in.name,
+						a->quiet, &set))))
 		goto fail;
 	if ((rc = hd_export_new(x_out, *s_out, a->sel.n ? &set : NULL, &o,
 				&err))) {

@@ -24,20 +24,16 @@ int cli_graph_open(struct cli_graph *g, const struct cli_cmd_info *info,
 			return cli_usage_error(info, "too many addresses");
 	if (!sel->n)
 		return cli_usage_error(info, "select the objects: an ADDRESS or "
-				       "--address, --class, --type, --file, "
-				       "--location, --generation, --from");
+				       "--address, --class, --name, --type, "
+				       "--file, --location, --generation, "
+				       "--from");
 	if ((rc = cli_select_compile(sel)))
 		return rc;
 	cli_input_init(&g->in, argv[first], strict, quiet);
 	if ((rc = cli_spool_stdin(&g->in)) ||
 	    (rc = cli_open_store(&g->in, &g->s)) ||
-	    (rc = cli_select_nodes(sel, g->s, quiet, &g->sel)))
+	    (rc = cli_select_nodes(sel, g->s, g->in.name, quiet, &g->sel)))
 		goto fail;
-	if (!g->sel.n) {
-		cli_error("%s: the selection picks no object", g->in.name);
-		rc = EXIT_FAIL;
-		goto fail;
-	}
 	return 0;
 fail:
 	cli_select_free(sel);

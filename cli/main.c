@@ -42,6 +42,45 @@ const struct cli_command cli_commands[] = {
 	{ NULL, NULL, NULL }
 };
 
+/* The command meant by a mistyped name: the one it is a prefix of, or
+ * the nearest within two edits; NULL when none is close. */
+static const char *nearest_command(const char *name)
+{
+	const struct cli_command *c, *best = NULL;
+	size_t n = strlen(name);
+	unsigned d, bd = 3;
+	int prefixed = 0;
+
+	for (c = cli_commands; c->name; c++)
+		if (n >= 3 && strncmp(c->name, name, n) == 0 && prefixed++ == 0)
+			best = c;
+	if (prefixed == 1)
+		return best->name;
+	best = NULL;
+	for (c = cli_commands; c->name; c++) {
+		d = hd_name_distance(name, n, c->name, strlen(c->name), 2);
+		if (d < bd) {
+			bd = d;
+			best = c;
+		}
+	}
+	return best ? best->name : NULL;
+}
+
+/* "unknown command 'x'", with the command meant when one is close. */
+static int unknown_command(const char *name)
+{
+	const char *near = nearest_command(name);
+
+	if (near)
+		cli_error("unknown command '%s'; did you mean '%s'?", name,
+			  near);
+	else
+		cli_error("unknown command '%s'; see '%s --help'", name,
+			  PROGRAM_NAME);
+	return EXIT_USAGE;
+}
+
 static void usage(FILE *f)
 {
 	const struct cli_command *c;
@@ -72,8 +111,7 @@ int cmd_help(int argc, char **argv)
 			return c->fn(2, sub);
 		}
 	}
-	cli_error("unknown command '%s'", argv[1]);
-	return EXIT_USAGE;
+	return unknown_command(argv[1]);
 }
 
 int cmd_version(int argc, char **argv)
@@ -113,7 +151,5 @@ int main(int argc, char **argv)
 	for (c = cli_commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
 			return close_stdout(c->fn(argc - 1, argv + 1));
-	cli_error("unknown command '%s'; see '%s --help'", argv[1],
-		  PROGRAM_NAME);
-	return EXIT_USAGE;
+	return unknown_command(argv[1]);
 }

@@ -88,6 +88,95 @@ static int apply(const struct cli_cmd_info *info, const struct cli_opt *o,
 	}
 }
 
+/* The i-th long option name of the table, "help" after them, then NULL. */
+static const char *opt_name(const struct cli_cmd_info *info, size_t i)
+{
+	size_t k = 0;
+
+	while (info->opts && info->opts[k].type != CLI_OPT_END && k < i)
+		k++;
+	if (info->opts && info->opts[k].type != CLI_OPT_END)
+		return info->opts[k].longname;
+	return k == i ? "help" : NULL;
+}
+
+/* The long option spelled p[0..n) (whole, or a unique prefix as
+ * getopt_long takes it): its name, or NULL; *many when it is ambiguous. */
+static const char *long_name(const struct cli_cmd_info *info, const char *p,
+			     size_t n, int *many)
+{
+	const char *hit = NULL, *name;
+	int hits = 0;
+	size_t i;
+
+	for (i = 0; (name = opt_name(info, i)); i++) {
+		if (strlen(name) == n && strncmp(name, p, n) == 0) {
+			*many = 0;
+			return name;
+		}
+		if (strncmp(name, p, n) == 0 && hits++ == 0)
+			hit = name;
+	}
+	*many = hits > 1;
+	return hits == 1 ? hit : NULL;
+}
+
+/* The long option nearest to p[0..n), within two edits, or NULL. */
+static const char *nearest_long(const struct cli_cmd_info *info,
+				const char *p, size_t n)
+{
+	const char *best = NULL, *name;
+	unsigned d, bd = 3;
+	size_t i;
+
+	for (i = 0; (name = opt_name(info, i)); i++) {
+		d = hd_name_distance(p, n, name, strlen(name), 2);
+		if (d < bd) {
+			bd = d;
+			best = name;
+		}
+	}
+	return best;
+}
+
+/* What is wrong with the long option arg ("--name" or "--name=value"). */
+static int bad_long(const struct cli_cmd_info *info, const char *arg)
+{
+	const char *p = arg + 2, *eq = strchr(p, '='), *name, *near;
+	size_t n = eq ? (size_t)(eq - p) : strlen(p);
+	int many;
+
+	if ((name = long_name(info, p, n, &many)))
+		return cli_usage_error(info, "option '--%s' takes no value",
+				       name);
+	if (many)
+		return cli_usage_error(info, "option '--%.*s' is ambiguous",
+				       (int)n, p);
+	if ((near = nearest_long(info, p, n)))
+		return cli_usage_error(info, "unknown option '%s'; did you "
+					     "mean '--%s'?", arg, near);
+	return cli_usage_error(info, "unknown option '%s'", arg);
+}
+
+/* getopt_long's '?': an unknown option, an ambiguous prefix, or a flag
+ * given a value (optopt is then the option's val). */
+static int bad_option(const struct cli_cmd_info *info, int argc,
+		      char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] :
+							 NULL;
+
+	if (optopt >= 256)
+		return cli_usage_error(info, "option '--%s' takes no value",
+				       info->opts[optopt - 256].longname);
+	if (arg && strncmp(arg, "--", 2) == 0 && (optopt == 0 || optopt == 'h'))
+		return bad_long(info, arg);
+	if (optopt > 0x20 && optopt < 0x7f)
+		return cli_usage_error(info, "unknown option '-%c'", optopt);
+	return cli_usage_error(info, "unknown option (byte 0x%02x)",
+			       (unsigned)optopt & 0xffu);
+}
+
 int cli_parse(const struct cli_cmd_info *info, int argc, char **argv,
 	      int *first)
 {
@@ -125,10 +214,7 @@ int cli_parse(const struct cli_cmd_info *info, int argc, char **argv,
 			return -1;
 		}
 		if (c == '?')
-			return optopt ? cli_usage_error(info, "unknown option '-%c'",
-							 optopt) :
-					cli_usage_error(info, "unknown option '%s'",
-							argv[optind - 1]);
+			return bad_option(info, argc, argv);
 		if (c == ':')
 			return cli_usage_error(info, "option '%s' needs a value",
 					       argv[optind - 1]);

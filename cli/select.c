@@ -54,6 +54,25 @@ const char *cli_select_from(const char *arg, void *target)
 	return push(target, "from", arg);
 }
 
+const char *cli_select_name(const char *arg, void *target)
+{
+	return push(target, "name", arg);
+}
+
+/* The lines of a --from file that gave no address, said once. */
+static void report_skipped(const hd_select *hs, const char *path)
+{
+	uint64_t first, n = hd_select_from_skipped(hs, &first);
+	char a[32], b[32];
+
+	if (n)
+		cli_error("%s: %s line%s without an object address skipped "
+			  "(first at line %s)",
+			  strcmp(path, "-") ? path : "(stdin)",
+			  cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
+			  cli_commas(first, b, sizeof(b)));
+}
+
 int cli_select_compile(struct cli_select *sel)
 {
 	hd_select *hs = NULL;
@@ -77,21 +96,34 @@ int cli_select_compile(struct cli_select *sel)
 			hd_select_free(hs);
 			return rc;
 		}
+		if (strcmp(sel->key[i], "from") == 0)
+			report_skipped(hs, sel->value[i]);
 	}
 	sel->compiled = hs;
 	return 0;
 }
 
-int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
-		     hd_nodes *out)
+int cli_select_nodes(struct cli_select *sel, const hd_store *s,
+		     const char *name, int quiet, hd_nodes *out)
 {
 	hd_error err = { 0 };
 	uint64_t missing = 0;
+	char why[1024];
 	int rc;
 
 	if ((rc = cli_select_compile(sel)))
 		return rc;
 	rc = hd_select_nodes(sel->compiled, s, out, &missing, &err);
+	if (!rc && !out->n) {
+		rc = hd_select_explain(sel->compiled, s, why, sizeof(why),
+				       &err);
+		cli_select_free(sel);
+		if (rc)
+			return cli_lib_error(&err);
+		cli_error("%s: the selection picks no object: %s",
+			  strcmp(name, "-") ? name : "(stdin)", why);
+		return EXIT_FAIL;
+	}
 	cli_select_free(sel);
 	if (rc)
 		return cli_lib_error(&err);

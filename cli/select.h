@@ -1,7 +1,7 @@
 /*
  * select.h - the selection options every graph command takes, one
- * grammar (man 7 heapdump-select): --address, --class, --type, --file,
- * --location, --generation, --from. Put CLI_SELECT_OPTS(&sel) in the
+ * grammar (man 7 heapdump-select): --address, --class, --name, --type,
+ * --file, --location, --generation, --from. Put CLI_SELECT_OPTS(&sel) in the
  * command's option table; the options fill a struct cli_select.
  */
 #ifndef CLI_SELECT_H
@@ -26,12 +26,15 @@ const char *cli_select_file(const char *arg, void *target);
 const char *cli_select_location(const char *arg, void *target);
 const char *cli_select_generation(const char *arg, void *target);
 const char *cli_select_from(const char *arg, void *target);
+const char *cli_select_name(const char *arg, void *target);
 
 #define CLI_SELECT_OPTS(sel)                                                  \
 	OPT_CALLBACK(0, "address", "ADDR", sel, cli_select_address,           \
 		     "select the object at ADDR (repeatable)"),               \
 	OPT_CALLBACK(0, "class", "NAME|/RE/", sel, cli_select_class,          \
 		     "select instances of a class, by name or regex"),        \
+	OPT_CALLBACK(0, "name", "NAME|/RE/", sel, cli_select_name,            \
+		     "select a class or module itself, by name or regex"),    \
 	OPT_CALLBACK(0, "type", "TYPE", sel, cli_select_type,                 \
 		     "select objects of a type (STRING, IMEMO...)"),          \
 	OPT_CALLBACK(0, "file", "FILE", sel, cli_select_file,                 \
@@ -54,10 +57,12 @@ int cli_select_compile(struct cli_select *sel);
 /*
  * The nodes of s selected by sel (compiled first, if it was not), as a
  * set; the compiled selection is freed. Prints errors and, unless
- * quiet, how many addresses named no object. Returns 0 or an exit code.
+ * quiet, how many addresses named no object. A selection that picks no
+ * object fails: "NAME: the selection picks no object: why" (name: the
+ * input's). Returns 0 or an exit code (1 for an empty selection).
  */
-int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
-		     hd_nodes *out);
+int cli_select_nodes(struct cli_select *sel, const hd_store *s,
+		     const char *name, int quiet, hd_nodes *out);
 
 /* Frees what cli_select_compile made, if cli_select_nodes did not. */
 void cli_select_free(struct cli_select *sel);

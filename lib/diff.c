@@ -250,37 +250,11 @@ static void pair_init(struct pair *pr, struct side *p, struct side *q,
 	pr->G = p->gen_max;
 }
 
-static int span_is(const char *s, size_t n, const char *lit)
-{
-	return s && n == strlen(lit) && memcmp(s, lit, n) == 0;
-}
-
-/* Is node id the allocation tracer or an object of dump_all itself? */
+/* Is node id the allocation tracer or an object of dump_all itself? The
+ * one rule every command applies (hd_store_is_dumper). */
 static int is_dumper(const hd_store *s, hd_node_id id)
 {
-	hd_record fake;
-	hd_site site;
-	size_t n;
-	const char *aux;
-
-	memset(&fake, 0, sizeof(fake));
-	fake.kind = HD_REC_OBJECT;
-	fake.type = hd_store_type(s, id);
-	if (fake.type == HD_T_DATA) {
-		aux = hd_store_aux(s, id, &n);
-		if (aux && span_is(aux, n,
-				   "ObjectTracing/allocation_info_tracer"))
-			return 1;
-	}
-	if (hd_store_site(s, id, &site) != 0)
-		return 0;
-	fake.file.ptr = site.file;
-	fake.file.len = site.file ? site.file_len : 0;
-	fake.method.ptr = site.method;
-	fake.method.len = site.method ? site.method_len : 0;
-	fake.has = (site.file ? HD_HAS_FILE : 0) |
-		   (site.method ? HD_HAS_METHOD : 0);
-	return hd__is_dumper_object(&fake);
+	return hd_store_is_dumper(s, id);
 }
 
 static int push(hd_nodes *set, hd_node_id id)

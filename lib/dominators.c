@@ -50,6 +50,7 @@ struct hd_domtree {
 struct lt {
 	const hd_store *s;
 	const unsigned char *weak; /* references not followed, or NULL */
+	unsigned char *skip;       /* nodes left out of the graph, or NULL */
 	unsigned char *isroot;     /* bitmap: held by a root category */
 	uint32_t N;                /* nodes; the virtual root is node N */
 	uint32_t n;                /* vertices numbered (root included) */
@@ -67,6 +68,12 @@ static int bit(const unsigned char *m, uint32_t i)
 static int follows(const struct lt *t, uint32_t node)
 {
 	return !t->weak || !bit(t->weak, node);
+}
+
+/* Is node in the graph (not left out by HD_DOMTREE_SKIP_DUMPER)? */
+static int kept(const struct lt *t, uint32_t node)
+{
+	return !t->skip || !bit(t->skip, node);
 }
 
 static void lt_free(struct lt *t)
@@ -133,7 +140,7 @@ static uint32_t next_child(struct lt *t, uint32_t v)
 	it.p += (size_t)t->idom[v] * 4;
 	while (hd_edge_iter_next(&it, &x) == 0) {
 		t->idom[v]++;
-		if (x < t->N && !t->dfn[x])
+		if (x < t->N && !t->dfn[x] && kept(t, x))
 			return x;
 	}
 	return NONE;
@@ -150,7 +157,7 @@ static void dfs(struct lt *t)
 	for (c = 0; c < nroot; c++) {
 		hd_store_root_refs(t->s, c, &it);
 		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (r >= t->N)
+			if (r >= t->N || !kept(t, r))
 				continue;
 			t->isroot[r / 8] |= (unsigned char)(1u << (r % 8));
 			if (t->dfn[r])
@@ -290,6 +297,17 @@ static int compute(hd_domtree *d, hd_error *err)
 		rc = HD_ENOMEM;
 		goto out;
 	}
+	if (d->flags & HD_DOMTREE_SKIP_DUMPER) {
+		uint32_t i;
+
+		if (!(t.skip = hd__calloc((size_t)t.N / 8 + 1, 1))) {
+			rc = HD_ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < t.N; i++)
+			if (hd_store_is_dumper(d->s, i))
+				t.skip[i / 8] |= (unsigned char)(1u << (i % 8));
+	}
 	if ((rc = lt_alloc(&t)))
 		goto out;
 	dfs(&t);
@@ -297,6 +315,7 @@ static int compute(hd_domtree *d, hd_error *err)
 	rc = finish(&t, d);
 out:
 	hd__free((void *)t.weak, (size_t)t.N / 8 + 1);
+	hd__free(t.skip, t.skip ? (size_t)t.N / 8 + 1 : 0);
 	lt_free(&t);
 	return rc ? hd__error(err, rc, "out of memory") : 0;
 }
@@ -316,7 +335,8 @@ int hd_domtree_new(hd_domtree **out, const hd_store *s, unsigned flags,
 	hd_domtree *d;
 	int rc;
 
-	HD_ASSERT_ARG(out && s && !(flags & ~HD_ROOTS_SKIP_WEAK));
+	HD_ASSERT_ARG(out && s &&
+		      !(flags & ~(HD_ROOTS_SKIP_WEAK | HD_DOMTREE_SKIP_DUMPER)));
 	*out = NULL;
 	if (!(d = hd__calloc(1, sizeof(*d))))
 		return hd__error(err, HD_ENOMEM, "out of memory");

@@ -454,10 +454,34 @@ static void dot_body(struct wbuf *o, const char *s, size_t n)
 	}
 }
 
-static const char *node_class(struct hd_export *x, hd_node_id id,
-			      size_t *len)
+size_t hd_store_node_name(const hd_store *s, hd_node_id id, char *buf,
+			  size_t size)
 {
-	size_t n = hd_store_class_name(x->s, id, x->name, sizeof(x->name));
+	int t = hd_store_type(s, id);
+	const char *aux;
+	size_t len;
+
+	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
+		aux = hd_store_aux(s, id, &len);
+		if (aux && len) {
+			if (size) {
+				size_t k = len < size ? len : size - 1;
+
+				memcpy(buf, aux, k);
+				buf[k] = '\0';
+			}
+			return len;
+		}
+	}
+	return hd_store_class_name(s, id, buf, size);
+}
+
+/* The class name (class_name) or the name (node_name) of id, in x->name. */
+static const char *node_str(struct hd_export *x, hd_node_id id, int own,
+			    size_t *len)
+{
+	size_t n = own ? hd_store_node_name(x->s, id, x->name, sizeof(x->name)) :
+			 hd_store_class_name(x->s, id, x->name, sizeof(x->name));
 
 	*len = n < sizeof(x->name) ? n : sizeof(x->name) - 1;
 	return x->name;
@@ -469,17 +493,21 @@ static int gml_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 	const hd_store *s = x->s;
 	char addr[24];
 	size_t len;
-	const char *cls = node_class(x, id, &len);
+	const char *str;
 	uint64_t g = hd_store_generation(s, id);
 	hd_site site;
 
 	snprintf(addr, sizeof(addr), "0x%llx",
 		 (unsigned long long)hd_store_address(s, id));
-	/* class and address: unique, as networkx wants its labels */
+	/* name and address: unique, as networkx wants its labels */
+	str = node_str(x, id, 1, &len);
 	printf_(o, "  node [ id %lu label \"", (unsigned long)gid);
-	gml_body(o, cls, len);
-	printf_(o, " %s\" address \"%s\" class ", addr, addr);
-	gml_str(o, cls, len);
+	gml_body(o, str, len);
+	printf_(o, " %s\" name ", addr);
+	gml_str(o, str, len);
+	printf_(o, " address \"%s\" class ", addr);
+	str = node_str(x, id, 0, &len);
+	gml_str(o, str, len);
 	printf_(o, " type \"%s\" memsize %llu", hd_type_name(hd_store_type(s, id)),
 		(unsigned long long)hd_store_memsize(s, id));
 	if (g != UINT64_MAX)
@@ -619,16 +647,9 @@ static void dot_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 		     hd_node_id id)
 {
 	size_t len;
-	const char *cls;
+	const char *cls = node_str(x, id, 1, &len);
 	int type = hd_store_type(x->s, id);
 
-	/* a class or module is drawn by its own name, not as "Class" */
-	cls = type == HD_T_CLASS || type == HD_T_MODULE ||
-		      type == HD_T_ICLASS ?
-		      hd_store_aux(x->s, id, &len) :
-		      NULL;
-	if (!cls || !len)
-		cls = node_class(x, id, &len);
 	printf_(o, "  n%lu [label=\"", (unsigned long)gid);
 	dot_body(o, cls, len);
 	printf_(o, "\\n0x%llx\", fillcolor=\"%s\", tooltip=\"%s %llu bytes\"]\n",

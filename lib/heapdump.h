@@ -281,6 +281,10 @@ HD_API size_t hd_json_unescape(char *dst, const char *src, size_t len);
 
 /** Reader option flags. */
 #define HD_READ_STRICT (1u << 0) /**< fail at the first invalid line */
+/** Also return a line that has an "address" member but no "type" (as
+ * `jq -c '{address}'` writes), as an HD_REC_OTHER record with
+ * HD_HAS_ADDRESS, instead of skipping it: for lists of addresses. */
+#define HD_READ_ADDRESSES (1u << 1)
 
 /** A problem found in the input, as passed to hd_read_options.problem. */
 typedef struct hd_problem {
@@ -530,6 +534,17 @@ HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
 HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
 				  char *buf, size_t size);
 
+/**
+ * Writes the name node id is shown by everywhere (path, top, dominators,
+ * leaks, the JSON output, GML and DOT) into buf, as
+ * hd_store_class_name() does: a CLASS, MODULE or ICLASS by its own name
+ * ("PriceCalculator", "#<Class:Foo>"), anything else by its class's
+ * display name ("String", "IMEMO/iseq"). A class without a resolvable
+ * name falls back to its class's name ("Class").
+ */
+HD_API size_t hd_store_node_name(const hd_store *s, hd_node_id id,
+				 char *buf, size_t size);
+
 /** Edge iterator; needs no cleanup. */
 typedef struct hd_edge_iter {
 	const unsigned char *p;
@@ -580,6 +595,20 @@ HD_API int hd_key_from_name(const char *name, size_t len);
 
 /** Stats option flags. */
 #define HD_STATS_ALL (1u << 0) /**< keep tracer and dumper objects */
+
+/**
+ * 1 if node id is the allocation tracer (the DATA of struct
+ * ObjectTracing/allocation_info_tracer) or one of the objects dump_all
+ * allocated itself (allocated by a method dump_all or _dump_all, or in
+ * objspace.rb), else 0. The one rule by which stats, diff, leaks, top
+ * and dominators leave them out unless HD_STATS_ALL, HD_DIFF_ALL or no
+ * HD_DOMTREE_SKIP_DUMPER (--all).
+ */
+HD_API int hd_store_is_dumper(const hd_store *s, hd_node_id id);
+
+/** The number of nodes hd_store_is_dumper() picks, and their memsize in
+ * *memsize (may be NULL). */
+HD_API uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize);
 
 /** A set of groupings, each a list of keys (e.g. location,class). */
 typedef struct hd_stats_options {
@@ -696,13 +725,26 @@ HD_API int hd_select_new(hd_select **out, hd_error *err);
  *  - "location": FILE:LINE
  *  - "generation": N, N..M, N.. or ..M (inclusive; untraced objects never
  *    match)
+ *  - "name": a class or module object itself (type CLASS or MODULE),
+ *    by its own name as hd_store_node_name() writes it, or /regex/
  *  - "from": an NDJSON file (a dump, or the output of another command):
- *    the objects whose addresses its records carry
+ *    the objects whose addresses its lines carry in an "address"
+ *    member, with or without a "type"; lines without one are skipped
+ *    and counted (hd_select_from_skipped)
  * @return 0, HD_EINVAL (unknown key, bad value: err says which), HD_EIO
  *         (a "from" file cannot be read), HD_ENOMEM
  */
 HD_API int hd_select_add(hd_select *sel, const char *key, const char *value,
 			 hd_error *err);
+
+/**
+ * The lines of the last "from" file added that carry no object address
+ * (not JSON, no "address" member), not counting blank and ROOT lines:
+ * their number, and the first one's line number in *first_line (may be
+ * NULL).
+ */
+HD_API uint64_t hd_select_from_skipped(const hd_select *sel,
+				       uint64_t *first_line);
 
 /** 1 if no condition was added. */
 HD_API int hd_select_empty(const hd_select *sel);
@@ -715,6 +757,32 @@ HD_API int hd_select_empty(const hd_select *sel);
  */
 HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
 			   hd_nodes *out, uint64_t *missing, hd_error *err);
+
+/**
+ * Why sel picks no object of s, in one line (lowercase, no trailing
+ * period) written to buf (NUL-terminated, truncated to size): each
+ * condition that no object meets alone ("no class is named 'Reqest';
+ * did you mean 'Request'?", "no object is an instance of 'Foo', a class
+ * of the dump: select the class itself with --name Foo", "no object was
+ * allocated in generation 9.. (generations 0 to 3 here)"), or, when
+ * each picks objects, how many each picks and that no object meets them
+ * all. Suggestions are the nearest names of the dump
+ * (hd_name_distance), at most three.
+ * @return 0, HD_ENOMEM
+ */
+HD_API int hd_select_explain(const hd_select *sel, const hd_store *s,
+			     char *buf, size_t size, hd_error *err);
+
+/**
+ * How far apart two names are, for "did you mean" suggestions: the
+ * optimal string alignment distance (insertions, deletions,
+ * substitutions and swaps of two neighbours, each 1), ASCII letters
+ * compared without case, and a case-only difference counting 0 (so 0
+ * means equal up to case). Work is bounded by max: any distance over
+ * max, and names over 256 bytes, give max + 1.
+ */
+HD_API unsigned hd_name_distance(const char *a, size_t alen, const char *b,
+				 size_t blen, unsigned max);
 
 /** Frees a selection. NULL is a no-op. */
 HD_API void hd_select_free(hd_select *sel);
@@ -985,13 +1053,20 @@ typedef struct hd_domtree hd_domtree;
 /**
  * The dominator tree of s, which must outlive it: the one stored in s
  * when it was indexed with the same flags, otherwise computed.
- * @param flags 0 or HD_ROOTS_SKIP_WEAK (weak references do not keep
+ * @param flags 0, HD_ROOTS_SKIP_WEAK (weak references do not keep
  *        objects alive: the references of the objects it names are not
- *        edges of the graph)
+ *        edges of the graph), HD_DOMTREE_SKIP_DUMPER, or both
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
 HD_API int hd_domtree_new(hd_domtree **out, const hd_store *s,
 			  unsigned flags, hd_error *err);
+/**
+ * hd_domtree_new() flag: the objects hd_store_is_dumper() picks are not
+ * in the graph (not reached, nothing reached through them), so they are
+ * neither rows nor part of any retained size or of the reached totals:
+ * what top and dominators do unless --all.
+ */
+#define HD_DOMTREE_SKIP_DUMPER (1u << 2)
 /** Frees a tree. NULL is a no-op. */
 HD_API void hd_domtree_free(hd_domtree *d);
 /** 1 if the tree was read from the store rather than computed. */
@@ -1343,10 +1418,12 @@ HD_API int hd_export_folded(const hd_export *x, hd_node_id id);
 /**
  * Writes the graph as GML (integer ids; strings ASCII, with '"' as
  * &quot;, '&' as &amp; and other characters as &#N;, as networkx's
- * read_gml wants; labels unique). Objects have label ("class address"),
- * address, class, type, memsize and, when traced, generation, file,
- * line, method; a root category has label ("ROOT name"), type "ROOT"
- * and root. One node or edge a line.
+ * read_gml wants; labels unique). Objects have label ("name address",
+ * the name of hd_store_node_name()), name, address, class (the class
+ * name `stats --by class` groups by: "Class" for a class), type,
+ * memsize and, when traced, generation, file, line, method; a root
+ * category has label ("ROOT name"), type "ROOT" and root. One node or
+ * edge a line.
  * @return 0, HD_ENOMEM, or the sink's non-zero value
  */
 HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
@@ -1354,7 +1431,7 @@ HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
 
 /**
  * Writes the graph as a Graphviz digraph: objects are boxes labelled
- * with their class name and address, filled with the colour of their
+ * with their name (hd_store_node_name) and address, filled with the colour of their
  * type (man 1 heapdump-to-dot), root categories red double octagons.
  * The text is valid UTF-8 whatever the dump holds.
  * @return 0, HD_ENOMEM, or the sink's non-zero value

@@ -380,6 +380,13 @@ static int recover(hd_reader *r, size_t *start, size_t *nl,
 		*got = 1;
 		return 0;
 	}
+	/* salvage found an address but no type: an address list's line */
+	if ((r->opts.flags & HD_READ_ADDRESSES) &&
+	    (r->rec.has & HD_HAS_ADDRESS) && !r->rec.type_name.ptr) {
+		r->rec.kind = HD_REC_OTHER;
+		*got = 1;
+		return 0;
+	}
 	r->st.skipped++;
 	report(r, lineno, col + 1, r->base + *start, 0, msg);
 	return 0;

@@ -417,7 +417,7 @@ static int check_dom(const hd_store *s, hd_error *err)
 	if (!s->sec[HD__SEC_DOM_INFO])
 		return 0;
 	if (hd__le64(s->sec[HD__SEC_DOM_INFO] + 8 * HD__DI_FLAGS) &
-	    ~(uint64_t)HD_ROOTS_SKIP_WEAK)
+	    ~(uint64_t)(HD_ROOTS_SKIP_WEAK | HD_DOMTREE_SKIP_DUMPER))
 		return bad(err, "store %s section has unknown flags",
 			   "dominator info");
 	for (i = 0; i < s->nodes; i++) {
