@@ -1067,12 +1067,13 @@ static const char *commas(uint64_t v, char buf[32])
 	return buf;
 }
 
-/* A value, quoted and cut to a sane length: a hostile one may be huge. */
+/* A value, quoted and cut to a sane length: a hostile one may be huge
+ * (suggestions are shorter than that: they are shown whole). */
 static void sb_value(struct sb *o, const char *v)
 {
 	size_t n = strlen(v);
 
-	sb_add(o, "'%.*s%s'", 80, v, n > 80 ? "..." : "");
+	sb_add(o, "'%.*s%s'", 127, v, n > 127 ? "..." : "");
 }
 
 static void sb_suggest(struct sb *o, const struct suggest *g)

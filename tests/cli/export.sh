@@ -51,7 +51,7 @@ if "$HEAPDUMP" to-gml -q --class Request --depth 1 "$dump" \
 	check gml/networkx-counts "$want_gml" "$(gml_counts "$TMP/r.gml")"
 	check gml/objects "$objs" "$(grep -c '^  node \[ id [0-9]* label "[^"]* 0x' "$TMP/r.gml")"
 	check gml/roots "$roots" "$(grep -c 'type "ROOT"' "$TMP/r.gml")"
-	check_grep gml/address-attr '^  node \[ id [0-9]+ label "Request 0x[0-9a-f]+" address "0x[0-9a-f]+" class "Request" type "OBJECT" memsize [0-9]+ generation [0-9]+ file "[^"]*leak.rb" line [0-9]+' "$TMP/r.gml"
+	check_grep gml/address-attr '^  node \[ id [0-9]+ label "Request 0x[0-9a-f]+" name "Request" address "0x[0-9a-f]+" class "Request" type "OBJECT" memsize [0-9]+ generation [0-9]+ file "[^"]*leak.rb" line [0-9]+' "$TMP/r.gml"
 else
 	notok gml/run "exit $?: $(head -c 300 "$TMP/err")"
 fi

@@ -188,3 +188,21 @@ check_grep flag/strict-value-says "option '--strict' takes no value" "$TMP/err"
 check flag/no-control-byte 0 "$(tr -d '\n' <"$TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')"
 check_rc flag/ambiguous 2 "$HD" stats --s "$LEAK"
 check_grep flag/ambiguous-says "option '--s' is ambiguous" "$TMP/err"
+
+# ---- hostile: suggestions over many long, near class names ----
+# 20,000 classes named 'A' * 100 + a number, one instance each; a miss by
+# one character is matched against every name (a banded edit distance:
+# linear in names x length), and the message stays one line
+awk 'BEGIN {
+	p = sprintf("%100s", ""); gsub(/ /, "A", p)
+	print "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}"
+	for (i = 0; i < 20000; i++) {
+		printf "{\"address\":\"0x%x\", \"type\":\"CLASS\", \"name\":\"%s%06d\"}\n", 4096 + 40 * i, p, i
+		printf "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"class\":\"0x%x\"}\n", 268435456 + 40 * i, 4096 + 40 * i
+	}
+}' >"$TMP/many.json"
+A100=$(awk 'BEGIN { p = sprintf("%100s", ""); gsub(/ /, "A", p); print p }')
+check_rc hostile/many-names 1 timeout 120 "$HD" roots-of -q "$TMP/many.json" --name "${A100}00012x"
+check hostile/many-names-one-line 1 "$(grep -c 'picks no object' "$TMP/err")"
+check_grep hostile/many-names-suggests "no class or module is named 'A{100}00012x'; did you mean 'A{100}00012[0-9]', 'A{100}00012[0-9]' or 'A{100}00012[0-9]'\?$" "$TMP/err"
+check_rc hostile/many-names-exact 0 timeout 120 "$HD" roots-of -q "$TMP/many.json" --name "${A100}000012"

@@ -1,10 +1,11 @@
 /*
  * fuzz_select.c - libFuzzer target: the selection grammar. The input is
  * a list of conditions, one a line: the first byte picks the key (one of
- * the seven, or an unknown one), the rest of the line is the value. A
+ * the eight, or an unknown one), the rest of the line is the value. A
  * "from" condition takes the rest of the input as the NDJSON file it
  * names. The selection is then applied to a small fixture store, and its
- * set fed to stats, roots-of and subgraph-of.
+ * set fed to stats, roots-of and subgraph-of; an empty one is explained
+ * (hd_select_explain).
  */
 #include "heapdump.h"
 
@@ -59,7 +60,7 @@ static const char fixture[] =
 
 static const char *const keys[] = {
 	"address", "class", "type", "file", "location", "generation", "from",
-	"nosuchkey",
+	"nosuchkey", "name",
 };
 
 static hd_store *store;
@@ -103,6 +104,16 @@ static void apply(const hd_select *sel, uint64_t *sink)
 
 	if (hd_select_nodes(sel, store, &set, &missing, NULL))
 		return;
+	if (!set.n) { /* why: never empty, cut within the buffer */
+		char why[160];
+
+		memset(why, 'x', sizeof(why));
+		if (hd_select_explain(sel, store, why, sizeof(why), NULL) == 0) {
+			if (!memchr(why, '\0', sizeof(why)) || !why[0])
+				__builtin_trap();
+			*sink += strlen(why);
+		}
+	}
 	for (i = 0; i < set.n; i++) /* ascending ids of the store */
 		if (set.ids[i] >= hd_store_node_count(store) ||
 		    (i && set.ids[i] <= set.ids[i - 1]))

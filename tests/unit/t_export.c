@@ -139,6 +139,10 @@ static void test_export__gml_escapes(void)
 	if (!strstr(g, "class \"Fo&quot;o\\B&amp;r&#10;&#228;&#255;\"") ||
 	    !strstr(g, "file \"/a &quot;b&quot;\\c&#9;&#8364;&amp;.rb\" line 3") ||
 	    !strstr(g, "label \"Fo&quot;o\\B&amp;r&#10;&#228;&#255; 0x20\"") ||
+	    /* the class by its own name, as to-dot and the CLI name it */
+	    !strstr(g, "node [ id 0 label \"Fo&quot;o\\B&amp;r&#10;&#228;&#255; "
+		       "0x10\" name \"Fo&quot;o\\B&amp;r&#10;&#228;&#255;\" "
+		       "address \"0x10\" class \"") ||
 	    !strstr(g, "address \"0x20\"") || !strstr(g, "type \"OBJECT\"") ||
 	    !strstr(g, "memsize 40 generation 7") ||
 	    !strstr(g, "method \"m\"") ||
@@ -307,13 +311,13 @@ static const char folds[] =
 	"{\"address\":\"0x1510\", \"type\":\"HASH\", \"class\":\"0x120\", "
 	"\"references\":[\"0x1200\"]}\n";
 
-/* The graph id of the node labelled "... addr" in GML g, or -1. */
+/* The graph id of the node at address addr in GML g, or -1. */
 static long gid(const char *g, const char *addr)
 {
 	char want[64];
 	const char *p;
 
-	snprintf(want, sizeof(want), " %s\" address", addr);
+	snprintf(want, sizeof(want), " address \"%s\"", addr);
 	if (!(p = strstr(g, want)))
 		return -1;
 	while (p > g && strncmp(p, "node [ id ", 10))
