@@ -1431,9 +1431,9 @@ HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
 
 /**
  * Writes the graph as a Graphviz digraph: objects are boxes labelled
- * with their name (hd_store_node_name) and address, filled with the colour of their
- * type (man 1 heapdump-to-dot), root categories red double octagons.
- * The text is valid UTF-8 whatever the dump holds.
+ * with their name (hd_store_node_name) and address, filled with the
+ * colour of their type (man 1 heapdump-to-dot), root categories red
+ * double octagons. The text is valid UTF-8 whatever the dump holds.
  * @return 0, HD_ENOMEM, or the sink's non-zero value
  */
 HD_API int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,

@@ -69,7 +69,8 @@ check_grep top/says-excluded '^excluded +7 objects, .*--all keeps them' "$TMP/to
 "$HD" top -q "$TRACED" -n 0 --all >"$TMP/topall" 2>"$TMP/err"
 check top/all-tracer 1 "$(tracer_rows "$TMP/topall")"
 "$HD" top -q "$TRACED" -n 0 -a >"$TMP/topa" 2>"$TMP/err"
-check top/a-is-all "" "$(cmp -s "$TMP/topall" "$TMP/topa" || echo differ)"
+# (the time the tree took aside)
+check top/a-is-all "" "$(grep -v '^dominators' "$TMP/topall" >"$TMP/x1"; grep -v '^dominators' "$TMP/topa" >"$TMP/x2"; cmp -s "$TMP/x1" "$TMP/x2" || echo differ)"
 "$HD" top -q "$TRACED" --by class -n 0 >"$TMP/topc" 2>"$TMP/err"
 check top/class-no-tracer 0 "$(tracer_rows "$TMP/topc")"
 "$HD" top -q "$TRACED" --by class -n 0 --all >"$TMP/topc" 2>"$TMP/err"

@@ -396,7 +396,8 @@ out:
 static int sc_select_from(void)
 {
 	hd_store *s = NULL;
-	hd_select *sel = NULL;
+	hd_select *sel = NULL, *none = NULL;
+	char why[512];
 	hd_nodes set = { NULL, 0, 0 };
 	uint64_t missing = 0;
 	int rc;
@@ -409,11 +410,23 @@ static int sc_select_from(void)
 	    (rc = hd_select_add(sel, "location", "/app/b.rb:10", NULL)) ||
 	    (rc = hd_select_nodes(sel, s, &set, &missing, NULL)))
 		goto out;
-	if (set.n != 2 || missing != 1)
+	if (set.n != 2 || missing != 1) {
 		rc = -100;
+		goto out;
+	}
 	result = set.ids[0] * 1000 + set.ids[1];
+	/* a selection that picks nothing, explained with suggestions */
+	if ((rc = hd_select_new(&none, NULL)) ||
+	    (rc = hd_select_add(none, "class", "Fooo", NULL)) ||
+	    (rc = hd_select_add(none, "name", "Fo", NULL)) ||
+	    (rc = hd_select_add(none, "file", "/app/bb.rb", NULL)) ||
+	    (rc = hd_select_add(none, "generation", "99..", NULL)) ||
+	    (rc = hd_select_explain(none, s, why, sizeof(why), NULL)))
+		goto out;
+	result = result * 31 + strlen(why);
 out:
 	hd_nodes_free(&set);
+	hd_select_free(none);
 	hd_select_free(sel);
 	hd_store_close(s);
 	return rc;
