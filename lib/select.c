@@ -1068,12 +1068,29 @@ static const char *commas(uint64_t v, char buf[32])
 }
 
 /* A value, quoted and cut to a sane length: a hostile one may be huge
- * (suggestions are shorter than that: they are shown whole). */
+ * (suggestions are shorter than that: they are shown whole); control
+ * bytes (a class named "Foo\e[2J") are written \xNN, never raw. */
+static void sb_text(struct sb *o, const char *v)
+{
+	size_t n = strlen(v), i;
+
+	for (i = 0; i < n && i < 127; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (c < 0x20 || c == 0x7f)
+			sb_add(o, "\\x%02x", c);
+		else
+			sb_add(o, "%c", c);
+	}
+	if (n > 127)
+		sb_add(o, "...");
+}
+
 static void sb_value(struct sb *o, const char *v)
 {
-	size_t n = strlen(v);
-
-	sb_add(o, "'%.*s%s'", 127, v, n > 127 ? "..." : "");
+	sb_add(o, "'");
+	sb_text(o, v);
+	sb_add(o, "'");
 }
 
 static void sb_suggest(struct sb *o, const struct suggest *g)
@@ -1152,10 +1169,10 @@ static int why_patterns(struct eval *e, struct sb *o, int names)
 			sb_add(o, "no object is an instance of ");
 			sb_value(o, v[i].text);
 			sb_add(o, ", a %s of the dump: select the %s itself "
-				  "with --name %.80s",
+				  "with --name ",
 			       t == HD_T_MODULE ? "module" : "class",
-			       t == HD_T_MODULE ? "module" : "class",
-			       v[i].text);
+			       t == HD_T_MODULE ? "module" : "class");
+			sb_text(o, v[i].text);
 			continue;
 		}
 		sb_add(o, "no %s is named ",
@@ -1277,10 +1294,12 @@ static int why_key(struct eval *e, struct sb *o, unsigned k, int traced)
 		return why_files(e, o, traced);
 	case K_LOCATION:
 		sb_add(o, "no object was allocated at ");
-		for (i = 0; i < sel->nlocs; i++)
-			sb_add(o, "%s'%.80s:%llu'", i ? " or " : "",
-			       sel->locs[i].file,
+		for (i = 0; i < sel->nlocs; i++) {
+			sb_add(o, "%s'", i ? " or " : "");
+			sb_text(o, sel->locs[i].file);
+			sb_add(o, ":%llu'",
 			       (unsigned long long)sel->locs[i].line);
+		}
 		if (!traced)
 			sb_add(o, "%s", untraced);
 		return 0;
@@ -1304,11 +1323,11 @@ static void sb_condition(struct sb *o, const hd_select *sel, unsigned k)
 		more = sel->naddrs - 1;
 		break;
 	case K_CLASS:
-		sb_add(o, "%.80s", sel->classes[0].text);
+		sb_text(o, sel->classes[0].text);
 		more = sel->nclasses - 1;
 		break;
 	case K_NAME:
-		sb_add(o, "%.80s", sel->names[0].text);
+		sb_text(o, sel->names[0].text);
 		more = sel->nnames - 1;
 		break;
 	case K_TYPE:
@@ -1321,12 +1340,12 @@ static void sb_condition(struct sb *o, const hd_select *sel, unsigned k)
 		more = 0;
 		break;
 	case K_FILE:
-		sb_add(o, "%.80s", sel->files[0]);
+		sb_text(o, sel->files[0]);
 		more = sel->nfiles - 1;
 		break;
 	case K_LOCATION:
-		sb_add(o, "%.80s:%llu", sel->locs[0].file,
-		       (unsigned long long)sel->locs[0].line);
+		sb_text(o, sel->locs[0].file);
+		sb_add(o, ":%llu", (unsigned long long)sel->locs[0].line);
 		more = sel->nlocs - 1;
 		break;
 	case K_GENERATION:
