@@ -149,9 +149,19 @@ static int bad_long(const struct cli_cmd_info *info, const char *arg)
 	if ((name = long_name(info, p, n, &many)))
 		return cli_usage_error(info, "option '--%s' takes no value",
 				       name);
-	if (many)
-		return cli_usage_error(info, "option '--%.*s' is ambiguous",
-				       (int)n, p);
+	if (many) {
+		char list[256];
+		size_t i, k = 0;
+
+		list[0] = '\0';
+		for (i = 0; (name = opt_name(info, i)); i++)
+			if (strncmp(name, p, n) == 0 && k < sizeof(list))
+				k += (size_t)snprintf(list + k, sizeof(list) - k,
+						      "%s--%s", k ? ", " : "",
+						      name);
+		return cli_usage_error(info, "option '--%.*s' is ambiguous: %s",
+				       (int)n, p, list);
+	}
 	if ((near = nearest_long(info, p, n)))
 		return cli_usage_error(info, "unknown option '%s'; did you "
 					     "mean '--%s'?", arg, near);

@@ -188,7 +188,7 @@ check_rc flag/strict-value 2 "$HD" stats --strict=1 "$LEAK"
 check_grep flag/strict-value-says "option '--strict' takes no value" "$TMP/err"
 check flag/no-control-byte 0 "$(tr -d '\n' <"$TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')"
 check_rc flag/ambiguous 2 "$HD" stats --s "$LEAK"
-check_grep flag/ambiguous-says "option '--s' is ambiguous" "$TMP/err"
+check_grep flag/ambiguous-says "option '--s' is ambiguous: --sort, --strict$" "$TMP/err"
 
 # ---- hostile: suggestions over many long, near class names ----
 # 20,000 classes named 'A' * 100 + a number, one instance each; a miss by
