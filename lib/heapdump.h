@@ -62,6 +62,7 @@ typedef enum hd_errcode {
 	HD_EINVAL = -7,   /**< an invalid argument */
 	HD_ELIMIT = -8,   /**< the input exceeds a documented limit */
 	HD_ESTALE = -9,   /**< a store's source dump changed since indexing */
+	HD_ENOTDUMP = -10,/**< the input is not a heap dump (hd_reader_next) */
 	HD_ITEROVER = -31 /**< an iteration has no more items (not an error) */
 } hd_errcode;
 
@@ -281,6 +282,10 @@ HD_API size_t hd_json_unescape(char *dst, const char *src, size_t len);
 
 /** Reader option flags. */
 #define HD_READ_STRICT (1u << 0) /**< fail at the first invalid line */
+/** An input without any record line (empty, or blank lines only) is not
+ * an error: for files that may rightly hold no record, such as a
+ * selection written by another command (hd_select's "from"). */
+#define HD_READ_ALLOW_EMPTY (1u << 1)
 
 /** A problem found in the input, as passed to hd_read_options.problem. */
 typedef struct hd_problem {
@@ -608,6 +613,9 @@ typedef struct hd_stats_totals {
 	uint64_t excluded;      /**< tracer and dumper objects left out */
 	uint64_t excluded_memsize;
 	uint32_t features;      /**< HD_FEAT_ bits */
+	/** 1 when a memsize sum (a total or a row) reached UINT64_MAX: it
+	 * stopped there instead of wrapping, so it is a lower bound */
+	uint32_t saturated;
 } hd_stats_totals;
 
 /** A result row; strings are borrowed from the hd_stats. */
