@@ -329,18 +329,20 @@ typedef struct hd_reader hd_reader;
 
 /**
  * Opens a dump for reading: a file path, or "-" for standard input.
- * gzip-compressed input is detected by its magic bytes.
+ * gzip-compressed input is detected by its magic bytes (zero bytes after
+ * the last gzip member are padding, as for gzip).
  * @param out receives the reader
  * @param path the dump, or "-"
  * @param opts NULL for defaults
- * @return 0, HD_EIO (cannot open), HD_ENOMEM, HD_EINVAL
+ * @return 0, HD_EIO (cannot open), HD_ENOMEM, HD_EINVAL, HD_ENOTDUMP (the
+ *         input starts with a store's magic number)
  */
 HD_API int hd_reader_open(hd_reader **out, const char *path,
 			  const hd_read_options *opts, hd_error *err);
 
 /**
  * Opens a reader over a memory buffer, which must outlive the reader.
- * @return 0, HD_ENOMEM, HD_EINVAL
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_ENOTDUMP (a store's bytes)
  */
 HD_API int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 			      const hd_read_options *opts, hd_error *err);
@@ -348,11 +350,21 @@ HD_API int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 /**
  * Reads the next record. Invalid lines are repaired or skipped and
  * reported through opts->problem; with HD_READ_STRICT the first one fails
- * the read instead.
+ * the read instead. A record without an address is an invalid line; a
+ * number out of its field's range is saturated and the line reported as
+ * repaired (a generation of 2^64-1 or more is dropped instead).
+ *
+ * An input that is not a heap dump fails with HD_ENOTDUMP, in both modes,
+ * and "NAME: not a heap dump (...)" citing its first skipped line (err->line,
+ * err->offset): at once when its first 32 non-blank lines are all skipped;
+ * at its end when it gave no record at all (an empty input too, unless
+ * HD_READ_ALLOW_EMPTY), or fewer records than skipped lines. The lines
+ * skipped before the first record reach opts->problem only once a record
+ * has come.
  * @param out receives a record borrowed until the next call
  * @return 0, HD_ITEROVER at the end, HD_EPARSE (strict mode: err->line,
- *         err->column and err->offset say where), HD_EIO, HD_ENOMEM,
- *         HD_ELIMIT (a line over 4 GiB)
+ *         err->column and err->offset say where), HD_ENOTDUMP, HD_EIO,
+ *         HD_ENOMEM, HD_ELIMIT (a line over 4 GiB)
  */
 HD_API int hd_reader_next(hd_reader *r, const hd_record **out,
 			  hd_error *err);
@@ -392,8 +404,8 @@ typedef struct hd_index_options {
  * Reads a dump and builds its store in memory.
  * @param out receives the store
  * @param dump_path the dump (or "-")
- * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT,
- *         HD_EINVAL (unknown options version)
+ * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOTDUMP, HD_ENOMEM,
+ *         HD_ELIMIT, HD_EINVAL (unknown options version)
  */
 HD_API int hd_store_build(hd_store **out, const char *dump_path,
 			  const hd_index_options *opts, hd_error *err);
