@@ -62,6 +62,7 @@ struct hd_reader {
 	char bad_text[CITE];
 	size_t bad_len, bad_full;
 	const char *bad_msg;
+	int bad_cut;        /* it was the last line, cut short */
 };
 
 static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
@@ -398,8 +399,10 @@ static int not_dump(hd_reader *r, int early, hd_error *err)
 				    r->name, line, text, more, NOT_DUMP_LINES);
 	if (!records(r))
 		return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
-				    "%s: not a heap dump (line %llu: \"%s\"%s)",
-				    r->name, line, text, more);
+				    "%s: not a heap dump (line %llu: \"%s\"%s%s%s)",
+				    r->name, line, text, more,
+				    r->bad_cut ? "; " : "",
+				    r->bad_cut ? r->bad_msg : "");
 	return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
 			    "%s: not a heap dump (line %llu: \"%s\"%s; %llu of "
 			    "%llu lines are not heap records)",
@@ -539,6 +542,8 @@ static int recover(hd_reader *r, size_t *start, size_t *nl,
 	}
 	note_skipped(r, lineno, r->base + *start, r->buf + *start,
 		     *nl - *start, msg);
+	if (r->bad_line == lineno)
+		r->bad_cut = cut;
 	r->st.skipped++;
 	report(r, lineno, col + 1, r->base + *start, 0, msg);
 	return 0;

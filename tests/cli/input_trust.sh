@@ -108,6 +108,12 @@ check_rc empty/from-selection 1 "$HD" roots-of -q base.json --from empty.json
 check_grep empty/from-selection-message 'the selection picks no object' "$TMP/err"
 check_rc empty/interface-diff 0 "$HD" interface-with -q base.json empty.json --summary
 
+# a dump cut within its first record (a crash before the first flush
+# completed a line): not a heap dump, and why
+printf '{"address":"0x7f0000000010", "type":"ARR' >cut.json
+check_rc cut-first-record/exit 1 "$HD" stats -q cut.json
+check_grep cut-first-record/message 'cut\.json: not a heap dump \(line 1: "\{\\"address\\":\\"0x7f0000000010\\", \\"type\\":\\"ARR"; the last line is cut short: the dump is incomplete\)$' "$TMP/err"
+
 # mostly not heap records
 { base; printf 'log line %s\n' 1 2 3 4; } >mostly.json
 check_rc mostly/exit 1 "$HD" stats -q mostly.json

@@ -121,6 +121,13 @@ static void test_trust__empty_is_not_a_dump(void)
 	T_ASSERT(strstr(err.msg, "not a heap dump (only blank lines)") != NULL);
 	/* heap_dump's framing around nothing */
 	T_RC(read_text("[\n]\n", 0, &s, NULL, &err), HD_ENOTDUMP);
+	/* a dump cut within its first record says so */
+	T_RC(read_text("{\"address\":\"0x1\", \"ty", 0, &s, NULL, &err),
+	     HD_ENOTDUMP);
+	T_ASSERT(strstr(err.msg, "not a heap dump (line 1: \"{\\\"address\\\":"
+				 "\\\"0x1\\\", \\\"ty\"; the last line is cut "
+				 "short: the dump is incomplete)") != NULL);
+	T_EQ(s.problems, 0);
 	/* a selection file may rightly be empty */
 	T_RC(read_text("", HD_READ_ALLOW_EMPTY, &s, NULL, &err), 0);
 	T_RC(read_text("\n", HD_READ_ALLOW_EMPTY | HD_READ_STRICT, &s, NULL,
