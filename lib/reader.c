@@ -145,10 +145,11 @@ static int zero_padding(hd_reader *r)
 	}
 	if (!r->zs.avail_in)
 		return 0;
-	r->zerr = hd__error(&r->zerr_info, HD_EPARSE,
-			    "data after the zero padding of the gzip stream "
-			    "at compressed byte %llu",
-			    (unsigned long long)(r->zin_total - r->zs.avail_in));
+	r->zerr = hd__error(
+		&r->zerr_info, HD_EPARSE,
+		"data after the zero padding of the gzip stream at "
+		"compressed byte %llu",
+		(unsigned long long)(r->zin_total - r->zs.avail_in));
 	return 1;
 }
 
@@ -399,7 +400,8 @@ static int not_dump(hd_reader *r, int early, hd_error *err)
 				    r->name, line, text, more, NOT_DUMP_LINES);
 	if (!records(r))
 		return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
-				    "%s: not a heap dump (line %llu: \"%s\"%s%s%s)",
+				    "%s: not a heap dump (line %llu: "
+				    "\"%s\"%s%s%s)",
 				    r->name, line, text, more,
 				    r->bad_cut ? "; " : "",
 				    r->bad_cut ? r->bad_msg : "");
@@ -625,8 +627,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 			}
 			r->st.repaired++;
 			report(r, lineno, r->sc.err_col + 1, r->base + start,
-			       1, r->sc.err_msg ? r->sc.err_msg :
-						  "unescaped quote in a string");
+			       1, r->sc.err_msg ? r->sc.err_msg : "repaired");
 		} else if (rc == HD__SCAN_BAD) {
 			if (r->opts.flags & HD_READ_STRICT) {
 				rc = strict_fail(r, lineno, start, err);
