@@ -115,7 +115,9 @@ static int add_from(hd_select *sel, const char *path, hd_error *err)
 	const hd_record *rec;
 	int rc;
 
-	o.flags = HD_READ_ADDRESSES;
+	/* an empty selection (diff -o with nothing new) is no error; a
+	 * line with an address but no type is one (jq's '{address}') */
+	o.flags = HD_READ_ALLOW_EMPTY | HD_READ_ADDRESSES;
 	o.problem = from_problem;
 	o.payload = sel;
 	sel->from_skipped = sel->from_first = 0;

@@ -109,21 +109,35 @@ jq -c '{address}' "$TMP/req.json" >"$TMP/addr.json"
 check from/address-only-rc 0 $?
 check from/address-only-same "$(wc -l <"$TMP/r1.json")" "$(cmp -s "$TMP/r1.json" "$TMP/r2.json" && wc -l <"$TMP/r2.json")"
 check from/address-only-silent "" "$(cat "$TMP/err")"
-# lines without an address are counted, the first one named
+# lines without an address are counted, the first one named (when they
+# are fewer than the lines with one: else the file is no address list)
 {
 	head -1 "$TMP/addr.json"
 	echo '{"id":1}'
 	echo 'not json at all'
-	head -2 "$TMP/addr.json" | tail -1
+	head -3 "$TMP/addr.json" | tail -2
 	echo '{"type":"STRING"}'
+	head -4 "$TMP/addr.json" | tail -1
 } >"$TMP/mixed.json"
-check_rc from/skipped-rc 0 "$HD" subgraph-of -q "$LEAK" --from "$TMP/mixed.json"
-check from/skipped-selected 2 "$(wc -l <"$TMP/out")"
+check_rc from/skipped-rc 0 "$HD" dominators -q -n 0 -f json "$LEAK" --from "$TMP/mixed.json"
+check from/skipped-selected 4 "$(wc -l <"$TMP/out")"
 check_grep from/skipped-says "mixed.json: 3 lines? without an object address skipped \(first at line 2\)" "$TMP/err"
+# mostly lines without an address: not an address list
+{
+	head -1 "$TMP/addr.json"
+	echo '{"id":1}'
+	echo '{"id":2}'
+} >"$TMP/mostly.json"
+check_rc from/mostly-junk-rc 1 "$HD" subgraph-of -q "$LEAK" --from "$TMP/mostly.json"
+check_grep from/mostly-junk-says "not a heap dump \(line 2: .*2 of 3 lines are not heap records\)" "$TMP/err"
 # a --from with no address at all
 printf '{"id":1}\n' >"$TMP/none.json"
 check_rc from/none-rc 1 "$HD" roots-of -q "$LEAK" --from "$TMP/none.json"
-check_grep from/none-says "picks no object: .*gives? no object address" "$TMP/err"
+check_grep from/none-says "none.json: not a heap dump \(line 1: " "$TMP/err"
+# an empty one (diff -o with nothing new): the selection picks nothing
+: >"$TMP/empty.json"
+check_rc from/empty-rc 1 "$HD" roots-of -q "$LEAK" --from "$TMP/empty.json"
+check_grep from/empty-says "picks no object: the --from input gives no object address" "$TMP/err"
 
 # an empty match fails everywhere, saying so
 printf '{"address":"0x1"}\n' >"$TMP/nomatch.json"

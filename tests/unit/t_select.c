@@ -366,14 +366,24 @@ static void test_select__from_addresses(void)
 	T_EQ(hd_store_address(s, set.ids[1]), 0x48);
 	hd_nodes_free(&set);
 	hd_select_free(sel);
-	/* nothing but skipped lines: said so */
+	/* nothing but lines without an address: not an address list */
 	T_ASSERT(put_file(path, "{\"id\":1}\n") == 0);
+	{
+		hd_error err = { 0 };
+
+		T_RC(hd_select_new(&sel, NULL), 0);
+		T_RC(hd_select_add(sel, "from", path, &err), HD_ENOTDUMP);
+		T_ASSERT(strstr(err.msg, "not a heap dump (line 1: "));
+		hd_select_free(sel);
+	}
+	/* an empty file (diff -o with nothing new) selects nothing: said so */
+	T_ASSERT(put_file(path, "") == 0);
 	{
 		char why[256];
 
 		T_RC(hd_select_new(&sel, NULL), 0);
 		T_RC(hd_select_add(sel, "from", path, NULL), 0);
-		T_EQ(hd_select_from_skipped(sel, &first), 1);
+		T_EQ(hd_select_from_skipped(sel, &first), 0);
 		T_RC(hd_select_explain(sel, s, why, sizeof(why), NULL), 0);
 		T_STREQ(why, "the --from input gives no object address");
 		hd_select_free(sel);
