@@ -536,9 +536,18 @@ int cmd_interface_with(int argc, char **argv)
 	}
 	if (A.later && (rc = cli_check_order(s, in, 2, A.force)))
 		goto out;
-	if ((rc = cli_select_nodes(&A.sel, s[0], in[0].name, A.quiet,
-				    &diff)))
+	if (argc - first == 2 && A.sel.n == 1 &&
+	    !hd_select_address_count(A.sel.compiled)) {
+		/* an empty DIFF: diff -o found nothing new; DIFF's addresses
+		 * naming no object of AFTER fail in cli_select_nodes */
+		cli_select_free(&A.sel);
+		if (!A.quiet)
+			cli_error("%s: DIFF is empty: no object is new",
+				  argv[first + 1]);
+	} else if ((rc = cli_select_nodes(&A.sel, s[0], in[0].name, A.quiet,
+					   &diff))) {
 		goto out;
+	}
 	if (A.later) {
 		/* the new objects still alive in LATER, as LATER has them */
 		dopt.read.flags = A.strict ? HD_READ_STRICT : 0;

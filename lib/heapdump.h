@@ -766,6 +766,10 @@ HD_API int hd_select_add(hd_select *sel, const char *key, const char *value,
 HD_API uint64_t hd_select_from_skipped(const hd_select *sel,
 				       uint64_t *first_line);
 
+/** The addresses given ("address" values and the lines of "from"
+ * files), before they are looked up: 0 for an empty "from" file. */
+HD_API uint64_t hd_select_address_count(const hd_select *sel);
+
 /** 1 if no condition was added. */
 HD_API int hd_select_empty(const hd_select *sel);
 

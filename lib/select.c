@@ -139,6 +139,11 @@ static int add_from(hd_select *sel, const char *path, hd_error *err)
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
+uint64_t hd_select_address_count(const hd_select *sel)
+{
+	return sel ? sel->naddrs : 0;
+}
+
 uint64_t hd_select_from_skipped(const hd_select *sel, uint64_t *first_line)
 {
 	if (first_line)

@@ -144,6 +144,11 @@ printf '{"address":"0x1"}\n' >"$TMP/nomatch.json"
 check_rc empty/interface-with 1 "$HD" interface-with -q "$LEAK" "$TMP/nomatch.json"
 check_grep empty/interface-with-says 'picks no object.*0x1|picks no object.*address' "$TMP/err"
 check empty/interface-with-no-report "" "$(grep -c 'new' "$TMP/out" | grep -v '^0$')"
+# an empty DIFF is diff -o's "nothing new": the empty report, said so
+: >"$TMP/nothing.json"
+check_rc empty/interface-with-empty-diff 0 "$HD" interface-with "$LEAK" "$TMP/nothing.json" --summary
+check_grep empty/interface-with-empty-diff-says 'nothing.json: DIFF is empty: no object is new' "$TMP/err"
+check_grep empty/interface-with-empty-diff-report '^new +0 objects' "$TMP/out"
 for c in to-gml to-dot roots-of subgraph-of path dominators; do
 	check_rc "empty/$c" 1 "$HD" "$c" -q "$LEAK" --class NoSuchClassAnywhere
 	check_grep "empty/$c-says" "picks no object" "$TMP/err"
