@@ -1,7 +1,10 @@
 /*
  * intern.c - string interning: equal byte strings get one dense u32 id.
  * Strings are stored back to back, each NUL-terminated, so that the
- * table can be written to the store as it is.
+ * table can be written to the store as it is. The slots are hashed with
+ * SipHash-1-3 under a random key of the table's own (hash.c): class
+ * names, paths and method names come from the dump. Ids follow the
+ * order of first insertion, never the slots.
  */
 #include "hd_int.h"
 
@@ -27,6 +30,7 @@ int hd__intern_init(struct hd__intern *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->slot_cap = 1024;
+	hd__hash_key_new(&t->hkey);
 	t->slots = hd__calloc(t->slot_cap, sizeof(*t->slots));
 	if (!t->slots || hd__grow((void **)&t->offs, &t->offs_cap, 1,
 				  sizeof(*t->offs))) {
@@ -65,7 +69,7 @@ static int grow_slots(struct hd__intern *t)
 		size_t len;
 		const char *p = hd__intern_str(t, (uint32_t)i, &len);
 
-		j = hd__hash_bytes(p, len, 0) & (ncap - 1);
+		j = hd__hash_keyed(&t->hkey, p, len) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
 		ns[j] = (uint32_t)i + 1;
@@ -84,7 +88,7 @@ int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 
 	if ((t->count + 1) * 2 > t->slot_cap && grow_slots(t))
 		return HD_ENOMEM;
-	j = hd__hash_bytes(s, n, 0) & (t->slot_cap - 1);
+	j = hd__hash_keyed(&t->hkey, s, n) & (t->slot_cap - 1);
 	for (; t->slots[j]; j = (j + 1) & (t->slot_cap - 1)) {
 		if (same(t, t->slots[j] - 1, s, n)) {
 			*id_out = t->slots[j] - 1;
@@ -107,6 +111,20 @@ int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 	t->slots[j] = id + 1;
 	*id_out = id;
 	return 0;
+}
+
+size_t hd__intern_displacement(const struct hd__intern *t)
+{
+	size_t i, len, d = 0, mask = t->slot_cap - 1;
+	const char *p;
+
+	for (i = 0; i < t->slot_cap; i++) {
+		if (!t->slots[i])
+			continue;
+		p = hd__intern_str(t, t->slots[i] - 1, &len);
+		d += (i - (size_t)hd__hash_keyed(&t->hkey, p, len)) & mask;
+	}
+	return d;
 }
 
 int hd__intern_json(struct hd__intern *t, hd_str s, uint32_t *id_out)
