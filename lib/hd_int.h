@@ -159,6 +159,16 @@ HD_HIDDEN int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 			     uint32_t *id_out);
 /* Tests: the summed distance of the strings from their home slots. */
 HD_HIDDEN size_t hd__intern_displacement(const struct hd__intern *t);
+/*
+ * Interns a field that some writers escape and others write raw (file:
+ * raw in every Ruby's dump_all, escaped by HeapDump.dump), as the bytes
+ * Ruby had: JSON-unescaped when the span reads as a JSON string body (no
+ * raw quote or control byte, every backslash a valid escape), else as it
+ * is. Both the stats and the store go through it, so a path has one
+ * spelling whatever read it.
+ */
+HD_HIDDEN int hd__intern_field(struct hd__intern *t, hd_str s,
+			       uint32_t *id_out);
 /* Interns the JSON-unescaped form of a raw hd_str. */
 HD_HIDDEN int hd__intern_json(struct hd__intern *t, hd_str s,
 			      uint32_t *id_out);

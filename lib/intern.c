@@ -8,6 +8,8 @@
  */
 #include "hd_int.h"
 
+#include <ctype.h>
+
 uint64_t hd__hash_bytes(const void *p, size_t n, uint64_t seed)
 {
 	const unsigned char *s = p;
@@ -145,4 +147,43 @@ int hd__intern_json(struct hd__intern *t, hd_str s, uint32_t *id_out)
 	if (buf != small)
 		hd__free(buf, s.len);
 	return rc;
+}
+
+/* Does s[0..n) read as the body of a JSON string: no raw quote or
+ * control byte, and every backslash starts a valid escape? */
+static int json_body(const char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c < 0x20)
+			return 0;
+		if (c != '\\')
+			continue;
+		if (++i == n)
+			return 0;
+		switch (s[i]) {
+		case '"': case '\\': case '/': case 'b': case 'f': case 'n':
+		case 'r': case 't':
+			break;
+		case 'u':
+			for (k = 1; k <= 4; k++)
+				if (i + k >= n || !isxdigit((unsigned char)s[i + k]))
+					return 0;
+			i += 4;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int hd__intern_field(struct hd__intern *t, hd_str s, uint32_t *id_out)
+{
+	if (s.len && memchr(s.ptr, '\\', s.len) && json_body(s.ptr, s.len))
+		return hd__intern_json(t, s, id_out);
+	return hd__intern_put(t, s.len ? s.ptr : "", s.len, id_out);
 }

@@ -440,7 +440,7 @@ static int file_sid(hd_stats *st, hd_str f, uint32_t *id)
 		*id = st->last_file_sid;
 		return 0;
 	}
-	if (hd__intern_json(&st->strs, f, id))
+	if (hd__intern_field(&st->strs, f, id)) /* as the store does */
 		return HD_ENOMEM;
 	if (f.len <= sizeof(st->last_buf)) {
 		memcpy(st->last_buf, f.ptr, f.len);

@@ -294,11 +294,11 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 		return 0;
 	}
 	b->has_site = 1;
-	/* file is written raw by every Ruby: its bytes are the path */
+	/* file is written raw by every Ruby, escaped by HeapDump.dump:
+	 * hd__intern_field keeps the path's own bytes either way */
 	if ((rec->has & HD_HAS_FILE) &&
 	    !same_str(&b->strs, b->last_file, rec->file, &k.file)) {
-		if (hd__intern_put(&b->strs, rec->file.ptr ? rec->file.ptr : "",
-				   rec->file.len, &k.file))
+		if (hd__intern_field(&b->strs, rec->file, &k.file))
 			return HD_ENOMEM;
 		b->last_file = k.file;
 	}
