@@ -135,6 +135,9 @@ for src in after.json after.hds; do
 done
 
 text leaks "$NAME" -- "$HD" leaks -q "$D/before.json" "$D/after.json" "$D/later.json"
+text leaks-tsv -- "$HD" leaks -q -f tsv --min-share 0 "$D/before.json" "$D/after.json" "$D/later.json"
+rows=$(awk -F'\t' '$1 == "suspect" && NF != 11' "$TMP/out" | wc -l | tr -d ' ')
+check leaks-tsv/rows-whole 0 "$rows"
 text diff "$NAME" -- "$HD" diff -q "$D/before.json" "$D/after.json" --by class,method --top 0
 text diff-tsv "$NAME" "$METHOD" -- "$HD" diff -q "$D/before.json" "$D/after.json" --by class,method --top 0 -f tsv
 rows=$(awk -F'\t' '$1 != "total" && NF != 5' "$TMP/out" | wc -l | tr -d ' ')
