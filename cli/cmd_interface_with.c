@@ -350,7 +350,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		fprintf(f, "%10s %10s  %-18s %s\n", "holds", "keepalive",
 			"address", "class");
 		for (i = 0; i < hshown; i++) {
-			hd_store_class_name(s, hr[i].id, name, sizeof(name));
+			cli_class_name(s, hr[i].id, name, sizeof(name));
 			fprintf(f, "%10llu %10llu  0x%-16llx %s\n",
 				(unsigned long long)hr[i].held,
 				(unsigned long long)hr[i].keepalive,
@@ -369,7 +369,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 	for (i = 0; i < shown; i++) {
 		const hd_border *r = &b[rows[i]];
 
-		hd_store_class_name(s, r->id, name, sizeof(name));
+		cli_class_name(s, r->id, name, sizeof(name));
 		fprintf(f, "%10llu %12llu %10llu %12llu %7u  0x%-16llx %s\n",
 			(unsigned long long)r->keepalive_count,
 			(unsigned long long)r->keepalive_memsize,

@@ -108,7 +108,7 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s,
 {
 	hd_error err = { 0 };
 	uint64_t missing = 0;
-	char why[1024];
+	char why[1024], text[4096];
 	int rc;
 
 	if ((rc = cli_select_compile(sel)))
@@ -121,7 +121,8 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s,
 		if (rc)
 			return cli_lib_error(&err);
 		cli_error("%s: the selection picks no object: %s",
-			  strcmp(name, "-") ? name : "(stdin)", why);
+			  strcmp(name, "-") ? name : "(stdin)",
+			  cli_text(text, sizeof(text), why, strlen(why)));
 		return EXIT_FAIL;
 	}
 	cli_select_free(sel);

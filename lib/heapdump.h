@@ -791,7 +791,8 @@ HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
  * allocated in generation 9.. (generations 0 to 3 here)"), or, when
  * each picks objects, how many each picks and that no object meets them
  * all. Suggestions are the nearest names of the dump
- * (hd_name_distance), at most three.
+ * (hd_name_distance), at most three. Names and values are quoted as
+ * they are, control bytes included: escape them before printing.
  * @return 0, HD_ENOMEM
  */
 HD_API int hd_select_explain(const hd_select *sel, const hd_store *s,

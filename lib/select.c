@@ -1074,23 +1074,14 @@ static const char *commas(uint64_t v, char buf[32])
 	return buf;
 }
 
-/* A value, quoted and cut to a sane length: a hostile one may be huge
- * (suggestions are shorter than that: they are shown whole); control
- * bytes (a class named "Foo\e[2J") are written \xNN, never raw. */
+/* A value, cut to a sane length: a hostile one may be huge
+ * (suggestions are shorter than that: they are shown whole). Its bytes
+ * are as they are: escaping control bytes is the printer's business. */
 static void sb_text(struct sb *o, const char *v)
 {
-	size_t n = strlen(v), i;
+	size_t n = strlen(v);
 
-	for (i = 0; i < n && i < 127; i++) {
-		unsigned char c = (unsigned char)v[i];
-
-		if (c < 0x20 || c == 0x7f)
-			sb_add(o, "\\x%02x", c);
-		else
-			sb_add(o, "%c", c);
-	}
-	if (n > 127)
-		sb_add(o, "...");
+	sb_add(o, "%.*s%s", 127, v, n > 127 ? "..." : "");
 }
 
 static void sb_value(struct sb *o, const char *v)

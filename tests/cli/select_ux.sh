@@ -227,11 +227,12 @@ check hostile/many-names-one-line 1 "$(grep -c 'picks no object' "$TMP/err")"
 check_grep hostile/many-names-suggests "no class or module is named 'A{100}00012x'; did you mean 'A{100}00012[0-9]', 'A{100}00012[0-9]' or 'A{100}00012[0-9]'\?$" "$TMP/err"
 check_rc hostile/many-names-exact 0 timeout 120 "$HD" roots-of -q "$TMP/many.json" --name "${A100}000012"
 
-# a suggested name holding a control byte is written \xNN, never raw
+# a suggested name holding a control byte is escaped as every text
+# output escapes it (\u001b), never raw
 printf '%s\n' \
 	'{"type":"ROOT", "root":"vm", "references":["0x10"]}' \
 	'{"address":"0x8", "type":"CLASS", "name":"Foo\u001b[31mRED"}' \
 	'{"address":"0x10", "type":"OBJECT", "class":"0x8"}' >"$TMP/esc.json"
 check_rc hostile/escape-suggestion 1 "$HD" roots-of -q "$TMP/esc.json" --class 'Foo[31mRED'
-check_grep hostile/escape-suggestion-says "did you mean 'Foo\\\\x1b\[31mRED'\?" "$TMP/err"
+check_grep hostile/escape-suggestion-says "did you mean 'Foo\\\\u001b\[31mRED'\?" "$TMP/err"
 check hostile/escape-no-raw 0 "$(tr -d '\n' <"$TMP/err" | LC_ALL=C grep -c "$(printf '\033')")"
