@@ -39,6 +39,7 @@ static struct leaks_args {
 	const char *format, *svg;
 	unsigned long long top, sites;
 	int strict, quiet, no_generation;
+	struct cli_render_limits lim;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -49,6 +50,7 @@ static const struct cli_opt opts[] = {
 		   "text (default) or json (one document)"),
 	OPT_STRING(0, "svg", "DIR", &A.svg,
 		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
+	CLI_RENDER_LIMIT_OPTS(&A.lim.max_nodes, &A.lim.max_edges),
 	OPT_FLAG(0, "no-generation", &A.no_generation,
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
@@ -545,7 +547,7 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 	if (!(path = malloc(strlen(A.svg) + 32)))
 		goto oom;
 	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
-	rc = cli_render_dot(m.p, "svg", path, r->in[1].path);
+	rc = cli_render_dot(m.p, "svg", path, r->in[1].path, &A.lim);
 	goto out;
 oom:
 	cli_error("out of memory");
@@ -608,6 +610,7 @@ int cmd_leaks(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
 	A.sites = 5;
+	cli_render_limits_init(&A.lim);
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	r.nin = argc - first;
