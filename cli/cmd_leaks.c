@@ -336,7 +336,8 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 		putchar('\n');
 	}
 	if (n > max)
-		printf("%s(%zu more)\n", indent, n - max);
+		printf("%s(%s more)\n", indent,
+		       cli_commas(n - max, a, sizeof(a)));
 }
 
 static void print_text(const struct report *r)
@@ -361,8 +362,9 @@ static void print_text(const struct report *r)
 		       cli_commas(d->retained.n, a, sizeof(a)),
 		       cli_human_bytes(d->retained_memsize, b, sizeof(b)));
 	printf("%-9s %s new objects held by old ones or roots, "
-	       "in %zu group(s) by holder\n", "border",
-	       cli_commas(r->border_total, a, sizeof(a)), r->nsus);
+	       "in %s group(s) by holder\n", "border",
+	       cli_commas(r->border_total, a, sizeof(a)),
+	       cli_commas(r->nsus, b, sizeof(b)));
 	if (!r->shown) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -419,8 +421,8 @@ static void print_text(const struct report *r)
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 	}
 	if (r->nsus > r->shown)
-		printf("\n(%zu more groups: --top N shows more)\n",
-		       r->nsus - r->shown);
+		printf("\n(%s more groups: --top N shows more)\n",
+		       cli_commas(r->nsus - r->shown, a, sizeof(a)));
 }
 
 static void json_rows(hd_stats *st, size_t max, const char *k0,

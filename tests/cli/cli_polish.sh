@@ -112,3 +112,94 @@ check leaks/svg-max-nodes-nothing-written "" "$(ls "$TMP/pics" 2>/dev/null)"
 check_grep leaks/svg-max-nodes-report-printed "^suspect 1:" "$TMP/out"
 check_rc leaks/svg-max-nodes-raised 0 "$HD" leaks -q -n 1 --max-nodes 0 --svg "$TMP/pics" $C
 check_grep leaks/svg-max-nodes-raised-svg "<svg" "$TMP/pics/suspect-1.svg"
+
+# ---- item 21: one meaning per option letter ----
+# every command's options, from its --help (made from its option table):
+# a letter means the same long option everywhere, and -n is --top
+"$HD" --help 2>&1 | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' >"$TMP/cmds"
+: >"$TMP/letters"
+while read -r cmd; do
+	"$HD" "$cmd" --help 2>/dev/null </dev/null |
+		sed -n "s/^ *-\([a-zA-Z]\), --\([a-z-]*\).*/\1 \2 $cmd/p" >>"$TMP/letters"
+done <"$TMP/cmds"
+check letters/commands-read 1 "$([ "$(wc -l <"$TMP/cmds")" -ge 15 ] && echo 1)"
+clash=$(awk '{ if (($1 in long) && long[$1] != $2) print "-" $1 ": --" long[$1] " (" cmd[$1] ") and --" $2 " (" $3 ")"; else { long[$1] = $2; cmd[$1] = $3 } }' "$TMP/letters")
+check letters/one-meaning-each "" "$clash"
+check letters/n-is-top "" "$(awk '$1 == "n" && $2 != "top"' "$TMP/letters")"
+check letters/path-has-n 1 "$(grep -c '^n top path$' "$TMP/letters")"
+check letters/dominators-has-n 1 "$(grep -c '^n top dominators$' "$TMP/letters")"
+# the long options stay: --max is --top in path and dominators
+LA=$DATA/leak_after.json
+for cmd in path dominators; do
+	for o in "-n 2" "--top 2" "--max 2"; do
+		"$HD" "$cmd" -q $o -f json --class Request "$LA" >"$TMP/out" 2>"$TMP/err"
+		check "letters/$cmd-${o%% *}" 2 "$(grep -c . "$TMP/out")"
+	done
+done
+"$HD" path -n 2 --class Request "$LA" >/dev/null 2>"$TMP/err"
+check_grep letters/path-more-names-top "^heapdump: [0-9]+ more selected object\(s\) not shown \(--top\)" "$TMP/err"
+
+# ---- item 21: thousands separators in human-readable counts ----
+T31=$DATA/ok_ruby3.1_traced.json
+"$HD" roots-of -q --type STRING -o "$TMP/r.json" "$T31" 2>"$TMP/err"
+check_grep commas/roots-of-targets "^heapdump: [0-9]+ of 3,[0-9]{3} targets are unreached" "$TMP/err"
+"$HD" path --type STRING "$T31" >/dev/null 2>"$TMP/err"
+check_grep commas/path-more "^heapdump: 3,[0-9]{3} more selected object\(s\) not shown" "$TMP/err"
+# interface-with: the Array of 1,200 Strings holds them all
+"$HD" interface-with -q --summary --type STRING "$TMP/draw.json" >"$TMP/out" 2>"$TMP/err"
+check_grep commas/interface-keepalive "^ +1,200 +1,2[0-9]{2}  0x" "$TMP/out"
+check_grep commas/interface-top "diff border \(top 20 of [0-9],[0-9]{3}," "$TMP/out"
+# 1,200 files: stats and diff count their rows
+awk 'BEGIN { print "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}"
+	for (i = 0; i < 1200; i++)
+		printf "{\"address\":\"0x%x\", \"type\":\"STRING\", \"file\":\"f%d.rb\", \"line\":1, \"generation\":5, \"memsize\":40}\n", 4096 + i * 40, i }' \
+	</dev/null >"$TMP/files.json"
+"$HD" stats -q --by file "$TMP/files.json" >"$TMP/out" 2>"$TMP/err"
+check_grep commas/stats-rows "^by file \(top 20 of 1,200, by count\)" "$TMP/out"
+head -1 "$TMP/files.json" >"$TMP/empty.json"
+"$HD" diff -q --by file "$TMP/empty.json" "$TMP/files.json" >"$TMP/out" 2>"$TMP/err"
+check_grep commas/diff-rows "\(top 20 of 1,200, by count\)" "$TMP/out"
+# no 4-digit count without its comma in the text reports
+for cmd in "stats --by location,method $T31" "top $T31" "leaks $DATA/leak_before.json $DATA/leak_after.json $DATA/leak_later.json" \
+	"interface-with --summary --type STRING $TMP/draw.json"; do
+	"$HD" $cmd -q 2>&1 | grep -v '0x[0-9a-f]' |
+		grep -E '(^|[^0-9,.:a-z])[0-9]{4,}([^0-9,]|$)' >"$TMP/bare"
+	check "commas/${cmd%% *}-none-bare" "" "$(head -3 "$TMP/bare")"
+done
+
+# ---- item 21: "(none)" for a traced object without a method ----
+# traced (a generation, or a file) but no method or no file: "(none)";
+# no allocation information at all: "(untraced)"
+printf '%s\n' \
+	'{"address":"0x10", "type":"STRING", "file":"a.rb", "line":3, "generation":4, "memsize":40}' \
+	'{"address":"0x20", "type":"STRING", "generation":4, "memsize":40}' \
+	'{"address":"0x30", "type":"STRING", "memsize":40}' \
+	>"$TMP/traced.json"
+"$HD" stats -q -f tsv --by method "$TMP/traced.json" | grep '^method' >"$TMP/out"
+check_grep none/method-traced "^method	2	80	\(none\)$" "$TMP/out"
+check_grep none/method-untraced "^method	1	40	\(untraced\)$" "$TMP/out"
+"$HD" stats -q -f tsv --by file "$TMP/traced.json" | grep '^file' >"$TMP/out"
+check_grep none/file-traced-no-file "^file	1	40	\(none\)$" "$TMP/out"
+check_grep none/file-untraced "^file	1	40	\(untraced\)$" "$TMP/out"
+"$HD" index -q -o "$TMP/traced.hds" "$TMP/traced.json"
+"$HD" stats -q -f tsv --by method "$TMP/traced.hds" | grep '^method' >"$TMP/out2"
+check_grep none/method-store "^method	2	80	\(none\)$" "$TMP/out2"
+
+# ---- item 21: progress names the input and the phase ----
+# progress shows only on a terminal: script(1) gives heapdump one
+prog() { # prog FILE heapdump-arguments...: its terminal output in FILE
+	f=$1
+	shift
+	script -qec "$(printf '%s ' "$HD" "$@")" /dev/null </dev/null >"$f" 2>&1
+	tr '\r' '\n' <"$f" | sed 's/\x1b\[K//g' >"$f.lines"
+}
+prog "$TMP/p1" leaks -n 1 "$DATA/leak_before.json" "$DATA/leak_after.json" "$DATA/leak_later.json"
+for k in before after later; do
+	check_grep "progress/leaks-$k-reading" "leak_$k\.json: reading [0-9.]+ [kKMG]?B / [0-9.]+ [kKMG]?B \([0-9]+%\)" "$TMP/p1.lines"
+	check_grep "progress/leaks-$k-indexing" "leak_$k\.json: indexing" "$TMP/p1.lines"
+done
+prog "$TMP/p2" stats "$DATA/ok_ruby3.1_traced.json.gz"
+check_grep progress/stats-reading "ok_ruby3\.1_traced\.json\.gz: reading" "$TMP/p2.lines"
+check progress/stats-no-indexing "" "$(grep 'indexing' "$TMP/p2.lines")"
+prog "$TMP/p3" stats -q "$DATA/ok_ruby3.1_traced.json.gz"
+check progress/quiet "" "$(grep 'reading' "$TMP/p3.lines")"

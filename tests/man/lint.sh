@@ -11,7 +11,8 @@
 #  man/lint/PAGE/synopsis  every option of the command's table (its
 #                          --help, made from it) is in the SYNOPSIS: its
 #                          letter or its long name, a selection option as
-#                          "Ar selection"
+#                          "Ar selection", a synonym ("the same as --top")
+#                          as the option it stands for
 # Each failure names the page and the line.
 SUITE=man/lint
 . "$(dirname "$0")/../lib.sh"
@@ -68,8 +69,11 @@ while read -r cmd; do
 	} }' "$TMP/syn" >"$TMP/flags"
 	"$HEAPDUMP" "$cmd" --help >"$TMP/help" 2>&1 </dev/null
 	missing=""
-	sed -n 's/^ *\(-[a-zA-Z]\), \(--[a-z][a-z-]*\).*/\1 \2/p; s/^ *\(--[a-z][a-z-]*\).*/- \1/p' \
-		"$TMP/help" >"$TMP/opts"
+	# an option "the same as --X" is there when --X is
+	sed -n 's/^ *--[a-z-]* .*the same as \(--[a-z][a-z-]*\).*/- \1/p
+		s/^ *\(-[a-zA-Z]\), \(--[a-z][a-z-]*\).*/\1 \2/p
+		s/^ *\(--[a-z][a-z-]*\).*/- \1/p' "$TMP/help" >"$TMP/opts"
+	grep -v '^- ' "$TMP/opts" >"$TMP/pairs" # -n --top: its letter will do
 	while read -r short long; do
 		[ "$long" = --help ] && continue
 		case " $select_opts " in *" $long "*)
@@ -77,6 +81,8 @@ while read -r cmd; do
 			continue ;;
 		esac
 		grep -qx -e "$long" "$TMP/flags" && continue
+		[ "$short" = - ] && short=$(awk -v l="$long" '$2 == l { print $1 }' "$TMP/pairs" | head -1)
+		[ -n "$short" ] || short=-
 		[ "$short" != - ] && grep -qx -e "$short" "$TMP/flags" && continue
 		missing="$missing $long"
 	done <"$TMP/opts"
