@@ -351,7 +351,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		fprintf(f, "%10s %10s  %-18s %s\n", "holds", "keepalive",
 			"address", "class");
 		for (i = 0; i < hshown; i++) {
-			hd_store_class_name(s, hr[i].id, name, sizeof(name));
+			cli_class_name(s, hr[i].id, name, sizeof(name));
 			fprintf(f, "%10s %10s  0x%-16llx %s\n",
 				cli_commas(hr[i].held, a, sizeof(a)),
 				cli_commas(hr[i].keepalive, c, sizeof(c)),
@@ -370,7 +370,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 	for (i = 0; i < shown; i++) {
 		const hd_border *r = &b[rows[i]];
 
-		hd_store_class_name(s, r->id, name, sizeof(name));
+		cli_class_name(s, r->id, name, sizeof(name));
 		fprintf(f, "%10s %12s %10s %12s %7s  0x%-16llx %s\n",
 			cli_commas(r->keepalive_count, a, sizeof(a)),
 			cli_commas(r->keepalive_memsize, c, sizeof(c)),

@@ -358,9 +358,10 @@ static void text_node(const hd_store *s, hd_node_id v)
 	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
 	if (cli_type_adds(s, v, cls))
 		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
-	if (hd_store_site(s, v, &site) == 0 && site.file)
-		printf(", %.*s:%llu", (int)site.file_len, site.file,
-		       (unsigned long long)site.line);
+	if (hd_store_site(s, v, &site) == 0 && site.file) {
+		fputs(", ", stdout);
+		cli_site_text(stdout, &site, 0);
+	}
 }
 
 static void text_rows(hd_stats *st, size_t max, const char *indent,
@@ -375,9 +376,13 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 		if (with_mem)
 			printf(" %10s", cli_human_bytes(rows[i].memsize, b,
 							sizeof(b)));
-		printf("  %s", rows[i].key[0]);
-		if (rows[i].key[1])
-			printf("  %s", rows[i].key[1]);
+		fputs("  ", stdout);
+		cli_text_string(stdout, rows[i].key[0], rows[i].key_len[0]);
+		if (rows[i].key[1]) {
+			fputs("  ", stdout);
+			cli_text_string(stdout, rows[i].key[1],
+					rows[i].key_len[1]);
+		}
 		putchar('\n');
 	}
 	if (n > max)
@@ -392,13 +397,15 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
-	printf("%-9s %s (%s objects)\n", "before", r->in[0].name,
-	       cli_commas(d->objects[0], a, sizeof(a)));
-	printf("%-9s %s (%s objects)\n", "after", r->in[1].name,
-	       cli_commas(d->objects[1], a, sizeof(a)));
-	if (r->nin == 3)
-		printf("%-9s %s (%s objects)\n", "later", r->in[2].name,
-		       cli_commas(d->objects[2], a, sizeof(a)));
+	for (k = 0; k < (size_t)r->nin; k++) {
+		static const char *const side[] = { "before", "after",
+						     "later" };
+
+		printf("%-9s ", side[k]);
+		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
+		printf(" (%s objects)\n",
+		       cli_commas(d->objects[k], a, sizeof(a)));
+	}
 	printf("%-9s %s objects, %s new in after\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)));
@@ -449,8 +456,12 @@ static void print_text(const struct report *r)
 		       cli_commas(sp->kcount, a, sizeof(a)),
 		       cli_human_bytes(sp->kmem, b, sizeof(b)));
 		if (sp->has_path) {
-			printf("  path from root %s:\n",
-			       hd_store_root_name(s, sp->path.root));
+			const char *root = hd_store_root_name(s,
+							      sp->path.root);
+
+			fputs("  path from root ", stdout);
+			cli_text_string(stdout, root, strlen(root));
+			fputs(":\n", stdout);
 			for (k = 0; k < sp->path.n; k++) {
 				printf("    ");
 				text_node(s, sp->path.nodes[k]);
@@ -574,10 +585,10 @@ static void print_json(const struct report *r)
 }
 
 /* a value of a TSV line: tabs and line breaks become spaces */
+/* Escaped like all text (cli_text_string): a tab cannot split a field. */
 static void tsv_str(const char *p)
 {
-	for (; *p; p++)
-		putchar(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+	cli_text_string(stdout, p, strlen(p));
 }
 
 /*

@@ -130,7 +130,7 @@ static void key_text(FILE *f, const hd_stats_row *r, unsigned nkeys)
 	for (j = 0; j < nkeys; j++) {
 		if (j)
 			putc(':', f);
-		fwrite(r->key[j], 1, r->key_len[j], f);
+		cli_text_string(f, r->key[j], r->key_len[j]);
 	}
 }
 
@@ -151,7 +151,9 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 {
 	char a[32], b[32], c[64];
 
-	printf("%-12s %s\n", "dump", path);
+	printf("%-12s ", "dump");
+	cli_text_string(stdout, path, strlen(path));
+	putchar('\n');
 	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
@@ -270,7 +272,7 @@ static void print_totals_tsv(const hd_stats_totals *t)
 static void print_table_tsv(const char *name, const hd_stats_row *rows,
 			    size_t shown, unsigned nkeys)
 {
-	size_t i, k;
+	size_t i;
 	unsigned j;
 
 	for (i = 0; i < shown; i++) {
@@ -279,12 +281,9 @@ static void print_table_tsv(const char *name, const hd_stats_row *rows,
 		       (unsigned long long)rows[i].memsize);
 		for (j = 0; j < nkeys; j++) {
 			putchar('\t');
-			/* a tab or newline in a key would break the columns */
-			for (k = 0; k < rows[i].key_len[j]; k++) {
-				char ch = rows[i].key[j][k];
-
-				putchar(ch == '\t' || ch == '\n' ? ' ' : ch);
-			}
+			/* escaped: a tab or newline would break the row */
+			cli_text_string(stdout, rows[i].key[j],
+					rows[i].key_len[j]);
 		}
 		putchar('\n');
 	}
@@ -334,13 +333,16 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			       cli_commas(mem, b, sizeof(b)), (int)len, s);
 			for (i = 0; i < n; i++)
 				if (in_namespace(&rows[i], s, len))
-					printf("%12s %15s    %.*s\n",
+				{
+					printf("%12s %15s    ",
 					       cli_commas(rows[i].count, a,
 							  sizeof(a)),
 					       cli_commas(rows[i].memsize, b,
-							  sizeof(b)),
-					       (int)rows[i].key_len[0],
-					       rows[i].key[0]);
+							  sizeof(b)));
+					cli_text_string(stdout, rows[i].key[0],
+							rows[i].key_len[0]);
+					putchar('\n');
+				}
 		} else if (fmt == FMT_JSON) {
 			printf("%s", first ? "" : ",");
 			cli_json_string(stdout, s, len);

@@ -17,15 +17,29 @@
 /* Problems printed one by one before only the summary counts them. */
 #define SHOW_PROBLEMS 5
 
+/* Messages quote names from dumps and stores: escaped like text. */
 void cli_error(const char *fmt, ...)
 {
+	char small[1024], *buf = small;
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "%s: ", PROGRAM_NAME);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(small) && (buf = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(buf, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	} else if (n >= (int)sizeof(small)) {
+		buf = small;
+		n = (int)sizeof(small) - 1;
+	}
+	fprintf(stderr, "%s: ", PROGRAM_NAME);
+	cli_text_string(stderr, buf, n > 0 ? (size_t)n : 0);
 	fputc('\n', stderr);
+	if (buf != small)
+		free(buf);
 }
 
 int cli_lib_error(const hd_error *err)
@@ -55,10 +69,12 @@ static void on_problem(const hd_problem *p, void *payload)
 	if (in->shown++ < SHOW_PROBLEMS) {
 		if (in->progress)
 			fputs("\r\033[K", stderr);
-		fprintf(stderr, "%s: %s:%llu:%llu: %s (%s)\n", PROGRAM_NAME,
-			in->name, (unsigned long long)p->line,
-			(unsigned long long)p->column, p->msg,
-			p->repaired ? "repaired" : "skipped");
+		fprintf(stderr, "%s: ", PROGRAM_NAME);
+		cli_text_string(stderr, in->name, strlen(in->name));
+		fprintf(stderr, ":%llu:%llu: ", (unsigned long long)p->line,
+			(unsigned long long)p->column);
+		cli_text_string(stderr, p->msg, strlen(p->msg));
+		fprintf(stderr, " (%s)\n", p->repaired ? "repaired" : "skipped");
 	}
 }
 
@@ -439,6 +455,115 @@ void cli_json_string(FILE *f, const char *s, size_t n)
 	putc('"', f);
 }
 
+/*
+ * The length of the escape of the character at s[0..n) (n > 0) into out
+ * (at least 7 bytes), and in *used how many input bytes it stands for.
+ */
+static size_t text_char(const unsigned char *s, size_t n, char *out,
+			size_t *used)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	*used = 1;
+	if (c < 0x80) {
+		switch (c) {
+		case '\t': memcpy(out, "\\t", 2); return 2;
+		case '\n': memcpy(out, "\\n", 2); return 2;
+		case '\r': memcpy(out, "\\r", 2); return 2;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				return (size_t)snprintf(out, 7, "\\u%04x", c);
+			out[0] = (char)c;
+			return 1;
+		}
+	}
+	/* UTF-8 (RFC 3629): no overlong forms, surrogates or > U+10FFFF */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		len = 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len && n >= len && s[1] >= lo && s[1] <= hi) {
+		for (i = 2; i < len && s[i] >= 0x80 && s[i] <= 0xbf; i++)
+			;
+		if (i == len) {
+			*used = len;
+			if (c == 0xc2 && s[1] <= 0x9f) /* C1 control */
+				return (size_t)snprintf(out, 7, "\\u%04x",
+							s[1]);
+			memcpy(out, s, len);
+			return len;
+		}
+	}
+	return (size_t)snprintf(out, 7, "\\x%02x", c);
+}
+
+void cli_text_string(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, used, len;
+	char e[8];
+
+	while (i < n) {
+		size_t j = i;
+
+		/* a run of printable ASCII at once */
+		while (j < n && p[j] >= 0x20 && p[j] < 0x7f)
+			j++;
+		if (j > i)
+			fwrite(p + i, 1, j - i, f);
+		if (j == n)
+			break;
+		len = text_char(p + j, n - j, e, &used);
+		fwrite(e, 1, len, f);
+		i = j + used;
+	}
+}
+
+const char *cli_text(char *buf, size_t size, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, used, len;
+	char e[8];
+
+	if (!size)
+		return buf;
+	while (i < n) {
+		len = text_char(p + i, n - i, e, &used);
+		if (o + len >= size)
+			break;
+		memcpy(buf + o, e, len);
+		o += len;
+		i += used;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_site_text(FILE *f, const hd_site *site, int with_method)
+{
+	if (site->file)
+		cli_text_string(f, site->file, site->file_len);
+	fprintf(f, ":%llu", (unsigned long long)site->line);
+	if (with_method && site->method) {
+		fputs(" in ", f);
+		cli_text_string(f, site->method, site->method_len);
+	}
+}
+
 int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 		   hd_stats_options *o)
 {
@@ -468,8 +593,8 @@ int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 }
 
 /* A class or module by its own name, anything else by its class's. */
-void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
-		       size_t size)
+void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
+			size_t size)
 {
 	int t = hd_store_type(s, id);
 	const char *aux;
@@ -485,12 +610,40 @@ void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 	hd_store_class_name(s, id, buf, size);
 }
 
+void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	int t = hd_store_type(s, id);
+	const char *aux;
+	char raw[512];
+	size_t len;
+
+	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
+		aux = hd_store_aux(s, id, &len);
+		if (aux && len) {
+			cli_text(buf, size, aux, len);
+			return;
+		}
+	}
+	len = hd_store_class_name(s, id, raw, sizeof(raw));
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
+void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	char raw[512];
+	size_t len = hd_store_class_name(s, id, raw, sizeof(raw));
+
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 {
 	char cls[256];
 	hd_site site;
 
-	cli_node_class(s, v, cls, sizeof(cls));
+	cli_node_class_raw(s, v, cls, sizeof(cls));
 	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
 	       (unsigned long long)hd_store_address(s, v),
 	       hd_type_name(hd_store_type(s, v)));

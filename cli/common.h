@@ -108,10 +108,32 @@ const char *cli_commas(uint64_t n, char *buf, size_t size);
 /* Writes s as a JSON string (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
 
-/* A node's class for people: a class or module by its own name,
- * anything else by its class's (hd_store_class_name). */
+/*
+ * Text for people (and TSV): every string that comes from a dump or a
+ * store (class, file, method, root and key names) goes through these, so
+ * that a class named "Foo\e[2J" cannot drive the terminal and a tab or
+ * newline cannot break a TSV row. \t \n \r, other C0 controls and DEL
+ * as \u00XX, C1 controls (UTF-8 U+0080..U+009F) as \u0080..\u009f,
+ * bytes that are not valid UTF-8 as \xHH; everything else (valid UTF-8,
+ * backslashes included) as it is. JSON output uses cli_json_string.
+ */
+void cli_text_string(FILE *f, const char *s, size_t n);
+/* The same into buf (NUL-terminated, cut before an escape or a character
+ * that does not fit); returns buf. */
+const char *cli_text(char *buf, size_t size, const char *s, size_t n);
+/* "file:line" of a site, escaped, and " in method" when with_method. */
+void cli_site_text(FILE *f, const hd_site *site, int with_method);
+
+/* A node's class for people, escaped (cli_text): a class or module by its
+ * own name, anything else by its class's (hd_store_class_name). */
 void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 		    size_t size);
+/* hd_store_class_name, escaped for text (cli_text). */
+void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size);
+/* cli_node_class unescaped, for JSON. */
+void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
+			size_t size);
 
 /* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
  * node, without a newline. */

@@ -38,6 +38,7 @@ struct grouping {
 	int keys[HD_STATS_MAX_KEYS];
 	struct group *slots;
 	size_t cap, count;
+	struct hd__hkey hkey;  /* keyed hash (hash.c): keys hold addresses */
 	hd_stats_row *rows;
 	size_t nrows;
 	int sorted;       /* the sort rows are in, or -1 */
@@ -124,6 +125,7 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
 		st->g[i].sorted = -1;
+		hd__hash_key_new(&st->g[i].hkey);
 		st->g[i].slots = hd__calloc(st->g[i].cap, sizeof(struct group));
 		if (!st->g[i].slots)
 			goto nomem;
@@ -138,14 +140,10 @@ nomem:
 
 /* ---- the group tables ---- */
 
-static uint64_t comp_hash(const struct comp *k, unsigned n)
+static uint64_t comp_hash(const struct hd__hkey *hk, const struct comp *k,
+			  unsigned n)
 {
-	uint64_t h = 0x12345;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		h = hd__mix64(h ^ hd__mix64(k[i].a) ^ (k[i].b * 0x9e37ULL));
-	return h;
+	return hd__hash_keyed(hk, k, n * sizeof(*k));
 }
 
 static int same_key(const struct comp *x, const struct comp *y, unsigned n)
@@ -158,10 +156,10 @@ static int same_key(const struct comp *x, const struct comp *y, unsigned n)
 	return 1;
 }
 
-static struct group *slot_for(struct group *slots, size_t cap,
-			      const struct comp *k, unsigned n)
+static struct group *slot_for(const struct hd__hkey *hk, struct group *slots,
+			      size_t cap, const struct comp *k, unsigned n)
 {
-	size_t i = comp_hash(k, n) & (cap - 1);
+	size_t i = comp_hash(hk, k, n) & (cap - 1);
 
 	while (slots[i].used && !same_key(slots[i].k, k, n))
 		i = (i + 1) & (cap - 1);
@@ -177,7 +175,8 @@ static int grow_groups(struct grouping *g)
 		return HD_ENOMEM;
 	for (i = 0; i < g->cap; i++)
 		if (g->slots[i].used)
-			*slot_for(ns, ncap, g->slots[i].k, g->nkeys) =
+			*slot_for(&g->hkey, ns, ncap, g->slots[i].k,
+				  g->nkeys) =
 				g->slots[i];
 	hd__free(g->slots, g->cap * sizeof(*g->slots));
 	g->slots = ns;
@@ -203,7 +202,7 @@ static int accumulate(struct grouping *g, const struct comp *k,
 
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
-	s = slot_for(g->slots, g->cap, k, g->nkeys);
+	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
 	if (!s->used) {
 		s->used = 1;
 		memcpy(s->k, k, sizeof(s->k));
@@ -452,7 +451,7 @@ static int file_sid(hd_stats *st, hd_str f, uint32_t *id)
 		*id = st->last_file_sid;
 		return 0;
 	}
-	if (hd__intern_json(&st->strs, f, id))
+	if (hd__intern_field(&st->strs, f, id)) /* as the store does */
 		return HD_ENOMEM;
 	if (f.len <= sizeof(st->last_buf)) {
 		memcpy(st->last_buf, f.ptr, f.len);
@@ -688,6 +687,7 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	memset(&merged, 0, sizeof(merged));
 	merged.nkeys = g->nkeys;
 	merged.cap = g->cap;
+	merged.hkey = g->hkey;
 	merged.slots = hd__calloc(merged.cap, sizeof(struct group));
 	if (!merged.slots)
 		return HD_ENOMEM;

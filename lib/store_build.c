@@ -82,6 +82,7 @@ struct bld {
 	size_t nsites, sites_cap;
 	uint32_t *sslot;             /* site id + 1, 0 empty */
 	size_t sslot_cap;
+	struct hd__hkey skey;        /* their hash key (hash.c) */
 	struct site last_site;
 	uint32_t last_sid;
 	/* roots */
@@ -203,10 +204,14 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	return 0;
 }
 
-static uint64_t site_hash(const struct site *k)
+/* Keyed: the line numbers come from the dump. */
+static uint64_t site_hash(const struct bld *b, const struct site *k)
 {
-	return hd__mix64(((uint64_t)k->file << 32 | k->method) ^
-			 hd__mix64(k->line + 1));
+	uint64_t w[2];
+
+	w[0] = (uint64_t)k->file << 32 | k->method;
+	w[1] = k->line;
+	return hd__hash_keyed(&b->skey, w, sizeof(w));
 }
 
 static int same_site(const struct site *a, const struct site *b)
@@ -222,8 +227,10 @@ static int site_rehash(struct bld *b)
 
 	if (!ns)
 		return HD_ENOMEM;
+	if (!b->sslot_cap)
+		hd__hash_key_new(&b->skey);
 	for (i = 0; i < b->nsites; i++) {
-		j = site_hash(&b->sites[i]) & (ncap - 1);
+		j = site_hash(b, &b->sites[i]) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
 		ns[j] = (uint32_t)i + 1;
@@ -244,7 +251,7 @@ static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 	}
 	if ((b->nsites + 1) * 2 > b->sslot_cap && site_rehash(b))
 		return HD_ENOMEM;
-	j = site_hash(k) & (b->sslot_cap - 1);
+	j = site_hash(b, k) & (b->sslot_cap - 1);
 	for (; b->sslot[j]; j = (j + 1) & (b->sslot_cap - 1))
 		if (same_site(k, &b->sites[b->sslot[j] - 1]))
 			break;
@@ -287,11 +294,11 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 		return 0;
 	}
 	b->has_site = 1;
-	/* file is written raw by every Ruby: its bytes are the path */
+	/* file is written raw by every Ruby, escaped by HeapDump.dump:
+	 * hd__intern_field keeps the path's own bytes either way */
 	if ((rec->has & HD_HAS_FILE) &&
 	    !same_str(&b->strs, b->last_file, rec->file, &k.file)) {
-		if (hd__intern_put(&b->strs, rec->file.ptr ? rec->file.ptr : "",
-				   rec->file.len, &k.file))
+		if (hd__intern_field(&b->strs, rec->file, &k.file))
 			return HD_ENOMEM;
 		b->last_file = k.file;
 	}
