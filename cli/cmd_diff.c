@@ -268,8 +268,9 @@ static void print_text(const struct report *r)
 	printf("\n%s objects by ", r->what);
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf("%s%s", j ? "," : "", hd_key_name(r->o->keys[0][j]));
-	printf(" (%s%zu of %zu, by %s)\n", r->shown < r->nrows ? "top " : "",
-	       r->shown, r->nrows, r->sort);
+	printf(" (%s%s of %s, by %s)\n", r->shown < r->nrows ? "top " : "",
+	       cli_commas(r->shown, a, sizeof(a)),
+	       cli_commas(r->nrows, b, sizeof(b)), r->sort);
 	printf("%12s %15s ", "count", "memsize");
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf(" %s", hd_key_name(r->o->keys[0][j]));

@@ -108,17 +108,17 @@ int cmd_index(int argc, char **argv)
 		chmod(out_path, sb.st_mode & 0666);
 	if (!quiet) {
 		uint64_t size = stat(out_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-		char c1[32], c2[32], c3[32];
+		char c1[32], c2[32], c3[32], c4[32];
 
 		hd_store_info_get(s, &si);
 		fprintf(stderr,
 			"%s: %s: %s objects, %s references (%s dangling), "
-			"%llu duplicate addresses; store %s, %s of the dump, "
+			"%s duplicate addresses; store %s, %s of the dump, "
 			"in %.2fs\n",
 			PROGRAM_NAME, out_path, cli_commas(si.nodes, c1, sizeof(c1)),
 			cli_commas(si.edges, c2, sizeof(c2)),
 			cli_commas(si.dangling, c3, sizeof(c3)),
-			(unsigned long long)si.duplicates,
+			cli_commas(si.duplicates, c4, sizeof(c4)),
 			cli_human_bytes(size, a, sizeof(a)),
 			si.source_size ? (snprintf(b, sizeof(b), "%.0f%%",
 						   100.0 * (double)size /

@@ -53,6 +53,7 @@ static struct leaks_args {
 	unsigned long long top, sites;
 	double min_share; /* percent */
 	int strict, quiet, no_generation, skip_weak, force;
+	struct cli_render_limits lim;
 } A;
 
 /* --min-share PCT: a percentage, 0 to 100, with or without '%' */
@@ -82,6 +83,7 @@ static const struct cli_opt opts[] = {
 		   "text (default), json (one document) or tsv"),
 	OPT_STRING(0, "svg", "DIR", &A.svg,
 		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
+	CLI_RENDER_LIMIT_OPTS(&A.lim.max_nodes, &A.lim.max_edges),
 	OPT_FLAG(0, "no-generation", &A.no_generation,
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
@@ -384,7 +386,8 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 		putchar('\n');
 	}
 	if (n > max)
-		printf("%s(%zu more)\n", indent, n - max);
+		printf("%s(%s more)\n", indent,
+		       cli_commas(n - max, a, sizeof(a)));
 }
 
 static void print_text(const struct report *r)
@@ -411,8 +414,9 @@ static void print_text(const struct report *r)
 		       cli_commas(r->leak->n, a, sizeof(a)),
 		       cli_human_bytes(r->leak_mem, b, sizeof(b)));
 	printf("%-9s %s new objects held by old ones or roots, "
-	       "in %zu group(s) by holder\n", "border",
-	       cli_commas(r->border_total, a, sizeof(a)), r->nsus);
+	       "in %s group(s) by holder\n", "border",
+	       cli_commas(r->border_total, a, sizeof(a)),
+	       cli_commas(r->nsus, b, sizeof(b)));
 	if (!r->nsus) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -473,11 +477,13 @@ static void print_text(const struct report *r)
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 	}
 	if (r->more)
-		printf("\n(%zu more groups: --top N shows more)\n", r->more);
+		printf("\n(%s more groups: --top N shows more)\n",
+		       cli_commas(r->more, c, sizeof(c)));
 	if (r->fold.folded)
-		printf("\n%zu more group%s under %g%% each: %s objects, %s, "
+		printf("\n%s more group%s under %g%% each: %s objects, %s, "
 		       "%.1f%% of the %s (--min-share 0 shows them)\n",
-		       r->fold.folded, r->fold.folded == 1 ? "" : "s",
+		       cli_commas(r->fold.folded, c, sizeof(c)),
+		       r->fold.folded == 1 ? "" : "s",
 		       A.min_share, cli_commas(r->folded_count, a, sizeof(a)),
 		       cli_human_bytes(r->fold.folded_size, b, sizeof(b)),
 		       pct(r->fold.folded_size, r->leak_mem),
@@ -686,7 +692,7 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 	if (!(path = malloc(strlen(A.svg) + 32)))
 		goto oom;
 	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
-	rc = cli_render_dot(m.p, "svg", path, r->in[r->at].path);
+	rc = cli_render_dot(m.p, "svg", path, r->in[r->at].path, &A.lim);
 	goto out;
 oom:
 	cli_error("out of memory");
@@ -751,6 +757,7 @@ int cmd_leaks(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
 	A.sites = 5;
+	cli_render_limits_init(&A.lim);
 	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;

@@ -18,9 +18,10 @@ static struct path_args {
 
 static const struct cli_opt opts[] = {
 	CLI_SELECT_OPTS(&A.sel),
-	OPT_UINT('n', "max", "N", &A.max,
+	OPT_UINT('n', "top", "N", &A.max,
 		 "at most N paths, for the first N selected objects "
 		 "(default 10, 0: all)"),
+	OPT_UINT(0, "max", "N", &A.max, "the same as --top"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default) or json (one object a line)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,

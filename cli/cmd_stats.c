@@ -90,6 +90,8 @@ static int feed_dump(hd_stats *st, struct cli_input *in)
 		}
 		goto out;
 	}
+	hd_reader_stats(r, &rs);
+	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
 	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = hd_stats_add(st, rec, &err)))
 			goto out;
@@ -160,9 +162,9 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	       t->saturated ? ", saturated: the memsizes add up to 2^64-1 "
 			      "bytes or more, every sum stops there" : "");
 	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
-	printf("%-12s %s in %llu %s%s\n", "roots",
+	printf("%-12s %s in %s %s%s\n", "roots",
 	       cli_commas(t->roots, a, sizeof(a)),
-	       (unsigned long long)t->root_categories,
+	       cli_commas(t->root_categories, b, sizeof(b)),
 	       t->root_categories == 1 ? "category" : "categories",
 	       t->root_categories ? "" : " (a partial dump: no ROOT lines)");
 	if (t->shapes)
@@ -190,8 +192,9 @@ static void print_table_text(const hd_stats_row *rows, size_t n,
 	char a[32], b[32];
 	size_t i;
 
-	printf("\nby %s (%s%zu of %zu, by %s)\n", title,
-	       shown < n ? "top " : "", shown, n, sort);
+	printf("\nby %s (%s%s of ", title, shown < n ? "top " : "",
+	       cli_commas(shown, a, sizeof(a)));
+	printf("%s, by %s)\n", cli_commas(n, a, sizeof(a)), sort);
 	printf("%12s %15s  %s\n", "count", "memsize", title);
 	for (i = 0; i < shown; i++) {
 		printf("%12s %15s  ", cli_commas(rows[i].count, a, sizeof(a)),

@@ -212,7 +212,8 @@ static int top_classes(const hd_domtree *d, enum fmt f)
 	if (f == F_JSON)
 		printf("]}\n");
 	else if (f == F_TEXT && shown < n)
-		printf("(%zu more classes: --top 0 shows all)\n", n - shown);
+		printf("(%s more classes: --top 0 shows all)\n",
+		       cli_commas(n - shown, a, sizeof(a)));
 	hd_class_retained_free(rows, n);
 	return EXIT_OK;
 }

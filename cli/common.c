@@ -105,47 +105,74 @@ hd_index_options cli_input_index_options(struct cli_input *in)
 	hd_index_options o = HD_INDEX_OPTIONS_INIT;
 
 	o.read = cli_input_read_options(in);
+	in->indexing = 1;
 	o.progress = cli_progress;
 	o.progress_payload = in;
 	return o;
 }
 
+/* Progress names its input: a longer name by its last component, or
+ * the end of it. */
+#define PROGRESS_NAME 40
+
 void cli_progress(uint64_t done, uint64_t total, void *payload)
 {
 	struct cli_input *in = payload;
+	const char *name = in->name, *slash = strrchr(name, '/'), *cut = "";
 	double now, rate;
 	char a[32], b[32], r[32];
 
 	if (!in->progress)
 		return;
+	if (strlen(name) > PROGRESS_NAME && slash && slash[1])
+		name = slash + 1;
+	if (strlen(name) > PROGRESS_NAME) {
+		name += strlen(name) - PROGRESS_NAME;
+		cut = "...";
+	}
 	now = cli_now();
+	if (in->indexing && total && done >= total) {
+		if (!in->phase)
+			fprintf(stderr, "\r\033[K%s%s: indexing", cut, name);
+		in->phase = 1;
+		in->last = now;
+		fflush(stderr);
+		return;
+	}
 	if (now - in->last < 0.2)
 		return;
 	in->last = now;
 	rate = (double)done / (now - in->t0 + 1e-9);
 	cli_human_bytes(done, a, sizeof(a));
 	cli_human_bytes((uint64_t)rate, r, sizeof(r));
-	if (total && done <= total) {
+	if (total && !done) {
+		fprintf(stderr, "\r\033[K%s%s: reading 0 B / %s (0%%)", cut,
+			name, cli_human_bytes(total, b, sizeof(b)));
+	} else if (total && done <= total) {
 		cli_human_bytes(total, b, sizeof(b));
-		fprintf(stderr, "\r\033[K%s / %s (%.0f%%), %s/s, %.0fs left",
-			a, b, 100.0 * (double)done / (double)total, r,
+		fprintf(stderr, "\r\033[K%s%s: reading %s / %s (%.0f%%), "
+			"%s/s, %.0fs left", cut, name, a, b,
+			100.0 * (double)done / (double)total, r,
 			rate > 0 ? (double)(total - done) / rate : 0.0);
 	} else {
-		fprintf(stderr, "\r\033[K%s, %s/s", a, r);
+		fprintf(stderr, "\r\033[K%s%s: reading %s, %s/s", cut, name,
+			a, r);
 	}
 	fflush(stderr);
 }
 
 void cli_input_done(struct cli_input *in)
 {
+	char a[32], b[32];
+
 	if (in->progress && in->last > 0)
 		fputs("\r\033[K", stderr);
 	if (in->repaired + in->skipped)
 		fprintf(stderr,
-			"%s: %s: %llu line(s) repaired, %llu skipped (first at line %llu)%s\n",
+			"%s: %s: %s line(s) repaired, %s skipped (first at line %llu)%s\n",
 			PROGRAM_NAME, in->name,
-			(unsigned long long)in->repaired,
-			(unsigned long long)in->skipped,
+			cli_commas(in->repaired, a, sizeof(a)),
+			cli_commas(in->skipped, b, sizeof(b)),
 			(unsigned long long)in->first_line,
 			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
 }

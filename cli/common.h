@@ -30,6 +30,8 @@ struct cli_input {
 	int strict;
 	int quiet;
 	int progress;        /* stderr is a terminal and not quiet */
+	int indexing;        /* read to build a store: "indexing" after */
+	int phase;           /* 1 once "indexing" is shown */
 	uint64_t shown;      /* problems printed so far */
 	uint64_t repaired, skipped;
 	uint64_t first_line;
@@ -40,7 +42,9 @@ void cli_input_init(struct cli_input *in, const char *path, int strict,
 		    int quiet);
 hd_read_options cli_input_read_options(struct cli_input *in);
 hd_index_options cli_input_index_options(struct cli_input *in);
-/* Progress callback for the library (payload: struct cli_input). */
+/* Progress callback for the library (payload: struct cli_input):
+ * "NAME: reading 1.2 MB / 3.4 MB (35%), ..."; for an input being
+ * indexed, "NAME: indexing" once done == total. */
 void cli_progress(uint64_t done, uint64_t total, void *payload);
 /* Ends the progress line and prints the problem summary, if any. */
 void cli_input_done(struct cli_input *in);

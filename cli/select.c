@@ -108,7 +108,7 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s,
 {
 	hd_error err = { 0 };
 	uint64_t missing = 0;
-	char why[1024], text[4096];
+	char why[1024], text[4096], a[32];
 	int rc;
 
 	if ((rc = cli_select_compile(sel)))
@@ -129,8 +129,8 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s,
 	if (rc)
 		return cli_lib_error(&err);
 	if (missing && !quiet)
-		cli_error("%llu selected address(es) name no object of the dump",
-			  (unsigned long long)missing);
+		cli_error("%s selected address(es) name no object of the dump",
+			  cli_commas(missing, a, sizeof(a)));
 	return 0;
 }
 

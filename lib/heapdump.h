@@ -396,6 +396,10 @@ typedef void (*hd_progress_cb)(uint64_t done, uint64_t total, void *payload);
 typedef struct hd_index_options {
 	unsigned int version;  /**< HD_INDEX_OPTIONS_VERSION */
 	hd_read_options read;  /**< how to read the dump */
+	/** Called when the dump is opened and while it is read, with the
+	 * bytes read and the dump's size (0 if unknown); once more when it
+	 * has been read whole, with done == total, before the store is
+	 * built from it. */
 	hd_progress_cb progress;
 	void *progress_payload;
 } hd_index_options;

@@ -314,6 +314,10 @@ struct obj {
 static int make_comp(hd_stats *st, int key, const struct obj *o,
 		     struct comp *c)
 {
+	/* traced: any allocation information; a traced object without a
+	 * file, method or generation has "(none)" of it */
+	int traced = o->has_gen || o->file_sid != HD_STR_NONE;
+	uint32_t nofile = traced ? st->sid_none : st->sid_untraced;
 	char buf[96];
 	uint32_t sid;
 	int n, rc;
@@ -356,23 +360,18 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		}
 		return 0;
 	case HD_KEY_FILE:
-		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
-						     o->file_sid;
+		c->a = o->file_sid == HD_STR_NONE ? nofile : o->file_sid;
 		return 0;
 	case HD_KEY_LOCATION:
-		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
-						     o->file_sid;
+		c->a = o->file_sid == HD_STR_NONE ? nofile : o->file_sid;
 		c->b = o->file_sid == HD_STR_NONE ? 0 : o->line;
 		return 0;
 	case HD_KEY_METHOD:
-		c->a = o->method_sid == HD_STR_NONE ?
-			       (o->file_sid == HD_STR_NONE ? st->sid_untraced :
-							      st->sid_none) :
-			       o->method_sid;
+		c->a = o->method_sid == HD_STR_NONE ? nofile : o->method_sid;
 		return 0;
 	case HD_KEY_GEM:
 		if (o->file_sid == HD_STR_NONE) {
-			c->a = st->sid_untraced;
+			c->a = nofile;
 			return 0;
 		}
 		rc = gem_of(st, o->file_sid, &sid);
@@ -380,7 +379,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		return rc;
 	case HD_KEY_GENERATION:
 		if (!o->has_gen) {
-			c->a = st->sid_untraced;
+			c->a = nofile;
 			return 0;
 		}
 		n = snprintf(buf, sizeof(buf), "%llu",
@@ -654,8 +653,9 @@ static int comp_string(hd_stats *st, int key, const struct comp *c,
 					     c->a, aux, sid);
 	}
 	case HD_KEY_LOCATION:
-		if ((uint32_t)c->a == st->sid_untraced) {
-			*sid = st->sid_untraced;
+		if ((uint32_t)c->a == st->sid_untraced ||
+		    (uint32_t)c->a == st->sid_none) {
+			*sid = (uint32_t)c->a;
 			return 0;
 		}
 		f = hd__intern_str(&st->strs, (uint32_t)c->a, &n);

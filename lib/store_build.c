@@ -468,14 +468,16 @@ static int limit_error(const struct bld *b, hd_error *err, int rc)
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
 
-static void progress(struct bld *b)
+/* last: the dump has been read whole; done == total says so */
+static void progress(struct bld *b, int last)
 {
 	hd_read_stats st;
 
 	if (!b->opts || !b->opts->progress)
 		return;
 	hd_reader_stats(b->r, &st);
-	b->opts->progress(st.bytes, st.total_bytes, b->opts->progress_payload);
+	b->opts->progress(st.bytes, last ? st.bytes : st.total_bytes,
+			  b->opts->progress_payload);
 }
 
 static int read_dump(struct bld *b, hd_error *err)
@@ -484,6 +486,7 @@ static int read_dump(struct bld *b, hd_error *err)
 	uint64_t count = 0;
 	int rc;
 
+	progress(b, 0);
 	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
 		b->features |= hd__record_features(rec);
 		if (rec->kind == HD_REC_OBJECT)
@@ -493,9 +496,10 @@ static int read_dump(struct bld *b, hd_error *err)
 		if (rc)
 			return limit_error(b, err, rc);
 		if (++count % PROGRESS_EVERY == 0)
-			progress(b);
+			progress(b, 0);
 	}
-	progress(b);
+	if (rc == HD_ITEROVER)
+		progress(b, 1);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
