@@ -335,8 +335,9 @@ void cli_out_abort(struct cli_out *o)
 	o->f = NULL;
 }
 
-/* SIGINT, SIGTERM, SIGHUP: the temporary files go, then the signal does
- * what it would have done (the exit status says which signal). */
+/* SIGINT, SIGTERM, SIGHUP, SIGPIPE (a reader of standard output that
+ * went away): the temporary files go, then the signal does what it
+ * would have done (the exit status says which signal). */
 static void on_signal(int sig)
 {
 	hd_outfile_cleanup();
@@ -345,7 +346,7 @@ static void on_signal(int sig)
 
 void cli_signals_init(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct sigaction sa, old;
 	size_t i;
 

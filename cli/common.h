@@ -98,8 +98,8 @@ int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */
 void cli_out_abort(struct cli_out *o);
 
-/* Installs the SIGINT, SIGTERM and SIGHUP handler that removes the
- * temporary files (hd_outfile_cleanup) and dies of the signal. */
+/* Installs the SIGINT, SIGTERM, SIGHUP and SIGPIPE handler that removes
+ * the temporary files (hd_outfile_cleanup) and dies of the signal. */
 void cli_signals_init(void);
 
 struct cli_cmd_info;

@@ -244,6 +244,12 @@ killed replace-class-INT INT "$TMP/sig" tmp replace-class -q "$TMP/big.json" -o 
 # the spool of standard input, while it is being written and after
 killed spool-INT INT "$TMP/spool" heapdump roots-of -q - --type STRING -o "$TMP/sig/r.json"
 killed spool-replace-class-TERM TERM "$TMP/spool" heapdump replace-class -q - -o "$TMP/sig/r.json"
+# a reader of standard output that goes away: SIGPIPE, and the spool goes
+rm -rf "$TMP/spool" && mkdir -p "$TMP/spool"
+env --default-signal=PIPE TMPDIR="$TMP/spool" sh -c \
+	'"$1" subgraph-of -q - --type STRING <"$2" | head -c 10 >/dev/null' \
+	sh "$HD" "$IN" 2>/dev/null
+check signal/spool-PIPE "" "$(ls -A "$TMP/spool")"
 
 # ---- heapdump dump -o FILE on another file system ----
 # The process side of the protocol is played by the test: a sleeping
