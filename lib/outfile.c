@@ -300,9 +300,12 @@ int hd_outfile_open(hd_outfile **out, const char *path, const char *like,
 	struct stat sb;
 	int rc, exists;
 
-	HD_ASSERT_ARG(out && path && *path);
+	HD_ASSERT_ARG(out && path);
 	HD_ASSERT_ARG(!(flags & ~HD_OUTFILE_KEEP_MODE));
 	*out = NULL;
+	if (!*path)
+		return hd__error_sys(err, ENOENT, "cannot open '': %s",
+				     strerror(ENOENT));
 	if (!(o = hd__calloc(1, sizeof(*o))) || !(o->name = str_dup(path))) {
 		hd__free(o, sizeof(*o));
 		return hd__error(err, HD_ENOMEM, "out of memory");
