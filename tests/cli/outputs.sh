@@ -252,62 +252,73 @@ env --default-signal=PIPE TMPDIR="$TMP/spool" sh -c \
 check signal/spool-PIPE "" "$(ls -A "$TMP/spool")"
 
 # ---- heapdump dump -o FILE on another file system ----
-# The process side of the protocol is played by the test: a sleeping
-# process (SIGURG is ignored by default) and a dump renamed into DIR.
-# fake_dump DIR PID: the dump (and its sidecar) appear in DIR
-fake_dump() {
-	(sleep 0.3
-	cp "$IN" "$1/.heapdump-$2.tmp" && printf '{"pid":%s}\n' "$2" >"$1/heapdump-$2-1.json.meta.json" &&
-		mv "$1/.heapdump-$2.tmp" "$1/heapdump-$2-1.json") &
+# The process side of the protocol is played by the test: a shell that,
+# on SIGURG, writes a dump into DIR as the gem does (the sidecar, then
+# the dump renamed into place).
+cat >"$TMP/server.sh" <<'SERVER'
+trap 'cp "$2" "$1/.heapdump-$$.tmp" &&
+	printf "{\"pid\":%s}\n" $$ >"$1/heapdump-$$-1.json.meta.json" &&
+	mv "$1/.heapdump-$$.tmp" "$1/heapdump-$$-1.json"' URG
+: >"$3"
+i=0
+while [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+SERVER
+start_server() { # start_server DIR: $server is its pid, once it is ready
+	rm -rf "$1" "$TMP/ready" && mkdir -p "$1"
+	sh "$TMP/server.sh" "$1" "$IN" "$TMP/ready" &
+	server=$!
+	i=0
+	while [ ! -f "$TMP/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
-sleep 60 &
-sleeper=$!
+stop_server() { kill $server 2>/dev/null; wait $server 2>/dev/null; return 0; }
+# valgrind (make check-valgrind) keeps files in TMPDIR unless told not to
+VALGRIND_OPTS="${VALGRIND_OPTS:+$VALGRIND_OPTS }--vgdb=no"
+export VALGRIND_OPTS
+
 # the shim: a rename between two folders fails with EXDEV, as between
 # two file systems; the copy then goes through a temporary file
-dump_xdev() { # dump_xdev NAME ENV...: run heapdump dump under the shim
-	n=$1
-	shift
-	rm -rf "$TMP/dd" "$TMP/do" && mkdir -p "$TMP/dd" "$TMP/do"
+dump_xdev() { # dump_xdev ENV...: run heapdump dump under the shim
+	rm -rf "$TMP/do" && mkdir -p "$TMP/do"
 	echo "the file that was there" >"$TMP/do/out.json"
-	fake_dump "$TMP/dd" $sleeper
+	start_server "$TMP/dd"
 	env LD_PRELOAD="$SHIM" ASAN_OPTIONS="$SHIM_ASAN" FAULTIO_XDEV=1 "$@" \
-		"$HD" dump -q --dir "$TMP/dd" --timeout 20 -o "$TMP/do/out.json" $sleeper \
+		"$HD" dump -q --dir "$TMP/dd" --timeout 60 -o "$TMP/do/out.json" $server \
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	wait_fake=$(ls "$TMP/dd")
+	stop_server
 }
-dump_xdev xdev
+dump_xdev
 check dump/xdev-moved "0 $TMP/do/out.json same out.json out.json.meta.json" \
 	"$rc $(cat "$TMP/out") $(cmp -s "$IN" "$TMP/do/out.json" && echo same) $(ls -A "$TMP/do" | tr '\n' ' ' | sed 's/ $//')"
 check dump/xdev-source-removed "" "$(ls -A "$TMP/dd")"
-dump_xdev xdev-full FAULTIO_OP=write FAULTIO_BYTES=50000
+dump_xdev FAULTIO_OP=write FAULTIO_BYTES=50000
 why=""
 [ $rc = 1 ] || why="exit $rc, expected 1"
 [ -z "$why" ] && ! grep -q "No space left on device" "$TMP/err" && why="the message does not name ENOSPC"
 [ -z "$why" ] && grep -q "cross-device" "$TMP/err" && why="the message names EXDEV"
 [ -z "$why" ] && [ "$(cat "$TMP/do/out.json")" != "the file that was there" ] && why="FILE was lost"
 [ -z "$why" ] && [ "$(ls -A "$TMP/do")" != out.json ] && why="left behind: $(ls -A "$TMP/do" | tr '\n' ' ')"
-[ -z "$why" ] && ! cmp -s "$IN" "$TMP/dd/heapdump-$sleeper-1.json" && why="the dump was lost"
+[ -z "$why" ] && ! cmp -s "$IN" "$TMP/dd/heapdump-$server-1.json" && why="the dump was lost"
 if [ -z "$why" ]; then ok dump/xdev-full-keeps-file; else
 	notok dump/xdev-full-keeps-file "$why: $(head -c 300 "$TMP/err")"
 fi
 # the same on a real full file system (a 64 KB tmpfs), when mount works
 # (root): the shim's case above runs everywhere
 if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/mnt" && mount -t tmpfs -o size=64k tmpfs "$TMP/mnt" 2>/dev/null; then
-	trap 'umount "$TMP/mnt" 2>/dev/null; kill $sleeper 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'umount "$TMP/mnt" 2>/dev/null; rm -rf "$TMP"' EXIT
 	echo "the file that was there" >"$TMP/mnt/out.json"
 	head -c 40000 /dev/zero >"$TMP/mnt/filler"
-	rm -rf "$TMP/dd" && mkdir -p "$TMP/dd"
-	fake_dump "$TMP/dd" $sleeper
-	"$HD" dump -q --dir "$TMP/dd" --timeout 20 -o "$TMP/mnt/out.json" $sleeper \
+	start_server "$TMP/dd"
+	"$HD" dump -q --dir "$TMP/dd" --timeout 60 -o "$TMP/mnt/out.json" $server \
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
+	stop_server
 	why=""
 	[ $rc = 1 ] || why="exit $rc, expected 1"
 	[ -z "$why" ] && ! grep -q "No space left on device" "$TMP/err" && why="the message does not name ENOSPC"
 	[ -z "$why" ] && [ "$(cat "$TMP/mnt/out.json")" != "the file that was there" ] && why="FILE was lost"
 	[ -z "$why" ] && [ "$(ls -A "$TMP/mnt" | tr '\n' ' ')" != "filler out.json " ] && why="left behind: $(ls -A "$TMP/mnt" | tr '\n' ' ')"
-	[ -z "$why" ] && ! cmp -s "$IN" "$TMP/dd/heapdump-$sleeper-1.json" && why="the dump was lost"
+	[ -z "$why" ] && ! cmp -s "$IN" "$TMP/dd/heapdump-$server-1.json" && why="the dump was lost"
 	if [ -z "$why" ]; then ok dump/tmpfs-full-keeps-file; else
 		notok dump/tmpfs-full-keeps-file "$why: $(head -c 300 "$TMP/err")"
 	fi
@@ -323,11 +334,8 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/mnt" && mount -t tmpfs -o size=64k tmpfs
 	fi
 	umount "$TMP/mnt"
 fi
-kill $sleeper 2>/dev/null
-wait $sleeper 2>/dev/null
 # to a device: written in place, the device kept
-rm -rf "$TMP/dd" && mkdir -p "$TMP/dd"
-fake_dump "$TMP/dd" $$
-"$HD" dump -q --dir "$TMP/dd" --timeout 20 -o "$NULL" $$ >/dev/null 2>"$TMP/err"
+start_server "$TMP/dd"
+"$HD" dump -q --dir "$TMP/dd" --timeout 60 -o "$NULL" $server >/dev/null 2>"$TMP/err"
 check dump/device-kept "0 1" "$? $([ -c "$NULL" ] && echo 1)"
-wait
+stop_server
