@@ -1,11 +1,13 @@
 /*
- * common.c - messages, input reporting, progress and atomic output.
+ * common.c - messages, input reporting, progress, outputs (through the
+ * library's hd_outfile, never an input) and the signal handler.
  */
 #include "common.h"
 #include "opt.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,7 @@ void cli_input_init(struct cli_input *in, const char *path, int strict,
 	in->quiet = quiet;
 	in->progress = !quiet && isatty(2);
 	in->t0 = cli_now();
+	cli_input_register(path);
 }
 
 hd_read_options cli_input_read_options(struct cli_input *in)
@@ -178,27 +181,25 @@ void cli_input_done(struct cli_input *in)
 }
 
 /* The spooled copies of standard input and of pipes, removed at exit
- * (diff reads up to three inputs). */
+ * (diff reads up to three inputs) or by the signal handler. */
 #define MAX_SPOOL 3
-static char spool_path[MAX_SPOOL][4096];
+static hd_spool *spools[MAX_SPOOL];
 static int nspool, stdin_spooled;
 
-static void unlink_spool(void)
+static void free_spools(void)
 {
 	int i;
 
 	for (i = 0; i < nspool; i++)
-		unlink(spool_path[i]);
+		hd_spool_free(spools[i]);
 }
 
 int cli_spool_stdin(struct cli_input *in)
 {
-	const char *dir = getenv("TMPDIR");
 	const char *what = "standard input";
-	char buf[1 << 16], *path;
+	hd_error err = { 0 };
 	struct stat sb;
-	ssize_t n;
-	int fd, src = 0;
+	int rc, src = 0;
 
 	if (strcmp(in->path, "-") == 0) {
 		if (stdin_spooled)
@@ -220,39 +221,25 @@ int cli_spool_stdin(struct cli_input *in)
 		cli_error("cannot open '%s': %s", in->path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	path = spool_path[nspool];
-	snprintf(path, sizeof(spool_path[0]), "%s/heapdump-stdin-XXXXXX",
-		 dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0) {
-		cli_error("cannot create '%s': %s", path, strerror(errno));
-		if (src > 0)
-			close(src);
-		return EXIT_FAIL;
-	}
-	if (!nspool++)
-		atexit(unlink_spool);
-	while ((n = read(src, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || write(fd, buf, (size_t)n) != n) {
-			cli_error("cannot spool %s to '%s': %s", what, path,
-				  strerror(errno));
-			close(fd);
-			if (src > 0)
-				close(src);
-			return EXIT_FAIL;
-		}
-	}
+	rc = hd_spool_new(&spools[nspool], src, what, &err);
 	if (src > 0)
 		close(src);
-	if (close(fd) != 0) {
-		cli_error("cannot spool %s to '%s': %s", what, path,
-			  strerror(errno));
-		return EXIT_FAIL;
-	}
-	in->path = path;
+	if (rc)
+		return cli_lib_error(&err);
+	if (!nspool++)
+		atexit(free_spools);
+	in->path = hd_spool_path(spools[nspool - 1]);
 	return 0;
+}
+
+/* The dump a store was indexed from is an input too. */
+static void register_source(const hd_store *s)
+{
+	hd_store_info si;
+
+	hd_store_info_get(s, &si);
+	if (si.source_path && *si.source_path)
+		cli_input_register(si.source_path);
 }
 
 int cli_open_store(struct cli_input *in, hd_store **out)
@@ -265,6 +252,7 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	cli_input_done(in);
 	if (rc)
 		return cli_lib_error(&err);
+	register_source(*out);
 	return 0;
 }
 
@@ -279,6 +267,8 @@ int cli_store_source(const char *store_path, char **dump_out)
 	if ((rc = hd_store_open(&s, store_path, &err)))
 		return cli_lib_error(&err);
 	hd_store_info_get(s, &si);
+	cli_input_register(store_path);
+	register_source(s);
 	if (!si.source_path || !*si.source_path ||
 	    strcmp(si.source_path, "-") == 0) {
 		cli_error("'%s' was indexed from standard input: its records "
@@ -303,99 +293,116 @@ int cli_same_file(const char *out, const char *in)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int cli_out_open(struct cli_out *o, const char *path, const char *like)
+/* Every file the command reads: no output may be one of them. */
+#define MAX_INPUTS 32
+static struct {
+	dev_t dev;
+	ino_t ino;
+	char name[256];
+} inputs[MAX_INPUTS];
+static int ninputs;
+
+void cli_input_register(const char *path)
 {
 	struct stat sb;
-	size_t n;
-	int fd;
+
+	/* a terminal or /dev/null as both input and output harms nothing */
+	if (!path || strcmp(path, "-") == 0 || ninputs == MAX_INPUTS ||
+	    stat(path, &sb) != 0 || S_ISDIR(sb.st_mode) || S_ISCHR(sb.st_mode))
+		return;
+	inputs[ninputs].dev = sb.st_dev;
+	inputs[ninputs].ino = sb.st_ino;
+	snprintf(inputs[ninputs].name, sizeof(inputs[0].name), "%s", path);
+	ninputs++;
+}
+
+int cli_out_check(const char *path)
+{
+	struct stat sb;
+	int i;
+
+	if (!path || strcmp(path, "-") == 0 || stat(path, &sb) != 0)
+		return 0;
+	for (i = 0; i < ninputs; i++) {
+		if (inputs[i].dev != sb.st_dev || inputs[i].ino != sb.st_ino)
+			continue;
+		if (strcmp(inputs[i].name, path) == 0)
+			cli_error("'%s' is the input: choose another output",
+				  path);
+		else
+			cli_error("'%s' is the input '%s': choose another "
+				  "output", path, inputs[i].name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cli_out_open(struct cli_out *o, const char *path, const char *like)
+{
+	hd_error err = { 0 };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
 	}
-	/* -o naming the input would replace the dump with the output */
-	if (cli_same_file(path, like)) {
-		cli_error("'%s' is the input: choose another output", path);
-		return EXIT_USAGE;
-	}
-	/* A device or a pipe (-o /dev/null) is written directly: renaming
-	 * a temporary file over it would replace it. */
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		if (!(o->f = fopen(path, "w"))) {
-			cli_error("cannot open '%s': %s", path, strerror(errno));
-			return EXIT_FAIL;
-		}
-		return 0;
-	}
-	n = strlen(path) + 16;
-	o->tmp = malloc(n);
-	o->path = strdup(path);
-	if (!o->tmp || !o->path) {
-		cli_error("out of memory");
+	/* -o naming an input would replace it with the output */
+	if ((rc = cli_out_check(path)))
+		return rc;
+	if (hd_outfile_open(&o->out, path, like, 0, &err) ||
+	    !(o->f = hd_outfile_stream(o->out, &err))) {
 		cli_out_abort(o);
-		return EXIT_FAIL;
+		return cli_lib_error(&err);
 	}
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-	fd = mkstemp(o->tmp);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(o->tmp);
-		o->tmp = NULL;
-		cli_out_abort(o);
-		return EXIT_FAIL;
-	}
-	/* mkstemp makes the file 0600. What is derived from a heap dump
-	 * holds the same secrets, so it gets the dump's permissions (and
-	 * stays 0600 when the dump came from a pipe). */
-	if (like && strcmp(like, "-") != 0 && stat(like, &sb) == 0 &&
-	    S_ISREG(sb.st_mode))
-		fchmod(fd, sb.st_mode & 0666);
 	return 0;
 }
 
 int cli_out_commit(struct cli_out *o)
 {
-	int bad;
+	hd_error err = { 0 };
+	int rc = 0;
 
-	if (o->f == stdout || !o->f)
+	if (!o->out)
 		return 0;
-	if (!o->tmp) { /* written directly */
-		bad = fflush(o->f) != 0 || ferror(o->f);
-		if (fclose(o->f) != 0)
-			bad = 1;
-		o->f = NULL;
-		if (bad)
-			cli_error("cannot write: %s", strerror(errno));
-		return bad ? EXIT_FAIL : 0;
-	}
-	bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
-	if (fclose(o->f) != 0)
-		bad = 1;
-	o->f = NULL;
-	if (bad || rename(o->tmp, o->path) != 0) {
-		cli_error("cannot write '%s': %s", o->path, strerror(errno));
-		cli_out_abort(o);
-		return EXIT_FAIL;
-	}
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
-	return 0;
+	if (hd_outfile_commit(o->out, &err))
+		rc = cli_lib_error(&err);
+	cli_out_abort(o);
+	return rc;
 }
 
 void cli_out_abort(struct cli_out *o)
 {
-	if (o->f && o->f != stdout)
-		fclose(o->f);
+	hd_outfile_free(o->out);
+	o->out = NULL;
 	o->f = NULL;
-	if (o->tmp)
-		unlink(o->tmp);
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
+}
+
+/* SIGINT, SIGTERM, SIGHUP, SIGPIPE (a reader of standard output that
+ * went away): the temporary files go, then the signal does what it
+ * would have done (the exit status says which signal). */
+static void on_signal(int sig)
+{
+	hd_outfile_cleanup();
+	raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+void cli_signals_init(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* an ignored signal (nohup, a background job) stays so */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 const char *cli_human_bytes(uint64_t n, char *buf, size_t size)

@@ -1,6 +1,6 @@
 /*
  * common.h - what every subcommand shares: messages, exit codes, input
- * opening with problem reports and progress, atomic output files.
+ * opening with problem reports and progress, output files, signals.
  */
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
@@ -50,9 +50,10 @@ void cli_progress(uint64_t done, uint64_t total, void *payload);
 void cli_input_done(struct cli_input *in);
 
 /*
- * Copies standard input ("-") to a temporary file removed at exit and
- * points in->path at it (messages keep saying "(stdin)"), for commands
- * that read their input twice. Returns 0 or an exit code.
+ * Copies standard input ("-") or a named pipe to a spool file (the
+ * library's hd_spool, removed at exit or on a signal) and points
+ * in->path at it (messages keep saying "(stdin)"), for commands that
+ * read their input twice. Returns 0 or an exit code.
  */
 int cli_spool_stdin(struct cli_input *in);
 
@@ -69,18 +70,29 @@ int cli_open_store(struct cli_input *in, hd_store **out);
  */
 int cli_store_source(const char *store_path, char **dump_out);
 
-/* Atomic output: a temporary file in the target's directory, renamed
- * over the target on commit. "-" or NULL is standard output. The file
- * gets the permission bits of the file like (the input it is derived
- * from), or 0600 when like is NULL or not a regular file. A path that
- * exists and is not a regular file (/dev/null, a pipe) is written
- * directly. */
+/*
+ * Inputs and outputs. Every file a command reads is registered (by
+ * cli_input_init, cli_open_store for a store's source dump,
+ * cli_store_source, and --from); an output that is one of them, or a
+ * link to one, is refused with exit 2 ("'FILE' is the input: choose
+ * another output").
+ */
+void cli_input_register(const char *path);
+/* 0, or EXIT_USAGE after the message when path is a registered input. */
+int cli_out_check(const char *path);
+
+/* An output file through the library's hd_outfile (man 1 heapdump,
+ * OUTPUTS): "-" or NULL is standard output; a device or FIFO is written
+ * in place; a symbolic link is followed; a regular or new file is a
+ * temporary file beside it, renamed over it on commit. It gets the
+ * permission bits of the file like (the input it is derived from), or
+ * 0600 when like is NULL or not a regular file. */
 struct cli_out {
 	FILE *f;
-	char *tmp;
-	char *path;
+	hd_outfile *out;
 };
 
+/* 0, EXIT_USAGE (an input) or EXIT_FAIL, after the message. */
 int cli_out_open(struct cli_out *o, const char *path, const char *like);
 /* 1 if out names the file in (an existing regular file), else 0. */
 int cli_same_file(const char *out, const char *in);
@@ -89,6 +101,10 @@ int cli_same_file(const char *out, const char *in);
 int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */
 void cli_out_abort(struct cli_out *o);
+
+/* Installs the SIGINT, SIGTERM, SIGHUP and SIGPIPE handler that removes
+ * the temporary files (hd_outfile_cleanup) and dies of the signal. */
+void cli_signals_init(void);
 
 struct cli_cmd_info;
 

@@ -51,6 +51,7 @@ const char *cli_select_generation(const char *arg, void *target)
 
 const char *cli_select_from(const char *arg, void *target)
 {
+	cli_input_register(arg); /* no output may replace it */
 	return push(target, "from", arg);
 }
 
