@@ -495,7 +495,9 @@ int hd_diff(const hd_store *before, const hd_store *after,
 		if (HD_MATCH_IS_NEW(m)) {
 			if (push(&res->added, q))
 				goto nomem;
-			res->added_memsize += hd_store_memsize(after, q);
+			res->memsize_saturated |= hd__sat_add(
+				&res->added_memsize,
+				hd_store_memsize(after, q));
 		}
 	}
 
@@ -517,9 +519,12 @@ int hd_diff(const hd_store *before, const hd_store *after,
 			if (push(&res->retained, id) ||
 			    push(&res->retained_later, in_later[id]))
 				goto nomem;
-			res->retained_memsize += hd_store_memsize(after, id);
-			res->retained_later_memsize +=
-				hd_store_memsize(later, in_later[id]);
+			res->memsize_saturated |= hd__sat_add(
+				&res->retained_memsize,
+				hd_store_memsize(after, id));
+			res->memsize_saturated |= hd__sat_add(
+				&res->retained_later_memsize,
+				hd_store_memsize(later, in_later[id]));
 			res->retained_uncertain += alive[id] == 2;
 		}
 		/* one LATER node per object (find_retained pairs one for

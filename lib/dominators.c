@@ -264,7 +264,7 @@ static int finish(struct lt *t, hd_domtree *d)
 	}
 	for (v = t->n; v >= 2; v--) {
 		rcnt[t->idom[v]] += rcnt[v];
-		rmem[t->idom[v]] += rmem[v];
+		hd__sat_add(&rmem[t->idom[v]], rmem[v]);
 	}
 	for (id = 0; id < t->N; id++) {
 		d->idom[id] = NONE;
@@ -615,10 +615,10 @@ static int walk_classes(const hd_domtree *d, const uint32_t *grp,
 			uint64_t m, c = hd_domtree_retained(d, v, &m);
 
 			r->objects++;
-			r->shallow += hd_store_memsize(d->s, v);
+			hd__sat_add(&r->shallow, hd_store_memsize(d->s, v));
 			if (!above[grp[v]]) {
 				r->rcount += c;
-				r->rmem += m;
+				hd__sat_add(&r->rmem, m);
 			}
 		}
 		above[grp[v]]++;

@@ -81,6 +81,24 @@ static inline void hd__put_le64(unsigned char *p, uint64_t v)
 	hd__put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* ---- sums ---- */
+
+/*
+ * *a += b, stopping at 2^64-1: every memsize sum of the library (stats,
+ * diff, dominators, interface) and of the CLI (hd_u64_sat_add) goes
+ * through it. Returns 1 when the sum stopped there, else 0; callers OR
+ * it into the flag their result reports ("saturated").
+ */
+static inline int hd__sat_add(uint64_t *a, uint64_t b)
+{
+	if (b > UINT64_MAX - *a) {
+		*a = UINT64_MAX;
+		return 1;
+	}
+	*a += b;
+	return 0;
+}
+
 /* ---- hashing ---- */
 
 static inline uint64_t hd__mix64(uint64_t x)

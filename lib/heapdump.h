@@ -695,6 +695,13 @@ HD_API int hd_stats_finish(hd_stats *st, hd_error *err);
 /** Totals (after finish). */
 HD_API void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out);
 
+/**
+ * a + b, stopping at 2^64-1 as every memsize sum of the library does;
+ * sets *saturated (if not NULL) to 1 when it stopped there, and leaves
+ * it alone otherwise.
+ */
+HD_API uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated);
+
 /** Row order for hd_stats_rows(). */
 #define HD_SORT_COUNT 0
 #define HD_SORT_MEMSIZE 1
@@ -1010,6 +1017,9 @@ typedef struct hd_interface_totals {
 	uint64_t reached_memsize; /**< = the sum of retained_memsize */
 	uint64_t components;      /**< strongly connected components of the
 				       new objects' subgraph */
+	/** 1 when a memsize sum (diff_memsize, reached_memsize, a border
+	 * object's retained or keepalive memsize) stopped at 2^64-1 */
+	uint32_t memsize_saturated;
 } hd_interface_totals;
 
 /** The border between old and new objects; opaque. */
@@ -1295,6 +1305,9 @@ typedef struct hd_diff_result {
 	 * holders and the paths of a three-dump report. Else empty. */
 	hd_nodes retained_later;
 	uint64_t retained_later_memsize;
+	/** 1 when a memsize sum above stopped at 2^64-1 (saturated, as the
+	 * sums of hd_stats_totals) */
+	int memsize_saturated;
 } hd_diff_result;
 
 /**

@@ -51,6 +51,7 @@ static void csr_free(struct csr *g)
 
 struct work {
 	const hd_store *s;
+	int sat;             /* a memsize sum stopped at 2^64-1 */
 	const hd_nodes *diff;
 	unsigned char *weak; /* n bits: references not followed, or NULL */
 	uint32_t n;       /* store nodes */
@@ -334,7 +335,7 @@ static int condense(struct work *w)
 	for (v = 0; v < w->m; v++) {
 		c = w->comp[v];
 		w->ccount[c]++;
-		w->cmem[c] += lmem(w, v);
+		w->sat |= hd__sat_add(&w->cmem[c], lmem(w, v));
 		for (i = w->fw.off[v]; i < w->fw.off[v + 1]; i++)
 			if (w->comp[w->fw.adj[i]] != c) {
 				w->dag.off[c + 1]++;
@@ -385,7 +386,7 @@ static int condense(struct work *w)
 			d = w->dag.adj[i];
 			simple &= w->simple[d] && indeg[d] == 1;
 			w->kcount[c] += w->kcount[d];
-			w->kmem[c] += w->kmem[d];
+			w->sat |= hd__sat_add(&w->kmem[c], w->kmem[d]);
 		}
 		w->simple[c] = (unsigned char)simple;
 	}
@@ -406,6 +407,7 @@ struct masktab {
 	uint64_t *count, *mem;
 	unsigned char *used;
 	size_t cap, n;
+	int sat;             /* a memsize sum stopped at 2^64-1 */
 	struct hd__hkey hkey;
 };
 
@@ -425,7 +427,10 @@ static int masktab_reset(struct masktab *t, size_t expect)
 	while (cap < expect * 2)
 		cap *= 2;
 	if (cap > t->cap) {
+		int sat = t->sat;
+
 		masktab_free(t);
+		t->sat = sat;
 		hd__hash_key_new(&t->hkey);
 		if (!ALLOC(t->key, cap) || !ALLOC(t->count, cap) ||
 		    !ALLOC(t->mem, cap) || !ALLOC(t->used, cap))
@@ -452,7 +457,7 @@ static void masktab_add(struct masktab *t, uint64_t key, uint64_t count,
 		t->n++;
 	}
 	t->count[i] += count;
-	t->mem[i] += mem;
+	t->sat |= hd__sat_add(&t->mem[i], mem);
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -528,7 +533,7 @@ static int keepalive_batch(struct work *w, const uint32_t *bc, unsigned nbc,
 		for (m = t->key[i]; m; m &= m - 1) {
 			b = (unsigned)__builtin_ctzll(m);
 			cnt[b] += t->count[i];
-			mem[b] += t->mem[i];
+			t->sat |= hd__sat_add(&mem[b], t->mem[i]);
 		}
 	}
 	return 0;
@@ -596,6 +601,7 @@ out:
 	FREE(kc, kc ? nbc + 1 : 0);
 	FREE(km, km ? nbc + 1 : 0);
 	FREE(vis, vcap);
+	w->sat |= t.sat;
 	masktab_free(&t);
 	return rc;
 }
@@ -653,9 +659,9 @@ static int retained(struct work *w, hd_interface *x)
 		goto out;
 	for (k = 0; k < np; k++) {
 		acc[k] += 1;
-		accm[k] += lmem(w, order[k]);
+		w->sat |= hd__sat_add(&accm[k], lmem(w, order[k]));
 		acc[dom[k]] += acc[k];
-		accm[dom[k]] += accm[k];
+		w->sat |= hd__sat_add(&accm[dom[k]], accm[k]);
 	}
 	for (i = 0; i < w->nb; i++) {
 		k = po[w->bloc[i]];
@@ -758,7 +764,9 @@ int hd_interface_with_flags(hd_interface **out, const hd_store *s,
 		goto out;
 	x->tot.diff = w.m;
 	for (i = 0; i < w.m; i++)
-		x->tot.diff_memsize += lmem(&w, (uint32_t)i);
+		w.sat |= hd__sat_add(&x->tot.diff_memsize,
+				     lmem(&w, (uint32_t)i));
+	x->tot.memsize_saturated = (uint32_t)w.sat;
 	x->tot.components = w.C;
 	x->tot.self_border = x->self.n;
 	x->tot.diff_border = x->nborder;
@@ -817,5 +825,5 @@ void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
 	out->kept = i;
 	out->folded = n - i;
 	for (; i < n; i++)
-		out->folded_size += sizes[i];
+		hd__sat_add(&out->folded_size, sizes[i]);
 }

@@ -187,12 +187,14 @@ static int grow_groups(struct grouping *g)
 /* *a += b, stopping at UINT64_MAX (and saying so in *sat). */
 static void sat_add(uint64_t *a, uint64_t b, uint32_t *sat)
 {
-	if (b > UINT64_MAX - *a) {
-		*a = UINT64_MAX;
-		*sat = 1;
-	} else {
-		*a += b;
-	}
+	*sat |= (uint32_t)hd__sat_add(a, b);
+}
+
+uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated)
+{
+	if (hd__sat_add(&a, b) && saturated)
+		*saturated = 1;
+	return a;
 }
 
 static int accumulate(struct grouping *g, const struct comp *k,

@@ -543,6 +543,98 @@ static void test_trust__replace_class_salvaged_root(void)
 	T_ASSERT(strstr(got, "{\"type\":\"ROOT\", \"root\":\"vm\"") == got);
 }
 
+/* Writes text to a temporary file and builds its store. */
+static hd_store *store_of(const char *text)
+{
+	char path[] = "/tmp/t_trust_sat_XXXXXX";
+	int fd = mkstemp(path);
+	hd_store *s = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		s = NULL;
+	else if (hd_store_build(&s, path, NULL, NULL))
+		s = NULL;
+	close(fd);
+	unlink(path);
+	return s;
+}
+
+/* 2^63 twice and 100: a wrapping sum gives 100, a saturating one 2^64-1 */
+#define BIG "9223372036854775808"
+#define SAT_BEFORE                                                        \
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x10\"]}\n" \
+	"{\"address\":\"0x10\", \"type\":\"ARRAY\", \"references\":[], "    \
+	"\"memsize\":40}\n"
+#define SAT_AFTER                                                         \
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x10\"]}\n" \
+	"{\"address\":\"0x10\", \"type\":\"ARRAY\", \"references\":"         \
+	"[\"0x20\"], \"memsize\":40}\n"                                       \
+	"{\"address\":\"0x20\", \"type\":\"ARRAY\", \"references\":"         \
+	"[\"0x30\", \"0x40\"], \"memsize\":" BIG "}\n"                       \
+	"{\"address\":\"0x30\", \"type\":\"STRING\", \"memsize\":" BIG "}\n" \
+	"{\"address\":\"0x40\", \"type\":\"STRING\", \"memsize\":100}\n"
+
+/* diff, dominators, the class histogram and interface-with saturate their
+ * memsize sums at 2^64-1 and say so, as stats does. */
+static void test_trust__graph_memsize_sums_saturate(void)
+{
+	hd_store *b = store_of(SAT_BEFORE), *a = store_of(SAT_AFTER);
+	hd_diff_result *d = NULL;
+	hd_domtree *dt = NULL;
+	hd_class_retained *rows = NULL;
+	hd_interface *x = NULL;
+	hd_interface_totals tot;
+	const hd_border *bd;
+	size_t n, i;
+	uint64_t m;
+
+	T_ASSERT(b && a);
+	T_RC(hd_diff(b, a, a, NULL, &d, NULL), 0);
+	T_EQ(d->added.n, 3);
+	T_EQ(d->added_memsize, UINT64_MAX);
+	T_EQ(d->retained_memsize, UINT64_MAX);
+	T_EQ(d->retained_later_memsize, UINT64_MAX);
+	T_EQ(d->memsize_saturated, 1);
+
+	T_RC(hd_domtree_new(&dt, a, 0, NULL), 0);
+	hd_domtree_reached(dt, &m);
+	T_EQ(m, UINT64_MAX);
+	hd_domtree_retained(dt, hd_store_find(a, 0x20), &m);
+	T_EQ(m, UINT64_MAX);
+	hd_domtree_retained(dt, hd_store_find(a, 0x10), &m);
+	T_EQ(m, UINT64_MAX);
+	T_RC(hd_domtree_classes(dt, &rows, &n, NULL), 0);
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, "String")) {
+			T_EQ(rows[i].shallow, UINT64_MAX);
+			T_EQ(rows[i].retained_memsize, UINT64_MAX);
+		}
+	hd_class_retained_free(rows, n);
+
+	T_RC(hd_interface_with(&x, a, &d->added, NULL), 0);
+	hd_interface_totals_get(x, &tot);
+	T_EQ(tot.diff_memsize, UINT64_MAX);
+	T_EQ(tot.reached_memsize, UINT64_MAX);
+	T_EQ(tot.memsize_saturated, 1);
+	bd = hd_interface_diff_border(x, &n);
+	T_EQ(n, 1);
+	T_EQ(bd[0].retained_memsize, UINT64_MAX);
+	T_EQ(bd[0].keepalive_memsize, UINT64_MAX);
+	hd_interface_free(x);
+	hd_diff_result_free(d);
+	d = NULL;
+
+	/* below the limit: exact, not flagged */
+	T_RC(hd_diff(b, b, NULL, NULL, &d, NULL), 0);
+	T_EQ(d->memsize_saturated, 0);
+	hd_diff_result_free(d);
+	hd_domtree_free(dt);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(trust__source_file_is_not_a_dump),
 	T_CASE(trust__empty_is_not_a_dump),
@@ -556,6 +648,7 @@ static const struct t_case cases[] = {
 	T_CASE(trust__record_without_address),
 	T_CASE(trust__numbers_out_of_range),
 	T_CASE(trust__memsize_sums_saturate),
+	T_CASE(trust__graph_memsize_sums_saturate),
 	T_CASE(trust__generation_dump_and_store_agree),
 	T_CASE(trust__replace_class_salvaged_root),
 };
