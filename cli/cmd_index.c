@@ -106,11 +106,13 @@ int cmd_index(int argc, char **argv)
 		char c1[32], c2[32], c3[32], c4[32];
 
 		hd_store_info_get(s, &si);
+		fprintf(stderr, "%s: ", PROGRAM_NAME);
+		cli_text_string(stderr, out_path, strlen(out_path));
 		fprintf(stderr,
-			"%s: %s: %s objects, %s references (%s dangling), "
+			": %s objects, %s references (%s dangling), "
 			"%s duplicate addresses; store %s, %s of the dump, "
 			"in %.2fs\n",
-			PROGRAM_NAME, out_path, cli_commas(si.nodes, c1, sizeof(c1)),
+			cli_commas(si.nodes, c1, sizeof(c1)),
 			cli_commas(si.edges, c2, sizeof(c2)),
 			cli_commas(si.dangling, c3, sizeof(c3)),
 			cli_commas(si.duplicates, c4, sizeof(c4)),

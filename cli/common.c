@@ -170,14 +170,16 @@ void cli_input_done(struct cli_input *in)
 
 	if (in->progress && in->last > 0)
 		fputs("\r\033[K", stderr);
-	if (in->repaired + in->skipped)
+	if (in->repaired + in->skipped) {
+		fprintf(stderr, "%s: ", PROGRAM_NAME);
+		cli_text_string(stderr, in->name, strlen(in->name));
 		fprintf(stderr,
-			"%s: %s: %s line(s) repaired, %s skipped (first at line %llu)%s\n",
-			PROGRAM_NAME, in->name,
+			": %s line(s) repaired, %s skipped (first at line %llu)%s\n",
 			cli_commas(in->repaired, a, sizeof(a)),
 			cli_commas(in->skipped, b, sizeof(b)),
 			(unsigned long long)in->first_line,
 			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
+	}
 }
 
 /* The spooled copies of standard input and of pipes, removed at exit
@@ -511,6 +513,16 @@ static size_t text_char(const unsigned char *s, size_t n, char *out,
 			if (c == 0xc2 && s[1] <= 0x9f) /* C1 control */
 				return (size_t)snprintf(out, 7, "\\u%04x",
 							s[1]);
+			/* bidi embeddings, overrides (U+202A-U+202E) and
+			 * isolates (U+2066-U+2069) reorder what a terminal
+			 * shows around them */
+			if (c == 0xe2 &&
+			    ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+			     (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+				return (size_t)snprintf(out, 7, "\\u%04x",
+							0x2000u |
+							(s[1] & 0x3fu) << 6 |
+							(s[2] & 0x3fu));
 			memcpy(out, s, len);
 			return len;
 		}

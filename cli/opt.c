@@ -12,14 +12,22 @@
 
 #define MAX_OPTS 64
 
+/* The message quotes what the user typed: escaped as text (cli_error). */
 int cli_usage_error(const struct cli_cmd_info *info, const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
+	int n;
 
 	fprintf(stderr, "%s %s: ", PROGRAM_NAME, info->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		n = 0;
+	else if ((size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	cli_text_string(stderr, buf, (size_t)n);
 	fprintf(stderr, "\nusage: %s %s %s\n", PROGRAM_NAME, info->name,
 		info->usage);
 	fprintf(stderr, "see '%s %s --help'\n", PROGRAM_NAME, info->name);
