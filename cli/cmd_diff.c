@@ -239,16 +239,20 @@ static void print_text(const struct report *r)
 	if (d->object_id_skipped)
 		printf("%-10s object ids not compared: a source dump cannot be "
 		       "read again\n", "");
-	printf("%-10s %s objects, %s (%s bytes)\n", "new",
+	printf("%-10s %s objects, %s (%s bytes)%s\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
-	       cli_commas(d->added_memsize, c, sizeof(c)));
+	       cli_commas(d->added_memsize, c, sizeof(c)),
+	       cli_saturated(d->memsize_saturated &&
+			     d->added_memsize == UINT64_MAX));
 	if (d->has_later)
-		printf("%-10s %s objects, %s (%s bytes): new and still in "
+		printf("%-10s %s objects, %s (%s bytes)%s: new and still in "
 		       "later\n", "retained",
 		       cli_commas(d->retained_later.n, a, sizeof(a)),
 		       cli_human_bytes(d->retained_later_memsize, b, sizeof(b)),
-		       cli_commas(d->retained_later_memsize, c, sizeof(c)));
+		       cli_commas(d->retained_later_memsize, c, sizeof(c)),
+		       cli_saturated(d->memsize_saturated &&
+				     d->retained_later_memsize == UINT64_MAX));
 	printf("%-10s %s matches (same address, type and class: nothing "
 	       "more to compare)\n", "uncertain",
 	       cli_commas(d->uncertain, a, sizeof(a)));
@@ -335,6 +339,8 @@ static void print_json(const struct report *r)
 		       (unsigned long long)d->retained_moved);
 	else
 		printf(",\"retained\":null");
+	printf(",\"memsize_saturated\":%s",
+	       d->memsize_saturated ? "true" : "false");
 	printf(",\"uncertain\":%llu,\"excluded\":%llu,\"verdicts\":{",
 	       (unsigned long long)d->uncertain,
 	       (unsigned long long)d->by_match[HD_MATCH_EXCLUDED]);
@@ -397,6 +403,8 @@ static void print_tsv(const struct report *r)
 		printf("total\tretained_memsize\t%llu\n",
 		       (unsigned long long)d->retained_later_memsize);
 	}
+	if (d->memsize_saturated)
+		printf("total\tmemsize_saturated\t1\n");
 	printf("total\tuncertain\t%llu\n", (unsigned long long)d->uncertain);
 	printf("total\texcluded\t%llu\n",
 	       (unsigned long long)d->by_match[HD_MATCH_EXCLUDED]);

@@ -69,10 +69,12 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 		v = p->nodes[i];
 		rc = hd_domtree_retained(d, v, &rm);
 		cli_node_class(s, v, cls, sizeof(cls));
-		printf("  0x%llx %s (%s) retains %s in %s object%s",
+		printf("  0x%llx %s (%s) retains %s%s in %s object%s",
 		       (unsigned long long)hd_store_address(s, v), cls,
 		       hd_type_name(hd_store_type(s, v)),
 		       cli_human_bytes(rm, a, sizeof(a)),
+		       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
+					  "more)" : "",
 		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
 		if (hd_store_site(s, v, &site) == 0 && site.file) {
 			fputs(", ", stdout);

@@ -333,9 +333,10 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 
 	b = hd_interface_diff_border(x, &nb);
 	hd_interface_totals_get(x, &t);
-	fprintf(f, "%-12s %s objects, %s\n", "new",
+	fprintf(f, "%-12s %s objects, %s%s\n", "new",
 		cli_commas(t.diff, a, sizeof(a)),
-		cli_human_bytes(t.diff_memsize, c, sizeof(c)));
+		cli_human_bytes(t.diff_memsize, c, sizeof(c)),
+		cli_saturated(t.memsize_saturated));
 	fprintf(f, "%-12s %s old objects hold new ones\n", "self border",
 		cli_commas(t.self_border, a, sizeof(a)));
 	fprintf(f, "%-12s %s new objects held by old ones or roots\n",
@@ -403,13 +404,15 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 	fprintf(f, "{\"totals\":{\"diff\":%llu,\"diff_memsize\":%llu,"
 		   "\"self_border\":%llu,\"diff_border\":%llu,"
 		   "\"reached\":%llu,\"reached_memsize\":%llu,"
-		   "\"components\":%llu},\"self_border\":[",
+		   "\"components\":%llu,\"memsize_saturated\":%s},"
+		   "\"self_border\":[",
 		(unsigned long long)t.diff, (unsigned long long)t.diff_memsize,
 		(unsigned long long)t.self_border,
 		(unsigned long long)t.diff_border,
 		(unsigned long long)t.reached,
 		(unsigned long long)t.reached_memsize,
-		(unsigned long long)t.components);
+		(unsigned long long)t.components,
+		t.memsize_saturated ? "true" : "false");
 	for (i = 0; i < hshown; i++) {
 		fprintf(f, "%s{\"address\":\"0x%llx\",\"class\":",
 			i ? "," : "",

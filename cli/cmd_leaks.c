@@ -137,6 +137,7 @@ struct report {
 	hd_share_fold fold;  /* groups under it */
 	uint64_t folded_count;
 	uint64_t border_total;
+	int saturated;       /* a memsize sum stopped at 2^64-1 */
 };
 
 /* ---- grouping the border by holder ---- */
@@ -201,7 +202,9 @@ static int group(struct report *r)
 				s->first = e->id;
 			s->nborder++;
 			s->rcount += e->retained_count;
-			s->rmem += e->retained_memsize;
+			s->rmem = hd_u64_sat_add(s->rmem,
+						 e->retained_memsize,
+						 &r->saturated);
 		}
 	}
 	r->nsus = k;
@@ -289,7 +292,8 @@ static int describe(struct report *r, struct suspect *sp, unsigned char *isnew,
 	for (i = 0; i < q.n; i++) {
 		v = q.ids[i];
 		seen[v / 8] &= (unsigned char)~(1u << (v % 8));
-		sp->kmem += hd_store_memsize(s, v);
+		sp->kmem = hd_u64_sat_add(sp->kmem, hd_store_memsize(s, v),
+					  &r->saturated);
 	}
 	qsort(q.ids, q.n, sizeof(*q.ids), cmp_id);
 	if ((rc = new_stats(&sp->classes, "class", err)) ||
@@ -406,13 +410,20 @@ static void print_text(const struct report *r)
 		printf(" (%s objects)\n",
 		       cli_commas(d->objects[k], a, sizeof(a)));
 	}
-	printf("%-9s %s objects, %s new in after\n", "new",
+	printf("%-9s %s objects, %s new in after%s\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
-	       cli_human_bytes(d->added_memsize, b, sizeof(b)));
+	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
+	       cli_saturated(r->saturated && d->added_memsize == UINT64_MAX));
 	if (d->has_later)
-		printf("%-9s %s objects, %s still alive in later\n", "leaked",
+		printf("%-9s %s objects, %s still alive in later%s\n", "leaked",
 		       cli_commas(r->leak->n, a, sizeof(a)),
-		       cli_human_bytes(r->leak_mem, b, sizeof(b)));
+		       cli_human_bytes(r->leak_mem, b, sizeof(b)),
+		       cli_saturated(r->saturated &&
+				     r->leak_mem == UINT64_MAX));
+	if (r->saturated && d->added_memsize != UINT64_MAX &&
+	    (!d->has_later || r->leak_mem != UINT64_MAX))
+		printf("%-9s the memsizes of a suspect add up to 2^64-1 "
+		       "bytes or more, every sum stops there\n", "saturated");
 	printf("%-9s %s new objects held by old ones or roots, "
 	       "in %s group(s) by holder\n", "border",
 	       cli_commas(r->border_total, a, sizeof(a)),
@@ -529,6 +540,7 @@ static void print_json(const struct report *r)
 	if (d->has_later)
 		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
 		       r->leak->n, (unsigned long long)r->leak_mem);
+	printf(",\"memsize_saturated\":%s", r->saturated ? "true" : "false");
 	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
 	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
 	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
@@ -615,6 +627,8 @@ static void print_tsv(const struct report *r)
 	if (d->has_later)
 		printf("total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
 		       r->leak->n, (unsigned long long)r->leak_mem);
+	if (r->saturated)
+		printf("total\tmemsize_saturated\t1\n");
 	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
 	       "total\tmin_share\t%.4f\n",
 	       (unsigned long long)r->border_total, r->nsus,
@@ -804,6 +818,13 @@ int cmd_leaks(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	{
+		hd_interface_totals t;
+
+		hd_interface_totals_get(r.x, &t);
+		r.saturated = r.d->memsize_saturated ||
+			      (int)t.memsize_saturated;
+	}
 	if ((rc = group(&r)) ||
 	    !(sizes = malloc((r.nsus ? r.nsus : 1) * sizeof(*sizes)))) {
 		cli_error("out of memory");
@@ -814,6 +835,8 @@ int cmd_leaks(int argc, char **argv)
 		sizes[i] = r.sus[i].rmem;
 	hd_fold_shares(sizes, r.nsus, r.leak_mem, A.min_share / 100.0,
 		       &r.fold);
+	if (r.fold.folded_size == UINT64_MAX)
+		r.saturated = 1;
 	for (i = r.fold.kept; i < r.nsus; i++)
 		r.folded_count += r.sus[i].rcount;
 	r.shown = r.fold.kept < A.top ? r.fold.kept : (size_t)A.top;

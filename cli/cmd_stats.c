@@ -159,8 +159,7 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
 	       cli_commas(t->memsize, b, sizeof(b)),
-	       t->saturated ? ", saturated: the memsizes add up to 2^64-1 "
-			      "bytes or more, every sum stops there" : "");
+	       cli_saturated(t->saturated));
 	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
 	printf("%-12s %s in %s %s%s\n", "roots",
 	       cli_commas(t->roots, a, sizeof(a)),

@@ -59,16 +59,19 @@ static void header(const hd_store *s, const hd_domtree *d, double secs,
 	if (f == F_JSON) {
 		printf("{\"reached\":%llu,\"reached_memsize\":%llu,"
 		       "\"excluded\":%llu,\"excluded_memsize\":%llu,"
-		       "\"dominators\":\"%s\",",
+		       "\"memsize_saturated\":%s,\"dominators\":\"%s\",",
 		       (unsigned long long)n, (unsigned long long)mem,
 		       (unsigned long long)x, (unsigned long long)xmem,
+		       mem == UINT64_MAX ? "true" : "false",
 		       hd_domtree_is_stored(d) ? "stored" : "computed");
 		return;
 	}
 	if (f == F_TSV)
 		return;
-	printf("reached     %s objects, %s from the GC roots\n",
-	       cli_commas(n, a, sizeof(a)), cli_human_bytes(mem, b, sizeof(b)));
+	/* the tree's sums stop at 2^64-1: there, they saturated */
+	printf("reached     %s objects, %s from the GC roots%s\n",
+	       cli_commas(n, a, sizeof(a)), cli_human_bytes(mem, b, sizeof(b)),
+	       cli_saturated(mem == UINT64_MAX));
 	if (x)
 		printf("excluded    %s objects, %s: the allocation tracer and "
 		       "dump_all's own objects (--all keeps them)\n",

@@ -130,6 +130,8 @@ void cli_json_string(FILE *f, const char *s, size_t n);
  * that a class named "Foo\e[2J" cannot drive the terminal and a tab or
  * newline cannot break a TSV row. \t \n \r, other C0 controls and DEL
  * as \u00XX, C1 controls (UTF-8 U+0080..U+009F) as \u0080..\u009f,
+ * bidi embeddings, overrides and isolates (U+202A..U+202E,
+ * U+2066..U+2069) as \u202a..\u2069,
  * bytes that are not valid UTF-8 as \xHH; everything else (valid UTF-8,
  * backslashes included) as it is. JSON output uses cli_json_string.
  */
@@ -137,6 +139,12 @@ void cli_text_string(FILE *f, const char *s, size_t n);
 /* The same into buf (NUL-terminated, cut before an escape or a character
  * that does not fit); returns buf. */
 const char *cli_text(char *buf, size_t size, const char *s, size_t n);
+
+/* What a text output appends to a memsize sum that stopped at 2^64-1
+ * (the library's sums saturate there), or "" when sat is 0. */
+#define CLI_SATURATED ", saturated: the memsizes add up to 2^64-1 bytes " \
+		      "or more, every sum stops there"
+#define cli_saturated(sat) ((sat) ? CLI_SATURATED : "")
 /* "file:line" of a site, escaped, and " in method" when with_method. */
 void cli_site_text(FILE *f, const hd_site *site, int with_method);
 
