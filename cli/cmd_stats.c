@@ -322,9 +322,7 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 				continue;
 			cnt += rows[i].count;
 			/* saturated, as the library's sums */
-			mem = rows[i].memsize > UINT64_MAX - mem ?
-				      UINT64_MAX :
-				      mem + rows[i].memsize;
+			mem = hd_u64_sat_add(mem, rows[i].memsize, NULL);
 		}
 		if (fmt == FMT_TEXT) {
 			printf("%12s %15s  %.*s (total)\n",

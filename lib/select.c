@@ -825,7 +825,7 @@ uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
 		if (hd_store_is_dumper(s, i)) {
 			k++;
 			v = hd_store_memsize(s, i);
-			m = m > UINT64_MAX - v ? UINT64_MAX : m + v;
+			hd__sat_add(&m, v);
 		}
 	if (memsize)
 		*memsize = m;
