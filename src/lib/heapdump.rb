@@ -31,8 +31,7 @@ module HeapDump
     # once. since: N keeps the traced objects of GC generation >= N.
     def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
-      since = Integer(since) if since
-      raise ArgumentError, "since: must be a generation (>= 0), not #{since}" if since&.negative?
+      since = generation_option(since) unless since.nil?
       meta = process_meta
       return write_dump(path, gzip, full, since, meta) unless fork
 
@@ -139,8 +138,52 @@ module HeapDump
       }
     end
 
+    # since: is a GC generation, an unsigned 64-bit count
+    SINCE_MAX = 2**64 - 1
+    private_constant :SINCE_MAX
+
+    def generation_option(since)
+      n = Integer(since, exception: false) if since.is_a?(Integer) || since.is_a?(String)
+      return n if n && n >= 0 && n <= SINCE_MAX
+
+      raise ArgumentError, "since: must be a GC generation in 0..#{SINCE_MAX}, not #{since.inspect}"
+    end
+
     def temp_path(path)
       File.join(File.dirname(path), ".#{File.basename(path)}.tmp-#{Process.pid}-#{rand(1 << 32)}")
+    end
+
+    # How an output is written: [path, :replace] for a regular file or a
+    # name not taken yet (a temporary file renamed over it), [path,
+    # :in_place] for a device, FIFO or socket (opened and written, never
+    # replaced). Symbolic links are followed, never replaced: path is
+    # the file the chain ends at.
+    def output_target(path)
+      40.times do
+        st = begin
+          File.lstat(path)
+        rescue Errno::ENOENT, Errno::ENOTDIR
+          return [path, :replace]
+        rescue SystemCallError => e
+          raise Error, "heapdump: cannot write #{path}: #{e.message}"
+        end
+        if st.symlink?
+          path = File.expand_path(File.readlink(path), File.dirname(path))
+          next
+        end
+        return [path, :replace] if st.file?
+        return [path, :in_place] if st.chardev? || st.blockdev? || st.pipe? || st.socket?
+
+        raise Error, "heapdump: cannot write #{path}: it is a #{st.ftype}"
+      end
+      raise Error, "heapdump: cannot write #{path}: too many levels of symbolic links"
+    end
+
+    # Opens a device or FIFO for writing, as it is (a FIFO waits for its reader).
+    def open_in_place(path)
+      IO.sysopen(path, File::WRONLY | File::NOCTTY)
+    rescue SystemCallError => e
+      raise Error, "heapdump: cannot write #{path}: #{e.message}"
     end
 
     # Creates the temporary file (0600, never an existing one); an fd.
@@ -151,21 +194,45 @@ module HeapDump
       raise Error, "heapdump: cannot create a dump in #{File.dirname(path)}: #{e.message}"
     end
 
-    def write_dump(path, gzip, full, since, meta)
-      fd, tmp = create_temp(path)
-      begin
-        totals = _dump(fd, gzip, full, since)
-        write_sidecar("#{path}.meta.json", meta, totals, path)
-        File.rename(tmp, path)
-      rescue Exception => e # rubocop:disable Lint/RescueException
-        File.unlink(tmp) if File.exist?(tmp)
-        raise if !e.is_a?(StandardError) || e.is_a?(Error)
+    # Runs the block, turning its failures other than ours into Error.
+    def failing_as_error(path)
+      yield
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      raise if !e.is_a?(StandardError) || e.is_a?(Error)
 
-        raise Error, "heapdump: cannot write #{path}: #{e.message}"
+      raise Error, "heapdump: cannot write #{path}: #{e.message}"
+    end
+
+    # The dump to a regular file is written to a temporary one and renamed
+    # after the sidecar; a device or FIFO is written in place, without a
+    # sidecar (there is no file to put it beside). A failure removes what
+    # this call created: the temporary file and the sidecar.
+    def write_dump(path, gzip, full, since, meta)
+      target, how = output_target(path)
+      if how == :in_place
+        fd = open_in_place(target)
+        failing_as_error(path) { _dump(fd, gzip, full, since) }
+        return path
+      end
+      fd, tmp = create_temp(target)
+      sidecar = nil
+      begin
+        failing_as_error(path) do
+          totals = _dump(fd, gzip, full, since)
+          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
+          File.rename(tmp, target)
+        end
+      rescue Exception # rubocop:disable Lint/RescueException
+        File.unlink(tmp) if File.exist?(tmp)
+        File.unlink(sidecar) if sidecar && File.file?(sidecar)
+        raise
       end
       path
     end
 
+    # Writes the sidecar by the rule of every output; returns the regular
+    # file it renamed into place (for write_dump to remove on a failure),
+    # or nil when it wrote a device or FIFO in place.
     def write_sidecar(path, meta, totals, dump)
       require "json"
       rss = meta.dig("process", "rss")
@@ -179,14 +246,20 @@ module HeapDump
         "rss_bytes" => rss,
         "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
       )
-      fd, tmp = create_temp(path)
+      target, how = output_target(path)
+      if how == :in_place
+        IO.open(open_in_place(target), "w") { |f| f.write(JSON.generate(doc), "\n") }
+        return nil
+      end
+      fd, tmp = create_temp(target)
       begin
         IO.open(fd, "w") { |f| f.write(JSON.generate(doc), "\n") }
-        File.rename(tmp, path)
+        File.rename(tmp, target)
       rescue StandardError
         File.unlink(tmp) if File.exist?(tmp)
         raise
       end
+      target
     end
 
     def fork_dump(path, gzip, full, since, meta)
