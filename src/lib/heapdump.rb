@@ -19,6 +19,42 @@ module HeapDump
     end
   end
 
+  # The totals of a dump_all output, counted as it streams by: the
+  # sidecar's objects, roots, dump_memsize and dump_bytes.
+  class StreamTotals # :nodoc:
+    attr_reader :objects, :roots, :memsize, :bytes
+
+    def initialize
+      @rest = "".b
+      @objects = @roots = @memsize = @bytes = 0
+    end
+
+    def add(chunk)
+      @bytes += chunk.bytesize
+      @rest << chunk
+      cut = @rest.rindex("\n") or return
+      lines = @rest.byteslice(0, cut + 1)
+      @rest = @rest.byteslice(cut + 1, @rest.bytesize)
+      count(lines)
+    end
+
+    def finish
+      count(@rest) unless @rest.empty?
+      @rest = "".b
+    end
+
+    private
+
+    def count(lines)
+      roots = 0
+      lines.scan(/^\{"type":"ROOT".*$/) { |l| roots += 1; @roots += l.scan('"0x').size }
+      shapes = lines.scan(/^\{[^\n]*?"type":"SHAPE"/).size
+      @objects += lines.count("\n") + (lines.end_with?("\n") ? 0 : 1) - roots - shapes
+      lines.scan(/"memsize":(\d+)/) { @memsize += Regexp.last_match(1).to_i }
+    end
+  end
+  private_constant :StreamTotals
+
   class << self
     # call-seq:
     #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
@@ -32,10 +68,21 @@ module HeapDump
     def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = generation_option(since) unless since.nil?
+      note_fallback unless native_walk?
       meta = process_meta
       return write_dump(path, gzip, full, since, meta) unless fork
 
       fork_dump(path, gzip, full, since, meta)
+    end
+
+    # call-seq:
+    #   HeapDump.native_walk? -> true or false
+    #
+    # Whether dump walks the heap in C (the Rubies the walker knows), or
+    # writes it with ObjectSpace.dump_all (any other Ruby, or
+    # HEAPDUMP_FALLBACK=1 in the environment).
+    def native_walk?
+      NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1"
     end
 
     # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
@@ -75,12 +122,23 @@ module HeapDump
       end
     end
 
+    # Without the native walk, dump_all writes the dump: it knows only
+    # ObjectSpace's allocation tracing, so that is started too.
     def trace_allocations_start
       _trace_start
+      return if native_walk?
+
+      require "objspace"
+      ObjectSpace.trace_object_allocations_start
+      @objspace_traces = (@objspace_traces || 0) + 1
     end
 
     def trace_allocations_stop
       _trace_stop
+      return unless @objspace_traces&.positive?
+
+      @objspace_traces -= 1
+      ObjectSpace.trace_object_allocations_stop
     end
 
     # call-seq:
@@ -90,6 +148,8 @@ module HeapDump
     #  "classes" => {"Foo::Bar" => n}, "namespaces" => {"Foo" => n}}.
     # With namespaces, "classes" keeps only the classes inside them.
     def count_objects(*namespaces)
+      raise NotImplementedError, "heapdump: this Ruby does not export the heap iterator count_objects needs" unless respond_to?(:_count_objects, true)
+
       _count_objects(namespaces.flatten.map { |n| n.is_a?(Module) ? n.name.to_s : n.to_s })
     end
 
@@ -187,11 +247,66 @@ module HeapDump
     end
 
     # Creates the temporary file (0600, never an existing one); an fd.
-    def create_temp(path)
+    def create_temp(path, access = File::WRONLY)
       tmp = temp_path(path)
-      [IO.sysopen(tmp, File::WRONLY | File::CREAT | File::EXCL, 0o600), tmp]
+      [IO.sysopen(tmp, access | File::CREAT | File::EXCL, 0o600), tmp]
     rescue SystemCallError => e
       raise Error, "heapdump: cannot create a dump in #{File.dirname(path)}: #{e.message}"
+    end
+
+    # Says once per process, on stderr, that dumps go through dump_all.
+    def note_fallback
+      return if @fallback_noted
+
+      @fallback_noted = true
+      why = ENV["HEAPDUMP_FALLBACK"] == "1" ? "HEAPDUMP_FALLBACK=1" : NO_WALK_REASON
+      $stderr.puts("heapdump: #{why}: HeapDump.dump writes the heap with ObjectSpace.dump_all " \
+                   "(its fields and escaping; no allocation sites from trace_allocations)")
+    end
+
+    # Writes the heap to fd (and closes it): the C walk, or dump_all.
+    def dump_body(fd, gzip, full, since, scratch_dir)
+      return _dump(fd, gzip, full, since) if native_walk?
+
+      fallback_dump(fd, gzip, full, since, scratch_dir)
+    end
+
+
+    # ObjectSpace.dump_all into a scratch file (0600, removed after; in
+    # scratch_dir), then copied to fd (through zlib with gzip), counting
+    # what the sidecar needs. Not a pipe: from 3.4, dump_all writes with
+    # stdio while holding the GVL, so no thread of ours could drain one.
+    def fallback_dump(fd, gzip, full, since, scratch_dir)
+      require "objspace"
+      require "zlib" if gzip
+      out = IO.new(fd, "wb")
+      memsize_of_all = ObjectSpace.memsize_of_all
+      rfd, raw = create_temp(File.join(scratch_dir, "heapdump-#{Process.pid}.raw"), File::RDWR)
+      totals = nil
+      File.open(rfd, "w+b") do |io|
+        opts = { output: io, full: full }
+        opts[:since] = since if since
+        ObjectSpace.dump_all(**opts)
+        totals = StreamTotals.new # after: its buffer is not in the dump
+        io.flush
+        io.rewind
+        sink = gzip ? Zlib::GzipWriter.new(out, Zlib::BEST_SPEED) : out
+        while (chunk = io.read(1 << 20))
+          totals.add(chunk)
+          sink.write(chunk)
+        end
+        sink.close
+      end
+      totals.finish
+      { objects: totals.objects, roots: totals.roots, memsize: totals.memsize,
+        memsize_of_all: memsize_of_all, bytes: totals.bytes }
+    ensure
+      File.unlink(raw) if raw && File.exist?(raw)
+      begin
+        out.close unless out.nil? || out.closed?
+      rescue StandardError
+        nil
+      end
     end
 
     # Runs the block, turning its failures other than ours into Error.
@@ -211,14 +326,14 @@ module HeapDump
       target, how = output_target(path)
       if how == :in_place
         fd = open_in_place(target)
-        failing_as_error(path) { _dump(fd, gzip, full, since) }
+        failing_as_error(path) { dump_body(fd, gzip, full, since, dump_dir) }
         return path
       end
       fd, tmp = create_temp(target)
       sidecar = nil
       begin
         failing_as_error(path) do
-          totals = _dump(fd, gzip, full, since)
+          totals = dump_body(fd, gzip, full, since, File.dirname(target))
           sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
           File.rename(tmp, target)
         end
