@@ -58,18 +58,22 @@ module HeapDump
   class << self
     # call-seq:
     #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
-    #                 since: nil, dir: nil) -> path or ForkedDump
+    #                 since: nil, dir: nil, gc: false) -> path or ForkedDump
     #
     # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
     # written to a temporary file and renamed), with PATH.meta.json, the
     # sidecar, beside it. Without a path: DIR/heapdump-PID-TIME.json[.gz].
     # fork: true writes from a forked child and returns a ForkedDump at
     # once. since: N keeps the traced objects of GC generation >= N.
-    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
+    # gc: true runs a full GC first (in this process, before any fork),
+    # so that the dump holds what is alive rather than what is not
+    # collected yet.
+    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = generation_option(since) unless since.nil?
-      note_fallback unless native_walk?
+      GC.start(full_mark: true, immediate_sweep: true) if gc
       meta = process_meta
+      meta["dumper"] = dumper
       return write_dump(path, gzip, full, since, meta) unless fork
 
       fork_dump(path, gzip, full, since, meta)
@@ -85,6 +89,23 @@ module HeapDump
       NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1"
     end
 
+    # Which writes the next dump: "heapdump" (the C walk) or "dump_all"
+    # (no walk for this Ruby, HEAPDUMP_FALLBACK=1, or
+    # ObjectSpace.trace_object_allocations on while our tracer is off:
+    # only dump_all can write objspace's allocation sites). Says once on
+    # stderr why it is dump_all.
+    def dumper
+      why = if !native_walk?
+              ENV["HEAPDUMP_FALLBACK"] == "1" ? "HEAPDUMP_FALLBACK=1" : NO_WALK_REASON
+            elsif objspace_tracing?
+              "ObjectSpace.trace_object_allocations is on and HeapDump.trace_allocations is not"
+            end
+      return "heapdump" unless why
+
+      note_fallback(why)
+      "dump_all"
+    end
+
     # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
     # else $TMPDIR, else /tmp (heapdump dump PID looks in the same place).
     def dump_dir(dir = nil)
@@ -95,14 +116,15 @@ module HeapDump
     end
 
     # call-seq:
-    #   HeapDump.on_signal(signal = "URG", dir: nil, gzip: false) -> true
+    #   HeapDump.on_signal(signal = "URG", dir: nil, gzip: false, full: false,
+    #                      gc: true) -> true
     #
     # On the signal, a forked child writes DIR/heapdump-PID-TIME.json and
-    # the process goes on. The trap only queues the request; a thread of
-    # ours forks. Completion is the rename to the final name.
-    def on_signal(signal = "URG", dir: nil, gzip: false, full: false)
+    # the process goes on (after a full GC unless gc: false). The trap
+    # only queues the request; a thread of ours forks. Completion is the rename to the final name.
+    def on_signal(signal = "URG", dir: nil, gzip: false, full: false, gc: true)
       name = signal.is_a?(Integer) ? Signal.signame(signal) : signal.to_s.sub(/\ASIG/, "")
-      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full }.freeze
+      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full, gc: gc }.freeze
       signal_worker
       Signal.trap(name) { HeapDump.__send__(:signal_request, name) }
       true
@@ -254,19 +276,31 @@ module HeapDump
       raise Error, "heapdump: cannot create a dump in #{File.dirname(path)}: #{e.message}"
     end
 
-    # Says once per process, on stderr, that dumps go through dump_all.
-    def note_fallback
-      return if @fallback_noted
+    # Says once per process (once per reason), on stderr, that dumps go
+    # through dump_all.
+    def note_fallback(why)
+      return if (@fallback_noted ||= {})[why]
 
-      @fallback_noted = true
-      why = ENV["HEAPDUMP_FALLBACK"] == "1" ? "HEAPDUMP_FALLBACK=1" : NO_WALK_REASON
+      @fallback_noted[why] = true
       $stderr.puts("heapdump: #{why}: HeapDump.dump writes the heap with ObjectSpace.dump_all " \
-                   "(its fields and escaping; no allocation sites from trace_allocations)")
+                   "(its fields and escaping; allocation sites from ObjectSpace's tracing)")
+    end
+
+    # ObjectSpace's allocation tracing is on (and ours off): a new object
+    # has the source file it was made in, a name used once (a slot freed
+    # while tracing was off keeps a stale record). objspace not loaded:
+    # it cannot be on.
+    def objspace_tracing?
+      return false if tracing? || !ObjectSpace.respond_to?(:allocation_sourcefile)
+
+      @probes = (@probes || 0) + 1
+      file = "heapdump-probe-#{Process.pid}-#{@probes}"
+      ObjectSpace.allocation_sourcefile(eval("Object.new", nil, file, 1)) == file # rubocop:disable Security/Eval
     end
 
     # Writes the heap to fd (and closes it): the C walk, or dump_all.
-    def dump_body(fd, gzip, full, since, scratch_dir)
-      return _dump(fd, gzip, full, since) if native_walk?
+    def dump_body(fd, gzip, full, since, scratch_dir, dumper)
+      return _dump(fd, gzip, full, since) if dumper == "heapdump"
 
       fallback_dump(fd, gzip, full, since, scratch_dir)
     end
@@ -326,14 +360,14 @@ module HeapDump
       target, how = output_target(path)
       if how == :in_place
         fd = open_in_place(target)
-        failing_as_error(path) { dump_body(fd, gzip, full, since, dump_dir) }
+        failing_as_error(path) { dump_body(fd, gzip, full, since, dump_dir, meta["dumper"]) }
         return path
       end
       fd, tmp = create_temp(target)
       sidecar = nil
       begin
         failing_as_error(path) do
-          totals = dump_body(fd, gzip, full, since, File.dirname(target))
+          totals = dump_body(fd, gzip, full, since, File.dirname(target), meta["dumper"])
           sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
           File.rename(tmp, target)
         end
@@ -412,7 +446,7 @@ module HeapDump
         name = queue.pop
         begin
           o = @signal_opts.fetch(name)
-          dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full]).wait
+          dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full], gc: o[:gc]).wait
         rescue StandardError => e
           $stderr.puts("heapdump: signal dump failed: #{e.message}")
         end

@@ -48,6 +48,7 @@ check "fork/sidecar", File.exist?("#{job.path}.meta.json")
 sig = File.join(dir, "sig")
 Dir.mkdir(sig)
 HeapDump.on_signal("USR2", dir: sig)
+majors = GC.stat(:major_gc_count)
 Process.kill("USR2", Process.pid)
 50.times do
   break if Dir.children(sig).any? { |f| f.end_with?(".json") }
@@ -58,6 +59,7 @@ sleep 0.1 until Dir.children(sig).none? { |f| f.start_with?(".") } # the rename 
 got = Dir.children(sig).grep(/\Aheapdump-#{Process.pid}-[0-9T-]+\.json\z/)
 check "signal/dump-appears", got.size == 1, Dir.children(sig).inspect
 check "signal/sidecar", got.size == 1 && File.exist?(File.join(sig, "#{got[0]}.meta.json"))
+check "signal/full-gc-first-by-default", GC.stat(:major_gc_count) > majors
 
 # the same failures as the native dump: no partial file, no sidecar
 check_raises("fail/missing-dir", HeapDump::Error) { HeapDump.dump(File.join(dir, "nope", "x.json")) }
