@@ -1,11 +1,14 @@
 /*
  * cmd_diff.c - heapdump diff BEFORE AFTER [LATER]: the objects of AFTER
  * that are new since BEFORE (and, with LATER, still alive in LATER),
- * grouped by class and allocation site; -o writes their records.
+ * grouped by class and allocation site; -o writes their records. With
+ * LATER, the retained objects are taken as LATER has them: their
+ * memsize, their records and the paths that hold them are LATER's.
  */
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
+#include "order.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,15 +22,15 @@ struct diff_args {
 	const char *sort;
 	const char *output;
 	unsigned long long top;
-	int with_paths, no_generation, all, strict, quiet;
+	int with_paths, no_generation, all, force, strict, quiet;
 };
 
 static struct diff_args A;
 
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "FILE", &A.output,
-		   "write the records of the new (or retained) objects, as in "
-		   "AFTER, to FILE"),
+		   "write the records of the new objects as in AFTER (with "
+		   "LATER: the retained ones as in LATER) to FILE"),
 	OPT_FLAG(0, "with-paths", &A.with_paths,
 		 "with -o: add the shortest paths from the roots to them"),
 	OPT_STRING('b', "by", "KEYS", &A.by,
@@ -40,6 +43,8 @@ static const struct cli_opt opts[] = {
 		 "ignore generations: identity by address and fingerprint"),
 	OPT_FLAG('a', "all", &A.all,
 		 "keep the allocation tracer and dump_all's own objects"),
+	OPT_FLAG(0, "force", &A.force,
+		 "compare dumps that seem to be in the wrong order"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
@@ -120,7 +125,7 @@ nomem:
 	return EXIT_FAIL;
 }
 
-static int write_output(const hd_store *after, const struct cli_input *in,
+static int write_output(const hd_store *from, const struct cli_input *in,
 			const hd_nodes *set, uint64_t *written,
 			uint64_t *unreached)
 {
@@ -135,7 +140,7 @@ static int write_output(const hd_store *after, const struct cli_input *in,
 
 	*unreached = 0;
 	if (A.with_paths) {
-		if ((rc = with_paths(after, set, &paths, &keep, unreached)))
+		if ((rc = with_paths(from, set, &paths, &keep, unreached)))
 			return rc;
 		what = &paths;
 	}
@@ -143,11 +148,11 @@ static int write_output(const hd_store *after, const struct cli_input *in,
 	if ((rc = cli_out_open(&o, A.output, in->path)))
 		goto out;
 	w.f = o.f;
-	w.s = after;
+	w.s = from;
 	w.keep = keep;
 	ro.flags = A.strict ? HD_READ_STRICT : 0;
 	errno = 0;
-	rc = hd_store_records(after, NULL, what, &ro, write_record, &w, &err);
+	rc = hd_store_records(from, NULL, what, &ro, write_record, &w, &err);
 	if (rc) {
 		int e = errno ? errno : EIO; /* of the failed write */
 
@@ -242,9 +247,9 @@ static void print_text(const struct report *r)
 	if (d->has_later)
 		printf("%-10s %s objects, %s (%s bytes): new and still in "
 		       "later\n", "retained",
-		       cli_commas(d->retained.n, a, sizeof(a)),
-		       cli_human_bytes(d->retained_memsize, b, sizeof(b)),
-		       cli_commas(d->retained_memsize, c, sizeof(c)));
+		       cli_commas(d->retained_later.n, a, sizeof(a)),
+		       cli_human_bytes(d->retained_later_memsize, b, sizeof(b)),
+		       cli_commas(d->retained_later_memsize, c, sizeof(c)));
 	printf("%-10s %s matches (same address, type and class: nothing "
 	       "more to compare)\n", "uncertain",
 	       cli_commas(d->uncertain, a, sizeof(a)));
@@ -322,7 +327,8 @@ static void print_json(const struct report *r)
 	if (d->has_later)
 		printf(",\"retained\":{\"count\":%zu,\"memsize\":%llu,"
 		       "\"uncertain\":%llu,\"moved\":%llu}",
-		       d->retained.n, (unsigned long long)d->retained_memsize,
+		       d->retained_later.n,
+		       (unsigned long long)d->retained_later_memsize,
 		       (unsigned long long)d->retained_uncertain,
 		       (unsigned long long)d->retained_moved);
 	else
@@ -385,9 +391,9 @@ static void print_tsv(const struct report *r)
 	printf("total\tnew_memsize\t%llu\n",
 	       (unsigned long long)d->added_memsize);
 	if (d->has_later) {
-		printf("total\tretained\t%zu\n", d->retained.n);
+		printf("total\tretained\t%zu\n", d->retained_later.n);
 		printf("total\tretained_memsize\t%llu\n",
-		       (unsigned long long)d->retained_memsize);
+		       (unsigned long long)d->retained_later_memsize);
 	}
 	printf("total\tuncertain\t%llu\n", (unsigned long long)d->uncertain);
 	printf("total\texcluded\t%llu\n",
@@ -412,7 +418,8 @@ int cmd_diff(int argc, char **argv)
 	hd_error err = { 0 };
 	struct report r;
 	enum fmt fmt = FMT_TEXT;
-	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT;
+	const hd_nodes *set;
+	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT, at;
 
 	memset(&A, 0, sizeof(A));
 	A.top = 20;
@@ -446,6 +453,14 @@ int cmd_diff(int argc, char **argv)
 	if ((rc = cli_parse_keys(&info, A.by ? A.by : "class,location", &so)))
 		return rc;
 
+	/* -o is written from AFTER or LATER: it may name none of the
+	 * inputs */
+	for (k = 0; A.output && k < nin; k++)
+		if (cli_same_file(A.output, argv[first + k])) {
+			cli_error("'%s' is the input: choose another output",
+				  A.output);
+			return EXIT_USAGE;
+		}
 	for (k = 0; k < nin; k++) {
 		cli_input_init(&in[k], argv[first + k], A.strict, A.quiet);
 		/* read again for -o and for 4.0 object ids */
@@ -454,6 +469,8 @@ int cmd_diff(int argc, char **argv)
 		if ((rc = cli_open_store(&in[k], &s[k])))
 			goto out;
 	}
+	if ((rc = cli_check_order(s, in, (size_t)nin, A.force)))
+		goto out;
 	dopt.flags = (A.no_generation ? HD_DIFF_NO_GENERATION : 0) |
 		     (A.all ? HD_DIFF_ALL : 0);
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
@@ -469,10 +486,11 @@ int cmd_diff(int argc, char **argv)
 	r.o = &so;
 	r.what = d->has_later ? "retained" : "new";
 	r.sort = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
+	/* with LATER, the retained objects as LATER has them */
+	at = d->has_later ? 2 : 1;
+	set = d->has_later ? &d->retained_later : &d->added;
 	if ((rc = hd_stats_new(&st, &so, &err)) ||
-	    (rc = hd_stats_add_nodes(st, s[1],
-				     d->has_later ? &d->retained : &d->added,
-				     &err)) ||
+	    (rc = hd_stats_add_nodes(st, s[at], set, &err)) ||
 	    (rc = hd_stats_finish(st, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
@@ -481,9 +499,8 @@ int cmd_diff(int argc, char **argv)
 	r.shown = A.top && A.top < r.nrows ? (size_t)A.top : r.nrows;
 	if (A.output) {
 		r.written = 1;
-		if ((rc = write_output(s[1], &in[1],
-				       d->has_later ? &d->retained : &d->added,
-				       &r.nwritten, &r.unreached)))
+		if ((rc = write_output(s[at], &in[at], set, &r.nwritten,
+				       &r.unreached)))
 			goto out;
 	}
 	if (fmt == FMT_TEXT)

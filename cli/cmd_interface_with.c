@@ -8,10 +8,15 @@
  * with the counts added before their closing '}', optionally the
  * self-border records; and a summary sorted by keepalive_count, on
  * stderr, or on stdout with --summary.
+ *
+ * With --later LATER, the new objects are those of them still alive in
+ * LATER (hd_diff from AFTER to LATER), taken as LATER holds them: the
+ * border, the counts and the records are LATER's.
  */
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
+#include "order.h"
 #include "select.h"
 
 #include <errno.h>
@@ -24,8 +29,9 @@ struct iw_args {
 	struct cli_select sel;
 	const char *output;
 	const char *format;
+	const char *later;
 	unsigned long long top;
-	int self_border, summary, strict, quiet;
+	int self_border, summary, force, strict, quiet;
 };
 
 static struct iw_args A;
@@ -42,6 +48,12 @@ static const struct cli_opt opts[] = {
 		   "summary as text (default) or json"),
 	OPT_UINT('n', "top", "N", &A.top,
 		 "rows of the summary (default 20, 0: all)"),
+	OPT_STRING(0, "later", "LATER", &A.later,
+		   "only the new objects still alive in LATER (a later dump "
+		   "or store), as LATER holds them"),
+	OPT_FLAG(0, "force", &A.force,
+		 "with --later: compare dumps that seem to be in the wrong "
+		 "order"),
 	CLI_SELECT_OPTS(&A.sel),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
@@ -465,13 +477,15 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 
 int cmd_interface_with(int argc, char **argv)
 {
-	struct cli_input in;
-	hd_store *s = NULL;
+	struct cli_input in[2];
+	hd_store *s[2] = { NULL, NULL }, *g;
 	hd_interface *x = NULL;
-	hd_nodes diff = { NULL, 0, 0 };
+	hd_nodes diff = { NULL, 0, 0 }, alive = { NULL, 0, 0 };
+	const hd_nodes *set = &diff;
+	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
 	hd_error err = { 0 };
 	const char *after;
-	int rc, first, json = 0;
+	int rc, first, json = 0, k, nin;
 
 	memset(&A, 0, sizeof(A));
 	A.top = 20;
@@ -489,6 +503,10 @@ int cmd_interface_with(int argc, char **argv)
 		json = 1;
 	else if (A.format && strcmp(A.format, "text") != 0)
 		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (A.later && !*A.later)
+		return cli_usage_error(&info, "--later needs a dump or store");
+	if (A.force && !A.later)
+		return cli_usage_error(&info, "--force goes with --later");
 	after = argv[first];
 	if (argc - first == 2) {
 		if (strcmp(after, "-") == 0 && strcmp(argv[first + 1], "-") == 0)
@@ -498,27 +516,54 @@ int cmd_interface_with(int argc, char **argv)
 			return cli_usage_error(&info, "too many selection "
 						      "options");
 	}
+	if (A.later && strcmp(A.later, "-") == 0 &&
+	    (strcmp(after, "-") == 0 ||
+	     (argc - first == 2 && strcmp(argv[first + 1], "-") == 0)))
+		return cli_usage_error(&info, "only one input can be '-'");
+	if (A.later && A.output && cli_same_file(A.output, A.later)) {
+		cli_error("'%s' is the input: choose another output", A.output);
+		return EXIT_USAGE;
+	}
 
 	if ((rc = cli_select_compile(&A.sel)))
 		return rc;
-	cli_input_init(&in, after, A.strict, A.quiet);
-	if ((rc = cli_spool_stdin(&in)) || (rc = cli_open_store(&in, &s)))
+	nin = A.later ? 2 : 1;
+	for (k = 0; k < nin; k++) {
+		cli_input_init(&in[k], k ? A.later : after, A.strict, A.quiet);
+		if ((rc = cli_spool_stdin(&in[k])) ||
+		    (rc = cli_open_store(&in[k], &s[k])))
+			goto out;
+	}
+	if (A.later && (rc = cli_check_order(s, in, 2, A.force)))
 		goto out;
-	if ((rc = cli_select_nodes(&A.sel, s, A.quiet, &diff)))
+	if ((rc = cli_select_nodes(&A.sel, s[0], A.quiet, &diff)))
 		goto out;
-	if ((rc = hd_interface_with(&x, s, &diff, &err))) {
+	if (A.later) {
+		/* the new objects still alive in LATER, as LATER has them */
+		dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
+		if ((rc = hd_diff_follow(s[0], s[1], &diff, &dopt, &alive,
+					 &err))) {
+			rc = cli_lib_error(&err);
+			goto out;
+		}
+		set = &alive;
+	}
+	g = s[nin - 1];
+	if ((rc = hd_interface_with(&x, g, set, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
 	if (!A.summary || A.output) {
-		if ((rc = write_records(s, x, &in, after)))
+		if ((rc = write_records(g, x, &in[nin - 1], after)))
 			goto out;
 	}
-	rc = summary(A.summary ? stdout : stderr, s, x, json);
+	rc = summary(A.summary ? stdout : stderr, g, x, json);
 out:
 	cli_select_free(&A.sel);
 	hd_interface_free(x);
 	hd_nodes_free(&diff);
-	hd_store_close(s);
+	hd_nodes_free(&alive);
+	for (k = 0; k < 2; k++)
+		hd_store_close(s[k]);
 	return rc;
 }

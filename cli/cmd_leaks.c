@@ -17,13 +17,23 @@
  *     sites of everything they keep alive (a search through new objects
  *     from the suspect's border objects).
  *
- * Text report, --format json, and --svg DIR for a picture of each
+ * With LATER, steps 2 to 4 work on LATER's graph: the leaked objects as
+ * LATER has them (hd_diff_result.retained_later), held as LATER holds
+ * them. A holder that let go of them between AFTER and LATER (a bounded
+ * buffer, an in-flight request) is then no suspect.
+ *
+ * Groups under --min-share of the leak are folded into one line
+ * (hd_fold_shares). The dumps are checked to be in order, of one process
+ * (cli_check_order), before anything else.
+ *
+ * Text report, --format json or tsv, and --svg DIR for a picture of each
  * suspect (its path and border objects, drawn by libgvc).
  */
 #include "cmd.h"
 #include "common.h"
 #include "draw.h"
 #include "opt.h"
+#include "order.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -35,23 +45,51 @@
 /* border objects drawn per suspect with --svg */
 #define SVG_BORDER 12
 
+/* the default --min-share, in percent */
+#define MIN_SHARE_DEFAULT 1.0
+
 static struct leaks_args {
 	const char *format, *svg;
 	unsigned long long top, sites;
-	int strict, quiet, no_generation;
+	double min_share; /* percent */
+	int strict, quiet, no_generation, skip_weak, force;
 } A;
+
+/* --min-share PCT: a percentage, 0 to 100, with or without '%' */
+static const char *parse_share(const char *arg, void *target)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && *end == '%')
+		end++;
+	if (end == arg || *end || errno || !(v >= 0 && v <= 100))
+		return "--min-share takes a percentage from 0 to 100";
+	*(double *)target = v;
+	return NULL;
+}
 
 static const struct cli_opt opts[] = {
 	OPT_UINT('n', "top", "N", &A.top, "suspects to report (default 5)"),
+	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, parse_share,
+		     "fold the groups under PCT% of the leak into one line "
+		     "(default 1; 0 shows every group)"),
 	OPT_UINT(0, "sites", "N",
 		 &A.sites, "allocation sites per suspect (default 5)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
-		   "text (default) or json (one document)"),
+		   "text (default), json (one document) or tsv"),
 	OPT_STRING(0, "svg", "DIR", &A.svg,
 		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
 	OPT_FLAG(0, "no-generation", &A.no_generation,
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
+	OPT_FLAG(0, "skip-weak", &A.skip_weak,
+		 "weak references (WeakMap, WeakKeyMap, WeakRef) hold nothing: "
+		 "no holder, no path through them"),
+	OPT_FLAG(0, "force", &A.force,
+		 "compare dumps that seem to be in the wrong order"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
@@ -60,9 +98,10 @@ static const struct cli_opt opts[] = {
 static const struct cli_cmd_info info = {
 	COMMAND_NAME, "[options] BEFORE AFTER [LATER]",
 	"Find what leaks between dumps: the new objects of AFTER (with LATER,\n"
-	"those still alive in LATER), grouped by the old objects that hold\n"
-	"them; the few holders with the most growth, each with its retention\n"
-	"path from a GC root, the classes it holds and their allocation sites.",
+	"those still alive in LATER, as LATER holds them), grouped by the old\n"
+	"objects that hold them; the few holders with the most growth, each\n"
+	"with its retention path from a GC root, the classes it holds and\n"
+	"their allocation sites.",
 	opts
 };
 
@@ -84,12 +123,17 @@ struct report {
 	hd_store *s[3];
 	struct cli_input in[3];
 	int nin;
+	int at;              /* the dump whose graph is examined: AFTER or
+				LATER */
 	hd_diff_result *d;
-	const hd_nodes *leak;
+	const hd_nodes *leak; /* node ids of s[at] */
 	uint64_t leak_mem;
 	hd_interface *x;
 	struct suspect *sus;
 	size_t nsus, shown;
+	size_t more;         /* groups above the minimum share not shown */
+	hd_share_fold fold;  /* groups under it */
+	uint64_t folded_count;
 	uint64_t border_total;
 };
 
@@ -208,7 +252,7 @@ static int new_stats(hd_stats **st, const char *keys, hd_error *err)
 static int describe(struct report *r, struct suspect *sp, unsigned char *isnew,
 		    unsigned char *seen, hd_error *err)
 {
-	const hd_store *s = r->s[1];
+	const hd_store *s = r->s[r->at];
 	size_t nb, i, head = 0;
 	const hd_border *b = hd_interface_diff_border(r->x, &nb);
 	hd_nodes q = { NULL, 0, 0 };
@@ -260,7 +304,7 @@ out:
 
 static int describe_all(struct report *r, hd_error *err)
 {
-	const hd_store *s = r->s[1];
+	const hd_store *s = r->s[r->at];
 	size_t bytes = (size_t)hd_store_node_count(s) / 8 + 1, i;
 	unsigned char *isnew = calloc(bytes, 1), *seen = calloc(bytes, 1);
 	hd_reach *reach = NULL;
@@ -273,7 +317,8 @@ static int describe_all(struct report *r, hd_error *err)
 
 		isnew[v / 8] |= (unsigned char)(1u << (v % 8));
 	}
-	if ((rc = hd_reach_new(&reach, s, 0, err)))
+	if ((rc = hd_reach_new(&reach, s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+			       err)))
 		goto out;
 	for (i = 0; i < r->shown; i++) {
 		struct suspect *sp = &r->sus[i];
@@ -339,7 +384,7 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 
 static void print_text(const struct report *r)
 {
-	const hd_store *s = r->s[1];
+	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
 	char a[32], b[32], c[32];
 	size_t i, k;
@@ -356,12 +401,12 @@ static void print_text(const struct report *r)
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)));
 	if (d->has_later)
 		printf("%-9s %s objects, %s still alive in later\n", "leaked",
-		       cli_commas(d->retained.n, a, sizeof(a)),
-		       cli_human_bytes(d->retained_memsize, b, sizeof(b)));
+		       cli_commas(r->leak->n, a, sizeof(a)),
+		       cli_human_bytes(r->leak_mem, b, sizeof(b)));
 	printf("%-9s %s new objects held by old ones or roots, "
 	       "in %zu group(s) by holder\n", "border",
 	       cli_commas(r->border_total, a, sizeof(a)), r->nsus);
-	if (!r->shown) {
+	if (!r->nsus) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
 		return;
@@ -416,9 +461,16 @@ static void print_text(const struct report *r)
 		printf("  allocation sites of what it keeps alive:\n");
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 	}
-	if (r->nsus > r->shown)
-		printf("\n(%zu more groups: --top N shows more)\n",
-		       r->nsus - r->shown);
+	if (r->more)
+		printf("\n(%zu more groups: --top N shows more)\n", r->more);
+	if (r->fold.folded)
+		printf("\n%zu more group%s under %g%% each: %s objects, %s, "
+		       "%.1f%% of the %s (--min-share 0 shows them)\n",
+		       r->fold.folded, r->fold.folded == 1 ? "" : "s",
+		       A.min_share, cli_commas(r->folded_count, a, sizeof(a)),
+		       cli_human_bytes(r->fold.folded_size, b, sizeof(b)),
+		       pct(r->fold.folded_size, r->leak_mem),
+		       d->has_later ? "leak" : "growth");
 }
 
 static void json_rows(hd_stats *st, size_t max, const char *k0,
@@ -445,7 +497,7 @@ static void json_rows(hd_stats *st, size_t max, const char *k0,
 
 static void print_json(const struct report *r)
 {
-	const hd_store *s = r->s[1];
+	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
 	size_t i, k;
 	int j;
@@ -459,9 +511,16 @@ static void print_json(const struct report *r)
 	       d->added.n, (unsigned long long)d->added_memsize);
 	if (d->has_later)
 		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
-		       d->retained.n, (unsigned long long)d->retained_memsize);
-	printf(",\"border\":%llu,\"groups\":%zu,\"suspects\":[",
-	       (unsigned long long)r->border_total, r->nsus);
+		       r->leak->n, (unsigned long long)r->leak_mem);
+	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
+	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
+	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
+	       "\"share\":%.4f},\"suspects\":[",
+	       (unsigned long long)r->border_total, r->nsus,
+	       A.min_share / 100.0, r->more, r->fold.folded,
+	       (unsigned long long)r->folded_count,
+	       (unsigned long long)r->fold.folded_size,
+	       pct(r->fold.folded_size, r->leak_mem) / 100.0);
 	for (i = 0; i < r->shown; i++) {
 		const struct suspect *sp = &r->sus[i];
 
@@ -508,6 +567,77 @@ static void print_json(const struct report *r)
 	printf("]}\n");
 }
 
+/* a value of a TSV line: tabs and line breaks become spaces */
+static void tsv_str(const char *p)
+{
+	for (; *p; p++)
+		putchar(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+}
+
+/*
+ * total<TAB>name<TAB>value lines, then one line a suspect:
+ * suspect, rank, holder address, holder class (or "-" and the first
+ * border object's), border_count, retained_count, retained_memsize,
+ * share, keepalive_count, keepalive_memsize, path ("root -> Class ->
+ * ...", or "-"); then "more" and "folded" lines.
+ */
+static void print_tsv(const struct report *r)
+{
+	static const char *const side[3] = { "before", "after", "later" };
+	const hd_store *s = r->s[r->at];
+	const hd_diff_result *d = r->d;
+	char cls[256];
+	size_t i, k;
+	int j;
+
+	for (j = 0; j < r->nin; j++)
+		printf("total\tobjects_%s\t%llu\n", side[j],
+		       (unsigned long long)d->objects[j]);
+	printf("total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
+	       (unsigned long long)d->added_memsize);
+	if (d->has_later)
+		printf("total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
+		       r->leak->n, (unsigned long long)r->leak_mem);
+	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
+	       "total\tmin_share\t%.4f\n",
+	       (unsigned long long)r->border_total, r->nsus,
+	       A.min_share / 100.0);
+	for (i = 0; i < r->shown; i++) {
+		const struct suspect *sp = &r->sus[i];
+		hd_node_id v = sp->holder != HD_NODE_NONE ? sp->holder :
+							   sp->first;
+
+		cli_node_class(s, v, cls, sizeof(cls));
+		printf("suspect\t%zu\t0x%llx\t", i + 1,
+		       (unsigned long long)hd_store_address(s, v));
+		tsv_str(cls);
+		printf("\t%llu\t%llu\t%llu\t%.4f\t%llu\t%llu\t",
+		       (unsigned long long)sp->nborder,
+		       (unsigned long long)sp->rcount,
+		       (unsigned long long)sp->rmem,
+		       pct(sp->rmem, r->leak_mem) / 100.0,
+		       (unsigned long long)sp->kcount,
+		       (unsigned long long)sp->kmem);
+		if (sp->has_path) {
+			tsv_str(hd_store_root_name(s, sp->path.root));
+			for (k = 0; k < sp->path.n; k++) {
+				cli_node_class(s, sp->path.nodes[k], cls,
+					       sizeof(cls));
+				printf(" -> ");
+				tsv_str(cls);
+			}
+		} else {
+			putchar('-');
+		}
+		putchar('\n');
+	}
+	printf("more\t%zu\n", r->more);
+	printf("folded\t%zu\t%llu\t%llu\t%.4f\n", r->fold.folded,
+	       (unsigned long long)r->folded_count,
+	       (unsigned long long)r->fold.folded_size,
+	       pct(r->fold.folded_size, r->leak_mem) / 100.0);
+}
+
 /* ---- pictures ---- */
 
 static int svg_one(const struct report *r, const struct suspect *sp,
@@ -536,7 +666,7 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 			set.ids[k++] = set.ids[i];
 	set.n = k;
 	eo.flags = HD_EXPORT_COLLAPSE;
-	if (hd_export_new(&x, r->s[1], &set, &eo, &err)) {
+	if (hd_export_new(&x, r->s[r->at], &set, &eo, &err)) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
@@ -545,7 +675,7 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 	if (!(path = malloc(strlen(A.svg) + 32)))
 		goto oom;
 	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
-	rc = cli_render_dot(m.p, "svg", path, r->in[1].path);
+	rc = cli_render_dot(m.p, "svg", path, r->in[r->at].path);
 	goto out;
 oom:
 	cli_error("out of memory");
@@ -602,12 +732,15 @@ int cmd_leaks(int argc, char **argv)
 	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
 	struct report r;
 	hd_error err = { 0 };
-	int rc, first, k, json = 0, nstdin = 0;
+	uint64_t *sizes = NULL;
+	size_t i;
+	int rc, first, k, fmt = 0, nstdin = 0;
 
 	memset(&A, 0, sizeof(A));
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
 	A.sites = 5;
+	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	r.nin = argc - first;
@@ -619,7 +752,9 @@ int cmd_leaks(int argc, char **argv)
 	if (nstdin > 1)
 		return cli_usage_error(&info, "only one input can be '-'");
 	if (A.format && strcmp(A.format, "json") == 0)
-		json = 1;
+		fmt = 1;
+	else if (A.format && strcmp(A.format, "tsv") == 0)
+		fmt = 2;
 	else if (A.format && strcmp(A.format, "text") != 0)
 		return cli_usage_error(&info, "unknown format '%s'", A.format);
 	if (!A.top)
@@ -632,33 +767,53 @@ int cmd_leaks(int argc, char **argv)
 		    (rc = cli_open_store(&r.in[k], &r.s[k])))
 			goto out;
 	}
+	if ((rc = cli_check_order(r.s, r.in, (size_t)r.nin, A.force)))
+		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(r.s[0], r.s[1], r.s[2], &dopt, &r.d, &err)) ||
-	    (r.leak = r.d->has_later ? &r.d->retained : &r.d->added,
-	     r.leak_mem = r.d->has_later ? r.d->retained_memsize :
-					   r.d->added_memsize,
-	     rc = hd_interface_with(&r.x, r.s[1], r.leak, &err))) {
+	if ((rc = hd_diff(r.s[0], r.s[1], r.s[2], &dopt, &r.d, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	if ((rc = group(&r))) {
+	/* with LATER, the leak as LATER holds it */
+	r.at = r.d->has_later ? 2 : 1;
+	r.leak = r.d->has_later ? &r.d->retained_later : &r.d->added;
+	r.leak_mem = r.d->has_later ? r.d->retained_later_memsize :
+				      r.d->added_memsize;
+	if ((rc = hd_interface_with_flags(&r.x, r.s[r.at], r.leak,
+					  A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+					  &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if ((rc = group(&r)) ||
+	    !(sizes = malloc((r.nsus ? r.nsus : 1) * sizeof(*sizes)))) {
 		cli_error("out of memory");
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	r.shown = r.nsus < A.top ? r.nsus : (size_t)A.top;
+	for (i = 0; i < r.nsus; i++)
+		sizes[i] = r.sus[i].rmem;
+	hd_fold_shares(sizes, r.nsus, r.leak_mem, A.min_share / 100.0,
+		       &r.fold);
+	for (i = r.fold.kept; i < r.nsus; i++)
+		r.folded_count += r.sus[i].rcount;
+	r.shown = r.fold.kept < A.top ? r.fold.kept : (size_t)A.top;
+	r.more = r.fold.kept - r.shown;
 	if ((rc = describe_all(&r, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	if (json)
+	if (fmt == 1)
 		print_json(&r);
+	else if (fmt == 2)
+		print_tsv(&r);
 	else
 		print_text(&r);
 	if (A.svg)
 		rc = svg_all(&r);
 out:
+	free(sizes);
 	report_free(&r);
 	return rc;
 }

@@ -80,8 +80,16 @@ static int feed_dump(hd_stats *st, struct cli_input *in)
 	uint64_t n = 0;
 	int rc;
 
-	if ((rc = hd_reader_open(&r, in->path, &ro, &err)))
+	if ((rc = hd_reader_open(&r, in->path, &ro, &err))) {
+		if (rc == HD_ENOTDUMP && strcmp(in->path, "-") == 0) {
+			cli_input_done(in);
+			cli_lib_error(&err);
+			cli_error("a store is read from its path: heapdump "
+				  "stats STORE");
+			return EXIT_FAIL;
+		}
 		goto out;
+	}
 	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = hd_stats_add(st, rec, &err)))
 			goto out;
@@ -144,9 +152,11 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	printf("%-12s %s\n", "dump", path);
 	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
-	printf("%-12s %s (%s bytes)\n", "memsize",
+	printf("%-12s %s (%s bytes)%s\n", "memsize",
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
-	       cli_commas(t->memsize, b, sizeof(b)));
+	       cli_commas(t->memsize, b, sizeof(b)),
+	       t->saturated ? ", saturated: the memsizes add up to 2^64-1 "
+			      "bytes or more, every sum stops there" : "");
 	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
 	printf("%-12s %s in %llu %s%s\n", "roots",
 	       cli_commas(t->roots, a, sizeof(a)),
@@ -209,9 +219,10 @@ static void print_totals_json(const hd_stats_totals *t, const char *path)
 		       (unsigned long long)t->gen_max);
 	else
 		printf("\"generations\":null,");
-	printf("\"excluded\":%llu,\"excluded_memsize\":%llu}",
+	printf("\"excluded\":%llu,\"excluded_memsize\":%llu%s}",
 	       (unsigned long long)t->excluded,
-	       (unsigned long long)t->excluded_memsize);
+	       (unsigned long long)t->excluded_memsize,
+	       t->saturated ? ",\"memsize_saturated\":true" : "");
 }
 
 static void print_table_json(const hd_stats_options *o, unsigned g,
@@ -249,6 +260,8 @@ static void print_totals_tsv(const hd_stats_totals *t)
 	printf("total\tshapes\t%llu\n", (unsigned long long)t->shapes);
 	printf("total\ttraced\t%llu\n", (unsigned long long)t->traced);
 	printf("total\texcluded\t%llu\n", (unsigned long long)t->excluded);
+	if (t->saturated)
+		printf("total\tmemsize_saturated\t1\n");
 }
 
 static void print_table_tsv(const char *name, const hd_stats_row *rows,
@@ -307,7 +320,10 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			if (!in_namespace(&rows[i], s, len))
 				continue;
 			cnt += rows[i].count;
-			mem += rows[i].memsize;
+			/* saturated, as the library's sums */
+			mem = rows[i].memsize > UINT64_MAX - mem ?
+				      UINT64_MAX :
+				      mem + rows[i].memsize;
 		}
 		if (fmt == FMT_TEXT) {
 			printf("%12s %15s  %.*s (total)\n",

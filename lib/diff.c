@@ -335,11 +335,12 @@ static int cmp_keyed(const void *a, const void *b)
  * id) is matched directly; with tracing, the objects of LATER that the
  * generation rule calls old but that are at no matching address were
  * moved by compaction: they are paired with the unmatched new objects
- * of AFTER by (generation, type, class, site), one for one.
+ * of AFTER by (generation, type, class, site), one for one. in_later[]
+ * receives, for each object marked, its node in LATER.
  */
 static int find_retained(struct pair *pr, const unsigned char *match,
-			 unsigned char *alive, uint64_t G_before,
-			 hd_diff_result *res)
+			 unsigned char *alive, hd_node_id *in_later,
+			 uint64_t G_before, hd_diff_result *res)
 {
 	const hd_store *A = pr->p->s, *L = pr->q->s;
 	struct keyed *ka = NULL, *kl = NULL;
@@ -361,6 +362,7 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 		if (via != HD_NODE_NONE) {
 			if (HD_MATCH_IS_NEW(match[via]) && !alive[via]) {
 				alive[via] = 1;
+				in_later[via] = l;
 				if (m == HD_MATCH_OLD_UNCERTAIN ||
 				    m == HD_MATCH_OLD_PARTIAL)
 					alive[via] = 2;
@@ -399,6 +401,7 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 				j++;
 			} else {
 				alive[ka[i].id] = 3;
+				in_later[ka[i].id] = kl[j].id;
 				res->retained_moved++;
 				i++;
 				j++;
@@ -414,6 +417,13 @@ out:
 	return rc;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* ---- the diff ---- */
 
 void hd_diff_result_free(hd_diff_result *r)
@@ -422,6 +432,7 @@ void hd_diff_result_free(hd_diff_result *r)
 		return;
 	hd_nodes_free(&r->added);
 	hd_nodes_free(&r->retained);
+	hd_nodes_free(&r->retained_later);
 	hd__free(r->match, r->nmatch ? r->nmatch : 1);
 	hd__free(r, sizeof(*r));
 }
@@ -435,6 +446,7 @@ int hd_diff(const hd_store *before, const hd_store *after,
 	struct pair *pr = NULL;
 	hd_diff_result *res = NULL;
 	unsigned char *alive = NULL;
+	hd_node_id *in_later = NULL;
 	hd_node_id q, p, j = 0, via;
 	int rc = 0, k, nsides = later ? 3 : 2;
 
@@ -515,21 +527,32 @@ int hd_diff(const hd_store *before, const hd_store *after,
 
 	if (later) {
 		alive = hd__calloc(sd[1].n ? sd[1].n : 1, 1);
-		if (!alive)
+		in_later = hd__array_alloc(sd[1].n ? sd[1].n : 1,
+					   sizeof(*in_later));
+		if (!alive || !in_later)
 			goto nomem;
 		pair_init(pr, &sd[1], &sd[2], opts->flags);
-		if (find_retained(pr, res->match, alive, sd[0].gen_max, res))
+		if (find_retained(pr, res->match, alive, in_later,
+				  sd[0].gen_max, res))
 			goto nomem;
 		for (q = 0; q < res->added.n; q++) {
 			hd_node_id id = res->added.ids[q];
 
 			if (!alive[id])
 				continue;
-			if (push(&res->retained, id))
+			if (push(&res->retained, id) ||
+			    push(&res->retained_later, in_later[id]))
 				goto nomem;
 			res->retained_memsize += hd_store_memsize(after, id);
+			res->retained_later_memsize +=
+				hd_store_memsize(later, in_later[id]);
 			res->retained_uncertain += alive[id] == 2;
 		}
+		/* one LATER node per object (find_retained pairs one for
+		 * one), in address order but for the moved ones */
+		if (res->retained_later.n)
+			qsort(res->retained_later.ids, res->retained_later.n,
+			      sizeof(*res->retained_later.ids), cmp_id);
 	}
 	goto out;
 nomem:
@@ -538,11 +561,172 @@ out:
 	for (k = 0; k < 3; k++)
 		side_free(&sd[k]);
 	hd__free(alive, sd[1].n ? sd[1].n : 1);
+	hd__free(in_later, (size_t)(sd[1].n ? sd[1].n : 1) * sizeof(*in_later));
 	hd__free(pr, sizeof(*pr));
 	if (rc) {
 		hd_diff_result_free(res);
 		return rc;
 	}
 	*out = res;
+	return 0;
+}
+
+/* ---- one set of AFTER followed into LATER ---- */
+
+int hd_diff_follow(const hd_store *after, const hd_store *later,
+		   const hd_nodes *set, const hd_diff_options *opts,
+		   hd_nodes *out, hd_error *err)
+{
+	static const hd_diff_options defaults = HD_DIFF_OPTIONS_INIT;
+	struct side sd[2];
+	struct pair *pr = NULL;
+	hd_diff_result dummy;
+	unsigned char *match = NULL, *alive = NULL;
+	hd_node_id *in_later = NULL;
+	uint64_t gmin = UINT64_MAX;
+	size_t i, na;
+	int rc = 0, k;
+
+	HD_ASSERT_ARG(after && later && set && out &&
+		      (set->ids || !set->n));
+	if (!opts)
+		opts = &defaults;
+	HD_ASSERT_ARG(opts->version == HD_DIFF_OPTIONS_VERSION);
+	memset(out, 0, sizeof(*out));
+	memset(sd, 0, sizeof(sd));
+	memset(&dummy, 0, sizeof(dummy));
+	side_init(&sd[0], after);
+	side_init(&sd[1], later);
+	for (i = 0; i < set->n; i++)
+		if (set->ids[i] >= sd[0].n ||
+		    (i && set->ids[i] <= set->ids[i - 1]))
+			return hd__error(err, HD_EINVAL,
+					 "the objects are not an ascending "
+					 "set of nodes of the store");
+	na = sd[0].n ? sd[0].n : 1;
+	if (!(opts->flags & HD_DIFF_NO_OBJECT_ID) && sd[0].int_flags &&
+	    sd[1].int_flags) {
+		for (k = 0; k < 2; k++)
+			if ((rc = load_oids(&sd[k], &opts->read, err)))
+				goto out;
+		if (sd[0].oid && sd[1].oid && index_oids(&sd[0]))
+			goto nomem;
+	}
+	pr = hd__malloc(sizeof(*pr));
+	match = hd__calloc(na, 1);
+	alive = hd__calloc(na, 1);
+	in_later = hd__array_alloc(na, sizeof(*in_later));
+	if (!pr || !match || !alive || !in_later)
+		goto nomem;
+	for (i = 0; i < set->n; i++) {
+		uint64_t g = hd_store_generation(after, set->ids[i]);
+
+		match[set->ids[i]] = HD_MATCH_NEW_ABSENT;
+		if (g != UINT64_MAX && g < gmin)
+			gmin = g;
+	}
+	pair_init(pr, &sd[0], &sd[1], opts->flags);
+	/* moved objects: those of LATER from the set's oldest generation on */
+	if (find_retained(pr, match, alive, in_later,
+			  gmin == UINT64_MAX ? 0 : gmin, &dummy))
+		goto nomem;
+	for (i = 0; i < set->n; i++)
+		if (alive[set->ids[i]] &&
+		    push(out, in_later[set->ids[i]]))
+			goto nomem;
+	if (out->n)
+		qsort(out->ids, out->n, sizeof(*out->ids), cmp_id);
+	goto out;
+nomem:
+	rc = hd__error(err, HD_ENOMEM, "out of memory");
+out:
+	for (k = 0; k < 2; k++)
+		side_free(&sd[k]);
+	hd__free(match, na);
+	hd__free(alive, na);
+	hd__free(in_later, na * sizeof(*in_later));
+	hd__free(pr, sizeof(*pr));
+	if (rc)
+		hd_nodes_free(out);
+	return rc;
+}
+
+/* ---- order and identity of a sequence of dumps ---- */
+
+/* Addresses both stores have: a merge of the two ascending columns. */
+static uint64_t shared_addresses(const hd_store *p, const hd_store *q)
+{
+	uint32_t np = hd_store_node_count(p), nq = hd_store_node_count(q);
+	uint32_t i = 0, j = 0;
+	uint64_t n = 0;
+
+	while (i < np && j < nq) {
+		uint64_t a = hd_store_address(p, i), b = hd_store_address(q, j);
+
+		if (a < b) {
+			i++;
+		} else if (a > b) {
+			j++;
+		} else {
+			n++;
+			i++;
+			j++;
+		}
+	}
+	return n;
+}
+
+/* under a tenth of the smaller dump, of dumps of 1,000 objects or more */
+#define FEW_SHARED_MIN_OBJECTS 1000
+#define FEW_SHARED_FRACTION 10
+
+int hd_order_check(const hd_store *const *stores,
+		   const hd_dump_origin *origins, size_t n,
+		   hd_order_pair *pairs, hd_error *err)
+{
+	static const hd_dump_origin unknown = { 0, 0 };
+	struct side sd[2];
+	size_t k;
+
+	(void)err;
+	HD_ASSERT_ARG(stores && pairs && n >= 2);
+	for (k = 0; k < n; k++)
+		HD_ASSERT_ARG(stores[k] != NULL);
+	for (k = 0; k + 1 < n; k++) {
+		hd_order_pair *op = &pairs[k];
+		uint64_t small;
+		int i, one_process;
+
+		memset(op, 0, sizeof(*op));
+		for (i = 0; i < 2; i++) {
+			side_init(&sd[i], stores[k + i]);
+			op->traced[i] = sd[i].traced;
+			op->generation[i] = sd[i].traced ? sd[i].gen_max : 0;
+			op->objects[i] = sd[i].n;
+			op->origin[i] = origins ? origins[k + i] : unknown;
+		}
+		op->shared = shared_addresses(stores[k], stores[k + 1]);
+		small = op->objects[0] < op->objects[1] ? op->objects[0] :
+							  op->objects[1];
+		if (small >= FEW_SHARED_MIN_OBJECTS &&
+		    op->shared * FEW_SHARED_FRACTION < small)
+			op->flags |= HD_ORDER_FEW_SHARED;
+		if (op->origin[0].pid && op->origin[1].pid &&
+		    op->origin[0].pid != op->origin[1].pid)
+			op->flags |= HD_ORDER_OTHER_PROCESS;
+		one_process = !(op->flags & (HD_ORDER_FEW_SHARED |
+					     HD_ORDER_OTHER_PROCESS));
+		if (op->traced[0] && op->traced[1] &&
+		    op->generation[1] < op->generation[0])
+			op->flags |= HD_ORDER_GENERATION_BACKWARDS;
+		if (op->origin[0].time_us && op->origin[1].time_us &&
+		    op->origin[1].time_us < op->origin[0].time_us &&
+		    !(op->flags & HD_ORDER_OTHER_PROCESS))
+			op->flags |= HD_ORDER_TIME_BACKWARDS;
+		if (one_process &&
+		    op->flags & (HD_ORDER_GENERATION_BACKWARDS |
+				 HD_ORDER_TIME_BACKWARDS))
+			op->flags |= HD_ORDER_REVERSED;
+	}
 	return 0;
 }

@@ -31,6 +31,8 @@ const char *hd_strerror(int code)
 		return "limit exceeded";
 	case HD_ESTALE:
 		return "source dump changed since indexing";
+	case HD_ENOTDUMP:
+		return "not a heap dump";
 	case HD_ITEROVER:
 		return "end of iteration";
 	default:

@@ -62,6 +62,7 @@ typedef enum hd_errcode {
 	HD_EINVAL = -7,   /**< an invalid argument */
 	HD_ELIMIT = -8,   /**< the input exceeds a documented limit */
 	HD_ESTALE = -9,   /**< a store's source dump changed since indexing */
+	HD_ENOTDUMP = -10,/**< the input is not a heap dump (hd_reader_next) */
 	HD_ITEROVER = -31 /**< an iteration has no more items (not an error) */
 } hd_errcode;
 
@@ -281,6 +282,10 @@ HD_API size_t hd_json_unescape(char *dst, const char *src, size_t len);
 
 /** Reader option flags. */
 #define HD_READ_STRICT (1u << 0) /**< fail at the first invalid line */
+/** An input without any record line (empty, or blank lines only) is not
+ * an error: for files that may rightly hold no record, such as a
+ * selection written by another command (hd_select's "from"). */
+#define HD_READ_ALLOW_EMPTY (1u << 1)
 
 /** A problem found in the input, as passed to hd_read_options.problem. */
 typedef struct hd_problem {
@@ -324,18 +329,20 @@ typedef struct hd_reader hd_reader;
 
 /**
  * Opens a dump for reading: a file path, or "-" for standard input.
- * gzip-compressed input is detected by its magic bytes.
+ * gzip-compressed input is detected by its magic bytes (zero bytes after
+ * the last gzip member are padding, as for gzip).
  * @param out receives the reader
  * @param path the dump, or "-"
  * @param opts NULL for defaults
- * @return 0, HD_EIO (cannot open), HD_ENOMEM, HD_EINVAL
+ * @return 0, HD_EIO (cannot open), HD_ENOMEM, HD_EINVAL, HD_ENOTDUMP (the
+ *         input starts with a store's magic number)
  */
 HD_API int hd_reader_open(hd_reader **out, const char *path,
 			  const hd_read_options *opts, hd_error *err);
 
 /**
  * Opens a reader over a memory buffer, which must outlive the reader.
- * @return 0, HD_ENOMEM, HD_EINVAL
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_ENOTDUMP (a store's bytes)
  */
 HD_API int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 			      const hd_read_options *opts, hd_error *err);
@@ -343,11 +350,21 @@ HD_API int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 /**
  * Reads the next record. Invalid lines are repaired or skipped and
  * reported through opts->problem; with HD_READ_STRICT the first one fails
- * the read instead.
+ * the read instead. A record without an address is an invalid line; a
+ * number out of its field's range is saturated and the line reported as
+ * repaired (a generation of 2^64-1 or more is dropped instead).
+ *
+ * An input that is not a heap dump fails with HD_ENOTDUMP, in both modes,
+ * and "NAME: not a heap dump (...)" citing its first skipped line (err->line,
+ * err->offset): at once when its first 32 non-blank lines are all skipped;
+ * at its end when it gave no record at all (an empty input too, unless
+ * HD_READ_ALLOW_EMPTY), or fewer records than skipped lines. The lines
+ * skipped before the first record reach opts->problem only once a record
+ * has come.
  * @param out receives a record borrowed until the next call
  * @return 0, HD_ITEROVER at the end, HD_EPARSE (strict mode: err->line,
- *         err->column and err->offset say where), HD_EIO, HD_ENOMEM,
- *         HD_ELIMIT (a line over 4 GiB)
+ *         err->column and err->offset say where), HD_ENOTDUMP, HD_EIO,
+ *         HD_ENOMEM, HD_ELIMIT (a line over 4 GiB)
  */
 HD_API int hd_reader_next(hd_reader *r, const hd_record **out,
 			  hd_error *err);
@@ -387,8 +404,8 @@ typedef struct hd_index_options {
  * Reads a dump and builds its store in memory.
  * @param out receives the store
  * @param dump_path the dump (or "-")
- * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOMEM, HD_ELIMIT,
- *         HD_EINVAL (unknown options version)
+ * @return 0, HD_EIO, HD_EPARSE (strict mode), HD_ENOTDUMP, HD_ENOMEM,
+ *         HD_ELIMIT, HD_EINVAL (unknown options version)
  */
 HD_API int hd_store_build(hd_store **out, const char *dump_path,
 			  const hd_index_options *opts, hd_error *err);
@@ -608,6 +625,9 @@ typedef struct hd_stats_totals {
 	uint64_t excluded;      /**< tracer and dumper objects left out */
 	uint64_t excluded_memsize;
 	uint32_t features;      /**< HD_FEAT_ bits */
+	/** 1 when a memsize sum (a total or a row) reached UINT64_MAX: it
+	 * stopped there instead of wrapping, so it is a lower bound */
+	uint32_t saturated;
 } hd_stats_totals;
 
 /** A result row; strings are borrowed from the hd_stats. */
@@ -945,6 +965,34 @@ typedef struct hd_interface hd_interface;
 HD_API int hd_interface_with(hd_interface **out, const hd_store *s,
 			     const hd_nodes *diff, hd_error *err);
 
+/**
+ * hd_interface_with() with flags: HD_ROOTS_SKIP_WEAK (weak references
+ * hold nothing: an old weak object is no holder, and the references of a
+ * new one are not followed; the objects are recognised as by
+ * hd_reach_new()), or 0, which is hd_interface_with().
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_interface_with_flags(hd_interface **out, const hd_store *s,
+				   const hd_nodes *diff, unsigned flags,
+				   hd_error *err);
+
+/** Groups below a minimum share, folded into one (hd_fold_shares()). */
+typedef struct hd_share_fold {
+	size_t kept;          /**< groups at or above the minimum share */
+	size_t folded;        /**< groups below it, after the kept ones */
+	uint64_t folded_size; /**< the sum of their sizes */
+} hd_share_fold;
+
+/**
+ * Of n groups sorted by descending size, those whose share of whole
+ * (size / whole) is at least min_share (0 to 1) are kept; the rest, the
+ * tail, is folded into one count and one sum. min_share 0 keeps all; a
+ * whole of 0 keeps all. Sizes out of order: a group at or above the
+ * share after a smaller one is folded with the tail.
+ */
+HD_API void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
+			   double min_share, hd_share_fold *out);
+
 /** The diff border, by ascending node id; *n_out receives the count.
  * Borrowed from x. */
 HD_API const hd_border *hd_interface_diff_border(const hd_interface *x,
@@ -1153,6 +1201,12 @@ typedef struct hd_diff_result {
 	uint64_t by_match[HD_MATCH__COUNT]; /**< AFTER objects per verdict */
 	unsigned char *match; /**< per AFTER node: its HD_MATCH_ verdict */
 	size_t nmatch;
+	/** With LATER: the objects of retained as LATER has them (node ids
+	 * of LATER, ascending; a moved object at its new address), and their
+	 * memsize in LATER: the leak as LATER holds it, for the border, the
+	 * holders and the paths of a three-dump report. Else empty. */
+	hd_nodes retained_later;
+	uint64_t retained_later_memsize;
 } hd_diff_result;
 
 /**
@@ -1170,11 +1224,79 @@ HD_API int hd_diff(const hd_store *before, const hd_store *after,
 		   const hd_store *later, const hd_diff_options *opts,
 		   hd_diff_result **out, hd_error *err);
 
+/**
+ * Which objects of set (node ids of AFTER, ascending) are still alive in
+ * LATER, by the rules hd_diff() applies from AFTER to LATER (object id,
+ * address and fingerprint or generation, moved objects paired by
+ * generation, type, class and site), as node ids of LATER (ascending):
+ * a set of new objects taken as LATER holds it.
+ * @param opts NULL for defaults (flags HD_DIFF_NO_GENERATION,
+ *        HD_DIFF_NO_OBJECT_ID apply)
+ * @param out receives the set; free it with hd_nodes_free
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (as hd_diff())
+ */
+HD_API int hd_diff_follow(const hd_store *after, const hd_store *later,
+			  const hd_nodes *set, const hd_diff_options *opts,
+			  hd_nodes *out, hd_error *err);
+
 /** A verdict's name ("new: generation above G"). */
 HD_API const char *hd_match_name(int match);
 
 /** Frees a result. NULL is a no-op. */
 HD_API void hd_diff_result_free(hd_diff_result *r);
+
+/*
+ * Are dumps given in the order they were taken, and of one process? What
+ * a dump can tell (the newest allocation generation, the addresses) and
+ * what a caller may know besides (the heapdump gem's sidecar: pid and
+ * time) is compared pair by pair, each dump with the next.
+ */
+
+/** What is known of a dump besides the dump itself (zeros: unknown). */
+typedef struct hd_dump_origin {
+	uint64_t pid;     /**< the process id */
+	int64_t time_us;  /**< when the dump began: microseconds since the
+			       epoch (UTC) */
+} hd_dump_origin;
+
+/* hd_order_pair.flags */
+/** Both traced, and the newer dump's newest generation is below the
+ * older one's: GC.count never goes back in a process, so the newer dump
+ * was most likely taken first (or nothing allocated since the older dump
+ * is alive in the newer one, and the diff is empty anyway). */
+#define HD_ORDER_GENERATION_BACKWARDS (1u << 0)
+/** Both times known, of one process, and the newer dump's is earlier. */
+#define HD_ORDER_TIME_BACKWARDS (1u << 1)
+/** Both pids known, and they differ. */
+#define HD_ORDER_OTHER_PROCESS (1u << 2)
+/** Almost no address in common (under a tenth of the smaller dump's, of
+ * dumps of 1,000 objects or more): dumps of two processes, or a
+ * compaction moved nearly everything in between. */
+#define HD_ORDER_FEW_SHARED (1u << 3)
+/** The pair looks like two dumps of one process (neither of the two
+ * above) taken in the reverse order: generation or time backwards. */
+#define HD_ORDER_REVERSED (1u << 4)
+
+/** What hd_order_check() found about one pair of consecutive dumps. */
+typedef struct hd_order_pair {
+	unsigned int flags;       /**< HD_ORDER_ bits */
+	int traced[2];            /**< the dump has traced objects */
+	uint64_t generation[2];   /**< its newest generation, when traced */
+	uint64_t objects[2];      /**< nodes of each */
+	uint64_t shared;          /**< addresses both have */
+	hd_dump_origin origin[2]; /**< as given */
+} hd_order_pair;
+
+/**
+ * Checks that n dumps (n >= 2) are in the order they were taken and of
+ * one process: fills pairs[k] (n - 1 of them) for stores k and k + 1.
+ * Linear in the nodes (addresses are compared by a merge).
+ * @param origins n entries, or NULL when nothing is known besides the dumps
+ * @return 0, HD_EINVAL
+ */
+HD_API int hd_order_check(const hd_store *const *stores,
+			  const hd_dump_origin *origins, size_t n,
+			  hd_order_pair *pairs, hd_error *err);
 
 /* ===================================================================== */
 /* Transforms                                                            */

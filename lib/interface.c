@@ -52,6 +52,7 @@ static void csr_free(struct csr *g)
 struct work {
 	const hd_store *s;
 	const hd_nodes *diff;
+	unsigned char *weak; /* n bits: references not followed, or NULL */
 	uint32_t n;       /* store nodes */
 	uint32_t m;       /* DIFF nodes (local ids 0..m-1 in diff order) */
 	uint32_t *loc;    /* n: node -> local id, or NONE when old */
@@ -79,6 +80,12 @@ struct work {
 #define ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
 #define FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))
 
+/* Does node v hold what it references (not a weak reference skipped)? */
+static int holds(const struct work *w, hd_node_id v)
+{
+	return !w->weak || !(w->weak[v / 8] >> (v % 8) & 1);
+}
+
 /* ---- the DIFF-induced subgraph and the border ---- */
 
 static int build_local(struct work *w)
@@ -99,6 +106,10 @@ static int build_local(struct work *w)
 	memset(w->rv.off, 0, (w->m + 1) * sizeof(*w->rv.off));
 	w->fw.off[0] = 0;
 	for (i = 0; i < w->m; i++) {
+		if (!holds(w, d->ids[i])) {
+			w->fw.off[i + 1] = (uint32_t)e;
+			continue;
+		}
 		hd_store_refs(w->s, d->ids[i], &it);
 		while (hd_edge_iter_next(&it, &t) == 0)
 			if (w->loc[t] != NONE) {
@@ -114,6 +125,8 @@ static int build_local(struct work *w)
 		w->rv.off[i] += w->rv.off[i - 1];
 	e = 0;
 	for (i = 0; i < w->m; i++) {
+		if (!holds(w, d->ids[i]))
+			continue;
 		hd_store_refs(w->s, d->ids[i], &it);
 		while (hd_edge_iter_next(&it, &t) == 0) {
 			uint32_t lt = w->loc[t];
@@ -186,7 +199,7 @@ static int find_border(struct work *w, hd_interface *x)
 		hd_store_referrers(w->s, b.id, &it);
 		prev = HD_NODE_NONE;
 		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (w->loc[r] != NONE || r == prev)
+			if (w->loc[r] != NONE || r == prev || !holds(w, r))
 				continue;
 			prev = r;
 			if (b.holders < HD_BORDER_HOLDERS)
@@ -680,6 +693,7 @@ static void free_condensation(struct work *w)
 
 static void work_free(struct work *w)
 {
+	hd__free(w->weak, (size_t)w->n / 8 + 1);
 	FREE(w->loc, w->n);
 	csr_free(&w->fw);
 	csr_free(&w->rv);
@@ -700,12 +714,20 @@ static void work_free(struct work *w)
 int hd_interface_with(hd_interface **out, const hd_store *s,
 		      const hd_nodes *diff, hd_error *err)
 {
+	return hd_interface_with_flags(out, s, diff, 0, err);
+}
+
+int hd_interface_with_flags(hd_interface **out, const hd_store *s,
+			    const hd_nodes *diff, unsigned flags,
+			    hd_error *err)
+{
 	struct work w;
 	hd_interface *x;
 	size_t i;
 	int rc;
 
-	HD_ASSERT_ARG(out && s && diff && (diff->ids || !diff->n));
+	HD_ASSERT_ARG(out && s && diff && (diff->ids || !diff->n) &&
+		      !(flags & ~HD_ROOTS_SKIP_WEAK));
 	*out = NULL;
 	memset(&w, 0, sizeof(w));
 	w.s = s;
@@ -719,6 +741,10 @@ int hd_interface_with(hd_interface **out, const hd_store *s,
 	w.m = (uint32_t)diff->n;
 	if (!(x = hd__calloc(1, sizeof(*x))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (flags & HD_ROOTS_SKIP_WEAK && !(w.weak = hd__weak_bitmap(s))) {
+		rc = HD_ENOMEM;
+		goto out;
+	}
 	if ((rc = build_local(&w)) || (rc = find_border(&w, x)))
 		goto out;
 	if ((rc = tarjan(&w)) || (rc = condense(&w)) ||
@@ -771,4 +797,22 @@ void hd_interface_free(hd_interface *x)
 	hd__free(x->border, x->border_cap * sizeof(*x->border));
 	hd_nodes_free(&x->self);
 	hd__free(x, sizeof(*x));
+}
+
+void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
+		    double min_share, hd_share_fold *out)
+{
+	size_t i = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (min_share > 0 && whole)
+		while (i < n &&
+		       (double)sizes[i] >= min_share * (double)whole)
+			i++;
+	else
+		i = n;
+	out->kept = i;
+	out->folded = n - i;
+	for (; i < n; i++)
+		out->folded_size += sizes[i];
 }

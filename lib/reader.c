@@ -9,6 +9,7 @@
  * through the problem callback, or, in strict mode, fail the read.
  */
 #include "hd_int.h"
+#include "store_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,10 @@
 #define CHUNK ((size_t)4 << 20)
 #define MAX_LINE ((size_t)1 << 32)  /* 4 GiB */
 #define MAX_JOIN 8                   /* physical lines joined into one */
+/* Not a heap dump: this many skipped lines before any record, or at the
+ * end more skipped lines than records (see hd_reader_next). */
+#define NOT_DUMP_LINES 32
+#define CITE 40                      /* bytes of the cited line */
 
 struct hd_reader {
 	int fd;
@@ -38,6 +43,7 @@ struct hd_reader {
 	int zend;           /* the last gzip member ended cleanly */
 	int zerr;           /* a gzip error held back until its data is read */
 	int gz_cut;         /* 1: stream truncated, not yet reported; 2: done */
+	int zpad;           /* reading the zero padding after the last member */
 	hd_error zerr_info;
 	z_stream zs;
 	unsigned char *zin;
@@ -47,6 +53,16 @@ struct hd_reader {
 	struct hd__scan sc;
 	hd_record rec;
 	hd_error saved;     /* the sticky error */
+	/* problems of the lines before the first record, held back until a
+	 * record shows that the input is a dump */
+	hd_problem held[NOT_DUMP_LINES];
+	unsigned nheld;
+	/* the first skipped line, cited if the input is not a dump */
+	uint64_t bad_line, bad_offset;
+	char bad_text[CITE];
+	size_t bad_len, bad_full;
+	const char *bad_msg;
+	int bad_cut;        /* it was the last line, cut short */
 };
 
 static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
@@ -116,6 +132,28 @@ static int gz_error(hd_reader *r, hd_error *err)
 }
 
 /*
+ * Zero bytes after the last gzip member are padding (tape blocks, some
+ * copy tools), accepted silently as gzip does; anything after them is
+ * not. Returns 1 with a held error on a non-zero byte.
+ */
+static int zero_padding(hd_reader *r)
+{
+	r->zpad = 1;
+	while (r->zs.avail_in && !r->zs.next_in[0]) {
+		r->zs.next_in++;
+		r->zs.avail_in--;
+	}
+	if (!r->zs.avail_in)
+		return 0;
+	r->zerr = hd__error(
+		&r->zerr_info, HD_EPARSE,
+		"data after the zero padding of the gzip stream at "
+		"compressed byte %llu",
+		(unsigned long long)(r->zin_total - r->zs.avail_in));
+	return 1;
+}
+
+/*
  * Appends decompressed bytes at buf + len, up to room bytes. A damaged or
  * truncated stream is reported only after the bytes before the damage
  * have been handed out, so that no readable record is lost.
@@ -143,6 +181,11 @@ static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 			r->zs.next_in = r->zin;
 			r->zs.avail_in = (uInt)n;
 			r->zin_total += n;
+		}
+		if (r->zend && (r->zpad || !r->zs.next_in[0])) {
+			if (zero_padding(r))
+				break;
+			continue;
 		}
 		zrc = inflate(&r->zs, Z_NO_FLUSH);
 		if (zrc == Z_STREAM_END) {
@@ -252,19 +295,138 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 	}
 }
 
+static uint64_t records(const hd_reader *r)
+{
+	return r->st.objects + r->st.roots + r->st.shapes + r->st.others;
+}
+
+static void flush_held(hd_reader *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nheld && r->opts.problem; i++)
+		r->opts.problem(&r->held[i], r->opts.payload);
+	r->nheld = 0;
+}
+
+/*
+ * Reports a problem. The skipped lines before the first record are held
+ * back: if no record follows, the input is not a dump and one error says
+ * so instead of a report per line.
+ */
 static void report(hd_reader *r, uint64_t line, uint64_t col,
 		   uint64_t offset, int repaired, const char *msg)
 {
 	hd_problem p;
 
-	if (!r->opts.problem)
-		return;
 	p.line = line;
 	p.column = col;
 	p.offset = offset;
 	p.repaired = repaired;
 	p.msg = msg;
-	r->opts.problem(&p, r->opts.payload);
+	if (!repaired && !records(r) && r->nheld < NOT_DUMP_LINES) {
+		r->held[r->nheld++] = p;
+		return;
+	}
+	flush_held(r);
+	if (r->opts.problem)
+		r->opts.problem(&p, r->opts.payload);
+}
+
+/* Keeps the first skipped line, to cite it if the input is no dump. */
+static void note_skipped(hd_reader *r, uint64_t line, uint64_t offset,
+			 const char *text, size_t len, const char *msg)
+{
+	if (r->bad_line)
+		return;
+	while (len && text[len - 1] == '\r')
+		len--;
+	r->bad_line = line;
+	r->bad_offset = offset;
+	r->bad_full = len;
+	r->bad_len = len < CITE ? len : CITE;
+	if (r->bad_len)
+		memcpy(r->bad_text, text, r->bad_len);
+	r->bad_msg = msg;
+}
+
+/* The cited line, escaped: printable ASCII as it is, the rest \xNN. */
+static void cite(const hd_reader *r, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, n = 0;
+
+	for (i = 0; i < r->bad_len && n + 5 < size; i++) {
+		unsigned char ch = (unsigned char)r->bad_text[i];
+
+		if (ch == '"' || ch == '\\') {
+			out[n++] = '\\';
+			out[n++] = (char)ch;
+		} else if (ch >= 0x20 && ch < 0x7f) {
+			out[n++] = (char)ch;
+		} else {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = hex[ch >> 4];
+			out[n++] = hex[ch & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+/*
+ * The input is not a heap dump. early: NOT_DUMP_LINES lines were skipped
+ * before any record.
+ */
+static int not_dump(hd_reader *r, int early, hd_error *err)
+{
+	char text[CITE * 4 + 1];
+	const char *more = r->bad_full > r->bad_len ? "..." : "";
+	unsigned long long line = (unsigned long long)r->bad_line;
+
+	if (!r->bad_line)
+		return hd__error(err, HD_ENOTDUMP, "%s: not a heap dump (%s)",
+				 r->name,
+				 r->st.lines ? "only blank lines" : "empty");
+	cite(r, text, sizeof(text));
+	if (!r->bad_len && r->bad_msg)
+		return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
+				    "%s: not a heap dump (line %llu: %s)",
+				    r->name, line, r->bad_msg);
+	if (early)
+		return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
+				    "%s: not a heap dump (line %llu: \"%s\"%s; "
+				    "no record in its first %d lines)",
+				    r->name, line, text, more, NOT_DUMP_LINES);
+	if (!records(r))
+		return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
+				    "%s: not a heap dump (line %llu: "
+				    "\"%s\"%s%s%s)",
+				    r->name, line, text, more,
+				    r->bad_cut ? "; " : "",
+				    r->bad_cut ? r->bad_msg : "");
+	return hd__error_at(err, HD_ENOTDUMP, line, 1, r->bad_offset,
+			    "%s: not a heap dump (line %llu: \"%s\"%s; %llu of "
+			    "%llu lines are not heap records)",
+			    r->name, line, text, more,
+			    (unsigned long long)r->st.skipped,
+			    (unsigned long long)(r->st.skipped + records(r)));
+}
+
+/*
+ * At the end of the input: no record at all (unless HD_READ_ALLOW_EMPTY
+ * and no line was skipped either), or more skipped lines than records,
+ * is not a heap dump.
+ */
+static int check_dump(hd_reader *r, hd_error *err)
+{
+	uint64_t n = records(r);
+
+	if (!n && !r->st.skipped && (r->opts.flags & HD_READ_ALLOW_EMPTY))
+		return 0;
+	if (!n || r->st.skipped > n)
+		return not_dump(r, 0, err);
+	return 0;
 }
 
 /*
@@ -380,6 +542,10 @@ static int recover(hd_reader *r, size_t *start, size_t *nl,
 		*got = 1;
 		return 0;
 	}
+	note_skipped(r, lineno, r->base + *start, r->buf + *start,
+		     *nl - *start, msg);
+	if (r->bad_line == lineno)
+		r->bad_cut = cut;
 	r->st.skipped++;
 	report(r, lineno, col + 1, r->base + *start, 0, msg);
 	return 0;
@@ -423,11 +589,19 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		start = r->pos;
 		if (start >= r->len && r->eof) {
 			if (r->gz_cut == 1) {
+				static const char cut[] =
+					"gzip stream is truncated: the dump is "
+					"incomplete";
+
 				r->gz_cut = 2;
+				note_skipped(r, r->st.lines + 1,
+					     r->base + r->len, NULL, 0, cut);
 				r->st.skipped++;
 				report(r, r->st.lines + 1, 1, r->base + r->len, 0,
-				       "gzip stream is truncated: the dump is incomplete");
+				       cut);
 			}
+			if ((rc = check_dump(r, err)))
+				goto fail;
 			return HD_ITEROVER;
 		}
 		if ((rc = line_end(r, &start, &nl, err)))
@@ -453,7 +627,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 			}
 			r->st.repaired++;
 			report(r, lineno, r->sc.err_col + 1, r->base + start,
-			       1, "unescaped quote in a string");
+			       1, r->sc.err_msg ? r->sc.err_msg : "repaired");
 		} else if (rc == HD__SCAN_BAD) {
 			if (r->opts.flags & HD_READ_STRICT) {
 				rc = strict_fail(r, lineno, start, err);
@@ -463,6 +637,11 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 				goto fail;
 			if (!got) {
 				r->pos = r->scanned = nl + (nl < r->len);
+				if (!records(r) &&
+				    r->nheld == NOT_DUMP_LINES) {
+					rc = not_dump(r, 1, err);
+					goto fail;
+				}
 				continue;
 			}
 		}
@@ -476,6 +655,8 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		r->rec.lineno = lineno;
 		r->pos = r->scanned = nl + (nl < r->len);
 		r->st.bytes = r->base + r->pos;
+		if (r->nheld)
+			flush_held(r);
 		count(r, &r->rec);
 		*out = &r->rec;
 		return 0;
@@ -512,6 +693,16 @@ static int reader_new(hd_reader **out, const hd_read_options *opts,
 	return 0;
 }
 
+/* A store is read by hd_store_open(), never as a dump. */
+static int not_store(const hd_reader *r, hd_error *err)
+{
+	if (r->len < HD__STORE_MAGIC_LEN ||
+	    memcmp(r->buf, HD__STORE_MAGIC, HD__STORE_MAGIC_LEN))
+		return 0;
+	return hd__error(err, HD_ENOTDUMP,
+			 "%s: not a heap dump but a heapdump store", r->name);
+}
+
 int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 		       const hd_read_options *opts, hd_error *err)
 {
@@ -526,6 +717,10 @@ int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 	r->buf = (char *)(uintptr_t)buf;
 	r->len = r->cap = len;
 	r->st.total_bytes = len;
+	if ((rc = not_store(r, err))) {
+		hd__free(r, sizeof(*r));
+		return rc;
+	}
 	*out = r;
 	return 0;
 }
@@ -558,8 +753,8 @@ int hd_reader_open(hd_reader **out, const char *path,
 {
 	hd_reader *r;
 	struct stat sb;
-	size_t got = 0, n;
-	int rc;
+	size_t n;
+	int rc, at_end = 0;
 
 	HD_ASSERT_ARG(out && path);
 	*out = NULL;
@@ -589,23 +784,29 @@ int hd_reader_open(hd_reader **out, const char *path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	/* sniff the gzip magic (1f 8b) */
-	while (r->len < 2) {
-		if (read_raw(r, r->buf + r->len, 2 - r->len, &n)) {
+	/* sniff the gzip magic (1f 8b) and the store's */
+	while (r->len < HD__STORE_MAGIC_LEN) {
+		if (read_raw(r, r->buf + r->len, HD__STORE_MAGIC_LEN - r->len,
+			     &n)) {
 			rc = hd__error_sys(err, errno, "cannot read '%s': %s",
 					   path, strerror(errno));
 			goto out;
 		}
-		if (!n)
+		if (!n) {
+			at_end = 1;
 			break;
+		}
 		r->len += n;
-		got += n;
 	}
-	if (r->len < 2)
-		r->eof = 1;
-	if (r->len == 2 && (unsigned char)r->buf[0] == 0x1f &&
-	    (unsigned char)r->buf[1] == 0x8b && (rc = start_gzip(r, err)))
+	if ((rc = not_store(r, err)))
 		goto out;
+	if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
+	    (unsigned char)r->buf[1] == 0x8b) {
+		if ((rc = start_gzip(r, err)))
+			goto out;
+	} else if (at_end) {
+		r->eof = 1;
+	}
 	*out = r;
 	return 0;
 out:

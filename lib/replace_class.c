@@ -800,7 +800,7 @@ static void put_salvaged(const struct job *j, struct sink *o,
 
 	put_ch(o, '{');
 	if (rec->kind == HD_REC_ROOT) {
-		put(o, "\"type\":\"ROOT\", \"root\":\"", 24);
+		put(o, "\"type\":\"ROOT\", \"root\":\"", 23);
 		put_content(o, rec->root.ptr, rec->root.len);
 		put_ch(o, '"');
 	} else {

@@ -310,8 +310,10 @@ static int read_string(struct cur *c, hd_str *out, int member)
 			}
 			break;
 		}
-		if (!c->sc->repaired)
+		if (!c->sc->repaired) {
 			c->sc->err_col = (size_t)(q - c->start);
+			c->sc->err_msg = "unescaped quote in a string";
+		}
 		c->sc->repaired = 1;
 		q++;
 	}
@@ -355,23 +357,60 @@ static int read_key(struct cur *c, const char **k, size_t *klen)
 
 /* ---- numbers and literals ---- */
 
-static int read_u64(struct cur *c, uint64_t *out)
+/*
+ * A number out of its field's range, at at: strict mode fails; lenient
+ * mode keeps the record (saturated, or without the field) and reports the
+ * line as repaired with msg.
+ */
+static int out_of_range(struct cur *c, const char *at, const char *msg)
+{
+	if (c->sc->strict)
+		return fail(c, at, msg);
+	if (!c->sc->repaired) {
+		c->sc->err_col = (size_t)(at - c->start);
+		c->sc->err_msg = msg;
+	}
+	c->sc->repaired = 1;
+	return 0;
+}
+
+static const char over_u64[] = "number out of range: saturated at 2^64-1";
+
+/* *over is set when the number does not fit (then *out is UINT64_MAX). */
+static int read_u64_over(struct cur *c, uint64_t *out, int *over)
 {
 	uint64_t v = 0;
 	const char *p = c->p;
 
+	*over = 0;
 	if (p >= c->end || *p < '0' || *p > '9')
 		return fail(c, p, "expected an unsigned number");
 	for (; p < c->end && *p >= '0' && *p <= '9'; p++) {
 		unsigned d = (unsigned)(*p - '0');
 
-		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+		if (v > (UINT64_MAX - d) / 10) {
+			v = UINT64_MAX;
+			*over = 1;
+		} else if (!*over) {
+			v = v * 10 + d;
+		}
 	}
 	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E'))
 		return fail(c, p, "expected an integer");
 	c->p = p;
 	*out = v;
 	return 0;
+}
+
+/* An unsigned number; one past 2^64-1 is saturated and reported. */
+static int read_u64(struct cur *c, uint64_t *out)
+{
+	const char *at = c->p;
+	int over;
+
+	if (read_u64_over(c, out, &over))
+		return HD__SCAN_BAD;
+	return over ? out_of_range(c, at, over_u64) : 0;
 }
 
 static int read_i64(struct cur *c, int64_t *out)
@@ -383,12 +422,20 @@ static int read_i64(struct cur *c, int64_t *out)
 		neg = 1;
 		c->p++;
 	}
-	if (read_u64(c, &v))
+	const char *at = c->p;
+	int over;
+
+	if (read_u64_over(c, &v, &over))
 		return HD__SCAN_BAD;
-	if (v > (uint64_t)INT64_MAX)
+	if (v > (uint64_t)INT64_MAX) {
 		v = (uint64_t)INT64_MAX;
+		over = 1;
+	}
 	*out = neg ? -(int64_t)v : (int64_t)v;
-	return 0;
+	return over ? out_of_range(c, at,
+				   "number out of range: saturated at "
+				   "+/-(2^63-1)") :
+		      0;
 }
 
 static int read_lit(struct cur *c, int *val)
@@ -666,9 +713,14 @@ static int read_flags(struct cur *c, hd_record *rec)
 			return HD__SCAN_BAD;
 		if (kl == 3 && memcmp(k, "age", 3) == 0 && c->p < c->end &&
 		    *c->p >= '0' && *c->p <= '9') {
+			const char *at = c->p;
 			uint64_t v;
 
 			if (read_u64(c, &v))
+				return HD__SCAN_BAD;
+			if (v > 255 && out_of_range(c, at,
+						    "age out of range: "
+						    "saturated at 255"))
 				return HD__SCAN_BAD;
 			rec->age = v > 255 ? 255 : (uint32_t)v;
 			rec->has |= HD_HAS_AGE;
@@ -726,12 +778,37 @@ static int set_u64(struct cur *c, hd_record *rec, uint64_t *dst,
 static int set_u32(struct cur *c, hd_record *rec, uint32_t *dst,
 		   uint32_t has)
 {
+	const char *at = c->p;
 	uint64_t v;
 
 	if (read_u64(c, &v))
 		return HD__SCAN_BAD;
+	if (v > UINT32_MAX && out_of_range(c, at,
+					   "number out of range: saturated "
+					   "at 2^32-1"))
+		return HD__SCAN_BAD;
 	*dst = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 	rec->has |= has;
+	return 0;
+}
+
+/*
+ * No GC count reaches 2^64-1, which a store keeps for "untraced": such a
+ * generation (or a larger one) is dropped and reported, so that the
+ * object reads as untraced from the dump as from its store.
+ */
+static int set_generation(struct cur *c, hd_record *rec)
+{
+	const char *at = c->p;
+	int over;
+
+	if (read_u64_over(c, &rec->generation, &over))
+		return HD__SCAN_BAD;
+	if (over || rec->generation == UINT64_MAX)
+		return out_of_range(c, at,
+				    "generation out of range: dropped "
+				    "(the object reads as untraced)");
+	rec->has |= HD_HAS_GENERATION;
 	return 0;
 }
 
@@ -874,8 +951,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 		break;
 	case 'g':
 		if (KEY("generation"))
-			return set_u64(c, rec, &rec->generation,
-				       HD_HAS_GENERATION);
+			return set_generation(c, rec);
 		break;
 	case 'i':
 		if (KEY("imemo_type"))
@@ -1173,6 +1249,8 @@ static int salvage(struct cur *c, hd_record *rec)
 		    HD_HAS_MEMSIZE);
 	salvage_u64(c, "\"generation\":", &rec->generation, &rec->has,
 		    HD_HAS_GENERATION);
+	if (rec->generation == UINT64_MAX)
+		rec->has &= ~(uint32_t)HD_HAS_GENERATION;
 	if ((v = find(c->start, c->end, "\"references\":"))) {
 		c->p = v;
 		skip_ws(c);
@@ -1226,10 +1304,10 @@ static int classify(struct cur *c, hd_record *rec)
 		rec->kind = HD_REC_SHAPE;
 		return HD__SCAN_OK;
 	}
-	if (!(rec->has & HD_HAS_ADDRESS)) {
-		rec->kind = HD_REC_OTHER; /* e.g. {"type":"SYMBOL",...} */
-		return HD__SCAN_OK;
-	}
+	/* e.g. {"type":"SYMBOL", "value":"x"} of ObjectSpace.dump(:x), or
+	 * another tool's {"type":"METADATA"}: nothing of the heap graph */
+	if (!(rec->has & HD_HAS_ADDRESS))
+		return fail(c, c->start, "record has no address");
 	rec->kind = HD_REC_OBJECT;
 	return HD__SCAN_OK;
 }
@@ -1293,9 +1371,9 @@ static int scan_object(struct cur *c, hd_record *rec)
 		rec->nrefs = nmem;
 		if (nmem)
 			rec->has |= HD_HAS_REFERENCES;
-		rc = classify(c, rec);
+		/* its roots and lsof/ps records have no address */
 		memprof_kind(rec);
-		return rc;
+		return rec->kind ? HD__SCAN_OK : classify(c, rec);
 	}
 	return classify(c, rec);
 }

@@ -81,11 +81,14 @@ static int add_addr(hd_select *sel, uint64_t a)
 /* The addresses of the object records of an NDJSON file. */
 static int add_from(hd_select *sel, const char *path, hd_error *err)
 {
+	hd_read_options ro = HD_READ_OPTIONS_INIT;
 	hd_reader *r = NULL;
 	const hd_record *rec;
 	int rc;
 
-	if ((rc = hd_reader_open(&r, path, NULL, err)))
+	/* an empty selection (diff -o with nothing new) is no error */
+	ro.flags = HD_READ_ALLOW_EMPTY;
+	if ((rc = hd_reader_open(&r, path, &ro, err)))
 		return rc;
 	while ((rc = hd_reader_next(r, &rec, err)) == 0)
 		if (rec->kind == HD_REC_OBJECT && add_addr(sel, rec->address)) {

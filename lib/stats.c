@@ -185,8 +185,19 @@ static int grow_groups(struct grouping *g)
 	return 0;
 }
 
+/* *a += b, stopping at UINT64_MAX (and saying so in *sat). */
+static void sat_add(uint64_t *a, uint64_t b, uint32_t *sat)
+{
+	if (b > UINT64_MAX - *a) {
+		*a = UINT64_MAX;
+		*sat = 1;
+	} else {
+		*a += b;
+	}
+}
+
 static int accumulate(struct grouping *g, const struct comp *k,
-		      uint64_t count, uint64_t memsize)
+		      uint64_t count, uint64_t memsize, uint32_t *sat)
 {
 	struct group *s;
 
@@ -199,7 +210,7 @@ static int accumulate(struct grouping *g, const struct comp *k,
 		g->count++;
 	}
 	s->count += count;
-	s->memsize += memsize;
+	sat_add(&s->memsize, memsize, sat);
 	return 0;
 }
 
@@ -394,11 +405,12 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 
 	if (dumper && !(st->opts.flags & HD_STATS_ALL)) {
 		st->t.excluded++;
-		st->t.excluded_memsize += o->memsize;
+		sat_add(&st->t.excluded_memsize, o->memsize,
+			&st->t.saturated);
 		return 0;
 	}
 	st->t.objects++;
-	st->t.memsize += o->memsize;
+	sat_add(&st->t.memsize, o->memsize, &st->t.saturated);
 	st->t.edges += nrefs;
 	if (o->has_gen) {
 		st->t.traced++;
@@ -419,7 +431,7 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 			if (make_comp(st, g->keys[j], o, &k[j]))
 				return HD_ENOMEM;
 		}
-		if (!skip && accumulate(g, k, 1, o->memsize))
+		if (!skip && accumulate(g, k, 1, o->memsize, &st->t.saturated))
 			return HD_ENOMEM;
 	}
 	return 0;
@@ -483,7 +495,9 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	o.klass = (rec->has & HD_HAS_CLASS) ? rec->class_addr : 0;
 	o.class_sid = HD_STR_NONE;
 	o.memsize = (rec->has & HD_HAS_MEMSIZE) ? rec->memsize : 0;
-	o.has_gen = (rec->has & HD_HAS_GENERATION) != 0;
+	/* as from a store, where 2^64-1 means untraced */
+	o.has_gen = (rec->has & HD_HAS_GENERATION) &&
+		    rec->generation != UINT64_MAX;
 	o.generation = rec->generation;
 	o.line = (rec->has & HD_HAS_LINE) ? rec->line : 0;
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
@@ -688,7 +702,7 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 			k[j].a = sid;
 		}
 		if (accumulate(&merged, k, g->slots[i].count,
-			       g->slots[i].memsize))
+			       g->slots[i].memsize, &st->t.saturated))
 			goto nomem;
 	}
 	hd__free(g->slots, g->cap * sizeof(*g->slots));

@@ -33,7 +33,8 @@
 #   generations        as described in data/README.md
 #   first_bad_line duplicates dangling others truncated gzip_error
 #     dangling: references (of objects and ROOTs) to no object in the file
-#     others:   parsed records that are neither object, SHAPE nor ROOT
+#     others:   always 0: a record that is neither object (it has an
+#               address), SHAPE nor ROOT counts as a bad line
 #     truncated: the data does not end with "\n"
 
 require "json"
@@ -171,7 +172,8 @@ while i < lines.size
     t["memsize"] += mem
     gens << rec["generation"] if rec["generation"].is_a?(Integer)
   else
-    st[:others] += 1
+    # a record without an address is no heap object: reported, skipped
+    bad.call(lineno) unless was_bad
   end
 end
 # A damaged gzip stream is reported once: by the cut last line if the data

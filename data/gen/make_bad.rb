@@ -21,9 +21,12 @@
 #   dangling=N        references to addresses with no object record
 #   truncated=1       the file does not end with "\n"
 #   format=NAME       not dump_all NDJSON (memprof); count.rb does not read it
+#   exit=N            the exit status of `heapdump stats`, lenient and strict,
+#                     when not 0 (the input cannot be read as a dump at all)
 #
 # bad_*:  strict mode must report an error (first_bad_line says where).
-# edge_*: odd but acceptable: strict mode accepts them, bad_lines=0.
+# edge_*: odd but acceptable: strict mode accepts them, bad_lines=0; except
+#         edge_empty.json, which has no bad line but is no heap dump (exit=1).
 
 require "zlib"
 
@@ -146,6 +149,12 @@ write("bad_lone_brace.json", base_with({}, 6 => "{\n"),
       "bad_lines" => 1, "first_bad_line" => 6,
       "why" => "a line that is only '{' at line 6: skipped, nothing recovered (the next line starts with '{', so no rejoin)")
 
+write("bad_no_address.json",
+      base_with({}, 3 => '{"type":"METADATA", "version":"9.9", "pid":4242}' + "\n",
+                    8 => '{"type":"SYMBOL", "value":"sym"}' + "\n"),
+      "bad_lines" => 2, "first_bad_line" => 3,
+      "why" => "records without an address (another tool's METADATA line at line 3; ObjectSpace.dump(:sym) of a static symbol at line 9): no heap object, reported and skipped; strict fails at line 3")
+
 gz = gzip(BASE.join)
 # Replace the deflate data right after the 10-byte header: 0xff starts a
 # block of the reserved type 3, so inflate fails on the first byte.
@@ -172,8 +181,8 @@ write("bad_gzip_truncated.json.gz", cutb,
 # --------------------------------------------------------------- edge_ ---
 
 write("edge_empty.json", "",
-      "objects" => 0, "roots" => 0,
-      "why" => "empty file (since: newer than every object with shapes: false, or a crash before the first flush): zero records, not an error")
+      "objects" => 0, "roots" => 0, "exit" => 1,
+      "why" => "empty file (a crash before the first flush; since: newer than every object with shapes: false): no record, so not a heap dump: exit 1, lenient and strict, so that a failed dump never reads as 'no leak'")
 
 write("edge_crlf.json", BASE.map { |l| l.sub(/\n\z/, "\r\n") }.join,
       "why" => "CRLF line ends (Windows text mode, files edited in transit): drop the \\r")
@@ -202,10 +211,9 @@ unknown[4] = BASE[4].sub(', "memsize":160', ', "free_immediately":false, "comple
 unknown.insert(12, '{"address":"0x7f3a5c0124d0", "type":"UNKNOWN", "class":"0x7f3a5c0ff0f0", "memsize":40}' + "\n")
 unknown.insert(13, '{"address":"0x7f3a5c0124f8", "type":"WIDGET", "shape_id":7, "slot_size":40, "gizmo":{"a":{"b":{"c":[[],{}]}}}, "references":["0x7f3a5c0124d0"], "memsize":80}' + "\n")
 unknown.insert(2, '{"type":"ROOT", "root":"ZJIT", "references":["0x7f3a5c0124f8"]}' + "\n")
-unknown.insert(0, '{"type":"METADATA", "version":"9.9", "pid":4242}' + "\n")
 write("edge_unknown_fields_types.json", unknown.join,
       "objects" => BASE_OBJECTS + 2, "roots" => BASE_ROOTS + 1,
-      "why" => "unknown keys (nested objects/arrays, null, float) to skip, unknown object types UNKNOWN and WIDGET (objects), a new ROOT category, a record with no address (ignored)")
+      "why" => "unknown keys (nested objects/arrays, null, float) to skip, unknown object types UNKNOWN and WIDGET (objects), a new ROOT category")
 
 flags40 = BASE.each_with_index.map do |l, i|
   next l if i < 2

@@ -64,7 +64,8 @@ generate_native() {
 	[ "$native_version" = 3.1 ] ||
 		die "the native fixtures are named ruby3.1, but $RUBY is ruby $native_version (set RUBY=)"
 	rm -f "$OUT"/ok_ruby3.1_* "$OUT"/leak_before.json "$OUT"/leak_after.json \
-		"$OUT"/leak_later.json "$OUT"/leak_expected.json "$OUT"/bad_* "$OUT"/edge_*
+		"$OUT"/leak_later.json "$OUT"/leak_expected.json "$OUT"/leak_observer_* \
+		"$OUT"/bad_* "$OUT"/edge_*
 	native ok_ruby3.1_traced.json TRACE=1
 	native ok_ruby3.1_untraced.json
 	native ok_ruby3.1_since.json TRACE=1 SINCE=1
@@ -79,6 +80,14 @@ generate_native() {
 		mv "$tmp/leak31/leak_$f.json" "$OUT/leak_$f.json"
 	done
 	say "leak_{before,after,later,expected}.json: ruby $native_version native leak.rb"
+
+	mkdir "$tmp/observer"
+	clean_env "$RUBY" --disable-gems observer.rb "$tmp/observer"
+	# Stored gzipped to keep data/ small (2.4-3.1 MB each plain).
+	for f in before after later; do
+		gzip -9 -n -c "$tmp/observer/leak_observer_$f.json" >"$OUT/leak_observer_$f.json.gz"
+	done
+	say "leak_observer_{before,after,later}.json.gz: ruby $native_version native observer.rb"
 
 	"$RUBY" make_bad.rb "$OUT" >&2
 }
@@ -180,6 +189,14 @@ run_checks() {
 	done
 	check "ok_ruby3.1_traced.json.gz is a copy of ok_ruby3.1_traced.json" \
 		cmp -s <(gzip -dc "$OUT/ok_ruby3.1_traced.json.gz") "$OUT/ok_ruby3.1_traced.json"
+
+	# the observer set: phase A's requests (5 objects each) are alive in
+	# LATER, held only by the event bus; the ring holds phase B's
+	f="$OUT/leak_observer_later.json.gz"
+	if [ -f "$f" ]; then
+		n=$(gzip -dc "$f" | grep -c '"struct":"proc".*"file":"observer.rb", "line":53,')
+		check "leak_observer_later: 860 procs of observer.rb:53 (found $n)" [ "$n" = 860 ]
+	fi
 
 	# leak sets: the expected leak equals an independent three-dump diff
 	for p in leak_ leak_ruby3.4_; do

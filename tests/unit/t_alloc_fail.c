@@ -423,9 +423,10 @@ static int sc_diff_interface(void)
 {
 	hd_store *b = NULL, *a = NULL, *l = NULL;
 	hd_diff_result *d = NULL;
-	hd_interface *x = NULL;
+	hd_interface *x = NULL, *y = NULL;
 	hd_interface_totals t;
 	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+	hd_nodes f = { NULL, 0, 0 };
 	int rc;
 
 	/* the fixture's largest generation is near 2^64: by address */
@@ -446,7 +447,22 @@ static int sc_diff_interface(void)
 		rc = -100;
 	result = t.diff_border * 1000 + t.reached * 100 + t.self_border * 10 +
 		 t.components;
+	/* the retained objects as LATER holds them, followed again from
+	 * AFTER; weak references skipped */
+	if (rc || (rc = hd_diff_follow(a, l, &d->added, &o, &f, NULL)))
+		goto out;
+	if (f.n != d->retained_later.n || d->retained_later.n != 2) {
+		rc = -100;
+		goto out;
+	}
+	if ((rc = hd_interface_with_flags(&y, l, &d->retained_later,
+					  HD_ROOTS_SKIP_WEAK, NULL)))
+		goto out;
+	hd_interface_totals_get(y, &t);
+	result = result * 10 + t.diff;
 out:
+	hd_nodes_free(&f);
+	hd_interface_free(y);
 	hd_interface_free(x);
 	hd_diff_result_free(d);
 	hd_store_close(l);

@@ -385,6 +385,165 @@ static void test_diff__edges(void)
 	hd_store_close(b);
 }
 
+/* The retained objects as LATER has them: LATER's node ids and memsize,
+ * a moved one at its new address; hd_diff_follow says the same. */
+static void test_diff__retained_later(void)
+{
+	static const char before[] = HEAD FOO("0x1000", G(3));
+	static const char after[] =
+		HEAD
+		FOO("0x1000", G(3))
+		STR("0x2000", G(5), ", \"memsize\":40")  /* stays */
+		FOO("0x2010", G(5))                      /* freed */
+		BAR("0x2020", G(6))                      /* moved to 0x7000 */
+		STR("0x2040", G(4), ", \"memsize\":40"); /* grows in LATER */
+	static const char later[] =
+		HEAD
+		FOO("0x0fff", G(2))
+		FOO("0x1000", G(3))
+		STR("0x2000", G(5), ", \"memsize\":40")
+		STR("0x2040", G(4), ", \"memsize\":400")
+		BAR("0x7000", G(6));
+	hd_store *b = load(before), *a = load(after), *l = load(later);
+	hd_diff_result *d = NULL;
+	hd_nodes f = { NULL, 0, 0 };
+	size_t i;
+
+	T_ASSERT(b && a && l);
+	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_EQ(d->retained.n, 3);
+	T_EQ(d->retained_later.n, 3);
+	T_ASSERT(in_set(&d->retained_later, l, 0x2000));
+	T_ASSERT(in_set(&d->retained_later, l, 0x2040));
+	T_ASSERT(in_set(&d->retained_later, l, 0x7000));
+	for (i = 1; i < d->retained_later.n; i++)
+		T_ASSERT(d->retained_later.ids[i - 1] <
+			 d->retained_later.ids[i]);
+	T_EQ(d->retained_memsize, 80);
+	T_EQ(d->retained_later_memsize, 440);
+	/* the same set followed from AFTER alone */
+	T_RC(hd_diff_follow(a, l, &d->added, NULL, &f, NULL), 0);
+	T_EQ(f.n, 3);
+	for (i = 0; i < f.n && i < 3; i++)
+		T_EQ(f.ids[i], d->retained_later.ids[i]);
+	hd_nodes_free(&f);
+	T_RC(hd_diff_follow(a, l, &d->retained, NULL, &f, NULL), 0);
+	T_EQ(f.n, 3);
+	hd_nodes_free(&f);
+	/* a set that is not ascending */
+	if (d->added.n >= 2) {
+		hd_node_id t = d->added.ids[0];
+
+		d->added.ids[0] = d->added.ids[1];
+		d->added.ids[1] = t;
+		T_RC(hd_diff_follow(a, l, &d->added, NULL, &f, NULL),
+		     HD_EINVAL);
+	}
+	/* without LATER: empty */
+	hd_diff_result_free(d);
+	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_EQ(d->retained_later.n, 0);
+	T_EQ(d->retained_later_memsize, 0);
+	hd_diff_result_free(d);
+	hd_store_close(l);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
+/* n objects of class Foo from address base, generations up to g. */
+static hd_store *many(uint64_t base, int n, int g)
+{
+	size_t cap = (size_t)n * 120 + 512, len;
+	char *text = malloc(cap);
+	hd_store *s;
+	int i;
+
+	if (!text)
+		return NULL;
+	len = (size_t)snprintf(text, cap, "%s", HEAD);
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"{\"address\":\"0x%llx\", \"type\":"
+					"\"OBJECT\", \"class\":\"0x100\", "
+					"\"generation\":%d}\n",
+					(unsigned long long)(base + 40u * (unsigned)i),
+					i * g / (n > 1 ? n - 1 : 1));
+	s = load(text);
+	free(text);
+	return s;
+}
+
+static void test_diff__order_check(void)
+{
+	hd_store *p = many(0x10000, 1200, 5), *q = many(0x10000, 1300, 9);
+	hd_store *other = many(0x900000, 1300, 9);
+	hd_store *untraced = load(HEAD FOO("0x1000", NOG));
+	const hd_store *v[3];
+	hd_dump_origin o[3];
+	hd_order_pair pr[2];
+
+	T_ASSERT(p && q && other && untraced);
+	/* in order */
+	v[0] = p, v[1] = q;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, 0);
+	T_EQ(pr[0].generation[0], 5);
+	T_EQ(pr[0].generation[1], 9);
+	T_EQ(pr[0].shared, 1203);
+	T_EQ(pr[0].objects[1], 1303);
+	/* reversed: the generation goes back */
+	v[0] = q, v[1] = p;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, HD_ORDER_GENERATION_BACKWARDS | HD_ORDER_REVERSED);
+	/* the middle one out of place: the second pair */
+	v[0] = p, v[1] = q, v[2] = p;
+	T_RC(hd_order_check(v, NULL, 3, pr, NULL), 0);
+	T_EQ(pr[0].flags, 0);
+	T_ASSERT(pr[1].flags & HD_ORDER_REVERSED);
+	/* a dump against itself */
+	v[0] = p, v[1] = p;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, 0);
+	/* no address in common: two processes, not "reversed" */
+	v[0] = other, v[1] = p;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags,
+	     HD_ORDER_FEW_SHARED | HD_ORDER_GENERATION_BACKWARDS);
+	T_EQ(pr[0].shared, 3); /* the classes */
+	/* small dumps say nothing of their addresses */
+	v[0] = untraced, v[1] = p;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, 0);
+	T_ASSERT(!pr[0].traced[0] && pr[0].traced[1]);
+	/* sidecars: time backwards in one process; two pids */
+	memset(o, 0, sizeof(o));
+	o[0].pid = o[1].pid = 42;
+	o[0].time_us = 2000;
+	o[1].time_us = 1000;
+	v[0] = p, v[1] = q;
+	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, HD_ORDER_TIME_BACKWARDS | HD_ORDER_REVERSED);
+	T_EQ(pr[0].origin[1].time_us, 1000);
+	o[1].pid = 43;
+	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, HD_ORDER_OTHER_PROCESS);
+	o[1].pid = 0; /* unknown pid: the times still count */
+	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, HD_ORDER_TIME_BACKWARDS | HD_ORDER_REVERSED);
+	o[1].time_us = 3000;
+	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_EQ(pr[0].flags, 0);
+	/* bad arguments */
+	T_RC(hd_order_check(v, NULL, 1, pr, NULL), HD_EINVAL);
+	T_RC(hd_order_check(NULL, NULL, 2, pr, NULL), HD_EINVAL);
+	v[1] = NULL;
+	T_RC(hd_order_check(v, NULL, 2, pr, NULL), HD_EINVAL);
+	hd_store_close(untraced);
+	hd_store_close(other);
+	hd_store_close(q);
+	hd_store_close(p);
+}
+
 static void test_diff__cleanup(void)
 {
 	char path[128];
@@ -408,6 +567,8 @@ static const struct t_case cases[] = {
 	T_CASE(diff__partial_before),
 	T_CASE(diff__dumper_objects),
 	T_CASE(diff__edges),
+	T_CASE(diff__retained_later),
+	T_CASE(diff__order_check),
 	T_CASE(diff__cleanup),
 };
 

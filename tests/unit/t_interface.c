@@ -472,6 +472,101 @@ static void test_interface__brute_force(void)
 	}
 }
 
+/* A dump from text; the file is removed once indexed. */
+static hd_store *text_store(const char *text)
+{
+	char path[] = "/tmp/t_iface_XXXXXX";
+	hd_store *s = NULL;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	if (hd_store_build(&s, path, NULL, NULL))
+		s = NULL;
+	unlink(path);
+	return s;
+}
+
+/*
+ * An old Array (0x1000) and an old WeakMap (0x2000, DATA weakmap) hold
+ * the new String 0x3000; the WeakMap alone holds the new 0x4000, which
+ * holds the new 0x5000. HD_ROOTS_SKIP_WEAK: the WeakMap holds nothing.
+ */
+static void test_interface__skip_weak(void)
+{
+	static const char text[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
+		"[\"0x1000\", \"0x2000\"]}\n"
+		"{\"address\":\"0x1000\", \"type\":\"ARRAY\", \"references\":"
+		"[\"0x3000\"], \"memsize\":40}\n"
+		"{\"address\":\"0x2000\", \"type\":\"DATA\", \"struct\":"
+		"\"weakmap\", \"references\":[\"0x3000\", \"0x4000\"], "
+		"\"memsize\":40}\n"
+		"{\"address\":\"0x3000\", \"type\":\"STRING\", \"memsize\":100}\n"
+		"{\"address\":\"0x4000\", \"type\":\"ARRAY\", \"references\":"
+		"[\"0x5000\"], \"memsize\":1000}\n"
+		"{\"address\":\"0x5000\", \"type\":\"STRING\", \"memsize\":7}\n";
+	hd_store *s = text_store(text);
+	hd_interface *x = NULL;
+	hd_nodes d = { NULL, 0, 0 };
+	const hd_border *b;
+	size_t n;
+
+	T_ASSERT(s);
+	range_set(&d, 2, 5); /* 0x3000, 0x4000, 0x5000 */
+	T_RC(hd_interface_with_flags(&x, s, &d, 0, NULL), 0);
+	b = hd_interface_diff_border(x, &n);
+	T_EQ(n, 2);
+	T_EQ(b[0].holders, 2);
+	T_EQ(b[1].holders, 1);
+	T_EQ(b[1].holder[0], 1);
+	T_EQ(b[1].retained_memsize, 1007);
+	T_EQ(hd_interface_self_border(x)->n, 2);
+	hd_interface_free(x);
+	T_RC(hd_interface_with_flags(&x, s, &d, HD_ROOTS_SKIP_WEAK, NULL), 0);
+	b = hd_interface_diff_border(x, &n);
+	T_EQ(n, 1);
+	T_EQ(b[0].id, 2);
+	T_EQ(b[0].holders, 1);
+	T_EQ(b[0].holder[0], 0);
+	T_EQ(hd_interface_self_border(x)->n, 1);
+	hd_interface_free(x);
+	T_RC(hd_interface_with_flags(&x, s, &d, 1u << 7, NULL), HD_EINVAL);
+	hd_nodes_free(&d);
+	hd_store_close(s);
+}
+
+/* hd_fold_shares: the tail under the minimum share, folded. */
+static void test_interface__fold_shares(void)
+{
+	static const uint64_t sizes[] = { 1000, 500, 20, 10, 10, 9 };
+	hd_share_fold f;
+
+	hd_fold_shares(sizes, 6, 1549, 0.01, &f); /* 1%: 15.49 */
+	T_EQ(f.kept, 3);
+	T_EQ(f.folded, 3);
+	T_EQ(f.folded_size, 29);
+	hd_fold_shares(sizes, 6, 1549, 0, &f);
+	T_EQ(f.kept, 6);
+	T_EQ(f.folded, 0);
+	T_EQ(f.folded_size, 0);
+	hd_fold_shares(sizes, 6, 1549, 1.0, &f); /* nothing is 100% */
+	T_EQ(f.kept, 0);
+	T_EQ(f.folded, 6);
+	T_EQ(f.folded_size, 1549);
+	hd_fold_shares(sizes, 6, 0, 0.5, &f);    /* no whole: keep all */
+	T_EQ(f.kept, 6);
+	hd_fold_shares(NULL, 0, 10, 0.5, &f);
+	T_EQ(f.kept, 0);
+	T_EQ(f.folded, 0);
+	/* exactly at the share is kept */
+	hd_fold_shares(sizes + 2, 1, 2000, 0.01, &f);
+	T_EQ(f.kept, 1);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(interface__chain),
 	T_CASE(interface__diamond),
@@ -481,6 +576,8 @@ static const struct t_case cases[] = {
 	T_CASE(interface__no_border),
 	T_CASE(interface__dangling_and_roots),
 	T_CASE(interface__brute_force),
+	T_CASE(interface__skip_weak),
+	T_CASE(interface__fold_shares),
 };
 
 T_MAIN(cases)

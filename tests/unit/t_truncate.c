@@ -74,7 +74,9 @@ static void on_problem(const hd_problem *p, void *payload)
 	problems++;
 }
 
-/* Reads text[0..k): objects, and the strict result. */
+static uint64_t records;
+
+/* Reads text[0..k): objects (records: every kind), and the result. */
 static int read_prefix(size_t k, int strict, uint64_t *objects,
 		       hd_error *err)
 {
@@ -94,6 +96,7 @@ static int read_prefix(size_t k, int strict, uint64_t *objects,
 		;
 	hd_reader_stats(r, &st);
 	*objects = st.objects;
+	records = st.objects + st.roots + st.shapes + st.others;
 	hd_reader_free(r);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
@@ -121,7 +124,12 @@ static void test_truncate__every_byte(void)
 		/* a record is broken unless the cut is at a line's start,
 		 * or at its end (before the newline) */
 		broken = k > line_start && text[k] != '\n';
+		/* a prefix without a record (within the first line, the cut
+		 * one not salvaged) is not a heap dump: one error, no
+		 * report per line */
 		rc = read_prefix(k, 0, &objects, &err);
+		if (!records && lines == 1 && rc == HD_ENOTDUMP && !problems)
+			rc = 0, broken = 0;
 		if (rc || objects > full_objects || problems != (unsigned)broken) {
 			T_FAIL("cut at %zu: lenient rc %d, %llu objects (whole "
 			       "%llu), %u problems, expected %d", k, rc,
@@ -130,7 +138,10 @@ static void test_truncate__every_byte(void)
 			       broken);
 			return;
 		}
+		broken = k > line_start && text[k] != '\n';
 		rc = read_prefix(k, 1, &objects, &err);
+		if (k == 0 && rc == HD_ENOTDUMP)
+			rc = 0; /* empty */
 		if (broken ? rc != HD_EPARSE || err.line != lines ||
 				     !err.column || !err.msg[0] :
 			     rc != 0) {
@@ -147,6 +158,10 @@ static void test_truncate__every_byte(void)
 			return;
 		}
 		rc = hd_store_build(&s, fx_path("p.json"), NULL, &err);
+		if (rc == HD_ENOTDUMP && lines == 1) {
+			built++;
+			continue;
+		}
 		if (rc || hd_store_node_count(s) > full_nodes) {
 			T_FAIL("cut at %zu: index rc %d, %u nodes (whole %llu)",
 			       k, rc, s ? hd_store_node_count(s) : 0,

@@ -1,1 +1,1 @@
-heapdump stats data/dumps/edge_empty.json
+heapdump stats data/dumps/edge_empty.json 2>&1
