@@ -155,7 +155,7 @@ check-valgrind: $(TEST_DEPS)
 	sh tests/run.sh $(T)
 
 check-man: all
-	@sh tests/man/check_man.sh && sh tests/man/run_examples.sh
+	@sh tests/man/check_man.sh && sh tests/man/lint.sh && sh tests/man/run_examples.sh
 
 deps:
 	@sh .ci/deps

@@ -196,15 +196,10 @@ static const char *rules_text(unsigned rules, char *buf, size_t size)
 static void print_keys_tsv(const hd_stats_row *r, unsigned nkeys)
 {
 	unsigned j;
-	size_t k;
 
 	for (j = 0; j < nkeys; j++) {
 		putchar('\t');
-		for (k = 0; k < r->key_len[j]; k++) {
-			char ch = r->key[j][k];
-
-			putchar(ch == '\t' || ch == '\n' ? ' ' : ch);
-		}
+		cli_text_string(stdout, r->key[j], r->key_len[j]);
 	}
 }
 
@@ -231,8 +226,12 @@ static void print_text(const struct report *r)
 	int k;
 
 	for (k = 0; k < r->nin; k++)
-		printf("%-10s %s (%s objects)\n", side_names[k], r->in[k].name,
+	{
+		printf("%-10s ", side_names[k]);
+		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
+		printf(" (%s objects)\n",
 		       cli_commas(d->objects[k], a, sizeof(a)));
+	}
 	printf("%-10s %s", "rule", rules_text(d->rules, c, sizeof(c)));
 	if (d->traced)
 		printf(" (G = %llu)", (unsigned long long)d->generation);
@@ -269,8 +268,9 @@ static void print_text(const struct report *r)
 	printf("\n%s objects by ", r->what);
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf("%s%s", j ? "," : "", hd_key_name(r->o->keys[0][j]));
-	printf(" (%s%zu of %zu, by %s)\n", r->shown < r->nrows ? "top " : "",
-	       r->shown, r->nrows, r->sort);
+	printf(" (%s%s of %s, by %s)\n", r->shown < r->nrows ? "top " : "",
+	       cli_commas(r->shown, a, sizeof(a)),
+	       cli_commas(r->nrows, b, sizeof(b)), r->sort);
 	printf("%12s %15s ", "count", "memsize");
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf(" %s", hd_key_name(r->o->keys[0][j]));
@@ -278,9 +278,11 @@ static void print_text(const struct report *r)
 	for (i = 0; i < r->shown; i++) {
 		printf("%12s %15s ", cli_commas(r->rows[i].count, a, sizeof(a)),
 		       cli_commas(r->rows[i].memsize, b, sizeof(b)));
-		for (j = 0; j < r->o->nkeys[0]; j++)
-			printf(" %.*s", (int)r->rows[i].key_len[j],
-			       r->rows[i].key[j]);
+		for (j = 0; j < r->o->nkeys[0]; j++) {
+			putchar(' ');
+			cli_text_string(stdout, r->rows[i].key[j],
+					r->rows[i].key_len[j]);
+		}
 		putchar('\n');
 	}
 }

@@ -19,9 +19,10 @@ static struct dom_args {
 
 static const struct cli_opt opts[] = {
 	CLI_SELECT_OPTS(&A.sel),
-	OPT_UINT('n', "max", "N", &A.max,
+	OPT_UINT('n', "top", "N", &A.max,
 		 "at most N chains, for the first N selected objects "
 		 "(default 10, 0: all)"),
+	OPT_UINT(0, "max", "N", &A.max, "the same as --top"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default) or json (one object a line)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
@@ -51,7 +52,13 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 	hd_node_id v;
 
 	if (p->root != UINT32_MAX)
-		printf("root %s\n", hd_store_root_name(s, p->root));
+	{
+		const char *root = hd_store_root_name(s, p->root);
+
+		fputs("root ", stdout);
+		cli_text_string(stdout, root, strlen(root));
+		putchar('\n');
+	}
 	else
 		printf("roots (several paths lead to the first object)\n");
 	for (i = 0; i < p->n; i++) {
@@ -63,9 +70,10 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 		       hd_type_name(hd_store_type(s, v)),
 		       cli_human_bytes(rm, a, sizeof(a)),
 		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
-		if (hd_store_site(s, v, &site) == 0 && site.file)
-			printf(", %.*s:%llu", (int)site.file_len, site.file,
-			       (unsigned long long)site.line);
+		if (hd_store_site(s, v, &site) == 0 && site.file) {
+			fputs(", ", stdout);
+			cli_site_text(stdout, &site, 0);
+		}
 		putchar('\n');
 	}
 }

@@ -8,6 +8,7 @@
  * and renames it into place after its sidecar PATH.meta.json. DIR is the
  * process's $HEAPDUMP_DIR, else its $TMPDIR, else /tmp; we read them from
  * /proc/PID/environ. A new name matching the pattern means a complete dump.
+ * With -o it is moved by hd_file_move (a copy across file systems).
  */
 #include "cmd.h"
 #include "common.h"
@@ -234,61 +235,30 @@ static int scan_dir(const char *dir, const char *prefix, struct names *seen,
 	return rc;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in, out, rc = 0;
-	ssize_t n;
-
-	if ((in = open(from, O_RDONLY)) < 0)
-		return -1;
-	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			rc = -1;
-			break;
-		}
-	if (n < 0)
-		rc = -1;
-	close(in);
-	if (close(out) != 0)
-		rc = -1;
-	return rc;
-}
-
-/* rename, or copy and unlink across file systems */
-static int move_file(const char *from, const char *to)
-{
-	if (rename(from, to) == 0)
-		return 0;
-	if (errno != EXDEV)
-		return -1;
-	if (copy_file(from, to) != 0) {
-		unlink(to);
-		return -1;
-	}
-	return unlink(from);
-}
-
+/*
+ * The dump, then its sidecar, moved to out by the library's rules
+ * (man 1 heapdump, OUTPUTS): across file systems a copy through a
+ * temporary file beside out, so that a failure keeps both the dump and
+ * what out was. A device or FIFO gets the dump alone, written in place:
+ * the sidecar stays beside the dump's old name.
+ */
 static int move_out(const char *found, const char *out)
 {
 	char *from = concat(found, ".meta.json"), *to = concat(out, ".meta.json");
-	int rc = EXIT_OK;
+	hd_error err = { 0 };
+	struct stat sb;
+	int rc = EXIT_OK, in_place;
 
+	in_place = stat(out, &sb) == 0 && !S_ISREG(sb.st_mode);
 	if (!from || !to) {
 		cli_error("out of memory");
 		rc = EXIT_FAIL;
-	} else if (move_file(found, out) != 0) {
-		cli_error("cannot move '%s' to '%s': %s", found, out,
-			  strerror(errno));
+	} else if (hd_file_move(found, out, &err) != 0) {
+		cli_error("%s (the dump is still '%s')", err.msg, found);
 		rc = EXIT_FAIL;
-	} else if (access(from, F_OK) == 0 && move_file(from, to) != 0) {
-		cli_error("cannot move '%s' to '%s': %s", from, to,
-			  strerror(errno));
-		rc = EXIT_FAIL;
+	} else if (!in_place && access(from, F_OK) == 0 &&
+		   hd_file_move(from, to, &err) != 0) {
+		rc = cli_lib_error(&err);
 	}
 	free(from);
 	free(to);

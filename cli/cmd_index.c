@@ -32,7 +32,8 @@ static const struct cli_cmd_info info = {
 	COMMAND_NAME, "[options] DUMP",
 	"Read a heap dump and write its graph store (man 5 heapdump-store):\n"
 	"dense node ids, columns, interned strings, edges both ways, roots.\n"
-	"The store is written atomically: a temporary file, then a rename.",
+	"The store is written atomically: a temporary file, then a rename\n"
+	"(a device or FIFO is written in place, a symbolic link followed).",
 	opts
 };
 
@@ -86,12 +87,9 @@ int cmd_index(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (cli_same_file(out_path, argv[first])) {
-		cli_error("'%s' is the input: choose another output", out_path);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	cli_input_init(&in, argv[first], strict, quiet);
+	if ((rc = cli_out_check(out_path)))
+		goto out;
 	o = cli_input_index_options(&in);
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
@@ -101,22 +99,19 @@ int cmd_index(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	/* the store holds the dump's strings: give it the dump's mode */
-	if (stat(in.path, &sb) == 0 && S_ISREG(sb.st_mode))
-		chmod(out_path, sb.st_mode & 0666);
 	if (!quiet) {
 		uint64_t size = stat(out_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-		char c1[32], c2[32], c3[32];
+		char c1[32], c2[32], c3[32], c4[32];
 
 		hd_store_info_get(s, &si);
 		fprintf(stderr,
 			"%s: %s: %s objects, %s references (%s dangling), "
-			"%llu duplicate addresses; store %s, %s of the dump, "
+			"%s duplicate addresses; store %s, %s of the dump, "
 			"in %.2fs\n",
 			PROGRAM_NAME, out_path, cli_commas(si.nodes, c1, sizeof(c1)),
 			cli_commas(si.edges, c2, sizeof(c2)),
 			cli_commas(si.dangling, c3, sizeof(c3)),
-			(unsigned long long)si.duplicates,
+			cli_commas(si.duplicates, c4, sizeof(c4)),
 			cli_human_bytes(size, a, sizeof(a)),
 			si.source_size ? (snprintf(b, sizeof(b), "%.0f%%",
 						   100.0 * (double)size /

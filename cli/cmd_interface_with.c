@@ -328,7 +328,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 {
 	const hd_border *b;
 	hd_interface_totals t;
-	char name[256], a[32], c[32];
+	char name[256], a[32], c[32], d[32], e[32], g[32];
 	size_t nb, i;
 
 	b = hd_interface_diff_border(x, &nb);
@@ -345,15 +345,16 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		cli_commas(t.reached, a, sizeof(a)),
 		cli_human_bytes(t.reached_memsize, c, sizeof(c)));
 	if (hshown) {
-		fprintf(f, "\nself border (top %zu of %llu, by keepalive)\n",
-			hshown, (unsigned long long)t.self_border);
+		fprintf(f, "\nself border (top %s of %s, by keepalive)\n",
+			cli_commas(hshown, a, sizeof(a)),
+			cli_commas(t.self_border, c, sizeof(c)));
 		fprintf(f, "%10s %10s  %-18s %s\n", "holds", "keepalive",
 			"address", "class");
 		for (i = 0; i < hshown; i++) {
-			hd_store_class_name(s, hr[i].id, name, sizeof(name));
-			fprintf(f, "%10llu %10llu  0x%-16llx %s\n",
-				(unsigned long long)hr[i].held,
-				(unsigned long long)hr[i].keepalive,
+			cli_class_name(s, hr[i].id, name, sizeof(name));
+			fprintf(f, "%10s %10s  0x%-16llx %s\n",
+				cli_commas(hr[i].held, a, sizeof(a)),
+				cli_commas(hr[i].keepalive, c, sizeof(c)),
 				(unsigned long long)hd_store_address(s,
 								     hr[i].id),
 				name);
@@ -361,20 +362,21 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 	}
 	if (!shown)
 		return;
-	fprintf(f, "\ndiff border (top %zu of %zu, by keepalive_count)\n",
-		shown, nb);
+	fprintf(f, "\ndiff border (top %s of %s, by keepalive_count)\n",
+		cli_commas(shown, a, sizeof(a)), cli_commas(nb, c, sizeof(c)));
 	fprintf(f, "%10s %12s %10s %12s %7s  %-18s %s\n", "keepalive",
 		"memsize", "retained", "memsize", "holders", "address",
 		"class");
 	for (i = 0; i < shown; i++) {
 		const hd_border *r = &b[rows[i]];
 
-		hd_store_class_name(s, r->id, name, sizeof(name));
-		fprintf(f, "%10llu %12llu %10llu %12llu %7u  0x%-16llx %s\n",
-			(unsigned long long)r->keepalive_count,
-			(unsigned long long)r->keepalive_memsize,
-			(unsigned long long)r->retained_count,
-			(unsigned long long)r->retained_memsize, r->holders,
+		cli_class_name(s, r->id, name, sizeof(name));
+		fprintf(f, "%10s %12s %10s %12s %7s  0x%-16llx %s\n",
+			cli_commas(r->keepalive_count, a, sizeof(a)),
+			cli_commas(r->keepalive_memsize, c, sizeof(c)),
+			cli_commas(r->retained_count, d, sizeof(d)),
+			cli_commas(r->retained_memsize, e, sizeof(e)),
+			cli_commas(r->holders, g, sizeof(g)),
 			(unsigned long long)hd_store_address(s, r->id), name);
 	}
 }

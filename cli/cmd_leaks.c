@@ -53,6 +53,7 @@ static struct leaks_args {
 	unsigned long long top, sites;
 	double min_share; /* percent */
 	int strict, quiet, no_generation, skip_weak, force;
+	struct cli_render_limits lim;
 } A;
 
 /* --min-share PCT: a percentage, 0 to 100, with or without '%' */
@@ -82,6 +83,7 @@ static const struct cli_opt opts[] = {
 		   "text (default), json (one document) or tsv"),
 	OPT_STRING(0, "svg", "DIR", &A.svg,
 		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
+	CLI_RENDER_LIMIT_OPTS(&A.lim.max_nodes, &A.lim.max_edges),
 	OPT_FLAG(0, "no-generation", &A.no_generation,
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
@@ -356,9 +358,10 @@ static void text_node(const hd_store *s, hd_node_id v)
 	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
 	if (cli_type_adds(s, v, cls))
 		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
-	if (hd_store_site(s, v, &site) == 0 && site.file)
-		printf(", %.*s:%llu", (int)site.file_len, site.file,
-		       (unsigned long long)site.line);
+	if (hd_store_site(s, v, &site) == 0 && site.file) {
+		fputs(", ", stdout);
+		cli_site_text(stdout, &site, 0);
+	}
 }
 
 static void text_rows(hd_stats *st, size_t max, const char *indent,
@@ -373,13 +376,18 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 		if (with_mem)
 			printf(" %10s", cli_human_bytes(rows[i].memsize, b,
 							sizeof(b)));
-		printf("  %s", rows[i].key[0]);
-		if (rows[i].key[1])
-			printf("  %s", rows[i].key[1]);
+		fputs("  ", stdout);
+		cli_text_string(stdout, rows[i].key[0], rows[i].key_len[0]);
+		if (rows[i].key[1]) {
+			fputs("  ", stdout);
+			cli_text_string(stdout, rows[i].key[1],
+					rows[i].key_len[1]);
+		}
 		putchar('\n');
 	}
 	if (n > max)
-		printf("%s(%zu more)\n", indent, n - max);
+		printf("%s(%s more)\n", indent,
+		       cli_commas(n - max, a, sizeof(a)));
 }
 
 static void print_text(const struct report *r)
@@ -389,13 +397,15 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
-	printf("%-9s %s (%s objects)\n", "before", r->in[0].name,
-	       cli_commas(d->objects[0], a, sizeof(a)));
-	printf("%-9s %s (%s objects)\n", "after", r->in[1].name,
-	       cli_commas(d->objects[1], a, sizeof(a)));
-	if (r->nin == 3)
-		printf("%-9s %s (%s objects)\n", "later", r->in[2].name,
-		       cli_commas(d->objects[2], a, sizeof(a)));
+	for (k = 0; k < (size_t)r->nin; k++) {
+		static const char *const side[] = { "before", "after",
+						     "later" };
+
+		printf("%-9s ", side[k]);
+		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
+		printf(" (%s objects)\n",
+		       cli_commas(d->objects[k], a, sizeof(a)));
+	}
 	printf("%-9s %s objects, %s new in after\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)));
@@ -404,8 +414,9 @@ static void print_text(const struct report *r)
 		       cli_commas(r->leak->n, a, sizeof(a)),
 		       cli_human_bytes(r->leak_mem, b, sizeof(b)));
 	printf("%-9s %s new objects held by old ones or roots, "
-	       "in %zu group(s) by holder\n", "border",
-	       cli_commas(r->border_total, a, sizeof(a)), r->nsus);
+	       "in %s group(s) by holder\n", "border",
+	       cli_commas(r->border_total, a, sizeof(a)),
+	       cli_commas(r->nsus, b, sizeof(b)));
 	if (!r->nsus) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -445,8 +456,12 @@ static void print_text(const struct report *r)
 		       cli_commas(sp->kcount, a, sizeof(a)),
 		       cli_human_bytes(sp->kmem, b, sizeof(b)));
 		if (sp->has_path) {
-			printf("  path from root %s:\n",
-			       hd_store_root_name(s, sp->path.root));
+			const char *root = hd_store_root_name(s,
+							      sp->path.root);
+
+			fputs("  path from root ", stdout);
+			cli_text_string(stdout, root, strlen(root));
+			fputs(":\n", stdout);
 			for (k = 0; k < sp->path.n; k++) {
 				printf("    ");
 				text_node(s, sp->path.nodes[k]);
@@ -462,11 +477,13 @@ static void print_text(const struct report *r)
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 	}
 	if (r->more)
-		printf("\n(%zu more groups: --top N shows more)\n", r->more);
+		printf("\n(%s more groups: --top N shows more)\n",
+		       cli_commas(r->more, c, sizeof(c)));
 	if (r->fold.folded)
-		printf("\n%zu more group%s under %g%% each: %s objects, %s, "
+		printf("\n%s more group%s under %g%% each: %s objects, %s, "
 		       "%.1f%% of the %s (--min-share 0 shows them)\n",
-		       r->fold.folded, r->fold.folded == 1 ? "" : "s",
+		       cli_commas(r->fold.folded, c, sizeof(c)),
+		       r->fold.folded == 1 ? "" : "s",
 		       A.min_share, cli_commas(r->folded_count, a, sizeof(a)),
 		       cli_human_bytes(r->fold.folded_size, b, sizeof(b)),
 		       pct(r->fold.folded_size, r->leak_mem),
@@ -568,10 +585,10 @@ static void print_json(const struct report *r)
 }
 
 /* a value of a TSV line: tabs and line breaks become spaces */
+/* Escaped like all text (cli_text_string): a tab cannot split a field. */
 static void tsv_str(const char *p)
 {
-	for (; *p; p++)
-		putchar(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p);
+	cli_text_string(stdout, p, strlen(p));
 }
 
 /*
@@ -675,7 +692,7 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 	if (!(path = malloc(strlen(A.svg) + 32)))
 		goto oom;
 	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
-	rc = cli_render_dot(m.p, "svg", path, r->in[r->at].path);
+	rc = cli_render_dot(m.p, "svg", path, r->in[r->at].path, &A.lim);
 	goto out;
 oom:
 	cli_error("out of memory");
@@ -740,6 +757,7 @@ int cmd_leaks(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
 	A.sites = 5;
+	cli_render_limits_init(&A.lim);
 	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;

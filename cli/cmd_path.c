@@ -18,9 +18,10 @@ static struct path_args {
 
 static const struct cli_opt opts[] = {
 	CLI_SELECT_OPTS(&A.sel),
-	OPT_UINT('n', "max", "N", &A.max,
+	OPT_UINT('n', "top", "N", &A.max,
 		 "at most N paths, for the first N selected objects "
 		 "(default 10, 0: all)"),
+	OPT_UINT(0, "max", "N", &A.max, "the same as --top"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default) or json (one object a line)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
@@ -40,12 +41,13 @@ static const struct cli_cmd_info info = {
 
 static void print_text(const hd_store *s, const hd_root_path *p)
 {
-	char cls[256], a[32];
+	char cls[256], a[32], t[256];
 	hd_site site;
 	size_t i;
 	hd_node_id v;
+	const char *root = hd_store_root_name(s, p->root);
 
-	printf("root %s\n", hd_store_root_name(s, p->root));
+	printf("root %s\n", cli_text(t, sizeof(t), root, strlen(root)));
 	for (i = 0; i < p->n; i++) {
 		v = p->nodes[i];
 		cli_node_class(s, v, cls, sizeof(cls));
@@ -54,11 +56,8 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 		       hd_type_name(hd_store_type(s, v)),
 		       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
 		if (hd_store_site(s, v, &site) == 0 && site.file) {
-			printf(", %.*s:%llu", (int)site.file_len, site.file,
-			       (unsigned long long)site.line);
-			if (site.method)
-				printf(" in %.*s", (int)site.method_len,
-				       site.method);
+			fputs(", ", stdout);
+			cli_site_text(stdout, &site, 1);
 		}
 		putchar('\n');
 	}

@@ -8,6 +8,7 @@
 #include "draw.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <gvc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static struct cli_draw_args A;
 
 static const struct cli_opt opts[] = {
 	CLI_DRAW_OPTS(&A),
+	CLI_RENDER_LIMIT_OPTS(&A.max_nodes, &A.max_edges),
 	OPT_STRING('o', "output", "FILE", &A.output,
 		   "the picture to write: FILE.svg, FILE.png or FILE.pdf"),
 	OPT_STRING('F', "format", "FMT", &A.format,
@@ -76,13 +78,52 @@ int cli_membuf_write(const void *buf, size_t n, void *payload)
 }
 
 /*
+ * The size in pixels of a PNG of the laid out g: its bounding box (the
+ * "bb" gvLayout sets, in points) plus the default pad of 4 points a
+ * side, at cairo's 96 dots per inch. 0 if g has no bounding box.
+ */
+static int png_size(Agraph_t *g, double *w, double *h)
+{
+	static char name[] = "bb"; /* agget wants a char * */
+	const char *bb = agget(g, name);
+	double x0, y0, x1, y1;
+
+	if (!bb || sscanf(bb, "%lf%*[ ,]%lf%*[ ,]%lf%*[ ,]%lf", &x0, &y0,
+			  &x1, &y1) != 4)
+		return 0;
+	*w = (x1 - x0 + 8) * 96.0 / 72.0;
+	*h = (y1 - y0 + 8) * 96.0 / 72.0;
+	return 1;
+}
+
+/* Refuses a PNG larger than cairo can hold: Graphviz would shrink the
+ * drawing to fit, into an unreadable strip. */
+static int check_png(Agraph_t *g, const char *out_path)
+{
+	double w, h;
+	char a[32], b[32], c[32];
+
+	if (!png_size(g, &w, &h) ||
+	    (w <= CLI_RENDER_MAX_SIDE && h <= CLI_RENDER_MAX_SIDE &&
+	     w * h <= CLI_RENDER_MAX_PIXELS))
+		return 0;
+	cli_error("cannot draw '%s': the picture would be %s x %s pixels, "
+		  "more than a PNG can hold (%s a side, 100 million in all): "
+		  "draw it as SVG or PDF, or draw less", out_path,
+		  cli_commas((uint64_t)(w + 0.5), a, sizeof(a)),
+		  cli_commas((uint64_t)(h + 0.5), b, sizeof(b)),
+		  cli_commas(CLI_RENDER_MAX_SIDE, c, sizeof(c)));
+	return EXIT_FAIL;
+}
+
+/*
  * Lays the graph out and renders it in memory, then writes it through
  * the CLI's atomic output (a temporary file beside out_path, checked
  * writes, fsync, rename): nothing is left behind on failure. libgvc's
  * own file output neither syncs nor reports a failed close.
  */
 int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
-		const char *like)
+		   const char *like, const struct cli_render_limits *lim)
 {
 	GVC_t *gvc = NULL;
 	Agraph_t *g = NULL;
@@ -100,11 +141,16 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		cli_error("graphviz cannot read the graph");
 		goto out;
 	}
+	if (cli_render_check(out_path, (uint64_t)agnnodes(g),
+			     (uint64_t)agnedges(g), lim))
+		goto out;
 	if (gvLayout(gvc, g, "dot") != 0) {
 		cli_error("graphviz cannot lay the graph out");
 		goto out;
 	}
 	laid = 1;
+	if (strcmp(fmt, "png") == 0 && check_png(g, out_path))
+		goto out;
 	if (gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
 		cli_error("graphviz cannot render %s", fmt);
 		goto out;
@@ -133,6 +179,7 @@ out:
 
 int cmd_render(int argc, char **argv)
 {
+	struct cli_render_limits lim;
 	hd_store *s = NULL;
 	hd_export *x = NULL;
 	struct cli_membuf m = { NULL, 0, 0 };
@@ -141,6 +188,8 @@ int cmd_render(int argc, char **argv)
 	int rc, first;
 
 	cli_draw_init(&A);
+	A.max_nodes = CLI_RENDER_MAX_NODES;
+	A.max_edges = CLI_RENDER_MAX_EDGES;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
@@ -163,7 +212,10 @@ int cmd_render(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_render_dot(m.p, fmt, A.output, argv[first]);
+	lim.max_nodes = A.max_nodes;
+	lim.max_edges = A.max_edges;
+	lim.advice = "narrow the selection, lower --depth or add --collapse";
+	rc = cli_render_dot(m.p, fmt, A.output, argv[first], &lim);
 out:
 	free(m.p);
 	hd_export_free(x);

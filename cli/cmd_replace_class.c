@@ -93,6 +93,8 @@ int cmd_replace_class(int argc, char **argv)
 	}
 
 	cli_input_init(&in, path, A.strict, A.quiet);
+	if ((rc = cli_out_check(A.output)))
+		goto out;
 	memset(&st, 0, sizeof(st));
 	o.flags = A.add_ref ? HD_REPLACE_ADD_REF : 0;
 	o.read = cli_input_read_options(&in);
@@ -107,6 +109,7 @@ int cmd_replace_class(int argc, char **argv)
 		rc = cli_lib_error(&err);
 	else if (!A.quiet)
 		report(path, &st);
+out:
 	free(source);
 	return rc;
 }

@@ -57,8 +57,9 @@ static int report(struct cli_graph *g, const hd_nodes *kept,
 				  "targets no GC root reaches (not written):",
 			       unreached);
 	if (unreached->n > 1)
-		cli_error("%zu of %zu targets are unreached", unreached->n,
-			  g->sel.n);
+		cli_error("%s of %s targets are unreached",
+			  cli_commas(unreached->n, a, sizeof(a)),
+			  cli_commas(g->sel.n, b, sizeof(b)));
 	if (!A.quiet)
 		fprintf(stderr, "%s: %s target(s), %s object(s) written\n",
 			PROGRAM_NAME, cli_commas(g->sel.n, a, sizeof(a)),

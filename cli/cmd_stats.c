@@ -90,6 +90,8 @@ static int feed_dump(hd_stats *st, struct cli_input *in)
 		}
 		goto out;
 	}
+	hd_reader_stats(r, &rs);
+	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
 	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = hd_stats_add(st, rec, &err)))
 			goto out;
@@ -128,7 +130,7 @@ static void key_text(FILE *f, const hd_stats_row *r, unsigned nkeys)
 	for (j = 0; j < nkeys; j++) {
 		if (j)
 			putc(':', f);
-		fwrite(r->key[j], 1, r->key_len[j], f);
+		cli_text_string(f, r->key[j], r->key_len[j]);
 	}
 }
 
@@ -149,7 +151,9 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 {
 	char a[32], b[32], c[64];
 
-	printf("%-12s %s\n", "dump", path);
+	printf("%-12s ", "dump");
+	cli_text_string(stdout, path, strlen(path));
+	putchar('\n');
 	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
@@ -158,9 +162,9 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	       t->saturated ? ", saturated: the memsizes add up to 2^64-1 "
 			      "bytes or more, every sum stops there" : "");
 	printf("%-12s %s\n", "references", cli_commas(t->edges, a, sizeof(a)));
-	printf("%-12s %s in %llu %s%s\n", "roots",
+	printf("%-12s %s in %s %s%s\n", "roots",
 	       cli_commas(t->roots, a, sizeof(a)),
-	       (unsigned long long)t->root_categories,
+	       cli_commas(t->root_categories, b, sizeof(b)),
 	       t->root_categories == 1 ? "category" : "categories",
 	       t->root_categories ? "" : " (a partial dump: no ROOT lines)");
 	if (t->shapes)
@@ -188,8 +192,9 @@ static void print_table_text(const hd_stats_row *rows, size_t n,
 	char a[32], b[32];
 	size_t i;
 
-	printf("\nby %s (%s%zu of %zu, by %s)\n", title,
-	       shown < n ? "top " : "", shown, n, sort);
+	printf("\nby %s (%s%s of ", title, shown < n ? "top " : "",
+	       cli_commas(shown, a, sizeof(a)));
+	printf("%s, by %s)\n", cli_commas(n, a, sizeof(a)), sort);
 	printf("%12s %15s  %s\n", "count", "memsize", title);
 	for (i = 0; i < shown; i++) {
 		printf("%12s %15s  ", cli_commas(rows[i].count, a, sizeof(a)),
@@ -267,7 +272,7 @@ static void print_totals_tsv(const hd_stats_totals *t)
 static void print_table_tsv(const char *name, const hd_stats_row *rows,
 			    size_t shown, unsigned nkeys)
 {
-	size_t i, k;
+	size_t i;
 	unsigned j;
 
 	for (i = 0; i < shown; i++) {
@@ -276,12 +281,9 @@ static void print_table_tsv(const char *name, const hd_stats_row *rows,
 		       (unsigned long long)rows[i].memsize);
 		for (j = 0; j < nkeys; j++) {
 			putchar('\t');
-			/* a tab or newline in a key would break the columns */
-			for (k = 0; k < rows[i].key_len[j]; k++) {
-				char ch = rows[i].key[j][k];
-
-				putchar(ch == '\t' || ch == '\n' ? ' ' : ch);
-			}
+			/* escaped: a tab or newline would break the row */
+			cli_text_string(stdout, rows[i].key[j],
+					rows[i].key_len[j]);
 		}
 		putchar('\n');
 	}
@@ -331,13 +333,16 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			       cli_commas(mem, b, sizeof(b)), (int)len, s);
 			for (i = 0; i < n; i++)
 				if (in_namespace(&rows[i], s, len))
-					printf("%12s %15s    %.*s\n",
+				{
+					printf("%12s %15s    ",
 					       cli_commas(rows[i].count, a,
 							  sizeof(a)),
 					       cli_commas(rows[i].memsize, b,
-							  sizeof(b)),
-					       (int)rows[i].key_len[0],
-					       rows[i].key[0]);
+							  sizeof(b)));
+					cli_text_string(stdout, rows[i].key[0],
+							rows[i].key_len[0]);
+					putchar('\n');
+				}
 		} else if (fmt == FMT_JSON) {
 			printf("%s", first ? "" : ",");
 			cli_json_string(stdout, s, len);

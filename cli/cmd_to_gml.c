@@ -12,6 +12,7 @@ static struct cli_draw_args A;
 
 static const struct cli_opt opts[] = {
 	CLI_DRAW_OPTS(&A),
+	CLI_DRAW_MAX_NODES_OPT(&A),
 	OPT_STRING('o', "output", "FILE", &A.output,
 		   "write to FILE (atomically) instead of standard output"),
 	OPT_END()

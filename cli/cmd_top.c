@@ -97,8 +97,7 @@ static void object_row(const hd_store *s, const hd_domtree *d, hd_node_id v,
 		       (unsigned long long)hd_store_address(s, v),
 		       hd_type_name(hd_store_type(s, v)), cls);
 		if (has_site)
-			printf("%.*s:%llu", (int)site.file_len, site.file,
-			       (unsigned long long)site.line);
+			cli_site_text(stdout, &site, 0);
 		putchar('\n');
 		return;
 	}
@@ -108,9 +107,10 @@ static void object_row(const hd_store *s, const hd_domtree *d, hd_node_id v,
 	       (unsigned long long)hd_store_address(s, v), cls);
 	if (cli_type_adds(s, v, cls))
 		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
-	if (has_site)
-		printf("  %.*s:%llu", (int)site.file_len, site.file,
-		       (unsigned long long)site.line);
+	if (has_site) {
+		fputs("  ", stdout);
+		cli_site_text(stdout, &site, 0);
+	}
 	putchar('\n');
 }
 
@@ -178,26 +178,29 @@ static int top_classes(const hd_domtree *d, enum fmt f)
 			       (unsigned long long)r->retained_count,
 			       (unsigned long long)r->retained_memsize);
 		} else if (f == F_TSV) {
-			printf("%s\t%llu\t%llu\t%llu\t%llu\t%.2f\n", r->name,
+			cli_text_string(stdout, r->name, strlen(r->name));
+			printf("\t%llu\t%llu\t%llu\t%llu\t%.2f\n",
 			       (unsigned long long)r->objects,
 			       (unsigned long long)r->shallow,
 			       (unsigned long long)r->retained_count,
 			       (unsigned long long)r->retained_memsize,
 			       pct(r->retained_memsize, all));
 		} else {
-			printf("%10s %5.1f%% %11s %11s %16s  %s\n",
+			printf("%10s %5.1f%% %11s %11s %16s  ",
 			       cli_human_bytes(r->retained_memsize, a, sizeof(a)),
 			       pct(r->retained_memsize, all),
 			       cli_commas(r->objects, b, sizeof(b)),
 			       cli_human_bytes(r->shallow, c, sizeof(c)),
-			       cli_commas(r->retained_count, e, sizeof(e)),
-			       r->name);
+			       cli_commas(r->retained_count, e, sizeof(e)));
+			cli_text_string(stdout, r->name, strlen(r->name));
+			putchar('\n');
 		}
 	}
 	if (f == F_JSON)
 		printf("]}\n");
 	else if (f == F_TEXT && shown < n)
-		printf("(%zu more classes: --top 0 shows all)\n", n - shown);
+		printf("(%s more classes: --top 0 shows all)\n",
+		       cli_commas(n - shown, a, sizeof(a)));
 	hd_class_retained_free(rows, n);
 	return EXIT_OK;
 }

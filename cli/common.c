@@ -1,11 +1,13 @@
 /*
- * common.c - messages, input reporting, progress and atomic output.
+ * common.c - messages, input reporting, progress, outputs (through the
+ * library's hd_outfile, never an input) and the signal handler.
  */
 #include "common.h"
 #include "opt.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +19,29 @@
 /* Problems printed one by one before only the summary counts them. */
 #define SHOW_PROBLEMS 5
 
+/* Messages quote names from dumps and stores: escaped like text. */
 void cli_error(const char *fmt, ...)
 {
+	char small[1024], *buf = small;
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "%s: ", PROGRAM_NAME);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(small) && (buf = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(buf, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	} else if (n >= (int)sizeof(small)) {
+		buf = small;
+		n = (int)sizeof(small) - 1;
+	}
+	fprintf(stderr, "%s: ", PROGRAM_NAME);
+	cli_text_string(stderr, buf, n > 0 ? (size_t)n : 0);
 	fputc('\n', stderr);
+	if (buf != small)
+		free(buf);
 }
 
 int cli_lib_error(const hd_error *err)
@@ -55,10 +71,12 @@ static void on_problem(const hd_problem *p, void *payload)
 	if (in->shown++ < SHOW_PROBLEMS) {
 		if (in->progress)
 			fputs("\r\033[K", stderr);
-		fprintf(stderr, "%s: %s:%llu:%llu: %s (%s)\n", PROGRAM_NAME,
-			in->name, (unsigned long long)p->line,
-			(unsigned long long)p->column, p->msg,
-			p->repaired ? "repaired" : "skipped");
+		fprintf(stderr, "%s: ", PROGRAM_NAME);
+		cli_text_string(stderr, in->name, strlen(in->name));
+		fprintf(stderr, ":%llu:%llu: ", (unsigned long long)p->line,
+			(unsigned long long)p->column);
+		cli_text_string(stderr, p->msg, strlen(p->msg));
+		fprintf(stderr, " (%s)\n", p->repaired ? "repaired" : "skipped");
 	}
 }
 
@@ -72,6 +90,7 @@ void cli_input_init(struct cli_input *in, const char *path, int strict,
 	in->quiet = quiet;
 	in->progress = !quiet && isatty(2);
 	in->t0 = cli_now();
+	cli_input_register(path);
 }
 
 hd_read_options cli_input_read_options(struct cli_input *in)
@@ -89,73 +108,98 @@ hd_index_options cli_input_index_options(struct cli_input *in)
 	hd_index_options o = HD_INDEX_OPTIONS_INIT;
 
 	o.read = cli_input_read_options(in);
+	in->indexing = 1;
 	o.progress = cli_progress;
 	o.progress_payload = in;
 	return o;
 }
 
+/* Progress names its input: a longer name by its last component, or
+ * the end of it. */
+#define PROGRESS_NAME 40
+
 void cli_progress(uint64_t done, uint64_t total, void *payload)
 {
 	struct cli_input *in = payload;
+	const char *name = in->name, *slash = strrchr(name, '/'), *cut = "";
 	double now, rate;
 	char a[32], b[32], r[32];
 
 	if (!in->progress)
 		return;
+	if (strlen(name) > PROGRESS_NAME && slash && slash[1])
+		name = slash + 1;
+	if (strlen(name) > PROGRESS_NAME) {
+		name += strlen(name) - PROGRESS_NAME;
+		cut = "...";
+	}
 	now = cli_now();
+	if (in->indexing && total && done >= total) {
+		if (!in->phase)
+			fprintf(stderr, "\r\033[K%s%s: indexing", cut, name);
+		in->phase = 1;
+		in->last = now;
+		fflush(stderr);
+		return;
+	}
 	if (now - in->last < 0.2)
 		return;
 	in->last = now;
 	rate = (double)done / (now - in->t0 + 1e-9);
 	cli_human_bytes(done, a, sizeof(a));
 	cli_human_bytes((uint64_t)rate, r, sizeof(r));
-	if (total && done <= total) {
+	if (total && !done) {
+		fprintf(stderr, "\r\033[K%s%s: reading 0 B / %s (0%%)", cut,
+			name, cli_human_bytes(total, b, sizeof(b)));
+	} else if (total && done <= total) {
 		cli_human_bytes(total, b, sizeof(b));
-		fprintf(stderr, "\r\033[K%s / %s (%.0f%%), %s/s, %.0fs left",
-			a, b, 100.0 * (double)done / (double)total, r,
+		fprintf(stderr, "\r\033[K%s%s: reading %s / %s (%.0f%%), "
+			"%s/s, %.0fs left", cut, name, a, b,
+			100.0 * (double)done / (double)total, r,
 			rate > 0 ? (double)(total - done) / rate : 0.0);
 	} else {
-		fprintf(stderr, "\r\033[K%s, %s/s", a, r);
+		fprintf(stderr, "\r\033[K%s%s: reading %s, %s/s", cut, name,
+			a, r);
 	}
 	fflush(stderr);
 }
 
 void cli_input_done(struct cli_input *in)
 {
+	char a[32], b[32];
+
 	if (in->progress && in->last > 0)
 		fputs("\r\033[K", stderr);
 	if (in->repaired + in->skipped)
 		fprintf(stderr,
-			"%s: %s: %llu line(s) repaired, %llu skipped (first at line %llu)%s\n",
+			"%s: %s: %s line(s) repaired, %s skipped (first at line %llu)%s\n",
 			PROGRAM_NAME, in->name,
-			(unsigned long long)in->repaired,
-			(unsigned long long)in->skipped,
+			cli_commas(in->repaired, a, sizeof(a)),
+			cli_commas(in->skipped, b, sizeof(b)),
 			(unsigned long long)in->first_line,
 			in->shown > SHOW_PROBLEMS ? "; only the first 5 shown" : "");
 }
 
 /* The spooled copies of standard input and of pipes, removed at exit
- * (diff reads up to three inputs). */
+ * (diff reads up to three inputs) or by the signal handler. */
 #define MAX_SPOOL 3
-static char spool_path[MAX_SPOOL][4096];
+static hd_spool *spools[MAX_SPOOL];
 static int nspool, stdin_spooled;
 
-static void unlink_spool(void)
+static void free_spools(void)
 {
 	int i;
 
 	for (i = 0; i < nspool; i++)
-		unlink(spool_path[i]);
+		hd_spool_free(spools[i]);
 }
 
 int cli_spool_stdin(struct cli_input *in)
 {
-	const char *dir = getenv("TMPDIR");
 	const char *what = "standard input";
-	char buf[1 << 16], *path;
+	hd_error err = { 0 };
 	struct stat sb;
-	ssize_t n;
-	int fd, src = 0;
+	int rc, src = 0;
 
 	if (strcmp(in->path, "-") == 0) {
 		if (stdin_spooled)
@@ -177,39 +221,25 @@ int cli_spool_stdin(struct cli_input *in)
 		cli_error("cannot open '%s': %s", in->path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	path = spool_path[nspool];
-	snprintf(path, sizeof(spool_path[0]), "%s/heapdump-stdin-XXXXXX",
-		 dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0) {
-		cli_error("cannot create '%s': %s", path, strerror(errno));
-		if (src > 0)
-			close(src);
-		return EXIT_FAIL;
-	}
-	if (!nspool++)
-		atexit(unlink_spool);
-	while ((n = read(src, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || write(fd, buf, (size_t)n) != n) {
-			cli_error("cannot spool %s to '%s': %s", what, path,
-				  strerror(errno));
-			close(fd);
-			if (src > 0)
-				close(src);
-			return EXIT_FAIL;
-		}
-	}
+	rc = hd_spool_new(&spools[nspool], src, what, &err);
 	if (src > 0)
 		close(src);
-	if (close(fd) != 0) {
-		cli_error("cannot spool %s to '%s': %s", what, path,
-			  strerror(errno));
-		return EXIT_FAIL;
-	}
-	in->path = path;
+	if (rc)
+		return cli_lib_error(&err);
+	if (!nspool++)
+		atexit(free_spools);
+	in->path = hd_spool_path(spools[nspool - 1]);
 	return 0;
+}
+
+/* The dump a store was indexed from is an input too. */
+static void register_source(const hd_store *s)
+{
+	hd_store_info si;
+
+	hd_store_info_get(s, &si);
+	if (si.source_path && *si.source_path)
+		cli_input_register(si.source_path);
 }
 
 int cli_open_store(struct cli_input *in, hd_store **out)
@@ -222,6 +252,7 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	cli_input_done(in);
 	if (rc)
 		return cli_lib_error(&err);
+	register_source(*out);
 	return 0;
 }
 
@@ -236,6 +267,8 @@ int cli_store_source(const char *store_path, char **dump_out)
 	if ((rc = hd_store_open(&s, store_path, &err)))
 		return cli_lib_error(&err);
 	hd_store_info_get(s, &si);
+	cli_input_register(store_path);
+	register_source(s);
 	if (!si.source_path || !*si.source_path ||
 	    strcmp(si.source_path, "-") == 0) {
 		cli_error("'%s' was indexed from standard input: its records "
@@ -260,99 +293,116 @@ int cli_same_file(const char *out, const char *in)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int cli_out_open(struct cli_out *o, const char *path, const char *like)
+/* Every file the command reads: no output may be one of them. */
+#define MAX_INPUTS 32
+static struct {
+	dev_t dev;
+	ino_t ino;
+	char name[256];
+} inputs[MAX_INPUTS];
+static int ninputs;
+
+void cli_input_register(const char *path)
 {
 	struct stat sb;
-	size_t n;
-	int fd;
+
+	/* a terminal or /dev/null as both input and output harms nothing */
+	if (!path || strcmp(path, "-") == 0 || ninputs == MAX_INPUTS ||
+	    stat(path, &sb) != 0 || S_ISDIR(sb.st_mode) || S_ISCHR(sb.st_mode))
+		return;
+	inputs[ninputs].dev = sb.st_dev;
+	inputs[ninputs].ino = sb.st_ino;
+	snprintf(inputs[ninputs].name, sizeof(inputs[0].name), "%s", path);
+	ninputs++;
+}
+
+int cli_out_check(const char *path)
+{
+	struct stat sb;
+	int i;
+
+	if (!path || strcmp(path, "-") == 0 || stat(path, &sb) != 0)
+		return 0;
+	for (i = 0; i < ninputs; i++) {
+		if (inputs[i].dev != sb.st_dev || inputs[i].ino != sb.st_ino)
+			continue;
+		if (strcmp(inputs[i].name, path) == 0)
+			cli_error("'%s' is the input: choose another output",
+				  path);
+		else
+			cli_error("'%s' is the input '%s': choose another "
+				  "output", path, inputs[i].name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cli_out_open(struct cli_out *o, const char *path, const char *like)
+{
+	hd_error err = { 0 };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
 	}
-	/* -o naming the input would replace the dump with the output */
-	if (cli_same_file(path, like)) {
-		cli_error("'%s' is the input: choose another output", path);
-		return EXIT_USAGE;
-	}
-	/* A device or a pipe (-o /dev/null) is written directly: renaming
-	 * a temporary file over it would replace it. */
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		if (!(o->f = fopen(path, "w"))) {
-			cli_error("cannot open '%s': %s", path, strerror(errno));
-			return EXIT_FAIL;
-		}
-		return 0;
-	}
-	n = strlen(path) + 16;
-	o->tmp = malloc(n);
-	o->path = strdup(path);
-	if (!o->tmp || !o->path) {
-		cli_error("out of memory");
+	/* -o naming an input would replace it with the output */
+	if ((rc = cli_out_check(path)))
+		return rc;
+	if (hd_outfile_open(&o->out, path, like, 0, &err) ||
+	    !(o->f = hd_outfile_stream(o->out, &err))) {
 		cli_out_abort(o);
-		return EXIT_FAIL;
+		return cli_lib_error(&err);
 	}
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-	fd = mkstemp(o->tmp);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		cli_error("cannot create '%s': %s", o->tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(o->tmp);
-		o->tmp = NULL;
-		cli_out_abort(o);
-		return EXIT_FAIL;
-	}
-	/* mkstemp makes the file 0600. What is derived from a heap dump
-	 * holds the same secrets, so it gets the dump's permissions (and
-	 * stays 0600 when the dump came from a pipe). */
-	if (like && strcmp(like, "-") != 0 && stat(like, &sb) == 0 &&
-	    S_ISREG(sb.st_mode))
-		fchmod(fd, sb.st_mode & 0666);
 	return 0;
 }
 
 int cli_out_commit(struct cli_out *o)
 {
-	int bad;
+	hd_error err = { 0 };
+	int rc = 0;
 
-	if (o->f == stdout || !o->f)
+	if (!o->out)
 		return 0;
-	if (!o->tmp) { /* written directly */
-		bad = fflush(o->f) != 0 || ferror(o->f);
-		if (fclose(o->f) != 0)
-			bad = 1;
-		o->f = NULL;
-		if (bad)
-			cli_error("cannot write: %s", strerror(errno));
-		return bad ? EXIT_FAIL : 0;
-	}
-	bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
-	if (fclose(o->f) != 0)
-		bad = 1;
-	o->f = NULL;
-	if (bad || rename(o->tmp, o->path) != 0) {
-		cli_error("cannot write '%s': %s", o->path, strerror(errno));
-		cli_out_abort(o);
-		return EXIT_FAIL;
-	}
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
-	return 0;
+	if (hd_outfile_commit(o->out, &err))
+		rc = cli_lib_error(&err);
+	cli_out_abort(o);
+	return rc;
 }
 
 void cli_out_abort(struct cli_out *o)
 {
-	if (o->f && o->f != stdout)
-		fclose(o->f);
+	hd_outfile_free(o->out);
+	o->out = NULL;
 	o->f = NULL;
-	if (o->tmp)
-		unlink(o->tmp);
-	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
+}
+
+/* SIGINT, SIGTERM, SIGHUP, SIGPIPE (a reader of standard output that
+ * went away): the temporary files go, then the signal does what it
+ * would have done (the exit status says which signal). */
+static void on_signal(int sig)
+{
+	hd_outfile_cleanup();
+	raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+void cli_signals_init(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* an ignored signal (nohup, a background job) stays so */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 const char *cli_human_bytes(uint64_t n, char *buf, size_t size)
@@ -412,6 +462,115 @@ void cli_json_string(FILE *f, const char *s, size_t n)
 	putc('"', f);
 }
 
+/*
+ * The length of the escape of the character at s[0..n) (n > 0) into out
+ * (at least 7 bytes), and in *used how many input bytes it stands for.
+ */
+static size_t text_char(const unsigned char *s, size_t n, char *out,
+			size_t *used)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	*used = 1;
+	if (c < 0x80) {
+		switch (c) {
+		case '\t': memcpy(out, "\\t", 2); return 2;
+		case '\n': memcpy(out, "\\n", 2); return 2;
+		case '\r': memcpy(out, "\\r", 2); return 2;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				return (size_t)snprintf(out, 7, "\\u%04x", c);
+			out[0] = (char)c;
+			return 1;
+		}
+	}
+	/* UTF-8 (RFC 3629): no overlong forms, surrogates or > U+10FFFF */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		len = 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len && n >= len && s[1] >= lo && s[1] <= hi) {
+		for (i = 2; i < len && s[i] >= 0x80 && s[i] <= 0xbf; i++)
+			;
+		if (i == len) {
+			*used = len;
+			if (c == 0xc2 && s[1] <= 0x9f) /* C1 control */
+				return (size_t)snprintf(out, 7, "\\u%04x",
+							s[1]);
+			memcpy(out, s, len);
+			return len;
+		}
+	}
+	return (size_t)snprintf(out, 7, "\\x%02x", c);
+}
+
+void cli_text_string(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, used, len;
+	char e[8];
+
+	while (i < n) {
+		size_t j = i;
+
+		/* a run of printable ASCII at once */
+		while (j < n && p[j] >= 0x20 && p[j] < 0x7f)
+			j++;
+		if (j > i)
+			fwrite(p + i, 1, j - i, f);
+		if (j == n)
+			break;
+		len = text_char(p + j, n - j, e, &used);
+		fwrite(e, 1, len, f);
+		i = j + used;
+	}
+}
+
+const char *cli_text(char *buf, size_t size, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, used, len;
+	char e[8];
+
+	if (!size)
+		return buf;
+	while (i < n) {
+		len = text_char(p + i, n - i, e, &used);
+		if (o + len >= size)
+			break;
+		memcpy(buf + o, e, len);
+		o += len;
+		i += used;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_site_text(FILE *f, const hd_site *site, int with_method)
+{
+	if (site->file)
+		cli_text_string(f, site->file, site->file_len);
+	fprintf(f, ":%llu", (unsigned long long)site->line);
+	if (with_method && site->method) {
+		fputs(" in ", f);
+		cli_text_string(f, site->method, site->method_len);
+	}
+}
+
 int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 		   hd_stats_options *o)
 {
@@ -441,8 +600,8 @@ int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
 }
 
 /* A class or module by its own name, anything else by its class's. */
-void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
-		       size_t size)
+void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
+			size_t size)
 {
 	int t = hd_store_type(s, id);
 	const char *aux;
@@ -458,12 +617,40 @@ void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 	hd_store_class_name(s, id, buf, size);
 }
 
+void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	int t = hd_store_type(s, id);
+	const char *aux;
+	char raw[512];
+	size_t len;
+
+	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
+		aux = hd_store_aux(s, id, &len);
+		if (aux && len) {
+			cli_text(buf, size, aux, len);
+			return;
+		}
+	}
+	len = hd_store_class_name(s, id, raw, sizeof(raw));
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
+void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	char raw[512];
+	size_t len = hd_store_class_name(s, id, raw, sizeof(raw));
+
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 {
 	char cls[256];
 	hd_site site;
 
-	cli_node_class(s, v, cls, sizeof(cls));
+	cli_node_class_raw(s, v, cls, sizeof(cls));
 	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
 	       (unsigned long long)hd_store_address(s, v),
 	       hd_type_name(hd_store_type(s, v)));

@@ -1,6 +1,6 @@
 /*
  * common.h - what every subcommand shares: messages, exit codes, input
- * opening with problem reports and progress, atomic output files.
+ * opening with problem reports and progress, output files, signals.
  */
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
@@ -30,6 +30,8 @@ struct cli_input {
 	int strict;
 	int quiet;
 	int progress;        /* stderr is a terminal and not quiet */
+	int indexing;        /* read to build a store: "indexing" after */
+	int phase;           /* 1 once "indexing" is shown */
 	uint64_t shown;      /* problems printed so far */
 	uint64_t repaired, skipped;
 	uint64_t first_line;
@@ -40,15 +42,18 @@ void cli_input_init(struct cli_input *in, const char *path, int strict,
 		    int quiet);
 hd_read_options cli_input_read_options(struct cli_input *in);
 hd_index_options cli_input_index_options(struct cli_input *in);
-/* Progress callback for the library (payload: struct cli_input). */
+/* Progress callback for the library (payload: struct cli_input):
+ * "NAME: reading 1.2 MB / 3.4 MB (35%), ..."; for an input being
+ * indexed, "NAME: indexing" once done == total. */
 void cli_progress(uint64_t done, uint64_t total, void *payload);
 /* Ends the progress line and prints the problem summary, if any. */
 void cli_input_done(struct cli_input *in);
 
 /*
- * Copies standard input ("-") to a temporary file removed at exit and
- * points in->path at it (messages keep saying "(stdin)"), for commands
- * that read their input twice. Returns 0 or an exit code.
+ * Copies standard input ("-") or a named pipe to a spool file (the
+ * library's hd_spool, removed at exit or on a signal) and points
+ * in->path at it (messages keep saying "(stdin)"), for commands that
+ * read their input twice. Returns 0 or an exit code.
  */
 int cli_spool_stdin(struct cli_input *in);
 
@@ -65,18 +70,29 @@ int cli_open_store(struct cli_input *in, hd_store **out);
  */
 int cli_store_source(const char *store_path, char **dump_out);
 
-/* Atomic output: a temporary file in the target's directory, renamed
- * over the target on commit. "-" or NULL is standard output. The file
- * gets the permission bits of the file like (the input it is derived
- * from), or 0600 when like is NULL or not a regular file. A path that
- * exists and is not a regular file (/dev/null, a pipe) is written
- * directly. */
+/*
+ * Inputs and outputs. Every file a command reads is registered (by
+ * cli_input_init, cli_open_store for a store's source dump,
+ * cli_store_source, and --from); an output that is one of them, or a
+ * link to one, is refused with exit 2 ("'FILE' is the input: choose
+ * another output").
+ */
+void cli_input_register(const char *path);
+/* 0, or EXIT_USAGE after the message when path is a registered input. */
+int cli_out_check(const char *path);
+
+/* An output file through the library's hd_outfile (man 1 heapdump,
+ * OUTPUTS): "-" or NULL is standard output; a device or FIFO is written
+ * in place; a symbolic link is followed; a regular or new file is a
+ * temporary file beside it, renamed over it on commit. It gets the
+ * permission bits of the file like (the input it is derived from), or
+ * 0600 when like is NULL or not a regular file. */
 struct cli_out {
 	FILE *f;
-	char *tmp;
-	char *path;
+	hd_outfile *out;
 };
 
+/* 0, EXIT_USAGE (an input) or EXIT_FAIL, after the message. */
 int cli_out_open(struct cli_out *o, const char *path, const char *like);
 /* 1 if out names the file in (an existing regular file), else 0. */
 int cli_same_file(const char *out, const char *in);
@@ -85,6 +101,10 @@ int cli_same_file(const char *out, const char *in);
 int cli_out_commit(struct cli_out *o);
 /* Drops the temporary file. Safe after commit. */
 void cli_out_abort(struct cli_out *o);
+
+/* Installs the SIGINT, SIGTERM, SIGHUP and SIGPIPE handler that removes
+ * the temporary files (hd_outfile_cleanup) and dies of the signal. */
+void cli_signals_init(void);
 
 struct cli_cmd_info;
 
@@ -104,10 +124,32 @@ const char *cli_commas(uint64_t n, char *buf, size_t size);
 /* Writes s as a JSON string (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
 
-/* A node's class for people: a class or module by its own name,
- * anything else by its class's (hd_store_class_name). */
+/*
+ * Text for people (and TSV): every string that comes from a dump or a
+ * store (class, file, method, root and key names) goes through these, so
+ * that a class named "Foo\e[2J" cannot drive the terminal and a tab or
+ * newline cannot break a TSV row. \t \n \r, other C0 controls and DEL
+ * as \u00XX, C1 controls (UTF-8 U+0080..U+009F) as \u0080..\u009f,
+ * bytes that are not valid UTF-8 as \xHH; everything else (valid UTF-8,
+ * backslashes included) as it is. JSON output uses cli_json_string.
+ */
+void cli_text_string(FILE *f, const char *s, size_t n);
+/* The same into buf (NUL-terminated, cut before an escape or a character
+ * that does not fit); returns buf. */
+const char *cli_text(char *buf, size_t size, const char *s, size_t n);
+/* "file:line" of a site, escaped, and " in method" when with_method. */
+void cli_site_text(FILE *f, const hd_site *site, int with_method);
+
+/* A node's class for people, escaped (cli_text): a class or module by its
+ * own name, anything else by its class's (hd_store_class_name). */
 void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 		    size_t size);
+/* hd_store_class_name, escaped for text (cli_text). */
+void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size);
+/* cli_node_class unescaped, for JSON. */
+void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
+			size_t size);
 
 /* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
  * node, without a newline. */

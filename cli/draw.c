@@ -12,6 +12,40 @@ void cli_draw_init(struct cli_draw_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->max_nodes = HD_EXPORT_MAX_NODES;
+	a->max_edges = 0;
+}
+
+void cli_render_limits_init(struct cli_render_limits *lim)
+{
+	lim->max_nodes = CLI_RENDER_MAX_NODES;
+	lim->max_edges = CLI_RENDER_MAX_EDGES;
+	lim->advice = NULL;
+}
+
+static int over(const char *what, uint64_t n, const char *things,
+		unsigned long long max, const char *option, const char *advice)
+{
+	char a[32], b[32];
+
+	cli_error("cannot draw '%s': the graph has %s %s, more than %s %s; "
+		  "Graphviz would take minutes to lay it out: %s%s%s "
+		  "(0: no limit)", what, cli_commas(n, a, sizeof(a)), things,
+		  option, cli_commas(max, b, sizeof(b)),
+		  advice ? advice : "", advice ? ", or raise " : "raise ",
+		  option);
+	return EXIT_FAIL;
+}
+
+int cli_render_check(const char *what, uint64_t nodes, uint64_t edges,
+		     const struct cli_render_limits *lim)
+{
+	if (lim->max_nodes && nodes > lim->max_nodes)
+		return over(what, nodes, "nodes", lim->max_nodes,
+			    "--max-nodes", lim->advice);
+	if (lim->max_edges && edges > lim->max_edges)
+		return over(what, edges, "references", lim->max_edges,
+			    "--max-edges", lim->advice);
+	return 0;
 }
 
 int cli_draw_fwrite(const void *buf, size_t n, void *payload)

@@ -13,7 +13,7 @@
 struct cli_draw_args {
 	struct cli_select sel;
 	unsigned long long depth;
-	unsigned long long max_nodes;
+	unsigned long long max_nodes, max_edges;
 	int collapse, strict, quiet;
 	const char *output;
 	const char *format;
@@ -26,12 +26,35 @@ struct cli_draw_args {
 	OPT_FLAG(0, "collapse", &(a)->collapse,                              \
 		 "fold IMEMOs, hidden arrays and hashes into the edges "     \
 		 "through them"),                                            \
-	OPT_UINT(0, "max-nodes", "N", &(a)->max_nodes,                       \
-		 "refuse graphs of more nodes (default 50000, 0: no limit)"), \
 	OPT_FLAG(0, "strict", &(a)->strict, "fail at the first invalid line"), \
 	OPT_FLAG('q', "quiet", &(a)->quiet, "no progress meter")
 
-/* Sets the defaults of a (before cli_parse). */
+/* to-gml and to-dot: --max-nodes, default HD_EXPORT_MAX_NODES. */
+#define CLI_DRAW_MAX_NODES_OPT(a)                                           \
+	OPT_UINT(0, "max-nodes", "N", &(a)->max_nodes,                       \
+		 "refuse graphs of more nodes (default 50000, 0: no limit)")
+
+/*
+ * What Graphviz's dot lays out in seconds (render, leaks --svg): its
+ * time grows about with the square of the graph (592 nodes and 1,233
+ * references: 1.5 s; 1,508 and 3,367: 14 s; 3,283 and 3,637: 43 s).
+ */
+#define CLI_RENDER_MAX_NODES 1000
+#define CLI_RENDER_MAX_EDGES 2000
+/* The largest PNG: cairo's limit a side (Graphviz shrinks a larger
+ * drawing to fit, unreadably), and at most 100 million pixels (400 MB
+ * of memory). */
+#define CLI_RENDER_MAX_SIDE 32767
+#define CLI_RENDER_MAX_PIXELS 100000000.0
+
+#define CLI_RENDER_LIMIT_OPTS(nodes, edges)                                 \
+	OPT_UINT(0, "max-nodes", "N", nodes,                                 \
+		 "refuse drawings of more nodes (default 1000, 0: no limit)"), \
+	OPT_UINT(0, "max-edges", "N", edges,                                 \
+		 "refuse drawings of more references (default 2000, "        \
+		 "0: no limit)")
+
+/* Sets the defaults of a (before cli_parse): to-gml's and to-dot's. */
 void cli_draw_init(struct cli_draw_args *a);
 
 /*
@@ -60,13 +83,34 @@ struct cli_membuf {
 };
 int cli_membuf_write(const void *buf, size_t n, void *payload);
 
+/* The limits of a drawing laid out by Graphviz (0: none); advice says
+ * how to draw less, or NULL. */
+struct cli_render_limits {
+	unsigned long long max_nodes, max_edges;
+	const char *advice;
+};
+
+/* The defaults: CLI_RENDER_MAX_NODES and _EDGES, no advice. */
+void cli_render_limits_init(struct cli_render_limits *lim);
+
+/*
+ * Refuses (a message, EXIT_FAIL) a drawing of more nodes or references
+ * than lim allows, naming what, the counts, lim->advice and the option
+ * that lifts the limit; what is the command ("render") or the file.
+ * Returns 0 when it is within the limits.
+ */
+int cli_render_check(const char *what, uint64_t nodes, uint64_t edges,
+		     const struct cli_render_limits *lim);
+
 /*
  * Lays out the DOT text with Graphviz's dot and renders it as fmt (svg,
  * png, pdf) into out_path, atomically (a temporary file beside it, then
  * rename), with the mode of the file like (the dump) if it is a regular
- * file. Returns 0 or an exit code (cmd_render.c).
+ * file. Refuses, before the layout, a graph over lim (cli_render_check),
+ * and a PNG over CLI_RENDER_MAX_SIDE or _PIXELS before rendering it.
+ * Returns 0 or an exit code (cmd_render.c).
  */
 int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
-		   const char *like);
+		   const char *like, const struct cli_render_limits *lim);
 
 #endif

@@ -154,6 +154,7 @@ int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
 void cli_graph_list(const struct cli_graph *g, const char *prefix,
 		    const hd_nodes *set)
 {
+	char a[32];
 	size_t i;
 
 	fprintf(stderr, "%s: %s", PROGRAM_NAME, prefix);
@@ -162,7 +163,8 @@ void cli_graph_list(const struct cli_graph *g, const char *prefix,
 			(unsigned long long)hd_store_address(g->s,
 							     set->ids[i]));
 	if (set->n > LIST_FIRST)
-		fprintf(stderr, " and %zu more", set->n - LIST_FIRST);
+		fprintf(stderr, " and %s more",
+			cli_commas(set->n - LIST_FIRST, a, sizeof(a)));
 	fputc('\n', stderr);
 }
 
@@ -175,6 +177,7 @@ int cli_graph_each(struct cli_graph *g, unsigned long long max, int quiet,
 			      hd_error *err, void *payload),
 		   void *payload)
 {
+	char a[32], b[32];
 	hd_error err = { 0 };
 	size_t i, shown = g->sel.n, found = 0, unreached = 0;
 	int rc;
@@ -193,10 +196,11 @@ int cli_graph_each(struct cli_graph *g, unsigned long long max, int quiet,
 		found++;
 	}
 	if (unreached > 1)
-		cli_error("%zu of %zu object(s) %s", unreached, shown,
-			  unreached_msg);
+		cli_error("%s of %s object(s) %s",
+			  cli_commas(unreached, a, sizeof(a)),
+			  cli_commas(shown, b, sizeof(b)), unreached_msg);
 	if (shown < g->sel.n && !quiet)
-		cli_error("%zu more selected object(s) not shown (--max)",
-			  g->sel.n - shown);
+		cli_error("%s more selected object(s) not shown (--top)",
+			  cli_commas(g->sel.n - shown, a, sizeof(a)));
 	return found ? 0 : EXIT_FAIL;
 }

@@ -100,6 +100,7 @@ int main(int argc, char **argv)
 {
 	const struct cli_command *c;
 
+	cli_signals_init();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -51,6 +51,7 @@ const char *cli_select_generation(const char *arg, void *target)
 
 const char *cli_select_from(const char *arg, void *target)
 {
+	cli_input_register(arg); /* no output may replace it */
 	return push(target, "from", arg);
 }
 
@@ -87,6 +88,7 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
 {
 	hd_error err = { 0 };
 	uint64_t missing = 0;
+	char a[32];
 	int rc;
 
 	if ((rc = cli_select_compile(sel)))
@@ -96,8 +98,8 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s, int quiet,
 	if (rc)
 		return cli_lib_error(&err);
 	if (missing && !quiet)
-		cli_error("%llu selected address(es) name no object of the dump",
-			  (unsigned long long)missing);
+		cli_error("%s selected address(es) name no object of the dump",
+			  cli_commas(missing, a, sizeof(a)));
 	return 0;
 }
 

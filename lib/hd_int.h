@@ -93,7 +93,26 @@ static inline uint64_t hd__mix64(uint64_t x)
 	return x;
 }
 
+/* An unkeyed hash of bytes, for fingerprints (diff), never for a table. */
 HD_HIDDEN uint64_t hd__hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/*
+ * Every hash table hashes with SipHash-1-3 under its own random key
+ * (hash.c says why): keys a dump chooses cannot all fall in one slot.
+ * Nothing may depend on slot order.
+ */
+struct hd__hkey {
+	uint64_t k0, k1;
+};
+
+/* Tests only: when set, every new table gets this key instead. */
+HD_HIDDEN extern const struct hd__hkey *hd__hash_fixed_key;
+/* A fresh key from getrandom(2) (or fallbacks); never fails. */
+HD_HIDDEN void hd__hash_key_new(struct hd__hkey *out);
+HD_HIDDEN uint64_t hd__hash_keyed(const struct hd__hkey *k, const void *p,
+				  size_t n);
+/* hd__hash_keyed of the 8 little-endian bytes of x. */
+HD_HIDDEN uint64_t hd__hash_u64(const struct hd__hkey *k, uint64_t x);
 
 /* ---- u64 -> u32 open-addressing map (map.c) ---- */
 
@@ -104,6 +123,7 @@ struct hd__map {
 	size_t count;
 	int has_max;     /* UINT64_MAX cannot be stored as key+1 */
 	uint32_t max_val;
+	struct hd__hkey hkey;
 };
 
 HD_HIDDEN int hd__map_init(struct hd__map *m, size_t expect);
@@ -115,6 +135,9 @@ HD_HIDDEN int hd__map_put(struct hd__map *m, uint64_t key, uint32_t val,
 /* Returns 1 and sets *val if present. */
 HD_HIDDEN int hd__map_get(const struct hd__map *m, uint64_t key,
 			  uint32_t *val);
+/* Tests: the sum over the keys of their distance from their home slot
+ * (the probes a lookup of each key makes beyond the first). */
+HD_HIDDEN size_t hd__map_displacement(const struct hd__map *m);
 
 /* ---- string interning (intern.c): bytes -> dense u32 id ---- */
 
@@ -125,6 +148,7 @@ struct hd__intern {
 	size_t count, offs_cap;
 	uint32_t *slots;   /* id+1, 0 empty */
 	size_t slot_cap;
+	struct hd__hkey hkey;
 };
 
 #define HD_STR_NONE 0xffffffffu
@@ -133,6 +157,18 @@ HD_HIDDEN int hd__intern_init(struct hd__intern *t);
 HD_HIDDEN void hd__intern_free(struct hd__intern *t);
 HD_HIDDEN int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 			     uint32_t *id_out);
+/* Tests: the summed distance of the strings from their home slots. */
+HD_HIDDEN size_t hd__intern_displacement(const struct hd__intern *t);
+/*
+ * Interns a field that some writers escape and others write raw (file:
+ * raw in every Ruby's dump_all, escaped by HeapDump.dump), as the bytes
+ * Ruby had: JSON-unescaped when the span reads as a JSON string body (no
+ * raw quote or control byte, every backslash a valid escape), else as it
+ * is. Both the stats and the store go through it, so a path has one
+ * spelling whatever read it.
+ */
+HD_HIDDEN int hd__intern_field(struct hd__intern *t, hd_str s,
+			       uint32_t *id_out);
 /* Interns the JSON-unescaped form of a raw hd_str. */
 HD_HIDDEN int hd__intern_json(struct hd__intern *t, hd_str s,
 			      uint32_t *id_out);

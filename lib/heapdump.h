@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -392,6 +393,10 @@ typedef void (*hd_progress_cb)(uint64_t done, uint64_t total, void *payload);
 typedef struct hd_index_options {
 	unsigned int version;  /**< HD_INDEX_OPTIONS_VERSION */
 	hd_read_options read;  /**< how to read the dump */
+	/** Called when the dump is opened and while it is read, with the
+	 * bytes read and the dump's size (0 if unknown); once more when it
+	 * has been read whole, with done == total, before the store is
+	 * built from it. */
 	hd_progress_cb progress;
 	void *progress_payload;
 } hd_index_options;
@@ -411,8 +416,11 @@ HD_API int hd_store_build(hd_store **out, const char *dump_path,
 			  const hd_index_options *opts, hd_error *err);
 
 /**
- * Writes a store to path atomically (a temporary file in the same
- * directory, then rename). Nothing is left under path on failure.
+ * Writes a store to path through hd_outfile (a temporary file beside a
+ * regular file, renamed over it; a device or FIFO written in place; a
+ * symbolic link followed). Nothing is left under path on failure. The
+ * file gets the read and write permission bits of the store's source
+ * dump, 0600 when that is not a regular file.
  * @return 0, HD_EIO, HD_ENOMEM
  */
 HD_API int hd_store_write(const hd_store *s, const char *path,
@@ -1391,6 +1399,115 @@ HD_API int hd_replace_class(const char *in_path, const char *out_path,
  */
 HD_API int hd_json_repair(char *dst, size_t size, size_t *out_len,
 			  const char *src, size_t len, hd_error *err);
+
+/* ===================================================================== */
+/* Output files                                                          */
+/* ===================================================================== */
+
+/*
+ * Every file the library or the heapdump program writes goes through
+ * hd_outfile, with one set of rules (man 1 heapdump, OUTPUTS):
+ *  - "-" is standard output;
+ *  - an existing device, FIFO or socket is written in place (opened for
+ *    writing, never replaced): a full device is an error;
+ *  - a symbolic link is followed, never replaced: the output is the end
+ *    of the chain (created if the link dangles);
+ *  - a regular file, or a name that does not exist, is written to a
+ *    temporary file beside it (NAME.tmpXXXXXX), which is synced and
+ *    renamed over NAME on commit. Until then NAME is untouched; on any
+ *    failure, and on hd_outfile_free() without a commit, the temporary
+ *    file is removed.
+ * Live temporary files (outputs and spools) are registered, so that a
+ * program's SIGINT or SIGTERM handler can remove them with
+ * hd_outfile_cleanup(). Checking that an output is not an input is the
+ * caller's business (it knows its inputs).
+ */
+typedef struct hd_outfile hd_outfile;
+
+/** hd_outfile_open flag: an existing regular file keeps its own
+ *  permission bits (else the output gets those of like). */
+#define HD_OUTFILE_KEEP_MODE 0x1u
+
+/**
+ * Opens an output by the rules above. A new or replaced file gets the
+ * read and write permission bits of like when like is a regular file
+ * (what is derived from a heap dump holds its secrets), else 0600.
+ * @param out receives the output
+ * @param path where to write, or "-"
+ * @param like the input the output is derived from, or NULL
+ * @param flags 0 or HD_OUTFILE_KEEP_MODE
+ * @return 0, HD_EIO ("cannot create 'NAME.tmpXXXXXX': ...", "cannot open
+ *         'NAME': ...", "cannot write 'DIR': Is a directory"), HD_ENOMEM,
+ *         HD_EINVAL
+ */
+HD_API int hd_outfile_open(hd_outfile **out, const char *path,
+			   const char *like, unsigned int flags, hd_error *err);
+
+/**
+ * Writes n bytes through a buffer. A failed write is remembered: later
+ * writes and the commit fail with the same errno.
+ * @return 0, HD_EIO ("cannot write 'PATH': No space left on device"),
+ *         HD_ENOMEM, HD_EINVAL (after hd_outfile_stream)
+ */
+HD_API int hd_outfile_write(hd_outfile *o, const void *buf, size_t n,
+			    hd_error *err);
+
+/**
+ * A stdio stream over the output, for callers that print (use it or
+ * hd_outfile_write, not both). Owned by o: never fclose it; the commit
+ * flushes it and reports its errors.
+ * @return the stream, or NULL (err filled)
+ */
+HD_API FILE *hd_outfile_stream(hd_outfile *o, hd_error *err);
+
+/**
+ * Finishes the output: flushes it, and for a temporary file syncs it,
+ * closes it and renames it over its target. On failure nothing is left
+ * but what was there before. Free o afterwards in every case.
+ * @return 0, HD_EIO (the message names the file and the errno), HD_EINVAL
+ */
+HD_API int hd_outfile_commit(hd_outfile *o, hd_error *err);
+
+/** Closes and frees an output; an uncommitted temporary file is removed.
+ *  NULL is a no-op. */
+HD_API void hd_outfile_free(hd_outfile *o);
+
+/**
+ * Removes every live temporary file of the process (outputs not yet
+ * committed, spools not yet freed). Async-signal-safe: meant for a
+ * SIGINT or SIGTERM handler, which then re-raises its signal. The
+ * objects stay allocated; the process is expected to end.
+ */
+HD_API void hd_outfile_cleanup(void);
+
+/**
+ * Moves the finished file from to the output to, by the rules above: a
+ * rename when both are on one file system, else (and for a device or a
+ * FIFO) a copy through hd_outfile, after which from is removed. On
+ * failure to is untouched, from is kept, and the message names the real
+ * cause (never EXDEV).
+ * @return 0, HD_EIO, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_file_move(const char *from, const char *to, hd_error *err);
+
+/** A spooled copy of an input that can be read only once (a pipe). */
+typedef struct hd_spool hd_spool;
+
+/**
+ * Copies everything readable from fd into a new file in $TMPDIR (else
+ * /tmp), registered for hd_outfile_cleanup(). fd is not closed.
+ * @param name the input, for messages ("standard input")
+ * @return 0, HD_EIO ("cannot spool NAME to 'FILE': No space left on
+ *         device", "cannot read NAME: ..."), HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_spool_new(hd_spool **out, int fd, const char *name,
+			hd_error *err);
+
+/** The spool's file name (borrowed: valid until hd_spool_free). */
+HD_API const char *hd_spool_path(const hd_spool *sp);
+
+/** Removes the spool's file and frees it. NULL is a no-op. */
+HD_API void hd_spool_free(hd_spool *sp);
 
 /* ===================================================================== */
 /* Export                                                                */

@@ -399,12 +399,14 @@ out:
 
 /* ---- keepalive: batches of 64 border components ---- */
 
-/* A small mask -> (count, memsize) table, emptied per batch. */
+/* A small mask -> (count, memsize) table, emptied per batch; keyed hash
+ * (hash.c), since the masks follow the graph of the dump. */
 struct masktab {
 	uint64_t *key;
 	uint64_t *count, *mem;
 	unsigned char *used;
 	size_t cap, n;
+	struct hd__hkey hkey;
 };
 
 static void masktab_free(struct masktab *t)
@@ -424,6 +426,7 @@ static int masktab_reset(struct masktab *t, size_t expect)
 		cap *= 2;
 	if (cap > t->cap) {
 		masktab_free(t);
+		hd__hash_key_new(&t->hkey);
 		if (!ALLOC(t->key, cap) || !ALLOC(t->count, cap) ||
 		    !ALLOC(t->mem, cap) || !ALLOC(t->used, cap))
 			return HD_ENOMEM;
@@ -438,7 +441,7 @@ static int masktab_reset(struct masktab *t, size_t expect)
 static void masktab_add(struct masktab *t, uint64_t key, uint64_t count,
 			uint64_t mem)
 {
-	size_t i = (size_t)hd__mix64(key) & (t->cap - 1);
+	size_t i = (size_t)hd__hash_u64(&t->hkey, key) & (t->cap - 1);
 
 	while (t->used[i] && t->key[i] != key)
 		i = (i + 1) & (t->cap - 1);

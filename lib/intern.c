@@ -1,9 +1,14 @@
 /*
  * intern.c - string interning: equal byte strings get one dense u32 id.
  * Strings are stored back to back, each NUL-terminated, so that the
- * table can be written to the store as it is.
+ * table can be written to the store as it is. The slots are hashed with
+ * SipHash-1-3 under a random key of the table's own (hash.c): class
+ * names, paths and method names come from the dump. Ids follow the
+ * order of first insertion, never the slots.
  */
 #include "hd_int.h"
+
+#include <ctype.h>
 
 uint64_t hd__hash_bytes(const void *p, size_t n, uint64_t seed)
 {
@@ -27,6 +32,7 @@ int hd__intern_init(struct hd__intern *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->slot_cap = 1024;
+	hd__hash_key_new(&t->hkey);
 	t->slots = hd__calloc(t->slot_cap, sizeof(*t->slots));
 	if (!t->slots || hd__grow((void **)&t->offs, &t->offs_cap, 1,
 				  sizeof(*t->offs))) {
@@ -65,7 +71,7 @@ static int grow_slots(struct hd__intern *t)
 		size_t len;
 		const char *p = hd__intern_str(t, (uint32_t)i, &len);
 
-		j = hd__hash_bytes(p, len, 0) & (ncap - 1);
+		j = hd__hash_keyed(&t->hkey, p, len) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
 		ns[j] = (uint32_t)i + 1;
@@ -84,7 +90,7 @@ int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 
 	if ((t->count + 1) * 2 > t->slot_cap && grow_slots(t))
 		return HD_ENOMEM;
-	j = hd__hash_bytes(s, n, 0) & (t->slot_cap - 1);
+	j = hd__hash_keyed(&t->hkey, s, n) & (t->slot_cap - 1);
 	for (; t->slots[j]; j = (j + 1) & (t->slot_cap - 1)) {
 		if (same(t, t->slots[j] - 1, s, n)) {
 			*id_out = t->slots[j] - 1;
@@ -109,6 +115,20 @@ int hd__intern_put(struct hd__intern *t, const char *s, size_t n,
 	return 0;
 }
 
+size_t hd__intern_displacement(const struct hd__intern *t)
+{
+	size_t i, len, d = 0, mask = t->slot_cap - 1;
+	const char *p;
+
+	for (i = 0; i < t->slot_cap; i++) {
+		if (!t->slots[i])
+			continue;
+		p = hd__intern_str(t, t->slots[i] - 1, &len);
+		d += (i - (size_t)hd__hash_keyed(&t->hkey, p, len)) & mask;
+	}
+	return d;
+}
+
 int hd__intern_json(struct hd__intern *t, hd_str s, uint32_t *id_out)
 {
 	char small[256];
@@ -127,4 +147,43 @@ int hd__intern_json(struct hd__intern *t, hd_str s, uint32_t *id_out)
 	if (buf != small)
 		hd__free(buf, s.len);
 	return rc;
+}
+
+/* Does s[0..n) read as the body of a JSON string: no raw quote or
+ * control byte, and every backslash starts a valid escape? */
+static int json_body(const char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c < 0x20)
+			return 0;
+		if (c != '\\')
+			continue;
+		if (++i == n)
+			return 0;
+		switch (s[i]) {
+		case '"': case '\\': case '/': case 'b': case 'f': case 'n':
+		case 'r': case 't':
+			break;
+		case 'u':
+			for (k = 1; k <= 4; k++)
+				if (i + k >= n || !isxdigit((unsigned char)s[i + k]))
+					return 0;
+			i += 4;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int hd__intern_field(struct hd__intern *t, hd_str s, uint32_t *id_out)
+{
+	if (s.len && memchr(s.ptr, '\\', s.len) && json_body(s.ptr, s.len))
+		return hd__intern_json(t, s, id_out);
+	return hd__intern_put(t, s.len ? s.ptr : "", s.len, id_out);
 }

@@ -19,8 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OUT_BUF ((size_t)256 << 10)
-#define SPOOL_BUF ((size_t)1 << 20)
 #define MAX_DEPTH 64
 
 /* ===================================================================== */
@@ -423,242 +421,22 @@ static int buf_sink(struct buf *b, struct sink *o, size_t hint)
 }
 
 /*
- * The output file: written through a buffer to a temporary file in the
- * target's directory, renamed over the target on commit. Standard output
- * and existing non-regular files (devices, pipes) are written directly.
+ * The output: hd_outfile (outfile.c) decides where it goes. An existing
+ * regular file keeps its mode; a new one gets the input's. The input
+ * itself is refused unless in place.
  */
-struct out {
-	int fd;
-	int own;           /* fd was opened here */
-	char *tmp;         /* temporary file, or NULL */
-	size_t tmp_size;
-	char *target;      /* what tmp replaces */
-	size_t target_size;
-	const char *name;  /* for messages */
-	char *buf;
-	size_t len;
-};
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int out_flush(struct out *o, hd_error *err)
-{
-	if (o->len && write_all(o->fd, o->buf, o->len))
-		return hd__error_sys(err, errno, "cannot write '%s': %s",
-				     o->name, strerror(errno));
-	o->len = 0;
-	return 0;
-}
-
-static int out_write(struct out *o, const char *p, size_t n, hd_error *err)
-{
-	if (o->len + n > OUT_BUF && out_flush(o, err))
-		return HD_EIO;
-	if (n >= OUT_BUF) {
-		if (write_all(o->fd, p, n))
-			return hd__error_sys(err, errno,
-					     "cannot write '%s': %s", o->name,
-					     strerror(errno));
-		return 0;
-	}
-	memcpy(o->buf + o->len, p, n);
-	o->len += n;
-	return 0;
-}
-
-static char *path_dup(const char *s, size_t *size)
-{
-	char *p;
-
-	*size = strlen(s) + 1;
-	p = hd__malloc(*size);
-	if (p)
-		memcpy(p, s, *size);
-	return p;
-}
-
-/*
- * Where the output goes. An existing regular file is replaced through
- * its real path (a symbolic link stays a link) and keeps its mode; a new
- * file gets mode. The input itself is refused unless in_place.
- */
-static int out_open(struct out *o, const char *path, const struct stat *in,
-		    int in_place, mode_t mode, hd_error *err)
+static int out_open(hd_outfile **o, const char *path, const struct stat *in,
+		    const char *like, int in_place, hd_error *err)
 {
 	struct stat sb;
-	char *real = NULL;
-	int rc;
 
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-	o->name = path;
-	if (!(o->buf = hd__malloc(OUT_BUF)))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	if (strcmp(path, "-") == 0 && !in_place) {
-		o->fd = 1;
-		o->name = "standard output";
-		return 0;
-	}
-	if (stat(path, &sb) == 0) {
-		if (!in_place && in && sb.st_dev == in->st_dev &&
-		    sb.st_ino == in->st_ino)
-			return hd__error(err, HD_EINVAL,
-					 "'%s' is the input dump: rewrite it in place instead",
-					 path);
-		if (!S_ISREG(sb.st_mode)) {
-			o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-			if (o->fd < 0)
-				return hd__error_sys(err, errno,
-						     "cannot open '%s': %s",
-						     path, strerror(errno));
-			o->own = 1;
-			return 0;
-		}
-		mode = sb.st_mode & 07777;
-		if (!(real = hd__malloc(PATH_MAX)))
-			return hd__error(err, HD_ENOMEM, "out of memory");
-		if (!realpath(path, real)) {
-			rc = hd__error_sys(err, errno,
-					   "cannot resolve '%s': %s", path,
-					   strerror(errno));
-			hd__free(real, PATH_MAX);
-			return rc;
-		}
-		o->target = path_dup(real, &o->target_size);
-		hd__free(real, PATH_MAX);
-	} else {
-		o->target = path_dup(path, &o->target_size);
-	}
-	if (!o->target)
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	o->tmp_size = o->target_size + 10;
-	if (!(o->tmp = hd__malloc(o->tmp_size)))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	snprintf(o->tmp, o->tmp_size, "%s.tmpXXXXXX", o->target);
-	o->fd = mkstemp(o->tmp);
-	o->own = o->fd >= 0;
-	if (o->fd < 0) {
-		rc = hd__error_sys(err, errno, "cannot create '%s': %s",
-				   o->tmp, strerror(errno));
-		hd__free(o->tmp, o->tmp_size);
-		o->tmp = NULL;
-		return rc;
-	}
-	if (fchmod(o->fd, mode) != 0)
-		return hd__error_sys(err, errno,
-				     "cannot set the mode of '%s': %s", o->tmp,
-				     strerror(errno));
-	return 0;
-}
-
-static int out_commit(struct out *o, hd_error *err)
-{
-	int rc;
-
-	if ((rc = out_flush(o, err)))
-		return rc;
-	if (!o->tmp)
-		return 0;
-	o->own = 0;
-	if (fsync(o->fd) != 0 || close(o->fd) != 0)
-		return hd__error_sys(err, errno, "cannot write '%s': %s",
-				     o->tmp, strerror(errno));
-	if (rename(o->tmp, o->target) != 0)
-		return hd__error_sys(err, errno,
-				     "cannot rename '%s' to '%s': %s", o->tmp,
-				     o->target, strerror(errno));
-	hd__free(o->tmp, o->tmp_size);
-	o->tmp = NULL;
-	return 0;
-}
-
-/* Closes the output; an uncommitted temporary file is removed. */
-static void out_close(struct out *o)
-{
-	if (o->own)
-		close(o->fd);
-	if (o->tmp) {
-		unlink(o->tmp);
-		hd__free(o->tmp, o->tmp_size);
-	}
-	hd__free(o->target, o->target_size);
-	hd__free(o->buf, OUT_BUF);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-}
-
-/* Copies the input (in_fd, named name) to a temporary file in $TMPDIR:
- * it is read twice, and a pipe can be read only once. */
-static int spool_input(int in_fd, const char *name, char **path_out,
-		       size_t *size_out, hd_error *err)
-{
-	const char *dir = getenv("TMPDIR");
-	char *path, *buf = NULL;
-	size_t size;
-	ssize_t k;
-	int fd, rc = 0;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	size = strlen(dir) + 32;
-	if (!(path = hd__malloc(size)))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	snprintf(path, size, "%s/heapdump-stdin.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd < 0) {
-		rc = hd__error_sys(err, errno,
-				   "cannot create a temporary file in '%s': %s",
-				   dir, strerror(errno));
-		hd__free(path, size);
-		return rc;
-	}
-	if (!(buf = hd__malloc(SPOOL_BUF))) {
-		rc = hd__error(err, HD_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		k = read(in_fd, buf, SPOOL_BUF);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rc = hd__error_sys(err, errno, "cannot read %s: %s",
-					   name, strerror(errno));
-			goto out;
-		}
-		if (!k)
-			break;
-		if (write_all(fd, buf, (size_t)k)) {
-			rc = hd__error_sys(err, errno, "cannot write '%s': %s",
-					   path, strerror(errno));
-			goto out;
-		}
-	}
-out:
-	hd__free(buf, SPOOL_BUF);
-	if (close(fd) != 0 && !rc)
-		rc = hd__error_sys(err, errno, "cannot write '%s': %s", path,
-				   strerror(errno));
-	if (rc) {
-		unlink(path);
-		hd__free(path, size);
-		return rc;
-	}
-	*path_out = path;
-	*size_out = size;
-	return 0;
+	if (!in_place && in && strcmp(path, "-") != 0 &&
+	    stat(path, &sb) == 0 && sb.st_dev == in->st_dev &&
+	    sb.st_ino == in->st_ino)
+		return hd__error(err, HD_EINVAL,
+				 "'%s' is the input dump: rewrite it in place instead",
+				 path);
+	return hd_outfile_open(o, path, like, HD_OUTFILE_KEEP_MODE, err);
 }
 
 /* ===================================================================== */
@@ -674,7 +452,7 @@ struct job {
 	hd_record rerec;
 	struct buf line;         /* the edited record */
 	struct buf fixed;        /* the repaired record */
-	struct out out;
+	hd_outfile *out;
 	uint64_t done;           /* bytes of the first pass */
 	uint64_t total;          /* bytes of both passes, 0 if unknown */
 };
@@ -866,7 +644,7 @@ static int write_salvaged(struct job *j, const hd_record *rec,
 		j->st.rewritten++;
 	else if (cls)
 		j->st.unresolved++;
-	return out_write(&j->out, j->fixed.p, o.len, err);
+	return hd_outfile_write(j->out, j->fixed.p, o.len, err);
 }
 
 /*
@@ -893,7 +671,7 @@ static int write_repaired(struct job *j, const char *text, size_t len,
 	if (n != len || memcmp(j->fixed.p, text, len) != 0)
 		j->st.escaped++;
 	j->fixed.p[n++] = '\n';
-	return out_write(&j->out, j->fixed.p, n, err);
+	return hd_outfile_write(j->out, j->fixed.p, n, err);
 }
 
 enum { CL_NONE, CL_REWRITTEN, CL_UNRESOLVED, CL_NAMED };
@@ -1017,8 +795,7 @@ int hd_replace_class(const char *in_path, const char *out_path,
 	hd_read_options ro;
 	hd_read_stats rs;
 	struct stat in_sb;
-	char *spool = NULL;
-	size_t spool_size = 0;
+	hd_spool *spool = NULL; /* a copy: the input is read twice */
 	const char *path = in_path;
 	int rc, in_place = out_path == NULL;
 
@@ -1031,17 +808,15 @@ int hd_replace_class(const char *in_path, const char *out_path,
 	if (!(j = hd__calloc(1, sizeof(*j))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	j->o = opts ? *opts : defaults;
-	j->out.fd = -1;
 	if ((rc = hd__intern_init(&j->strs)) ||
 	    (rc = hd__classtab_init(&j->ct, &j->strs))) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (strcmp(in_path, "-") == 0) {
-		if ((rc = spool_input(0, "standard input", &spool, &spool_size,
-				      err)))
+		if ((rc = hd_spool_new(&spool, 0, "standard input", err)))
 			goto out;
-		path = spool;
+		path = hd_spool_path(spool);
 	} else if (stat(in_path, &in_sb) == 0 && !S_ISREG(in_sb.st_mode) &&
 		   !S_ISDIR(in_sb.st_mode)) {
 		/* a pipe (a named one, or <(...)) can be read only once */
@@ -1058,11 +833,11 @@ int hd_replace_class(const char *in_path, const char *out_path,
 					   in_path, strerror(errno));
 			goto out;
 		}
-		rc = spool_input(fd, in_path, &spool, &spool_size, err);
+		rc = hd_spool_new(&spool, fd, in_path, err);
 		close(fd);
 		if (rc)
 			goto out;
-		path = spool;
+		path = hd_spool_path(spool);
 	}
 	if (stat(path, &in_sb) != 0) {
 		rc = hd__error_sys(err, errno, "cannot open '%s': %s", path,
@@ -1084,8 +859,8 @@ int hd_replace_class(const char *in_path, const char *out_path,
 	}
 	j->total = rs.total_bytes * 2;
 	if ((rc = out_open(&j->out, in_place ? in_path : out_path,
-			   spool ? NULL : &in_sb, in_place,
-			   spool ? 0600 : in_sb.st_mode & 07777, err)))
+			   spool ? NULL : &in_sb, spool ? NULL : in_path,
+			   in_place, err)))
 		goto out;
 	if ((rc = read_classes(j, r, err)))
 		goto out;
@@ -1094,17 +869,14 @@ int hd_replace_class(const char *in_path, const char *out_path,
 
 	if ((rc = hd_reader_open(&r, path, &j->o.read, err)) ||
 	    (rc = write_records(j, r, err)) ||
-	    (rc = out_commit(&j->out, err)))
+	    (rc = hd_outfile_commit(j->out, err)))
 		goto out;
 	if (j->o.stats)
 		*j->o.stats = j->st;
 out:
 	hd_reader_free(r);
-	out_close(&j->out);
-	if (spool) {
-		unlink(spool);
-		hd__free(spool, spool_size);
-	}
+	hd_outfile_free(j->out);
+	hd_spool_free(spool);
 	hd__scan_free(&j->rescan);
 	hd__free(j->line.p, j->line.cap);
 	hd__free(j->fixed.p, j->fixed.cap);

@@ -38,6 +38,7 @@ struct grouping {
 	int keys[HD_STATS_MAX_KEYS];
 	struct group *slots;
 	size_t cap, count;
+	struct hd__hkey hkey;  /* keyed hash (hash.c): keys hold addresses */
 	hd_stats_row *rows;
 	size_t nrows;
 	int sorted;       /* the sort rows are in, or -1 */
@@ -124,6 +125,7 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
 		st->g[i].sorted = -1;
+		hd__hash_key_new(&st->g[i].hkey);
 		st->g[i].slots = hd__calloc(st->g[i].cap, sizeof(struct group));
 		if (!st->g[i].slots)
 			goto nomem;
@@ -138,14 +140,10 @@ nomem:
 
 /* ---- the group tables ---- */
 
-static uint64_t comp_hash(const struct comp *k, unsigned n)
+static uint64_t comp_hash(const struct hd__hkey *hk, const struct comp *k,
+			  unsigned n)
 {
-	uint64_t h = 0x12345;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		h = hd__mix64(h ^ hd__mix64(k[i].a) ^ (k[i].b * 0x9e37ULL));
-	return h;
+	return hd__hash_keyed(hk, k, n * sizeof(*k));
 }
 
 static int same_key(const struct comp *x, const struct comp *y, unsigned n)
@@ -158,10 +156,10 @@ static int same_key(const struct comp *x, const struct comp *y, unsigned n)
 	return 1;
 }
 
-static struct group *slot_for(struct group *slots, size_t cap,
-			      const struct comp *k, unsigned n)
+static struct group *slot_for(const struct hd__hkey *hk, struct group *slots,
+			      size_t cap, const struct comp *k, unsigned n)
 {
-	size_t i = comp_hash(k, n) & (cap - 1);
+	size_t i = comp_hash(hk, k, n) & (cap - 1);
 
 	while (slots[i].used && !same_key(slots[i].k, k, n))
 		i = (i + 1) & (cap - 1);
@@ -177,7 +175,8 @@ static int grow_groups(struct grouping *g)
 		return HD_ENOMEM;
 	for (i = 0; i < g->cap; i++)
 		if (g->slots[i].used)
-			*slot_for(ns, ncap, g->slots[i].k, g->nkeys) =
+			*slot_for(&g->hkey, ns, ncap, g->slots[i].k,
+				  g->nkeys) =
 				g->slots[i];
 	hd__free(g->slots, g->cap * sizeof(*g->slots));
 	g->slots = ns;
@@ -203,7 +202,7 @@ static int accumulate(struct grouping *g, const struct comp *k,
 
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
-	s = slot_for(g->slots, g->cap, k, g->nkeys);
+	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
 	if (!s->used) {
 		s->used = 1;
 		memcpy(s->k, k, sizeof(s->k));
@@ -315,6 +314,10 @@ struct obj {
 static int make_comp(hd_stats *st, int key, const struct obj *o,
 		     struct comp *c)
 {
+	/* traced: any allocation information; a traced object without a
+	 * file, method or generation has "(none)" of it */
+	int traced = o->has_gen || o->file_sid != HD_STR_NONE;
+	uint32_t nofile = traced ? st->sid_none : st->sid_untraced;
 	char buf[96];
 	uint32_t sid;
 	int n, rc;
@@ -357,23 +360,18 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		}
 		return 0;
 	case HD_KEY_FILE:
-		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
-						     o->file_sid;
+		c->a = o->file_sid == HD_STR_NONE ? nofile : o->file_sid;
 		return 0;
 	case HD_KEY_LOCATION:
-		c->a = o->file_sid == HD_STR_NONE ? st->sid_untraced :
-						     o->file_sid;
+		c->a = o->file_sid == HD_STR_NONE ? nofile : o->file_sid;
 		c->b = o->file_sid == HD_STR_NONE ? 0 : o->line;
 		return 0;
 	case HD_KEY_METHOD:
-		c->a = o->method_sid == HD_STR_NONE ?
-			       (o->file_sid == HD_STR_NONE ? st->sid_untraced :
-							      st->sid_none) :
-			       o->method_sid;
+		c->a = o->method_sid == HD_STR_NONE ? nofile : o->method_sid;
 		return 0;
 	case HD_KEY_GEM:
 		if (o->file_sid == HD_STR_NONE) {
-			c->a = st->sid_untraced;
+			c->a = nofile;
 			return 0;
 		}
 		rc = gem_of(st, o->file_sid, &sid);
@@ -381,7 +379,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		return rc;
 	case HD_KEY_GENERATION:
 		if (!o->has_gen) {
-			c->a = st->sid_untraced;
+			c->a = nofile;
 			return 0;
 		}
 		n = snprintf(buf, sizeof(buf), "%llu",
@@ -453,7 +451,7 @@ static int file_sid(hd_stats *st, hd_str f, uint32_t *id)
 		*id = st->last_file_sid;
 		return 0;
 	}
-	if (hd__intern_json(&st->strs, f, id))
+	if (hd__intern_field(&st->strs, f, id)) /* as the store does */
 		return HD_ENOMEM;
 	if (f.len <= sizeof(st->last_buf)) {
 		memcpy(st->last_buf, f.ptr, f.len);
@@ -655,8 +653,9 @@ static int comp_string(hd_stats *st, int key, const struct comp *c,
 					     c->a, aux, sid);
 	}
 	case HD_KEY_LOCATION:
-		if ((uint32_t)c->a == st->sid_untraced) {
-			*sid = st->sid_untraced;
+		if ((uint32_t)c->a == st->sid_untraced ||
+		    (uint32_t)c->a == st->sid_none) {
+			*sid = (uint32_t)c->a;
 			return 0;
 		}
 		f = hd__intern_str(&st->strs, (uint32_t)c->a, &n);
@@ -688,6 +687,7 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	memset(&merged, 0, sizeof(merged));
 	merged.nkeys = g->nkeys;
 	merged.cap = g->cap;
+	merged.hkey = g->hkey;
 	merged.slots = hd__calloc(merged.cap, sizeof(struct group));
 	if (!merged.slots)
 		return HD_ENOMEM;

@@ -82,6 +82,7 @@ struct bld {
 	size_t nsites, sites_cap;
 	uint32_t *sslot;             /* site id + 1, 0 empty */
 	size_t sslot_cap;
+	struct hd__hkey skey;        /* their hash key (hash.c) */
 	struct site last_site;
 	uint32_t last_sid;
 	/* roots */
@@ -203,10 +204,14 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	return 0;
 }
 
-static uint64_t site_hash(const struct site *k)
+/* Keyed: the line numbers come from the dump. */
+static uint64_t site_hash(const struct bld *b, const struct site *k)
 {
-	return hd__mix64(((uint64_t)k->file << 32 | k->method) ^
-			 hd__mix64(k->line + 1));
+	uint64_t w[2];
+
+	w[0] = (uint64_t)k->file << 32 | k->method;
+	w[1] = k->line;
+	return hd__hash_keyed(&b->skey, w, sizeof(w));
 }
 
 static int same_site(const struct site *a, const struct site *b)
@@ -222,8 +227,10 @@ static int site_rehash(struct bld *b)
 
 	if (!ns)
 		return HD_ENOMEM;
+	if (!b->sslot_cap)
+		hd__hash_key_new(&b->skey);
 	for (i = 0; i < b->nsites; i++) {
-		j = site_hash(&b->sites[i]) & (ncap - 1);
+		j = site_hash(b, &b->sites[i]) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
 		ns[j] = (uint32_t)i + 1;
@@ -244,7 +251,7 @@ static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 	}
 	if ((b->nsites + 1) * 2 > b->sslot_cap && site_rehash(b))
 		return HD_ENOMEM;
-	j = site_hash(k) & (b->sslot_cap - 1);
+	j = site_hash(b, k) & (b->sslot_cap - 1);
 	for (; b->sslot[j]; j = (j + 1) & (b->sslot_cap - 1))
 		if (same_site(k, &b->sites[b->sslot[j] - 1]))
 			break;
@@ -287,11 +294,11 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 		return 0;
 	}
 	b->has_site = 1;
-	/* file is written raw by every Ruby: its bytes are the path */
+	/* file is written raw by every Ruby, escaped by HeapDump.dump:
+	 * hd__intern_field keeps the path's own bytes either way */
 	if ((rec->has & HD_HAS_FILE) &&
 	    !same_str(&b->strs, b->last_file, rec->file, &k.file)) {
-		if (hd__intern_put(&b->strs, rec->file.ptr ? rec->file.ptr : "",
-				   rec->file.len, &k.file))
+		if (hd__intern_field(&b->strs, rec->file, &k.file))
 			return HD_ENOMEM;
 		b->last_file = k.file;
 	}
@@ -461,14 +468,16 @@ static int limit_error(const struct bld *b, hd_error *err, int rc)
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
 
-static void progress(struct bld *b)
+/* last: the dump has been read whole; done == total says so */
+static void progress(struct bld *b, int last)
 {
 	hd_read_stats st;
 
 	if (!b->opts || !b->opts->progress)
 		return;
 	hd_reader_stats(b->r, &st);
-	b->opts->progress(st.bytes, st.total_bytes, b->opts->progress_payload);
+	b->opts->progress(st.bytes, last ? st.bytes : st.total_bytes,
+			  b->opts->progress_payload);
 }
 
 static int read_dump(struct bld *b, hd_error *err)
@@ -477,6 +486,7 @@ static int read_dump(struct bld *b, hd_error *err)
 	uint64_t count = 0;
 	int rc;
 
+	progress(b, 0);
 	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
 		b->features |= hd__record_features(rec);
 		if (rec->kind == HD_REC_OBJECT)
@@ -486,9 +496,10 @@ static int read_dump(struct bld *b, hd_error *err)
 		if (rc)
 			return limit_error(b, err, rc);
 		if (++count % PROGRESS_EVERY == 0)
-			progress(b);
+			progress(b, 0);
 	}
-	progress(b);
+	if (rc == HD_ITEROVER)
+		progress(b, 1);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 

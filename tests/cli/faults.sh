@@ -197,6 +197,23 @@ for cmd in "roots-of --type STRING" "replace-class"; do
 		fi
 		rm -rf "$O" && mkdir -p "$O"
 	done
+	# the disk fills in the middle of a write: that write is cut short,
+	# the next one fails; the message has the real errno, not "Success"
+	rm -rf "$TMP/spool" && mkdir -p "$TMP/spool"
+	env LD_PRELOAD="$SHIM" FAULTIO_OP=write FAULTIO_BYTES=1000 \
+		TMPDIR="$TMP/spool" "$HEAPDUMP" $cmd -q - -o "$O/out.json" \
+		<"$IN" >/dev/null 2>"$TMP/err"
+	rc=$?
+	t="stdin-spool/${cmd%% *}-cut-short"
+	if [ $rc != 1 ] || ! grep -q "No space left on device" "$TMP/err" ||
+		grep -q "Success" "$TMP/err"; then
+		notok "$t" "exit $rc: $(head -c 300 "$TMP/err")"
+	elif [ -n "$(ls -A "$TMP/spool")$(ls -A "$O")" ]; then
+		notok "$t" "left behind: $(ls -A "$TMP/spool") $(ls -A "$O")"
+	else
+		ok "$t"
+	fi
+	rm -rf "$O" && mkdir -p "$O"
 done
 
 # standard output on a full device (/dev/full: a real ENOSPC, no shim)

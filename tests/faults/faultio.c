@@ -17,7 +17,12 @@
  *   FAULTIO_BYTES  N (write only, instead of FAULTIO_NTH): the first N
  *                  bytes are written, the write crossing N is cut short
  *                  there and every later one fails
- *   FAULTIO_ERRNO  ENOSPC (default), EIO or EDQUOT
+ *   FAULTIO_ERRNO  ENOSPC (default), EIO, EDQUOT or EXDEV
+ *   FAULTIO_XDEV   1: every rename between two directories fails with
+ *                  EXDEV (as if they were two file systems); a rename
+ *                  within one directory works. Independent of FAULTIO_OP
+ *   FAULTIO_DELAY_US N: each write to a file sleeps N microseconds first
+ *                  (a slow disk, for the signal tests)
  *   FAULTIO_REPORT a file that receives at exit the counts of the run:
  *                  "writes W bytes B fsyncs F closes C renames R faults X"
  * Without FAULTIO_OP nothing fails and the counts are still kept.
@@ -42,6 +47,8 @@ static int by_bytes;
 static unsigned long long n_write, n_bytes, n_fsync, n_close, n_rename,
 	n_fault;
 static int disk_full;
+static int xdev;
+static unsigned long delay_us;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -93,7 +100,11 @@ static void init(void)
 	}
 	if ((s = getenv("FAULTIO_ERRNO")))
 		fail_errno = !strcmp(s, "EIO") ? EIO :
-			     !strcmp(s, "EDQUOT") ? EDQUOT : ENOSPC;
+			     !strcmp(s, "EDQUOT") ? EDQUOT :
+			     !strcmp(s, "EXDEV") ? EXDEV : ENOSPC;
+	xdev = (s = getenv("FAULTIO_XDEV")) && !strcmp(s, "1");
+	if ((s = getenv("FAULTIO_DELAY_US")))
+		delay_us = strtoul(s, NULL, 10);
 }
 
 __attribute__((destructor)) static void report(void)
@@ -142,6 +153,8 @@ static ssize_t allow(int fd, size_t n)
 	if (!is_file(fd))
 		return (ssize_t)n;
 	n_write++;
+	if (delay_us)
+		usleep((useconds_t)delay_us);
 	if (op != OP_WRITE)
 		return (ssize_t)n;
 	if (disk_full)
@@ -248,10 +261,27 @@ int close(int fd)
 	return rc;
 }
 
+/* The length of the directory part of path ("" for a bare name). */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
 int rename(const char *from, const char *to)
 {
+	size_t a, b;
+
 	init();
 	n_rename++;
+	a = dir_len(from);
+	b = dir_len(to);
+	if (xdev && (a != b || strncmp(from, to, a) != 0)) {
+		n_fault++;
+		errno = EXDEV;
+		return -1;
+	}
 	if (op == OP_RENAME && nth && n_rename == nth)
 		return fault();
 	return real_rename(from, to);
