@@ -8,7 +8,9 @@
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB)
 #   make fuzz            libFuzzer targets (clang)
-#   make ext             the Ruby extension (src/) into build/ext, by mkmf
+#   make ext             the Ruby extension (src/) into build/ext-VERSION, by
+#                        mkmf, for each Ruby of RUBIES (default: ruby and
+#                        /opt/rubies/*/bin/ruby)
 -include config.mak
 
 PREFIX ?= /usr/local
@@ -120,27 +122,29 @@ $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	$(Q)if command -v c++ >/dev/null; then c++ -x c++ -Wall -Wextra -Werror -Ilib -c -o $(B)/tests/headertest_cxx.o tests/headertest.c; fi
 	$(Q)touch $@
 
-# The Ruby extension is built by Ruby's mkmf with Ruby's own flags (never
-# SANITIZE: ruby is not an ASan build), out of tree in $(B)/ext.
-EXT_SRC := src/extconf.rb $(wildcard src/*.c src/*.h)
-$(B)/ext/heapdump_ext.so: $(EXT_SRC)
-	@mkdir -p $(B)/ext
-	@$(if $(Q),echo "  MKMF    $@")
-	$(Q)cd $(B)/ext && { ruby "$(CURDIR)/src/extconf.rb" && MAKEFLAGS= make V=$(if $(filter 1,$(V)),1,0); } \
-		>mkmf.out 2>&1 || { cat mkmf.out mkmf.log 2>/dev/null | tail -40; exit 1; }
-
-ext: $(B)/ext/heapdump_ext.so
+# The Ruby extension is built by each Ruby's mkmf with that Ruby's flags
+# (never SANITIZE: ruby is not an ASan build), out of tree in
+# $(B)/ext-VERSION, for every Ruby of RUBIES; make check runs tests/ext
+# on each. Default: the ruby on PATH (Debian's) and every tree under
+# RUBIES_DIR (RUBIES_DIR/*/bin/ruby). A listed Ruby that is missing fails.
+RUBIES_DIR ?= /opt/rubies
+RUBIES ?= $(or $(shell command -v ruby 2>/dev/null),ruby) $(wildcard $(RUBIES_DIR)/*/bin/ruby)
+# $(B)/ext: a link to the first Ruby's build, for whatever loads "the" gem
+ext:
+	$(Q)for r in $(RUBIES); do sh tests/ext/build.sh "$$r" "$(B)" || exit 1; done
+	$(Q)v=$$($(firstword $(RUBIES)) -e 'print RUBY_VERSION') && \
+		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so $(B)/ext/heapdump_ext.so
+	$(B)/tests/faultio.so ext
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
-	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh
+	@HD_RUBIES="$(RUBIES)" SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh
 
 # Runs only the named suite(s): make check-one T=unit/t_scan
 check-one: $(TEST_DEPS)
-	@SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh $(T)
+	@HD_RUBIES="$(RUBIES)" SAN_FLAGS="$(if $(SANITIZE),-fsanitize=$(SANITIZE))" sh tests/run.sh $(T)
 
 # Every suite under valgrind (leaks included): the unit suites and the
 # fuzz corpora run under it, and so does every heapdump the shell suites
@@ -149,7 +153,7 @@ check-one: $(TEST_DEPS)
 VALGRIND_CMD := valgrind -q --error-exitcode=9 --leak-check=full \
 	--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
 check-valgrind: $(TEST_DEPS)
-	@TEST_WRAP="$(VALGRIND_CMD)" \
+	@HD_RUBIES="$(RUBIES)" TEST_WRAP="$(VALGRIND_CMD)" \
 	HEAPDUMP_WRAP="$(VALGRIND_CMD) --suppressions=$(CURDIR)/tests/cli/graphviz.vgsupp" \
 	sh tests/run.sh $(T)
 

@@ -1,7 +1,9 @@
 /*
  * hd_dump.c - HeapDump._dump: ROOT lines, then one line per heap slot,
  * in the record format of the running Ruby's ObjectSpace.dump_all (3.1
- * field set and order), but with every string JSON-escaped.
+ * field set and order), but with every string JSON-escaped. Built only
+ * where extconf.rb defines HD_WALKER (the Rubies the walk is known to
+ * match); elsewhere lib/heapdump.rb falls back to ObjectSpace.dump_all.
  *
  * Inside the walk nothing allocates a Ruby object, raises or calls Ruby
  * code: state lives in struct hd_dump, errors are kept and raised after.
@@ -14,6 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+const char *hd_type_name(int type)
+{
+	switch (type) {
+#define T(n) case RUBY_T_##n: return #n;
+	T(NONE) T(OBJECT) T(CLASS) T(ICLASS) T(MODULE) T(FLOAT) T(STRING)
+	T(REGEXP) T(ARRAY) T(HASH) T(STRUCT) T(BIGNUM) T(FILE) T(DATA)
+	T(MATCH) T(SYMBOL) T(RATIONAL) T(COMPLEX) T(IMEMO) T(NODE) T(ZOMBIE)
+	T(NIL) T(TRUE) T(FALSE) T(FIXNUM) T(UNDEF)
+#undef T
+	default: return "UNKNOWN";
+	}
+}
+
+#ifdef HD_WALKER
 
 #define MAX_FLAGS 16
 
@@ -31,19 +48,6 @@ struct hd_dump {
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
 };
-
-const char *hd_type_name(int type)
-{
-	switch (type) {
-#define T(n) case RUBY_T_##n: return #n;
-	T(NONE) T(OBJECT) T(CLASS) T(ICLASS) T(MODULE) T(FLOAT) T(STRING)
-	T(REGEXP) T(ARRAY) T(HASH) T(STRUCT) T(BIGNUM) T(FILE) T(DATA)
-	T(MATCH) T(SYMBOL) T(RATIONAL) T(COMPLEX) T(IMEMO) T(NODE) T(ZOMBIE)
-	T(NIL) T(TRUE) T(FALSE) T(FIXNUM) T(UNDEF)
-#undef T
-	default: return "UNKNOWN";
-	}
-}
 
 /* ', "type":"STRING"' with lengths computed once */
 static void put_type(struct hd_out *o, int type)
@@ -514,7 +518,17 @@ static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
 	return totals;
 }
 
+#endif /* HD_WALKER */
+
+/* HeapDump::NATIVE_WALK: whether _dump exists; NO_WALK_REASON: why not */
 void hd_init_dump(VALUE mod)
 {
+#ifdef HD_WALKER
 	rb_define_module_function(mod, "_dump", dump_m, 4);
+	rb_define_const(mod, "NATIVE_WALK", Qtrue);
+#else
+	rb_define_const(mod, "NATIVE_WALK", Qfalse);
+#endif
+	rb_define_const(mod, "NO_WALK_REASON",
+			rb_obj_freeze(rb_str_new_cstr(HD_NO_WALKER_WHY)));
 }

@@ -3,11 +3,15 @@
  *
  * MRI exports the heap-walk functions below but declares them only in its
  * private headers (internal/gc.h, internal/imemo.h), which ruby-dev does
- * not ship. We declare them here, once; extconf.rb checks that they link.
- * Their signatures have been stable from 2.7 to 3.3.
+ * not ship. We declare them here, once; extconf.rb probes each one
+ * (HAVE_RB_...) and the code that needs a missing one is left out.
+ * Their signatures have been stable from 2.7 to 4.0.
  */
 #ifndef HD_EXT_H
 #define HD_EXT_H
+
+#include "hd_config.h" /* extconf.rb: HAVE_RB_..., HD_WALKER */
+#include "hd_reason.h" /* extconf.rb: HD_NO_WALKER_WHY, why not */
 
 #include <ruby.h>
 #include <ruby/debug.h>
@@ -31,7 +35,8 @@ size_t rb_obj_memsize_of(VALUE obj);
 size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
 const char *rb_imemo_name(int imemo_type);
 
-/* Flag bits MRI keeps in its private headers (same values 2.7 - 3.3). */
+/* Flag bits MRI keeps in its private headers (same values 2.7 - 3.3);
+ * used only by the walker, which is built for 3.0 and 3.1 only. */
 #define HD_STR_SHARED RUBY_FL_USER2         /* internal/string.h */
 #define HD_HASH_PROC_DEFAULT RUBY_FL_USER2  /* internal/hash.h */
 #define HD_IMEMO_MASK 0x0f                  /* internal/imemo.h */

@@ -94,10 +94,22 @@ for r in "$B"/tests/replay_fuzz_*; do
 	tgt=${r##*/replay_fuzz_}
 	run_suite "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
-for s in tests/cli/*.sh tests/man/*.sh tests/ext/*.sh; do
+for s in tests/cli/*.sh tests/man/*.sh; do
 	[ -f "$s" ] || continue
 	case "$s" in */lib.sh) continue ;; esac
 	run_suite "${s#tests/}" sh "$s"
+done
+# tests/ext once per Ruby of HD_RUBIES (make check passes RUBIES), as
+# "ext/SUITE.sh[VERSION]"; a Ruby that does not run is a failure
+for r in ${HD_RUBIES:-ruby}; do
+	if ! v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null); then
+		want "ext/" && echo "not ok - ext[$r]: this Ruby does not run: install ruby and ruby-dev, or extract the trees into /opt/rubies (tests/README.md)" | tee -a "$log"
+		continue
+	fi
+	for s in tests/ext/*.sh; do
+		case "$s" in */lib.sh | */build.sh) continue ;; esac
+		HD_RUBY=$r HD_RUBY_VERSION=$v run_suite "${s#tests/}[$v]" sh "$s"
+	done
 done
 
 if [ -n "$wrapdir" ] && ! grep -q '^ok - wrapped/' "$log" &&

@@ -19,24 +19,91 @@ module HeapDump
     end
   end
 
+  # The totals of a dump_all output, counted as it streams by: the
+  # sidecar's objects, roots, dump_memsize and dump_bytes.
+  class StreamTotals # :nodoc:
+    attr_reader :objects, :roots, :memsize, :bytes
+
+    def initialize
+      @rest = "".b
+      @objects = @roots = @memsize = @bytes = 0
+    end
+
+    def add(chunk)
+      @bytes += chunk.bytesize
+      @rest << chunk
+      cut = @rest.rindex("\n") or return
+      lines = @rest.byteslice(0, cut + 1)
+      @rest = @rest.byteslice(cut + 1, @rest.bytesize)
+      count(lines)
+    end
+
+    def finish
+      count(@rest) unless @rest.empty?
+      @rest = "".b
+    end
+
+    private
+
+    def count(lines)
+      roots = 0
+      lines.scan(/^\{"type":"ROOT".*$/) { |l| roots += 1; @roots += l.scan('"0x').size }
+      shapes = lines.scan(/^\{[^\n]*?"type":"SHAPE"/).size
+      @objects += lines.count("\n") + (lines.end_with?("\n") ? 0 : 1) - roots - shapes
+      lines.scan(/"memsize":(\d+)/) { @memsize += Regexp.last_match(1).to_i }
+    end
+  end
+  private_constant :StreamTotals
+
   class << self
     # call-seq:
     #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
-    #                 since: nil, dir: nil) -> path or ForkedDump
+    #                 since: nil, dir: nil, gc: false) -> path or ForkedDump
     #
     # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
     # written to a temporary file and renamed), with PATH.meta.json, the
     # sidecar, beside it. Without a path: DIR/heapdump-PID-TIME.json[.gz].
     # fork: true writes from a forked child and returns a ForkedDump at
     # once. since: N keeps the traced objects of GC generation >= N.
-    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil)
+    # gc: true runs a full GC first (in this process, before any fork),
+    # so that the dump holds what is alive rather than what is not
+    # collected yet.
+    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
-      since = Integer(since) if since
-      raise ArgumentError, "since: must be a generation (>= 0), not #{since}" if since&.negative?
+      since = generation_option(since) unless since.nil?
+      GC.start(full_mark: true, immediate_sweep: true) if gc
       meta = process_meta
+      meta["dumper"] = dumper
       return write_dump(path, gzip, full, since, meta) unless fork
 
       fork_dump(path, gzip, full, since, meta)
+    end
+
+    # call-seq:
+    #   HeapDump.native_walk? -> true or false
+    #
+    # Whether dump walks the heap in C (the Rubies the walker knows), or
+    # writes it with ObjectSpace.dump_all (any other Ruby, or
+    # HEAPDUMP_FALLBACK=1 in the environment).
+    def native_walk?
+      NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1"
+    end
+
+    # Which writes the next dump: "heapdump" (the C walk) or "dump_all"
+    # (no walk for this Ruby, HEAPDUMP_FALLBACK=1, or
+    # ObjectSpace.trace_object_allocations on while our tracer is off:
+    # only dump_all can write objspace's allocation sites). Says once on
+    # stderr why it is dump_all.
+    def dumper
+      why = if !native_walk?
+              ENV["HEAPDUMP_FALLBACK"] == "1" ? "HEAPDUMP_FALLBACK=1" : NO_WALK_REASON
+            elsif objspace_tracing?
+              "ObjectSpace.trace_object_allocations is on and HeapDump.trace_allocations is not"
+            end
+      return "heapdump" unless why
+
+      note_fallback(why)
+      "dump_all"
     end
 
     # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
@@ -49,14 +116,15 @@ module HeapDump
     end
 
     # call-seq:
-    #   HeapDump.on_signal(signal = "URG", dir: nil, gzip: false) -> true
+    #   HeapDump.on_signal(signal = "URG", dir: nil, gzip: false, full: false,
+    #                      gc: true) -> true
     #
     # On the signal, a forked child writes DIR/heapdump-PID-TIME.json and
-    # the process goes on. The trap only queues the request; a thread of
-    # ours forks. Completion is the rename to the final name.
-    def on_signal(signal = "URG", dir: nil, gzip: false, full: false)
+    # the process goes on (after a full GC unless gc: false). The trap
+    # only queues the request; a thread of ours forks. Completion is the rename to the final name.
+    def on_signal(signal = "URG", dir: nil, gzip: false, full: false, gc: true)
       name = signal.is_a?(Integer) ? Signal.signame(signal) : signal.to_s.sub(/\ASIG/, "")
-      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full }.freeze
+      (@signal_opts ||= {})[name] = { dir: dir, gzip: gzip, full: full, gc: gc }.freeze
       signal_worker
       Signal.trap(name) { HeapDump.__send__(:signal_request, name) }
       true
@@ -76,12 +144,23 @@ module HeapDump
       end
     end
 
+    # Without the native walk, dump_all writes the dump: it knows only
+    # ObjectSpace's allocation tracing, so that is started too.
     def trace_allocations_start
       _trace_start
+      return if native_walk?
+
+      require "objspace"
+      ObjectSpace.trace_object_allocations_start
+      @objspace_traces = (@objspace_traces || 0) + 1
     end
 
     def trace_allocations_stop
       _trace_stop
+      return unless @objspace_traces&.positive?
+
+      @objspace_traces -= 1
+      ObjectSpace.trace_object_allocations_stop
     end
 
     # call-seq:
@@ -91,6 +170,8 @@ module HeapDump
     #  "classes" => {"Foo::Bar" => n}, "namespaces" => {"Foo" => n}}.
     # With namespaces, "classes" keeps only the classes inside them.
     def count_objects(*namespaces)
+      raise NotImplementedError, "heapdump: this Ruby does not export the heap iterator count_objects needs" unless respond_to?(:_count_objects, true)
+
       _count_objects(namespaces.flatten.map { |n| n.is_a?(Module) ? n.name.to_s : n.to_s })
     end
 
@@ -139,33 +220,168 @@ module HeapDump
       }
     end
 
+    # since: is a GC generation, an unsigned 64-bit count
+    SINCE_MAX = 2**64 - 1
+    private_constant :SINCE_MAX
+
+    def generation_option(since)
+      n = Integer(since, exception: false) if since.is_a?(Integer) || since.is_a?(String)
+      return n if n && n >= 0 && n <= SINCE_MAX
+
+      raise ArgumentError, "since: must be a GC generation in 0..#{SINCE_MAX}, not #{since.inspect}"
+    end
+
     def temp_path(path)
       File.join(File.dirname(path), ".#{File.basename(path)}.tmp-#{Process.pid}-#{rand(1 << 32)}")
     end
 
+    # How an output is written: [path, :replace] for a regular file or a
+    # name not taken yet (a temporary file renamed over it), [path,
+    # :in_place] for a device, FIFO or socket (opened and written, never
+    # replaced). Symbolic links are followed, never replaced: path is
+    # the file the chain ends at.
+    def output_target(path)
+      40.times do
+        st = begin
+          File.lstat(path)
+        rescue Errno::ENOENT, Errno::ENOTDIR
+          return [path, :replace]
+        rescue SystemCallError => e
+          raise Error, "heapdump: cannot write #{path}: #{e.message}"
+        end
+        if st.symlink?
+          path = File.expand_path(File.readlink(path), File.dirname(path))
+          next
+        end
+        return [path, :replace] if st.file?
+        return [path, :in_place] if st.chardev? || st.blockdev? || st.pipe? || st.socket?
+
+        raise Error, "heapdump: cannot write #{path}: it is a #{st.ftype}"
+      end
+      raise Error, "heapdump: cannot write #{path}: too many levels of symbolic links"
+    end
+
+    # Opens a device or FIFO for writing, as it is (a FIFO waits for its reader).
+    def open_in_place(path)
+      IO.sysopen(path, File::WRONLY | File::NOCTTY)
+    rescue SystemCallError => e
+      raise Error, "heapdump: cannot write #{path}: #{e.message}"
+    end
+
     # Creates the temporary file (0600, never an existing one); an fd.
-    def create_temp(path)
+    def create_temp(path, access = File::WRONLY)
       tmp = temp_path(path)
-      [IO.sysopen(tmp, File::WRONLY | File::CREAT | File::EXCL, 0o600), tmp]
+      [IO.sysopen(tmp, access | File::CREAT | File::EXCL, 0o600), tmp]
     rescue SystemCallError => e
       raise Error, "heapdump: cannot create a dump in #{File.dirname(path)}: #{e.message}"
     end
 
-    def write_dump(path, gzip, full, since, meta)
-      fd, tmp = create_temp(path)
-      begin
-        totals = _dump(fd, gzip, full, since)
-        write_sidecar("#{path}.meta.json", meta, totals, path)
-        File.rename(tmp, path)
-      rescue Exception => e # rubocop:disable Lint/RescueException
-        File.unlink(tmp) if File.exist?(tmp)
-        raise if !e.is_a?(StandardError) || e.is_a?(Error)
+    # Says once per process (once per reason), on stderr, that dumps go
+    # through dump_all.
+    def note_fallback(why)
+      return if (@fallback_noted ||= {})[why]
 
-        raise Error, "heapdump: cannot write #{path}: #{e.message}"
+      @fallback_noted[why] = true
+      $stderr.puts("heapdump: #{why}: HeapDump.dump writes the heap with ObjectSpace.dump_all " \
+                   "(its fields and escaping; allocation sites from ObjectSpace's tracing)")
+    end
+
+    # ObjectSpace's allocation tracing is on (and ours off): a new object
+    # has the source file it was made in, a name used once (a slot freed
+    # while tracing was off keeps a stale record). objspace not loaded:
+    # it cannot be on.
+    def objspace_tracing?
+      return false if tracing? || !ObjectSpace.respond_to?(:allocation_sourcefile)
+
+      @probes = (@probes || 0) + 1
+      file = "heapdump-probe-#{Process.pid}-#{@probes}"
+      ObjectSpace.allocation_sourcefile(eval("Object.new", nil, file, 1)) == file # rubocop:disable Security/Eval
+    end
+
+    # Writes the heap to fd (and closes it): the C walk, or dump_all.
+    def dump_body(fd, gzip, full, since, scratch_dir, dumper)
+      return _dump(fd, gzip, full, since) if dumper == "heapdump"
+
+      fallback_dump(fd, gzip, full, since, scratch_dir)
+    end
+
+
+    # ObjectSpace.dump_all into a scratch file (0600, removed after; in
+    # scratch_dir), then copied to fd (through zlib with gzip), counting
+    # what the sidecar needs. Not a pipe: from 3.4, dump_all writes with
+    # stdio while holding the GVL, so no thread of ours could drain one.
+    def fallback_dump(fd, gzip, full, since, scratch_dir)
+      require "objspace"
+      require "zlib" if gzip
+      out = IO.new(fd, "wb")
+      memsize_of_all = ObjectSpace.memsize_of_all
+      rfd, raw = create_temp(File.join(scratch_dir, "heapdump-#{Process.pid}.raw"), File::RDWR)
+      totals = nil
+      File.open(rfd, "w+b") do |io|
+        opts = { output: io, full: full }
+        opts[:since] = since if since
+        ObjectSpace.dump_all(**opts)
+        totals = StreamTotals.new # after: its buffer is not in the dump
+        io.flush
+        io.rewind
+        sink = gzip ? Zlib::GzipWriter.new(out, Zlib::BEST_SPEED) : out
+        while (chunk = io.read(1 << 20))
+          totals.add(chunk)
+          sink.write(chunk)
+        end
+        sink.close
+      end
+      totals.finish
+      { objects: totals.objects, roots: totals.roots, memsize: totals.memsize,
+        memsize_of_all: memsize_of_all, bytes: totals.bytes }
+    ensure
+      File.unlink(raw) if raw && File.exist?(raw)
+      begin
+        out.close unless out.nil? || out.closed?
+      rescue StandardError
+        nil
+      end
+    end
+
+    # Runs the block, turning its failures other than ours into Error.
+    def failing_as_error(path)
+      yield
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      raise if !e.is_a?(StandardError) || e.is_a?(Error)
+
+      raise Error, "heapdump: cannot write #{path}: #{e.message}"
+    end
+
+    # The dump to a regular file is written to a temporary one and renamed
+    # after the sidecar; a device or FIFO is written in place, without a
+    # sidecar (there is no file to put it beside). A failure removes what
+    # this call created: the temporary file and the sidecar.
+    def write_dump(path, gzip, full, since, meta)
+      target, how = output_target(path)
+      if how == :in_place
+        fd = open_in_place(target)
+        failing_as_error(path) { dump_body(fd, gzip, full, since, dump_dir, meta["dumper"]) }
+        return path
+      end
+      fd, tmp = create_temp(target)
+      sidecar = nil
+      begin
+        failing_as_error(path) do
+          totals = dump_body(fd, gzip, full, since, File.dirname(target), meta["dumper"])
+          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
+          File.rename(tmp, target)
+        end
+      rescue Exception # rubocop:disable Lint/RescueException
+        File.unlink(tmp) if File.exist?(tmp)
+        File.unlink(sidecar) if sidecar && File.file?(sidecar)
+        raise
       end
       path
     end
 
+    # Writes the sidecar by the rule of every output; returns the regular
+    # file it renamed into place (for write_dump to remove on a failure),
+    # or nil when it wrote a device or FIFO in place.
     def write_sidecar(path, meta, totals, dump)
       require "json"
       rss = meta.dig("process", "rss")
@@ -179,14 +395,20 @@ module HeapDump
         "rss_bytes" => rss,
         "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
       )
-      fd, tmp = create_temp(path)
+      target, how = output_target(path)
+      if how == :in_place
+        IO.open(open_in_place(target), "w") { |f| f.write(JSON.generate(doc), "\n") }
+        return nil
+      end
+      fd, tmp = create_temp(target)
       begin
         IO.open(fd, "w") { |f| f.write(JSON.generate(doc), "\n") }
-        File.rename(tmp, path)
+        File.rename(tmp, target)
       rescue StandardError
         File.unlink(tmp) if File.exist?(tmp)
         raise
       end
+      target
     end
 
     def fork_dump(path, gzip, full, since, meta)
@@ -224,7 +446,7 @@ module HeapDump
         name = queue.pop
         begin
           o = @signal_opts.fetch(name)
-          dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full]).wait
+          dump(nil, fork: true, dir: o[:dir], gzip: o[:gzip], full: o[:full], gc: o[:gc]).wait
         rescue StandardError => e
           $stderr.puts("heapdump: signal dump failed: #{e.message}")
         end

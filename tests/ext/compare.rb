@@ -7,8 +7,9 @@
 #   only_theirs_unexplained N  of those, not allocated by the dumpers
 #   field_diffs N      common objects whose fields other than memsize,
 #                      flags and references differ (0)
-#   changed N          common objects whose references, memsize or GC
-#                      flags differ: objects the first dump's own method
+#   changed N          common objects whose references, memsize, GC
+#                      flags (or coderange, fd, SHAPE edges,
+#                      variation_count) differ: objects the first dump's own method
 #                      calls changed (call caches added to classes and
 #                      iseqs, write-barrier "marking" bits); a few dozen
 #   roots_equal 0/1    the same ROOT categories
@@ -61,7 +62,11 @@ unexplained = only_b.reject do |addr|
 end
 field_diffs = []
 changed = []
-volatile = %w[references memsize flags]
+# also volatile: a string's coderange, a lazy cache the first dump may
+# compute ("unknown" -> "7bit"); the fd of a dumper's own scratch file,
+# closed after it; a SHAPE's edges and a class's variation_count, grown
+# by the dumpers' own objects
+volatile = %w[references memsize flags coderange fd edges variation_count]
 (a.keys & b.keys).each do |addr|
   x = a[addr]
   y = b[addr]

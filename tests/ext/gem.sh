@@ -25,4 +25,12 @@ if [ $rc -eq 0 ] && [ -s "$TMP/g.json" ]; then ok installed-dumps; else
 	notok installed-dumps "exit $rc: $(tail -c 300 "$TMP/err")"
 fi
 check_rc installed-dump-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/g.json"
+
+# RUBIES naming a Ruby that is not there: make ext and the suites fail,
+# saying what to install, never skip it
+check_rc rubies/missing-build-fails 1 sh "$TOP/tests/ext/build.sh" "$TMP/no/bin/ruby" "$TMP/b"
+check_grep rubies/missing-build-says-install 'install .*ruby-dev.*/opt/rubies' "$TMP/err"
+HD_RUBIES="$TMP/no/bin/ruby" sh "$TOP/tests/run.sh" ext/ >"$TMP/run" 2>&1
+check_grep rubies/missing-suite-fails '^not ok - ext\['"$TMP"'/no/bin/ruby\]: .*install' "$TMP/run"
+check_grep rubies/missing-suite-total '^0 passed, 1 failed$' "$TMP/run"
 exit 0

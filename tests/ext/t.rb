@@ -22,6 +22,7 @@ end
 def check_raises(name, klass)
   yield
   check(name, false, "no #{klass} raised")
+  nil
 rescue klass => e
   check(name, true)
   e
