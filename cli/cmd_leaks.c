@@ -1,33 +1,15 @@
 /*
- * cmd_leaks.c - heapdump leaks: the leak workflow in one report.
+ * cmd_leaks.c - heapdump leaks: the leak workflow in one report, printed.
  *
- *  1. diff: the objects new in AFTER since BEFORE (with LATER: those of
- *     them still alive in LATER, the three-dump method);
- *  2. the border between old and new objects with keepalive and
- *     retained counts (hd_interface_with);
- *  3. suspects: the border's new objects grouped by what holds them. A
- *     new object held by exactly one old object belongs to that holder
- *     (a cache, a registry, a constant); one held by several old
- *     objects, or by a root category only, is a suspect by itself. A
- *     suspect's growth is the sum of its border objects' retained sets
- *     (disjoint, so suspects never count an object twice), and suspects
- *     are ranked by it;
- *  4. for the first few: the retention path from a GC root to the
- *     holder, the classes of the border objects, and the allocation
- *     sites of everything they keep alive (a search through new objects
- *     from the suspect's border objects).
- *
- * With LATER, steps 2 to 4 work on LATER's graph: the leaked objects as
- * LATER has them (hd_diff_result.retained_later), held as LATER holds
- * them. A holder that let go of them between AFTER and LATER (a bounded
- * buffer, an in-flight request) is then no suspect.
- *
- * Groups under --min-share of the leak are folded into one line
- * (hd_fold_shares). The dumps are checked to be in order, of one process
- * (cli_check_order), before anything else.
- *
- * Text report, --format json or tsv, and --svg DIR for a picture of each
- * suspect (its path and border objects, drawn by libgvc).
+ * The dumps are checked to be in order, of one process (cli_check_order),
+ * then diffed (hd_diff: the objects new in AFTER since BEFORE; with LATER
+ * those of them still alive in LATER, as LATER has them); the library's
+ * leak model (hd_leaks_build) groups the border of the leak by holder,
+ * ranks the suspects, folds those under --min-share and describes the
+ * first --top (retention path, classes, allocation sites). This file
+ * only prints it: a text report, --format json or tsv, and --svg DIR for
+ * a picture of each suspect (its path and border objects, drawn by
+ * cli_render_dot).
  */
 #include "cmd.h"
 #include "common.h"
@@ -107,20 +89,6 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
-struct suspect {
-	hd_node_id holder;   /* the old holder, or HD_NODE_NONE */
-	hd_node_id first;    /* its first border object */
-	uint64_t nborder;
-	uint32_t holders, roots; /* of a suspect without one holder */
-	uint64_t rcount, rmem;   /* sum of the border objects' retained */
-	uint64_t kcount, kmem;   /* the union of what they keep alive */
-	hd_root_path path;
-	int has_path;
-	hd_nodes border;     /* the border objects (ascending) */
-	hd_stats *classes;   /* border objects by class */
-	hd_stats *sites;     /* kept-alive objects by class,location */
-};
-
 struct report {
 	hd_store *s[3];
 	struct cli_input in[3];
@@ -128,92 +96,9 @@ struct report {
 	int at;              /* the dump whose graph is examined: AFTER or
 				LATER */
 	hd_diff_result *d;
-	const hd_nodes *leak; /* node ids of s[at] */
-	uint64_t leak_mem;
-	hd_interface *x;
-	struct suspect *sus;
-	size_t nsus, shown;
-	size_t more;         /* groups above the minimum share not shown */
-	hd_share_fold fold;  /* groups under it */
-	uint64_t folded_count;
-	uint64_t border_total;
-	int saturated;       /* a memsize sum stopped at 2^64-1 */
+	hd_leaks *l;
+	hd_leaks_totals t;
 };
-
-/* ---- grouping the border by holder ---- */
-
-static int cmp_suspect(const void *a, const void *b)
-{
-	const struct suspect *x = a, *y = b;
-
-	if (x->rmem != y->rmem)
-		return x->rmem < y->rmem ? 1 : -1;
-	if (x->rcount != y->rcount)
-		return x->rcount < y->rcount ? 1 : -1;
-	return x->first < y->first ? -1 : x->first > y->first;
-}
-
-/* The key of a border object: its only old holder, or itself. */
-static hd_node_id owner(const hd_border *b)
-{
-	return b->holders == 1 ? b->holder[0] : b->id;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * One suspect per owner: the pairs (owner, border index) sorted by
- * owner, then summed run by run.
- */
-static int group(struct report *r)
-{
-	size_t nb, i, j, k = 0;
-	const hd_border *b = hd_interface_diff_border(r->x, &nb);
-	uint64_t *pairs = malloc((nb ? nb : 1) * sizeof(*pairs));
-
-	r->border_total = nb;
-	r->sus = calloc(nb ? nb : 1, sizeof(*r->sus));
-	if (!pairs || !r->sus) {
-		free(pairs);
-		return HD_ENOMEM;
-	}
-	for (i = 0; i < nb; i++)
-		pairs[i] = (uint64_t)owner(&b[i]) << 32 | i;
-	qsort(pairs, nb, sizeof(*pairs), cmp_u64);
-	for (i = 0; i < nb; i = j) {
-		struct suspect *s = &r->sus[k++];
-		hd_node_id key = (hd_node_id)(pairs[i] >> 32);
-
-		s->first = HD_NODE_NONE;
-		for (j = i; j < nb && (hd_node_id)(pairs[j] >> 32) == key;
-		     j++) {
-			const hd_border *e = &b[(uint32_t)pairs[j]];
-
-			s->holder = e->holders == 1 ? e->holder[0] :
-						      HD_NODE_NONE;
-			s->holders = e->holders;
-			s->roots = e->roots;
-			if (e->id < s->first)
-				s->first = e->id;
-			s->nborder++;
-			s->rcount += e->retained_count;
-			s->rmem = hd_u64_sat_add(s->rmem,
-						 e->retained_memsize,
-						 &r->saturated);
-		}
-	}
-	r->nsus = k;
-	free(pairs);
-	qsort(r->sus, r->nsus, sizeof(*r->sus), cmp_suspect);
-	return 0;
-}
-
-/* ---- what one suspect keeps alive ---- */
 
 static int push(hd_nodes *v, hd_node_id id)
 {
@@ -235,115 +120,6 @@ static int cmp_id(const void *a, const void *b)
 	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int new_stats(hd_stats **st, const char *keys, hd_error *err)
-{
-	hd_stats_options so;
-
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
-	so.flags = HD_STATS_ALL;
-	if (cli_parse_keys(&info, keys, &so))
-		return HD_EINVAL;
-	return hd_stats_new(st, &so, err);
-}
-
-/*
- * The suspect's border objects, then everything they reach through new
- * objects (breadth-first; seen is cleared again afterwards), counted by
- * class and allocation site.
- */
-static int describe(struct report *r, struct suspect *sp, unsigned char *isnew,
-		    unsigned char *seen, hd_error *err)
-{
-	const hd_store *s = r->s[r->at];
-	size_t nb, i, head = 0;
-	const hd_border *b = hd_interface_diff_border(r->x, &nb);
-	hd_nodes q = { NULL, 0, 0 };
-	hd_edge_iter it;
-	hd_node_id v, t;
-	int rc;
-
-	for (i = 0; i < nb; i++)
-		if (owner(&b[i]) == (sp->holder != HD_NODE_NONE ? sp->holder :
-								  sp->first) &&
-		    (rc = push(&sp->border, b[i].id)))
-			goto out;
-	for (i = 0; i < sp->border.n; i++) {
-		v = sp->border.ids[i];
-		seen[v / 8] |= (unsigned char)(1u << (v % 8));
-		if ((rc = push(&q, v)))
-			goto out;
-	}
-	while (head < q.n) {
-		v = q.ids[head++];
-		hd_store_refs(s, v, &it);
-		while (hd_edge_iter_next(&it, &t) == 0) {
-			if (!(isnew[t / 8] >> (t % 8) & 1) ||
-			    seen[t / 8] >> (t % 8) & 1)
-				continue;
-			seen[t / 8] |= (unsigned char)(1u << (t % 8));
-			if ((rc = push(&q, t)))
-				goto out;
-		}
-	}
-	sp->kcount = q.n;
-	for (i = 0; i < q.n; i++) {
-		v = q.ids[i];
-		seen[v / 8] &= (unsigned char)~(1u << (v % 8));
-		sp->kmem = hd_u64_sat_add(sp->kmem, hd_store_memsize(s, v),
-					  &r->saturated);
-	}
-	qsort(q.ids, q.n, sizeof(*q.ids), cmp_id);
-	if ((rc = new_stats(&sp->classes, "class", err)) ||
-	    (rc = hd_stats_add_nodes(sp->classes, s, &sp->border, err)) ||
-	    (rc = hd_stats_finish(sp->classes, err)) ||
-	    (rc = new_stats(&sp->sites, "class,location", err)) ||
-	    (rc = hd_stats_add_nodes(sp->sites, s, &q, err)) ||
-	    (rc = hd_stats_finish(sp->sites, err)))
-		goto out;
-out:
-	free(q.ids);
-	return rc;
-}
-
-static int describe_all(struct report *r, hd_error *err)
-{
-	const hd_store *s = r->s[r->at];
-	size_t bytes = (size_t)hd_store_node_count(s) / 8 + 1, i;
-	unsigned char *isnew = calloc(bytes, 1), *seen = calloc(bytes, 1);
-	hd_reach *reach = NULL;
-	int rc = HD_ENOMEM;
-
-	if (!isnew || !seen)
-		goto out;
-	for (i = 0; i < r->leak->n; i++) {
-		hd_node_id v = r->leak->ids[i];
-
-		isnew[v / 8] |= (unsigned char)(1u << (v % 8));
-	}
-	if ((rc = hd_reach_new(&reach, s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
-			       err)))
-		goto out;
-	for (i = 0; i < r->shown; i++) {
-		struct suspect *sp = &r->sus[i];
-		hd_node_id target = sp->holder != HD_NODE_NONE ? sp->holder :
-								 sp->first;
-
-		if ((rc = describe(r, sp, isnew, seen, err)))
-			goto out;
-		rc = hd_reach_path(reach, target, &sp->path, err);
-		if (rc && rc != HD_ENOTFOUND)
-			goto out;
-		sp->has_path = rc == 0;
-		rc = 0;
-	}
-out:
-	hd_reach_free(reach);
-	free(isnew);
-	free(seen);
-	return rc;
 }
 
 /* ---- the report ---- */
@@ -413,38 +189,38 @@ static void print_text(const struct report *r)
 	printf("%-9s %s objects, %s new in after%s\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
-	       cli_saturated(r->saturated && d->added_memsize == UINT64_MAX));
+	       cli_saturated(r->t.saturated && d->added_memsize == UINT64_MAX));
 	if (d->has_later)
 		printf("%-9s %s objects, %s still alive in later%s\n", "leaked",
-		       cli_commas(r->leak->n, a, sizeof(a)),
-		       cli_human_bytes(r->leak_mem, b, sizeof(b)),
-		       cli_saturated(r->saturated &&
-				     r->leak_mem == UINT64_MAX));
-	if (r->saturated && d->added_memsize != UINT64_MAX &&
-	    (!d->has_later || r->leak_mem != UINT64_MAX))
+		       cli_commas((size_t)r->t.leak_count, a, sizeof(a)),
+		       cli_human_bytes(r->t.leak_memsize, b, sizeof(b)),
+		       cli_saturated(r->t.saturated &&
+				     r->t.leak_memsize == UINT64_MAX));
+	if (r->t.saturated && d->added_memsize != UINT64_MAX &&
+	    (!d->has_later || r->t.leak_memsize != UINT64_MAX))
 		printf("%-9s the memsizes of a suspect add up to 2^64-1 "
 		       "bytes or more, every sum stops there\n", "saturated");
 	printf("%-9s %s new objects held by old ones or roots, "
 	       "in %s group(s) by holder\n", "border",
-	       cli_commas(r->border_total, a, sizeof(a)),
-	       cli_commas(r->nsus, b, sizeof(b)));
-	if (!r->nsus) {
+	       cli_commas(r->t.border, a, sizeof(a)),
+	       cli_commas(r->t.groups, b, sizeof(b)));
+	if (!r->t.groups) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
 		return;
 	}
-	for (i = 0; i < r->shown; i++) {
-		const struct suspect *sp = &r->sus[i];
+	for (i = 0; i < r->t.shown; i++) {
+		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
 		printf("\nsuspect %zu: ", i + 1);
 		if (sp->holder != HD_NODE_NONE) {
 			text_node(s, sp->holder);
 			printf("\n  holds %s new object(s) that retain %s "
 			       "objects, %s (%.1f%% of the %s)\n",
-			       cli_commas(sp->nborder, a, sizeof(a)),
-			       cli_commas(sp->rcount, b, sizeof(b)),
-			       cli_human_bytes(sp->rmem, c, sizeof(c)),
-			       pct(sp->rmem, r->leak_mem),
+			       cli_commas(sp->border_count, a, sizeof(a)),
+			       cli_commas(sp->retained_count, b, sizeof(b)),
+			       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
+			       pct(sp->retained_memsize, r->t.leak_memsize),
 			       d->has_later ? "leak" : "growth");
 		} else {
 			text_node(s, sp->first);
@@ -458,24 +234,24 @@ static void print_text(const struct report *r)
 				snprintf(h, sizeof(h), "a root only");
 			printf("\n  a new object held by %s; retains %s "
 			       "objects, %s (%.1f%% of the %s)\n", h,
-			       cli_commas(sp->rcount, b, sizeof(b)),
-			       cli_human_bytes(sp->rmem, c, sizeof(c)),
-			       pct(sp->rmem, r->leak_mem),
+			       cli_commas(sp->retained_count, b, sizeof(b)),
+			       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
+			       pct(sp->retained_memsize, r->t.leak_memsize),
 			       d->has_later ? "leak" : "growth");
 		}
 		printf("  keeps alive %s new objects, %s\n",
-		       cli_commas(sp->kcount, a, sizeof(a)),
-		       cli_human_bytes(sp->kmem, b, sizeof(b)));
-		if (sp->has_path) {
+		       cli_commas(sp->keepalive_count, a, sizeof(a)),
+		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
+		if (sp->path) {
 			const char *root = hd_store_root_name(s,
-							      sp->path.root);
+							      sp->path->root);
 
 			fputs("  path from root ", stdout);
 			cli_text_string(stdout, root, strlen(root));
 			fputs(":\n", stdout);
-			for (k = 0; k < sp->path.n; k++) {
+			for (k = 0; k < sp->path->n; k++) {
 				printf("    ");
-				text_node(s, sp->path.nodes[k]);
+				text_node(s, sp->path->nodes[k]);
 				putchar('\n');
 			}
 		} else {
@@ -487,17 +263,17 @@ static void print_text(const struct report *r)
 		printf("  allocation sites of what it keeps alive:\n");
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 	}
-	if (r->more)
+	if (r->t.more)
 		printf("\n(%s more groups: --top N shows more)\n",
-		       cli_commas(r->more, c, sizeof(c)));
-	if (r->fold.folded)
+		       cli_commas(r->t.more, c, sizeof(c)));
+	if (r->t.folded)
 		printf("\n%s more group%s under %g%% each: %s objects, %s, "
 		       "%.1f%% of the %s (--min-share 0 shows them)\n",
-		       cli_commas(r->fold.folded, c, sizeof(c)),
-		       r->fold.folded == 1 ? "" : "s",
-		       A.min_share, cli_commas(r->folded_count, a, sizeof(a)),
-		       cli_human_bytes(r->fold.folded_size, b, sizeof(b)),
-		       pct(r->fold.folded_size, r->leak_mem),
+		       cli_commas(r->t.folded, c, sizeof(c)),
+		       r->t.folded == 1 ? "" : "s",
+		       A.min_share, cli_commas(r->t.folded_count, a, sizeof(a)),
+		       cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
+		       pct(r->t.folded_memsize, r->t.leak_memsize),
 		       d->has_later ? "leak" : "growth");
 }
 
@@ -539,19 +315,19 @@ static void print_json(const struct report *r)
 	       d->added.n, (unsigned long long)d->added_memsize);
 	if (d->has_later)
 		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
-		       r->leak->n, (unsigned long long)r->leak_mem);
-	printf(",\"memsize_saturated\":%s", r->saturated ? "true" : "false");
+		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
+	printf(",\"memsize_saturated\":%s", r->t.saturated ? "true" : "false");
 	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
 	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
 	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
 	       "\"share\":%.4f},\"suspects\":[",
-	       (unsigned long long)r->border_total, r->nsus,
-	       A.min_share / 100.0, r->more, r->fold.folded,
-	       (unsigned long long)r->folded_count,
-	       (unsigned long long)r->fold.folded_size,
-	       pct(r->fold.folded_size, r->leak_mem) / 100.0);
-	for (i = 0; i < r->shown; i++) {
-		const struct suspect *sp = &r->sus[i];
+	       (unsigned long long)r->t.border, r->t.groups,
+	       A.min_share / 100.0, r->t.more, r->t.folded,
+	       (unsigned long long)r->t.folded_count,
+	       (unsigned long long)r->t.folded_memsize,
+	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+	for (i = 0; i < r->t.shown; i++) {
+		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
 		printf("%s{\"rank\":%zu,\"holder\":", i ? "," : "", i + 1);
 		if (sp->holder != HD_NODE_NONE)
@@ -566,22 +342,22 @@ static void print_json(const struct report *r)
 		printf(",\"border_count\":%llu,\"retained_count\":%llu,"
 		       "\"retained_memsize\":%llu,\"share\":%.4f,"
 		       "\"keepalive_count\":%llu,\"keepalive_memsize\":%llu",
-		       (unsigned long long)sp->nborder,
-		       (unsigned long long)sp->rcount,
-		       (unsigned long long)sp->rmem,
-		       pct(sp->rmem, r->leak_mem) / 100.0,
-		       (unsigned long long)sp->kcount,
-		       (unsigned long long)sp->kmem);
+		       (unsigned long long)sp->border_count,
+		       (unsigned long long)sp->retained_count,
+		       (unsigned long long)sp->retained_memsize,
+		       pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
+		       (unsigned long long)sp->keepalive_count,
+		       (unsigned long long)sp->keepalive_memsize);
 		printf(",\"path\":");
-		if (sp->has_path) {
-			const char *root = hd_store_root_name(s, sp->path.root);
+		if (sp->path) {
+			const char *root = hd_store_root_name(s, sp->path->root);
 
 			printf("{\"root\":");
 			cli_json_string(stdout, root, strlen(root));
 			printf(",\"objects\":[");
-			for (k = 0; k < sp->path.n; k++) {
+			for (k = 0; k < sp->path->n; k++) {
 				printf("%s", k ? "," : "");
-				cli_node_json(stdout, s, sp->path.nodes[k]);
+				cli_node_json(stdout, s, sp->path->nodes[k]);
 			}
 			printf("]}");
 		} else {
@@ -626,15 +402,15 @@ static void print_tsv(const struct report *r)
 	       (unsigned long long)d->added_memsize);
 	if (d->has_later)
 		printf("total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
-		       r->leak->n, (unsigned long long)r->leak_mem);
-	if (r->saturated)
+		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
+	if (r->t.saturated)
 		printf("total\tmemsize_saturated\t1\n");
 	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
 	       "total\tmin_share\t%.4f\n",
-	       (unsigned long long)r->border_total, r->nsus,
+	       (unsigned long long)r->t.border, r->t.groups,
 	       A.min_share / 100.0);
-	for (i = 0; i < r->shown; i++) {
-		const struct suspect *sp = &r->sus[i];
+	for (i = 0; i < r->t.shown; i++) {
+		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 		hd_node_id v = sp->holder != HD_NODE_NONE ? sp->holder :
 							   sp->first;
 
@@ -643,16 +419,16 @@ static void print_tsv(const struct report *r)
 		       (unsigned long long)hd_store_address(s, v));
 		tsv_str(cls);
 		printf("\t%llu\t%llu\t%llu\t%.4f\t%llu\t%llu\t",
-		       (unsigned long long)sp->nborder,
-		       (unsigned long long)sp->rcount,
-		       (unsigned long long)sp->rmem,
-		       pct(sp->rmem, r->leak_mem) / 100.0,
-		       (unsigned long long)sp->kcount,
-		       (unsigned long long)sp->kmem);
-		if (sp->has_path) {
-			tsv_str(hd_store_root_name(s, sp->path.root));
-			for (k = 0; k < sp->path.n; k++) {
-				cli_node_class(s, sp->path.nodes[k], cls,
+		       (unsigned long long)sp->border_count,
+		       (unsigned long long)sp->retained_count,
+		       (unsigned long long)sp->retained_memsize,
+		       pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
+		       (unsigned long long)sp->keepalive_count,
+		       (unsigned long long)sp->keepalive_memsize);
+		if (sp->path) {
+			tsv_str(hd_store_root_name(s, sp->path->root));
+			for (k = 0; k < sp->path->n; k++) {
+				cli_node_class(s, sp->path->nodes[k], cls,
 					       sizeof(cls));
 				printf(" -> ");
 				tsv_str(cls);
@@ -662,16 +438,16 @@ static void print_tsv(const struct report *r)
 		}
 		putchar('\n');
 	}
-	printf("more\t%zu\n", r->more);
-	printf("folded\t%zu\t%llu\t%llu\t%.4f\n", r->fold.folded,
-	       (unsigned long long)r->folded_count,
-	       (unsigned long long)r->fold.folded_size,
-	       pct(r->fold.folded_size, r->leak_mem) / 100.0);
+	printf("more\t%zu\n", r->t.more);
+	printf("folded\t%zu\t%llu\t%llu\t%.4f\n", r->t.folded,
+	       (unsigned long long)r->t.folded_count,
+	       (unsigned long long)r->t.folded_memsize,
+	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
 }
 
 /* ---- pictures ---- */
 
-static int svg_one(const struct report *r, const struct suspect *sp,
+static int svg_one(const struct report *r, const hd_leaks_suspect *sp,
 		   size_t rank)
 {
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
@@ -683,13 +459,13 @@ static int svg_one(const struct report *r, const struct suspect *sp,
 	size_t i, k;
 	int rc = EXIT_FAIL;
 
-	for (i = 0; sp->has_path && i < sp->path.n; i++)
-		if (push(&set, sp->path.nodes[i]))
+	for (i = 0; sp->path && i < sp->path->n; i++)
+		if (push(&set, sp->path->nodes[i]))
 			goto oom;
 	if (sp->holder != HD_NODE_NONE && push(&set, sp->holder))
 		goto oom;
-	for (i = 0; i < sp->border.n && i < SVG_BORDER; i++)
-		if (push(&set, sp->border.ids[i]))
+	for (i = 0; i < sp->border->n && i < SVG_BORDER; i++)
+		if (push(&set, sp->border->ids[i]))
 			goto oom;
 	qsort(set.ids, set.n, sizeof(*set.ids), cmp_id);
 	for (i = k = 0; i < set.n; i++)
@@ -732,8 +508,8 @@ static int svg_all(const struct report *r)
 		cli_error("'%s' is not a directory", A.svg);
 		return EXIT_FAIL;
 	}
-	for (i = 0; i < r->shown; i++)
-		if ((rc = svg_one(r, &r->sus[i], i + 1)))
+	for (i = 0; i < r->t.shown; i++)
+		if ((rc = svg_one(r, hd_leaks_suspect_get(r->l, i), i + 1)))
 			return rc;
 	return EXIT_OK;
 }
@@ -742,17 +518,9 @@ static int svg_all(const struct report *r)
 
 static void report_free(struct report *r)
 {
-	size_t i;
 	int k;
 
-	for (i = 0; r->sus && i < r->nsus; i++) {
-		hd_root_path_free(&r->sus[i].path);
-		free(r->sus[i].border.ids);
-		hd_stats_free(r->sus[i].classes);
-		hd_stats_free(r->sus[i].sites);
-	}
-	free(r->sus);
-	hd_interface_free(r->x);
+	hd_leaks_free(r->l);
 	hd_diff_result_free(r->d);
 	for (k = 0; k < 3; k++)
 		hd_store_close(r->s[k]);
@@ -761,10 +529,9 @@ static void report_free(struct report *r)
 int cmd_leaks(int argc, char **argv)
 {
 	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
+	hd_leaks_options lopt = HD_LEAKS_OPTIONS_INIT;
 	struct report r;
 	hd_error err = { 0 };
-	uint64_t *sizes = NULL;
-	size_t i;
 	int rc, first, k, fmt = 0, nstdin = 0;
 
 	memset(&A, 0, sizeof(A));
@@ -809,42 +576,14 @@ int cmd_leaks(int argc, char **argv)
 	}
 	/* with LATER, the leak as LATER holds it */
 	r.at = r.d->has_later ? 2 : 1;
-	r.leak = r.d->has_later ? &r.d->retained_later : &r.d->added;
-	r.leak_mem = r.d->has_later ? r.d->retained_later_memsize :
-				      r.d->added_memsize;
-	if ((rc = hd_interface_with_flags(&r.x, r.s[r.at], r.leak,
-					  A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
-					  &err))) {
+	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
+	lopt.min_share = A.min_share / 100.0;
+	lopt.top = (size_t)A.top;
+	if ((rc = hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	{
-		hd_interface_totals t;
-
-		hd_interface_totals_get(r.x, &t);
-		r.saturated = r.d->memsize_saturated ||
-			      (int)t.memsize_saturated;
-	}
-	if ((rc = group(&r)) ||
-	    !(sizes = malloc((r.nsus ? r.nsus : 1) * sizeof(*sizes)))) {
-		cli_error("out of memory");
-		rc = EXIT_FAIL;
-		goto out;
-	}
-	for (i = 0; i < r.nsus; i++)
-		sizes[i] = r.sus[i].rmem;
-	hd_fold_shares(sizes, r.nsus, r.leak_mem, A.min_share / 100.0,
-		       &r.fold);
-	if (r.fold.folded_size == UINT64_MAX)
-		r.saturated = 1;
-	for (i = r.fold.kept; i < r.nsus; i++)
-		r.folded_count += r.sus[i].rcount;
-	r.shown = r.fold.kept < A.top ? r.fold.kept : (size_t)A.top;
-	r.more = r.fold.kept - r.shown;
-	if ((rc = describe_all(&r, &err))) {
-		rc = cli_lib_error(&err);
-		goto out;
-	}
+	hd_leaks_totals_get(r.l, &r.t);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)
@@ -854,7 +593,6 @@ int cmd_leaks(int argc, char **argv)
 	if (A.svg)
 		rc = svg_all(&r);
 out:
-	free(sizes);
 	report_free(&r);
 	return rc;
 }

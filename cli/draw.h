@@ -108,7 +108,7 @@ int cli_render_check(const char *what, uint64_t nodes, uint64_t edges,
  * rename), with the mode of the file like (the dump) if it is a regular
  * file. Refuses, before the layout, a graph over lim (cli_render_check),
  * and a PNG over CLI_RENDER_MAX_SIDE or _PIXELS before rendering it.
- * Returns 0 or an exit code (cmd_render.c).
+ * Returns 0 or an exit code.
  */
 int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		   const char *like, const struct cli_render_limits *lim);

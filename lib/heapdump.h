@@ -1400,6 +1400,111 @@ HD_API int hd_order_check(const hd_store *const *stores,
 			  hd_order_pair *pairs, hd_error *err);
 
 /* ===================================================================== */
+/* Leaks                                                                 */
+/* ===================================================================== */
+
+/*
+ * The leak model of heapdump-leaks(1): the new objects of a diff, as the
+ * examined dump holds them, grouped by what holds them. A new object held
+ * by exactly one old object belongs to that holder (a cache, a registry);
+ * one held by several old objects, or by a root category only, is a
+ * suspect by itself. A suspect's growth is the sum of its border objects'
+ * retained sets (disjoint: no object counts twice), and suspects are
+ * ranked by it (retained memsize, then count, then node id, descending
+ * then ascending). Groups under a minimum share of the leak are folded;
+ * the first few of the rest are described.
+ */
+
+/** Options for hd_leaks_build(); initialise with HD_LEAKS_OPTIONS_INIT. */
+typedef struct hd_leaks_options {
+	unsigned int version; /**< HD_LEAKS_OPTIONS_VERSION */
+	/** 0 or HD_ROOTS_SKIP_WEAK (weak references hold nothing: no
+	 * holder, no path through them) */
+	unsigned int flags;
+	/** fold the groups under this share of the leak (0 to 1; 0 keeps
+	 * every group) */
+	double min_share;
+	/** describe at most this many of the kept groups */
+	size_t top;
+} hd_leaks_options;
+
+#define HD_LEAKS_OPTIONS_VERSION 1
+#define HD_LEAKS_OPTIONS_INIT { HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5 }
+
+/** The whole of an hd_leaks. */
+typedef struct hd_leaks_totals {
+	uint64_t leak_count;     /**< the leak: with LATER the new objects
+				      still alive in it, else the new ones */
+	uint64_t leak_memsize;
+	uint64_t border;         /**< new objects held by old ones or roots */
+	size_t groups;           /**< suspects, ranked */
+	size_t shown;            /**< the first ones, described */
+	size_t more;             /**< kept ones after them, not described */
+	size_t folded;           /**< groups under the minimum share (the
+				      last ones) */
+	uint64_t folded_count;   /**< their retained count and memsize */
+	uint64_t folded_memsize;
+	/** 1 when a memsize sum (of the diff, the border, a suspect or the
+	 * folded groups) stopped at 2^64-1 */
+	uint32_t saturated;
+} hd_leaks_totals;
+
+/** A suspect; every member is borrowed from the hd_leaks. */
+typedef struct hd_leaks_suspect {
+	hd_node_id holder;         /**< the one old holder, or HD_NODE_NONE */
+	hd_node_id first;          /**< its first border object */
+	uint32_t holders, roots;   /**< without one holder: the old objects
+					and root categories holding it */
+	uint64_t border_count;     /**< its border objects */
+	uint64_t retained_count;   /**< the sum of their retained sets */
+	uint64_t retained_memsize;
+	/* Of described suspects only (rank below totals.shown); 0 or NULL
+	 * for the others: */
+	uint64_t keepalive_count;  /**< new objects the border objects reach
+					through new objects (themselves
+					included) */
+	uint64_t keepalive_memsize;
+	/** the retention path from a GC root to the holder (or to first),
+	 * NULL when no root reaches it */
+	const hd_root_path *path;
+	const hd_nodes *border;    /**< the border objects, ascending */
+	hd_stats *classes;         /**< the border objects by class */
+	hd_stats *sites;           /**< what they keep alive, by class and
+					location */
+} hd_leaks_suspect;
+
+/** The result; opaque. */
+typedef struct hd_leaks hd_leaks;
+
+/**
+ * Builds the leak model of a diff: its border (hd_interface_with_flags()
+ * of the leak), the suspects, the fold, and a description of the first
+ * top kept suspects (a retention path, classes, allocation sites).
+ * O(V + E) for the descriptions, plus hd_interface_with()'s cost.
+ * @param out receives the result; free it with hd_leaks_free
+ * @param s the examined store: LATER if d has one, else AFTER (the
+ *        result keeps s and node ids of s: keep it open)
+ * @param d the diff of BEFORE, AFTER (and LATER); the result does not
+ *        keep it
+ * @param opts NULL for HD_LEAKS_OPTIONS_INIT
+ * @return 0, HD_ENOMEM, HD_EINVAL (a bad option)
+ */
+HD_API int hd_leaks_build(hd_leaks **out, const hd_store *s,
+			  const hd_diff_result *d,
+			  const hd_leaks_options *opts, hd_error *err);
+
+/** Fills out with the totals. */
+HD_API void hd_leaks_totals_get(const hd_leaks *l, hd_leaks_totals *out);
+
+/** The suspect of rank i (0 first, below totals.groups), or NULL.
+ * Borrowed from l. */
+HD_API const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l,
+						    size_t i);
+
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_leaks_free(hd_leaks *l);
+
+/* ===================================================================== */
 /* Transforms                                                            */
 /* ===================================================================== */
 

@@ -2,7 +2,7 @@
  * t_alloc_fail.c - allocation failure injection. Each scenario (read a
  * dump and count it, read a gzip dump, build, write and open a store,
  * select and walk from the roots, diff three stores, interface-with,
- * replace-class) runs once through a counting allocator to learn how
+ * leaks, replace-class) runs once through a counting allocator to learn how
  * many allocations it makes, then once more for every N from 1 to that
  * count with the Nth allocation failing. Every such run must fail with
  * HD_ENOMEM (never crash, never succeed with a wrong result), and leave
@@ -440,6 +440,8 @@ static int sc_diff_interface(void)
 	hd_interface_totals t;
 	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
 	hd_nodes f = { NULL, 0, 0 };
+	hd_leaks *k = NULL;
+	hd_leaks_totals kt;
 	int rc;
 
 	/* the fixture's largest generation is near 2^64: by address */
@@ -473,7 +475,15 @@ static int sc_diff_interface(void)
 		goto out;
 	hd_interface_totals_get(y, &t);
 	result = result * 10 + t.diff;
+	/* the leak model as LATER holds it: every suspect described */
+	if ((rc = hd_leaks_build(&k, l, d, NULL, NULL)))
+		goto out;
+	hd_leaks_totals_get(k, &kt);
+	result = result * 100 + kt.groups * 10 + kt.shown;
+	if (kt.shown && hd_leaks_suspect_get(k, 0)->sites)
+		result = result * 10 + hd_leaks_suspect_get(k, 0)->keepalive_count;
 out:
+	hd_leaks_free(k);
 	hd_nodes_free(&f);
 	hd_interface_free(y);
 	hd_interface_free(x);
