@@ -1458,6 +1458,8 @@ typedef struct hd_leaks_suspect {
 	uint64_t border_count;     /**< its border objects */
 	uint64_t retained_count;   /**< the sum of their retained sets */
 	uint64_t retained_memsize;
+	/** retained_memsize / totals.leak_memsize (0 when that is 0) */
+	double share;
 	/* Of described suspects only (rank below totals.shown); 0 or NULL
 	 * for the others: */
 	uint64_t keepalive_count;  /**< new objects the border objects reach

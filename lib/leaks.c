@@ -268,8 +268,14 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
 
 	if (!sizes)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	for (i = 0; i < l->nsus; i++)
-		sizes[i] = l->sus[i].pub.retained_memsize;
+	for (i = 0; i < l->nsus; i++) {
+		hd_leaks_suspect *p = &l->sus[i].pub;
+
+		sizes[i] = p->retained_memsize;
+		p->share = l->t.leak_memsize ? (double)p->retained_memsize /
+						     (double)l->t.leak_memsize :
+					       0.0;
+	}
 	hd_fold_shares(sizes, l->nsus, l->t.leak_memsize, o->min_share, &f);
 	hd__free(sizes, (l->nsus ? l->nsus : 1) * sizeof(*sizes));
 	if (f.folded_size == UINT64_MAX)

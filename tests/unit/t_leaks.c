@@ -91,6 +91,7 @@ static void test_leaks__ranked_and_folded(void)
 	T_EQ(p->border_count, 3);
 	T_EQ(p->retained_count, 4);
 	T_EQ(p->retained_memsize, 178);
+	T_ASSERT(p->share > 0.5527 && p->share < 0.5528); /* 178 / 322 */
 	T_EQ(p->keepalive_count, 4);
 	T_EQ(p->keepalive_memsize, 178);
 	T_ASSERT(p->path);
