@@ -464,13 +464,11 @@ int cmd_diff(int argc, char **argv)
 		return rc;
 
 	/* -o is written from AFTER or LATER: it may name none of the
-	 * inputs */
-	for (k = 0; A.output && k < nin; k++)
-		if (cli_same_file(A.output, argv[first + k])) {
-			cli_error("'%s' is the input: choose another output",
-				  A.output);
-			return EXIT_USAGE;
-		}
+	 * inputs, refused before any is read */
+	for (k = 0; k < nin; k++)
+		cli_input_register(argv[first + k]);
+	if ((rc = cli_out_check(A.output)))
+		return rc;
 	for (k = 0; k < nin; k++) {
 		cli_input_init(&in[k], argv[first + k], A.strict, A.quiet);
 		/* read again for -o and for 4.0 object ids */

@@ -525,10 +525,9 @@ int cmd_interface_with(int argc, char **argv)
 	    (strcmp(after, "-") == 0 ||
 	     (argc - first == 2 && strcmp(argv[first + 1], "-") == 0)))
 		return cli_usage_error(&info, "only one input can be '-'");
-	if (A.later && A.output && cli_same_file(A.output, A.later)) {
-		cli_error("'%s' is the input: choose another output", A.output);
-		return EXIT_USAGE;
-	}
+	cli_input_register(A.later);
+	if ((rc = cli_out_check(A.output)))
+		return rc;
 
 	if ((rc = cli_select_compile(&A.sel)))
 		return rc;

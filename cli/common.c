@@ -286,15 +286,6 @@ int cli_store_source(const char *store_path, char **dump_out)
 	return rc;
 }
 
-int cli_same_file(const char *out, const char *in)
-{
-	struct stat a, b;
-
-	return out && in && strcmp(out, "-") != 0 && strcmp(in, "-") != 0 &&
-	       stat(out, &a) == 0 && stat(in, &b) == 0 && S_ISREG(a.st_mode) &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* Every file the command reads: no output may be one of them. */
 #define MAX_INPUTS 32
 static struct {

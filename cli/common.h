@@ -94,8 +94,6 @@ struct cli_out {
 
 /* 0, EXIT_USAGE (an input) or EXIT_FAIL, after the message. */
 int cli_out_open(struct cli_out *o, const char *path, const char *like);
-/* 1 if out names the file in (an existing regular file), else 0. */
-int cli_same_file(const char *out, const char *in);
 
 /* Flushes, syncs and renames; returns 0 or EXIT_FAIL (file removed). */
 int cli_out_commit(struct cli_out *o);
