@@ -572,6 +572,42 @@ static int wait_job(long pid, const struct attach_files *f, double deadline,
 	return EXIT_FAIL;
 }
 
+/* 1 when the user of process pid may write in dir (its uid, gid and
+ * supplementary groups against the directory's owner and mode) */
+static int target_may_write(long pid, const struct stat *st)
+{
+	char path[64], line[4096];
+	long uid = proc_status(pid, "Uid:", 10);
+	long gid = proc_status(pid, "Gid:", 10);
+	int may = 0;
+	FILE *fp;
+
+	if (uid < 0 || uid == 0 || (st->st_mode & S_IWOTH))
+		return 1;
+	if ((uid_t)uid == st->st_uid)
+		return (st->st_mode & S_IWUSR) != 0;
+	if (!(st->st_mode & S_IWGRP))
+		return 0;
+	if ((gid_t)gid == st->st_gid)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (!(fp = fopen(path, "r")))
+		return 1;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "Groups:", 7) == 0) {
+			char *p = line + 7, *end;
+			long g;
+
+			while ((g = strtol(p, &end, 10)), end != p) {
+				if ((gid_t)g == st->st_gid)
+					may = 1;
+				p = end;
+			}
+		}
+	fclose(fp);
+	return may;
+}
+
 /* the request file, owned by the process's user so that it can remove it
  * even in a sticky directory */
 static int make_request(long pid, const char *path)
@@ -594,6 +630,7 @@ int cli_attach_dump(long pid, const char *dir, unsigned long long timeout,
 {
 	struct attach_files f = { 0 };
 	char gdb[4096], procdir[64], *out = NULL, *code = NULL;
+	struct stat st;
 	int rc = EXIT_FAIL, grc;
 
 	snprintf(procdir, sizeof(procdir), "/proc/%ld", pid);
@@ -604,6 +641,18 @@ int cli_attach_dump(long pid, const char *dir, unsigned long long timeout,
 	if (find_gdb(gdb, sizeof(gdb)) != 0) {
 		cli_error("gdb is not installed, and --attach needs it: "
 			  "apt-get install gdb");
+		return EXIT_FAIL;
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		int e = errno;
+
+		cli_error("cannot use '%s' as the dump directory: %s", dir,
+			  strerror(access(dir, F_OK) == 0 ? ENOTDIR : e));
+		return EXIT_FAIL;
+	}
+	if (!target_may_write(pid, &st)) {
+		cli_error("process %ld may not write in '%s': choose a "
+			  "directory its user can write in (--dir)", pid, dir);
 		return EXIT_FAIL;
 	}
 	if (files_make(&f, dir, pid) != 0 || !(code = job_code(&f)) ||
