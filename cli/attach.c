@@ -282,6 +282,26 @@ static long proc_status(long pid, const char *field, int base)
 	return v;
 }
 
+/* 1 when the process is in group stop ("State: T (stopped)"); a
+ * tracing stop ("t") is left to gdb, which reports the tracer */
+static int proc_stopped(long pid)
+{
+	char path[64], line[256];
+	int stopped = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (!(fp = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "State:", 6) == 0) {
+			stopped = strstr(line, "T (stopped)") != NULL;
+			break;
+		}
+	fclose(fp);
+	return stopped;
+}
+
 static void proc_comm(long pid, char *buf, size_t size)
 {
 	char path[64];
@@ -636,6 +656,11 @@ int cli_attach_dump(long pid, const char *dir, unsigned long long timeout,
 	snprintf(procdir, sizeof(procdir), "/proc/%ld", pid);
 	if (access(procdir, F_OK) != 0) {
 		cli_error("no such process: %ld", pid);
+		return EXIT_FAIL;
+	}
+	if (proc_stopped(pid)) {
+		cli_error("process %ld is stopped (SIGSTOP, ^Z): it could run "
+			  "no job; resume it with kill -CONT %ld first", pid, pid);
 		return EXIT_FAIL;
 	}
 	if (find_gdb(gdb, sizeof(gdb)) != 0) {

@@ -7,7 +7,8 @@
 # and exits 0. Then the failures, exit 1 with their message: ptrace
 # refused (the target already traced by strace), a process that is not
 # Ruby, a process that never reaches a safe point (timeout, nothing left
-# behind, nothing written later either), gdb missing; exit 2 for usage.
+# behind, nothing written later either), a stopped process, gdb
+# missing; exit 2 for usage.
 SUITE=ext/attach
 . "$(dirname "$0")/lib.sh"
 needs gdb gdb
@@ -24,7 +25,10 @@ $widgets = Array.new(1234) { |i| Widget.new(i) }
 mode, ready, stop = ARGV
 class Wake < StandardError; end
 trap("USR1") { raise Wake } # the test's way to end a sleep
-trap("CHLD", "IGNORE") if mode == "nowake"
+if mode == "nowake"
+  $LOAD_PATH.unshift(File.dirname(stop))
+  require "hold"
+end
 File.write(ready + ".tmp", Process.pid.to_s)
 File.rename(ready + ".tmp", ready)
 case mode
@@ -40,7 +44,8 @@ when "sleep"
   rescue Wake
   end
 when "nowake"
-  sleep 4
+  Hold.gvl(stop) # C, the GVL held, until the stop file appears
+  sleep 1 # time for the job, which runs now, to write if it would
 end
 puts "done #{$widgets.size} #{defined?(HeapDump).inspect}"
 RB
@@ -136,14 +141,46 @@ kill "$sl"
 wait "$sl" 2>/dev/null
 if ls -A "$TMP" | grep -q '^\.heapdump'; then notok notruby/nothing-left "$(ls -A "$TMP")"; else ok notruby/nothing-left; fi
 
-# never at a safe point within --timeout: it ignores SIGCHLD and sleeps 4 s
+# never at a safe point within --timeout: its main thread is in C code
+# that holds the GVL (a tiny extension, built here for this Ruby) until
+# the stop file appears
+cat >"$TMP/hold.c" <<'C'
+#include <ruby.h>
+#include <time.h>
+#include <unistd.h>
+static VALUE gvl(VALUE self, VALUE stop)
+{
+	struct timespec ts = { 0, 20000000 };
+	while (access(StringValueCStr(stop), F_OK) != 0)
+		nanosleep(&ts, NULL);
+	return Qnil;
+}
+void Init_hold(void)
+{
+	rb_define_module_function(rb_define_module("Hold"), "gvl", gvl, 1);
+}
+C
+if ! (cd "$TMP" && env -u RUBYLIB ruby -rmkmf -e 'create_makefile("hold")' >mkmf.out 2>&1 && make >>mkmf.out 2>&1); then
+	notok nowake/build-hold "$(tail -5 "$TMP/mkmf.out")"
+fi
 start nowake nowake
 check_rc nowake/exit-1 1 "$HEAPDUMP" dump -q --attach --timeout 1 "$pid"
 check_grep nowake/timeout "process $pid did not reach a safe point in 1 s" "$TMP/err"
 check nowake/nothing-left "" "$(ls -A "$dir")"
-finish nowake none
+finish nowake stop
 # it woke later and ran the job, which found no request: still nothing
 check nowake/nothing-later "" "$(ls -A "$dir")"
+
+# a stopped process (kill -STOP, ^Z) cannot run the job: refused before gdb
+start sleep stopped
+kill -STOP "$pid"
+i=0
+while ! grep -q '^State:.*stopped' "/proc/$pid/status" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check_rc stopped/exit-1 1 "$HEAPDUMP" dump -q --attach --timeout 5 "$pid"
+check_grep stopped/message "process $pid is stopped.*kill -CONT" "$TMP/err"
+check stopped/nothing-left "" "$(ls -A "$dir")"
+kill -CONT "$pid"
+finish stopped usr1
 
 # gdb missing (PATH without it)
 start sleep nogdb
