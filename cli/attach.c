@@ -377,6 +377,10 @@ static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 	if (child == 0) {
 		int devnull = open("/dev/null", O_RDONLY);
 
+		/* a ^C at the terminal must not reach gdb in the middle of
+		 * a call it makes in the process: its own process group */
+		setpgid(0, 0);
+
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		dup2(fds[1], 1);
@@ -628,6 +632,46 @@ static int target_may_write(long pid, const struct stat *st)
 	return may;
 }
 
+/* The request while we wait: a SIGINT, SIGTERM or SIGHUP removes it
+ * before we die, so that the process, at its safe point, serves no one. */
+static const char *volatile pending_request;
+static struct sigaction saved_actions[3];
+
+static void on_signal(int sig)
+{
+	const char *req = pending_request;
+
+	if (req)
+		unlink(req);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard_request(const char *req)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	pending_request = req;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = req ? on_signal : SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (req) {
+			if (sigaction(sigs[i], NULL, &old) == 0 &&
+			    old.sa_handler != SIG_IGN) {
+				saved_actions[i] = old;
+				sigaction(sigs[i], &sa, NULL);
+			} else {
+				saved_actions[i].sa_handler = SIG_IGN;
+			}
+		} else if (saved_actions[i].sa_handler != SIG_IGN) {
+			sigaction(sigs[i], &saved_actions[i], NULL);
+		}
+	}
+}
+
 /* the request file, owned by the process's user so that it can remove it
  * even in a sticky directory */
 static int make_request(long pid, const char *path)
@@ -689,6 +733,7 @@ int cli_attach_dump(long pid, const char *dir, unsigned long long timeout,
 		cli_error("cannot create '%s': %s", f.req, strerror(errno));
 		goto done;
 	}
+	guard_request(f.req);
 	if (!quiet)
 		fprintf(stderr, "%s: attaching to process %ld with gdb; it "
 			"writes its dump to %s\n", PROGRAM_NAME, pid, dir);
@@ -710,6 +755,8 @@ int cli_attach_dump(long pid, const char *dir, unsigned long long timeout,
 		f.dump = NULL;
 	}
 done:
+	if (pending_request)
+		guard_request(NULL);
 	free(out);
 	free(code);
 	files_free(&f);

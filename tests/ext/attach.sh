@@ -167,9 +167,34 @@ start nowake nowake
 check_rc nowake/exit-1 1 "$HEAPDUMP" dump -q --attach --timeout 1 "$pid"
 check_grep nowake/timeout "process $pid did not reach a safe point in 1 s" "$TMP/err"
 check nowake/nothing-left "" "$(ls -A "$dir")"
+# asked again while the first job waits: 3.1's register_one keeps the
+# pending job (its request is gone, so it will write nothing) and says
+# so; 3.3 on replace its argument, and time out the same way
+check_rc nowake/again-exit-1 1 "$HEAPDUMP" dump -q --attach --timeout 1 "$pid"
+case $HD_RUBY_VERSION in
+3.1.*) check_grep nowake/again-message "a dump asked for earlier is still waiting for its safe point" "$TMP/err" ;;
+*) check_grep nowake/again-message "process $pid did not reach a safe point in 1 s" "$TMP/err" ;;
+esac
+check nowake/again-nothing-left "" "$(ls -A "$dir")"
 finish nowake stop
-# it woke later and ran the job, which found no request: still nothing
+# it went on and ran the job, which found no request: still nothing
 check nowake/nothing-later "" "$(ls -A "$dir")"
+
+# heapdump killed while it waits (SIGTERM): the request goes with it
+start nowake term
+"$HEAPDUMP" dump -q --attach --timeout 60 "$pid" 2>"$TMP/term.err" &
+hd=$!
+i=0 # until gdb has come and gone
+while [ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" = 0 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" != 0 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
+check term/request-while-waiting 1 "$(ls -A "$dir" | grep -c '\.attach$')"
+kill -TERM "$hd"
+wait "$hd"
+check term/killed-by-term 143 "$?"
+check term/nothing-left "" "$(ls -A "$dir")"
+finish term stop
+check term/nothing-later "" "$(ls -A "$dir")"
 
 # a stopped process (kill -STOP, ^Z) cannot run the job: refused before gdb
 start sleep stopped
