@@ -487,6 +487,7 @@ typedef struct hd_store_info {
 #define HD_FEAT_FINALIZER_ROOT (1u << 12) /**< finalizers root: <= 3.3 */
 #define HD_FEAT_METHOD_TRACED (1u << 13)  /**< traced objects with method */
 #define HD_FEAT_CALLCACHE_ID (1u << 14)   /**< imemo called_id: 3.3+ */
+#define HD_FEAT_OBJSPACE_ROOT (1u << 15)  /**< objspace root: 3.4+ */
 
 /**
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as

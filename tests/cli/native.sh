@@ -200,3 +200,12 @@ check compact/leaks-path-owner "LeakyCache,ivars of LeakyCache,Hash" \
 "$H" leaks -q "${C}_before.json.gz" "${C}_after.json.gz" "${C}_later.json.gz" \
 	>"$TMP/l.txt" 2>/dev/null
 check_grep compact/leaks-text-owner '^    0x[0-9a-f]+ ivars of LeakyCache \(IMEMO\), leak.rb:'"$IVAR_LINE"'$' "$TMP/l.txt"
+
+# --skip-weak does not walk what a WeakRef instance holds; the IMEMO/fields
+# of the class WeakRef (its class-level ivars, here the WeakMap weakref.rb
+# keeps) is no WeakRef instance, and what it holds stays reachable
+W=$(gzip -dc "$D40" | grep '"type":"CLASS"' | grep '"name":"WeakRef"' | sed 's/.*"address":"\([^"]*\)".*/\1/')
+wm=$(gzip -dc "$D40" | grep "\"class\":\"$W\"" | grep '"imemo_type":"fields"' | sed 's/.*"references":\["\([^"]*\)".*/\1/')
+"$H" path -q --skip-weak "$TMP/t40.hds" "$wm" >"$TMP/p" 2>&1
+check_grep fields/skip-weak-reaches-class-ivar "^  $wm ObjectSpace::WeakMap" "$TMP/p"
+check_grep fields/skip-weak-through-owner "ivars of WeakRef \\(IMEMO\\)" "$TMP/p"
