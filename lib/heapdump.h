@@ -566,7 +566,10 @@ HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
  * hd_store_class_name() does: a CLASS, MODULE or ICLASS by its own name
  * ("PriceCalculator", "#<Class:Foo>"), anything else by its class's
  * display name ("String", "IMEMO/iseq"). A class without a resolvable
- * name falls back to its class's name ("Class").
+ * name falls back to its class's name ("Class"). A Ruby 4.0 IMEMO of
+ * imemo_type "fields", whose class pointer is the object whose ivars it
+ * holds, is "ivars of " and that owner's name ("ivars of LeakyCache"),
+ * or "IMEMO/fields" when the owner is not in the dump.
  */
 HD_API size_t hd_store_node_name(const hd_store *s, hd_node_id id,
 				 char *buf, size_t size);
