@@ -457,7 +457,8 @@ static void dot_body(struct wbuf *o, const char *s, size_t n)
 /*
  * Ruby 4.0 keeps the ivars of a class, and of an object that is no
  * T_OBJECT, in an IMEMO of imemo_type "fields" whose class is that owning
- * object: the fields object of such an owner in the dump, or NONE.
+ * object. The owner when id is such an IMEMO and its owner is in the
+ * dump, else NONE.
  */
 static hd_node_id fields_owner(const hd_store *s, hd_node_id id)
 {
