@@ -1,0 +1,28 @@
+#!/bin/sh
+# tests/ext/middleware.sh - HeapDump::Middleware in a real Rack server:
+# Debian's rack 2.2 (ruby-rack) and webrick (ruby-webrick), pure Ruby,
+# put on the load path of every Ruby of RUBIES; WEBrick on 127.0.0.1,
+# real HTTP requests (middleware_test.rb, middleware_app.rb).
+SUITE=ext/middleware
+. "$(dirname "$0")/lib.sh"
+# the Debian packages' lib directories, as Debian's ruby finds them
+libdir() {
+	/usr/bin/ruby -e 'print Gem::Specification.find_by_name(ARGV[0]).full_require_paths.first' "$1" 2>/dev/null
+}
+RACK_LIB=$(libdir rack)
+WEBRICK_LIB=$(libdir webrick)
+if [ ! -f "$RACK_LIB/rack.rb" ]; then
+	notok needs-rack "rack is missing: apt-get install ruby-rack (make deps)"
+	exit 1
+fi
+if [ ! -f "$WEBRICK_LIB/webrick.rb" ]; then
+	notok needs-webrick "webrick is missing: apt-get install ruby-webrick (make deps)"
+	exit 1
+fi
+RUBYLIB="$RUBYLIB:$RACK_LIB:$WEBRICK_LIB"
+export RUBYLIB
+SUITE=$SUITE ruby "$TOP/tests/ext/middleware_test.rb" "$TMP" 2>"$TMP/rb.err"
+rc=$?
+[ $rc -eq 0 ] || notok ruby-suite "middleware_test.rb exited $rc: $(tail -c 600 "$TMP/rb.err")"
+check no-warnings "" "$(grep -i 'warn' "$TMP/rb.err" | head -3)"
+exit 0
