@@ -54,7 +54,9 @@ end
 
 # The middleware's entries in a log file, in order.
 def entries(file)
-  File.exist?(file) ? File.readlines(file, chomp: true).grep(/heapdump: /).map { |l| l[/heapdump: .*/] } : []
+  return [] unless File.exist?(file)
+
+  File.readlines(file, chomp: true).map { |l| l[/heapdump: (?:[A-Z]+|"[^"]*") .*/] }.compact
 end
 
 # {site => count} of an entry's "top" list (unquoted sites only).
@@ -159,7 +161,7 @@ dumps.each_with_index do |d, i|
   check "every/sidecar-#{i + 1}", File.exist?(File.join(ddir, "#{d}.meta.json"))
 end
 check "every/top-2", entries(log).all? { |l| pairs(l).size == 2 }, entries(log).first.inspect
-check "every/logger-format", File.readlines(log).grep(/heapdump: /).all? { |l| l.start_with?("I, [") }, File.read(log)[0, 200]
+check "every/logger-format", File.readlines(log).grep(/heapdump: GET/).all? { |l| l.start_with?("I, [") }, File.read(log)[0, 200]
 
 # a dump still being written: the next due dump is skipped, and says so
 ddir = File.join(DIR, "skip")
