@@ -37,4 +37,24 @@ SUITE=$SUITE ruby "$TOP/tests/ext/middleware_test.rb" "$TMP" 2>"$TMP/rb.err"
 rc=$?
 [ $rc -eq 0 ] || notok ruby-suite "middleware_test.rb exited $rc: $(tail -c 600 "$TMP/rb.err")"
 check no-warnings "" "$(grep -i 'warn' "$TMP/rb.err" | head -3)"
+
+# the middleware example of heapdump-ruby(3), as printed, serving real requests
+awk '/run by tests\/ext\/middleware.sh/ { on = 1; next }
+	on && /^\.Bd/ { inblock = 1; next }
+	inblock && /^\.Ed/ { exit }
+	inblock { print }' "$TOP/man/heapdump-ruby.3" |
+	sed -e 's/\\(dq/"/g' -e 's/\\e/\\/g' -e 's/\\&//g' >"$TMP/example.rb"
+site=$(grep -n 'map(&:to_s)' "$TMP/example.rb" | cut -d: -f1)
+port=$(ruby -rsocket -e 's = TCPServer.new("127.0.0.1", 0); print s.addr[1]; s.close')
+PORT=$port ruby "$TMP/example.rb" 2>"$TMP/example.err" >/dev/null &
+server=$!
+got=""
+for _ in $(seq 1 100); do
+	got=$(ruby -rnet/http -e 'print Net::HTTP.get(URI(ARGV[0]))' "http://127.0.0.1:$port/users" 2>/dev/null) && break
+	sleep 0.1
+done
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+check man-example/serves 1000 "$got"
+check_grep man-example/logs-the-site "^heapdump: GET /users 200 allocated [0-9]+ objects at [0-9]+ sites; top 5: 1000 $TMP/example.rb:$site:String, " "$TMP/example.err"
 exit 0

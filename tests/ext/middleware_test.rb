@@ -194,6 +194,27 @@ s.get("/")
 path = entries(s.err).last.to_s[/; dump (\S+) \(every 2 requests\)$/, 1]
 check "inproc/complete-on-response", path && File.exist?(path) && File.exist?("#{path}.meta.json"), entries(s.err).last.inspect
 
+# failed dumps (the directory removed after start): said, never raised
+ddir = File.join(DIR, "gone")
+Dir.mkdir(ddir)
+s = Server.new("gone", dump_every: 1, dump_dir: ddir, track: false)
+servers << s
+Dir.rmdir(ddir)
+check_eq "failed/request-served", "200", s.get("/").code
+pid = entries(s.err).last.to_s[/, pid (\d+)\)$/, 1].to_i
+check "failed/child-reaped", pid.positive? && wait_for { !File.exist?("/proc/#{pid}") }, entries(s.err).inspect
+sleep 0.3 # the server's reaping thread ends just after the wait returns
+s.get("/")
+check "failed/reported-by-next-request", entries(s.err).last.to_s.include?("; previous dump #{ddir}/heapdump-#{s.pid}-") &&
+                                         entries(s.err).last.to_s.include?("failed (pid #{pid} exit 1)"), entries(s.err).last.inspect
+ddir = File.join(DIR, "gone2")
+Dir.mkdir(ddir)
+s = Server.new("gone2", dump_every: 1, dump_dir: ddir, dump_fork: false)
+servers << s
+Dir.rmdir(ddir)
+check_eq "failed/in-process-request-served", "200", s.get("/strings").code
+check "failed/in-process-said", entries(s.err).last.to_s.match?(%r{; dump failed \(every 1 requests\): heapdump: cannot create a dump in #{ddir}: }), entries(s.err).last.inspect
+
 # ---- dump_rss: once per crossing, gzip ---------------------------------
 ddir = File.join(DIR, "rss")
 Dir.mkdir(ddir)

@@ -246,7 +246,11 @@ module HeapDump
       st = d.thread.value
       return nil if st.success? && File.exist?(d.path)
 
-      "previous dump #{word(d.path)} failed (#{st.inspect})"
+      how = if st.exited? then "exit #{st.exitstatus}"
+            elsif st.signaled? then "signal #{Signal.signame(st.termsig)}"
+            else st.inspect
+            end
+      "previous dump #{word(d.path)} failed (pid #{d.pid} #{how})"
     end
 
     def entry(env, status, error, tracker, counts, dump_note)
