@@ -88,6 +88,7 @@ module HeapDump
 
         @body.__send__(name, *args, &block)
       end
+      ruby2_keywords(:method_missing)
     end
 
     OWN_FILES = [__FILE__, HeapDump.method(:track).source_location[0]].map { |f| "#{f}:" }.freeze
