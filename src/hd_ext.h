@@ -22,6 +22,11 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The Ruby the extension is built for, as major * 100 + minor (402 for
+ * 4.2): the walk writes that version's dump_all fields in its order. */
+#include <ruby/version.h>
+#define HD_V (RUBY_API_VERSION_MAJOR * 100 + RUBY_API_VERSION_MINOR)
+
 void rb_objspace_each_objects(int (*cb)(void *start, void *end,
 					size_t stride, void *data),
 			      void *data);
@@ -32,14 +37,67 @@ void rb_objspace_reachable_objects_from_root(
 	void (*cb)(const char *category, VALUE ref, void *data), void *data);
 int rb_objspace_internal_object_p(VALUE obj);
 size_t rb_obj_memsize_of(VALUE obj);
-size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
 const char *rb_imemo_name(int imemo_type);
+/* GC flags: names up to 3.4, names and values from 4.0 */
+size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
+struct hd_gc_meta {
+	ID name;     /* 0 ends the list */
+	VALUE val;   /* true, or a Fixnum (age, object_id) */
+};
+struct hd_gc_meta *rb_gc_object_metadata(VALUE obj);
+/* shapes: 3.3, 3.4 */
+uint32_t rb_shape_get_shape_id(VALUE obj);
+_Bool rb_shape_obj_too_complex(VALUE obj);
+/* 4.0 */
+uint32_t rb_obj_shape_id(VALUE obj);
+unsigned char rb_class_variation_count(VALUE klass);
+VALUE rb_class_singleton_p(VALUE klass);
 
-/* Flag bits MRI keeps in its private headers (same values 2.7 - 3.3);
- * used only by the walker, which is built for 3.0 and 3.1 only. */
-#define HD_STR_SHARED RUBY_FL_USER2         /* internal/string.h */
-#define HD_HASH_PROC_DEFAULT RUBY_FL_USER2  /* internal/hash.h */
-#define HD_IMEMO_MASK 0x0f                  /* internal/imemo.h */
+/* Flag bits MRI keeps in its private headers, each the same on every
+ * Ruby that has it, and each proven on the running Ruby by
+ * HeapDump._self_check (hd_dump.c) before the walk is used and by
+ * tests/ext/compare.rb on every Ruby the tests run. The shared-string
+ * bit is RUBY_ELTS_SHARED, public. */
+#define HD_HASH_PROC_DEFAULT RUBY_FL_USER2  /* internal/hash.h, 2.6 - 4.0 */
+#define HD_STR_CHILLED (RUBY_FL_USER2 | RUBY_FL_USER3) /* 3.4, 4.0 */
+#define HD_IMEMO_MASK 0x0f                  /* internal/imemo.h, 2.6 - 4.0 */
+/* 4.0's shape_id: the shape's index in bits 0-18, too complex: bit 27
+ * (shape.h); tests/ext/compare.rb checks shape_id and too_complex_shape */
+#define HD_SHAPE_ID_OFFSET_MASK ((1u << 19) - 1)
+#define HD_SHAPE_ID_FL_TOO_COMPLEX (1u << 27)
+
+static inline const char *hd_imemo_name(VALUE obj)
+{
+	const char *name = rb_imemo_name(
+		(int)((RBASIC(obj)->flags >> RUBY_FL_USHIFT) & HD_IMEMO_MASK));
+
+	return name ? name : "unknown";
+}
+
+#if defined(HAVE_RB_OBJ_SHAPE_ID)
+static inline uint32_t hd_shape_id(VALUE obj)
+{
+	return rb_obj_shape_id(obj) & HD_SHAPE_ID_OFFSET_MASK;
+}
+static inline int hd_too_complex(VALUE obj)
+{
+	return (rb_obj_shape_id(obj) & HD_SHAPE_ID_FL_TOO_COMPLEX) != 0;
+}
+#elif defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+static inline uint32_t hd_shape_id(VALUE obj)
+{
+	return rb_shape_get_shape_id(obj);
+}
+static inline int hd_too_complex(VALUE obj)
+{
+	return rb_shape_obj_too_complex(obj);
+}
+#else
+static inline int hd_too_complex(VALUE obj)
+{
+	return 0;
+}
+#endif
 
 /* ---- hd_table.c: open-addressing map from a VALUE to a pointer ---- */
 

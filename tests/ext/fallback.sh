@@ -23,7 +23,7 @@ check_grep sidecar-read '^process +pid [0-9]+, ruby' "$TMP/text"
 # without HEAPDUMP_FALLBACK the walker decides, as built: the suite
 # knows which Rubies it knows (extconf.rb WALKER_RUBIES)
 want=false
-case $HD_RUBY_VERSION in 3.0.* | 3.1.*) want=true ;; esac
+case $HD_RUBY_VERSION in 3.0.* | 3.1.* | 3.3.* | 3.4.* | 4.0.*) want=true ;; esac
 got=$(ruby -rheapdump -e 'print HeapDump.native_walk?' 2>"$TMP/err")
 check native-walk-as-documented "$want" "$got"
 if [ "$want" = false ]; then
