@@ -553,9 +553,14 @@ static void gc_flags(struct hd_dump *d, VALUE obj)
 }
 #endif
 
-/* The types ObjectSpace.memsize_of_all leaves out (objspace.c total_i). */
-static int counts_in_memsize_of_all(int type)
+/* What ObjectSpace.memsize_of_all counts (objspace.c total_i): up to
+ * 3.1 all but a few types, from 3.3 all but internal objects. */
+static int counts_in_memsize_of_all(VALUE obj, int type)
 {
+#if HD_V >= 303
+	(void)type;
+	return !rb_objspace_internal_object_p(obj);
+#else
 	switch (type) {
 	case RUBY_T_NONE:
 	case RUBY_T_IMEMO:
@@ -566,6 +571,7 @@ static int counts_in_memsize_of_all(int type)
 	default:
 		return 1;
 	}
+#endif
 }
 
 /* The class word dump_all writes (and leaves out of references): none
@@ -639,7 +645,7 @@ static void dump_object(struct hd_dump *d, VALUE obj, size_t stride)
 		HD_PUTS(o, ", \"memsize\":");
 		hd_put_u64(o, memsize);
 		d->memsize += memsize;
-		if (counts_in_memsize_of_all(type))
+		if (counts_in_memsize_of_all(obj, type))
 			d->memsize_of_all += memsize;
 	}
 	gc_flags(d, obj);
