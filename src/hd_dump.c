@@ -384,6 +384,19 @@ static void object_fields(struct hd_out *o, VALUE obj)
 		HD_PUTS(o, ", \"too_complex_shape\":true");
 }
 
+/* fd, read from rb_io_t as dump_all does: rb_io_descriptor, which 3.3+
+ * would have us use, raises on a closed IO */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void file_fields(struct hd_out *o, VALUE obj)
+{
+	if (RFILE(obj)->fptr) {
+		HD_PUTS(o, ", \"fd\":");
+		hd_put_i64(o, RFILE(obj)->fptr->fd);
+	}
+}
+#pragma GCC diagnostic pop
+
 static void type_fields(struct hd_dump *d, VALUE obj, int type)
 {
 	struct hd_out *o = &d->out;
@@ -429,10 +442,7 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 		object_fields(o, obj);
 		break;
 	case RUBY_T_FILE:
-		if (RFILE(obj)->fptr) {
-			HD_PUTS(o, ", \"fd\":");
-			hd_put_i64(o, RFILE(obj)->fptr->fd);
-		}
+		file_fields(o, obj);
 		break;
 	default:
 		break;

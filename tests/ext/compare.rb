@@ -164,3 +164,22 @@ if at_least(4, 0)
   check "valued-flags", a.values.any? { |r| r.dig("flags", "age").is_a?(Integer) } &&
                         a.values.any? { |r| r.dig("flags", "object_id").is_a?(Integer) }
 end
+
+# The run-time proof of the private flag bits can fail (then the walk is
+# not used): the same check on objects that do not have them.
+why = HeapDump.send(:_self_check, [Hash.new(0), proc {}, Hash.new { 1 }, "x" * 5000, ("s" * 5000)[1..], +"x", +"y"])
+check "self-check-rejects-wrong-bits", why.is_a?(String), why.inspect
+check "self-check-passes-here", HeapDump.self_check.nil?, HeapDump.self_check.inspect
+# shapes: true, an id, or nothing; elsewhere an ArgumentError
+if SHAPES
+  since_id = sa.keys.max
+  HeapDump.dump(File.join(dir, "since.json"), shapes: since_id)
+  n = File.foreach(File.join(dir, "since.json")).count { |l| l.include?('"type":"SHAPE"') }
+  check "shapes-since-id", n >= 1 && n < sa.size, "#{n} SHAPE lines from id #{since_id} (#{sa.size} in all)"
+  HeapDump.dump(File.join(dir, "none.json"))
+  check "no-shapes-by-default", File.foreach(File.join(dir, "none.json")).none? { |l| l.include?('"type":"SHAPE"') }
+  check_raises("shapes-bad-value", ArgumentError) { HeapDump.dump(File.join(dir, "bad.json"), shapes: -1) }
+else
+  check_raises("shapes-needs-3.2", ArgumentError) { HeapDump.dump(File.join(dir, "bad.json"), shapes: true) }
+end
+check_eq "bad-shapes-writes-nothing", false, File.exist?(File.join(dir, "bad.json"))
