@@ -93,16 +93,6 @@ module HeapDump
       NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1" && self_check.nil?
     end
 
-    # nil when the flag bits the walk reads are as it expects on this
-    # Ruby (checked once, on live objects), else why not.
-    def self_check
-      return @self_check if defined?(@self_check)
-
-      h = Hash.new { nil }
-      chilled = eval("'a chilled literal'") # rubocop:disable Security/Eval
-      @self_check = _self_check([h, h.default_proc, Hash.new(0), ("s" * 5000)[1..], "h" * 5000, chilled,
-                                 String.new("x")])
-    end
 
     # Which writes the next dump: "heapdump" (the C walk) or "dump_all"
     # (no walk for this Ruby, HEAPDUMP_FALLBACK=1, or
@@ -217,6 +207,17 @@ module HeapDump
     end
 
     private
+
+    # nil when the flag bits the walk reads are as it expects on this
+    # Ruby (checked once, on live objects), else why not.
+    def self_check
+      return @self_check if defined?(@self_check)
+
+      h = Hash.new { nil }
+      chilled = eval("'a chilled literal'") # rubocop:disable Security/Eval
+      @self_check = _self_check([h, h.default_proc, Hash.new(0), ("s" * 5000)[1..], "h" * 5000, chilled,
+                                 String.new("x")])
+    end
 
     def default_path(dir, gzip)
       now = Time.now
