@@ -10,7 +10,7 @@
  * lib/heapdump.rb falls back to ObjectSpace.dump_all.
  *
  * Inside the walk nothing allocates a Ruby object, raises or calls Ruby
- * code: state lives in struct hd_dump, errors are kept and raised after.
+ * code: state lives in struct hdx_dump, errors are kept and raised after.
  */
 #include "hd_ext.h"
 
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-const char *hd_type_name(int type)
+const char *hdx_type_name(int type)
 {
 	switch (type) {
 #define T(n) case RUBY_T_##n: return #n;
@@ -38,8 +38,8 @@ const char *hd_type_name(int type)
 
 #define MAX_FLAGS 16
 
-struct hd_dump {
-	struct hd_out out;
+struct hdx_dump {
+	struct hdx_out out;
 	VALUE klass;              /* class of the current object (skipped) */
 	size_t nrefs;             /* references written for it */
 	const char *root;         /* open ROOT category, or NULL */
@@ -56,7 +56,7 @@ struct hd_dump {
 };
 
 /* ', "type":"STRING"' with lengths computed once */
-static void put_type(struct hd_out *o, int type)
+static void put_type(struct hdx_out *o, int type)
 {
 	static char text[0x20][40];
 	static size_t len[0x20];
@@ -65,31 +65,31 @@ static void put_type(struct hd_out *o, int type)
 	if (!len[t])
 		len[t] = (size_t)snprintf(text[t], sizeof(text[t]),
 					  ", \"type\":\"%s\"",
-					  hd_type_name(type));
-	hd_put(o, text[t], len[t]);
+					  hdx_type_name(type));
+	hdx_put(o, text[t], len[t]);
 }
 
 /* ---- ROOT lines ---- */
 
 static void root_i(const char *category, VALUE ref, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 
 	if (d->root != category) {
 		if (d->root)
 			HD_PUTS(&d->out, "]}\n");
 		HD_PUTS(&d->out, "{\"type\":\"ROOT\", \"root\":");
-		hd_put_json(&d->out, category, strlen(category));
+		hdx_put_json(&d->out, category, strlen(category));
 		HD_PUTS(&d->out, ", \"references\":[");
 		d->root = category;
 	} else {
 		HD_PUTS(&d->out, ", ");
 	}
-	hd_put_addr(&d->out, ref);
+	hdx_put_addr(&d->out, ref);
 	d->roots++;
 }
 
-static void dump_roots(struct hd_dump *d)
+static void dump_roots(struct hdx_dump *d)
 {
 	rb_objspace_reachable_objects_from_root(root_i, d);
 	if (d->root)
@@ -100,7 +100,7 @@ static void dump_roots(struct hd_dump *d)
 
 /* STR_SHARED_P: a heap (noembed) string whose STR_SHARED bit is set. MRI
  * defines STR_SHARED as ELTS_SHARED, the public RUBY_ELTS_SHARED of the
- * same Ruby (FL_USER2 up to 3.3, FL_USER0 from 3.4); hd_self_check and
+ * same Ruby (FL_USER2 up to 3.3, FL_USER0 from 3.4); hdx_self_check and
  * tests/ext/compare.rb prove it on each Ruby. Embedded strings keep
  * their length in those bits. */
 static int str_shared(VALUE str)
@@ -109,17 +109,17 @@ static int str_shared(VALUE str)
 	       RB_FL_TEST_RAW(str, RUBY_ELTS_SHARED);
 }
 
-static void put_rstring(struct hd_out *o, VALUE str)
+static void put_rstring(struct hdx_out *o, VALUE str)
 {
-	hd_put_json(o, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
+	hdx_put_json(o, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
 }
 
-static void capacity_field(struct hd_out *o, VALUE str, long len)
+static void capacity_field(struct hdx_out *o, VALUE str, long len)
 {
 	if (!str_shared(str) && RB_FL_TEST_RAW(str, RSTRING_NOEMBED) &&
 	    (long)rb_str_capacity(str) != len) {
 		HD_PUTS(o, ", \"capacity\":");
-		hd_put_u64(o, rb_str_capacity(str));
+		hdx_put_u64(o, rb_str_capacity(str));
 	}
 }
 
@@ -136,13 +136,13 @@ static int ascii_only(const char *s, long n)
 
 /* bytesize, capacity, value (3.2+): the cached coderange, never computed
  * (computing it would change the heap), or a scan when it is unknown */
-static void string_content(struct hd_out *o, VALUE str)
+static void string_content(struct hdx_out *o, VALUE str)
 {
 	long len = RSTRING_LEN(str);
 	int cr;
 
 	HD_PUTS(o, ", \"bytesize\":");
-	hd_put_u64(o, (uint64_t)len);
+	hdx_put_u64(o, (uint64_t)len);
 	capacity_field(o, str, len);
 	if (!len || !rb_enc_asciicompat(rb_enc_from_index(ENCODING_GET(str))))
 		return;
@@ -156,7 +156,7 @@ static void string_content(struct hd_out *o, VALUE str)
 	}
 }
 
-static void coderange_field(struct hd_out *o, VALUE str)
+static void coderange_field(struct hdx_out *o, VALUE str)
 {
 	switch (RB_ENC_CODERANGE(str)) {
 	case RUBY_ENC_CODERANGE_7BIT:
@@ -175,12 +175,12 @@ static void coderange_field(struct hd_out *o, VALUE str)
 }
 #else
 /* bytesize, capacity, value (3.0, 3.1): value only for 7-bit content */
-static void string_content(struct hd_out *o, VALUE str)
+static void string_content(struct hdx_out *o, VALUE str)
 {
 	long len = RSTRING_LEN(str);
 
 	HD_PUTS(o, ", \"bytesize\":");
-	hd_put_u64(o, (uint64_t)len);
+	hdx_put_u64(o, (uint64_t)len);
 	capacity_field(o, str, len);
 	if (rb_enc_str_coderange(str) == ENC_CODERANGE_7BIT) {
 		HD_PUTS(o, ", \"value\":");
@@ -189,16 +189,16 @@ static void string_content(struct hd_out *o, VALUE str)
 }
 #endif
 
-static void encoding_field(struct hd_out *o, VALUE str)
+static void encoding_field(struct hdx_out *o, VALUE str)
 {
 	if (!ENCODING_IS_ASCII8BIT(str)) {
 		HD_PUTS(o, ", \"encoding\":\"");
-		hd_put_cstr(o, rb_enc_name(rb_enc_from_index(ENCODING_GET(str))));
+		hdx_put_cstr(o, rb_enc_name(rb_enc_from_index(ENCODING_GET(str))));
 		HD_PUTS(o, "\"");
 	}
 }
 
-static void string_fields(struct hd_out *o, VALUE str)
+static void string_fields(struct hdx_out *o, VALUE str)
 {
 	if (!RB_FL_TEST_RAW(str, RSTRING_NOEMBED))
 		HD_PUTS(o, ", \"embedded\":true");
@@ -232,27 +232,27 @@ static void last_ref_i(VALUE ref, void *data)
 	*(VALUE *)data = ref;
 }
 
-static void hash_fields(struct hd_out *o, VALUE h)
+static void hash_fields(struct hdx_out *o, VALUE h)
 {
 	HD_PUTS(o, ", \"size\":");
-	hd_put_u64(o, RHASH_SIZE(h));
+	hdx_put_u64(o, RHASH_SIZE(h));
 	if (RB_FL_TEST_RAW(h, HD_HASH_PROC_DEFAULT)) {
 		VALUE last = 0;
 
 		rb_objspace_reachable_objects_from(h, last_ref_i, &last);
 		if (last) {
 			HD_PUTS(o, ", \"default\":");
-			hd_put_addr(o, last);
+			hdx_put_addr(o, last);
 		}
 	}
 }
 
-static void array_fields(struct hd_out *o, VALUE a)
+static void array_fields(struct hdx_out *o, VALUE a)
 {
 	long len = RARRAY_LEN(a);
 
 	HD_PUTS(o, ", \"length\":");
-	hd_put_u64(o, (uint64_t)len);
+	hdx_put_u64(o, (uint64_t)len);
 	if (len > 0 && RB_FL_TEST_RAW(a, RUBY_ELTS_SHARED))
 		HD_PUTS(o, ", \"shared\":true");
 #if HD_V >= 302
@@ -263,13 +263,13 @@ static void array_fields(struct hd_out *o, VALUE a)
 		HD_PUTS(o, ", \"embedded\":true");
 }
 
-static void superclass_field(struct hd_out *o, VALUE klass)
+static void superclass_field(struct hdx_out *o, VALUE klass)
 {
 	VALUE super = rb_class_get_superclass(klass);
 
 	if (super && !RB_SPECIAL_CONST_P(super)) {
 		HD_PUTS(o, ", \"superclass\":");
-		hd_put_addr(o, super);
+		hdx_put_addr(o, super);
 	}
 }
 
@@ -287,9 +287,9 @@ static int singleton_p(VALUE mod)
 #endif
 }
 
-static void module_fields(struct hd_dump *d, VALUE mod)
+static void module_fields(struct hdx_dump *d, VALUE mod)
 {
-	struct hd_out *o = &d->out;
+	struct hdx_out *o = &d->out;
 	VALUE name;
 
 	superclass_field(o, mod);
@@ -314,7 +314,7 @@ static void module_fields(struct hd_dump *d, VALUE mod)
 
 /* %#g; up to 3.1 with Ruby's own printf's spellings of the non-finite
  * values, from 3.2 C's */
-static void put_g(struct hd_out *o, double v)
+static void put_g(struct hdx_out *o, double v)
 {
 	char b[64];
 	int n;
@@ -327,21 +327,21 @@ static void put_g(struct hd_out *o, double v)
 	else
 #endif
 		n = snprintf(b, sizeof(b), "%#g", v);
-	hd_put(o, b, (size_t)n);
+	hdx_put(o, b, (size_t)n);
 }
 
-static void float_field(struct hd_out *o, VALUE f)
+static void float_field(struct hdx_out *o, VALUE f)
 {
 	HD_PUTS(o, ", \"value\":\"");
 	put_g(o, RFLOAT_VALUE(f));
 	HD_PUTS(o, "\"");
 }
 
-static void data_fields(struct hd_out *o, VALUE obj)
+static void data_fields(struct hdx_out *o, VALUE obj)
 {
 	if (RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj)->wrap_struct_name) {
 		HD_PUTS(o, ", \"struct\":\"");
-		hd_put_cstr(o, RTYPEDDATA_TYPE(obj)->wrap_struct_name);
+		hdx_put_cstr(o, RTYPEDDATA_TYPE(obj)->wrap_struct_name);
 		HD_PUTS(o, "\"");
 	}
 }
@@ -349,7 +349,7 @@ static void data_fields(struct hd_out *o, VALUE obj)
 #ifdef HAVE_RB_GC_OBJECT_METADATA
 static int has_object_id(VALUE obj)
 {
-	const struct hd_gc_meta *m = rb_gc_object_metadata(obj);
+	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
 	ID id = rb_intern("object_id"); /* interned by warm_up */
 
 	for (; m->name; m++)
@@ -359,7 +359,7 @@ static int has_object_id(VALUE obj)
 }
 #endif
 
-static void object_fields(struct hd_out *o, VALUE obj)
+static void object_fields(struct hdx_out *o, VALUE obj)
 {
 	size_t n;
 
@@ -379,8 +379,8 @@ static void object_fields(struct hd_out *o, VALUE obj)
 	n = ROBJECT_NUMIV(obj);
 #endif
 	HD_PUTS(o, ", \"ivars\":");
-	hd_put_u64(o, n);
-	if (hd_too_complex(obj))
+	hdx_put_u64(o, n);
+	if (hdx_too_complex(obj))
 		HD_PUTS(o, ", \"too_complex_shape\":true");
 }
 
@@ -388,23 +388,23 @@ static void object_fields(struct hd_out *o, VALUE obj)
  * would have us use, raises on a closed IO */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static void file_fields(struct hd_out *o, VALUE obj)
+static void file_fields(struct hdx_out *o, VALUE obj)
 {
 	if (RFILE(obj)->fptr) {
 		HD_PUTS(o, ", \"fd\":");
-		hd_put_i64(o, RFILE(obj)->fptr->fd);
+		hdx_put_i64(o, RFILE(obj)->fptr->fd);
 	}
 }
 #pragma GCC diagnostic pop
 
-static void type_fields(struct hd_dump *d, VALUE obj, int type)
+static void type_fields(struct hdx_dump *d, VALUE obj, int type)
 {
-	struct hd_out *o = &d->out;
+	struct hdx_out *o = &d->out;
 
 	switch (type) {
 	case RUBY_T_IMEMO:
 		HD_PUTS(o, ", \"imemo_type\":\"");
-		hd_put_cstr(o, d->imemo);
+		hdx_put_cstr(o, d->imemo);
 		HD_PUTS(o, "\"");
 		break;
 	case RUBY_T_SYMBOL:
@@ -425,7 +425,7 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 	case RUBY_T_CLASS:
 #ifdef HAVE_RB_CLASS_VARIATION_COUNT
 		HD_PUTS(o, ", \"variation_count\":");
-		hd_put_u64(o, rb_class_variation_count(obj));
+		hdx_put_u64(o, rb_class_variation_count(obj));
 #endif
 		module_fields(d, obj);
 		break;
@@ -453,7 +453,7 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 
 static void ref_i(VALUE ref, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 
 	if (ref == d->klass)
 		return;
@@ -461,29 +461,29 @@ static void ref_i(VALUE ref, void *data)
 		HD_PUTS(&d->out, ", ");
 	else
 		HD_PUTS(&d->out, ", \"references\":[");
-	hd_put_addr(&d->out, ref);
+	hdx_put_addr(&d->out, ref);
 }
 
-static void site_fields(struct hd_out *o, const struct hd_site *s)
+static void site_fields(struct hdx_out *o, const struct hdx_site *s)
 {
 	if (s->file) {
 		HD_PUTS(o, ", \"file\":");
-		hd_put_json(o, s->file, s->file_len);
+		hdx_put_json(o, s->file, s->file_len);
 		if (s->line) {
 			HD_PUTS(o, ", \"line\":");
-			hd_put_u64(o, s->line);
+			hdx_put_u64(o, s->line);
 		}
 	}
 	if (s->method) {
 		HD_PUTS(o, ", \"method\":");
-		hd_put_json(o, s->method, s->method_len);
+		hdx_put_json(o, s->method, s->method_len);
 	}
 	HD_PUTS(o, ", \"generation\":");
-	hd_put_u64(o, s->generation);
+	hdx_put_u64(o, s->generation);
 }
 
 /* The flag's name, from a small cache (the GC has a handful). */
-static const char *flag_name(struct hd_dump *d, ID id, size_t *len)
+static const char *flag_name(struct hdx_dump *d, ID id, size_t *len)
 {
 	const char *name;
 	int i;
@@ -505,7 +505,7 @@ static const char *flag_name(struct hd_dump *d, ID id, size_t *len)
 	return name;
 }
 
-static void flag_key(struct hd_dump *d, size_t i, ID id)
+static void flag_key(struct hdx_dump *d, size_t i, ID id)
 {
 	size_t len;
 	const char *name = flag_name(d, id, &len);
@@ -514,16 +514,16 @@ static void flag_key(struct hd_dump *d, size_t i, ID id)
 		HD_PUTS(&d->out, ", \"");
 	else
 		HD_PUTS(&d->out, ", \"flags\":{\"");
-	hd_put(&d->out, name, len);
+	hdx_put(&d->out, name, len);
 	HD_PUTS(&d->out, "\":");
 }
 
 #ifdef HAVE_RB_GC_OBJECT_METADATA
 /* 4.0: flags with values (age:N, object_id:N, the rest true) */
-static void put_special(struct hd_out *o, VALUE v)
+static void put_special(struct hdx_out *o, VALUE v)
 {
 	if (RB_FIXNUM_P(v))
-		hd_put_i64(o, FIX2LONG(v));
+		hdx_put_i64(o, FIX2LONG(v));
 	else if (v == Qtrue)
 		HD_PUTS(o, "true");
 	else if (v == Qfalse)
@@ -536,9 +536,9 @@ static void put_special(struct hd_out *o, VALUE v)
 		HD_PUTS(o, "{}");
 }
 
-static void gc_flags(struct hd_dump *d, VALUE obj)
+static void gc_flags(struct hdx_dump *d, VALUE obj)
 {
-	const struct hd_gc_meta *m = rb_gc_object_metadata(obj);
+	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
 	size_t i;
 
 	for (i = 0; m[i].name; i++) {
@@ -549,7 +549,7 @@ static void gc_flags(struct hd_dump *d, VALUE obj)
 		HD_PUTS(&d->out, "}");
 }
 #else
-static void gc_flags(struct hd_dump *d, VALUE obj)
+static void gc_flags(struct hdx_dump *d, VALUE obj)
 {
 	ID ids[MAX_FLAGS];
 	size_t n = rb_obj_gc_flags(obj, ids, MAX_FLAGS), i;
@@ -587,7 +587,7 @@ static int counts_in_memsize_of_all(VALUE obj, int type)
 /* The class word dump_all writes (and leaves out of references): none
  * for NODE, nor from 3.2 for IMEMO, except 4.0's IMEMO/fields, whose
  * class is the object owning the fields. */
-static VALUE class_of(struct hd_dump *d, VALUE obj, int type)
+static VALUE class_of(struct hdx_dump *d, VALUE obj, int type)
 {
 	if (type == RUBY_T_NODE)
 		return 0;
@@ -598,13 +598,13 @@ static VALUE class_of(struct hd_dump *d, VALUE obj, int type)
 	return RBASIC(obj)->klass;
 }
 
-static void object_head(struct hd_dump *d, VALUE obj, int type,
+static void object_head(struct hdx_dump *d, VALUE obj, int type,
 			size_t stride)
 {
-	struct hd_out *o = &d->out;
+	struct hdx_out *o = &d->out;
 
 	HD_PUTS(o, "{\"address\":");
-	hd_put_addr(o, obj);
+	hdx_put_addr(o, obj);
 	put_type(o, type);
 #if HD_V >= 302
 #if HD_V >= 400
@@ -612,32 +612,32 @@ static void object_head(struct hd_dump *d, VALUE obj, int type,
 #endif
 	{
 		HD_PUTS(o, ", \"shape_id\":");
-		hd_put_u64(o, hd_shape_id(obj));
+		hdx_put_u64(o, hdx_shape_id(obj));
 	}
 	HD_PUTS(o, ", \"slot_size\":");
-	hd_put_u64(o, stride);
+	hdx_put_u64(o, stride);
 #else
 	(void)stride;
 #endif
 	if (d->klass) {
 		HD_PUTS(o, ", \"class\":");
-		hd_put_addr(o, d->klass);
+		hdx_put_addr(o, d->klass);
 	}
 	if (RB_FL_TEST_RAW(obj, RUBY_FL_FREEZE))
 		HD_PUTS(o, ", \"frozen\":true");
 }
 
-static void dump_object(struct hd_dump *d, VALUE obj, size_t stride)
+static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 {
-	struct hd_out *o = &d->out;
+	struct hdx_out *o = &d->out;
 	int type = RB_BUILTIN_TYPE(obj);
-	const struct hd_site *site = hd_trace_lookup(obj);
+	const struct hdx_site *site = hdx_trace_lookup(obj);
 	size_t memsize;
 
 	if (d->since && (!site || site->generation < d->since))
 		return;
 	d->objects++;
-	d->imemo = type == RUBY_T_IMEMO ? hd_imemo_name(obj) : "";
+	d->imemo = type == RUBY_T_IMEMO ? hdx_imemo_name(obj) : "";
 	d->klass = class_of(d, obj, type);
 	d->nrefs = 0;
 	object_head(d, obj, type, stride);
@@ -653,7 +653,7 @@ static void dump_object(struct hd_dump *d, VALUE obj, size_t stride)
 		site_fields(o, site);
 	if ((memsize = rb_obj_memsize_of(obj)) > 0) {
 		HD_PUTS(o, ", \"memsize\":");
-		hd_put_u64(o, memsize);
+		hdx_put_u64(o, memsize);
 		d->memsize += memsize;
 		if (counts_in_memsize_of_all(obj, type))
 			d->memsize_of_all += memsize;
@@ -664,7 +664,7 @@ static void dump_object(struct hd_dump *d, VALUE obj, size_t stride)
 
 static int heap_i(void *start, void *end, size_t stride, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 	VALUE v;
 
 	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
@@ -679,18 +679,18 @@ static int heap_i(void *start, void *end, size_t stride, void *data)
 /* ---- HeapDump._dump(fd, gzip, full, since) ---- */
 
 struct dump_call {
-	struct hd_dump *d;
+	struct hdx_dump *d;
 	int gzip;
 };
 
 static VALUE dump_body(VALUE arg)
 {
-	struct hd_dump *d = (struct hd_dump *)arg;
+	struct hdx_dump *d = (struct hdx_dump *)arg;
 
 	if (!d->since)
 		dump_roots(d);
 	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */
-		hd_put(&d->out, RSTRING_PTR(d->shapes),
+		hdx_put(&d->out, RSTRING_PTR(d->shapes),
 		       (size_t)RSTRING_LEN(d->shapes));
 	rb_objspace_each_objects(heap_i, d);
 	return Qnil;
@@ -698,15 +698,15 @@ static VALUE dump_body(VALUE arg)
 
 static VALUE dump_ensure(VALUE arg)
 {
-	struct hd_dump *d = (struct hd_dump *)arg;
-	int err = hd_out_close(&d->out);
+	struct hdx_dump *d = (struct hdx_dump *)arg;
+	int err = hdx_out_close(&d->out);
 
 	if (err && !d->out.err)
 		d->out.err = err;
 	return Qnil;
 }
 
-static VALUE totals_hash(const struct hd_dump *d)
+static VALUE totals_hash(const struct hdx_dump *d)
 {
 	VALUE h = rb_hash_new();
 
@@ -739,7 +739,7 @@ static void warm_up(void)
 static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
 		    VALUE since, VALUE shapes)
 {
-	struct hd_dump *d;
+	struct hdx_dump *d;
 	int err, rc, state = 0;
 	VALUE totals;
 
@@ -751,7 +751,7 @@ static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
 		close(NUM2INT(fd));
 		rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
-	if ((rc = hd_out_open(&d->out, NUM2INT(fd), RTEST(gzip)))) {
+	if ((rc = hdx_out_open(&d->out, NUM2INT(fd), RTEST(gzip)))) {
 		close(NUM2INT(fd));
 		free(d);
 		rb_syserr_fail(rc, "heapdump: cannot set up the output");
@@ -815,7 +815,7 @@ static VALUE self_check_m(VALUE self, VALUE objs)
 #endif /* HD_WALKER */
 
 /* HeapDump::NATIVE_WALK: whether _dump exists; NO_WALK_REASON: why not */
-void hd_init_dump(VALUE mod)
+void hdx_init_dump(VALUE mod)
 {
 #ifdef HD_WALKER
 	rb_define_module_function(mod, "_dump", dump_m, 5);
