@@ -8,7 +8,7 @@
 
 #include "heapdump.h"
 #include "opt.h"
-#include "select.h"
+#include "select_opts.h"
 
 struct cli_draw_args {
 	struct cli_select sel;
