@@ -8,6 +8,8 @@
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB)
 #   make fuzz            libFuzzer targets (clang)
+#   make GVC=0           without Graphviz: render and leaks --svg say how
+#                        to get it (make check still needs it)
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
 #                        mkmf, for each Ruby of RUBIES (default: ruby and
 #                        /opt/rubies/*/bin/ruby)
@@ -22,6 +24,7 @@ pkgconfigdir ?= $(libdir)/pkgconfig
 
 CC ?= cc
 B := build
+GVC ?= 1
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wcast-align -Wundef -Wvla -Wwrite-strings -Wformat=2
 OPT ?= -O2 -g
@@ -62,8 +65,8 @@ all: $(B)/libheapdump.a $(B)/libheapdump.so $(B)/heapdump
 # Rebuild everything when the flags change.
 $(B)/.cflags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
-		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' > $@
 
 $(B)/%.o: %.c $(B)/.cflags
 	@mkdir -p $(dir $@)
@@ -78,23 +81,37 @@ $(B)/libheapdump.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# cli/ (never lib/) links Graphviz's libgvc, for render.
-GVC_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
+# Graphviz's libgvc draws for render and leaks --svg: only
+# cli/graphviz.o includes its headers, and only the program links it
+# (never lib/). GVC=0 builds without it: those two then say how to get it.
+ifeq ($(GVC),0)
+GVC_CFLAGS := -DHAVE_GVC=0
+GVC_LIBS :=
+GVC_OK :=
+else
+GVC_CFLAGS = -DHAVE_GVC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
 GVC_LIBS = $(shell pkg-config --libs libgvc 2>/dev/null)
+GVC_OK := $(B)/.gvc-ok
+endif
 
 $(B)/.gvc-ok:
 	@mkdir -p $(B)
-	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps)" >&2; exit 1; }
+	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps), or build without drawings: make GVC=0" >&2; exit 1; }
 	@touch $@
 
-$(B)/cli/%.o: cli/%.c $(B)/.cflags | $(B)/.gvc-ok
+$(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
 
-$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(B)/.gvc-ok
+$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(LIBS)
+
+# The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
+# for tests/cli/nogvc.sh.
+$(B)/nogvc/heapdump: FORCE
+	$(Q)$(MAKE) --no-print-directory B=$(B)/nogvc GVC=0 $@
 
 $(B)/tests/%: tests/unit/%.c tests/t.h tests/unit/tgraph.h $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
@@ -136,7 +153,7 @@ ext:
 		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so ext
+	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
