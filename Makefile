@@ -5,9 +5,11 @@
 #   make check-valgrind  every test, and every heapdump they run, under valgrind
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps            install missing Debian packages (root or sudo)
+#   make version         VERSION written into heapdump.h, the gem, the man pages
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB)
 #   make fuzz            libFuzzer targets (clang)
+#   make format-check    what clang-format (.clang-format) would change
 #   make GVC=0           without Graphviz: render and leaks --svg say how
 #                        to get it (make check still needs it)
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
@@ -49,6 +51,14 @@ else
 Q := @
 endif
 
+# One version, in the file VERSION: heapdump.h's HD_VERSION_* (so
+# hd_version() and --version; compiling lib/error.c stops when they
+# differ), the pkg-config file, the gem (src/lib/heapdump/version.rb, which
+# the gemspec reads) and the man pages' .Os. After editing VERSION, make
+# version writes it into those files; tests/cli/build.sh checks they agree.
+VERSION := $(shell cat VERSION 2>/dev/null)
+VERSION_PARTS := $(subst ., ,$(VERSION))
+
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
@@ -72,6 +82,23 @@ $(B)/%.o: %.c $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/lib/error.o: lib/error.c VERSION $(B)/.cflags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
+		-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
+		-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS)) -Ilib -c -o $@ $<
+
+version:
+	@echo '$(VERSION)' | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || \
+		{ echo "VERSION: want MAJOR.MINOR.PATCH, not '$(VERSION)'" >&2; exit 1; }
+	sed -i -e 's/^#define HD_VERSION_MAJOR .*/#define HD_VERSION_MAJOR $(word 1,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_MINOR .*/#define HD_VERSION_MINOR $(word 2,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_PATCH .*/#define HD_VERSION_PATCH $(word 3,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_STRING .*/#define HD_VERSION_STRING "$(VERSION)"/' lib/heapdump.h
+	sed -i -e 's/^\(  VERSION = \)".*"/\1"$(VERSION)"/' src/lib/heapdump/version.rb
+	sed -i -e 's/^\.Os heapdump .*/.Os heapdump $(VERSION)/' man/*.[1-8]
 
 $(B)/libheapdump.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -113,7 +140,9 @@ $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK)
 $(B)/nogvc/heapdump: FORCE
 	$(Q)$(MAKE) --no-print-directory B=$(B)/nogvc GVC=0 $@
 
-$(B)/tests/%: tests/unit/%.c tests/t.h tests/unit/tgraph.h $(B)/libheapdump.a $(B)/.cflags
+# The headers each test includes (tests/t.h, tests/unit/*.h, lib/*.h)
+# are in its .d file, included at the end.
+$(B)/tests/%: tests/unit/%.c $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
@@ -122,9 +151,14 @@ $(B)/tests/%: tests/tools/%.c $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
 
-$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libheapdump.a $(B)/.cflags
+# replay.c on its own: one source per compiler run, one .d file each
+$(B)/tests/fuzz/replay.o: tests/fuzz/replay.c $(B)/.cflags
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libheapdump.a $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests -c -o $@ $<
+
+$(B)/tests/replay_%: tests/fuzz/%.c $(B)/tests/fuzz/replay.o $(B)/libheapdump.a $(B)/.cflags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/tests/fuzz/replay.o $(B)/libheapdump.a $(LIBS)
 
 # The LD_PRELOAD shim of the I/O fault tests; never sanitized (it must
 # load before anything else), never installed.
@@ -186,6 +220,14 @@ demo: all
 bench: all $(TOOL_BIN)
 	@sh tests/bench/bench.sh
 
+# What clang-format (.clang-format) would change in the C sources: a count.
+FORMAT_SRC = $(wildcard lib/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
+format-check:
+	@command -v clang-format >/dev/null || { echo "format-check: install clang-format" >&2; exit 1; }
+	@n=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep -c 'warning:'); \
+	f=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep 'warning:' | cut -d: -f1 | sort -u | wc -l); \
+	echo "clang-format would make $$n replacements in $$f of $(words $(FORMAT_SRC)) files"
+
 FUZZ_CC ?= clang
 fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_CC) $(or $(FUZZ_SECONDS),60)
@@ -203,7 +245,7 @@ install: all
 	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
-		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|0.1.0|g' \
+		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
 
 uninstall:
@@ -217,7 +259,8 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all ext check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
+.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \
+	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d
