@@ -35,7 +35,7 @@ fi
 # (flags and library held as they are: -o)
 rebuilt() {
 	$MAKE_CLEAN -n B="$B" -o "$B/.cflags" -o "$B/libheapdump.a" -W "$1" \
-		$bins 2>&1 | sed -n 's|.* -o [^ ]*/tests/\([a-z_]*\) .*|\1|p' |
+		$bins 2>&1 | sed -n 's|.* -o [^ ]*/tests/\([a-z0-9_]*\) .*|\1|p' |
 		sort -u | tr '\n' ' '
 }
 # users HEADER: the unit tests and fuzz targets that include it (by its
