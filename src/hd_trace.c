@@ -205,6 +205,7 @@ struct hd_track {
 	struct track_key *agg[TRACK_BUCKETS];
 	struct hd_table live;   /* retained mode: obj -> struct hd_site */
 	VALUE newobj_tp, freeobj_tp;
+	VALUE thread;           /* count only its allocations; Qnil: all */
 	int retained;
 };
 
@@ -258,6 +259,8 @@ static void track_newobj_i(VALUE tpval, void *data)
 	int type;
 	VALUE klass;
 
+	if (!NIL_P(t->thread) && rb_thread_current() != t->thread)
+		return;
 	site_of(ta, &site);
 	if (!t->retained) {
 		klass = count_class_of(obj, &type);
@@ -289,6 +292,7 @@ static void track_mark(void *p)
 
 	rb_gc_mark(t->newobj_tp);
 	rb_gc_mark(t->freeobj_tp);
+	rb_gc_mark(t->thread);
 	for (i = 0; i < TRACK_BUCKETS; i++)
 		for (k = t->agg[i]; k; k = k->next)
 			if (k->klass)
@@ -334,18 +338,24 @@ static const rb_data_type_t track_type = {
 	NULL, NULL, 0
 };
 
-/* :nodoc: starts counting; returns the tracker */
-static VALUE track_start_m(VALUE self, VALUE retained)
+/* :nodoc: _track_start(retained, thread = nil): starts counting the
+ * allocations of thread (all threads when nil); returns the tracker */
+static VALUE track_start_m(int argc, VALUE *argv, VALUE self)
 {
-	struct hd_track *t = calloc(1, sizeof(*t));
-	VALUE obj;
+	struct hd_track *t;
+	VALUE obj, retained, thread;
 
+	rb_scan_args(argc, argv, "11", &retained, &thread);
+	if (!NIL_P(thread) && !rb_obj_is_kind_of(thread, rb_cThread))
+		rb_raise(rb_eTypeError, "heapdump: track's thread must be a Thread");
+	t = calloc(1, sizeof(*t));
 	if (!t || (RTEST(retained) && hd_table_init(&t->live, 1 << 12))) {
 		free(t);
 		rb_raise(rb_eNoMemError, "heapdump: no memory for track");
 	}
 	t->retained = RTEST(retained);
 	t->newobj_tp = t->freeobj_tp = Qnil;
+	t->thread = thread;
 	obj = TypedData_Wrap_Struct(rb_cObject, &track_type, t);
 	t->newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
 					 track_newobj_i, t);
@@ -457,7 +467,7 @@ void hd_init_trace(VALUE mod)
 				  trace_clear_m, 0);
 	rb_define_module_function(mod, "tracing?", trace_p_m, 0);
 	rb_define_module_function(mod, "allocation_site", site_m, 1);
-	rb_define_module_function(mod, "_track_start", track_start_m, 1);
+	rb_define_module_function(mod, "_track_start", track_start_m, -1);
 	rb_define_module_function(mod, "_track_pause", track_pause_m, 1);
 	rb_define_module_function(mod, "_track_finish", track_finish_m, 1);
 }

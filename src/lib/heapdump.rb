@@ -176,13 +176,16 @@ module HeapDump
     end
 
     # call-seq:
-    #   HeapDump.track(retained: false) { ... } -> {"file:line:Class" => count}
+    #   HeapDump.track(retained: false, thread: nil) { ... } -> {"file:line:Class" => count}
     #
     # Counts the objects allocated in the block by allocation site and
     # class, most first. retained: true counts only those still alive
-    # after a full GC.
-    def track(retained: false)
-      tracker = _track_start(retained)
+    # after a full GC. thread: counts only the allocations of that
+    # thread (default: every thread's, as they happen during the block).
+    def track(retained: false, thread: nil)
+      raise ArgumentError, "thread: must be a Thread or nil, not #{thread.inspect}" unless thread.nil? || thread.is_a?(Thread)
+
+      tracker = _track_start(retained, thread)
       finished = false
       begin
         yield
