@@ -5,10 +5,14 @@
 #   make check-valgrind  every test, and every heapdump they run, under valgrind
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps            install missing Debian packages (root or sudo)
+#   make version         VERSION written into heapdump.h, the gem, the man pages
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB), and
 #                        the gem beside dump_all on each Ruby of RUBIES
 #   make fuzz            libFuzzer targets (clang)
+#   make format-check    what clang-format (.clang-format) would change
+#   make GVC=0           without Graphviz: render and leaks --svg say how
+#                        to get it (make check still needs it)
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
 #                        mkmf, for each Ruby of RUBIES (default: ruby and
 #                        /opt/rubies/*/bin/ruby)
@@ -23,6 +27,7 @@ pkgconfigdir ?= $(libdir)/pkgconfig
 
 CC ?= cc
 B := build
+GVC ?= 1
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wcast-align -Wundef -Wvla -Wwrite-strings -Wformat=2
 OPT ?= -O2 -g
@@ -47,6 +52,14 @@ else
 Q := @
 endif
 
+# One version, in the file VERSION: heapdump.h's HD_VERSION_* (so
+# hd_version() and --version; compiling lib/error.c stops when they
+# differ), the pkg-config file, the gem (src/lib/heapdump/version.rb, which
+# the gemspec reads) and the man pages' .Os. After editing VERSION, make
+# version writes it into those files; tests/cli/build.sh checks they agree.
+VERSION := $(shell cat VERSION 2>/dev/null)
+VERSION_PARTS := $(subst ., ,$(VERSION))
+
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
@@ -63,13 +76,30 @@ all: $(B)/libheapdump.a $(B)/libheapdump.so $(B)/heapdump
 # Rebuild everything when the flags change.
 $(B)/.cflags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
-		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' > $@
 
 $(B)/%.o: %.c $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/lib/error.o: lib/error.c VERSION $(B)/.cflags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
+		-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
+		-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS)) -Ilib -c -o $@ $<
+
+version:
+	@echo '$(VERSION)' | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || \
+		{ echo "VERSION: want MAJOR.MINOR.PATCH, not '$(VERSION)'" >&2; exit 1; }
+	sed -i -e 's/^#define HD_VERSION_MAJOR .*/#define HD_VERSION_MAJOR $(word 1,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_MINOR .*/#define HD_VERSION_MINOR $(word 2,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_PATCH .*/#define HD_VERSION_PATCH $(word 3,$(VERSION_PARTS))/' \
+		-e 's/^#define HD_VERSION_STRING .*/#define HD_VERSION_STRING "$(VERSION)"/' lib/heapdump.h
+	sed -i -e 's/^\(  VERSION = \)".*"/\1"$(VERSION)"/' src/lib/heapdump/version.rb
+	sed -i -e 's/^\.Os heapdump .*/.Os heapdump $(VERSION)/' man/*.[1-8]
 
 $(B)/libheapdump.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -79,25 +109,41 @@ $(B)/libheapdump.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# cli/ (never lib/) links Graphviz's libgvc, for render.
-GVC_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
+# Graphviz's libgvc draws for render and leaks --svg: only
+# cli/graphviz.o includes its headers, and only the program links it
+# (never lib/). GVC=0 builds without it: those two then say how to get it.
+ifeq ($(GVC),0)
+GVC_CFLAGS := -DHAVE_GVC=0
+GVC_LIBS :=
+GVC_OK :=
+else
+GVC_CFLAGS = -DHAVE_GVC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
 GVC_LIBS = $(shell pkg-config --libs libgvc 2>/dev/null)
+GVC_OK := $(B)/.gvc-ok
+endif
 
 $(B)/.gvc-ok:
 	@mkdir -p $(B)
-	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps)" >&2; exit 1; }
+	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps), or build without drawings: make GVC=0" >&2; exit 1; }
 	@touch $@
 
-$(B)/cli/%.o: cli/%.c $(B)/.cflags | $(B)/.gvc-ok
+$(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
 
-$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(B)/.gvc-ok
+$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c tests/t.h tests/unit/tgraph.h $(B)/libheapdump.a $(B)/.cflags
+# The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
+# for tests/cli/nogvc.sh.
+$(B)/nogvc/heapdump: FORCE
+	$(Q)$(MAKE) --no-print-directory B=$(B)/nogvc GVC=0 $@
+
+# The headers each test includes (tests/t.h, tests/unit/*.h, lib/*.h)
+# are in its .d file, included at the end.
+$(B)/tests/%: tests/unit/%.c $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
@@ -106,9 +152,14 @@ $(B)/tests/%: tests/tools/%.c $(B)/libheapdump.a $(B)/.cflags
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/libheapdump.a $(LIBS)
 
-$(B)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libheapdump.a $(B)/.cflags
+# replay.c on its own: one source per compiler run, one .d file each
+$(B)/tests/fuzz/replay.o: tests/fuzz/replay.c $(B)/.cflags
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(B)/libheapdump.a $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests -c -o $@ $<
+
+$(B)/tests/replay_%: tests/fuzz/%.c $(B)/tests/fuzz/replay.o $(B)/libheapdump.a $(B)/.cflags
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Itests $(ALL_LDFLAGS) -o $@ $< $(B)/tests/fuzz/replay.o $(B)/libheapdump.a $(LIBS)
 
 # The LD_PRELOAD shim of the I/O fault tests; never sanitized (it must
 # load before anything else), never installed.
@@ -137,7 +188,7 @@ ext:
 		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so ext
+	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
@@ -174,6 +225,14 @@ fixtures-rubies:
 bench: all $(TOOL_BIN) ext
 	@HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
+# What clang-format (.clang-format) would change in the C sources: a count.
+FORMAT_SRC = $(wildcard lib/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
+format-check:
+	@command -v clang-format >/dev/null || { echo "format-check: install clang-format" >&2; exit 1; }
+	@n=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep -c 'warning:'); \
+	f=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep 'warning:' | cut -d: -f1 | sort -u | wc -l); \
+	echo "clang-format would make $$n replacements in $$f of $(words $(FORMAT_SRC)) files"
+
 FUZZ_CC ?= clang
 fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_CC) $(or $(FUZZ_SECONDS),60)
@@ -191,7 +250,7 @@ install: all
 	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
-		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|0.1.0|g' \
+		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
 
 uninstall:
@@ -205,7 +264,8 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all ext check check-one check-valgrind check-man demo fixtures-rubies bench fuzz install uninstall clean FORCE
+.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \
+	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d

@@ -17,7 +17,7 @@
 #include "common.h"
 #include "opt.h"
 #include "order.h"
-#include "select.h"
+#include "select_opts.h"
 
 #include <errno.h>
 #include <stdlib.h>

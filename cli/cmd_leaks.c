@@ -560,6 +560,8 @@ int cmd_leaks(int argc, char **argv)
 		return cli_usage_error(&info, "--top must be at least 1");
 	if (A.svg && !*A.svg)
 		return cli_usage_error(&info, "--svg needs a directory");
+	if (A.svg && (rc = cli_render_available("leaks --svg")))
+		return rc;
 	for (k = 0; k < r.nin; k++) {
 		cli_input_init(&r.in[k], argv[first + k], A.strict, A.quiet);
 		if ((rc = cli_spool_stdin(&r.in[k])) ||

@@ -1,7 +1,7 @@
 /*
  * cmd_render.c - heapdump render: a part of the heap drawn as SVG, PNG
  * or PDF by Graphviz's dot layout, through libgvc linked in (no dot
- * process; cli_render_dot in draw.c). The DOT text is built in memory by
+ * process; cli_render_dot in graphviz.c). The DOT text is built in memory by
  * the library's writer.
  */
 #include "cmd.h"
@@ -80,6 +80,8 @@ int cmd_render(int argc, char **argv)
 				"cannot tell the format of '%s': name it "
 				".svg, .png or .pdf, or use --format",
 				A.format ? A.format : A.output);
+	if ((rc = cli_render_available(COMMAND_NAME)))
+		return rc;
 	if ((rc = cli_draw_open(&info, &A, argv[first], &s, &x)))
 		return rc;
 	if (hd_export_write_dot(x, cli_membuf_write, &m, &err)) {

@@ -1,6 +1,7 @@
 /*
- * common.h - what every subcommand shares: messages, exit codes, input
- * opening with problem reports and progress, output files, signals.
+ * common.h - what every subcommand shares: messages, problem reports
+ * and progress (msg.c), inputs (input.c), output files and signals
+ * (output.c), and what the commands print (text.c).
  */
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
@@ -13,6 +14,8 @@
 #define PROGRAM_NAME "heapdump"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* ---- msg.c: messages, problem reports, progress ---- */
 
 /* "heapdump: msg" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -38,8 +41,10 @@ struct cli_input {
 	double t0, last;
 };
 
+/* input.c */
 void cli_input_init(struct cli_input *in, const char *path, int strict,
 		    int quiet);
+/* msg.c: the library's problem and progress callbacks, for in */
 hd_read_options cli_input_read_options(struct cli_input *in);
 hd_index_options cli_input_index_options(struct cli_input *in);
 /* Progress callback for the library (payload: struct cli_input):
@@ -48,6 +53,8 @@ hd_index_options cli_input_index_options(struct cli_input *in);
 void cli_progress(uint64_t done, uint64_t total, void *payload);
 /* Ends the progress line and prints the problem summary, if any. */
 void cli_input_done(struct cli_input *in);
+
+/* ---- input.c: inputs ---- */
 
 /*
  * Copies standard input ("-") or a named pipe to a spool file (the
@@ -81,6 +88,8 @@ void cli_input_register(const char *path);
 /* 0, or EXIT_USAGE after the message when path is a registered input. */
 int cli_out_check(const char *path);
 
+/* ---- output.c: outputs, signals ---- */
+
 /* An output file through the library's hd_outfile (man 1 heapdump,
  * OUTPUTS): "-" or NULL is standard output; a device or FIFO is written
  * in place; a symbolic link is followed; a regular or new file is a
@@ -104,15 +113,10 @@ void cli_out_abort(struct cli_out *o);
  * the temporary files (hd_outfile_cleanup) and dies of the signal. */
 void cli_signals_init(void);
 
-struct cli_cmd_info;
-
-/* Parses a --by value ("location,class") into one more grouping of o.
- * Returns 0 or EXIT_USAGE after a message. */
-int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
-		   hd_stats_options *o);
-
-/* Wall-clock seconds. */
+/* msg.c: wall-clock seconds. */
 double cli_now(void);
+
+/* ---- text.c: what the commands print ---- */
 
 /* "1.5 MB"-style size into buf. */
 const char *cli_human_bytes(uint64_t n, char *buf, size_t size);

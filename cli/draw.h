@@ -8,7 +8,7 @@
 
 #include "heapdump.h"
 #include "opt.h"
-#include "select.h"
+#include "select_opts.h"
 
 struct cli_draw_args {
 	struct cli_select sel;
@@ -102,8 +102,13 @@ void cli_render_limits_init(struct cli_render_limits *lim);
 int cli_render_check(const char *what, uint64_t nodes, uint64_t edges,
 		     const struct cli_render_limits *lim);
 
+/* graphviz.c: 0 when this heapdump draws with Graphviz; built without
+ * it (make GVC=0), EXIT_FAIL after a message saying that what ("render",
+ * "leaks --svg") needs it and how to get it. */
+int cli_render_available(const char *what);
+
 /*
- * Lays out the DOT text with Graphviz's dot and renders it as fmt (svg,
+ * graphviz.c: lays out the DOT text with Graphviz's dot and renders it as fmt (svg,
  * png, pdf) into out_path, atomically (a temporary file beside it, then
  * rename), with the mode of the file like (the dump) if it is a regular
  * file. Refuses, before the layout, a graph over lim (cli_render_check),

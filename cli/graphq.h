@@ -8,7 +8,7 @@
 
 #include "common.h"
 #include "opt.h"
-#include "select.h"
+#include "select_opts.h"
 
 struct cli_graph {
 	struct cli_input in;

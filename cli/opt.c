@@ -249,3 +249,32 @@ int cli_parse(const struct cli_cmd_info *info, int argc, char **argv,
 	*first = optind;
 	return 0;
 }
+
+/* --by "location,class": one more grouping of o. */
+int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
+		   hd_stats_options *o)
+{
+	unsigned g = o->ngroupings, n = 0;
+
+	if (g == HD_STATS_MAX_GROUPINGS)
+		return cli_usage_error(info, "at most %d groupings",
+				       HD_STATS_MAX_GROUPINGS);
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int k = hd_key_from_name(s, len);
+
+		if (!k)
+			return cli_usage_error(info, "unknown key '%.*s'",
+					       (int)len, s);
+		if (n == HD_STATS_MAX_KEYS)
+			return cli_usage_error(info, "at most %d keys in one --by",
+					       HD_STATS_MAX_KEYS);
+		o->keys[g][n++] = k;
+		s += len + (s[len] == ',');
+	}
+	if (!n)
+		return cli_usage_error(info, "--by needs at least one key");
+	o->nkeys[g] = n;
+	o->ngroupings++;
+	return 0;
+}

@@ -5,6 +5,8 @@
 #ifndef CLI_OPT_H
 #define CLI_OPT_H
 
+#include "heapdump.h"
+
 #include <stdio.h>
 
 enum cli_opt_type {
@@ -53,5 +55,10 @@ void cli_help(FILE *f, const struct cli_cmd_info *info);
 /* "heapdump CMD: msg" plus a hint to --help, on stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd_info *info, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Parses a --by value ("location,class") into one more grouping of o.
+ * Returns 0 or EXIT_USAGE after a message. */
+int cli_parse_keys(const struct cli_cmd_info *info, const char *s,
+		   hd_stats_options *o);
 
 #endif

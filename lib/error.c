@@ -5,6 +5,14 @@
 
 #include <stdio.h>
 
+/* The file VERSION is the one version (the Makefile passes it): the
+ * header must say the same, or make version has not been run. */
+#if defined(HD_BUILT_MAJOR) && (HD_VERSION_MAJOR != HD_BUILT_MAJOR || \
+				HD_VERSION_MINOR != HD_BUILT_MINOR || \
+				HD_VERSION_PATCH != HD_BUILT_PATCH)
+#error "lib/heapdump.h's HD_VERSION_* differ from the file VERSION: run make version"
+#endif
+
 const char *hd_version(void)
 {
 	return HD_VERSION_STRING;

@@ -1,7 +1,6 @@
 /*
  * replace_class.c - hd_replace_class(): a dump rewritten with class names
- * instead of class pointers, and hd_json_repair(), which turns the
- * records Ruby writes as invalid JSON into valid JSON.
+ * instead of class pointers.
  *
  * Two passes over the input: the first feeds every record to a class
  * table and resolves the names, the second rewrites each line. A record
@@ -9,7 +8,7 @@
  * refs_close, obj_close), so every other byte stays as it was, and then
  * goes through hd_json_repair(), which leaves valid JSON untouched.
  */
-#include "hd_int.h"
+#include "json_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,407 +17,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_DEPTH 64
-
-/* ===================================================================== */
-/* hd_json_repair                                                        */
-/* ===================================================================== */
-
-/* An snprintf-style output: stores what fits, counts everything. */
-struct sink {
-	char *p;
-	size_t size;
-	size_t len;
-};
-
-static void put(struct sink *o, const char *s, size_t n)
-{
-	if (o->len < o->size)
-		memcpy(o->p + o->len, s,
-		       n < o->size - o->len ? n : o->size - o->len);
-	o->len += n;
-}
-
-static void put_ch(struct sink *o, char ch)
-{
-	if (o->len < o->size)
-		o->p[o->len] = ch;
-	o->len++;
-}
-
-static void put_u00(struct sink *o, unsigned char ch)
-{
-	static const char hex[] = "0123456789abcdef";
-	char e[6] = { '\\', 'u', '0', '0', 0, 0 };
-
-	e[4] = hex[ch >> 4];
-	e[5] = hex[ch & 15];
-	put(o, e, 6);
-}
-
-static int is_ws(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
-}
-
-static int hex4(const char *s, size_t left, unsigned *cp)
-{
-	unsigned v = 0;
-	int i;
-
-	if (left < 4)
-		return -1;
-	for (i = 0; i < 4; i++) {
-		char ch = s[i];
-
-		v <<= 4;
-		if (ch >= '0' && ch <= '9')
-			v |= (unsigned)(ch - '0');
-		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
-			v |= (unsigned)((ch | 0x20) - 'a' + 10);
-		else
-			return -1;
-	}
-	*cp = v;
-	return 0;
-}
-
-/*
- * The length of a valid escape at s[0] == '\\', or 0. \u escapes must be
- * BMP characters or whole surrogate pairs: jq rejects lone surrogates.
- */
-static size_t valid_escape(const char *s, size_t n)
-{
-	unsigned cp, lo;
-
-	if (n < 2)
-		return 0;
-	switch (s[1]) {
-	case '"': case '\\': case '/':
-	case 'b': case 'f': case 'n': case 'r': case 't':
-		return 2;
-	case 'u':
-		if (hex4(s + 2, n - 2, &cp))
-			return 0;
-		if (cp < 0xd800 || cp > 0xdfff)
-			return 6;
-		if (cp < 0xdc00 && n >= 12 && s[6] == '\\' && s[7] == 'u' &&
-		    !hex4(s + 8, n - 8, &lo) && lo >= 0xdc00 && lo <= 0xdfff)
-			return 12;
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-/* The JSON escape of one byte that cannot stand raw in a string. */
-static void put_escape(struct sink *o, unsigned char ch)
-{
-	switch (ch) {
-	case '"': put(o, "\\\"", 2); break;
-	case '\\': put(o, "\\\\", 2); break;
-	case '\b': put(o, "\\b", 2); break;
-	case '\f': put(o, "\\f", 2); break;
-	case '\n': put(o, "\\n", 2); break;
-	case '\r': put(o, "\\r", 2); break;
-	case '\t': put(o, "\\t", 2); break;
-	default: put_u00(o, ch); break;
-	}
-}
-
-/*
- * Writes the bytes between a string's quotes as valid JSON string
- * content: valid escapes are kept, a raw quote, the backslash of an
- * invalid escape and control characters are escaped.
- */
-static void put_content(struct sink *o, const char *s, size_t n)
-{
-	size_t i = 0, run, e;
-
-	while (i < n) {
-		unsigned char ch;
-
-		for (run = i; i < n; i++) {
-			ch = (unsigned char)s[i];
-			if (ch < 0x20 || ch == '"' || ch == '\\')
-				break;
-		}
-		put(o, s + run, i - run);
-		if (i == n)
-			break;
-		ch = (unsigned char)s[i];
-		if (ch == '\\' && (e = valid_escape(s + i, n - i))) {
-			put(o, s + i, e);
-			i += e;
-			continue;
-		}
-		i++;
-		put_escape(o, ch);
-	}
-}
-
-/* Writes raw bytes (a class name) as a JSON string, quotes included. */
-static void put_json_str(struct sink *o, const char *s, size_t n)
-{
-	size_t i = 0, run;
-
-	put_ch(o, '"');
-	while (i < n) {
-		unsigned char ch;
-
-		for (run = i; i < n; i++) {
-			ch = (unsigned char)s[i];
-			if (ch < 0x20 || ch == '"' || ch == '\\')
-				break;
-		}
-		put(o, s + run, i - run);
-		if (i == n)
-			break;
-		put_escape(o, (unsigned char)s[i++]);
-	}
-	put_ch(o, '"');
-}
-
-struct rp {
-	const char *p;
-	const char *end;
-	struct sink *o;
-};
-
-/* Copies whitespace; a raw newline (a joined record) becomes a space. */
-static void copy_ws(struct rp *r)
-{
-	while (r->p < r->end && is_ws(*r->p)) {
-		put_ch(r->o, *r->p == '\n' ? ' ' : *r->p);
-		r->p++;
-	}
-}
-
-/*
- * A string at r->p (its opening quote). A member's value ends at the
- * first quote that continues the object, keys and nested strings at the
- * first unescaped quote (keys: the first quote), as the reader reads
- * them.
- */
-static int repair_string(struct rp *r, int member, int key)
-{
-	const char *s = r->p + 1, *q = s;
-
-	for (;;) {
-		q = memchr(q, '"', (size_t)(r->end - q));
-		if (!q)
-			return HD_EPARSE;
-		if (key || (!hd__quote_escaped(q, s) &&
-			    (!member || hd__continues_object(q + 1, r->end))))
-			break;
-		q++;
-	}
-	put_ch(r->o, '"');
-	put_content(r->o, s, (size_t)(q - s));
-	put_ch(r->o, '"');
-	r->p = q + 1;
-	return 0;
-}
-
-/* Is s[0..n) a JSON number? */
-static int json_number(const char *s, size_t n)
-{
-	size_t i = 0, d;
-
-	if (i < n && s[i] == '-')
-		i++;
-	if (i < n && s[i] == '0')
-		i++;
-	else if (i < n && s[i] >= '1' && s[i] <= '9')
-		while (i < n && s[i] >= '0' && s[i] <= '9')
-			i++;
-	else
-		return 0;
-	if (i < n && s[i] == '.') {
-		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return 0;
-	}
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			i++;
-		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			;
-		if (i == d)
-			return 0;
-	}
-	return i == n;
-}
-
-/* A bare value: a number or literal is copied, anything else quoted. */
-static int repair_bare(struct rp *r)
-{
-	const char *t = r->p;
-	size_t n, z = 0;
-
-	while (r->p < r->end && !is_ws(*r->p) && *r->p != ',' &&
-	       *r->p != '}' && *r->p != ']' && *r->p != ':' &&
-	       *r->p != '"' && *r->p != '{' && *r->p != '[')
-		r->p++;
-	n = (size_t)(r->p - t);
-	if (!n)
-		return HD_EPARSE;
-	if (json_number(t, n) || (n == 4 && memcmp(t, "true", 4) == 0) ||
-	    (n == 5 && memcmp(t, "false", 5) == 0) ||
-	    (n == 4 && memcmp(t, "null", 4) == 0)) {
-		put(r->o, t, n);
-		return 0;
-	}
-	while (z + 1 < n && t[z] == '0')
-		z++;
-	if (z && json_number(t + z, n - z)) {
-		put(r->o, t + z, n - z); /* "007": leading zeros */
-		return 0;
-	}
-	put_ch(r->o, '"');
-	put_content(r->o, t, n);
-	put_ch(r->o, '"');
-	return 0;
-}
-
-/*
- * Walks one JSON object iteratively (a bit stack of container kinds, as
- * scan.c's skip_value), copying the structure and repairing the strings.
- */
-static int repair(struct rp *r)
-{
-	uint64_t stack = 0;
-	unsigned depth = 0;
-	int rc;
-
-	goto value;
-key:
-	if (r->p >= r->end || *r->p != '"' ||
-	    (rc = repair_string(r, 0, 1)))
-		return HD_EPARSE;
-	copy_ws(r);
-	if (r->p >= r->end || *r->p != ':')
-		return HD_EPARSE;
-	put_ch(r->o, ':');
-	r->p++;
-value:
-	copy_ws(r);
-	if (r->p >= r->end)
-		return HD_EPARSE;
-	if (*r->p == '{' || *r->p == '[') {
-		int obj = *r->p == '{';
-
-		if (depth == MAX_DEPTH)
-			return HD_EPARSE;
-		stack = stack << 1 | (uint64_t)obj;
-		depth++;
-		put_ch(r->o, *r->p++);
-		copy_ws(r);
-		if (r->p < r->end && *r->p == (obj ? '}' : ']')) {
-			put_ch(r->o, *r->p++);
-			depth--;
-			stack >>= 1;
-		} else if (obj) {
-			goto key;
-		} else {
-			goto value;
-		}
-	} else if (*r->p == '"') {
-		if ((rc = repair_string(r, depth == 1 && (stack & 1), 0)))
-			return rc;
-	} else if ((rc = repair_bare(r))) {
-		return rc;
-	}
-	/* after a value: the next item, or close containers */
-	for (;;) {
-		if (!depth)
-			return 0;
-		copy_ws(r);
-		if (r->p >= r->end)
-			return HD_EPARSE;
-		if (*r->p == ',') {
-			put_ch(r->o, *r->p++);
-			if (stack & 1) {
-				copy_ws(r);
-				goto key;
-			}
-			goto value;
-		}
-		if (*r->p != ((stack & 1) ? '}' : ']'))
-			return HD_EPARSE;
-		put_ch(r->o, *r->p++);
-		depth--;
-		stack >>= 1;
-	}
-}
-
-int hd_json_repair(char *dst, size_t size, size_t *out_len,
-		   const char *src, size_t len, hd_error *err)
-{
-	struct sink o;
-	struct rp r;
-	int rc;
-
-	HD_ASSERT_ARG(out_len && (src || !len) && (dst || !size));
-	*out_len = 0;
-	o.p = dst;
-	o.size = size;
-	o.len = 0;
-	r.p = src;
-	r.end = src + len;
-	r.o = &o;
-	/* the heap_dump gem frames its records as one array, a line each */
-	while (r.p < r.end && is_ws(*r.p))
-		r.p++;
-	if (r.p < r.end && (*r.p == '[' || *r.p == ','))
-		r.p++;
-	while (r.p < r.end && is_ws(*r.p))
-		r.p++;
-	if (r.p >= r.end || *r.p != '{')
-		return hd__error(err, HD_EPARSE, "not a JSON object");
-	rc = repair(&r);
-	if (rc)
-		return hd__error(err, rc,
-				 "cannot follow the record at byte %zu",
-				 (size_t)(r.p - src));
-	while (r.p < r.end && is_ws(*r.p))
-		r.p++;
-	if (r.p < r.end && *r.p != ',')
-		return hd__error(err, HD_EPARSE, "text after the record");
-	*out_len = o.len;
-	return 0;
-}
-
-/* ===================================================================== */
-/* Output                                                                */
-/* ===================================================================== */
-
-/* A growable byte buffer for one line. */
-struct buf {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
-static int buf_reserve(struct buf *b, size_t need)
-{
-	return hd__grow((void **)&b->p, &b->cap, need, 1) ? HD_ENOMEM : 0;
-}
-
-/* Formats into a sink over the buffer's free space, growing and retrying
- * when it did not fit. */
-static int buf_sink(struct buf *b, struct sink *o, size_t hint)
-{
-	if (buf_reserve(b, b->len + hint))
-		return HD_ENOMEM;
-	o->p = b->p + b->len;
-	o->size = b->cap - b->len;
-	o->len = 0;
-	return 0;
-}
 
 /*
  * The output: hd_outfile (outfile.c) decides where it goes. An existing
@@ -450,8 +48,8 @@ struct job {
 	struct hd__classtab ct;
 	struct hd__scan rescan;  /* for repaired records */
 	hd_record rerec;
-	struct buf line;         /* the edited record */
-	struct buf fixed;        /* the repaired record */
+	struct hd__buf line;         /* the edited record */
+	struct hd__buf fixed;        /* the repaired record */
 	hd_outfile *out;
 	uint64_t done;           /* bytes of the first pass */
 	uint64_t total;          /* bytes of both passes, 0 if unknown */
@@ -494,7 +92,7 @@ static int edit_record(struct job *j, const hd_record *rec,
 	size_t plen = sc->class_end - sc->class_at, pos = 0, i;
 	struct edit e[2];
 	unsigned n = 1;
-	struct sink o;
+	struct hd__sink o;
 
 	e[0].at = sc->class_at;
 	e[0].end = sc->class_end;
@@ -517,86 +115,87 @@ static int edit_record(struct job *j, const hd_record *rec,
 	}
 	j->line.len = 0;
 	for (;;) {
-		if (buf_sink(&j->line, &o, rec->text_len + name.len * 6 +
-						   plen * 2 + 64))
+		if (hd__buf_sink(&j->line, &o, rec->text_len + name.len * 6 +
+						       plen * 2 + 64))
 			return HD_ENOMEM;
 		pos = 0;
 		for (i = 0; i < n; i++) {
-			put(&o, t + pos, e[i].at - pos);
+			hd__put(&o, t + pos, e[i].at - pos);
 			if (e[i].what == ED_CLASS) {
-				put_json_str(&o, name.ptr, name.len);
-				put(&o, ", \"class_address\":", 18);
-				put(&o, ptr, plen);
+				hd__put_json_str(&o, name.ptr, name.len);
+				hd__put(&o, ", \"class_address\":", 18);
+				hd__put(&o, ptr, plen);
 			} else if (e[i].what == ED_REF) {
 				if (rec->nrefs)
-					put(&o, ", ", 2);
-				put(&o, ptr, plen);
+					hd__put(&o, ", ", 2);
+				hd__put(&o, ptr, plen);
 			} else {
-				put(&o, ", \"references\":[", 16);
-				put(&o, ptr, plen);
-				put_ch(&o, ']');
+				hd__put(&o, ", \"references\":[", 16);
+				hd__put(&o, ptr, plen);
+				hd__put_ch(&o, ']');
 			}
 			pos = e[i].end;
 		}
-		put(&o, t + pos, rec->text_len - pos);
+		hd__put(&o, t + pos, rec->text_len - pos);
 		if (o.len <= o.size)
 			break;
-		if (buf_reserve(&j->line, o.len))
+		if (hd__buf_reserve(&j->line, o.len))
 			return HD_ENOMEM;
 	}
 	j->line.len = o.len;
 	return 0;
 }
 
-static void put_addr(struct sink *o, const char *key, uint64_t v)
+static void put_addr(struct hd__sink *o, const char *key, uint64_t v)
 {
 	char tmp[64];
 	int n = snprintf(tmp, sizeof(tmp), "%s\"0x%llx\"", key,
 			 (unsigned long long)v);
 
-	put(o, tmp, (size_t)n);
+	hd__put(o, tmp, (size_t)n);
 }
 
-static void put_u64(struct sink *o, const char *key, uint64_t v)
+static void put_u64(struct hd__sink *o, const char *key, uint64_t v)
 {
 	char tmp[64];
 	int n = snprintf(tmp, sizeof(tmp), "%s%llu", key,
 			 (unsigned long long)v);
 
-	put(o, tmp, (size_t)n);
+	hd__put(o, tmp, (size_t)n);
 }
 
 /*
  * A valid record from the fields the salvage of an invalid line
  * recovered; name is the class's name, or { NULL, 0 }.
  */
-static void put_salvaged(const struct job *j, struct sink *o,
+static void put_salvaged(const struct job *j, struct hd__sink *o,
 			 const hd_record *rec, int cls, hd_str name)
 {
 	int add_ref = name.ptr && (j->o.flags & HD_REPLACE_ADD_REF);
 	size_t i;
 
-	put_ch(o, '{');
+	hd__put_ch(o, '{');
 	if (rec->kind == HD_REC_ROOT) {
-		put(o, "\"type\":\"ROOT\", \"root\":\"", 23);
-		put_content(o, rec->root.ptr, rec->root.len);
-		put_ch(o, '"');
+		hd__put(o, "\"type\":\"ROOT\", \"root\":\"", 23);
+		hd__put_content(o, rec->root.ptr, rec->root.len);
+		hd__put_ch(o, '"');
 	} else {
 		if (rec->has & HD_HAS_ADDRESS)
 			put_addr(o, "\"address\":", rec->address);
 		if (rec->has & HD_HAS_ADDRESS)
-			put(o, ", ", 2);
-		put(o, "\"type\":\"", 8);
+			hd__put(o, ", ", 2);
+		hd__put(o, "\"type\":\"", 8);
 		if (rec->type != HD_T_UNKNOWN)
-			put(o, hd_type_name(rec->type),
-			    strlen(hd_type_name(rec->type)));
+			hd__put(o, hd_type_name(rec->type),
+				strlen(hd_type_name(rec->type)));
 		else
-			put_content(o, rec->type_name.ptr, rec->type_name.len);
-		put_ch(o, '"');
+			hd__put_content(o, rec->type_name.ptr,
+					rec->type_name.len);
+		hd__put_ch(o, '"');
 	}
 	if (cls && name.ptr) {
-		put(o, ", \"class\":", 10);
-		put_json_str(o, name.ptr, name.len);
+		hd__put(o, ", \"class\":", 10);
+		hd__put_json_str(o, name.ptr, name.len);
 		put_addr(o, ", \"class_address\":", rec->class_addr);
 	} else if (cls) {
 		put_addr(o, ", \"class\":", rec->class_addr);
@@ -606,14 +205,14 @@ static void put_salvaged(const struct job *j, struct sink *o,
 	if (rec->has & HD_HAS_GENERATION)
 		put_u64(o, ", \"generation\":", rec->generation);
 	if (rec->nrefs || add_ref) {
-		put(o, ", \"references\":[", 16);
+		hd__put(o, ", \"references\":[", 16);
 		for (i = 0; i < rec->nrefs; i++)
 			put_addr(o, i ? ", " : "", rec->refs[i]);
 		if (add_ref)
 			put_addr(o, rec->nrefs ? ", " : "", rec->class_addr);
-		put_ch(o, ']');
+		hd__put_ch(o, ']');
 	}
-	put_ch(o, '}');
+	hd__put_ch(o, '}');
 }
 
 /* Writes rec as a record rebuilt from its salvaged fields. */
@@ -624,17 +223,17 @@ static int write_salvaged(struct job *j, const hd_record *rec,
 	int cls = rec->kind == HD_REC_OBJECT && (rec->has & HD_HAS_CLASS);
 	size_t hint = 256 + rec->root.len * 6 + rec->type_name.len * 6 +
 		      rec->nrefs * 24;
-	struct sink o;
+	struct hd__sink o;
 
 	if (cls)
 		class_name(j, rec->class_addr, &name);
 	hint += name.len * 6;
 	for (;;) {
 		j->fixed.len = 0;
-		if (buf_sink(&j->fixed, &o, hint))
+		if (hd__buf_sink(&j->fixed, &o, hint))
 			return hd__error(err, HD_ENOMEM, "out of memory");
 		put_salvaged(j, &o, rec, cls, name);
-		put_ch(&o, '\n');
+		hd__put_ch(&o, '\n');
 		if (o.len <= o.size)
 			break;
 		hint = o.len;
@@ -657,11 +256,11 @@ static int write_repaired(struct job *j, const char *text, size_t len,
 	size_t n;
 	int rc;
 
-	if (buf_reserve(&j->fixed, len + len / 8 + 64))
+	if (hd__buf_reserve(&j->fixed, len + len / 8 + 64))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	rc = hd_json_repair(j->fixed.p, j->fixed.cap, &n, text, len, NULL);
 	if (!rc && n + 1 > j->fixed.cap) {
-		if (buf_reserve(&j->fixed, n + 1))
+		if (hd__buf_reserve(&j->fixed, n + 1))
 			return hd__error(err, HD_ENOMEM, "out of memory");
 		rc = hd_json_repair(j->fixed.p, j->fixed.cap, &n, text, len,
 				    NULL);

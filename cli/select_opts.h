@@ -1,11 +1,11 @@
 /*
- * select.h - the selection options every graph command takes, one
+ * select_opts.h - the selection options every graph command takes, one
  * grammar (man 7 heapdump-select): --address, --class, --name, --type,
  * --file, --location, --generation, --from. Put CLI_SELECT_OPTS(&sel) in the
  * command's option table; the options fill a struct cli_select.
  */
-#ifndef CLI_SELECT_H
-#define CLI_SELECT_H
+#ifndef CLI_SELECT_OPTS_H
+#define CLI_SELECT_OPTS_H
 
 #include "heapdump.h"
 #include "opt.h"

@@ -1,9 +1,9 @@
 /*
- * select.c - the selection options, gathered in argv order, handed to
+ * select_opts.c - the selection options, gathered in argv order, handed to
  * the library's selection grammar before the input is read, and applied
  * once the store is open.
  */
-#include "select.h"
+#include "select_opts.h"
 #include "common.h"
 
 #include <string.h>

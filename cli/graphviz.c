@@ -1,0 +1,147 @@
+/*
+ * graphviz.c - the drawing by Graphviz's dot that render and leaks --svg
+ * share (libgvc linked in, no dot process): the one object that needs
+ * Graphviz's headers and library. Built with HAVE_GVC=0 (make GVC=0),
+ * it draws nothing and says how to get Graphviz.
+ */
+#include "draw.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef HAVE_GVC
+#define HAVE_GVC 1
+#endif
+
+#if HAVE_GVC
+#include <gvc.h>
+
+int cli_render_available(const char *what)
+{
+	(void)what;
+	return 0;
+}
+
+/*
+ * The size in pixels of a PNG of the laid out g: its bounding box (the
+ * "bb" gvLayout sets, in points) plus the default pad of 4 points a
+ * side, at cairo's 96 dots per inch. 0 if g has no bounding box.
+ */
+static int png_size(Agraph_t *g, double *w, double *h)
+{
+	static char name[] = "bb"; /* agget wants a char * */
+	const char *bb = agget(g, name);
+	double x0, y0, x1, y1;
+
+	if (!bb || sscanf(bb, "%lf%*[ ,]%lf%*[ ,]%lf%*[ ,]%lf", &x0, &y0,
+			  &x1, &y1) != 4)
+		return 0;
+	*w = (x1 - x0 + 8) * 96.0 / 72.0;
+	*h = (y1 - y0 + 8) * 96.0 / 72.0;
+	return 1;
+}
+
+/* Refuses a PNG larger than cairo can hold: Graphviz would shrink the
+ * drawing to fit, into an unreadable strip. */
+static int check_png(Agraph_t *g, const char *out_path)
+{
+	double w, h;
+	char a[32], b[32], c[32];
+
+	if (!png_size(g, &w, &h) ||
+	    (w <= CLI_RENDER_MAX_SIDE && h <= CLI_RENDER_MAX_SIDE &&
+	     w * h <= CLI_RENDER_MAX_PIXELS))
+		return 0;
+	cli_error("cannot draw '%s': the picture would be %s x %s pixels, "
+		  "more than a PNG can hold (%s a side, 100 million in all): "
+		  "draw it as SVG or PDF, or draw less", out_path,
+		  cli_commas((uint64_t)(w + 0.5), a, sizeof(a)),
+		  cli_commas((uint64_t)(h + 0.5), b, sizeof(b)),
+		  cli_commas(CLI_RENDER_MAX_SIDE, c, sizeof(c)));
+	return EXIT_FAIL;
+}
+
+/*
+ * Lays the graph out and renders it in memory, then writes it through
+ * the CLI's atomic output (a temporary file beside out_path, checked
+ * writes, fsync, rename): nothing is left behind on failure. libgvc's
+ * own file output neither syncs nor reports a failed close.
+ */
+int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
+		   const char *like, const struct cli_render_limits *lim)
+{
+	GVC_t *gvc = NULL;
+	Agraph_t *g = NULL;
+	struct cli_out out;
+	char *data = NULL;
+	unsigned int len = 0;
+	int rc = EXIT_FAIL, laid = 0;
+
+	agseterr(AGERR); /* warnings off, errors on stderr */
+	if (!(gvc = gvContext())) {
+		cli_error("cannot start graphviz");
+		goto out;
+	}
+	if (!(g = agmemread(dot))) {
+		cli_error("graphviz cannot read the graph");
+		goto out;
+	}
+	if (cli_render_check(out_path, (uint64_t)agnnodes(g),
+			     (uint64_t)agnedges(g), lim))
+		goto out;
+	if (gvLayout(gvc, g, "dot") != 0) {
+		cli_error("graphviz cannot lay the graph out");
+		goto out;
+	}
+	laid = 1;
+	if (strcmp(fmt, "png") == 0 && check_png(g, out_path))
+		goto out;
+	if (gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
+		cli_error("graphviz cannot render %s", fmt);
+		goto out;
+	}
+	/* a picture of a heap tells its secrets: the dump's permissions */
+	if ((rc = cli_out_open(&out, out_path, like)))
+		goto out;
+	if (fwrite(data, 1, len, out.f) != len) {
+		cli_error("cannot write '%s': %s", out_path, strerror(errno));
+		cli_out_abort(&out);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	rc = cli_out_commit(&out);
+out:
+	if (data)
+		gvFreeRenderData(data);
+	if (laid)
+		gvFreeLayout(gvc, g);
+	if (g)
+		agclose(g);
+	if (gvc)
+		gvFreeContext(gvc);
+	return rc;
+}
+
+#else /* !HAVE_GVC */
+
+int cli_render_available(const char *what)
+{
+	cli_error("%s needs Graphviz, and this heapdump was built "
+		  "without it (make GVC=0): install libgraphviz-dev "
+		  "(apt-get install libgraphviz-dev) and build it again", what);
+	return EXIT_FAIL;
+}
+
+int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
+		   const char *like, const struct cli_render_limits *lim)
+{
+	(void)dot;
+	(void)fmt;
+	(void)like;
+	(void)lim;
+	return cli_render_available("a drawing");
+}
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * text.c - what the commands print: sizes and counts for people, JSON
+ * strings, the text escaper every name from a dump goes through
+ * (cli_text_string, cli_text), sites, nodes' class names and nodes as
+ * JSON.
+ */
+#include "common.h"
+
+#include <string.h>
+#include <strings.h>
+
+const char *cli_human_bytes(uint64_t n, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1000.0 && u < 4) {
+		v /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu B", (unsigned long long)n);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+const char *cli_commas(uint64_t n, char *buf, size_t size)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)n);
+	size_t o = 0;
+	int i;
+
+	for (i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_json_string(FILE *f, const char *s, size_t n)
+{
+	size_t i;
+
+	putc('"', f);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				putc(c, f);
+		}
+	}
+	putc('"', f);
+}
+
+/*
+ * The length of the escape of the character at s[0..n) (n > 0) into out
+ * (at least 7 bytes), and in *used how many input bytes it stands for.
+ */
+static size_t text_char(const unsigned char *s, size_t n, char *out,
+			size_t *used)
+{
+	unsigned c = s[0];
+	size_t len, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	*used = 1;
+	if (c < 0x80) {
+		switch (c) {
+		case '\t': memcpy(out, "\\t", 2); return 2;
+		case '\n': memcpy(out, "\\n", 2); return 2;
+		case '\r': memcpy(out, "\\r", 2); return 2;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				return (size_t)snprintf(out, 7, "\\u%04x", c);
+			out[0] = (char)c;
+			return 1;
+		}
+	}
+	/* UTF-8 (RFC 3629): no overlong forms, surrogates or > U+10FFFF */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		len = 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len && n >= len && s[1] >= lo && s[1] <= hi) {
+		for (i = 2; i < len && s[i] >= 0x80 && s[i] <= 0xbf; i++)
+			;
+		if (i == len) {
+			*used = len;
+			if (c == 0xc2 && s[1] <= 0x9f) /* C1 control */
+				return (size_t)snprintf(out, 7, "\\u%04x",
+							s[1]);
+			/* bidi embeddings, overrides (U+202A-U+202E) and
+			 * isolates (U+2066-U+2069) reorder what a terminal
+			 * shows around them */
+			if (c == 0xe2 &&
+			    ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+			     (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+				return (size_t)snprintf(out, 7, "\\u%04x",
+							0x2000u |
+							(s[1] & 0x3fu) << 6 |
+							(s[2] & 0x3fu));
+			memcpy(out, s, len);
+			return len;
+		}
+	}
+	return (size_t)snprintf(out, 7, "\\x%02x", c);
+}
+
+void cli_text_string(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, used, len;
+	char e[8];
+
+	while (i < n) {
+		size_t j = i;
+
+		/* a run of printable ASCII at once */
+		while (j < n && p[j] >= 0x20 && p[j] < 0x7f)
+			j++;
+		if (j > i)
+			fwrite(p + i, 1, j - i, f);
+		if (j == n)
+			break;
+		len = text_char(p + j, n - j, e, &used);
+		fwrite(e, 1, len, f);
+		i = j + used;
+	}
+}
+
+const char *cli_text(char *buf, size_t size, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, used, len;
+	char e[8];
+
+	if (!size)
+		return buf;
+	while (i < n) {
+		len = text_char(p + i, n - i, e, &used);
+		if (o + len >= size)
+			break;
+		memcpy(buf + o, e, len);
+		o += len;
+		i += used;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_site_text(FILE *f, const hd_site *site, int with_method)
+{
+	if (site->file)
+		cli_text_string(f, site->file, site->file_len);
+	fprintf(f, ":%llu", (unsigned long long)site->line);
+	if (with_method && site->method) {
+		fputs(" in ", f);
+		cli_text_string(f, site->method, site->method_len);
+	}
+}
+
+/* A class or module by its own name, anything else by its class's: the
+ * library's one naming rule (hd_store_node_name), as GML and DOT use. */
+void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
+			size_t size)
+{
+	hd_store_node_name(s, id, buf, size);
+}
+
+/* The same name, control bytes escaped for people (cli_text). */
+void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	char raw[512];
+	size_t len = hd_store_node_name(s, id, raw, sizeof(raw));
+
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
+void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
+		    size_t size)
+{
+	char raw[512];
+	size_t len = hd_store_class_name(s, id, raw, sizeof(raw));
+
+	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
+}
+
+void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
+{
+	char cls[256];
+	hd_site site;
+
+	cli_node_class_raw(s, v, cls, sizeof(cls));
+	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
+	       (unsigned long long)hd_store_address(s, v),
+	       hd_type_name(hd_store_type(s, v)));
+	cli_json_string(f, cls, strlen(cls));
+	fprintf(f, ",\"memsize\":%llu",
+	       (unsigned long long)hd_store_memsize(s, v));
+	if (hd_store_site(s, v, &site) == 0 && site.file) {
+		fprintf(f, ",\"file\":");
+		cli_json_string(f, site.file, site.file_len);
+		fprintf(f, ",\"line\":%llu", (unsigned long long)site.line);
+		if (site.method) {
+			fprintf(f, ",\"method\":");
+			cli_json_string(f, site.method, site.method_len);
+		}
+	}
+	fputc('}', f);
+}
+
+int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls)
+{
+	int t = hd_store_type(s, v);
+	const char *tn = hd_type_name(t);
+
+	if (t == HD_T_OBJECT || cls[0] == '(' || strncmp(cls, "IMEMO/", 6) == 0 ||
+	    strncmp(cls, "DATA/", 5) == 0)
+		return 0;
+	return strcasecmp(cls, tn) != 0;
+}

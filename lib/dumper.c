@@ -1,0 +1,55 @@
+/*
+ * dumper.c - the one rule of what every command leaves out unless --all,
+ * over a store: the allocation tracer and the objects dump_all
+ * allocated itself (names.c's hd__is_dumper_object, for records).
+ */
+#include "hd_int.h"
+
+static int span_is(const char *s, size_t n, const char *lit)
+{
+	return s && n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+int hd_store_is_dumper(const hd_store *s, hd_node_id id)
+{
+	hd_record fake;
+	hd_site site;
+	size_t n;
+	const char *aux;
+
+	if (!s || id >= hd_store_node_count(s))
+		return 0;
+	memset(&fake, 0, sizeof(fake));
+	fake.kind = HD_REC_OBJECT;
+	fake.type = hd_store_type(s, id);
+	if (fake.type == HD_T_DATA) {
+		aux = hd_store_aux(s, id, &n);
+		if (span_is(aux, n, "ObjectTracing/allocation_info_tracer"))
+			return 1;
+	}
+	if (hd_store_site(s, id, &site) != 0)
+		return 0;
+	fake.file.ptr = site.file;
+	fake.file.len = site.file ? site.file_len : 0;
+	fake.method.ptr = site.method;
+	fake.method.len = site.method ? site.method_len : 0;
+	fake.has = (site.file ? HD_HAS_FILE : 0) |
+		   (site.method ? HD_HAS_METHOD : 0);
+	return hd__is_dumper_object(&fake);
+}
+
+uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
+{
+	uint32_t i, n = s ? hd_store_node_count(s) : 0;
+	uint64_t k = 0, m = 0, v;
+
+	for (i = 0; i < n; i++)
+		if (hd_store_is_dumper(s, i)) {
+			k++;
+			v = hd_store_memsize(s, i);
+			hd__sat_add(&m, v);
+		}
+	if (memsize)
+		*memsize = m;
+	return k;
+}
