@@ -869,6 +869,32 @@ HD_API int hd_record_write(const hd_record *rec, const hd_store *s,
 			   const unsigned char *keep, hd_write_cb w,
 			   void *payload);
 
+/* Flags of hd_subdump_write(). */
+/** ROOT records first, each with its references to nodes of the set
+ * (a root category referencing none of them is left out). */
+#define HD_SUBDUMP_ROOTS (1u << 0)
+/** Each record's references restricted to nodes of the set. */
+#define HD_SUBDUMP_RESTRICT (1u << 1)
+
+/**
+ * Writes a part of the heap back as a dump: with HD_SUBDUMP_ROOTS the
+ * ROOT records (as {"type":"ROOT", "root":NAME, "references":[...]}
+ * lines), then the records of set in dump order, each as
+ * hd_record_write() writes it, with HD_SUBDUMP_RESTRICT its references
+ * restricted to set. With both flags the output is a dump whose
+ * retention paths can be asked for again (roots-of, subgraph-of).
+ * Reads the source dump once (hd_store_records).
+ * @param s the store; set holds node ids of s
+ * @param flags 0, HD_SUBDUMP_ROOTS, HD_SUBDUMP_RESTRICT
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @param w the sink, called with whole lines or parts of them
+ * @return 0, HD_EINVAL (unknown flag), HD_ENOMEM, the codes of
+ *         hd_store_records(), or the sink's non-zero value unchanged
+ */
+HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
+			    unsigned flags, const hd_read_options *ro,
+			    hd_write_cb w, void *payload, hd_error *err);
+
 /* ===================================================================== */
 /* Graph queries                                                         */
 /* ===================================================================== */
@@ -976,6 +1002,19 @@ HD_API int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
  */
 HD_API int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
 			  unsigned max_depth, hd_nodes *out, hd_error *err);
+
+/**
+ * The targets and one shortest path from the GC roots to each, as one
+ * set in ascending id order (hd_roots_of()'s kept set, the targets no
+ * root reaches added): what `diff -o --with-paths` writes.
+ * @param out receives the set (the caller's; free with hd_nodes_free)
+ * @param unreached_out NULL, or receives how many targets no root reaches
+ * @param flags as hd_roots_of()
+ * @return 0, HD_ENOMEM, HD_EINVAL (a target not a node of s)
+ */
+HD_API int hd_paths_union(hd_nodes *out, uint64_t *unreached_out,
+			  const hd_store *s, const hd_nodes *targets,
+			  unsigned flags, hd_error *err);
 
 /* ===================================================================== */
 /* Interface                                                             */
@@ -1098,6 +1137,74 @@ HD_API void hd_interface_totals_get(const hd_interface *x,
 
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_interface_free(hd_interface *x);
+
+/** An old object holding new ones: the self border as interface-with
+ * sums it. */
+typedef struct hd_border_holder {
+	hd_node_id id;
+	/** Diff-border objects it references (a repeated reference counts
+	 * once). */
+	uint64_t held;
+	/** The sum of their keepalive_count (an object several of them keep
+	 * alive counts for each). */
+	uint64_t keepalive;
+} hd_border_holder;
+
+/** An interface ranked for reporting; opaque. */
+typedef struct hd_interface_ranking hd_interface_ranking;
+
+/**
+ * Ranks an interface as interface-with reports it: the diff border by
+ * keepalive_count, then retained_count (largest first), then node id;
+ * the self border as hd_border_holder rows by keepalive sum, then held,
+ * then node id. O(B log B + S log S + the references of the self
+ * border).
+ * @param out receives the ranking; free it with
+ *        hd_interface_ranking_free (before x: it borrows x's border)
+ * @param x the interface
+ * @param s the store x was computed on
+ * @return 0, HD_ENOMEM, HD_EINVAL (a NULL argument)
+ */
+HD_API int hd_interface_rank(hd_interface_ranking **out,
+			     const hd_interface *x, const hd_store *s,
+			     hd_error *err);
+
+/** The i-th diff-border object by rank (0 is the first), borrowed from
+ * the interface; NULL when i is past the end (the interface's
+ * diff_border total) or r is NULL. */
+HD_API const hd_border *
+hd_interface_ranking_border(const hd_interface_ranking *r, size_t i);
+
+/** The i-th self-border row by rank, borrowed from r; NULL when i is
+ * past the end (the interface's self_border total) or r is NULL. */
+HD_API const hd_border_holder *
+hd_interface_ranking_holder(const hd_interface_ranking *r, size_t i);
+
+/** Frees a ranking. NULL is a no-op. */
+HD_API void hd_interface_ranking_free(hd_interface_ranking *r);
+
+/* Flags of hd_interface_records(). */
+/** Also the self border's records, with "border":"self". */
+#define HD_INTERFACE_RECORDS_SELF (1u << 0)
+
+/**
+ * Writes the records of the diff border, in dump order, as valid NDJSON
+ * (hd_record_write()), each with members added before its closing '}':
+ * keepalive_count, keepalive_memsize, retained_count, retained_memsize,
+ * holders, held_by (the first HD_BORDER_HOLDERS holders' addresses) and
+ * roots when a root category holds it; with HD_INTERFACE_RECORDS_SELF
+ * the self border's records too, each with "border":"self". Reads the
+ * source dump once (hd_store_records()); the sink gets one whole line
+ * a call.
+ * @param x the interface; s the store it was computed on
+ * @param flags 0 or HD_INTERFACE_RECORDS_SELF
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @return 0, HD_EINVAL (unknown flag), HD_ENOMEM, the codes of
+ *         hd_store_records(), or the sink's non-zero value unchanged
+ */
+HD_API int hd_interface_records(const hd_interface *x, const hd_store *s,
+				unsigned flags, const hd_read_options *ro,
+				hd_write_cb w, void *payload, hd_error *err);
 
 /* ===================================================================== */
 /* Dominators                                                            */
