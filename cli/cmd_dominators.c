@@ -122,7 +122,7 @@ static int one_chain(struct cli_graph *g, hd_node_id t, hd_error *err,
 		     void *payload)
 {
 	struct chain_run *run = payload;
-	int rc = hd_domtree_chain(run->d, t, &run->p, err);
+	int rc = hd_domtree_chain(&run->p, run->d, t, err);
 
 	if (rc == HD_ENOTFOUND && run->json)
 		print_json(g->s, run->d, t, NULL);

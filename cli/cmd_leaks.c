@@ -570,7 +570,7 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(r.s[0], r.s[1], r.s[2], &dopt, &r.d, &err))) {
+	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.s[2], &dopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}

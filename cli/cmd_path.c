@@ -97,7 +97,7 @@ static int one_path(struct cli_graph *g, hd_node_id t, hd_error *err,
 		    void *payload)
 {
 	struct path_run *run = payload;
-	int rc = hd_reach_path(run->r, t, &run->p, err);
+	int rc = hd_reach_path(&run->p, run->r, t, err);
 
 	if (rc == HD_ENOTFOUND && run->json)
 		print_json(g->s, t, NULL);

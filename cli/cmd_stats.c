@@ -429,7 +429,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 
 int cmd_stats(int argc, char **argv)
 {
-	hd_stats_options o;
+	hd_stats_options o = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	struct cli_input in;
 	hd_error err = { 0 };
@@ -456,8 +456,6 @@ int cmd_stats(int argc, char **argv)
 	else if (A.sort && strcmp(A.sort, "count") != 0)
 		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
 
-	memset(&o, 0, sizeof(o));
-	o.version = HD_STATS_OPTIONS_VERSION;
 	o.flags = A.all ? HD_STATS_ALL : 0;
 	for (i = 0; i < A.nby; i++)
 		if ((rc = cli_parse_keys(&info, A.by[i], &o)))

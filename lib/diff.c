@@ -411,9 +411,9 @@ void hd_diff_result_free(hd_diff_result *r)
 	hd__free(r, sizeof(*r));
 }
 
-int hd_diff(const hd_store *before, const hd_store *after,
-	    const hd_store *later, const hd_diff_options *opts,
-	    hd_diff_result **out, hd_error *err)
+int hd_diff(hd_diff_result **out, const hd_store *before,
+	    const hd_store *after, const hd_store *later,
+	    const hd_diff_options *opts, hd_error *err)
 {
 	static const hd_diff_options defaults = HD_DIFF_OPTIONS_INIT;
 	struct side sd[3];
@@ -552,9 +552,9 @@ out:
 
 /* ---- one set of AFTER followed into LATER ---- */
 
-int hd_diff_follow(const hd_store *after, const hd_store *later,
-		   const hd_nodes *set, const hd_diff_options *opts,
-		   hd_nodes *out, hd_error *err)
+int hd_diff_follow(hd_nodes *out, const hd_store *after,
+		   const hd_store *later, const hd_nodes *set,
+		   const hd_diff_options *opts, hd_error *err)
 {
 	static const hd_diff_options defaults = HD_DIFF_OPTIONS_INIT;
 	struct side sd[2];
@@ -659,9 +659,9 @@ static uint64_t shared_addresses(const hd_store *p, const hd_store *q)
 #define FEW_SHARED_MIN_OBJECTS 1000
 #define FEW_SHARED_FRACTION 10
 
-int hd_order_check(const hd_store *const *stores,
-		   const hd_dump_origin *origins, size_t n,
-		   hd_order_pair *pairs, hd_error *err)
+int hd_order_check(hd_order_pair *pairs,
+		   const hd_store *const *stores, const hd_dump_origin *origins,
+		   size_t n, hd_error *err)
 {
 	static const hd_dump_origin unknown = { 0, 0 };
 	struct side sd[2];

@@ -635,7 +635,8 @@ HD_API int hd_store_is_dumper(const hd_store *s, hd_node_id id);
  * *memsize (may be NULL). */
 HD_API uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize);
 
-/** A set of groupings, each a list of keys (e.g. location,class). */
+/** A set of groupings, each a list of keys (e.g. location,class);
+ * initialise with HD_STATS_OPTIONS_INIT (no grouping), then add them. */
 typedef struct hd_stats_options {
 	unsigned int version; /**< HD_STATS_OPTIONS_VERSION */
 	unsigned int flags;
@@ -645,6 +646,8 @@ typedef struct hd_stats_options {
 } hd_stats_options;
 
 #define HD_STATS_OPTIONS_VERSION 1
+#define HD_STATS_OPTIONS_INIT \
+	{ HD_STATS_OPTIONS_VERSION, 0, 0, { 0 }, { { 0 } } }
 
 typedef struct hd_stats hd_stats;
 
@@ -794,8 +797,8 @@ HD_API int hd_select_empty(const hd_select *sel);
  * @param out receives the set; free it with hd_nodes_free
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
-			   hd_nodes *out, uint64_t *missing, hd_error *err);
+HD_API int hd_select_nodes(hd_nodes *out, uint64_t *missing,
+			   const hd_select *sel, const hd_store *s, hd_error *err);
 
 /**
  * Why sel picks no object of s, in one line (lowercase, no trailing
@@ -810,8 +813,8 @@ HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
  * they are, control bytes included: escape them before printing.
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_select_explain(const hd_select *sel, const hd_store *s,
-			     char *buf, size_t size, hd_error *err);
+HD_API int hd_select_explain(char *buf, size_t size,
+			     const hd_select *sel, const hd_store *s, hd_error *err);
 
 /**
  * How far apart two names are, for "did you mean" suggestions: the
@@ -967,12 +970,12 @@ HD_API void hd_root_path_free(hd_root_path *p);
  * @return 0, HD_ENOTFOUND (no root reaches target; err says whether the
  *         dump is partial), HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_reach_path(const hd_reach *r, hd_node_id target,
-			 hd_root_path *out, hd_error *err);
+HD_API int hd_reach_path(hd_root_path *out, const hd_reach *r,
+			 hd_node_id target, hd_error *err);
 
 /** hd_reach_path() with a search of its own (flags as hd_reach_new). */
-HD_API int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
-		   hd_root_path *out, hd_error *err);
+HD_API int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
+		   unsigned flags, hd_error *err);
 
 /**
  * What keeps targets alive: the union of one shortest path from the
@@ -985,23 +988,23 @@ HD_API int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
  * @param kept_out receives the kept set (reached targets included)
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_roots_of(const hd_store *s, const hd_nodes *targets,
-		       unsigned flags, hd_nodes *kept_out,
-		       hd_nodes *unreached_out, hd_error *err);
+HD_API int hd_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
+		       const hd_store *s, const hd_nodes *targets,
+		       unsigned flags, hd_error *err);
 
 /** hd_roots_of() on an existing search (its HD_ROOTS_SKIP_WEAK holds;
  * flags adds HD_ROOTS_ALL_ANCESTORS). */
-HD_API int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
-			     unsigned flags, hd_nodes *kept_out,
-			     hd_nodes *unreached_out, hd_error *err);
+HD_API int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
+			     const hd_reach *r, const hd_nodes *targets,
+			     unsigned flags, hd_error *err);
 
 /**
  * The nodes reachable from the nodes of from (included) by following
  * references, at most max_depth references away (0: no limit).
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
-			  unsigned max_depth, hd_nodes *out, hd_error *err);
+HD_API int hd_subgraph_of(hd_nodes *out, const hd_store *s,
+			  const hd_nodes *from, unsigned max_depth, hd_error *err);
 
 /**
  * The targets and one shortest path from the GC roots to each, as one
@@ -1268,16 +1271,16 @@ HD_API uint64_t hd_domtree_retained(const hd_domtree *d, hd_node_id id,
  * @return 0, HD_ENOTFOUND (no root reaches target), HD_ENOMEM,
  *         HD_EINVAL, HD_EFORMAT (a stored tree that is not a tree)
  */
-HD_API int hd_domtree_chain(const hd_domtree *d, hd_node_id target,
-			    hd_root_path *out, hd_error *err);
+HD_API int hd_domtree_chain(hd_root_path *out, const hd_domtree *d,
+			    hd_node_id target, hd_error *err);
 /**
  * The k reached objects of largest retained memsize (ties: larger
  * retained count, then lower id first), in that order. out must hold k
  * ids; *n_out receives how many were written.
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_domtree_top(const hd_domtree *d, size_t k, hd_node_id *out,
-			  size_t *n_out, hd_error *err);
+HD_API int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
+			  size_t k, hd_error *err);
 
 /** One row of hd_domtree_classes(). */
 typedef struct hd_class_retained {
@@ -1293,13 +1296,16 @@ typedef struct hd_class_retained {
  * shallow memsize, and the retained set of all of them together (an
  * instance inside another instance's retained set is not counted
  * twice). Sorted by retained memsize, largest first.
- * @param rows receives the rows; free with hd_class_retained_free
+ * @param rows receives the rows, followed by one more whose name is
+ *        NULL; free with hd_class_retained_free
+ * @param n_rows receives the number of rows (the NULL-named one aside)
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows,
-			      size_t *n_rows, hd_error *err);
-/** Frees the rows of hd_domtree_classes(). */
-HD_API void hd_class_retained_free(hd_class_retained *rows, size_t n_rows);
+HD_API int hd_domtree_classes(hd_class_retained **rows, size_t *n_rows,
+			      const hd_domtree *d, hd_error *err);
+/** Frees the rows of hd_domtree_classes() (it finds their end by the
+ * NULL name). NULL is a no-op. */
+HD_API void hd_class_retained_free(hd_class_retained *rows);
 
 /**
  * Keeps a copy of d in s (built by hd_store_build(), not opened), so
@@ -1428,9 +1434,9 @@ typedef struct hd_diff_result {
  * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (reading a source
  *         dump for object ids, strict read options)
  */
-HD_API int hd_diff(const hd_store *before, const hd_store *after,
-		   const hd_store *later, const hd_diff_options *opts,
-		   hd_diff_result **out, hd_error *err);
+HD_API int hd_diff(hd_diff_result **out, const hd_store *before,
+		   const hd_store *after, const hd_store *later,
+		   const hd_diff_options *opts, hd_error *err);
 
 /**
  * Which objects of set (node ids of AFTER, ascending) are still alive in
@@ -1443,9 +1449,9 @@ HD_API int hd_diff(const hd_store *before, const hd_store *after,
  * @param out receives the set; free it with hd_nodes_free
  * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (as hd_diff())
  */
-HD_API int hd_diff_follow(const hd_store *after, const hd_store *later,
-			  const hd_nodes *set, const hd_diff_options *opts,
-			  hd_nodes *out, hd_error *err);
+HD_API int hd_diff_follow(hd_nodes *out, const hd_store *after,
+			  const hd_store *later, const hd_nodes *set,
+			  const hd_diff_options *opts, hd_error *err);
 
 /** A verdict's name ("new: generation above G"). */
 HD_API const char *hd_match_name(int match);
@@ -1502,9 +1508,9 @@ typedef struct hd_order_pair {
  * @param origins n entries, or NULL when nothing is known besides the dumps
  * @return 0, HD_EINVAL
  */
-HD_API int hd_order_check(const hd_store *const *stores,
-			  const hd_dump_origin *origins, size_t n,
-			  hd_order_pair *pairs, hd_error *err);
+HD_API int hd_order_check(hd_order_pair *pairs,
+			  const hd_store *const *stores, const hd_dump_origin *origins,
+			  size_t n, hd_error *err);
 
 /* ===================================================================== */
 /* Leaks                                                                 */

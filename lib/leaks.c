@@ -130,10 +130,8 @@ static int cmp_id(const void *a, const void *b)
 /* An accumulator of every object (HD_STATS_ALL) by key0[,key1]. */
 static int new_stats(hd_stats **st, int key0, int key1, hd_error *err)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.flags = HD_STATS_ALL;
 	so.ngroupings = 1;
 	so.keys[0][so.nkeys[0]++] = key0;
@@ -241,9 +239,9 @@ static int describe_all(hd_leaks *l, unsigned flags, hd_error *err)
 
 		if ((rc = describe(l, sp, isnew, seen, err)))
 			goto out;
-		rc = hd_reach_path(reach, p->holder != HD_NODE_NONE ?
-						  p->holder : p->first,
-				   &sp->path, err);
+		rc = hd_reach_path(&sp->path, reach,
+				   p->holder != HD_NODE_NONE ?
+						  p->holder : p->first, err);
 		if (rc && rc != HD_ENOTFOUND)
 			goto out;
 		p->path = rc == 0 ? &sp->path : NULL;

@@ -730,8 +730,8 @@ out:
 	return rc;
 }
 
-int hd_select_nodes(const hd_select *sel, const hd_store *s, hd_nodes *out,
-		    uint64_t *missing, hd_error *err)
+int hd_select_nodes(hd_nodes *out, uint64_t *missing, const hd_select *sel,
+		    const hd_store *s, hd_error *err)
 {
 	struct eval e;
 	uint64_t miss = 0, n;
@@ -1355,8 +1355,8 @@ static void sb_condition(struct sb *o, const hd_select *sel, unsigned k)
 		sb_add(o, " (and %zu more)", more);
 }
 
-int hd_select_explain(const hd_select *sel, const hd_store *s, char *buf,
-		      size_t size, hd_error *err)
+int hd_select_explain(char *buf, size_t size, const hd_select *sel,
+		      const hd_store *s, hd_error *err)
 {
 	struct sb o = { buf, size, 0 };
 	uint64_t cnt[K__COUNT], miss;

@@ -87,7 +87,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 
 static void run_algorithms(const hd_store *s, uint64_t *sink)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	hd_nodes half = { NULL, 0, 0 }, kept = { NULL, 0, 0 },
 		 unreached = { NULL, 0, 0 }, sub = { NULL, 0, 0 };
@@ -98,8 +98,6 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 	uint32_t i, n = hd_store_node_count(s);
 	size_t nrows;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.ngroupings = 2;
 	so.nkeys[0] = 1;
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -123,16 +121,16 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 			goto out;
 		half.ids[half.n++] = i;
 	}
-	if (hd_roots_of(s, &half, HD_ROOTS_SKIP_WEAK, &kept, &unreached,
+	if (hd_roots_of(&kept, &unreached, s, &half, HD_ROOTS_SKIP_WEAK,
 			NULL) == 0)
 		*sink += kept.n + unreached.n;
 	hd_nodes_free(&kept);
-	if (hd_roots_of(s, &half, HD_ROOTS_ALL_ANCESTORS, &kept, NULL,
+	if (hd_roots_of(&kept, NULL, s, &half, HD_ROOTS_ALL_ANCESTORS,
 			NULL) == 0)
 		*sink += kept.n;
-	if (n && hd_path(s, n - 1, 0, &path, NULL) == 0)
+	if (n && hd_path(&path, s, n - 1, 0, NULL) == 0)
 		*sink += path.n;
-	if (hd_subgraph_of(s, &half, 3, &sub, NULL) == 0)
+	if (hd_subgraph_of(&sub, s, &half, 3, NULL) == 0)
 		*sink += sub.n;
 	if (hd_interface_with(&x, s, &half, NULL) == 0) {
 		hd_interface_totals t;

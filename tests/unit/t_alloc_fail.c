@@ -223,14 +223,12 @@ static int null_sink(const void *buf, size_t n, void *payload)
 
 static int stats_over(hd_reader *r, hd_store *s)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	const hd_record *rec;
 	size_t nrows;
 	int rc;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.ngroupings = 3;
 	so.nkeys[0] = 1;
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -359,18 +357,18 @@ static int sc_select_roots(void)
 	    (rc = hd_select_add(sel, "type", "OBJECT", NULL)) ||
 	    (rc = hd_select_add(sel, "file", "/app/a.rb", NULL)) ||
 	    (rc = hd_select_add(sel, "generation", "1..", NULL)) ||
-	    (rc = hd_select_nodes(sel, s, &set, NULL, NULL)))
+	    (rc = hd_select_nodes(&set, NULL, sel, s, NULL)))
 		goto out;
 	if (set.n != 2) {
 		rc = -100;
 		goto out;
 	}
 	result = set.ids[0] * 1000 + set.ids[1];
-	if ((rc = hd_roots_of(s, &set, HD_ROOTS_SKIP_WEAK, &kept, &unreached,
+	if ((rc = hd_roots_of(&kept, &unreached, s, &set, HD_ROOTS_SKIP_WEAK,
 			      NULL)) ||
 	    (rc = hd_reach_new(&r, s, 0, NULL)) ||
-	    (rc = hd_reach_path(r, set.ids[0], &path, NULL)) ||
-	    (rc = hd_subgraph_of(s, &set, 0, &sub, NULL)))
+	    (rc = hd_reach_path(&path, r, set.ids[0], NULL)) ||
+	    (rc = hd_subgraph_of(&sub, s, &set, 0, NULL)))
 		goto out;
 	eo.flags = HD_EXPORT_COLLAPSE;
 	if ((rc = hd_export_new(&x, s, &sub, &eo, NULL)) ||
@@ -408,7 +406,7 @@ static int sc_select_from(void)
 	    (rc = hd_select_add(sel, "address", "0xdead", NULL)) ||
 	    (rc = hd_select_add(sel, "location", "/app/b.rb:9", NULL)) ||
 	    (rc = hd_select_add(sel, "location", "/app/b.rb:10", NULL)) ||
-	    (rc = hd_select_nodes(sel, s, &set, &missing, NULL)))
+	    (rc = hd_select_nodes(&set, &missing, sel, s, NULL)))
 		goto out;
 	if (set.n != 2 || missing != 1) {
 		rc = -100;
@@ -421,7 +419,7 @@ static int sc_select_from(void)
 	    (rc = hd_select_add(none, "name", "Fo", NULL)) ||
 	    (rc = hd_select_add(none, "file", "/app/bb.rb", NULL)) ||
 	    (rc = hd_select_add(none, "generation", "99..", NULL)) ||
-	    (rc = hd_select_explain(none, s, why, sizeof(why), NULL)))
+	    (rc = hd_select_explain(why, sizeof(why), none, s, NULL)))
 		goto out;
 	result = result * 31 + strlen(why);
 out:
@@ -449,7 +447,7 @@ static int sc_diff_interface(void)
 	if ((rc = hd_store_open(&b, st_before, NULL)) ||
 	    (rc = hd_store_open(&a, st_after, NULL)) ||
 	    (rc = hd_store_open(&l, st_later, NULL)) ||
-	    (rc = hd_diff(b, a, l, &o, &d, NULL)))
+	    (rc = hd_diff(&d, b, a, l, &o, NULL)))
 		goto out;
 	if (d->added.n != 3 || d->retained.n != 2) {
 		rc = -100;
@@ -464,7 +462,7 @@ static int sc_diff_interface(void)
 		 t.components;
 	/* the retained objects as LATER holds them, followed again from
 	 * AFTER; weak references skipped */
-	if (rc || (rc = hd_diff_follow(a, l, &d->added, &o, &f, NULL)))
+	if (rc || (rc = hd_diff_follow(&f, a, l, &d->added, &o, NULL)))
 		goto out;
 	if (f.n != d->retained_later.n || d->retained_later.n != 2) {
 		rc = -100;
