@@ -154,13 +154,7 @@ static int print_chains(struct cli_graph *g, const hd_domtree *d, int json)
  * rule of stats, hd_store_is_dumper); fails when nothing else is left. */
 static int drop_dumper(struct cli_graph *g)
 {
-	size_t i, k = 0, n = g->sel.n;
-
-	for (i = 0; i < n; i++)
-		if (!hd_store_is_dumper(g->s, g->sel.ids[i]))
-			g->sel.ids[k++] = g->sel.ids[i];
-	g->sel.n = k;
-	if (k)
+	if (hd_nodes_drop_dumper(&g->sel, g->s))
 		return EXIT_OK;
 	cli_error("%s: the selection picks only the allocation tracer and "
 		  "dump_all's own objects, which are left out (--all keeps "

@@ -290,14 +290,6 @@ static void print_table_tsv(const char *name, const hd_stats_row *rows,
 
 /* ---- namespaces (heap_dump's count_objects) ---- */
 
-static int in_namespace(const hd_stats_row *r, const char *ns, size_t n)
-{
-	return r->key_len[0] >= n && memcmp(r->key[0], ns, n) == 0 &&
-	       (r->key_len[0] == n ||
-		(r->key_len[0] > n + 1 && r->key[0][n] == ':' &&
-		 r->key[0][n + 1] == ':'));
-}
-
 static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			     int sort)
 {
@@ -314,22 +306,19 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 		printf(",\"namespaces\":{");
 	while (*s) {
 		size_t len = strcspn(s, ",");
-		uint64_t cnt = 0, mem = 0;
+		hd_namespace_totals t;
+		uint64_t cnt, mem;
 		char a[32], b[32];
 
-		for (i = 0; i < n; i++) {
-			if (!in_namespace(&rows[i], s, len))
-				continue;
-			cnt += rows[i].count;
-			/* saturated, as the library's sums */
-			mem = hd_u64_sat_add(mem, rows[i].memsize, NULL);
-		}
+		hd_stats_namespace(&t, rows, n, s, len);
+		cnt = t.count;
+		mem = t.memsize;
 		if (fmt == FMT_TEXT) {
 			printf("%12s %15s  %.*s (total)\n",
 			       cli_commas(cnt, a, sizeof(a)),
 			       cli_commas(mem, b, sizeof(b)), (int)len, s);
 			for (i = 0; i < n; i++)
-				if (in_namespace(&rows[i], s, len))
+				if (hd_stats_row_in_namespace(&rows[i], s, len))
 				{
 					printf("%12s %15s    ",
 					       cli_commas(rows[i].count, a,
@@ -346,7 +335,7 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			printf(":{\"count\":%llu,\"memsize\":%llu,\"classes\":{",
 			       (unsigned long long)cnt, (unsigned long long)mem);
 			for (i = 0, first = 1; i < n; i++) {
-				if (!in_namespace(&rows[i], s, len))
+				if (!hd_stats_row_in_namespace(&rows[i], s, len))
 					continue;
 				printf("%s", first ? "" : ",");
 				cli_json_string(stdout, rows[i].key[0],

@@ -720,6 +720,32 @@ HD_API const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g,
 /** Frees the accumulator. NULL is a no-op. */
 HD_API void hd_stats_free(hd_stats *st);
 
+/** A namespace's share of a class grouping (hd_stats_namespace()). */
+typedef struct hd_namespace_totals {
+	uint64_t rows;       /**< classes in the namespace */
+	uint64_t count;      /**< their objects */
+	uint64_t memsize;    /**< their memsize, saturated at 2^64-1 */
+	uint32_t saturated;  /**< 1 when memsize stopped at 2^64-1 */
+} hd_namespace_totals;
+
+/**
+ * 1 when the row's first key (a class name) is ns[0..len) or lies in
+ * its namespace ("ns::..."), else 0: heap_dump's count_objects. A
+ * namespace's own module object is the class Module, not counted in it.
+ */
+HD_API int hd_stats_row_in_namespace(const hd_stats_row *r, const char *ns,
+				     size_t len);
+
+/**
+ * Sums the rows (of a grouping whose first key is class) that lie in the
+ * namespace ns[0..len) (hd_stats_row_in_namespace()).
+ * @param out receives the totals
+ * @param rows, n the rows, as hd_stats_rows() gives them
+ */
+HD_API void hd_stats_namespace(hd_namespace_totals *out,
+			       const hd_stats_row *rows, size_t n,
+			       const char *ns, size_t len);
+
 /* ===================================================================== */
 /* Node sets and selections                                              */
 /* ===================================================================== */
@@ -733,6 +759,15 @@ typedef struct hd_nodes {
 
 /** Frees the ids of a set and empties it. NULL is a no-op. */
 HD_API void hd_nodes_free(hd_nodes *set);
+
+/**
+ * Leaves out of set the nodes hd_store_is_dumper() picks (the rule by
+ * which commands leave the allocation tracer and dump_all's own objects
+ * out unless --all), keeping the order of the others.
+ * @param s the store set's ids are nodes of
+ * @return how many nodes are left (0 when set or s is NULL)
+ */
+HD_API size_t hd_nodes_drop_dumper(hd_nodes *set, const hd_store *s);
 
 /**
  * Adds the nodes of set to a stats accumulator, as hd_stats_add_store()
