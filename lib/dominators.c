@@ -666,7 +666,12 @@ int hd_domtree_classes(hd_class_retained **rows_out, size_t *n_rows,
 		out[i].name = hd__strdup(hd__intern_str(&names, (uint32_t)i,
 							NULL));
 		if (!out[i].name) {
-			hd_class_retained_free(out);
+			/* not through hd_class_retained_free: the rows
+			 * after i have no name yet */
+			while (i--)
+				hd__free((char *)out[i].name,
+					 strlen(out[i].name) + 1);
+			hd__free(out, (ng + 1) * sizeof(*out));
 			out = NULL;
 			rc = HD_ENOMEM;
 			goto out;

@@ -2,7 +2,8 @@
  * t_alloc_fail.c - allocation failure injection. Each scenario (read a
  * dump and count it, read a gzip dump, build, write and open a store,
  * select and walk from the roots, diff three stores, interface-with,
- * leaks, replace-class) runs once through a counting allocator to learn how
+ * leaks, interface-with's and the sub-dump's reports, replace-class)
+ * runs once through a counting allocator to learn how
  * many allocations it makes, then once more for every N from 1 to that
  * count with the Nth allocation failing. Every such run must fail with
  * HD_ENOMEM (never crash, never succeed with a wrong result), and leave
@@ -492,6 +493,60 @@ out:
 	return rc;
 }
 
+/* The reports that moved from the CLI: interface-with's ranking and
+ * records, the sub-dump writer, diff --with-paths's set, the class
+ * histogram and its size-less free. */
+static int sc_reports(void)
+{
+	hd_store *b = NULL, *a = NULL;
+	hd_diff_result *d = NULL;
+	hd_interface *x = NULL;
+	hd_interface_ranking *r = NULL;
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+	hd_nodes paths = { NULL, 0, 0 };
+	hd_domtree *dt = NULL;
+	hd_class_retained *rows = NULL;
+	size_t nrows = 0, i;
+	uint64_t unreached = 0;
+	int rc;
+
+	o.flags = HD_DIFF_NO_GENERATION;
+	if ((rc = hd_store_open(&b, st_before, NULL)) ||
+	    (rc = hd_store_open(&a, st_after, NULL)) ||
+	    (rc = hd_diff(&d, b, a, NULL, &o, NULL)) ||
+	    (rc = hd_interface_with(&x, a, &d->added, NULL)) ||
+	    (rc = hd_interface_rank(&r, x, a, NULL)))
+		goto out;
+	for (i = 0; hd_interface_ranking_border(r, i); i++)
+		result = result * 7 + hd_interface_ranking_border(r, i)->id;
+	for (i = 0; hd_interface_ranking_holder(r, i); i++)
+		result = result * 7 + hd_interface_ranking_holder(r, i)->keepalive;
+	if ((rc = hd_interface_records(x, a, HD_INTERFACE_RECORDS_SELF, NULL,
+				       null_sink, NULL, NULL)) ||
+	    (rc = hd_paths_union(&paths, &unreached, a, &d->added, 0, NULL)) ||
+	    (rc = hd_subdump_write(a, &paths,
+				   HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT, NULL,
+				   null_sink, NULL, NULL)) ||
+	    (rc = hd_domtree_new(&dt, a, 0, NULL)) ||
+	    (rc = hd_domtree_classes(&rows, &nrows, dt, NULL)))
+		goto out;
+	if (!nrows || rows[nrows].name) {
+		rc = -100; /* the rows end with a NULL name */
+		goto out;
+	}
+	result = result * 31 + paths.n * 10 + unreached + nrows;
+out:
+	hd_class_retained_free(rows);
+	hd_domtree_free(dt);
+	hd_nodes_free(&paths);
+	hd_interface_ranking_free(r);
+	hd_interface_free(x);
+	hd_diff_result_free(d);
+	hd_store_close(a);
+	hd_store_close(b);
+	return rc;
+}
+
 static int sc_replace_class(void)
 {
 	hd_replace_options o = HD_REPLACE_OPTIONS_INIT;
@@ -580,6 +635,7 @@ static void test_alloc__select_roots_export(void) { sweep(sc_select_roots); }
 static void test_alloc__select_from(void) { sweep(sc_select_from); }
 static void test_alloc__diff_interface(void) { sweep(sc_diff_interface); }
 static void test_alloc__replace_class(void) { sweep(sc_replace_class); }
+static void test_alloc__reports(void) { sweep(sc_reports); }
 
 static void test_alloc__cleanup(void)
 {
@@ -598,6 +654,7 @@ static const struct t_case cases[] = {
 	T_CASE(alloc__select_from),
 	T_CASE(alloc__diff_interface),
 	T_CASE(alloc__replace_class),
+	T_CASE(alloc__reports),
 	T_CASE(alloc__cleanup),
 };
 
