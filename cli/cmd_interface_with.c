@@ -117,7 +117,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 	char name[256], a[32], c[32], d[32], e[32], g[32];
 	size_t i;
 
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	fprintf(f, "%-12s %s objects, %s%s\n", "new",
 		cli_commas(t.diff, a, sizeof(a)),
 		cli_human_bytes(t.diff_memsize, c, sizeof(c)),
@@ -186,7 +186,7 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 	size_t i;
 	unsigned k;
 
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	fprintf(f, "{\"totals\":{\"diff\":%llu,\"diff_memsize\":%llu,"
 		   "\"self_border\":%llu,\"diff_border\":%llu,"
 		   "\"reached\":%llu,\"reached_memsize\":%llu,"
@@ -244,7 +244,7 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 
 	if (hd_interface_rank(&rk, x, s, &err))
 		return cli_lib_error(&err);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	shown = A.top && A.top < t.diff_border ? (size_t)A.top :
 						 (size_t)t.diff_border;
 	hshown = A.top && A.top < t.self_border ? (size_t)A.top :

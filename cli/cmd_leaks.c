@@ -583,7 +583,7 @@ int cmd_leaks(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	hd_leaks_totals_get(r.l, &r.t);
+	hd_leaks_totals_get(&r.t, r.l);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)

@@ -90,13 +90,13 @@ static int feed_dump(hd_stats *st, struct cli_input *in)
 		}
 		goto out;
 	}
-	hd_reader_stats(r, &rs);
+	hd_reader_stats(&rs, r);
 	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
 	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = hd_stats_add(st, rec, &err)))
 			goto out;
 		if ((++n & 0xffff) == 0) {
-			hd_reader_stats(r, &rs);
+			hd_reader_stats(&rs, r);
 			cli_progress(rs.bytes, rs.total_bytes, in);
 		}
 	}
@@ -381,7 +381,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 	const char *sort_name = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
 	unsigned g;
 
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	if (fmt == FMT_TEXT)
 		print_totals_text(&t, strcmp(path, "-") ? path : "(stdin)");
 	else if (fmt == FMT_JSON)

@@ -261,7 +261,7 @@ int cmd_top(int argc, char **argv)
 	if (!hd_domtree_reached(d, NULL)) {
 		hd_store_info si;
 
-		hd_store_info_get(s, &si);
+		hd_store_info_get(&si, s);
 		cli_error("%s: no object is reached from a GC root%s",
 			  in.name, si.features & HD_FEAT_PARTIAL ?
 					   " (no ROOT lines: a partial dump)" :

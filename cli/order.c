@@ -58,7 +58,7 @@ static void origin_of(hd_store *s, const struct cli_input *in,
 	if (strcmp(in->path, "-") == 0)
 		return;
 	if (hd_store_is_store(in->path)) {
-		hd_store_info_get(s, &info);
+		hd_store_info_get(&info, s);
 		if (!info.source_path || !*info.source_path)
 			return;
 		dump = info.source_path;

@@ -66,7 +66,7 @@ static void side_init(struct side *sd, const hd_store *s)
 	memset(sd, 0, sizeof(*sd));
 	sd->s = s;
 	sd->n = hd_store_node_count(s);
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	sd->partial = info.root_categories == 0 && sd->n > 0;
 	sd->int_flags = (info.features & HD_FEAT_INT_FLAGS) != 0;
 	for (i = 0; i < sd->n; i++) {
@@ -103,7 +103,7 @@ static int load_oids(struct side *sd, const hd_read_options *ro,
 	hd_error tmp;
 	int rc;
 
-	hd_store_info_get(sd->s, &info);
+	hd_store_info_get(&info, sd->s);
 	if (!info.source_path || !*info.source_path ||
 	    strcmp(info.source_path, "-") == 0 ||
 	    hd_store_check_source(sd->s, info.source_path, &tmp))

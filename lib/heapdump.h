@@ -375,7 +375,7 @@ HD_API int hd_reader_next(hd_reader *r, const hd_record **out,
 			  hd_error *err);
 
 /** The reader's counts so far. */
-HD_API void hd_reader_stats(const hd_reader *r, hd_read_stats *out);
+HD_API void hd_reader_stats(hd_read_stats *out, const hd_reader *r);
 
 /** Closes the reader. NULL is a no-op. */
 HD_API void hd_reader_free(hd_reader *r);
@@ -496,7 +496,7 @@ HD_API const char *hd_features_ruby(uint32_t features, char *buf,
 				    size_t size);
 
 /** Fills info. */
-HD_API void hd_store_info_get(const hd_store *s, hd_store_info *info);
+HD_API void hd_store_info_get(hd_store_info *out, const hd_store *s);
 
 /**
  * Checks that the store's source dump at path is the one it was built
@@ -696,7 +696,7 @@ HD_API int hd_stats_add_store(hd_stats *st, const hd_store *s,
 HD_API int hd_stats_finish(hd_stats *st, hd_error *err);
 
 /** Totals (after finish). */
-HD_API void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out);
+HD_API void hd_stats_totals_get(hd_stats_totals *out, const hd_stats *st);
 
 /**
  * a + b, stopping at 2^64-1 as every memsize sum of the library does;
@@ -1158,8 +1158,8 @@ typedef struct hd_share_fold {
  * whole of 0 keeps all. Sizes out of order: a group at or above the
  * share after a smaller one is folded with the tail.
  */
-HD_API void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
-			   double min_share, hd_share_fold *out);
+HD_API void hd_fold_shares(hd_share_fold *out, const uint64_t *sizes, size_t n,
+			   uint64_t whole, double min_share);
 
 /** The diff border, by ascending node id; *n_out receives the count.
  * Borrowed from x. */
@@ -1170,8 +1170,8 @@ HD_API const hd_border *hd_interface_diff_border(const hd_interface *x,
 HD_API const hd_nodes *hd_interface_self_border(const hd_interface *x);
 
 /** Fills out with the totals. */
-HD_API void hd_interface_totals_get(const hd_interface *x,
-				    hd_interface_totals *out);
+HD_API void hd_interface_totals_get(hd_interface_totals *out,
+				    const hd_interface *x);
 
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_interface_free(hd_interface *x);
@@ -1644,7 +1644,7 @@ HD_API int hd_leaks_build(hd_leaks **out, const hd_store *s,
 			  const hd_leaks_options *opts, hd_error *err);
 
 /** Fills out with the totals. */
-HD_API void hd_leaks_totals_get(const hd_leaks *l, hd_leaks_totals *out);
+HD_API void hd_leaks_totals_get(hd_leaks_totals *out, const hd_leaks *l);
 
 /** The suspect of rank i (0 first, below totals.groups), or NULL.
  * Borrowed from l. */

@@ -274,7 +274,7 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
 						     (double)l->t.leak_memsize :
 					       0.0;
 	}
-	hd_fold_shares(sizes, l->nsus, l->t.leak_memsize, o->min_share, &f);
+	hd_fold_shares(&f, sizes, l->nsus, l->t.leak_memsize, o->min_share);
 	hd__free(sizes, (l->nsus ? l->nsus : 1) * sizeof(*sizes));
 	if (f.folded_size == UINT64_MAX)
 		l->saturated = 1;
@@ -313,7 +313,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	if ((rc = hd_interface_with_flags(&l->x, s, l->leak,
 					  o.flags & HD_ROOTS_SKIP_WEAK, err)))
 		goto fail;
-	hd_interface_totals_get(l->x, &it);
+	hd_interface_totals_get(&it, l->x);
 	l->saturated = d->memsize_saturated || (int)it.memsize_saturated;
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
 	    (rc = describe_all(l, o.flags, err)))
@@ -327,7 +327,7 @@ fail:
 	return rc;
 }
 
-void hd_leaks_totals_get(const hd_leaks *l, hd_leaks_totals *out)
+void hd_leaks_totals_get(hd_leaks_totals *out, const hd_leaks *l)
 {
 	*out = l->t;
 }

@@ -1373,7 +1373,7 @@ int hd_select_explain(char *buf, size_t size, const hd_select *sel,
 		sb_add(&o, "the selection has no condition");
 		return 0;
 	}
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	if (eval_init(&e, sel, s))
 		goto nomem;
 	for (k = 0; k < K__COUNT; k++) {

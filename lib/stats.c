@@ -588,7 +588,7 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	char buf[1024];
 
 	HD_ASSERT_ARG(st && s && !st->finished);
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	n = hd_store_node_count(s);
 	for (i = 0; i < n; i++)
 		if (add_node(st, s, i, buf, sizeof(buf)))
@@ -770,7 +770,7 @@ int hd_stats_finish(hd_stats *st, hd_error *err)
 	return 0;
 }
 
-void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out)
+void hd_stats_totals_get(hd_stats_totals *out, const hd_stats *st)
 {
 	*out = st->t;
 }

@@ -853,7 +853,7 @@ int hd_store_check_source(const hd_store *s, const char *path, hd_error *err)
 
 /* ---- accessors ---- */
 
-void hd_store_info_get(const hd_store *s, hd_store_info *info)
+void hd_store_info_get(hd_store_info *info, const hd_store *s)
 {
 	*info = s->info;
 }

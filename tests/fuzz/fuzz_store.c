@@ -47,7 +47,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 	const char *p;
 	size_t len;
 
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	*sink += info.edges + strlen(info.source_path);
 	*sink += strlen(hd_features_ruby(info.features, ver, sizeof(ver)));
 	for (i = 0; i < n; i++) {
@@ -135,7 +135,7 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 	if (hd_interface_with(&x, s, &half, NULL) == 0) {
 		hd_interface_totals t;
 
-		hd_interface_totals_get(x, &t);
+		hd_interface_totals_get(&t, x);
 		*sink += t.reached + t.components;
 	}
 	eo.flags = HD_EXPORT_COLLAPSE;

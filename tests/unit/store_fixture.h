@@ -177,7 +177,7 @@ static uint64_t fx_walk(const hd_store *s)
 	size_t len;
 	const char *a;
 
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	sum += in.nodes + in.edges + strlen(in.source_path);
 	for (i = 0; i <= n; i++) {
 		sum += hd_store_address(s, i) + (uint64_t)hd_store_type(s, i) +

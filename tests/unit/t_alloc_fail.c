@@ -256,7 +256,7 @@ static int stats_over(hd_reader *r, hd_store *s)
 		hd_stats_totals t;
 		const hd_stats_row *rows;
 
-		hd_stats_totals_get(st, &t);
+		hd_stats_totals_get(&t, st);
 		result = t.objects * 1000003 + t.memsize + t.edges;
 		rows = hd_stats_rows(st, 1, HD_SORT_MEMSIZE, &nrows);
 		if (!rows || !nrows)
@@ -456,7 +456,7 @@ static int sc_diff_interface(void)
 	}
 	if ((rc = hd_interface_with(&x, a, &d->added, NULL)))
 		goto out;
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	if (t.diff != 3)
 		rc = -100;
 	result = t.diff_border * 1000 + t.reached * 100 + t.self_border * 10 +
@@ -472,12 +472,12 @@ static int sc_diff_interface(void)
 	if ((rc = hd_interface_with_flags(&y, l, &d->retained_later,
 					  HD_ROOTS_SKIP_WEAK, NULL)))
 		goto out;
-	hd_interface_totals_get(y, &t);
+	hd_interface_totals_get(&t, y);
 	result = result * 10 + t.diff;
 	/* the leak model as LATER holds it: every suspect described */
 	if ((rc = hd_leaks_build(&k, l, d, NULL, NULL)))
 		goto out;
-	hd_leaks_totals_get(k, &kt);
+	hd_leaks_totals_get(&kt, k);
 	result = result * 100 + kt.groups * 10 + kt.shown;
 	if (kt.shown && hd_leaks_suspect_get(k, 0)->sites)
 		result = result * 10 + hd_leaks_suspect_get(k, 0)->keepalive_count;

@@ -94,7 +94,7 @@ static void test_store__nodes_and_edges(void)
 	uint32_t i;
 
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(hd_store_node_count(s), 31);
 	T_EQ(in.nodes, 31);
 	T_EQ(in.duplicates, 1);
@@ -261,7 +261,7 @@ static void test_store__info(void)
 	char buf[64];
 
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_STREQ(in.source_path, fx_path("f.json"));
 	T_EQ(in.source_size, strlen(fixture_dump));
 	T_EQ(in.read.bytes, strlen(fixture_dump));
@@ -290,8 +290,8 @@ static int same_store(const hd_store *a, const hd_store *b)
 	size_t l1, l2;
 	const char *p1, *p2;
 
-	hd_store_info_get(a, &x);
-	hd_store_info_get(b, &y);
+	hd_store_info_get(&x, a);
+	hd_store_info_get(&y, b);
 	if (strcmp(x.source_path, y.source_path))
 		return 0;
 	x.source_path = y.source_path = NULL;
@@ -425,7 +425,7 @@ static void test_store__gzip_source(void)
 	T_ASSERT(gzwrite(g, fixture_dump, (unsigned)strlen(fixture_dump)) > 0);
 	T_ASSERT(gzclose(g) == Z_OK);
 	T_RC(hd_store_build(&s, fx_path("f.json.gz"), NULL, &err), 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, 31);
 	T_EQ(in.source_size, strlen(fixture_dump));
 	T_ASSERT(in.read.gzip);
@@ -460,7 +460,7 @@ static void test_store__empty_dump(void)
 	T_RC(hd_store_write(s, fx_path("e.hds"), &err), 0);
 	T_RC(hd_store_open(&o, fx_path("e.hds"), &err), 0);
 	T_ASSERT(same_store(s, o));
-	hd_store_info_get(o, &in);
+	hd_store_info_get(&in, o);
 	T_EQ(in.nodes, 0);
 	T_EQ(in.source_size, 0);
 	hd_store_close(o);
@@ -473,7 +473,7 @@ static void test_store__empty_dump(void)
 		       "\"references\":[\"0x30\"]}\n",
 		       &rc);
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, 1);
 	T_EQ(in.dangling, 1);
 	T_EQ(in.root_refs, 1);
@@ -484,7 +484,7 @@ static void test_store__empty_dump(void)
 	s = build_text("p.json",
 		       "{\"address\":\"0x20\", \"type\":\"STRING\"}\n", &rc);
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_ASSERT(in.features & HD_FEAT_PARTIAL);
 	hd_store_close(s);
 }
@@ -742,7 +742,7 @@ static void test_store__shuffled_heap(void)
 	for (i = 0, uniq = 0; i < N; i++)
 		if (!i || sorted[i] != sorted[i - 1])
 			sorted[uniq++] = sorted[i];
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, uniq);
 	T_EQ(in.duplicates, N - uniq);
 	for (i = 0; i < uniq; i++)

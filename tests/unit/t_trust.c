@@ -49,7 +49,7 @@ static int read_buf(const char *buf, size_t len, unsigned flags,
 	while ((rc = hd_reader_next(r, &rec, err)) == 0)
 		;
 	if (rs)
-		hd_reader_stats(r, rs);
+		hd_reader_stats(rs, r);
 	hd_reader_free(r);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
@@ -449,7 +449,7 @@ static void test_trust__memsize_sums_saturate(void)
 	T_RC(hd_stats_new(&st, &o, &err), 0);
 	T_RC(add_text(st, text, &err), 0);
 	T_RC(hd_stats_finish(st, &err), 0);
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	T_EQ(t.objects, 3);
 	T_EQ(t.memsize, UINT64_MAX);
 	T_EQ(t.saturated, 1);
@@ -465,7 +465,7 @@ static void test_trust__memsize_sums_saturate(void)
 	T_RC(hd_stats_new(&st, &o, &err), 0);
 	T_RC(add_text(st, ROOT REC("0x1") REC("0x2"), &err), 0);
 	T_RC(hd_stats_finish(st, &err), 0);
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	T_EQ(t.memsize, 80);
 	T_EQ(t.saturated, 0);
 	hd_stats_free(st);
@@ -499,8 +499,8 @@ static void test_trust__generation_dump_and_store_agree(void)
 	T_RC(hd_stats_add_store(b, s, &err), 0);
 	T_RC(hd_stats_finish(a, &err), 0);
 	T_RC(hd_stats_finish(b, &err), 0);
-	hd_stats_totals_get(a, &ta);
-	hd_stats_totals_get(b, &tb);
+	hd_stats_totals_get(&ta, a);
+	hd_stats_totals_get(&tb, b);
 	T_EQ(hd_store_generation(s, 0), UINT64_MAX);
 	T_EQ(hd_store_generation(s, 1), UINT64_MAX - 1);
 	hd_store_close(s);
@@ -612,7 +612,7 @@ static void test_trust__graph_memsize_sums_saturate(void)
 	hd_class_retained_free(rows);
 
 	T_RC(hd_interface_with(&x, a, &d->added, NULL), 0);
-	hd_interface_totals_get(x, &tot);
+	hd_interface_totals_get(&tot, x);
 	T_EQ(tot.diff_memsize, UINT64_MAX);
 	T_EQ(tot.reached_memsize, UINT64_MAX);
 	T_EQ(tot.memsize_saturated, 1);
