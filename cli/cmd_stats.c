@@ -335,7 +335,8 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			printf(":{\"count\":%llu,\"memsize\":%llu,\"classes\":{",
 			       (unsigned long long)cnt, (unsigned long long)mem);
 			for (i = 0, first = 1; i < n; i++) {
-				if (!hd_stats_row_in_namespace(&rows[i], s, len))
+				if (!hd_stats_row_in_namespace(&rows[i], s,
+							       len))
 					continue;
 				printf("%s", first ? "" : ",");
 				cli_json_string(stdout, rows[i].key[0],

@@ -833,7 +833,8 @@ HD_API int hd_select_empty(const hd_select *sel);
  * @return 0, HD_ENOMEM
  */
 HD_API int hd_select_nodes(hd_nodes *out, uint64_t *missing,
-			   const hd_select *sel, const hd_store *s, hd_error *err);
+			   const hd_select *sel, const hd_store *s,
+			   hd_error *err);
 
 /**
  * Why sel picks no object of s, in one line (lowercase, no trailing
@@ -848,8 +849,8 @@ HD_API int hd_select_nodes(hd_nodes *out, uint64_t *missing,
  * they are, control bytes included: escape them before printing.
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_select_explain(char *buf, size_t size,
-			     const hd_select *sel, const hd_store *s, hd_error *err);
+HD_API int hd_select_explain(char *buf, size_t size, const hd_select *sel,
+			     const hd_store *s, hd_error *err);
 
 /**
  * How far apart two names are, for "did you mean" suggestions: the
@@ -1039,7 +1040,8 @@ HD_API int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
 HD_API int hd_subgraph_of(hd_nodes *out, const hd_store *s,
-			  const hd_nodes *from, unsigned max_depth, hd_error *err);
+			  const hd_nodes *from, unsigned max_depth,
+			  hd_error *err);
 
 /**
  * The targets and one shortest path from the GC roots to each, as one
@@ -1544,8 +1546,9 @@ typedef struct hd_order_pair {
  * @return 0, HD_EINVAL
  */
 HD_API int hd_order_check(hd_order_pair *pairs,
-			  const hd_store *const *stores, const hd_dump_origin *origins,
-			  size_t n, hd_error *err);
+			  const hd_store *const *stores,
+			  const hd_dump_origin *origins, size_t n,
+			  hd_error *err);
 
 /* ===================================================================== */
 /* Leaks                                                                 */

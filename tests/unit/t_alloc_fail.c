@@ -520,7 +520,8 @@ static int sc_reports(void)
 	for (i = 0; hd_interface_ranking_border(r, i); i++)
 		result = result * 7 + hd_interface_ranking_border(r, i)->id;
 	for (i = 0; hd_interface_ranking_holder(r, i); i++)
-		result = result * 7 + hd_interface_ranking_holder(r, i)->keepalive;
+		result = result * 7 +
+			 hd_interface_ranking_holder(r, i)->keepalive;
 	if ((rc = hd_interface_records(x, a, HD_INTERFACE_RECORDS_SELF, NULL,
 				       null_sink, NULL, NULL)) ||
 	    (rc = hd_paths_union(&paths, &unreached, a, &d->added, 0, NULL)) ||

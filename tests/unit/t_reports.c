@@ -191,7 +191,8 @@ static void test_reports__interface_records(void)
 	T_EQ(count_lines(out.p, "\"border\":\"self\""), 0);
 	snprintf(want, sizeof(want), "\"0x%x\"", ADDR(3));
 	line_of(out.p, want, line, sizeof(line));
-	T_ASSERT(strstr(line, "\"keepalive_count\":2, \"keepalive_memsize\":89"));
+	T_ASSERT(strstr(line, "\"keepalive_count\":2, "
+			      "\"keepalive_memsize\":89"));
 	snprintf(want, sizeof(want), "\"held_by\":[\"0x%x\"]}", ADDR(1));
 	T_ASSERT(strstr(line, want));
 	/* 7: two holders; 8: a root, no holder */
