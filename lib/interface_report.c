@@ -35,19 +35,44 @@ static const hd_border *find_border(const hd_border *b, size_t n,
 	return lo < n && b[lo].id == id ? &b[lo] : NULL;
 }
 
-/* qsort has no payload: the border being ranked */
-static const hd_border *sort_base;
+/* A diff-border object's sort key (qsort has no payload: the keys are
+ * copied, so that distinct rankings may be made from distinct threads). */
+struct rank_key {
+	uint64_t keepalive, retained;
+	hd_node_id id;
+	size_t index;
+};
 
 static int cmp_border(const void *a, const void *b)
 {
-	const hd_border *x = &sort_base[*(const size_t *)a];
-	const hd_border *y = &sort_base[*(const size_t *)b];
+	const struct rank_key *x = a, *y = b;
 
-	if (x->keepalive_count != y->keepalive_count)
-		return x->keepalive_count < y->keepalive_count ? 1 : -1;
-	if (x->retained_count != y->retained_count)
-		return x->retained_count < y->retained_count ? 1 : -1;
+	if (x->keepalive != y->keepalive)
+		return x->keepalive < y->keepalive ? 1 : -1;
+	if (x->retained != y->retained)
+		return x->retained < y->retained ? 1 : -1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* r->order: the border's indices by rank. */
+static int rank_border(hd_interface_ranking *r)
+{
+	struct rank_key *k = hd__array_alloc(r->nborder + 1, sizeof(*k));
+	size_t i;
+
+	if (!k)
+		return HD_ENOMEM;
+	for (i = 0; i < r->nborder; i++) {
+		k[i].keepalive = r->border[i].keepalive_count;
+		k[i].retained = r->border[i].retained_count;
+		k[i].id = r->border[i].id;
+		k[i].index = i;
+	}
+	qsort(k, r->nborder, sizeof(*k), cmp_border);
+	for (i = 0; i < r->nborder; i++)
+		r->order[i] = k[i].index;
+	hd__free(k, (r->nborder + 1) * sizeof(*k));
+	return 0;
 }
 
 static int cmp_holder(const void *a, const void *b)
@@ -101,7 +126,6 @@ int hd_interface_rank(hd_interface_ranking **out, const hd_interface *x,
 {
 	const hd_nodes *self;
 	hd_interface_ranking *r;
-	size_t i;
 
 	HD_ASSERT_ARG(out && x && s);
 	*out = NULL;
@@ -112,14 +136,11 @@ int hd_interface_rank(hd_interface_ranking **out, const hd_interface *x,
 	r->nholders = self->n;
 	r->order = hd__array_alloc(r->nborder + 1, sizeof(*r->order));
 	r->holders = hd__calloc(self->n + 1, sizeof(*r->holders));
-	if (!r->order || !r->holders || sum_holders(r, s, self)) {
+	if (!r->order || !r->holders || sum_holders(r, s, self) ||
+	    rank_border(r)) {
 		hd_interface_ranking_free(r);
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
-	for (i = 0; i < r->nborder; i++)
-		r->order[i] = i;
-	sort_base = r->border;
-	qsort(r->order, r->nborder, sizeof(*r->order), cmp_border);
 	*out = r;
 	return 0;
 }
@@ -196,8 +217,8 @@ static int border_fields(struct emit *e, const hd_border *b)
 		return HD_ENOMEM;
 	for (i = 0; i < HD_BORDER_HOLDERS && i < b->holders; i++) {
 		n = snprintf(tmp, sizeof(tmp), "%s\"0x%llx\"", i ? ", " : "",
-			     (unsigned long long)hd_store_address(e->s,
-								  b->holder[i]));
+			     (unsigned long long)hd_store_address(
+				     e->s, b->holder[i]));
 		if (buf_put(tmp, (size_t)n, e))
 			return HD_ENOMEM;
 	}

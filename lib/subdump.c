@@ -94,7 +94,8 @@ static int write_roots(const hd_store *s, const unsigned char *keep,
 			}
 			n = snprintf(addr, sizeof(addr), "%s\"0x%llx\"",
 				     first ? "" : ", ",
-				     (unsigned long long)hd_store_address(s, v));
+				     (unsigned long long)hd_store_address(s,
+									  v));
 			if ((rc = w(addr, (size_t)n, payload)))
 				return rc;
 			first = 0;
