@@ -76,7 +76,7 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 		       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
 					  "more)" : "",
 		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
-		if (hd_store_site(s, v, &site) == 0 && site.file) {
+		if (hd_store_site(&site, s, v) == 0 && site.file) {
 			fputs(", ", stdout);
 			cli_site_text(stdout, &site, 0);
 		}

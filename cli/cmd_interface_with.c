@@ -173,7 +173,7 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 static void json_class(FILE *f, const hd_store *s, hd_node_id id)
 {
 	char name[256];
-	size_t n = hd_store_class_name(s, id, name, sizeof(name));
+	size_t n = hd_store_class_name(name, sizeof(name), s, id);
 
 	cli_json_string(f, name, n < sizeof(name) ? n : sizeof(name) - 1);
 }

@@ -138,7 +138,7 @@ static void text_node(const hd_store *s, hd_node_id v)
 	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
 	if (cli_type_adds(s, v, cls))
 		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
-	if (hd_store_site(s, v, &site) == 0 && site.file) {
+	if (hd_store_site(&site, s, v) == 0 && site.file) {
 		fputs(", ", stdout);
 		cli_site_text(stdout, &site, 0);
 	}

@@ -55,7 +55,7 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 		       (unsigned long long)hd_store_address(s, v), cls,
 		       hd_type_name(hd_store_type(s, v)),
 		       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
-		if (hd_store_site(s, v, &site) == 0 && site.file) {
+		if (hd_store_site(&site, s, v) == 0 && site.file) {
 			fputs(", ", stdout);
 			cli_site_text(stdout, &site, 1);
 		}

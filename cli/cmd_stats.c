@@ -154,7 +154,7 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	printf("%-12s ", "dump");
 	cli_text_string(stdout, path, strlen(path));
 	putchar('\n');
-	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
+	printf("%-12s %s\n", "ruby", hd_features_ruby(c, sizeof(c), t->features));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
@@ -212,7 +212,7 @@ static void print_totals_json(const hd_stats_totals *t, const char *path)
 	printf(",\"ruby\":\"%s\",\"totals\":{\"objects\":%llu,\"memsize\":%llu,"
 	       "\"references\":%llu,\"roots\":%llu,\"root_categories\":%llu,"
 	       "\"shapes\":%llu,\"traced\":%llu,",
-	       hd_features_ruby(t->features, c, sizeof(c)),
+	       hd_features_ruby(c, sizeof(c), t->features),
 	       (unsigned long long)t->objects, (unsigned long long)t->memsize,
 	       (unsigned long long)t->edges, (unsigned long long)t->roots,
 	       (unsigned long long)t->root_categories,

@@ -94,7 +94,7 @@ static void object_row(const hd_store *s, const hd_domtree *d, hd_node_id v,
 	uint64_t rm, rc = hd_domtree_retained(d, v, &rm), all;
 	char cls[256], a[32], b[32], c[32];
 	hd_site site;
-	int has_site = hd_store_site(s, v, &site) == 0 && site.file;
+	int has_site = hd_store_site(&site, s, v) == 0 && site.file;
 
 	hd_domtree_reached(d, &all);
 	cli_node_class(s, v, cls, sizeof(cls));

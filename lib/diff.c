@@ -172,8 +172,8 @@ static int fingerprint(struct pair *pr, hd_node_id q, hd_node_id p)
 	    hd_store_generation(Q, q) != hd_store_generation(P, p))
 		return HD_MATCH_NEW_REUSED;
 	if (!is_classy(type)) {
-		n1 = hd_store_class_name(P, p, pr->b1, sizeof(pr->b1));
-		n2 = hd_store_class_name(Q, q, pr->b2, sizeof(pr->b2));
+		n1 = hd_store_class_name(pr->b1, sizeof(pr->b1), P, p);
+		n2 = hd_store_class_name(pr->b2, sizeof(pr->b2), Q, q);
 		if (n1 != n2 || strcmp(pr->b1, pr->b2) != 0)
 			return HD_MATCH_NEW_REUSED;
 	}
@@ -280,11 +280,11 @@ static uint64_t site_key(struct pair *pr, const hd_store *s, hd_node_id id)
 	hd_site site;
 	uint64_t h = hd__mix64(hd_store_generation(s, id) ^
 			       (uint64_t)hd_store_type(s, id) << 56);
-	size_t n = hd_store_class_name(s, id, pr->b1, sizeof(pr->b1));
+	size_t n = hd_store_class_name(pr->b1, sizeof(pr->b1), s, id);
 
 	h = hd__hash_bytes(pr->b1, n < sizeof(pr->b1) ? n : sizeof(pr->b1) - 1,
 			   h);
-	if (hd_store_site(s, id, &site) == 0) {
+	if (hd_store_site(&site, s, id) == 0) {
 		if (site.file)
 			h = hd__hash_bytes(site.file, site.file_len, h ^ 1);
 		if (site.method)

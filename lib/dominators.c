@@ -555,7 +555,7 @@ static int class_groups(const hd_domtree *d, struct hd__intern *names,
 		grp[id] = HD_STR_NONE;
 		if (hd_domtree_idom(d, id) == NONE)
 			continue;
-		len = hd_store_class_name(d->s, id, buf, sizeof(buf));
+		len = hd_store_class_name(buf, sizeof(buf), d->s, id);
 		if (len >= sizeof(buf))
 			len = sizeof(buf) - 1;
 		if (hd__intern_put(names, buf, len, &grp[id]))

@@ -492,8 +492,8 @@ typedef struct hd_store_info {
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
  * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)".
  */
-HD_API const char *hd_features_ruby(uint32_t features, char *buf,
-				    size_t size);
+HD_API const char *hd_features_ruby(char *buf, size_t size,
+				    uint32_t features);
 
 /** Fills info. */
 HD_API void hd_store_info_get(hd_store_info *out, const hd_store *s);
@@ -537,8 +537,8 @@ typedef struct hd_site {
 	uint64_t line; /**< 0 when unknown */
 } hd_site;
 
-/** Fills site; returns 0, or HD_ENOTFOUND if the node is not traced. */
-HD_API int hd_store_site(const hd_store *s, hd_node_id id, hd_site *site);
+/** Fills out; returns 0, or HD_ENOTFOUND if the node is not traced. */
+HD_API int hd_store_site(hd_site *out, const hd_store *s, hd_node_id id);
 
 /**
  * The node's descriptive string: the resolved name of a CLASS, MODULE or
@@ -556,8 +556,8 @@ HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
  * Object-class DATA as "DATA/struct", and unresolvable pointers as
  * "#<unknown:0x...>". See man 1 heapdump-stats.
  */
-HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
-				  char *buf, size_t size);
+HD_API size_t hd_store_class_name(char *buf, size_t size,
+				  const hd_store *s, hd_node_id id);
 
 /**
  * Writes the name node id is shown by everywhere (path, top, dominators,
@@ -567,8 +567,8 @@ HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
  * display name ("String", "IMEMO/iseq"). A class without a resolvable
  * name falls back to its class's name ("Class").
  */
-HD_API size_t hd_store_node_name(const hd_store *s, hd_node_id id,
-				 char *buf, size_t size);
+HD_API size_t hd_store_node_name(char *buf, size_t size,
+				 const hd_store *s, hd_node_id id);
 
 /** Edge iterator; needs no cleanup. */
 typedef struct hd_edge_iter {

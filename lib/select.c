@@ -564,7 +564,7 @@ static int test_class(struct eval *e, hd_node_id id, int *ok)
 
 	/* unresolvable classes are named by their address: no caching */
 	if (c == HD_NODE_NONE && hd_store_class_address(e->s, id)) {
-		hd_store_class_name(e->s, id, e->name, sizeof(e->name));
+		hd_store_class_name(e->name, sizeof(e->name), e->s, id);
 		*ok = class_matches(e->sel, e->name);
 		return 0;
 	}
@@ -572,7 +572,7 @@ static int test_class(struct eval *e, hd_node_id id, int *ok)
 		*ok = (int)v;
 		return 0;
 	}
-	hd_store_class_name(e->s, id, e->name, sizeof(e->name));
+	hd_store_class_name(e->name, sizeof(e->name), e->s, id);
 	*ok = class_matches(e->sel, e->name);
 	return hd__map_put(&e->class_cache, key, (uint32_t)*ok, &v, &found);
 }
@@ -586,7 +586,7 @@ static int test_site(struct eval *e, hd_node_id id, int *ok)
 	int found;
 
 	*ok = 0;
-	if (hd_store_site(e->s, id, &site) || !site.file)
+	if (hd_store_site(&site, e->s, id) || !site.file)
 		return 0;
 	if (e->used & (1u << K_FILE)) {
 		uint64_t key = (uint64_t)(uintptr_t)site.file;
@@ -805,7 +805,7 @@ int hd_store_is_dumper(const hd_store *s, hd_node_id id)
 		if (span_is(aux, n, "ObjectTracing/allocation_info_tracer"))
 			return 1;
 	}
-	if (hd_store_site(s, id, &site) != 0)
+	if (hd_store_site(&site, s, id) != 0)
 		return 0;
 	fake.file.ptr = site.file;
 	fake.file.len = site.file ? site.file_len : 0;
@@ -1003,7 +1003,7 @@ static int suggest_scan(struct suggest *g, struct eval *e, int kind)
 			p = hd_store_aux(s, i, &len);
 			key = (uint64_t)(uintptr_t)p;
 		} else if (kind == S_FILES) {
-			if (hd_store_site(s, i, &site) || !site.file)
+			if (hd_store_site(&site, s, i) || !site.file)
 				continue;
 			p = site.file;
 			len = site.file_len;
@@ -1025,7 +1025,7 @@ static int suggest_scan(struct suggest *g, struct eval *e, int kind)
 		if (found)
 			continue;
 		if (!p) {
-			len = hd_store_class_name(s, i, e->name, sizeof(e->name));
+			len = hd_store_class_name(e->name, sizeof(e->name), s, i);
 			if (len >= sizeof(e->name))
 				continue;
 			p = e->name;

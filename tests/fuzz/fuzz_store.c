@@ -49,7 +49,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 
 	hd_store_info_get(&info, s);
 	*sink += info.edges + strlen(info.source_path);
-	*sink += strlen(hd_features_ruby(info.features, ver, sizeof(ver)));
+	*sink += strlen(hd_features_ruby(ver, sizeof(ver), info.features));
 	for (i = 0; i < n; i++) {
 		uint64_t a = hd_store_address(s, i);
 
@@ -59,7 +59,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 			 hd_store_class_address(s, i) + hd_store_memsize(s, i) +
 			 hd_store_generation(s, i) + hd_store_size(s, i) +
 			 hd_store_bits(s, i) + hd_store_offset(s, i);
-		if (hd_store_site(s, i, &site) == 0) {
+		if (hd_store_site(&site, s, i) == 0) {
 			if (site.file_len)
 				*sink += (unsigned char)site.file[site.file_len - 1];
 			if (site.method_len)
@@ -68,7 +68,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 		}
 		if ((p = hd_store_aux(s, i, &len)) && len)
 			*sink += (unsigned char)p[len - 1];
-		*sink += hd_store_class_name(s, i, name, sizeof(name));
+		*sink += hd_store_class_name(name, sizeof(name), s, i);
 		hd_store_refs(s, i, &it);
 		touch_iter(&it, n, sink);
 		hd_store_referrers(s, i, &it);

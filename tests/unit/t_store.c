@@ -35,7 +35,7 @@ static const char *cls(const hd_store *s, uint64_t addr)
 {
 	static char buf[256];
 
-	hd_store_class_name(s, at(s, addr), buf, sizeof(buf));
+	hd_store_class_name(buf, sizeof(buf), s, at(s, addr));
 	return buf;
 }
 
@@ -150,15 +150,15 @@ static void test_store__columns(void)
 	T_EQ(hd_store_bits(s, at(s, 0x3050)), HD_B_FROZEN | HD_B_EMBEDDED);
 	line = strstr(fixture_dump, "{\"address\":\"0x3028\"");
 	T_EQ(hd_store_offset(s, at(s, 0x3028)), line - fixture_dump);
-	T_RC(hd_store_site(s, at(s, 0x3028), &site), 0);
+	T_RC(hd_store_site(&site, s, at(s, 0x3028)), 0);
 	T_SPANEQ(site.file, site.file_len, "/app/a.rb");
 	T_SPANEQ(site.method, site.method_len, "build");
 	T_EQ(site.line, 3);
-	T_RC(hd_store_site(s, at(s, 0x31b8), &site), 0);
+	T_RC(hd_store_site(&site, s, at(s, 0x31b8)), 0);
 	T_SPANEQ(site.file, site.file_len, "C:\\dir\\x.rb");
 	T_SPANEQ(site.method, site.method_len, "with\"quote");
 	T_EQ(site.line, 7);
-	T_RC(hd_store_site(s, at(s, 0x3000), &site), HD_ENOTFOUND);
+	T_RC(hd_store_site(&site, s, at(s, 0x3000)), HD_ENOTFOUND);
 	T_ASSERT(site.file == NULL && site.method == NULL);
 	T_STREQ(aux(s, 0x30a0), "proc");
 	T_STREQ(aux(s, 0x3118), "iseq");
@@ -175,7 +175,7 @@ static void test_store__columns(void)
 	T_EQ(hd_store_address(s, 1000), 0);
 	T_EQ(hd_store_class(s, HD_NODE_NONE), HD_NODE_NONE);
 	T_ASSERT(hd_store_aux(s, 1000, NULL) == NULL);
-	T_RC(hd_store_site(s, 1000, &site), HD_ENOTFOUND);
+	T_RC(hd_store_site(&site, s, 1000), HD_ENOTFOUND);
 	hd_store_close(s);
 }
 
@@ -202,7 +202,7 @@ static void test_store__class_names(void)
 	T_STREQ(cls(s, 0x2200), "Class");
 	T_STREQ(cls(s, 0x2300), "Module");
 	T_STREQ(cls(s, 0x2600), "#<unknown:0x2610>");
-	T_EQ(hd_store_class_name(s, at(s, 0x3078), small, sizeof(small)), 14);
+	T_EQ(hd_store_class_name(small, sizeof(small), s, at(s, 0x3078)), 14);
 	T_STREQ(small, "(hidd");
 	hd_store_close(s);
 }
@@ -242,7 +242,7 @@ static void test_store__names_match_stream(void)
 		T_ASSERT(!hd__object_class_name(
 			&ct, &strs, rec->type,
 			rec->has & HD_HAS_CLASS ? rec->class_addr : 0, a, &id));
-		hd_store_class_name(s, n, buf, sizeof(buf));
+		hd_store_class_name(buf, sizeof(buf), s, n);
 		T_STREQ(buf, hd__intern_str(&strs, id, NULL));
 		checked++;
 	}
@@ -276,7 +276,7 @@ static void test_store__info(void)
 	T_ASSERT(in.features & HD_FEAT_METHOD_TRACED);
 	T_ASSERT(in.features & HD_FEAT_NODE);
 	T_ASSERT(!(in.features & HD_FEAT_PARTIAL));
-	T_STREQ(hd_features_ruby(in.features, buf, sizeof(buf)), "unknown");
+	T_STREQ(hd_features_ruby(buf, sizeof(buf), in.features), "unknown");
 	hd_store_close(s);
 }
 
@@ -310,7 +310,7 @@ static int same_store(const hd_store *a, const hd_store *b)
 		    hd_store_bits(a, i) != hd_store_bits(b, i) ||
 		    hd_store_offset(a, i) != hd_store_offset(b, i))
 			return 0;
-		if (hd_store_site(a, i, &s1) != hd_store_site(b, i, &s2) ||
+		if (hd_store_site(&s1, a, i) != hd_store_site(&s2, b, i) ||
 		    s1.line != s2.line || s1.file_len != s2.file_len ||
 		    s1.method_len != s2.method_len ||
 		    (s1.file && memcmp(s1.file, s2.file, s1.file_len)) ||
@@ -320,8 +320,8 @@ static int same_store(const hd_store *a, const hd_store *b)
 		p2 = hd_store_aux(b, i, &l2);
 		if (!p1 != !p2 || l1 != l2 || (p1 && memcmp(p1, p2, l1)))
 			return 0;
-		hd_store_class_name(a, i, b1, sizeof(b1));
-		hd_store_class_name(b, i, b2, sizeof(b2));
+		hd_store_class_name(b1, sizeof(b1), a, i);
+		hd_store_class_name(b2, sizeof(b2), b, i);
 		if (strcmp(b1, b2))
 			return 0;
 	}
