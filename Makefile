@@ -105,9 +105,19 @@ $(B)/libheapdump.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/libheapdump.so: $(LIB_OBJ)
+# The shared library exports the HD_API functions of heapdump.h and
+# nothing else: a version script made from the header (lib/exports.awk)
+# on top of -fvisibility=hidden; tests/cli/shlib.sh checks both.
+$(B)/libheapdump.map: lib/heapdump.h lib/exports.awk
+	@mkdir -p $(B)
+	$(Q){ echo '{ global:'; awk -f lib/exports.awk lib/heapdump.h | \
+		sed 's/.*/	&;/'; echo 'local: *; };'; } > $@
+
+$(B)/libheapdump.so: $(LIB_OBJ) $(B)/libheapdump.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libheapdump.so.0 \
+		-Wl,--version-script,$(B)/libheapdump.map $(ALL_LDFLAGS) \
+		-o $@ $(LIB_OBJ) $(LIBS)
 
 # Graphviz's libgvc draws for render and leaks --svg: only
 # cli/graphviz.o includes its headers, and only the program links it

@@ -64,95 +64,38 @@ static const char *const side_names[3] = { "before", "after", "later" };
 
 /* ---- records out ---- */
 
-struct writer {
-	FILE *f;
-	const hd_store *s;
-	const unsigned char *keep;
-};
-
 static int write_bytes(const void *buf, size_t n, void *payload)
 {
 	return fwrite(buf, 1, n, payload) == n ? 0 : 1;
 }
 
-static int write_record(const hd_record *rec, hd_node_id id, void *payload)
-{
-	struct writer *w = payload;
-
-	(void)id;
-	return hd_record_write(rec, w->s, w->keep, write_bytes, w->f);
-}
-
-/* The new objects and the union of shortest paths from the roots to
- * them (targets no root reaches stay in). */
-static int with_paths(const hd_store *s, const hd_nodes *set,
-		      hd_nodes *out, unsigned char **keep_out,
-		      uint64_t *unreached)
-{
-	hd_nodes kept = { 0 }, lost = { 0 };
-	hd_error err = { 0 };
-	uint32_t n = hd_store_node_count(s), i;
-	size_t k;
-	unsigned char *keep;
-
-	if (hd_roots_of(s, set, 0, &kept, &lost, &err))
-		return cli_lib_error(&err);
-	*unreached = lost.n;
-	keep = calloc((size_t)n / 8 + 1, 1);
-	if (!keep)
-		goto nomem;
-	for (k = 0; k < kept.n; k++)
-		keep[kept.ids[k] / 8] |= (unsigned char)(1u << kept.ids[k] % 8);
-	for (k = 0; k < set->n; k++)
-		keep[set->ids[k] / 8] |= (unsigned char)(1u << set->ids[k] % 8);
-	out->n = 0;
-	out->cap = kept.n + set->n;
-	out->ids = malloc((out->cap ? out->cap : 1) * sizeof(*out->ids));
-	if (!out->ids)
-		goto nomem;
-	for (i = 0; i < n; i++)
-		if (keep[i / 8] >> (i % 8) & 1)
-			out->ids[out->n++] = i;
-	hd_nodes_free(&kept);
-	hd_nodes_free(&lost);
-	*keep_out = keep;
-	return 0;
-nomem:
-	free(keep);
-	hd_nodes_free(&kept);
-	hd_nodes_free(&lost);
-	cli_error("out of memory");
-	return EXIT_FAIL;
-}
-
+/* The records of the new objects (--with-paths: and of the shortest
+ * paths from the roots to them, references restricted to those) to -o. */
 static int write_output(const hd_store *from, const struct cli_input *in,
 			const hd_nodes *set, uint64_t *written,
 			uint64_t *unreached)
 {
 	struct cli_out o;
-	struct writer w;
 	hd_nodes paths = { 0 };
 	const hd_nodes *what = set;
-	unsigned char *keep = NULL;
 	hd_read_options ro = HD_READ_OPTIONS_INIT;
 	hd_error err = { 0 };
 	int rc;
 
 	*unreached = 0;
 	if (A.with_paths) {
-		if ((rc = with_paths(from, set, &paths, &keep, unreached)))
-			return rc;
+		if (hd_paths_union(&paths, unreached, from, set, 0, &err))
+			return cli_lib_error(&err);
 		what = &paths;
 	}
 	*written = what->n;
 	if ((rc = cli_out_open(&o, A.output, in->path)))
 		goto out;
-	w.f = o.f;
-	w.s = from;
-	w.keep = keep;
 	ro.flags = A.strict ? HD_READ_STRICT : 0;
 	errno = 0;
-	rc = hd_store_records(from, NULL, what, &ro, write_record, &w, &err);
+	rc = hd_subdump_write(from, what,
+			      A.with_paths ? HD_SUBDUMP_RESTRICT : 0, &ro,
+			      write_bytes, o.f, &err);
 	if (rc) {
 		int e = errno ? errno : EIO; /* of the failed write */
 
@@ -169,8 +112,7 @@ static int write_output(const hd_store *from, const struct cli_input *in,
 	}
 	rc = cli_out_commit(&o);
 out:
-	free(paths.ids);
-	free(keep);
+	hd_nodes_free(&paths);
 	return rc;
 }
 
@@ -423,7 +365,7 @@ int cmd_diff(int argc, char **argv)
 	hd_store *s[3] = { NULL, NULL, NULL };
 	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
 	hd_diff_result *d = NULL;
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	hd_error err = { 0 };
 	struct report r;
@@ -457,8 +399,6 @@ int cmd_diff(int argc, char **argv)
 		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
 	if (A.with_paths && !A.output)
 		return cli_usage_error(&info, "--with-paths needs -o FILE");
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.flags = HD_STATS_ALL; /* the diff already left them out */
 	if ((rc = cli_parse_keys(&info, A.by ? A.by : "class,location", &so)))
 		return rc;
@@ -482,7 +422,7 @@ int cmd_diff(int argc, char **argv)
 	dopt.flags = (A.no_generation ? HD_DIFF_NO_GENERATION : 0) |
 		     (A.all ? HD_DIFF_ALL : 0);
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(s[0], s[1], s[2], &dopt, &d, &err))) {
+	if ((rc = hd_diff(&d, s[0], s[1], s[2], &dopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}

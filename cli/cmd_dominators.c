@@ -76,7 +76,7 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 		       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
 					  "more)" : "",
 		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
-		if (hd_store_site(s, v, &site) == 0 && site.file) {
+		if (hd_store_site(&site, s, v) == 0 && site.file) {
 			fputs(", ", stdout);
 			cli_site_text(stdout, &site, 0);
 		}
@@ -122,7 +122,7 @@ static int one_chain(struct cli_graph *g, hd_node_id t, hd_error *err,
 		     void *payload)
 {
 	struct chain_run *run = payload;
-	int rc = hd_domtree_chain(run->d, t, &run->p, err);
+	int rc = hd_domtree_chain(&run->p, run->d, t, err);
 
 	if (rc == HD_ENOTFOUND && run->json)
 		print_json(g->s, run->d, t, NULL);
@@ -154,13 +154,7 @@ static int print_chains(struct cli_graph *g, const hd_domtree *d, int json)
  * rule of stats, hd_store_is_dumper); fails when nothing else is left. */
 static int drop_dumper(struct cli_graph *g)
 {
-	size_t i, k = 0, n = g->sel.n;
-
-	for (i = 0; i < n; i++)
-		if (!hd_store_is_dumper(g->s, g->sel.ids[i]))
-			g->sel.ids[k++] = g->sel.ids[i];
-	g->sel.n = k;
-	if (k)
+	if (hd_nodes_drop_dumper(&g->sel, g->s))
 		return EXIT_OK;
 	cli_error("%s: the selection picks only the allocation tracer and "
 		  "dump_all's own objects, which are left out (--all keeps "

@@ -105,7 +105,7 @@ int cmd_index(int argc, char **argv)
 		uint64_t size = stat(out_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 		char c1[32], c2[32], c3[32], c4[32];
 
-		hd_store_info_get(s, &si);
+		hd_store_info_get(&si, s);
 		fprintf(stderr, "%s: ", PROGRAM_NAME);
 		cli_text_string(stderr, out_path, strlen(out_path));
 		fprintf(stderr,

@@ -71,164 +71,25 @@ static const struct cli_cmd_info info = {
 
 /* ---- the records ---- */
 
-struct emit {
-	const hd_store *s;
-	const hd_border *border;
-	size_t nborder;
-	const hd_nodes *self;
-	FILE *f;
-	char *buf;
-	size_t len, cap;
-	uint64_t written;
-};
-
-static int buf_put(const void *p, size_t n, void *payload)
+static int write_line(const void *buf, size_t n, void *payload)
 {
-	struct emit *e = payload;
-
-	if (e->len + n + 1 > e->cap) {
-		size_t cap = e->cap ? e->cap : 4096;
-		char *nb;
-
-		while (cap < e->len + n + 1)
-			cap *= 2;
-		if (!(nb = realloc(e->buf, cap)))
-			return HD_ENOMEM;
-		e->buf = nb;
-		e->cap = cap;
-	}
-	memcpy(e->buf + e->len, p, n);
-	e->len += n;
-	return 0;
-}
-
-static const hd_border *find_border(const struct emit *e, hd_node_id id)
-{
-	size_t lo = 0, hi = e->nborder;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->border[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < e->nborder && e->border[lo].id == id ? &e->border[lo] :
-							    NULL;
-}
-
-/* The extra members of a diff-border record, starting with ", ". */
-static int border_fields(struct emit *e, const hd_border *b)
-{
-	char tmp[256];
-	unsigned i;
-	int n;
-
-	n = snprintf(tmp, sizeof(tmp),
-		     ", \"keepalive_count\":%llu, \"keepalive_memsize\":%llu, "
-		     "\"retained_count\":%llu, \"retained_memsize\":%llu, "
-		     "\"holders\":%u, \"held_by\":[",
-		     (unsigned long long)b->keepalive_count,
-		     (unsigned long long)b->keepalive_memsize,
-		     (unsigned long long)b->retained_count,
-		     (unsigned long long)b->retained_memsize, b->holders);
-	if (buf_put(tmp, (size_t)n, e))
-		return HD_ENOMEM;
-	for (i = 0; i < HD_BORDER_HOLDERS && i < b->holders; i++) {
-		n = snprintf(tmp, sizeof(tmp), "%s\"0x%llx\"", i ? ", " : "",
-			     (unsigned long long)hd_store_address(e->s,
-								  b->holder[i]));
-		if (buf_put(tmp, (size_t)n, e))
-			return HD_ENOMEM;
-	}
-	if (buf_put("]", 1, e))
-		return HD_ENOMEM;
-	if (b->roots) {
-		n = snprintf(tmp, sizeof(tmp), ", \"roots\":%u", b->roots);
-		if (buf_put(tmp, (size_t)n, e))
-			return HD_ENOMEM;
-	}
-	return 0;
-}
-
-/*
- * Writes the record as valid NDJSON (hd_record_write) into the buffer,
- * then moves its final '}' after the added members.
- */
-static int on_record(const hd_record *rec, hd_node_id id, void *payload)
-{
-	struct emit *e = payload;
-	const hd_border *b = find_border(e, id);
-	size_t close;
-	int rc;
-
-	e->len = 0;
-	if ((rc = hd_record_write(rec, e->s, NULL, buf_put, e)))
-		return rc;
-	close = e->len;
-	while (close > 0 && e->buf[close - 1] != '}')
-		close--;
-	if (!close)
-		return 0; /* not an object: cannot happen for a record */
-	e->len = close - 1;
-	if (b)
-		rc = border_fields(e, b);
-	else
-		rc = buf_put(", \"border\":\"self\"", 17, e);
-	if (rc || (rc = buf_put("}\n", 2, e)))
-		return rc;
-	if (fwrite(e->buf, 1, e->len, e->f) != e->len)
-		return HD_EIO;
-	e->written++;
-	return 0;
-}
-
-/* The union of the diff border and (with --self-border) the self border. */
-static int record_set(const hd_interface *x, hd_nodes *out)
-{
-	const hd_nodes *self = hd_interface_self_border(x);
-	const hd_border *b;
-	size_t nb, i = 0, j = 0, ns = A.self_border ? self->n : 0;
-
-	b = hd_interface_diff_border(x, &nb);
-	memset(out, 0, sizeof(*out));
-	out->ids = malloc((nb + ns + 1) * sizeof(*out->ids));
-	if (!out->ids)
-		return -1;
-	out->cap = nb + ns + 1;
-	while (i < nb || j < ns) {
-		if (j >= ns || (i < nb && b[i].id < self->ids[j]))
-			out->ids[out->n++] = b[i++].id;
-		else
-			out->ids[out->n++] = self->ids[j++];
-	}
-	return 0;
+	return fwrite(buf, 1, n, payload) == n ? 0 : HD_EIO;
 }
 
 static int write_records(const hd_store *s, const hd_interface *x,
 			 struct cli_input *in, const char *after)
 {
-	struct emit e;
 	struct cli_out o;
-	hd_nodes set;
 	hd_read_options ro = cli_input_read_options(in);
 	hd_error err = { 0 };
 	int rc;
 
-	memset(&e, 0, sizeof(e));
-	e.s = s;
-	e.border = hd_interface_diff_border(x, &e.nborder);
-	e.self = hd_interface_self_border(x);
-	if (record_set(x, &set)) {
-		cli_error("out of memory");
-		return EXIT_FAIL;
-	}
 	if ((rc = cli_out_open(&o, A.output, after)))
-		goto out;
-	e.f = o.f;
+		return rc;
 	errno = 0;
-	rc = hd_store_records(s, NULL, &set, &ro, on_record, &e, &err);
+	rc = hd_interface_records(x, s, A.self_border ?
+				  HD_INTERFACE_RECORDS_SELF : 0, &ro,
+				  write_line, o.f, &err);
 	if (rc) {
 		int sys = errno ? errno : EIO; /* of the failed write */
 
@@ -241,98 +102,22 @@ static int write_records(const hd_store *s, const hd_interface *x,
 			cli_error("out of memory");
 		else
 			cli_lib_error(&err);
-		rc = EXIT_FAIL;
-		goto out;
+		return EXIT_FAIL;
 	}
-	rc = cli_out_commit(&o);
-out:
-	free(set.ids);
-	free(e.buf);
-	return rc;
+	return cli_out_commit(&o);
 }
 
 /* ---- the summary ---- */
 
-static const hd_border *sort_base;
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const hd_border *x = &sort_base[*(const size_t *)a];
-	const hd_border *y = &sort_base[*(const size_t *)b];
-
-	if (x->keepalive_count != y->keepalive_count)
-		return x->keepalive_count < y->keepalive_count ? 1 : -1;
-	if (x->retained_count != y->retained_count)
-		return x->retained_count < y->retained_count ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* What each self-border object holds: border objects and their
- * keepalive sum (shared objects counted for each). */
-struct holder_row {
-	hd_node_id id;
-	uint64_t held, keepalive;
-};
-
-static int cmp_holders(const void *a, const void *b)
-{
-	const struct holder_row *x = a, *y = b;
-
-	if (x->keepalive != y->keepalive)
-		return x->keepalive < y->keepalive ? 1 : -1;
-	if (x->held != y->held)
-		return x->held < y->held ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static struct holder_row *holder_rows(const hd_store *s,
-				      const hd_interface *x)
-{
-	const hd_nodes *self = hd_interface_self_border(x);
-	struct emit e;
-	struct holder_row *r = calloc(self->n + 1, sizeof(*r));
-	size_t i, *seen;
-
-	memset(&e, 0, sizeof(e));
-	e.border = hd_interface_diff_border(x, &e.nborder);
-	seen = calloc(e.nborder + 1, sizeof(*seen));
-	if (!r || !seen) {
-		free(r);
-		free(seen);
-		return NULL;
-	}
-	for (i = 0; i < self->n; i++) {
-		hd_edge_iter it;
-		hd_node_id t;
-
-		r[i].id = self->ids[i];
-		hd_store_refs(s, self->ids[i], &it);
-		while (hd_edge_iter_next(&it, &t) == 0) {
-			const hd_border *b = find_border(&e, t);
-
-			if (!b || seen[b - e.border] == i + 1)
-				continue; /* a repeated reference counts once */
-			seen[b - e.border] = i + 1;
-			r[i].held++;
-			r[i].keepalive += b->keepalive_count;
-		}
-	}
-	free(seen);
-	qsort(r, self->n, sizeof(*r), cmp_holders);
-	return r;
-}
-
 static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
-		       const size_t *rows, size_t shown,
-		       const struct holder_row *hr, size_t hshown)
+		       const hd_interface_ranking *rk, size_t shown,
+		       size_t hshown)
 {
-	const hd_border *b;
 	hd_interface_totals t;
 	char name[256], a[32], c[32], d[32], e[32], g[32];
-	size_t nb, i;
+	size_t i;
 
-	b = hd_interface_diff_border(x, &nb);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	fprintf(f, "%-12s %s objects, %s%s\n", "new",
 		cli_commas(t.diff, a, sizeof(a)),
 		cli_human_bytes(t.diff_memsize, c, sizeof(c)),
@@ -352,24 +137,27 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		fprintf(f, "%10s %10s  %-18s %s\n", "holds", "keepalive",
 			"address", "class");
 		for (i = 0; i < hshown; i++) {
-			cli_class_name(s, hr[i].id, name, sizeof(name));
+			const hd_border_holder *h =
+				hd_interface_ranking_holder(rk, i);
+
+			cli_class_name(s, h->id, name, sizeof(name));
 			fprintf(f, "%10s %10s  0x%-16llx %s\n",
-				cli_commas(hr[i].held, a, sizeof(a)),
-				cli_commas(hr[i].keepalive, c, sizeof(c)),
-				(unsigned long long)hd_store_address(s,
-								     hr[i].id),
+				cli_commas(h->held, a, sizeof(a)),
+				cli_commas(h->keepalive, c, sizeof(c)),
+				(unsigned long long)hd_store_address(s, h->id),
 				name);
 		}
 	}
 	if (!shown)
 		return;
 	fprintf(f, "\ndiff border (top %s of %s, by keepalive_count)\n",
-		cli_commas(shown, a, sizeof(a)), cli_commas(nb, c, sizeof(c)));
+		cli_commas(shown, a, sizeof(a)),
+		cli_commas(t.diff_border, c, sizeof(c)));
 	fprintf(f, "%10s %12s %10s %12s %7s  %-18s %s\n", "keepalive",
 		"memsize", "retained", "memsize", "holders", "address",
 		"class");
 	for (i = 0; i < shown; i++) {
-		const hd_border *r = &b[rows[i]];
+		const hd_border *r = hd_interface_ranking_border(rk, i);
 
 		cli_class_name(s, r->id, name, sizeof(name));
 		fprintf(f, "%10s %12s %10s %12s %7s  0x%-16llx %s\n",
@@ -385,22 +173,20 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 static void json_class(FILE *f, const hd_store *s, hd_node_id id)
 {
 	char name[256];
-	size_t n = hd_store_class_name(s, id, name, sizeof(name));
+	size_t n = hd_store_class_name(name, sizeof(name), s, id);
 
 	cli_json_string(f, name, n < sizeof(name) ? n : sizeof(name) - 1);
 }
 
 static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
-		       const size_t *rows, size_t shown,
-		       const struct holder_row *hr, size_t hshown)
+		       const hd_interface_ranking *rk, size_t shown,
+		       size_t hshown)
 {
-	const hd_border *b;
 	hd_interface_totals t;
-	size_t nb, i;
+	size_t i;
 	unsigned k;
 
-	b = hd_interface_diff_border(x, &nb);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	fprintf(f, "{\"totals\":{\"diff\":%llu,\"diff_memsize\":%llu,"
 		   "\"self_border\":%llu,\"diff_border\":%llu,"
 		   "\"reached\":%llu,\"reached_memsize\":%llu,"
@@ -414,17 +200,19 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 		(unsigned long long)t.components,
 		t.memsize_saturated ? "true" : "false");
 	for (i = 0; i < hshown; i++) {
+		const hd_border_holder *h = hd_interface_ranking_holder(rk, i);
+
 		fprintf(f, "%s{\"address\":\"0x%llx\",\"class\":",
 			i ? "," : "",
-			(unsigned long long)hd_store_address(s, hr[i].id));
-		json_class(f, s, hr[i].id);
+			(unsigned long long)hd_store_address(s, h->id));
+		json_class(f, s, h->id);
 		fprintf(f, ",\"holds\":%llu,\"keepalive\":%llu}",
-			(unsigned long long)hr[i].held,
-			(unsigned long long)hr[i].keepalive);
+			(unsigned long long)h->held,
+			(unsigned long long)h->keepalive);
 	}
 	fprintf(f, "],\"diff_border\":[");
 	for (i = 0; i < shown; i++) {
-		const hd_border *r = &b[rows[i]];
+		const hd_border *r = hd_interface_ranking_border(rk, i);
 
 		fprintf(f, "%s{\"address\":\"0x%llx\",\"class\":", i ? "," : "",
 			(unsigned long long)hd_store_address(s, r->id));
@@ -449,32 +237,23 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 		   int json)
 {
-	const hd_border *b;
-	struct holder_row *hr;
-	size_t nb, *rows, i, shown, hshown;
-	const hd_nodes *self = hd_interface_self_border(x);
+	hd_interface_ranking *rk = NULL;
+	hd_interface_totals t;
+	hd_error err = { 0 };
+	size_t shown, hshown;
 
-	b = hd_interface_diff_border(x, &nb);
-	rows = malloc((nb + 1) * sizeof(*rows));
-	hr = holder_rows(s, x);
-	if (!rows || !hr) {
-		free(rows);
-		free(hr);
-		cli_error("out of memory");
-		return EXIT_FAIL;
-	}
-	for (i = 0; i < nb; i++)
-		rows[i] = i;
-	sort_base = b;
-	qsort(rows, nb, sizeof(*rows), cmp_rows);
-	shown = A.top && A.top < nb ? (size_t)A.top : nb;
-	hshown = A.top && A.top < self->n ? (size_t)A.top : self->n;
+	if (hd_interface_rank(&rk, x, s, &err))
+		return cli_lib_error(&err);
+	hd_interface_totals_get(&t, x);
+	shown = A.top && A.top < t.diff_border ? (size_t)A.top :
+						 (size_t)t.diff_border;
+	hshown = A.top && A.top < t.self_border ? (size_t)A.top :
+						  (size_t)t.self_border;
 	if (json)
-		print_json(f, s, x, rows, shown, hr, hshown);
+		print_json(f, s, x, rk, shown, hshown);
 	else
-		print_text(f, s, x, rows, shown, hr, hshown);
-	free(rows);
-	free(hr);
+		print_text(f, s, x, rk, shown, hshown);
+	hd_interface_ranking_free(rk);
 	return 0;
 }
 
@@ -555,7 +334,7 @@ int cmd_interface_with(int argc, char **argv)
 	if (A.later) {
 		/* the new objects still alive in LATER, as LATER has them */
 		dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-		if ((rc = hd_diff_follow(s[0], s[1], &diff, &dopt, &alive,
+		if ((rc = hd_diff_follow(&alive, s[0], s[1], &diff, &dopt,
 					 &err))) {
 			rc = cli_lib_error(&err);
 			goto out;

@@ -138,7 +138,7 @@ static void text_node(const hd_store *s, hd_node_id v)
 	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
 	if (cli_type_adds(s, v, cls))
 		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
-	if (hd_store_site(s, v, &site) == 0 && site.file) {
+	if (hd_store_site(&site, s, v) == 0 && site.file) {
 		fputs(", ", stdout);
 		cli_site_text(stdout, &site, 0);
 	}
@@ -572,7 +572,7 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(r.s[0], r.s[1], r.s[2], &dopt, &r.d, &err))) {
+	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.s[2], &dopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
@@ -585,7 +585,7 @@ int cmd_leaks(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	hd_leaks_totals_get(r.l, &r.t);
+	hd_leaks_totals_get(&r.t, r.l);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)

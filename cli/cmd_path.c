@@ -55,7 +55,7 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 		       (unsigned long long)hd_store_address(s, v), cls,
 		       hd_type_name(hd_store_type(s, v)),
 		       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
-		if (hd_store_site(s, v, &site) == 0 && site.file) {
+		if (hd_store_site(&site, s, v) == 0 && site.file) {
 			fputs(", ", stdout);
 			cli_site_text(stdout, &site, 1);
 		}
@@ -97,7 +97,7 @@ static int one_path(struct cli_graph *g, hd_node_id t, hd_error *err,
 		    void *payload)
 {
 	struct path_run *run = payload;
-	int rc = hd_reach_path(run->r, t, &run->p, err);
+	int rc = hd_reach_path(&run->p, run->r, t, err);
 
 	if (rc == HD_ENOTFOUND && run->json)
 		print_json(g->s, t, NULL);

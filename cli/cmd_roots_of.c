@@ -83,7 +83,7 @@ int cmd_roots_of(int argc, char **argv)
 		return rc;
 	flags = (A.all ? HD_ROOTS_ALL_ANCESTORS : 0) |
 		(A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0);
-	if ((rc = hd_roots_of(g.s, &g.sel, flags, &kept, &unreached, &err))) {
+	if ((rc = hd_roots_of(&kept, &unreached, g.s, &g.sel, flags, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}

@@ -90,13 +90,13 @@ static int feed_dump(hd_stats *st, struct cli_input *in)
 		}
 		goto out;
 	}
-	hd_reader_stats(r, &rs);
+	hd_reader_stats(&rs, r);
 	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
 	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = hd_stats_add(st, rec, &err)))
 			goto out;
 		if ((++n & 0xffff) == 0) {
-			hd_reader_stats(r, &rs);
+			hd_reader_stats(&rs, r);
 			cli_progress(rs.bytes, rs.total_bytes, in);
 		}
 	}
@@ -154,7 +154,7 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	printf("%-12s ", "dump");
 	cli_text_string(stdout, path, strlen(path));
 	putchar('\n');
-	printf("%-12s %s\n", "ruby", hd_features_ruby(t->features, c, sizeof(c)));
+	printf("%-12s %s\n", "ruby", hd_features_ruby(c, sizeof(c), t->features));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
@@ -212,7 +212,7 @@ static void print_totals_json(const hd_stats_totals *t, const char *path)
 	printf(",\"ruby\":\"%s\",\"totals\":{\"objects\":%llu,\"memsize\":%llu,"
 	       "\"references\":%llu,\"roots\":%llu,\"root_categories\":%llu,"
 	       "\"shapes\":%llu,\"traced\":%llu,",
-	       hd_features_ruby(t->features, c, sizeof(c)),
+	       hd_features_ruby(c, sizeof(c), t->features),
 	       (unsigned long long)t->objects, (unsigned long long)t->memsize,
 	       (unsigned long long)t->edges, (unsigned long long)t->roots,
 	       (unsigned long long)t->root_categories,
@@ -290,14 +290,6 @@ static void print_table_tsv(const char *name, const hd_stats_row *rows,
 
 /* ---- namespaces (heap_dump's count_objects) ---- */
 
-static int in_namespace(const hd_stats_row *r, const char *ns, size_t n)
-{
-	return r->key_len[0] >= n && memcmp(r->key[0], ns, n) == 0 &&
-	       (r->key_len[0] == n ||
-		(r->key_len[0] > n + 1 && r->key[0][n] == ':' &&
-		 r->key[0][n + 1] == ':'));
-}
-
 static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			     int sort)
 {
@@ -314,22 +306,19 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 		printf(",\"namespaces\":{");
 	while (*s) {
 		size_t len = strcspn(s, ",");
-		uint64_t cnt = 0, mem = 0;
+		hd_namespace_totals t;
+		uint64_t cnt, mem;
 		char a[32], b[32];
 
-		for (i = 0; i < n; i++) {
-			if (!in_namespace(&rows[i], s, len))
-				continue;
-			cnt += rows[i].count;
-			/* saturated, as the library's sums */
-			mem = hd_u64_sat_add(mem, rows[i].memsize, NULL);
-		}
+		hd_stats_namespace(&t, rows, n, s, len);
+		cnt = t.count;
+		mem = t.memsize;
 		if (fmt == FMT_TEXT) {
 			printf("%12s %15s  %.*s (total)\n",
 			       cli_commas(cnt, a, sizeof(a)),
 			       cli_commas(mem, b, sizeof(b)), (int)len, s);
 			for (i = 0; i < n; i++)
-				if (in_namespace(&rows[i], s, len))
+				if (hd_stats_row_in_namespace(&rows[i], s, len))
 				{
 					printf("%12s %15s    ",
 					       cli_commas(rows[i].count, a,
@@ -346,7 +335,8 @@ static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
 			printf(":{\"count\":%llu,\"memsize\":%llu,\"classes\":{",
 			       (unsigned long long)cnt, (unsigned long long)mem);
 			for (i = 0, first = 1; i < n; i++) {
-				if (!in_namespace(&rows[i], s, len))
+				if (!hd_stats_row_in_namespace(&rows[i], s,
+							       len))
 					continue;
 				printf("%s", first ? "" : ",");
 				cli_json_string(stdout, rows[i].key[0],
@@ -392,7 +382,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 	const char *sort_name = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
 	unsigned g;
 
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	if (fmt == FMT_TEXT)
 		print_totals_text(&t, strcmp(path, "-") ? path : "(stdin)");
 	else if (fmt == FMT_JSON)
@@ -429,7 +419,7 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 
 int cmd_stats(int argc, char **argv)
 {
-	hd_stats_options o;
+	hd_stats_options o = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	struct cli_input in;
 	hd_error err = { 0 };
@@ -456,8 +446,6 @@ int cmd_stats(int argc, char **argv)
 	else if (A.sort && strcmp(A.sort, "count") != 0)
 		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
 
-	memset(&o, 0, sizeof(o));
-	o.version = HD_STATS_OPTIONS_VERSION;
 	o.flags = A.all ? HD_STATS_ALL : 0;
 	for (i = 0; i < A.nby; i++)
 		if ((rc = cli_parse_keys(&info, A.by[i], &o)))

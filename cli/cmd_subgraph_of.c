@@ -53,7 +53,7 @@ int cmd_subgraph_of(int argc, char **argv)
 	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
 				 A.strict, A.quiet)))
 		return rc;
-	if ((rc = hd_subgraph_of(g.s, &g.sel, (unsigned)A.depth, &out,
+	if ((rc = hd_subgraph_of(&out, g.s, &g.sel, (unsigned)A.depth,
 				 &err))) {
 		rc = cli_lib_error(&err);
 		goto out;

@@ -94,7 +94,7 @@ static void object_row(const hd_store *s, const hd_domtree *d, hd_node_id v,
 	uint64_t rm, rc = hd_domtree_retained(d, v, &rm), all;
 	char cls[256], a[32], b[32], c[32];
 	hd_site site;
-	int has_site = hd_store_site(s, v, &site) == 0 && site.file;
+	int has_site = hd_store_site(&site, s, v) == 0 && site.file;
 
 	hd_domtree_reached(d, &all);
 	cli_node_class(s, v, cls, sizeof(cls));
@@ -140,7 +140,7 @@ static int top_objects(const hd_store *s, const hd_domtree *d, enum fmt f)
 		cli_error("out of memory");
 		return EXIT_FAIL;
 	}
-	if (hd_domtree_top(d, k, ids, &n, &err)) {
+	if (hd_domtree_top(ids, &n, d, k, &err)) {
 		free(ids);
 		return cli_lib_error(&err);
 	}
@@ -168,7 +168,7 @@ static int top_classes(const hd_domtree *d, enum fmt f)
 	size_t n = 0, i, shown;
 	char a[32], b[32], c[32], e[32];
 
-	if (hd_domtree_classes(d, &rows, &n, &err))
+	if (hd_domtree_classes(&rows, &n, d, &err))
 		return cli_lib_error(&err);
 	hd_domtree_reached(d, &all);
 	shown = A.top && A.top < n ? (size_t)A.top : n;
@@ -217,7 +217,7 @@ static int top_classes(const hd_domtree *d, enum fmt f)
 	else if (f == F_TEXT && shown < n)
 		printf("(%s more classes: --top 0 shows all)\n",
 		       cli_commas(n - shown, a, sizeof(a)));
-	hd_class_retained_free(rows, n);
+	hd_class_retained_free(rows);
 	return EXIT_OK;
 }
 
@@ -261,7 +261,7 @@ int cmd_top(int argc, char **argv)
 	if (!hd_domtree_reached(d, NULL)) {
 		hd_store_info si;
 
-		hd_store_info_get(s, &si);
+		hd_store_info_get(&si, s);
 		cli_error("%s: no object is reached from a GC root%s",
 			  in.name, si.features & HD_FEAT_PARTIAL ?
 					   " (no ROOT lines: a partial dump)" :

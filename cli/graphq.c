@@ -48,95 +48,33 @@ void cli_graph_close(struct cli_graph *g)
 	g->s = NULL;
 }
 
-struct writer {
-	struct cli_graph *g;
-	FILE *f;
-	unsigned char *keep;
-};
-
 static int write_bytes(const void *buf, size_t n, void *payload)
 {
 	return fwrite(buf, 1, n, payload) == n ? 0 : 1;
-}
-
-static int write_record(const hd_record *rec, hd_node_id id, void *payload)
-{
-	struct writer *w = payload;
-
-	(void)id;
-	return hd_record_write(rec, w->g->s, w->keep, write_bytes, w->f);
-}
-
-/*
- * The ROOT records, their references restricted to keep: the output
- * stays a dump whose retention paths can be asked for again.
- */
-static void write_roots(const hd_store *s, const unsigned char *keep,
-			FILE *f)
-{
-	uint32_t c, nroots = hd_store_root_count(s);
-	hd_edge_iter it;
-	hd_node_id v;
-	const char *name;
-	int first;
-
-	for (c = 0; c < nroots; c++) {
-		hd_store_root_refs(s, c, &it);
-		first = 1;
-		while (hd_edge_iter_next(&it, &v) == 0) {
-			if (!(keep[v / 8] >> (v % 8) & 1))
-				continue;
-			if (first) {
-				name = hd_store_root_name(s, c);
-				fputs("{\"type\":\"ROOT\", \"root\":", f);
-				cli_json_string(f, name, strlen(name));
-				fputs(", \"references\":[", f);
-			}
-			fprintf(f, "%s\"0x%llx\"", first ? "" : ", ",
-				(unsigned long long)hd_store_address(s, v));
-			first = 0;
-		}
-		if (!first)
-			fputs("]}\n", f);
-	}
 }
 
 int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
 		    const char *out_path)
 {
 	hd_read_options ro = cli_input_read_options(&g->in);
-	uint32_t n = hd_store_node_count(g->s);
 	struct cli_out out;
-	struct writer w;
 	hd_error err = { 0 };
-	size_t i;
 	int rc;
 
-	w.g = g;
-	w.keep = calloc((size_t)n / 8 + 1, 1);
-	if (!w.keep) {
-		cli_error("out of memory");
-		return EXIT_FAIL;
-	}
-	for (i = 0; i < set->n; i++)
-		w.keep[set->ids[i] / 8] |=
-			(unsigned char)(1u << (set->ids[i] % 8));
-	if ((rc = cli_out_open(&out, out_path, g->in.path))) {
-		free(w.keep);
+	if ((rc = cli_out_open(&out, out_path, g->in.path)))
 		return rc;
-	}
-	w.f = out.f;
-	write_roots(g->s, w.keep, w.f);
 	/* the problems of the dump were reported when it was indexed */
 	ro.problem = NULL;
 	errno = 0;
-	rc = hd_store_records(g->s, NULL, set, &ro, write_record, &w, &err);
-	free(w.keep);
+	rc = hd_subdump_write(g->s, set, HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT,
+			      &ro, write_bytes, out.f, &err);
 	if (rc) {
 		int e = errno ? errno : EIO; /* of the failed write */
 
 		cli_out_abort(&out);
-		if (rc < 0 && rc != HD_ENOMEM)
+		if (rc == HD_ENOMEM)
+			cli_error("out of memory");
+		else if (rc < 0)
 			cli_lib_error(&err);
 		else if (out_path && strcmp(out_path, "-") != 0)
 			cli_error("cannot write '%s': %s", out_path,

@@ -83,7 +83,7 @@ static void register_source(const hd_store *s)
 {
 	hd_store_info si;
 
-	hd_store_info_get(s, &si);
+	hd_store_info_get(&si, s);
 	if (si.source_path && *si.source_path)
 		cli_input_register(si.source_path);
 }
@@ -112,7 +112,7 @@ int cli_store_source(const char *store_path, char **dump_out)
 	*dump_out = NULL;
 	if ((rc = hd_store_open(&s, store_path, &err)))
 		return cli_lib_error(&err);
-	hd_store_info_get(s, &si);
+	hd_store_info_get(&si, s);
 	cli_input_register(store_path);
 	register_source(s);
 	if (!si.source_path || !*si.source_path ||

@@ -58,7 +58,7 @@ static void origin_of(hd_store *s, const struct cli_input *in,
 	if (strcmp(in->path, "-") == 0)
 		return;
 	if (hd_store_is_store(in->path)) {
-		hd_store_info_get(s, &info);
+		hd_store_info_get(&info, s);
 		if (!info.source_path || !*info.source_path)
 			return;
 		dump = info.source_path;
@@ -116,7 +116,7 @@ int cli_check_order(hd_store *const *s, const struct cli_input *in,
 		return 0;
 	for (k = 0; k < n; k++)
 		origin_of(s[k], &in[k], &o[k], times[k], sizeof(times[k]));
-	if (hd_order_check((const hd_store *const *)s, o, n, p, &err))
+	if (hd_order_check(p, (const hd_store *const *)s, o, n, &err))
 		return cli_lib_error(&err);
 	for (k = 0; k + 1 < n; k++) {
 		const char *x = in[k].name, *y = in[k + 1].name;

@@ -114,9 +114,9 @@ int cli_select_nodes(struct cli_select *sel, const hd_store *s,
 
 	if ((rc = cli_select_compile(sel)))
 		return rc;
-	rc = hd_select_nodes(sel->compiled, s, out, &missing, &err);
+	rc = hd_select_nodes(out, &missing, sel->compiled, s, &err);
 	if (!rc && !out->n) {
-		rc = hd_select_explain(sel->compiled, s, why, sizeof(why),
+		rc = hd_select_explain(why, sizeof(why), sel->compiled, s,
 				       &err);
 		cli_select_free(sel);
 		if (rc)

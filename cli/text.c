@@ -190,7 +190,7 @@ void cli_site_text(FILE *f, const hd_site *site, int with_method)
 void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
 			size_t size)
 {
-	hd_store_node_name(s, id, buf, size);
+	hd_store_node_name(buf, size, s, id);
 }
 
 /* The same name, control bytes escaped for people (cli_text). */
@@ -198,7 +198,7 @@ void cli_node_class(const hd_store *s, hd_node_id id, char *buf,
 		    size_t size)
 {
 	char raw[512];
-	size_t len = hd_store_node_name(s, id, raw, sizeof(raw));
+	size_t len = hd_store_node_name(raw, sizeof(raw), s, id);
 
 	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
 }
@@ -207,7 +207,7 @@ void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
 		    size_t size)
 {
 	char raw[512];
-	size_t len = hd_store_class_name(s, id, raw, sizeof(raw));
+	size_t len = hd_store_class_name(raw, sizeof(raw), s, id);
 
 	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
 }
@@ -224,7 +224,7 @@ void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 	cli_json_string(f, cls, strlen(cls));
 	fprintf(f, ",\"memsize\":%llu",
 	       (unsigned long long)hd_store_memsize(s, v));
-	if (hd_store_site(s, v, &site) == 0 && site.file) {
+	if (hd_store_site(&site, s, v) == 0 && site.file) {
 		fprintf(f, ",\"file\":");
 		cli_json_string(f, site.file, site.file_len);
 		fprintf(f, ",\"line\":%llu", (unsigned long long)site.line);

@@ -66,7 +66,7 @@ static void side_init(struct side *sd, const hd_store *s)
 	memset(sd, 0, sizeof(*sd));
 	sd->s = s;
 	sd->n = hd_store_node_count(s);
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	sd->partial = info.root_categories == 0 && sd->n > 0;
 	sd->int_flags = (info.features & HD_FEAT_INT_FLAGS) != 0;
 	for (i = 0; i < sd->n; i++) {
@@ -103,7 +103,7 @@ static int load_oids(struct side *sd, const hd_read_options *ro,
 	hd_error tmp;
 	int rc;
 
-	hd_store_info_get(sd->s, &info);
+	hd_store_info_get(&info, sd->s);
 	if (!info.source_path || !*info.source_path ||
 	    strcmp(info.source_path, "-") == 0 ||
 	    hd_store_check_source(sd->s, info.source_path, &tmp))
@@ -172,8 +172,8 @@ static int fingerprint(struct pair *pr, hd_node_id q, hd_node_id p)
 	    hd_store_generation(Q, q) != hd_store_generation(P, p))
 		return HD_MATCH_NEW_REUSED;
 	if (!is_classy(type)) {
-		n1 = hd_store_class_name(P, p, pr->b1, sizeof(pr->b1));
-		n2 = hd_store_class_name(Q, q, pr->b2, sizeof(pr->b2));
+		n1 = hd_store_class_name(pr->b1, sizeof(pr->b1), P, p);
+		n2 = hd_store_class_name(pr->b2, sizeof(pr->b2), Q, q);
 		if (n1 != n2 || strcmp(pr->b1, pr->b2) != 0)
 			return HD_MATCH_NEW_REUSED;
 	}
@@ -280,11 +280,11 @@ static uint64_t site_key(struct pair *pr, const hd_store *s, hd_node_id id)
 	hd_site site;
 	uint64_t h = hd__mix64(hd_store_generation(s, id) ^
 			       (uint64_t)hd_store_type(s, id) << 56);
-	size_t n = hd_store_class_name(s, id, pr->b1, sizeof(pr->b1));
+	size_t n = hd_store_class_name(pr->b1, sizeof(pr->b1), s, id);
 
 	h = hd__hash_bytes(pr->b1, n < sizeof(pr->b1) ? n : sizeof(pr->b1) - 1,
 			   h);
-	if (hd_store_site(s, id, &site) == 0) {
+	if (hd_store_site(&site, s, id) == 0) {
 		if (site.file)
 			h = hd__hash_bytes(site.file, site.file_len, h ^ 1);
 		if (site.method)
@@ -411,9 +411,9 @@ void hd_diff_result_free(hd_diff_result *r)
 	hd__free(r, sizeof(*r));
 }
 
-int hd_diff(const hd_store *before, const hd_store *after,
-	    const hd_store *later, const hd_diff_options *opts,
-	    hd_diff_result **out, hd_error *err)
+int hd_diff(hd_diff_result **out, const hd_store *before,
+	    const hd_store *after, const hd_store *later,
+	    const hd_diff_options *opts, hd_error *err)
 {
 	static const hd_diff_options defaults = HD_DIFF_OPTIONS_INIT;
 	struct side sd[3];
@@ -552,9 +552,9 @@ out:
 
 /* ---- one set of AFTER followed into LATER ---- */
 
-int hd_diff_follow(const hd_store *after, const hd_store *later,
-		   const hd_nodes *set, const hd_diff_options *opts,
-		   hd_nodes *out, hd_error *err)
+int hd_diff_follow(hd_nodes *out, const hd_store *after,
+		   const hd_store *later, const hd_nodes *set,
+		   const hd_diff_options *opts, hd_error *err)
 {
 	static const hd_diff_options defaults = HD_DIFF_OPTIONS_INIT;
 	struct side sd[2];
@@ -659,9 +659,9 @@ static uint64_t shared_addresses(const hd_store *p, const hd_store *q)
 #define FEW_SHARED_MIN_OBJECTS 1000
 #define FEW_SHARED_FRACTION 10
 
-int hd_order_check(const hd_store *const *stores,
-		   const hd_dump_origin *origins, size_t n,
-		   hd_order_pair *pairs, hd_error *err)
+int hd_order_check(hd_order_pair *pairs,
+		   const hd_store *const *stores, const hd_dump_origin *origins,
+		   size_t n, hd_error *err)
 {
 	static const hd_dump_origin unknown = { 0, 0 };
 	struct side sd[2];

@@ -419,8 +419,8 @@ static uint32_t holding_root(const hd_store *s, hd_node_id id)
 	return UINT32_MAX;
 }
 
-int hd_domtree_chain(const hd_domtree *d, hd_node_id target,
-		     hd_root_path *out, hd_error *err)
+int hd_domtree_chain(hd_root_path *out, const hd_domtree *d,
+		     hd_node_id target, hd_error *err)
 {
 	hd_node_id v;
 	size_t n = 0, i;
@@ -488,8 +488,8 @@ static void sift_down(const hd_domtree *d, hd_node_id *h, size_t n,
 	}
 }
 
-int hd_domtree_top(const hd_domtree *d, size_t k, hd_node_id *out,
-		   size_t *n_out, hd_error *err)
+int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
+		   size_t k, hd_error *err)
 {
 	size_t n = 0, i;
 	hd_node_id id, x;
@@ -555,7 +555,7 @@ static int class_groups(const hd_domtree *d, struct hd__intern *names,
 		grp[id] = HD_STR_NONE;
 		if (hd_domtree_idom(d, id) == NONE)
 			continue;
-		len = hd_store_class_name(d->s, id, buf, sizeof(buf));
+		len = hd_store_class_name(buf, sizeof(buf), d->s, id);
 		if (len >= sizeof(buf))
 			len = sizeof(buf) - 1;
 		if (hd__intern_put(names, buf, len, &grp[id]))
@@ -635,8 +635,8 @@ out:
 	return rc;
 }
 
-int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows_out,
-		       size_t *n_rows, hd_error *err)
+int hd_domtree_classes(hd_class_retained **rows_out, size_t *n_rows,
+		       const hd_domtree *d, hd_error *err)
 {
 	struct hd__intern names;
 	uint32_t *grp = NULL;
@@ -658,7 +658,7 @@ int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows_out,
 	ng = names.count;
 	if (!(rows = hd__calloc(ng ? ng : 1, sizeof(*rows))) ||
 	    (rc = walk_classes(d, grp, rows, ng)) ||
-	    !(out = hd__calloc(ng ? ng : 1, sizeof(*out)))) {
+	    !(out = hd__calloc(ng + 1, sizeof(*out)))) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
@@ -666,7 +666,12 @@ int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows_out,
 		out[i].name = hd__strdup(hd__intern_str(&names, (uint32_t)i,
 							NULL));
 		if (!out[i].name) {
-			hd_class_retained_free(out, ng);
+			/* not through hd_class_retained_free: the rows
+			 * after i have no name yet */
+			while (i--)
+				hd__free((char *)out[i].name,
+					 strlen(out[i].name) + 1);
+			hd__free(out, (ng + 1) * sizeof(*out));
 			out = NULL;
 			rc = HD_ENOMEM;
 			goto out;
@@ -687,17 +692,16 @@ out:
 	return rc ? hd__error(err, rc, "out of memory") : 0;
 }
 
-void hd_class_retained_free(hd_class_retained *rows, size_t n_rows)
+/* The rows end with a row whose name is NULL (hd_domtree_classes). */
+void hd_class_retained_free(hd_class_retained *rows)
 {
 	size_t i;
 
 	if (!rows)
 		return;
-	for (i = 0; i < n_rows; i++)
-		if (rows[i].name)
-			hd__free((char *)rows[i].name,
-				 strlen(rows[i].name) + 1);
-	hd__free(rows, (n_rows ? n_rows : 1) * sizeof(*rows));
+	for (i = 0; rows[i].name; i++)
+		hd__free((char *)rows[i].name, strlen(rows[i].name) + 1);
+	hd__free(rows, (i + 1) * sizeof(*rows));
 }
 
 /* ---- keeping the tree in a built store ---- */

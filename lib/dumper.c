@@ -27,7 +27,7 @@ int hd_store_is_dumper(const hd_store *s, hd_node_id id)
 		if (span_is(aux, n, "ObjectTracing/allocation_info_tracer"))
 			return 1;
 	}
-	if (hd_store_site(s, id, &site) != 0)
+	if (hd_store_site(&site, s, id) != 0)
 		return 0;
 	fake.file.ptr = site.file;
 	fake.file.len = site.file ? site.file_len : 0;

@@ -472,8 +472,8 @@ static hd_node_id fields_owner(const hd_store *s, hd_node_id id)
 	return o;
 }
 
-size_t hd_store_node_name(const hd_store *s, hd_node_id id, char *buf,
-			  size_t size)
+size_t hd_store_node_name(char *buf, size_t size, const hd_store *s,
+			  hd_node_id id)
 {
 	static const char ivars[] = "ivars of ";
 	int t = hd_store_type(s, id);
@@ -491,10 +491,10 @@ size_t hd_store_node_name(const hd_store *s, hd_node_id id, char *buf,
 				memcpy(buf, ivars, size - 1);
 				buf[size - 1] = '\0';
 			}
-			return k + hd_store_node_name(s, o, tmp, 0);
+			return k + hd_store_node_name(tmp, 0, s, o);
 		}
 		memcpy(buf, ivars, k);
-		return k + hd_store_node_name(s, o, buf + k, size - k);
+		return k + hd_store_node_name(buf + k, size - k, s, o);
 	}
 	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
 		aux = hd_store_aux(s, id, &len);
@@ -508,15 +508,15 @@ size_t hd_store_node_name(const hd_store *s, hd_node_id id, char *buf,
 			return len;
 		}
 	}
-	return hd_store_class_name(s, id, buf, size);
+	return hd_store_class_name(buf, size, s, id);
 }
 
 /* The class name (class_name) or the name (node_name) of id, in x->name. */
 static const char *node_str(struct hd_export *x, hd_node_id id, int own,
 			    size_t *len)
 {
-	size_t n = own ? hd_store_node_name(x->s, id, x->name, sizeof(x->name)) :
-			 hd_store_class_name(x->s, id, x->name, sizeof(x->name));
+	size_t n = own ? hd_store_node_name(x->name, sizeof(x->name), x->s, id) :
+			 hd_store_class_name(x->name, sizeof(x->name), x->s, id);
 
 	*len = n < sizeof(x->name) ? n : sizeof(x->name) - 1;
 	return x->name;
@@ -547,7 +547,7 @@ static int gml_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 		(unsigned long long)hd_store_memsize(s, id));
 	if (g != UINT64_MAX)
 		printf_(o, " generation %llu", (unsigned long long)g);
-	if (hd_store_site(s, id, &site) == 0) {
+	if (hd_store_site(&site, s, id) == 0) {
 		if (site.file) {
 			puts_(o, " file ");
 			gml_str(o, site.file, site.file_len); /* raw bytes */

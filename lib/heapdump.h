@@ -375,7 +375,7 @@ HD_API int hd_reader_next(hd_reader *r, const hd_record **out,
 			  hd_error *err);
 
 /** The reader's counts so far. */
-HD_API void hd_reader_stats(const hd_reader *r, hd_read_stats *out);
+HD_API void hd_reader_stats(hd_read_stats *out, const hd_reader *r);
 
 /** Closes the reader. NULL is a no-op. */
 HD_API void hd_reader_free(hd_reader *r);
@@ -493,11 +493,11 @@ typedef struct hd_store_info {
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
  * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)".
  */
-HD_API const char *hd_features_ruby(uint32_t features, char *buf,
-				    size_t size);
+HD_API const char *hd_features_ruby(char *buf, size_t size,
+				    uint32_t features);
 
 /** Fills info. */
-HD_API void hd_store_info_get(const hd_store *s, hd_store_info *info);
+HD_API void hd_store_info_get(hd_store_info *out, const hd_store *s);
 
 /**
  * Checks that the store's source dump at path is the one it was built
@@ -538,8 +538,8 @@ typedef struct hd_site {
 	uint64_t line; /**< 0 when unknown */
 } hd_site;
 
-/** Fills site; returns 0, or HD_ENOTFOUND if the node is not traced. */
-HD_API int hd_store_site(const hd_store *s, hd_node_id id, hd_site *site);
+/** Fills out; returns 0, or HD_ENOTFOUND if the node is not traced. */
+HD_API int hd_store_site(hd_site *out, const hd_store *s, hd_node_id id);
 
 /**
  * The node's descriptive string: the resolved name of a CLASS, MODULE or
@@ -557,8 +557,8 @@ HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
  * Object-class DATA as "DATA/struct", and unresolvable pointers as
  * "#<unknown:0x...>". See man 1 heapdump-stats.
  */
-HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
-				  char *buf, size_t size);
+HD_API size_t hd_store_class_name(char *buf, size_t size,
+				  const hd_store *s, hd_node_id id);
 
 /**
  * Writes the name node id is shown by everywhere (path, top, dominators,
@@ -571,8 +571,8 @@ HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
  * holds, is "ivars of " and that owner's name ("ivars of LeakyCache"),
  * or "IMEMO/fields" when the owner is not in the dump.
  */
-HD_API size_t hd_store_node_name(const hd_store *s, hd_node_id id,
-				 char *buf, size_t size);
+HD_API size_t hd_store_node_name(char *buf, size_t size,
+				 const hd_store *s, hd_node_id id);
 
 /** Edge iterator; needs no cleanup. */
 typedef struct hd_edge_iter {
@@ -639,7 +639,8 @@ HD_API int hd_store_is_dumper(const hd_store *s, hd_node_id id);
  * *memsize (may be NULL). */
 HD_API uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize);
 
-/** A set of groupings, each a list of keys (e.g. location,class). */
+/** A set of groupings, each a list of keys (e.g. location,class);
+ * initialise with HD_STATS_OPTIONS_INIT (no grouping), then add them. */
 typedef struct hd_stats_options {
 	unsigned int version; /**< HD_STATS_OPTIONS_VERSION */
 	unsigned int flags;
@@ -649,6 +650,8 @@ typedef struct hd_stats_options {
 } hd_stats_options;
 
 #define HD_STATS_OPTIONS_VERSION 1
+#define HD_STATS_OPTIONS_INIT \
+	{ HD_STATS_OPTIONS_VERSION, 0, 0, { 0 }, { { 0 } } }
 
 typedef struct hd_stats hd_stats;
 
@@ -697,7 +700,7 @@ HD_API int hd_stats_add_store(hd_stats *st, const hd_store *s,
 HD_API int hd_stats_finish(hd_stats *st, hd_error *err);
 
 /** Totals (after finish). */
-HD_API void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out);
+HD_API void hd_stats_totals_get(hd_stats_totals *out, const hd_stats *st);
 
 /**
  * a + b, stopping at 2^64-1 as every memsize sum of the library does;
@@ -721,6 +724,32 @@ HD_API const hd_stats_row *hd_stats_rows(hd_stats *st, unsigned int g,
 /** Frees the accumulator. NULL is a no-op. */
 HD_API void hd_stats_free(hd_stats *st);
 
+/** A namespace's share of a class grouping (hd_stats_namespace()). */
+typedef struct hd_namespace_totals {
+	uint64_t rows;       /**< classes in the namespace */
+	uint64_t count;      /**< their objects */
+	uint64_t memsize;    /**< their memsize, saturated at 2^64-1 */
+	uint32_t saturated;  /**< 1 when memsize stopped at 2^64-1 */
+} hd_namespace_totals;
+
+/**
+ * 1 when the row's first key (a class name) is ns[0..len) or lies in
+ * its namespace ("ns::..."), else 0: heap_dump's count_objects. A
+ * namespace's own module object is the class Module, not counted in it.
+ */
+HD_API int hd_stats_row_in_namespace(const hd_stats_row *r, const char *ns,
+				     size_t len);
+
+/**
+ * Sums the rows (of a grouping whose first key is class) that lie in the
+ * namespace ns[0..len) (hd_stats_row_in_namespace()).
+ * @param out receives the totals
+ * @param rows, n the rows, as hd_stats_rows() gives them
+ */
+HD_API void hd_stats_namespace(hd_namespace_totals *out,
+			       const hd_stats_row *rows, size_t n,
+			       const char *ns, size_t len);
+
 /* ===================================================================== */
 /* Node sets and selections                                              */
 /* ===================================================================== */
@@ -734,6 +763,15 @@ typedef struct hd_nodes {
 
 /** Frees the ids of a set and empties it. NULL is a no-op. */
 HD_API void hd_nodes_free(hd_nodes *set);
+
+/**
+ * Leaves out of set the nodes hd_store_is_dumper() picks (the rule by
+ * which commands leave the allocation tracer and dump_all's own objects
+ * out unless --all), keeping the order of the others.
+ * @param s the store set's ids are nodes of
+ * @return how many nodes are left (0 when set or s is NULL)
+ */
+HD_API size_t hd_nodes_drop_dumper(hd_nodes *set, const hd_store *s);
 
 /**
  * Adds the nodes of set to a stats accumulator, as hd_stats_add_store()
@@ -798,8 +836,9 @@ HD_API int hd_select_empty(const hd_select *sel);
  * @param out receives the set; free it with hd_nodes_free
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
-			   hd_nodes *out, uint64_t *missing, hd_error *err);
+HD_API int hd_select_nodes(hd_nodes *out, uint64_t *missing,
+			   const hd_select *sel, const hd_store *s,
+			   hd_error *err);
 
 /**
  * Why sel picks no object of s, in one line (lowercase, no trailing
@@ -814,8 +853,8 @@ HD_API int hd_select_nodes(const hd_select *sel, const hd_store *s,
  * they are, control bytes included: escape them before printing.
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_select_explain(const hd_select *sel, const hd_store *s,
-			     char *buf, size_t size, hd_error *err);
+HD_API int hd_select_explain(char *buf, size_t size, const hd_select *sel,
+			     const hd_store *s, hd_error *err);
 
 /**
  * How far apart two names are, for "did you mean" suggestions: the
@@ -872,6 +911,32 @@ typedef int (*hd_write_cb)(const void *buf, size_t n, void *payload);
 HD_API int hd_record_write(const hd_record *rec, const hd_store *s,
 			   const unsigned char *keep, hd_write_cb w,
 			   void *payload);
+
+/* Flags of hd_subdump_write(). */
+/** ROOT records first, each with its references to nodes of the set
+ * (a root category referencing none of them is left out). */
+#define HD_SUBDUMP_ROOTS (1u << 0)
+/** Each record's references restricted to nodes of the set. */
+#define HD_SUBDUMP_RESTRICT (1u << 1)
+
+/**
+ * Writes a part of the heap back as a dump: with HD_SUBDUMP_ROOTS the
+ * ROOT records (as {"type":"ROOT", "root":NAME, "references":[...]}
+ * lines), then the records of set in dump order, each as
+ * hd_record_write() writes it, with HD_SUBDUMP_RESTRICT its references
+ * restricted to set. With both flags the output is a dump whose
+ * retention paths can be asked for again (roots-of, subgraph-of).
+ * Reads the source dump once (hd_store_records).
+ * @param s the store; set holds node ids of s
+ * @param flags 0, HD_SUBDUMP_ROOTS, HD_SUBDUMP_RESTRICT
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @param w the sink, called with whole lines or parts of them
+ * @return 0, HD_EINVAL (unknown flag), HD_ENOMEM, the codes of
+ *         hd_store_records(), or the sink's non-zero value unchanged
+ */
+HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
+			    unsigned flags, const hd_read_options *ro,
+			    hd_write_cb w, void *payload, hd_error *err);
 
 /* ===================================================================== */
 /* Graph queries                                                         */
@@ -945,12 +1010,12 @@ HD_API void hd_root_path_free(hd_root_path *p);
  * @return 0, HD_ENOTFOUND (no root reaches target; err says whether the
  *         dump is partial), HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_reach_path(const hd_reach *r, hd_node_id target,
-			 hd_root_path *out, hd_error *err);
+HD_API int hd_reach_path(hd_root_path *out, const hd_reach *r,
+			 hd_node_id target, hd_error *err);
 
 /** hd_reach_path() with a search of its own (flags as hd_reach_new). */
-HD_API int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
-		   hd_root_path *out, hd_error *err);
+HD_API int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
+		   unsigned flags, hd_error *err);
 
 /**
  * What keeps targets alive: the union of one shortest path from the
@@ -963,23 +1028,37 @@ HD_API int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
  * @param kept_out receives the kept set (reached targets included)
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_roots_of(const hd_store *s, const hd_nodes *targets,
-		       unsigned flags, hd_nodes *kept_out,
-		       hd_nodes *unreached_out, hd_error *err);
+HD_API int hd_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
+		       const hd_store *s, const hd_nodes *targets,
+		       unsigned flags, hd_error *err);
 
 /** hd_roots_of() on an existing search (its HD_ROOTS_SKIP_WEAK holds;
  * flags adds HD_ROOTS_ALL_ANCESTORS). */
-HD_API int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
-			     unsigned flags, hd_nodes *kept_out,
-			     hd_nodes *unreached_out, hd_error *err);
+HD_API int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
+			     const hd_reach *r, const hd_nodes *targets,
+			     unsigned flags, hd_error *err);
 
 /**
  * The nodes reachable from the nodes of from (included) by following
  * references, at most max_depth references away (0: no limit).
  * @return 0, HD_ENOMEM, HD_EINVAL
  */
-HD_API int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
-			  unsigned max_depth, hd_nodes *out, hd_error *err);
+HD_API int hd_subgraph_of(hd_nodes *out, const hd_store *s,
+			  const hd_nodes *from, unsigned max_depth,
+			  hd_error *err);
+
+/**
+ * The targets and one shortest path from the GC roots to each, as one
+ * set in ascending id order (hd_roots_of()'s kept set, the targets no
+ * root reaches added): what `diff -o --with-paths` writes.
+ * @param out receives the set (the caller's; free with hd_nodes_free)
+ * @param unreached_out NULL, or receives how many targets no root reaches
+ * @param flags as hd_roots_of()
+ * @return 0, HD_ENOMEM, HD_EINVAL (a target not a node of s)
+ */
+HD_API int hd_paths_union(hd_nodes *out, uint64_t *unreached_out,
+			  const hd_store *s, const hd_nodes *targets,
+			  unsigned flags, hd_error *err);
 
 /* ===================================================================== */
 /* Interface                                                             */
@@ -1085,8 +1164,8 @@ typedef struct hd_share_fold {
  * whole of 0 keeps all. Sizes out of order: a group at or above the
  * share after a smaller one is folded with the tail.
  */
-HD_API void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
-			   double min_share, hd_share_fold *out);
+HD_API void hd_fold_shares(hd_share_fold *out, const uint64_t *sizes, size_t n,
+			   uint64_t whole, double min_share);
 
 /** The diff border, by ascending node id; *n_out receives the count.
  * Borrowed from x. */
@@ -1097,11 +1176,79 @@ HD_API const hd_border *hd_interface_diff_border(const hd_interface *x,
 HD_API const hd_nodes *hd_interface_self_border(const hd_interface *x);
 
 /** Fills out with the totals. */
-HD_API void hd_interface_totals_get(const hd_interface *x,
-				    hd_interface_totals *out);
+HD_API void hd_interface_totals_get(hd_interface_totals *out,
+				    const hd_interface *x);
 
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_interface_free(hd_interface *x);
+
+/** An old object holding new ones: the self border as interface-with
+ * sums it. */
+typedef struct hd_border_holder {
+	hd_node_id id;
+	/** Diff-border objects it references (a repeated reference counts
+	 * once). */
+	uint64_t held;
+	/** The sum of their keepalive_count (an object several of them keep
+	 * alive counts for each). */
+	uint64_t keepalive;
+} hd_border_holder;
+
+/** An interface ranked for reporting; opaque. */
+typedef struct hd_interface_ranking hd_interface_ranking;
+
+/**
+ * Ranks an interface as interface-with reports it: the diff border by
+ * keepalive_count, then retained_count (largest first), then node id;
+ * the self border as hd_border_holder rows by keepalive sum, then held,
+ * then node id. O(B log B + S log S + the references of the self
+ * border).
+ * @param out receives the ranking; free it with
+ *        hd_interface_ranking_free (before x: it borrows x's border)
+ * @param x the interface
+ * @param s the store x was computed on
+ * @return 0, HD_ENOMEM, HD_EINVAL (a NULL argument)
+ */
+HD_API int hd_interface_rank(hd_interface_ranking **out,
+			     const hd_interface *x, const hd_store *s,
+			     hd_error *err);
+
+/** The i-th diff-border object by rank (0 is the first), borrowed from
+ * the interface; NULL when i is past the end (the interface's
+ * diff_border total) or r is NULL. */
+HD_API const hd_border *
+hd_interface_ranking_border(const hd_interface_ranking *r, size_t i);
+
+/** The i-th self-border row by rank, borrowed from r; NULL when i is
+ * past the end (the interface's self_border total) or r is NULL. */
+HD_API const hd_border_holder *
+hd_interface_ranking_holder(const hd_interface_ranking *r, size_t i);
+
+/** Frees a ranking. NULL is a no-op. */
+HD_API void hd_interface_ranking_free(hd_interface_ranking *r);
+
+/* Flags of hd_interface_records(). */
+/** Also the self border's records, with "border":"self". */
+#define HD_INTERFACE_RECORDS_SELF (1u << 0)
+
+/**
+ * Writes the records of the diff border, in dump order, as valid NDJSON
+ * (hd_record_write()), each with members added before its closing '}':
+ * keepalive_count, keepalive_memsize, retained_count, retained_memsize,
+ * holders, held_by (the first HD_BORDER_HOLDERS holders' addresses) and
+ * roots when a root category holds it; with HD_INTERFACE_RECORDS_SELF
+ * the self border's records too, each with "border":"self". Reads the
+ * source dump once (hd_store_records()); the sink gets one whole line
+ * a call.
+ * @param x the interface; s the store it was computed on
+ * @param flags 0 or HD_INTERFACE_RECORDS_SELF
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @return 0, HD_EINVAL (unknown flag), HD_ENOMEM, the codes of
+ *         hd_store_records(), or the sink's non-zero value unchanged
+ */
+HD_API int hd_interface_records(const hd_interface *x, const hd_store *s,
+				unsigned flags, const hd_read_options *ro,
+				hd_write_cb w, void *payload, hd_error *err);
 
 /* ===================================================================== */
 /* Dominators                                                            */
@@ -1165,16 +1312,16 @@ HD_API uint64_t hd_domtree_retained(const hd_domtree *d, hd_node_id id,
  * @return 0, HD_ENOTFOUND (no root reaches target), HD_ENOMEM,
  *         HD_EINVAL, HD_EFORMAT (a stored tree that is not a tree)
  */
-HD_API int hd_domtree_chain(const hd_domtree *d, hd_node_id target,
-			    hd_root_path *out, hd_error *err);
+HD_API int hd_domtree_chain(hd_root_path *out, const hd_domtree *d,
+			    hd_node_id target, hd_error *err);
 /**
  * The k reached objects of largest retained memsize (ties: larger
  * retained count, then lower id first), in that order. out must hold k
  * ids; *n_out receives how many were written.
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_domtree_top(const hd_domtree *d, size_t k, hd_node_id *out,
-			  size_t *n_out, hd_error *err);
+HD_API int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
+			  size_t k, hd_error *err);
 
 /** One row of hd_domtree_classes(). */
 typedef struct hd_class_retained {
@@ -1190,13 +1337,16 @@ typedef struct hd_class_retained {
  * shallow memsize, and the retained set of all of them together (an
  * instance inside another instance's retained set is not counted
  * twice). Sorted by retained memsize, largest first.
- * @param rows receives the rows; free with hd_class_retained_free
+ * @param rows receives the rows, followed by one more whose name is
+ *        NULL; free with hd_class_retained_free
+ * @param n_rows receives the number of rows (the NULL-named one aside)
  * @return 0, HD_ENOMEM
  */
-HD_API int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows,
-			      size_t *n_rows, hd_error *err);
-/** Frees the rows of hd_domtree_classes(). */
-HD_API void hd_class_retained_free(hd_class_retained *rows, size_t n_rows);
+HD_API int hd_domtree_classes(hd_class_retained **rows, size_t *n_rows,
+			      const hd_domtree *d, hd_error *err);
+/** Frees the rows of hd_domtree_classes() (it finds their end by the
+ * NULL name). NULL is a no-op. */
+HD_API void hd_class_retained_free(hd_class_retained *rows);
 
 /**
  * Keeps a copy of d in s (built by hd_store_build(), not opened), so
@@ -1325,9 +1475,9 @@ typedef struct hd_diff_result {
  * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (reading a source
  *         dump for object ids, strict read options)
  */
-HD_API int hd_diff(const hd_store *before, const hd_store *after,
-		   const hd_store *later, const hd_diff_options *opts,
-		   hd_diff_result **out, hd_error *err);
+HD_API int hd_diff(hd_diff_result **out, const hd_store *before,
+		   const hd_store *after, const hd_store *later,
+		   const hd_diff_options *opts, hd_error *err);
 
 /**
  * Which objects of set (node ids of AFTER, ascending) are still alive in
@@ -1340,9 +1490,9 @@ HD_API int hd_diff(const hd_store *before, const hd_store *after,
  * @param out receives the set; free it with hd_nodes_free
  * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (as hd_diff())
  */
-HD_API int hd_diff_follow(const hd_store *after, const hd_store *later,
-			  const hd_nodes *set, const hd_diff_options *opts,
-			  hd_nodes *out, hd_error *err);
+HD_API int hd_diff_follow(hd_nodes *out, const hd_store *after,
+			  const hd_store *later, const hd_nodes *set,
+			  const hd_diff_options *opts, hd_error *err);
 
 /** A verdict's name ("new: generation above G"). */
 HD_API const char *hd_match_name(int match);
@@ -1399,9 +1549,10 @@ typedef struct hd_order_pair {
  * @param origins n entries, or NULL when nothing is known besides the dumps
  * @return 0, HD_EINVAL
  */
-HD_API int hd_order_check(const hd_store *const *stores,
+HD_API int hd_order_check(hd_order_pair *pairs,
+			  const hd_store *const *stores,
 			  const hd_dump_origin *origins, size_t n,
-			  hd_order_pair *pairs, hd_error *err);
+			  hd_error *err);
 
 /* ===================================================================== */
 /* Leaks                                                                 */
@@ -1500,7 +1651,7 @@ HD_API int hd_leaks_build(hd_leaks **out, const hd_store *s,
 			  const hd_leaks_options *opts, hd_error *err);
 
 /** Fills out with the totals. */
-HD_API void hd_leaks_totals_get(const hd_leaks *l, hd_leaks_totals *out);
+HD_API void hd_leaks_totals_get(hd_leaks_totals *out, const hd_leaks *l);
 
 /** The suspect of rank i (0 first, below totals.groups), or NULL.
  * Borrowed from l. */

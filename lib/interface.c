@@ -793,7 +793,7 @@ const hd_nodes *hd_interface_self_border(const hd_interface *x)
 	return x ? &x->self : NULL;
 }
 
-void hd_interface_totals_get(const hd_interface *x, hd_interface_totals *out)
+void hd_interface_totals_get(hd_interface_totals *out, const hd_interface *x)
 {
 	if (x)
 		*out = x->tot;
@@ -810,8 +810,8 @@ void hd_interface_free(hd_interface *x)
 	hd__free(x, sizeof(*x));
 }
 
-void hd_fold_shares(const uint64_t *sizes, size_t n, uint64_t whole,
-		    double min_share, hd_share_fold *out)
+void hd_fold_shares(hd_share_fold *out, const uint64_t *sizes, size_t n,
+		    uint64_t whole, double min_share)
 {
 	size_t i = 0;
 

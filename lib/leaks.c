@@ -130,10 +130,8 @@ static int cmp_id(const void *a, const void *b)
 /* An accumulator of every object (HD_STATS_ALL) by key0[,key1]. */
 static int new_stats(hd_stats **st, int key0, int key1, hd_error *err)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.flags = HD_STATS_ALL;
 	so.ngroupings = 1;
 	so.keys[0][so.nkeys[0]++] = key0;
@@ -241,9 +239,9 @@ static int describe_all(hd_leaks *l, unsigned flags, hd_error *err)
 
 		if ((rc = describe(l, sp, isnew, seen, err)))
 			goto out;
-		rc = hd_reach_path(reach, p->holder != HD_NODE_NONE ?
-						  p->holder : p->first,
-				   &sp->path, err);
+		rc = hd_reach_path(&sp->path, reach,
+				   p->holder != HD_NODE_NONE ?
+						  p->holder : p->first, err);
 		if (rc && rc != HD_ENOTFOUND)
 			goto out;
 		p->path = rc == 0 ? &sp->path : NULL;
@@ -276,7 +274,7 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
 						     (double)l->t.leak_memsize :
 					       0.0;
 	}
-	hd_fold_shares(sizes, l->nsus, l->t.leak_memsize, o->min_share, &f);
+	hd_fold_shares(&f, sizes, l->nsus, l->t.leak_memsize, o->min_share);
 	hd__free(sizes, (l->nsus ? l->nsus : 1) * sizeof(*sizes));
 	if (f.folded_size == UINT64_MAX)
 		l->saturated = 1;
@@ -315,7 +313,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	if ((rc = hd_interface_with_flags(&l->x, s, l->leak,
 					  o.flags & HD_ROOTS_SKIP_WEAK, err)))
 		goto fail;
-	hd_interface_totals_get(l->x, &it);
+	hd_interface_totals_get(&it, l->x);
 	l->saturated = d->memsize_saturated || (int)it.memsize_saturated;
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
 	    (rc = describe_all(l, o.flags, err)))
@@ -329,7 +327,7 @@ fail:
 	return rc;
 }
 
-void hd_leaks_totals_get(const hd_leaks *l, hd_leaks_totals *out)
+void hd_leaks_totals_get(hd_leaks_totals *out, const hd_leaks *l)
 {
 	*out = l->t;
 }

@@ -875,7 +875,7 @@ static void narrow(uint32_t f, int *lo, int *hi)
 	}
 }
 
-const char *hd_features_ruby(uint32_t features, char *buf, size_t size)
+const char *hd_features_ruby(char *buf, size_t size, uint32_t features)
 {
 	int lo = 0, hi = NVERS - 1;
 

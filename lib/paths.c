@@ -240,7 +240,7 @@ static int unreached_error(const hd_store *s, hd_node_id id, hd_error *err)
 			 (unsigned long long)hd_store_address(s, id));
 }
 
-int hd_reach_path(const hd_reach *r, hd_node_id target, hd_root_path *out,
+int hd_reach_path(hd_root_path *out, const hd_reach *r, hd_node_id target,
 		  hd_error *err)
 {
 	size_t len = 1, i;
@@ -264,8 +264,8 @@ int hd_reach_path(const hd_reach *r, hd_node_id target, hd_root_path *out,
 	return 0;
 }
 
-int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
-	    hd_root_path *out, hd_error *err)
+int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
+	    unsigned flags, hd_error *err)
 {
 	hd_reach *r = NULL;
 	int rc;
@@ -273,7 +273,7 @@ int hd_path(const hd_store *s, hd_node_id target, unsigned flags,
 	HD_ASSERT_ARG(s && out && target < hd_store_node_count(s));
 	if ((rc = hd_reach_new(&r, s, flags, err)))
 		return rc;
-	rc = hd_reach_path(r, target, out, err);
+	rc = hd_reach_path(out, r, target, err);
 	hd_reach_free(r);
 	return rc;
 }
@@ -372,9 +372,9 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 	return 0;
 }
 
-int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
-		      unsigned flags, hd_nodes *kept_out,
-		      hd_nodes *unreached_out, hd_error *err)
+int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
+		      const hd_reach *r, const hd_nodes *targets,
+		      unsigned flags, hd_error *err)
 {
 	unsigned char *keep;
 	uint64_t count = 0;
@@ -408,8 +408,8 @@ int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
 	return 0;
 }
 
-int hd_roots_of(const hd_store *s, const hd_nodes *targets, unsigned flags,
-		hd_nodes *kept_out, hd_nodes *unreached_out, hd_error *err)
+int hd_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out, const hd_store *s,
+		const hd_nodes *targets, unsigned flags, hd_error *err)
 {
 	hd_reach *r = NULL;
 	int rc;
@@ -417,7 +417,7 @@ int hd_roots_of(const hd_store *s, const hd_nodes *targets, unsigned flags,
 	HD_ASSERT_ARG(s && targets && kept_out);
 	if ((rc = hd_reach_new(&r, s, flags, err)))
 		return rc;
-	rc = hd_reach_roots_of(r, targets, flags, kept_out, unreached_out,
+	rc = hd_reach_roots_of(kept_out, unreached_out, r, targets, flags,
 			       err);
 	hd_reach_free(r);
 	return rc;
@@ -425,8 +425,8 @@ int hd_roots_of(const hd_store *s, const hd_nodes *targets, unsigned flags,
 
 /* ---- forward ---- */
 
-int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
-		   unsigned max_depth, hd_nodes *out, hd_error *err)
+int hd_subgraph_of(hd_nodes *out, const hd_store *s,
+		   const hd_nodes *from, unsigned max_depth, hd_error *err)
 {
 	uint32_t n, *queue = NULL;
 	unsigned char *seen = NULL;

@@ -826,7 +826,7 @@ const struct hd__scan *hd__reader_scan(const hd_reader *r)
 	return &r->sc;
 }
 
-void hd_reader_stats(const hd_reader *r, hd_read_stats *out)
+void hd_reader_stats(hd_read_stats *out, const hd_reader *r)
 {
 	*out = r->st;
 	out->bytes = r->base + r->pos;

@@ -189,7 +189,7 @@ int hd_store_records(const hd_store *s, const char *dump_path,
 	int rc, fd;
 
 	HD_ASSERT_ARG(s && set && cb);
-	hd_store_info_get(s, &si);
+	hd_store_info_get(&si, s);
 	if (!dump_path)
 		dump_path = si.source_path;
 	if (!dump_path || !*dump_path || strcmp(dump_path, "-") == 0)

@@ -336,7 +336,7 @@ static void progress(struct job *j, hd_reader *r, uint64_t base)
 
 	if (!j->o.progress)
 		return;
-	hd_reader_stats(r, &rs);
+	hd_reader_stats(&rs, r);
 	j->o.progress(base + rs.bytes, j->total, j->o.progress_payload);
 }
 
@@ -356,7 +356,7 @@ static int read_classes(struct job *j, hd_reader *r, hd_error *err)
 	}
 	if (rc != HD_ITEROVER)
 		return rc;
-	hd_reader_stats(r, &rs);
+	hd_reader_stats(&rs, r);
 	j->done = rs.bytes;
 	if (hd__classtab_resolve(&j->ct))
 		return hd__error(err, HD_ENOMEM, "out of memory");
@@ -381,7 +381,7 @@ static int write_records(struct job *j, hd_reader *r, hd_error *err)
 	}
 	if (rc != HD_ITEROVER)
 		return rc;
-	hd_reader_stats(r, &j->st.read);
+	hd_reader_stats(&j->st.read, r);
 	return 0;
 }
 
@@ -449,7 +449,7 @@ int hd_replace_class(const char *in_path, const char *out_path,
 	ro.problem = NULL;
 	if ((rc = hd_reader_open(&r, path, &ro, err)))
 		goto out;
-	hd_reader_stats(r, &rs);
+	hd_reader_stats(&rs, r);
 	if (in_place && rs.gzip) {
 		rc = hd__error(err, HD_EINVAL,
 			       "'%s' is gzip-compressed: in place, plain JSON would replace it",

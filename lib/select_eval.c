@@ -59,7 +59,7 @@ static int test_class(struct eval *e, hd_node_id id, int *ok)
 
 	/* unresolvable classes are named by their address: no caching */
 	if (c == HD_NODE_NONE && hd_store_class_address(e->s, id)) {
-		hd_store_class_name(e->s, id, e->name, sizeof(e->name));
+		hd_store_class_name(e->name, sizeof(e->name), e->s, id);
 		*ok = class_matches(e->sel, e->name);
 		return 0;
 	}
@@ -67,7 +67,7 @@ static int test_class(struct eval *e, hd_node_id id, int *ok)
 		*ok = (int)v;
 		return 0;
 	}
-	hd_store_class_name(e->s, id, e->name, sizeof(e->name));
+	hd_store_class_name(e->name, sizeof(e->name), e->s, id);
 	*ok = class_matches(e->sel, e->name);
 	return hd__map_put(&e->class_cache, key, (uint32_t)*ok, &v, &found);
 }
@@ -81,7 +81,7 @@ static int test_site(struct eval *e, hd_node_id id, int *ok)
 	int found;
 
 	*ok = 0;
-	if (hd_store_site(e->s, id, &site) || !site.file)
+	if (hd_store_site(&site, e->s, id) || !site.file)
 		return 0;
 	if (e->used & (1u << K_FILE)) {
 		uint64_t key = (uint64_t)(uintptr_t)site.file;
@@ -225,8 +225,8 @@ out:
 	return rc;
 }
 
-int hd_select_nodes(const hd_select *sel, const hd_store *s, hd_nodes *out,
-		    uint64_t *missing, hd_error *err)
+int hd_select_nodes(hd_nodes *out, uint64_t *missing, const hd_select *sel,
+		    const hd_store *s, hd_error *err)
 {
 	struct eval e;
 	uint64_t miss = 0, n;

@@ -180,7 +180,7 @@ static int suggest_scan(struct suggest *g, struct eval *e, int kind)
 			p = hd_store_aux(s, i, &len);
 			key = (uint64_t)(uintptr_t)p;
 		} else if (kind == S_FILES) {
-			if (hd_store_site(s, i, &site) || !site.file)
+			if (hd_store_site(&site, s, i) || !site.file)
 				continue;
 			p = site.file;
 			len = site.file_len;
@@ -202,7 +202,7 @@ static int suggest_scan(struct suggest *g, struct eval *e, int kind)
 		if (found)
 			continue;
 		if (!p) {
-			len = hd_store_class_name(s, i, e->name, sizeof(e->name));
+			len = hd_store_class_name(e->name, sizeof(e->name), s, i);
 			if (len >= sizeof(e->name))
 				continue;
 			p = e->name;
@@ -537,8 +537,8 @@ static void sb_condition(struct sb *o, const hd_select *sel, unsigned k)
 		sb_add(o, " (and %zu more)", more);
 }
 
-int hd_select_explain(const hd_select *sel, const hd_store *s, char *buf,
-		      size_t size, hd_error *err)
+int hd_select_explain(char *buf, size_t size, const hd_select *sel,
+		      const hd_store *s, hd_error *err)
 {
 	struct sb o = { buf, size, 0 };
 	uint64_t cnt[K__COUNT], miss;
@@ -555,7 +555,7 @@ int hd_select_explain(const hd_select *sel, const hd_store *s, char *buf,
 		sb_add(&o, "the selection has no condition");
 		return 0;
 	}
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	if (hd__eval_init(&e, sel, s))
 		goto nomem;
 	for (k = 0; k < K__COUNT; k++) {

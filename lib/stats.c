@@ -545,7 +545,7 @@ static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
 	o.generation = hd_store_generation(s, id);
 	o.has_gen = o.generation != UINT64_MAX;
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
-	n = hd_store_class_name(s, id, buf, bufsize);
+	n = hd_store_class_name(buf, bufsize, s, id);
 	if (hd__intern_put(&st->strs, buf, n < bufsize ? n : bufsize - 1,
 			   &o.class_sid))
 		return HD_ENOMEM;
@@ -557,7 +557,7 @@ static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
 		fake.struct_name.ptr = aux;
 		fake.struct_name.len = n;
 	}
-	if (hd_store_site(s, id, &site) == 0) {
+	if (hd_store_site(&site, s, id) == 0) {
 		o.line = site.line;
 		if (site.file &&
 		    hd__intern_put(&st->strs, site.file, site.file_len,
@@ -588,7 +588,7 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	char buf[1024];
 
 	HD_ASSERT_ARG(st && s && !st->finished);
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	n = hd_store_node_count(s);
 	for (i = 0; i < n; i++)
 		if (add_node(st, s, i, buf, sizeof(buf)))
@@ -770,7 +770,7 @@ int hd_stats_finish(hd_stats *st, hd_error *err)
 	return 0;
 }
 
-void hd_stats_totals_get(const hd_stats *st, hd_stats_totals *out)
+void hd_stats_totals_get(hd_stats_totals *out, const hd_stats *st)
 {
 	*out = st->t;
 }

@@ -853,7 +853,7 @@ int hd_store_check_source(const hd_store *s, const char *path, hd_error *err)
 
 /* ---- accessors ---- */
 
-void hd_store_info_get(const hd_store *s, hd_store_info *info)
+void hd_store_info_get(hd_store_info *info, const hd_store *s)
 {
 	*info = s->info;
 }
@@ -991,7 +991,7 @@ static const char *str(const hd_store *s, uint32_t sid, size_t *len)
 	return (const char *)s->sec[HD__SEC_STRINGS] + a;
 }
 
-int hd_store_site(const hd_store *s, hd_node_id id, hd_site *site)
+int hd_store_site(hd_site *site, const hd_store *s, hd_node_id id)
 {
 	const unsigned char *p;
 	uint32_t sid;
@@ -1038,8 +1038,8 @@ static const unsigned char *class_entry(const hd_store *s, hd_node_id c)
 	return NULL;
 }
 
-size_t hd_store_class_name(const hd_store *s, hd_node_id id, char *buf,
-			   size_t size)
+size_t hd_store_class_name(char *buf, size_t size, const hd_store *s,
+			   hd_node_id id)
 {
 	const unsigned char *e = NULL;
 	const char *real = NULL, *aux = NULL;

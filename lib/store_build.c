@@ -475,7 +475,7 @@ static void progress(struct bld *b, int last)
 
 	if (!b->opts || !b->opts->progress)
 		return;
-	hd_reader_stats(b->r, &st);
+	hd_reader_stats(&st, b->r);
 	b->opts->progress(st.bytes, last ? st.bytes : st.total_bytes,
 			  b->opts->progress_payload);
 }
@@ -1069,7 +1069,7 @@ static int meta(struct bld *b, hd_error *err)
 		return rc;
 	if (hd__intern_put(&b->strs, b->path, strlen(b->path), &sid))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	hd_reader_stats(b->r, &st);
+	hd_reader_stats(&st, b->r);
 	if (!b->nroots && b->N)
 		b->features |= HD_FEAT_PARTIAL;
 	m[HD__M_NODES] = b->N;

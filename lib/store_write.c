@@ -93,7 +93,7 @@ int hd_store_write(const hd_store *s, const char *path, hd_error *err)
 
 	HD_ASSERT_ARG(s && path);
 	/* the store holds the dump's strings: it gets the dump's mode */
-	hd_store_info_get(s, &si);
+	hd_store_info_get(&si, s);
 	if (!(rc = hd_outfile_open(&o, path, si.source_path, 0, err)) &&
 	    !(rc = write_store(o, s, err)))
 		rc = hd_outfile_commit(o, err);

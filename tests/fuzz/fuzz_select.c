@@ -97,18 +97,18 @@ static void apply(const hd_select *sel, uint64_t *sink)
 {
 	hd_nodes set = { NULL, 0, 0 }, kept = { NULL, 0, 0 },
 		 sub = { NULL, 0, 0 };
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	uint64_t missing = 0;
 	size_t i, nrows;
 
-	if (hd_select_nodes(sel, store, &set, &missing, NULL))
+	if (hd_select_nodes(&set, &missing, sel, store, NULL))
 		return;
 	if (!set.n) { /* why: never empty, cut within the buffer */
 		char why[160];
 
 		memset(why, 'x', sizeof(why));
-		if (hd_select_explain(sel, store, why, sizeof(why), NULL) == 0) {
+		if (hd_select_explain(why, sizeof(why), sel, store, NULL) == 0) {
 			if (!memchr(why, '\0', sizeof(why)) || !why[0])
 				__builtin_trap();
 			*sink += strlen(why);
@@ -118,8 +118,6 @@ static void apply(const hd_select *sel, uint64_t *sink)
 		if (set.ids[i] >= hd_store_node_count(store) ||
 		    (i && set.ids[i] <= set.ids[i - 1]))
 			__builtin_trap();
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.ngroupings = 1;
 	so.nkeys[0] = 1;
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -130,10 +128,10 @@ static void apply(const hd_select *sel, uint64_t *sink)
 		*sink += nrows;
 	}
 	hd_stats_free(st);
-	if (hd_roots_of(store, &set, HD_ROOTS_SKIP_WEAK, &kept, NULL,
+	if (hd_roots_of(&kept, NULL, store, &set, HD_ROOTS_SKIP_WEAK,
 			NULL) == 0)
 		*sink += kept.n;
-	if (hd_subgraph_of(store, &set, 2, &sub, NULL) == 0)
+	if (hd_subgraph_of(&sub, store, &set, 2, NULL) == 0)
 		*sink += sub.n;
 	*sink += set.n + missing;
 	hd_nodes_free(&sub);

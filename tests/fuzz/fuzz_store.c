@@ -47,9 +47,9 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 	const char *p;
 	size_t len;
 
-	hd_store_info_get(s, &info);
+	hd_store_info_get(&info, s);
 	*sink += info.edges + strlen(info.source_path);
-	*sink += strlen(hd_features_ruby(info.features, ver, sizeof(ver)));
+	*sink += strlen(hd_features_ruby(ver, sizeof(ver), info.features));
 	for (i = 0; i < n; i++) {
 		uint64_t a = hd_store_address(s, i);
 
@@ -59,7 +59,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 			 hd_store_class_address(s, i) + hd_store_memsize(s, i) +
 			 hd_store_generation(s, i) + hd_store_size(s, i) +
 			 hd_store_bits(s, i) + hd_store_offset(s, i);
-		if (hd_store_site(s, i, &site) == 0) {
+		if (hd_store_site(&site, s, i) == 0) {
 			if (site.file_len)
 				*sink += (unsigned char)site.file[site.file_len - 1];
 			if (site.method_len)
@@ -68,7 +68,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 		}
 		if ((p = hd_store_aux(s, i, &len)) && len)
 			*sink += (unsigned char)p[len - 1];
-		*sink += hd_store_class_name(s, i, name, sizeof(name));
+		*sink += hd_store_class_name(name, sizeof(name), s, i);
 		hd_store_refs(s, i, &it);
 		touch_iter(&it, n, sink);
 		hd_store_referrers(s, i, &it);
@@ -87,7 +87,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 
 static void run_algorithms(const hd_store *s, uint64_t *sink)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	hd_nodes half = { NULL, 0, 0 }, kept = { NULL, 0, 0 },
 		 unreached = { NULL, 0, 0 }, sub = { NULL, 0, 0 };
@@ -98,8 +98,6 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 	uint32_t i, n = hd_store_node_count(s);
 	size_t nrows;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.ngroupings = 2;
 	so.nkeys[0] = 1;
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -123,21 +121,21 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 			goto out;
 		half.ids[half.n++] = i;
 	}
-	if (hd_roots_of(s, &half, HD_ROOTS_SKIP_WEAK, &kept, &unreached,
+	if (hd_roots_of(&kept, &unreached, s, &half, HD_ROOTS_SKIP_WEAK,
 			NULL) == 0)
 		*sink += kept.n + unreached.n;
 	hd_nodes_free(&kept);
-	if (hd_roots_of(s, &half, HD_ROOTS_ALL_ANCESTORS, &kept, NULL,
+	if (hd_roots_of(&kept, NULL, s, &half, HD_ROOTS_ALL_ANCESTORS,
 			NULL) == 0)
 		*sink += kept.n;
-	if (n && hd_path(s, n - 1, 0, &path, NULL) == 0)
+	if (n && hd_path(&path, s, n - 1, 0, NULL) == 0)
 		*sink += path.n;
-	if (hd_subgraph_of(s, &half, 3, &sub, NULL) == 0)
+	if (hd_subgraph_of(&sub, s, &half, 3, NULL) == 0)
 		*sink += sub.n;
 	if (hd_interface_with(&x, s, &half, NULL) == 0) {
 		hd_interface_totals t;
 
-		hd_interface_totals_get(x, &t);
+		hd_interface_totals_get(&t, x);
 		*sink += t.reached + t.components;
 	}
 	eo.flags = HD_EXPORT_COLLAPSE;

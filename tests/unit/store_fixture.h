@@ -177,7 +177,7 @@ static uint64_t fx_walk(const hd_store *s)
 	size_t len;
 	const char *a;
 
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	sum += in.nodes + in.edges + strlen(in.source_path);
 	for (i = 0; i <= n; i++) {
 		sum += hd_store_address(s, i) + (uint64_t)hd_store_type(s, i) +
@@ -186,12 +186,12 @@ static uint64_t fx_walk(const hd_store *s)
 		       hd_store_size(s, i) + hd_store_bits(s, i) +
 		       hd_store_offset(s, i);
 		sum += hd_store_find(s, hd_store_address(s, i));
-		if (hd_store_site(s, i, &site) == 0)
+		if (hd_store_site(&site, s, i) == 0)
 			sum += site.line + (site.file ? site.file_len : 0) +
 			       (site.method ? site.method_len : 0);
 		a = hd_store_aux(s, i, &len);
 		sum += a ? len + (unsigned char)a[len] : 0;
-		sum += hd_store_class_name(s, i, buf, sizeof(buf));
+		sum += hd_store_class_name(buf, sizeof(buf), s, i);
 		hd_store_refs(s, i, &it);
 		while (hd_edge_iter_next(&it, &t) == 0)
 			sum += t < n ? hd_store_address(s, t) : 1;

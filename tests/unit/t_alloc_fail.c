@@ -2,7 +2,8 @@
  * t_alloc_fail.c - allocation failure injection. Each scenario (read a
  * dump and count it, read a gzip dump, build, write and open a store,
  * select and walk from the roots, diff three stores, interface-with,
- * leaks, replace-class) runs once through a counting allocator to learn how
+ * leaks, interface-with's and the sub-dump's reports, replace-class)
+ * runs once through a counting allocator to learn how
  * many allocations it makes, then once more for every N from 1 to that
  * count with the Nth allocation failing. Every such run must fail with
  * HD_ENOMEM (never crash, never succeed with a wrong result), and leave
@@ -223,14 +224,12 @@ static int null_sink(const void *buf, size_t n, void *payload)
 
 static int stats_over(hd_reader *r, hd_store *s)
 {
-	hd_stats_options so;
+	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_stats *st = NULL;
 	const hd_record *rec;
 	size_t nrows;
 	int rc;
 
-	memset(&so, 0, sizeof(so));
-	so.version = HD_STATS_OPTIONS_VERSION;
 	so.ngroupings = 3;
 	so.nkeys[0] = 1;
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -257,7 +256,7 @@ static int stats_over(hd_reader *r, hd_store *s)
 		hd_stats_totals t;
 		const hd_stats_row *rows;
 
-		hd_stats_totals_get(st, &t);
+		hd_stats_totals_get(&t, st);
 		result = t.objects * 1000003 + t.memsize + t.edges;
 		rows = hd_stats_rows(st, 1, HD_SORT_MEMSIZE, &nrows);
 		if (!rows || !nrows)
@@ -359,18 +358,18 @@ static int sc_select_roots(void)
 	    (rc = hd_select_add(sel, "type", "OBJECT", NULL)) ||
 	    (rc = hd_select_add(sel, "file", "/app/a.rb", NULL)) ||
 	    (rc = hd_select_add(sel, "generation", "1..", NULL)) ||
-	    (rc = hd_select_nodes(sel, s, &set, NULL, NULL)))
+	    (rc = hd_select_nodes(&set, NULL, sel, s, NULL)))
 		goto out;
 	if (set.n != 2) {
 		rc = -100;
 		goto out;
 	}
 	result = set.ids[0] * 1000 + set.ids[1];
-	if ((rc = hd_roots_of(s, &set, HD_ROOTS_SKIP_WEAK, &kept, &unreached,
+	if ((rc = hd_roots_of(&kept, &unreached, s, &set, HD_ROOTS_SKIP_WEAK,
 			      NULL)) ||
 	    (rc = hd_reach_new(&r, s, 0, NULL)) ||
-	    (rc = hd_reach_path(r, set.ids[0], &path, NULL)) ||
-	    (rc = hd_subgraph_of(s, &set, 0, &sub, NULL)))
+	    (rc = hd_reach_path(&path, r, set.ids[0], NULL)) ||
+	    (rc = hd_subgraph_of(&sub, s, &set, 0, NULL)))
 		goto out;
 	eo.flags = HD_EXPORT_COLLAPSE;
 	if ((rc = hd_export_new(&x, s, &sub, &eo, NULL)) ||
@@ -408,7 +407,7 @@ static int sc_select_from(void)
 	    (rc = hd_select_add(sel, "address", "0xdead", NULL)) ||
 	    (rc = hd_select_add(sel, "location", "/app/b.rb:9", NULL)) ||
 	    (rc = hd_select_add(sel, "location", "/app/b.rb:10", NULL)) ||
-	    (rc = hd_select_nodes(sel, s, &set, &missing, NULL)))
+	    (rc = hd_select_nodes(&set, &missing, sel, s, NULL)))
 		goto out;
 	if (set.n != 2 || missing != 1) {
 		rc = -100;
@@ -421,7 +420,7 @@ static int sc_select_from(void)
 	    (rc = hd_select_add(none, "name", "Fo", NULL)) ||
 	    (rc = hd_select_add(none, "file", "/app/bb.rb", NULL)) ||
 	    (rc = hd_select_add(none, "generation", "99..", NULL)) ||
-	    (rc = hd_select_explain(none, s, why, sizeof(why), NULL)))
+	    (rc = hd_select_explain(why, sizeof(why), none, s, NULL)))
 		goto out;
 	result = result * 31 + strlen(why);
 out:
@@ -449,7 +448,7 @@ static int sc_diff_interface(void)
 	if ((rc = hd_store_open(&b, st_before, NULL)) ||
 	    (rc = hd_store_open(&a, st_after, NULL)) ||
 	    (rc = hd_store_open(&l, st_later, NULL)) ||
-	    (rc = hd_diff(b, a, l, &o, &d, NULL)))
+	    (rc = hd_diff(&d, b, a, l, &o, NULL)))
 		goto out;
 	if (d->added.n != 3 || d->retained.n != 2) {
 		rc = -100;
@@ -457,14 +456,14 @@ static int sc_diff_interface(void)
 	}
 	if ((rc = hd_interface_with(&x, a, &d->added, NULL)))
 		goto out;
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	if (t.diff != 3)
 		rc = -100;
 	result = t.diff_border * 1000 + t.reached * 100 + t.self_border * 10 +
 		 t.components;
 	/* the retained objects as LATER holds them, followed again from
 	 * AFTER; weak references skipped */
-	if (rc || (rc = hd_diff_follow(a, l, &d->added, &o, &f, NULL)))
+	if (rc || (rc = hd_diff_follow(&f, a, l, &d->added, &o, NULL)))
 		goto out;
 	if (f.n != d->retained_later.n || d->retained_later.n != 2) {
 		rc = -100;
@@ -473,12 +472,12 @@ static int sc_diff_interface(void)
 	if ((rc = hd_interface_with_flags(&y, l, &d->retained_later,
 					  HD_ROOTS_SKIP_WEAK, NULL)))
 		goto out;
-	hd_interface_totals_get(y, &t);
+	hd_interface_totals_get(&t, y);
 	result = result * 10 + t.diff;
 	/* the leak model as LATER holds it: every suspect described */
 	if ((rc = hd_leaks_build(&k, l, d, NULL, NULL)))
 		goto out;
-	hd_leaks_totals_get(k, &kt);
+	hd_leaks_totals_get(&kt, k);
 	result = result * 100 + kt.groups * 10 + kt.shown;
 	if (kt.shown && hd_leaks_suspect_get(k, 0)->sites)
 		result = result * 10 + hd_leaks_suspect_get(k, 0)->keepalive_count;
@@ -489,6 +488,61 @@ out:
 	hd_interface_free(x);
 	hd_diff_result_free(d);
 	hd_store_close(l);
+	hd_store_close(a);
+	hd_store_close(b);
+	return rc;
+}
+
+/* The reports that moved from the CLI: interface-with's ranking and
+ * records, the sub-dump writer, diff --with-paths's set, the class
+ * histogram and its size-less free. */
+static int sc_reports(void)
+{
+	hd_store *b = NULL, *a = NULL;
+	hd_diff_result *d = NULL;
+	hd_interface *x = NULL;
+	hd_interface_ranking *r = NULL;
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+	hd_nodes paths = { NULL, 0, 0 };
+	hd_domtree *dt = NULL;
+	hd_class_retained *rows = NULL;
+	size_t nrows = 0, i;
+	uint64_t unreached = 0;
+	int rc;
+
+	o.flags = HD_DIFF_NO_GENERATION;
+	if ((rc = hd_store_open(&b, st_before, NULL)) ||
+	    (rc = hd_store_open(&a, st_after, NULL)) ||
+	    (rc = hd_diff(&d, b, a, NULL, &o, NULL)) ||
+	    (rc = hd_interface_with(&x, a, &d->added, NULL)) ||
+	    (rc = hd_interface_rank(&r, x, a, NULL)))
+		goto out;
+	for (i = 0; hd_interface_ranking_border(r, i); i++)
+		result = result * 7 + hd_interface_ranking_border(r, i)->id;
+	for (i = 0; hd_interface_ranking_holder(r, i); i++)
+		result = result * 7 +
+			 hd_interface_ranking_holder(r, i)->keepalive;
+	if ((rc = hd_interface_records(x, a, HD_INTERFACE_RECORDS_SELF, NULL,
+				       null_sink, NULL, NULL)) ||
+	    (rc = hd_paths_union(&paths, &unreached, a, &d->added, 0, NULL)) ||
+	    (rc = hd_subdump_write(a, &paths,
+				   HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT, NULL,
+				   null_sink, NULL, NULL)) ||
+	    (rc = hd_domtree_new(&dt, a, 0, NULL)) ||
+	    (rc = hd_domtree_classes(&rows, &nrows, dt, NULL)))
+		goto out;
+	if (!nrows || rows[nrows].name) {
+		rc = -100; /* the rows end with a NULL name */
+		goto out;
+	}
+	result = result * 31 + paths.n * 10 + unreached + nrows;
+out:
+	hd_class_retained_free(rows);
+	hd_domtree_free(dt);
+	hd_nodes_free(&paths);
+	hd_interface_ranking_free(r);
+	hd_interface_free(x);
+	hd_diff_result_free(d);
 	hd_store_close(a);
 	hd_store_close(b);
 	return rc;
@@ -582,6 +636,7 @@ static void test_alloc__select_roots_export(void) { sweep(sc_select_roots); }
 static void test_alloc__select_from(void) { sweep(sc_select_from); }
 static void test_alloc__diff_interface(void) { sweep(sc_diff_interface); }
 static void test_alloc__replace_class(void) { sweep(sc_replace_class); }
+static void test_alloc__reports(void) { sweep(sc_reports); }
 
 static void test_alloc__cleanup(void)
 {
@@ -600,6 +655,7 @@ static const struct t_case cases[] = {
 	T_CASE(alloc__select_from),
 	T_CASE(alloc__diff_interface),
 	T_CASE(alloc__replace_class),
+	T_CASE(alloc__reports),
 	T_CASE(alloc__cleanup),
 };
 

@@ -96,7 +96,7 @@ static void test_diff__traced_rule(void)
 	hd_diff_result *d = NULL;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_ASSERT(d->traced);
 	T_EQ(d->generation, 3);
 	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_GENERATION);
@@ -130,7 +130,7 @@ static void test_diff__traced_pair_without_generation(void)
 
 	T_ASSERT(b && a);
 	o.flags = HD_DIFF_NO_GENERATION;
-	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, &o, NULL), 0);
 	T_ASSERT(!d->traced);
 	/* a generation differing at one address still tells reuse */
 	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_REUSED);
@@ -168,7 +168,7 @@ static void test_diff__untraced_rule(void)
 	hd_diff_result *d = NULL;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_ASSERT(!d->traced);
 	T_EQ(verdict(d, a, 0x1000), HD_MATCH_OLD_UNCERTAIN);
 	T_EQ(verdict(d, a, 0x1010), HD_MATCH_NEW_REUSED);
@@ -209,7 +209,7 @@ static void test_diff__object_id(void)
 	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_ASSERT(!d->object_id_skipped);
 	T_EQ(verdict(d, a, 0x5000), HD_MATCH_OLD_OBJECT_ID);
 	T_EQ(verdict(d, a, 0x1010), HD_MATCH_NEW_OBJECT_ID);
@@ -221,7 +221,7 @@ static void test_diff__object_id(void)
 	hd_diff_result_free(d);
 	/* without object ids, the moved one looks new */
 	o.flags = HD_DIFF_NO_OBJECT_ID;
-	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, &o, NULL), 0);
 	T_EQ(verdict(d, a, 0x5000), HD_MATCH_NEW_ABSENT);
 	T_EQ(verdict(d, a, 0x1010), HD_MATCH_OLD_UNCERTAIN);
 	T_ASSERT(!(d->rules & HD_DIFF_RULE_OBJECT_ID));
@@ -256,7 +256,7 @@ static void test_diff__three_dumps(void)
 	hd_diff_result *d = NULL;
 
 	T_ASSERT(b && a && l);
-	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, l, NULL, NULL), 0);
 	T_ASSERT(d->has_later);
 	T_EQ(d->added.n, 5);
 	T_EQ(d->retained.n, 3);
@@ -284,7 +284,7 @@ static void test_diff__three_dumps_untraced(void)
 	hd_diff_result *d = NULL;
 
 	T_ASSERT(b && a && l);
-	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, l, NULL, NULL), 0);
 	T_EQ(d->added.n, 3);
 	T_EQ(d->retained.n, 1);
 	T_ASSERT(in_set(&d->retained, a, 0x2000));
@@ -312,7 +312,7 @@ static void test_diff__partial_before(void)
 	hd_diff_result *d = NULL;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_ASSERT(d->traced);
 	T_EQ(verdict(d, a, 0x0900), HD_MATCH_OLD_GENERATION);
 	T_EQ(verdict(d, a, 0x1000), HD_MATCH_OLD_GENERATION);
@@ -342,13 +342,13 @@ static void test_diff__dumper_objects(void)
 	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_EQ(verdict(d, a, 0x2000), HD_MATCH_EXCLUDED);
 	T_EQ(d->added.n, 1);
 	T_EQ(d->by_match[HD_MATCH_EXCLUDED], 1);
 	hd_diff_result_free(d);
 	o.flags = HD_DIFF_ALL;
-	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, &o, NULL), 0);
 	T_EQ(d->added.n, 2);
 	hd_diff_result_free(d);
 	hd_store_close(a);
@@ -362,18 +362,18 @@ static void test_diff__edges(void)
 	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(NULL, a, NULL, NULL, &d, NULL), HD_EINVAL);
-	T_RC(hd_diff(b, a, NULL, NULL, NULL, NULL), HD_EINVAL);
+	T_RC(hd_diff(&d, NULL, a, NULL, NULL, NULL), HD_EINVAL);
+	T_RC(hd_diff(NULL, b, a, NULL, NULL, NULL), HD_EINVAL);
 	o.version = 99;
-	T_RC(hd_diff(b, a, NULL, &o, &d, NULL), HD_EINVAL);
+	T_RC(hd_diff(&d, b, a, NULL, &o, NULL), HD_EINVAL);
 	/* an untraced BEFORE: the address rule, even for traced objects */
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_ASSERT(!d->traced);
 	T_EQ(verdict(d, a, 0x1000), HD_MATCH_NEW_ABSENT);
 	T_EQ(d->added_memsize, 0);
 	hd_diff_result_free(d);
 	/* a dump against itself: nothing new */
-	T_RC(hd_diff(a, a, a, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, a, a, a, NULL, NULL), 0);
 	T_EQ(d->added.n, 0);
 	T_EQ(d->retained.n, 0);
 	hd_diff_result_free(d);
@@ -410,7 +410,7 @@ static void test_diff__retained_later(void)
 	size_t i;
 
 	T_ASSERT(b && a && l);
-	T_RC(hd_diff(b, a, l, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, l, NULL, NULL), 0);
 	T_EQ(d->retained.n, 3);
 	T_EQ(d->retained_later.n, 3);
 	T_ASSERT(in_set(&d->retained_later, l, 0x2000));
@@ -422,12 +422,12 @@ static void test_diff__retained_later(void)
 	T_EQ(d->retained_memsize, 80);
 	T_EQ(d->retained_later_memsize, 440);
 	/* the same set followed from AFTER alone */
-	T_RC(hd_diff_follow(a, l, &d->added, NULL, &f, NULL), 0);
+	T_RC(hd_diff_follow(&f, a, l, &d->added, NULL, NULL), 0);
 	T_EQ(f.n, 3);
 	for (i = 0; i < f.n && i < 3; i++)
 		T_EQ(f.ids[i], d->retained_later.ids[i]);
 	hd_nodes_free(&f);
-	T_RC(hd_diff_follow(a, l, &d->retained, NULL, &f, NULL), 0);
+	T_RC(hd_diff_follow(&f, a, l, &d->retained, NULL, NULL), 0);
 	T_EQ(f.n, 3);
 	hd_nodes_free(&f);
 	/* a set that is not ascending */
@@ -436,12 +436,12 @@ static void test_diff__retained_later(void)
 
 		d->added.ids[0] = d->added.ids[1];
 		d->added.ids[1] = t;
-		T_RC(hd_diff_follow(a, l, &d->added, NULL, &f, NULL),
+		T_RC(hd_diff_follow(&f, a, l, &d->added, NULL, NULL),
 		     HD_EINVAL);
 	}
 	/* without LATER: empty */
 	hd_diff_result_free(d);
-	T_RC(hd_diff(b, a, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
 	T_EQ(d->retained_later.n, 0);
 	T_EQ(d->retained_later_memsize, 0);
 	hd_diff_result_free(d);
@@ -485,7 +485,7 @@ static void test_diff__order_check(void)
 	T_ASSERT(p && q && other && untraced);
 	/* in order */
 	v[0] = p, v[1] = q;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), 0);
 	T_EQ(pr[0].flags, 0);
 	T_EQ(pr[0].generation[0], 5);
 	T_EQ(pr[0].generation[1], 9);
@@ -493,26 +493,26 @@ static void test_diff__order_check(void)
 	T_EQ(pr[0].objects[1], 1303);
 	/* reversed: the generation goes back */
 	v[0] = q, v[1] = p;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), 0);
 	T_EQ(pr[0].flags, HD_ORDER_GENERATION_BACKWARDS | HD_ORDER_REVERSED);
 	/* the middle one out of place: the second pair */
 	v[0] = p, v[1] = q, v[2] = p;
-	T_RC(hd_order_check(v, NULL, 3, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 3, NULL), 0);
 	T_EQ(pr[0].flags, 0);
 	T_ASSERT(pr[1].flags & HD_ORDER_REVERSED);
 	/* a dump against itself */
 	v[0] = p, v[1] = p;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), 0);
 	T_EQ(pr[0].flags, 0);
 	/* no address in common: two processes, not "reversed" */
 	v[0] = other, v[1] = p;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), 0);
 	T_EQ(pr[0].flags,
 	     HD_ORDER_FEW_SHARED | HD_ORDER_GENERATION_BACKWARDS);
 	T_EQ(pr[0].shared, 3); /* the classes */
 	/* small dumps say nothing of their addresses */
 	v[0] = untraced, v[1] = p;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), 0);
 	T_EQ(pr[0].flags, 0);
 	T_ASSERT(!pr[0].traced[0] && pr[0].traced[1]);
 	/* sidecars: time backwards in one process; two pids */
@@ -521,23 +521,23 @@ static void test_diff__order_check(void)
 	o[0].time_us = 2000;
 	o[1].time_us = 1000;
 	v[0] = p, v[1] = q;
-	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, o, 2, NULL), 0);
 	T_EQ(pr[0].flags, HD_ORDER_TIME_BACKWARDS | HD_ORDER_REVERSED);
 	T_EQ(pr[0].origin[1].time_us, 1000);
 	o[1].pid = 43;
-	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, o, 2, NULL), 0);
 	T_EQ(pr[0].flags, HD_ORDER_OTHER_PROCESS);
 	o[1].pid = 0; /* unknown pid: the times still count */
-	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, o, 2, NULL), 0);
 	T_EQ(pr[0].flags, HD_ORDER_TIME_BACKWARDS | HD_ORDER_REVERSED);
 	o[1].time_us = 3000;
-	T_RC(hd_order_check(v, o, 2, pr, NULL), 0);
+	T_RC(hd_order_check(pr, v, o, 2, NULL), 0);
 	T_EQ(pr[0].flags, 0);
 	/* bad arguments */
-	T_RC(hd_order_check(v, NULL, 1, pr, NULL), HD_EINVAL);
-	T_RC(hd_order_check(NULL, NULL, 2, pr, NULL), HD_EINVAL);
+	T_RC(hd_order_check(pr, v, NULL, 1, NULL), HD_EINVAL);
+	T_RC(hd_order_check(pr, NULL, NULL, 2, NULL), HD_EINVAL);
 	v[1] = NULL;
-	T_RC(hd_order_check(v, NULL, 2, pr, NULL), HD_EINVAL);
+	T_RC(hd_order_check(pr, v, NULL, 2, NULL), HD_EINVAL);
 	hd_store_close(untraced);
 	hd_store_close(other);
 	hd_store_close(q);

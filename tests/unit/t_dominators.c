@@ -100,16 +100,16 @@ static void test_dominators__two_roots_and_chain(void)
 	T_EQ(hd_domtree_idom(d, 2), HD_DOM_ROOT);
 	T_EQ(hd_domtree_idom(d, 3), 2);
 	T_EQ(hd_domtree_idom(d, 4), 3);
-	T_RC(hd_domtree_chain(d, 4, &p, NULL), 0);
+	T_RC(hd_domtree_chain(&p, d, 4, NULL), 0);
 	T_EQ(p.n, 3);
 	T_EQ(p.nodes[0], 2);
 	T_EQ(p.nodes[1], 3);
 	T_EQ(p.nodes[2], 4);
 	T_EQ(p.root, UINT32_MAX); /* 2 is not held by a root directly */
-	T_RC(hd_domtree_chain(d, 0, &p, NULL), 0);
+	T_RC(hd_domtree_chain(&p, d, 0, NULL), 0);
 	T_EQ(p.n, 1);
 	T_EQ(p.root, 0);
-	T_RC(hd_domtree_top(d, 3, top, &n, NULL), 0);
+	T_RC(hd_domtree_top(top, &n, d, 3, NULL), 0);
 	T_EQ(n, 3);
 	T_EQ(top[0], 2); /* 2, 3, 4: 42 + 43 + 44 */
 	T_EQ(top[1], 3);
@@ -295,7 +295,7 @@ static void test_dominators__long_chain(void)
 	T_EQ(hd_domtree_retained(d, 0, NULL), N);
 	T_EQ(hd_domtree_retained(d, N / 2, NULL), N - N / 2);
 	T_EQ(hd_domtree_idom(d, N - 1), N - 2);
-	T_RC(hd_domtree_chain(d, N - 1, &p, NULL), 0);
+	T_RC(hd_domtree_chain(&p, d, N - 1, NULL), 0);
 	T_EQ(p.n, N);
 	hd_root_path_free(&p);
 	hd_domtree_free(d);
@@ -335,7 +335,7 @@ static void test_dominators__classes(void)
 	T_RC(hd_store_build(&s, path, NULL, NULL), 0);
 	unlink(path);
 	T_RC(hd_domtree_new(&d, s, 0, NULL), 0);
-	T_RC(hd_domtree_classes(d, &rows, &n, NULL), 0);
+	T_RC(hd_domtree_classes(&rows, &n, d, NULL), 0);
 	T_ASSERT(n >= 1);
 	for (i = 0; i < n; i++) {
 		if (strcmp(rows[i].name, "Node") != 0)
@@ -348,7 +348,7 @@ static void test_dominators__classes(void)
 	}
 	T_ASSERT(seen);
 	T_STREQ(rows[0].name, "Node"); /* sorted by retained memsize */
-	hd_class_retained_free(rows, n);
+	hd_class_retained_free(rows);
 	hd_domtree_free(d);
 	hd_store_close(s);
 }
@@ -438,7 +438,7 @@ static void test_dominators__stored(void)
 	fclose(f);
 	T_RC(hd_store_open(&o, path, NULL), 0);
 	T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
-	T_RC(hd_domtree_chain(e, 3, &p, &err), HD_EFORMAT);
+	T_RC(hd_domtree_chain(&p, e, 3, &err), HD_EFORMAT);
 	hd_domtree_free(e);
 	hd_store_close(o);
 	/* an idom out of range: refused on open */

@@ -68,7 +68,7 @@ static void test_interface__chain(void)
 	self = hd_interface_self_border(x);
 	T_EQ(self->n, 1);
 	T_EQ(self->ids[0], 0);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	T_EQ(t.diff, 3);
 	T_EQ(t.reached, 3);
 	T_EQ(t.self_border, 1);
@@ -113,7 +113,7 @@ static void test_interface__diamond(void)
 	T_EQ(b[0].retained_memsize, 41 + 45);
 	T_EQ(b[1].retained_count, 1);
 	T_EQ(b[1].holders, 1);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	T_EQ(t.reached, 5);
 	hd_interface_free(x);
 	hd_nodes_free(&d);
@@ -282,7 +282,7 @@ static void test_interface__no_border(void)
 	T_ASSERT(hd_interface_diff_border(x, &n) == NULL || n == 0);
 	T_EQ(n, 0);
 	T_EQ(hd_interface_self_border(x)->n, 0);
-	hd_interface_totals_get(x, &t);
+	hd_interface_totals_get(&t, x);
 	T_EQ(t.diff, 3);
 	T_EQ(t.reached, 0);
 	T_EQ(t.components, 1);
@@ -545,25 +545,25 @@ static void test_interface__fold_shares(void)
 	static const uint64_t sizes[] = { 1000, 500, 20, 10, 10, 9 };
 	hd_share_fold f;
 
-	hd_fold_shares(sizes, 6, 1549, 0.01, &f); /* 1%: 15.49 */
+	hd_fold_shares(&f, sizes, 6, 1549, 0.01); /* 1%: 15.49 */
 	T_EQ(f.kept, 3);
 	T_EQ(f.folded, 3);
 	T_EQ(f.folded_size, 29);
-	hd_fold_shares(sizes, 6, 1549, 0, &f);
+	hd_fold_shares(&f, sizes, 6, 1549, 0);
 	T_EQ(f.kept, 6);
 	T_EQ(f.folded, 0);
 	T_EQ(f.folded_size, 0);
-	hd_fold_shares(sizes, 6, 1549, 1.0, &f); /* nothing is 100% */
+	hd_fold_shares(&f, sizes, 6, 1549, 1.0); /* nothing is 100% */
 	T_EQ(f.kept, 0);
 	T_EQ(f.folded, 6);
 	T_EQ(f.folded_size, 1549);
-	hd_fold_shares(sizes, 6, 0, 0.5, &f);    /* no whole: keep all */
+	hd_fold_shares(&f, sizes, 6, 0, 0.5);    /* no whole: keep all */
 	T_EQ(f.kept, 6);
-	hd_fold_shares(NULL, 0, 10, 0.5, &f);
+	hd_fold_shares(&f, NULL, 0, 10, 0.5);
 	T_EQ(f.kept, 0);
 	T_EQ(f.folded, 0);
 	/* exactly at the share is kept */
-	hd_fold_shares(sizes + 2, 1, 2000, 0.01, &f);
+	hd_fold_shares(&f, sizes + 2, 1, 2000, 0.01);
 	T_EQ(f.kept, 1);
 }
 

@@ -73,7 +73,7 @@ static void test_leaks__ranked_and_folded(void)
 	o.min_share = 0.15;
 	o.top = 1;
 	T_RC(hd_leaks_build(&l, s, &d, &o, NULL), 0);
-	hd_leaks_totals_get(l, &t);
+	hd_leaks_totals_get(&t, l);
 	T_EQ(t.leak_count, 7);
 	T_EQ(t.leak_memsize, 322);
 	T_EQ(t.border, 6);
@@ -102,9 +102,9 @@ static void test_leaks__ranked_and_folded(void)
 	T_EQ(p->border->n, 3);
 	T_EQ(p->border->ids[0], 3);
 	T_EQ(p->border->ids[2], 5);
-	hd_stats_totals_get(p->classes, &st);
+	hd_stats_totals_get(&st, p->classes);
 	T_EQ(st.objects, 3);
-	hd_stats_totals_get(p->sites, &st);
+	hd_stats_totals_get(&st, p->sites);
 	T_EQ(st.objects, 4);
 	T_EQ(st.memsize, 178);
 	/* ranked, but past top: not described */
@@ -141,7 +141,7 @@ static void test_leaks__defaults_describe_all(void)
 	memset(&d, 0, sizeof(d));
 	new_set(&d.added, &d.added_memsize, 3, 10);
 	T_RC(hd_leaks_build(&l, s, &d, NULL, NULL), 0);
-	hd_leaks_totals_get(l, &t);
+	hd_leaks_totals_get(&t, l);
 	T_EQ(t.shown, 4);
 	T_EQ(t.folded, 0);
 	p = hd_leaks_suspect_get(l, 2); /* 8, held by the root */
@@ -179,7 +179,7 @@ static void test_leaks__later(void)
 	d.retained_later.n = d.retained_later.cap = 2;
 	d.retained_later_memsize = 43 + 46;
 	T_RC(hd_leaks_build(&l, s, &d, NULL, NULL), 0);
-	hd_leaks_totals_get(l, &t);
+	hd_leaks_totals_get(&t, l);
 	T_EQ(t.leak_count, 2);
 	T_EQ(t.leak_memsize, 89);
 	T_EQ(t.border, 1);

@@ -359,7 +359,7 @@ static const char *ruby(uint32_t f)
 {
 	static char buf[64];
 
-	return hd_features_ruby(f, buf, sizeof(buf));
+	return hd_features_ruby(buf, sizeof(buf), f);
 }
 
 static void test_names__features(void)
@@ -407,7 +407,7 @@ static void test_names__features(void)
 	T_STREQ(ruby(HD_FEAT_MEMPROF | HD_FEAT_TRACED), "memprof (Ruby 1.8)");
 	T_STREQ(ruby(0), "unknown");
 	T_STREQ(ruby(HD_FEAT_NODE | HD_FEAT_SHAPES), "unknown");
-	T_ASSERT(hd_features_ruby(0, NULL, 0) == NULL);
+	T_ASSERT(hd_features_ruby(NULL, 0, 0) == NULL);
 }
 
 static const struct t_case cases[] = {

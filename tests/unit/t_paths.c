@@ -231,7 +231,7 @@ static int roots_of(const hd_store *s, const int *t, size_t n, unsigned fl,
 {
 	hd_nodes set = set_of(s, t, n), k = { 0 }, u = { 0 };
 	hd_error err;
-	int rc = hd_roots_of(s, &set, fl, &k, &u, &err);
+	int rc = hd_roots_of(&k, &u, s, &set, fl, &err);
 
 	*kept = names(s, &k);
 	*unreached = names(s, &u);
@@ -255,7 +255,7 @@ static void test_paths__chain(void)
 	T_RC(roots_of(s, t, 1, 0, &k, &u), 0);
 	T_STREQ(k, "0 1 2 3");
 	T_STREQ(u, "");
-	T_RC(hd_path(s, id_of(s, 3), 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, id_of(s, 3), 0, NULL), 0);
 	T_STREQ(path_names(s, &p), "0 1 2 3");
 	T_STREQ(hd_store_root_name(s, p.root), "vm");
 	hd_root_path_free(&p);
@@ -314,9 +314,9 @@ static void test_paths__cycles(void)
 	/* 4 and 5 reach 3 but no root reaches them: not kept */
 	T_STREQ(k, "0 1 2 3");
 	T_STREQ(u, "5");
-	T_RC(hd_path(s, id_of(s, 3), 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, id_of(s, 3), 0, NULL), 0);
 	T_STREQ(path_names(s, &p), "0 1 2 3");
-	T_RC(hd_path(s, id_of(s, 5), 0, &p, NULL), HD_ENOTFOUND);
+	T_RC(hd_path(&p, s, id_of(s, 5), 0, NULL), HD_ENOTFOUND);
 	hd_root_path_free(&p);
 	hd_store_close(s);
 }
@@ -335,13 +335,13 @@ static void test_paths__root_categories(void)
 
 	T_ASSERT(s);
 	T_EQ(hd_store_root_count(s), 3);
-	T_RC(hd_path(s, id_of(s, 2), 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, id_of(s, 2), 0, NULL), 0);
 	T_STREQ(path_names(s, &p), "2");
 	T_STREQ(hd_store_root_name(s, p.root), "finalizers");
-	T_RC(hd_path(s, id_of(s, 1), 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, id_of(s, 1), 0, NULL), 0);
 	T_STREQ(hd_store_root_name(s, p.root), "vm");
 	T_STREQ(path_names(s, &p), "0 1");
-	T_RC(hd_path(s, id_of(s, 4), 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, id_of(s, 4), 0, NULL), 0);
 	T_STREQ(hd_store_root_name(s, p.root), "global_tbl");
 	T_RC(roots_of(s, t, 2, 0, &k, &u), 0);
 	T_STREQ(k, "2 3 4");
@@ -384,7 +384,7 @@ static void test_paths__partial_dump(void)
 	T_STREQ(u, "0 1");
 	T_RC(roots_of(s, t, 2, HD_ROOTS_ALL_ANCESTORS, &k, &u), 0);
 	T_STREQ(k, "");
-	T_RC(hd_path(s, id_of(s, 1), 0, &p, &err), HD_ENOTFOUND);
+	T_RC(hd_path(&p, s, id_of(s, 1), 0, &err), HD_ENOTFOUND);
 	T_ASSERT(strstr(err.msg, "partial dump") != NULL);
 	hd_store_close(s);
 }
@@ -456,7 +456,7 @@ static const char *subgraph(const hd_store *s, const int *v, size_t n,
 	hd_nodes set = set_of(s, v, n), out = { 0 };
 	const char *r;
 
-	if (hd_subgraph_of(s, &set, depth, &out, NULL))
+	if (hd_subgraph_of(&out, s, &set, depth, NULL))
 		r = "error";
 	else
 		r = names(s, &out);
@@ -491,10 +491,10 @@ static void test_paths__bad_args(void)
 	T_ASSERT(s);
 	bad.ids = &big;
 	bad.n = 1;
-	T_RC(hd_roots_of(s, &bad, 0, &out, NULL, NULL), HD_EINVAL);
-	T_RC(hd_subgraph_of(s, &bad, 0, &out, NULL), HD_EINVAL);
-	T_RC(hd_path(s, 7, 0, &p, NULL), HD_EINVAL);
-	T_RC(hd_roots_of(NULL, &bad, 0, &out, NULL, NULL), HD_EINVAL);
+	T_RC(hd_roots_of(&out, NULL, s, &bad, 0, NULL), HD_EINVAL);
+	T_RC(hd_subgraph_of(&out, s, &bad, 0, NULL), HD_EINVAL);
+	T_RC(hd_path(&p, s, 7, 0, NULL), HD_EINVAL);
+	T_RC(hd_roots_of(&out, NULL, NULL, &bad, 0, NULL), HD_EINVAL);
 	hd_store_close(s);
 }
 
@@ -661,7 +661,7 @@ static const char *check_paths(const hd_store *s, const struct model *m,
 	int i;
 
 	for (i = 0; i < m->n && !why; i++) {
-		int rc = hd_reach_path(r, id_of(s, i), &p, NULL);
+		int rc = hd_reach_path(&p, r, id_of(s, i), NULL);
 
 		if ((rc == 0) != (m->dist[i] < INF)) {
 			why = "path found iff reachable: no";
@@ -731,17 +731,17 @@ static void test_paths__random_vs_naive(void)
 				k--;
 			}
 		T_RC(hd_reach_new(&r, s, 0, NULL), 0);
-		T_RC(hd_reach_roots_of(r, &set, 0, &kept, &unr, NULL), 0);
+		T_RC(hd_reach_roots_of(&kept, &unr, r, &set, 0, NULL), 0);
 		why = check_shortest(s, &m, r, tg, nt, &kept, &unr);
 		if (!why)
 			why = check_paths(s, &m, r);
 		if (!why) {
-			T_RC(hd_roots_of(s, &set, HD_ROOTS_ALL_ANCESTORS,
-					 &kept, &unr, NULL), 0);
+			T_RC(hd_roots_of(&kept, &unr, s,
+					 &set, HD_ROOTS_ALL_ANCESTORS, NULL), 0);
 			why = check_ancestors(s, &m, tg, nt, &kept);
 		}
 		if (!why) {
-			T_RC(hd_subgraph_of(s, &set, depth, &kept, NULL), 0);
+			T_RC(hd_subgraph_of(&kept, s, &set, depth, NULL), 0);
 			why = check_subgraph(s, &m, tg, nt, depth, &kept);
 		}
 		hd_reach_free(r);
@@ -783,19 +783,19 @@ static void test_paths__long_chain(void)
 	first = id_of(s, 0);
 	set.ids = &last;
 	set.n = 1;
-	T_RC(hd_roots_of(s, &set, 0, &kept, &unr, NULL), 0);
+	T_RC(hd_roots_of(&kept, &unr, s, &set, 0, NULL), 0);
 	T_EQ(kept.n, CHAIN);
-	T_RC(hd_roots_of(s, &set, HD_ROOTS_ALL_ANCESTORS, &kept, &unr, NULL),
+	T_RC(hd_roots_of(&kept, &unr, s, &set, HD_ROOTS_ALL_ANCESTORS, NULL),
 	     0);
 	T_EQ(kept.n, CHAIN);
-	T_RC(hd_path(s, last, 0, &p, NULL), 0);
+	T_RC(hd_path(&p, s, last, 0, NULL), 0);
 	T_EQ(p.n, CHAIN);
 	T_EQ(p.nodes[0], first);
 	T_EQ(p.nodes[CHAIN - 1], last);
 	set.ids = &first;
-	T_RC(hd_subgraph_of(s, &set, 0, &kept, NULL), 0);
+	T_RC(hd_subgraph_of(&kept, s, &set, 0, NULL), 0);
 	T_EQ(kept.n, CHAIN);
-	T_RC(hd_subgraph_of(s, &set, 1000, &kept, NULL), 0);
+	T_RC(hd_subgraph_of(&kept, s, &set, 1000, NULL), 0);
 	T_EQ(kept.n, 1001);
 	hd_nodes_free(&kept);
 	hd_nodes_free(&unr);

@@ -724,14 +724,12 @@ static void test_replace__same_stats(void)
 	texts[0] = dump;
 	texts[1] = copy;
 	for (k = 0; k < 2; k++) {
-		hd_stats_options so;
+		hd_stats_options so = HD_STATS_OPTIONS_INIT;
 		hd_stats *s;
 		hd_reader *r;
 		const hd_record *rec;
 		const hd_stats_row *rows;
 
-		memset(&so, 0, sizeof(so));
-		so.version = HD_STATS_OPTIONS_VERSION;
 		so.ngroupings = 1;
 		so.nkeys[0] = 1;
 		so.keys[0][0] = HD_KEY_CLASS;

@@ -98,27 +98,27 @@ static void test_ruby40__fields_names(void)
 
 	T_ASSERT(s);
 	/* grouped as what it is, whatever its owner */
-	hd_store_class_name(s, at(s, 0x1028), buf, sizeof(buf));
+	hd_store_class_name(buf, sizeof(buf), s, at(s, 0x1028));
 	T_STREQ(buf, "IMEMO/fields");
-	hd_store_class_name(s, at(s, 0x2028), buf, sizeof(buf));
+	hd_store_class_name(buf, sizeof(buf), s, at(s, 0x2028));
 	T_STREQ(buf, "IMEMO/fields");
 	/* shown as part of its owner: a class by its name, else its class */
-	n = hd_store_node_name(s, at(s, 0x1028), buf, sizeof(buf));
+	n = hd_store_node_name(buf, sizeof(buf), s, at(s, 0x1028));
 	T_STREQ(buf, "ivars of LeakyCache");
 	T_EQ(n, strlen("ivars of LeakyCache"));
-	hd_store_node_name(s, at(s, 0x2028), buf, sizeof(buf));
+	hd_store_node_name(buf, sizeof(buf), s, at(s, 0x2028));
 	T_STREQ(buf, "ivars of String");
 	/* an owner not in the dump (a since: dump): no owner to name */
-	hd_store_node_name(s, at(s, 0x4000), buf, sizeof(buf));
+	hd_store_node_name(buf, sizeof(buf), s, at(s, 0x4000));
 	T_STREQ(buf, "IMEMO/fields");
 	/* truncated as every name: the full length returned */
-	n = hd_store_node_name(s, at(s, 0x1028), buf, 5);
+	n = hd_store_node_name(buf, 5, s, at(s, 0x1028));
 	T_STREQ(buf, "ivar");
 	T_EQ(n, strlen("ivars of LeakyCache"));
-	n = hd_store_node_name(s, at(s, 0x1028), buf, 12);
+	n = hd_store_node_name(buf, 12, s, at(s, 0x1028));
 	T_STREQ(buf, "ivars of Le");
 	T_EQ(n, strlen("ivars of LeakyCache"));
-	T_EQ(hd_store_node_name(s, at(s, 0x1028), NULL, 0),
+	T_EQ(hd_store_node_name(NULL, 0, s, at(s, 0x1028)),
 	     strlen("ivars of LeakyCache"));
 	hd_store_close(s);
 }
@@ -127,14 +127,12 @@ static void test_ruby40__fields_not_instances(void)
 {
 	hd_store *s = build(dump);
 	hd_stats *st = NULL;
-	hd_stats_options o;
+	hd_stats_options o = HD_STATS_OPTIONS_INIT;
 	const hd_stats_row *rows;
 	size_t nrows = 0, i;
 	uint64_t leaky = 0, fields = 0, strings = 0;
 
 	T_ASSERT(s);
-	memset(&o, 0, sizeof(o));
-	o.version = HD_STATS_OPTIONS_VERSION;
 	o.flags = HD_STATS_ALL;
 	o.ngroupings = 1;
 	o.nkeys[0] = 1;
@@ -219,14 +217,14 @@ static void test_ruby40__roots(void)
 	uint32_t i, found = 0;
 
 	T_ASSERT(s);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.root_categories, 2);
 	for (i = 0; i < hd_store_root_count(s); i++)
 		found |= !strcmp(hd_store_root_name(s, i), "global_symbols");
 	T_ASSERT(found);
 	T_ASSERT(in.features & HD_FEAT_GEN_SYMBOLS);
 	T_ASSERT(in.features & HD_FEAT_INT_FLAGS);
-	T_STREQ(hd_features_ruby(HD_FEAT_GEN_SYMBOLS, buf, sizeof(buf)),
+	T_STREQ(hd_features_ruby(buf, sizeof(buf), HD_FEAT_GEN_SYMBOLS),
 		"4.0 or later");
 	hd_store_close(s);
 
@@ -236,21 +234,21 @@ static void test_ruby40__roots(void)
 		  "\"shape_id\":0, \"slot_size\":40, \"struct\":\"proc\", "
 		  "\"memsize\":80}\n");
 	T_ASSERT(s);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_ASSERT(in.features & HD_FEAT_OBJSPACE_ROOT);
-	T_STREQ(hd_features_ruby(in.features, buf, sizeof(buf)),
+	T_STREQ(hd_features_ruby(buf, sizeof(buf), in.features),
 		"3.4 or later");
 	hd_store_close(s);
-	T_STREQ(hd_features_ruby(HD_FEAT_OBJSPACE_ROOT | HD_FEAT_IMEMO |
+	T_STREQ(hd_features_ruby(buf,
+				 sizeof(buf), HD_FEAT_OBJSPACE_ROOT | HD_FEAT_IMEMO |
 					 HD_FEAT_IMEMO_TYPE | HD_FEAT_SHAPES |
 					 HD_FEAT_SUPERCLASS |
-					 HD_FEAT_CALLCACHE_ID | HD_FEAT_CHILLED,
-				 buf, sizeof(buf)),
+					 HD_FEAT_CALLCACHE_ID | HD_FEAT_CHILLED),
 		"3.4");
 	/* objspace and finalizers at once: no version writes both */
-	T_STREQ(hd_features_ruby(HD_FEAT_OBJSPACE_ROOT |
-					 HD_FEAT_FINALIZER_ROOT,
-				 buf, sizeof(buf)),
+	T_STREQ(hd_features_ruby(buf,
+				 sizeof(buf), HD_FEAT_OBJSPACE_ROOT |
+					 HD_FEAT_FINALIZER_ROOT),
 		"unknown");
 }
 

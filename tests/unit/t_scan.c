@@ -43,7 +43,7 @@ static int read_all(const char *text, unsigned flags, struct seen *s,
 		return -100;
 	while ((rc = hd_reader_next(r, &rec, err)) == 0)
 		;
-	hd_reader_stats(r, rs);
+	hd_reader_stats(rs, r);
 	hd_reader_free(r);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
@@ -333,7 +333,7 @@ static void test_reader__file_chunks_and_gzip(void)
 			refs += rec->nrefs;
 		}
 		T_EQ(rc, HD_ITEROVER);
-		hd_reader_stats(r, &rs);
+		hd_reader_stats(&rs, r);
 		hd_reader_free(r);
 		T_EQ(n, 60001);
 		T_EQ(refs, 120000 + 600000);

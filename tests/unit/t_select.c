@@ -227,7 +227,7 @@ static void pick(hd_store *s, const char *k1, const char *v1, const char *k2,
 	out[0] = why[0] = '\0';
 	if (hd_select_new(&sel, NULL) || hd_select_add(sel, k1, v1, NULL) ||
 	    (k2 && hd_select_add(sel, k2, v2, NULL)) ||
-	    hd_select_nodes(sel, s, &set, NULL, NULL)) {
+	    hd_select_nodes(&set, NULL, sel, s, NULL)) {
 		snprintf(out, n, "ERR");
 		hd_select_free(sel);
 		return;
@@ -237,7 +237,7 @@ static void pick(hd_store *s, const char *k1, const char *v1, const char *k2,
 					i ? " " : "",
 					(unsigned long long)hd_store_address(
 						s, set.ids[i]));
-	if (!set.n && hd_select_explain(sel, s, why, wn, NULL))
+	if (!set.n && hd_select_explain(why, wn, sel, s, NULL))
 		snprintf(why, wn, "ERR");
 	hd_nodes_free(&set);
 	hd_select_free(sel);
@@ -326,7 +326,7 @@ static void test_select__explain(void)
 		memset(small, 'x', sizeof(small));
 		T_RC(hd_select_new(&sel, NULL), 0);
 		T_RC(hd_select_add(sel, "class", "Bra", NULL), 0);
-		T_RC(hd_select_explain(sel, s, small, 5, NULL), 0);
+		T_RC(hd_select_explain(small, 5, sel, s, NULL), 0);
 		T_STREQ(small, "no c");
 		T_EQ(small[5], 'x');
 		hd_select_free(sel);
@@ -359,7 +359,7 @@ static void test_select__from_addresses(void)
 	T_RC(hd_select_add(sel, "from", path, NULL), 0);
 	T_EQ(hd_select_from_skipped(sel, &first), 3);
 	T_EQ(first, 4);
-	T_RC(hd_select_nodes(sel, s, &set, &missing, NULL), 0);
+	T_RC(hd_select_nodes(&set, &missing, sel, s, NULL), 0);
 	T_EQ(set.n, 2);
 	T_EQ(missing, 1);
 	T_EQ(hd_store_address(s, set.ids[0]), 0x20);
@@ -384,7 +384,7 @@ static void test_select__from_addresses(void)
 		T_RC(hd_select_new(&sel, NULL), 0);
 		T_RC(hd_select_add(sel, "from", path, NULL), 0);
 		T_EQ(hd_select_from_skipped(sel, &first), 0);
-		T_RC(hd_select_explain(sel, s, why, sizeof(why), NULL), 0);
+		T_RC(hd_select_explain(why, sizeof(why), sel, s, NULL), 0);
 		T_STREQ(why, "the --from input gives no object address");
 		hd_select_free(sel);
 	}

@@ -35,7 +35,7 @@ static const char *cls(const hd_store *s, uint64_t addr)
 {
 	static char buf[256];
 
-	hd_store_class_name(s, at(s, addr), buf, sizeof(buf));
+	hd_store_class_name(buf, sizeof(buf), s, at(s, addr));
 	return buf;
 }
 
@@ -94,7 +94,7 @@ static void test_store__nodes_and_edges(void)
 	uint32_t i;
 
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(hd_store_node_count(s), 31);
 	T_EQ(in.nodes, 31);
 	T_EQ(in.duplicates, 1);
@@ -150,15 +150,15 @@ static void test_store__columns(void)
 	T_EQ(hd_store_bits(s, at(s, 0x3050)), HD_B_FROZEN | HD_B_EMBEDDED);
 	line = strstr(fixture_dump, "{\"address\":\"0x3028\"");
 	T_EQ(hd_store_offset(s, at(s, 0x3028)), line - fixture_dump);
-	T_RC(hd_store_site(s, at(s, 0x3028), &site), 0);
+	T_RC(hd_store_site(&site, s, at(s, 0x3028)), 0);
 	T_SPANEQ(site.file, site.file_len, "/app/a.rb");
 	T_SPANEQ(site.method, site.method_len, "build");
 	T_EQ(site.line, 3);
-	T_RC(hd_store_site(s, at(s, 0x31b8), &site), 0);
+	T_RC(hd_store_site(&site, s, at(s, 0x31b8)), 0);
 	T_SPANEQ(site.file, site.file_len, "C:\\dir\\x.rb");
 	T_SPANEQ(site.method, site.method_len, "with\"quote");
 	T_EQ(site.line, 7);
-	T_RC(hd_store_site(s, at(s, 0x3000), &site), HD_ENOTFOUND);
+	T_RC(hd_store_site(&site, s, at(s, 0x3000)), HD_ENOTFOUND);
 	T_ASSERT(site.file == NULL && site.method == NULL);
 	T_STREQ(aux(s, 0x30a0), "proc");
 	T_STREQ(aux(s, 0x3118), "iseq");
@@ -175,7 +175,7 @@ static void test_store__columns(void)
 	T_EQ(hd_store_address(s, 1000), 0);
 	T_EQ(hd_store_class(s, HD_NODE_NONE), HD_NODE_NONE);
 	T_ASSERT(hd_store_aux(s, 1000, NULL) == NULL);
-	T_RC(hd_store_site(s, 1000, &site), HD_ENOTFOUND);
+	T_RC(hd_store_site(&site, s, 1000), HD_ENOTFOUND);
 	hd_store_close(s);
 }
 
@@ -202,7 +202,7 @@ static void test_store__class_names(void)
 	T_STREQ(cls(s, 0x2200), "Class");
 	T_STREQ(cls(s, 0x2300), "Module");
 	T_STREQ(cls(s, 0x2600), "#<unknown:0x2610>");
-	T_EQ(hd_store_class_name(s, at(s, 0x3078), small, sizeof(small)), 14);
+	T_EQ(hd_store_class_name(small, sizeof(small), s, at(s, 0x3078)), 14);
 	T_STREQ(small, "(hidd");
 	hd_store_close(s);
 }
@@ -242,7 +242,7 @@ static void test_store__names_match_stream(void)
 		T_ASSERT(!hd__object_class_name(
 			&ct, &strs, rec->type,
 			rec->has & HD_HAS_CLASS ? rec->class_addr : 0, a, &id));
-		hd_store_class_name(s, n, buf, sizeof(buf));
+		hd_store_class_name(buf, sizeof(buf), s, n);
 		T_STREQ(buf, hd__intern_str(&strs, id, NULL));
 		checked++;
 	}
@@ -261,7 +261,7 @@ static void test_store__info(void)
 	char buf[64];
 
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_STREQ(in.source_path, fx_path("f.json"));
 	T_EQ(in.source_size, strlen(fixture_dump));
 	T_EQ(in.read.bytes, strlen(fixture_dump));
@@ -276,7 +276,7 @@ static void test_store__info(void)
 	T_ASSERT(in.features & HD_FEAT_METHOD_TRACED);
 	T_ASSERT(in.features & HD_FEAT_NODE);
 	T_ASSERT(!(in.features & HD_FEAT_PARTIAL));
-	T_STREQ(hd_features_ruby(in.features, buf, sizeof(buf)), "unknown");
+	T_STREQ(hd_features_ruby(buf, sizeof(buf), in.features), "unknown");
 	hd_store_close(s);
 }
 
@@ -290,8 +290,8 @@ static int same_store(const hd_store *a, const hd_store *b)
 	size_t l1, l2;
 	const char *p1, *p2;
 
-	hd_store_info_get(a, &x);
-	hd_store_info_get(b, &y);
+	hd_store_info_get(&x, a);
+	hd_store_info_get(&y, b);
 	if (strcmp(x.source_path, y.source_path))
 		return 0;
 	x.source_path = y.source_path = NULL;
@@ -310,7 +310,7 @@ static int same_store(const hd_store *a, const hd_store *b)
 		    hd_store_bits(a, i) != hd_store_bits(b, i) ||
 		    hd_store_offset(a, i) != hd_store_offset(b, i))
 			return 0;
-		if (hd_store_site(a, i, &s1) != hd_store_site(b, i, &s2) ||
+		if (hd_store_site(&s1, a, i) != hd_store_site(&s2, b, i) ||
 		    s1.line != s2.line || s1.file_len != s2.file_len ||
 		    s1.method_len != s2.method_len ||
 		    (s1.file && memcmp(s1.file, s2.file, s1.file_len)) ||
@@ -320,8 +320,8 @@ static int same_store(const hd_store *a, const hd_store *b)
 		p2 = hd_store_aux(b, i, &l2);
 		if (!p1 != !p2 || l1 != l2 || (p1 && memcmp(p1, p2, l1)))
 			return 0;
-		hd_store_class_name(a, i, b1, sizeof(b1));
-		hd_store_class_name(b, i, b2, sizeof(b2));
+		hd_store_class_name(b1, sizeof(b1), a, i);
+		hd_store_class_name(b2, sizeof(b2), b, i);
 		if (strcmp(b1, b2))
 			return 0;
 	}
@@ -425,7 +425,7 @@ static void test_store__gzip_source(void)
 	T_ASSERT(gzwrite(g, fixture_dump, (unsigned)strlen(fixture_dump)) > 0);
 	T_ASSERT(gzclose(g) == Z_OK);
 	T_RC(hd_store_build(&s, fx_path("f.json.gz"), NULL, &err), 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, 31);
 	T_EQ(in.source_size, strlen(fixture_dump));
 	T_ASSERT(in.read.gzip);
@@ -460,7 +460,7 @@ static void test_store__empty_dump(void)
 	T_RC(hd_store_write(s, fx_path("e.hds"), &err), 0);
 	T_RC(hd_store_open(&o, fx_path("e.hds"), &err), 0);
 	T_ASSERT(same_store(s, o));
-	hd_store_info_get(o, &in);
+	hd_store_info_get(&in, o);
 	T_EQ(in.nodes, 0);
 	T_EQ(in.source_size, 0);
 	hd_store_close(o);
@@ -473,7 +473,7 @@ static void test_store__empty_dump(void)
 		       "\"references\":[\"0x30\"]}\n",
 		       &rc);
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, 1);
 	T_EQ(in.dangling, 1);
 	T_EQ(in.root_refs, 1);
@@ -484,7 +484,7 @@ static void test_store__empty_dump(void)
 	s = build_text("p.json",
 		       "{\"address\":\"0x20\", \"type\":\"STRING\"}\n", &rc);
 	T_RC(rc, 0);
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_ASSERT(in.features & HD_FEAT_PARTIAL);
 	hd_store_close(s);
 }
@@ -742,7 +742,7 @@ static void test_store__shuffled_heap(void)
 	for (i = 0, uniq = 0; i < N; i++)
 		if (!i || sorted[i] != sorted[i - 1])
 			sorted[uniq++] = sorted[i];
-	hd_store_info_get(s, &in);
+	hd_store_info_get(&in, s);
 	T_EQ(in.nodes, uniq);
 	T_EQ(in.duplicates, N - uniq);
 	for (i = 0; i < uniq; i++)

@@ -94,7 +94,7 @@ static int read_prefix(size_t k, int strict, uint64_t *objects,
 		return rc;
 	while ((rc = hd_reader_next(r, &rec, err)) == 0)
 		;
-	hd_reader_stats(r, &st);
+	hd_reader_stats(&st, r);
 	*objects = st.objects;
 	records = st.objects + st.roots + st.shapes + st.others;
 	hd_reader_free(r);

@@ -49,7 +49,7 @@ static int read_buf(const char *buf, size_t len, unsigned flags,
 	while ((rc = hd_reader_next(r, &rec, err)) == 0)
 		;
 	if (rs)
-		hd_reader_stats(r, rs);
+		hd_reader_stats(rs, r);
 	hd_reader_free(r);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
@@ -422,10 +422,8 @@ static int add_text(hd_stats *st, const char *text, hd_error *err)
 
 static hd_stats_options type_grouping(void)
 {
-	hd_stats_options o;
+	hd_stats_options o = HD_STATS_OPTIONS_INIT;
 
-	memset(&o, 0, sizeof(o));
-	o.version = HD_STATS_OPTIONS_VERSION;
 	o.flags = HD_STATS_ALL;
 	o.ngroupings = 1;
 	o.nkeys[0] = 1;
@@ -451,7 +449,7 @@ static void test_trust__memsize_sums_saturate(void)
 	T_RC(hd_stats_new(&st, &o, &err), 0);
 	T_RC(add_text(st, text, &err), 0);
 	T_RC(hd_stats_finish(st, &err), 0);
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	T_EQ(t.objects, 3);
 	T_EQ(t.memsize, UINT64_MAX);
 	T_EQ(t.saturated, 1);
@@ -467,7 +465,7 @@ static void test_trust__memsize_sums_saturate(void)
 	T_RC(hd_stats_new(&st, &o, &err), 0);
 	T_RC(add_text(st, ROOT REC("0x1") REC("0x2"), &err), 0);
 	T_RC(hd_stats_finish(st, &err), 0);
-	hd_stats_totals_get(st, &t);
+	hd_stats_totals_get(&t, st);
 	T_EQ(t.memsize, 80);
 	T_EQ(t.saturated, 0);
 	hd_stats_free(st);
@@ -501,8 +499,8 @@ static void test_trust__generation_dump_and_store_agree(void)
 	T_RC(hd_stats_add_store(b, s, &err), 0);
 	T_RC(hd_stats_finish(a, &err), 0);
 	T_RC(hd_stats_finish(b, &err), 0);
-	hd_stats_totals_get(a, &ta);
-	hd_stats_totals_get(b, &tb);
+	hd_stats_totals_get(&ta, a);
+	hd_stats_totals_get(&tb, b);
 	T_EQ(hd_store_generation(s, 0), UINT64_MAX);
 	T_EQ(hd_store_generation(s, 1), UINT64_MAX - 1);
 	hd_store_close(s);
@@ -591,7 +589,7 @@ static void test_trust__graph_memsize_sums_saturate(void)
 	uint64_t m;
 
 	T_ASSERT(b && a);
-	T_RC(hd_diff(b, a, a, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, a, a, NULL, NULL), 0);
 	T_EQ(d->added.n, 3);
 	T_EQ(d->added_memsize, UINT64_MAX);
 	T_EQ(d->retained_memsize, UINT64_MAX);
@@ -605,16 +603,16 @@ static void test_trust__graph_memsize_sums_saturate(void)
 	T_EQ(m, UINT64_MAX);
 	hd_domtree_retained(dt, hd_store_find(a, 0x10), &m);
 	T_EQ(m, UINT64_MAX);
-	T_RC(hd_domtree_classes(dt, &rows, &n, NULL), 0);
+	T_RC(hd_domtree_classes(&rows, &n, dt, NULL), 0);
 	for (i = 0; i < n; i++)
 		if (!strcmp(rows[i].name, "String")) {
 			T_EQ(rows[i].shallow, UINT64_MAX);
 			T_EQ(rows[i].retained_memsize, UINT64_MAX);
 		}
-	hd_class_retained_free(rows, n);
+	hd_class_retained_free(rows);
 
 	T_RC(hd_interface_with(&x, a, &d->added, NULL), 0);
-	hd_interface_totals_get(x, &tot);
+	hd_interface_totals_get(&tot, x);
 	T_EQ(tot.diff_memsize, UINT64_MAX);
 	T_EQ(tot.reached_memsize, UINT64_MAX);
 	T_EQ(tot.memsize_saturated, 1);
@@ -627,7 +625,7 @@ static void test_trust__graph_memsize_sums_saturate(void)
 	d = NULL;
 
 	/* below the limit: exact, not flagged */
-	T_RC(hd_diff(b, b, NULL, NULL, &d, NULL), 0);
+	T_RC(hd_diff(&d, b, b, NULL, NULL, NULL), 0);
 	T_EQ(d->memsize_saturated, 0);
 	hd_diff_result_free(d);
 	hd_domtree_free(dt);
