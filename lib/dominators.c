@@ -29,6 +29,8 @@
 
 #include <stdlib.h>
 
+#include "graph.h"
+
 #define NONE HD_NODE_NONE
 
 struct hd_domtree {
@@ -42,225 +44,44 @@ struct hd_domtree {
 	uint64_t *mem;
 };
 
-#define ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
-#define FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))
+/* ---- the tree, from the graph layer's dominators ---- */
 
-/* ---- Lengauer-Tarjan over dfn numbers ---- */
-
-struct lt {
-	const hd_store *s;
-	const unsigned char *weak; /* references not followed, or NULL */
-	unsigned char *skip;       /* nodes left out of the graph, or NULL */
-	unsigned char *isroot;     /* bitmap: held by a root category */
-	uint32_t N;                /* nodes; the virtual root is node N */
-	uint32_t n;                /* vertices numbered (root included) */
-	uint32_t *dfn;             /* N: node -> dfn, 0 unreached */
-	uint32_t *vertex;          /* N + 2: dfn -> node */
-	uint32_t *parent, *semi, *label, *ancestor, *idom, *head, *next;
-	uint32_t *stack;           /* DFS, then compression */
-};
-
-static int bit(const unsigned char *m, uint32_t i)
+/* The objects of every root category, in store order: the virtual
+ * root's successors. */
+static int root_list(const hd_store *s, uint32_t **v, size_t *n,
+		     size_t *cap)
 {
-	return m[i / 8] >> (i % 8) & 1;
-}
+	uint32_t c, r, nroot = hd_store_root_count(s);
+	hd_edge_iter it;
 
-static int follows(const struct lt *t, uint32_t node)
-{
-	return !t->weak || !bit(t->weak, node);
-}
-
-/* Is node in the graph (not left out by HD_DOMTREE_SKIP_DUMPER)? */
-static int kept(const struct lt *t, uint32_t node)
-{
-	return !t->skip || !bit(t->skip, node);
-}
-
-static void lt_free(struct lt *t)
-{
-	size_t k = (size_t)t->N + 2;
-
-	FREE(t->dfn, (size_t)t->N + 1);
-	FREE(t->vertex, k);
-	FREE(t->parent, k);
-	FREE(t->semi, k);
-	FREE(t->label, k);
-	FREE(t->ancestor, k);
-	FREE(t->idom, k);
-	FREE(t->head, k);
-	FREE(t->next, k);
-	FREE(t->stack, k);
-	hd__free(t->isroot, (size_t)t->N / 8 + 1);
-}
-
-static int lt_alloc(struct lt *t)
-{
-	size_t k = (size_t)t->N + 2;
-
-	if (!(t->dfn = hd__calloc((size_t)t->N + 1, sizeof(*t->dfn))) ||
-	    !ALLOC(t->vertex, k) || !ALLOC(t->parent, k) ||
-	    !ALLOC(t->semi, k) || !ALLOC(t->label, k) ||
-	    !(t->ancestor = hd__calloc(k, sizeof(*t->ancestor))) ||
-	    !ALLOC(t->idom, k) ||
-	    !(t->head = hd__calloc(k, sizeof(*t->head))) ||
-	    !ALLOC(t->next, k) || !ALLOC(t->stack, k) ||
-	    !(t->isroot = hd__calloc((size_t)t->N / 8 + 1, 1)))
-		return HD_ENOMEM;
+	for (c = 0; c < nroot; c++) {
+		hd_store_root_refs(s, c, &it);
+		while (hd_edge_iter_next(&it, &r) == 0)
+			if (hd__push_u32(v, n, cap, r))
+				return HD_ENOMEM;
+	}
 	return 0;
 }
 
-/* Numbers a new vertex: node reached from dfn p. */
-static uint32_t number(struct lt *t, uint32_t node, uint32_t p)
-{
-	uint32_t v = ++t->n;
-
-	t->dfn[node] = v;
-	t->vertex[v] = node;
-	t->parent[v] = p;
-	return v;
-}
-
-/*
- * Step 1: an iterative DFS. The virtual root's successors are the root
- * categories' objects in store order; an object's are its references in
- * dump order. idom[] holds, while searching, how many references of each
- * vertex on the stack were taken.
- */
-/* The next unnumbered reference of vertex v, or NONE. */
-static uint32_t next_child(struct lt *t, uint32_t v)
-{
-	uint32_t node = t->vertex[v], x;
-	hd_edge_iter it;
-
-	if (!follows(t, node))
-		return NONE;
-	hd_store_refs(t->s, node, &it);
-	if (!it.p)
-		return NONE;
-	it.p += (size_t)t->idom[v] * 4;
-	while (hd_edge_iter_next(&it, &x) == 0) {
-		t->idom[v]++;
-		if (x < t->N && !t->dfn[x] && kept(t, x))
-			return x;
-	}
-	return NONE;
-}
-
-static void dfs(struct lt *t)
-{
-	uint32_t c, r, sp, v, x, nroot = hd_store_root_count(t->s);
-	hd_edge_iter it;
-
-	t->n = 1; /* the virtual root */
-	t->vertex[1] = t->N;
-	t->parent[1] = 0;
-	for (c = 0; c < nroot; c++) {
-		hd_store_root_refs(t->s, c, &it);
-		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (r >= t->N || !kept(t, r))
-				continue;
-			t->isroot[r / 8] |= (unsigned char)(1u << (r % 8));
-			if (t->dfn[r])
-				continue;
-			sp = 0;
-			t->stack[sp++] = number(t, r, 1);
-			t->idom[t->n] = 0;
-			while (sp) {
-				v = t->stack[sp - 1];
-				if ((x = next_child(t, v)) == NONE) {
-					sp--;
-					continue;
-				}
-				t->stack[sp++] = number(t, x, v);
-				t->idom[t->n] = 0;
-			}
-		}
-	}
-}
-
-/* Path compression, iterative: the chain up to the tree's top is
- * collected on the stack, then shortened from the top down. */
-static void compress(struct lt *t, uint32_t v)
-{
-	uint32_t *a = t->ancestor, *l = t->label, *sm = t->semi;
-	uint32_t sp = 0, y, p;
-
-	while (a[a[v]]) {
-		t->stack[sp++] = v;
-		v = a[v];
-	}
-	while (sp) {
-		y = t->stack[--sp];
-		p = a[y];
-		if (sm[l[p]] < sm[l[y]])
-			l[y] = l[p];
-		a[y] = a[p];
-	}
-}
-
-static uint32_t eval(struct lt *t, uint32_t v)
-{
-	if (!t->ancestor[v])
-		return v;
-	compress(t, v);
-	return t->label[v];
-}
-
-/* Steps 2 and 3. */
-static void semidominators(struct lt *t)
-{
-	uint32_t i, w, p, v, u, node, r;
-	hd_edge_iter it;
-
-	for (i = 1; i <= t->n; i++) {
-		t->semi[i] = t->label[i] = i;
-		t->ancestor[i] = 0;
-	}
-	for (w = t->n; w >= 2; w--) {
-		node = t->vertex[w];
-		p = t->parent[w];
-		if (bit(t->isroot, node))
-			t->semi[w] = 1; /* the virtual root: dfn 1 */
-		hd_store_referrers(t->s, node, &it);
-		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (r >= t->N || !(v = t->dfn[r]) || !follows(t, r))
-				continue;
-			u = eval(t, v);
-			if (t->semi[u] < t->semi[w])
-				t->semi[w] = t->semi[u];
-		}
-		t->next[w] = t->head[t->semi[w]];
-		t->head[t->semi[w]] = w;
-		t->ancestor[w] = p;
-		for (v = t->head[p]; v; v = t->next[v]) {
-			u = eval(t, v);
-			t->idom[v] = t->semi[u] < t->semi[v] ? u : p;
-		}
-		t->head[p] = 0;
-	}
-	t->idom[1] = 0;
-	for (w = 2; w <= t->n; w++)
-		if (t->idom[w] != t->semi[w])
-			t->idom[w] = t->idom[t->idom[w]];
-}
-
-/* Moves the result to node ids and sums the retained sets. */
-static int finish(struct lt *t, hd_domtree *d)
+/* Moves the result to node ids and sums the retained sets bottom-up in
+ * decreasing dfn order (an idom has a smaller dfn than what it
+ * dominates). */
+static int finish(const struct hd__dom *t, hd_domtree *d)
 {
 	uint64_t *rmem = NULL;
-	uint32_t *rcnt = t->semi; /* done with: reused for counts */
+	uint32_t *rcnt = NULL;
 	uint32_t v, node, id;
+	int rc = HD_ENOMEM;
 
-	if (!ALLOC(rmem, (size_t)t->n + 1) ||
-	    !ALLOC(d->idom, (size_t)t->N + 1) ||
-	    !ALLOC(d->count, (size_t)t->N + 1) ||
-	    !ALLOC(d->mem, (size_t)t->N + 1)) {
-		FREE(rmem, (size_t)t->n + 1);
-		return HD_ENOMEM;
-	}
+	if (!HD_ALLOC(rmem, (size_t)t->n + 1) ||
+	    !HD_ALLOC(rcnt, (size_t)t->n + 1) ||
+	    !HD_ALLOC(d->idom, (size_t)t->N + 1) ||
+	    !HD_ALLOC(d->count, (size_t)t->N + 1) ||
+	    !HD_ALLOC(d->mem, (size_t)t->N + 1))
+		goto out;
 	for (v = 1; v <= t->n; v++) {
 		rcnt[v] = 1;
-		rmem[v] = v == 1 ? 0 : hd_store_memsize(t->s, t->vertex[v]);
+		rmem[v] = v == 1 ? 0 : hd_store_memsize(d->s, t->vertex[v]);
 	}
 	for (v = t->n; v >= 2; v--) {
 		rcnt[t->idom[v]] += rcnt[v];
@@ -280,43 +101,43 @@ static int finish(struct lt *t, hd_domtree *d)
 	}
 	d->reached = t->n - 1;
 	d->reached_mem = rmem[1];
-	FREE(rmem, (size_t)t->n + 1);
-	return 0;
+	rc = 0;
+out:
+	HD_FREE(rmem, (size_t)t->n + 1);
+	HD_FREE(rcnt, (size_t)t->n + 1);
+	return rc;
 }
 
 static int compute(hd_domtree *d, hd_error *err)
 {
-	struct lt t;
-	int rc;
+	struct hd__csr succ, pred;
+	struct hd__dom t;
+	unsigned char *weak = NULL, *skip = NULL;
+	uint32_t *roots = NULL, i, N = d->n;
+	size_t nroots = 0, rcap = 0;
+	int rc = HD_ENOMEM;
 
 	memset(&t, 0, sizeof(t));
-	t.s = d->s;
-	t.N = d->n;
-	if (d->flags & HD_ROOTS_SKIP_WEAK &&
-	    !(t.weak = hd__weak_bitmap(d->s))) {
-		rc = HD_ENOMEM;
+	hd__store_csr(d->s, 0, &succ);
+	hd__store_csr(d->s, 1, &pred);
+	if (d->flags & HD_ROOTS_SKIP_WEAK && !(weak = hd__weak_bitmap(d->s)))
 		goto out;
-	}
 	if (d->flags & HD_DOMTREE_SKIP_DUMPER) {
-		uint32_t i;
-
-		if (!(t.skip = hd__calloc((size_t)t.N / 8 + 1, 1))) {
-			rc = HD_ENOMEM;
+		if (!(skip = hd__bitmap_new(N)))
 			goto out;
-		}
-		for (i = 0; i < t.N; i++)
+		for (i = 0; i < N; i++)
 			if (hd_store_is_dumper(d->s, i))
-				t.skip[i / 8] |= (unsigned char)(1u << (i % 8));
+				hd__bit_set(skip, i);
 	}
-	if ((rc = lt_alloc(&t)))
+	if (root_list(d->s, &roots, &nroots, &rcap) ||
+	    hd__dominators(&t, &succ, &pred, weak, skip, roots, nroots))
 		goto out;
-	dfs(&t);
-	semidominators(&t);
 	rc = finish(&t, d);
 out:
-	hd__free((void *)t.weak, (size_t)t.N / 8 + 1);
-	hd__free(t.skip, t.skip ? (size_t)t.N / 8 + 1 : 0);
-	lt_free(&t);
+	hd__bitmap_free(weak, N);
+	hd__bitmap_free(skip, N);
+	HD_FREE(roots, rcap);
+	hd__dom_free(&t);
 	return rc ? hd__error(err, rc, "out of memory") : 0;
 }
 
@@ -363,9 +184,9 @@ void hd_domtree_free(hd_domtree *d)
 {
 	if (!d)
 		return;
-	FREE(d->idom, d->idom ? (size_t)d->n + 1 : 0);
-	FREE(d->count, d->count ? (size_t)d->n + 1 : 0);
-	FREE(d->mem, d->mem ? (size_t)d->n + 1 : 0);
+	HD_FREE(d->idom, d->idom ? (size_t)d->n + 1 : 0);
+	HD_FREE(d->count, d->count ? (size_t)d->n + 1 : 0);
+	HD_FREE(d->mem, d->mem ? (size_t)d->n + 1 : 0);
 	hd__free(d, sizeof(*d));
 }
 
@@ -578,7 +399,7 @@ static int walk_classes(const hd_domtree *d, const uint32_t *grp,
 	int rc = HD_ENOMEM;
 
 	if (!(off = hd__calloc((size_t)n + 2, sizeof(*off))) ||
-	    !ALLOC(kid, (size_t)n + 1) || !ALLOC(stk, 2 * (size_t)n + 1) ||
+	    !HD_ALLOC(kid, (size_t)n + 1) || !HD_ALLOC(stk, 2 * (size_t)n + 1) ||
 	    !(above = hd__calloc(ngrp ? ngrp : 1, sizeof(*above))))
 		goto out;
 	/* parent index: node id, or n for the virtual root */
@@ -629,8 +450,8 @@ static int walk_classes(const hd_domtree *d, const uint32_t *grp,
 	rc = 0;
 out:
 	hd__free(off, ((size_t)n + 2) * sizeof(*off));
-	FREE(kid, (size_t)n + 1);
-	FREE(stk, 2 * (size_t)n + 1);
+	HD_FREE(kid, (size_t)n + 1);
+	HD_FREE(stk, 2 * (size_t)n + 1);
 	hd__free(above, (ngrp ? ngrp : 1) * sizeof(*above));
 	return rc;
 }
@@ -653,7 +474,7 @@ int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows_out,
 		return hd__error(err, HD_ELIMIT, "too many objects");
 	if (hd__intern_init(&names))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	if (!ALLOC(grp, d->n ? d->n : 1) || class_groups(d, &names, grp))
+	if (!HD_ALLOC(grp, d->n ? d->n : 1) || class_groups(d, &names, grp))
 		goto out;
 	ng = names.count;
 	if (!(rows = hd__calloc(ng ? ng : 1, sizeof(*rows))) ||
@@ -681,7 +502,7 @@ int hd_domtree_classes(const hd_domtree *d, hd_class_retained **rows_out,
 	*n_rows = ng;
 	rc = 0;
 out:
-	FREE(grp, d->n ? d->n : 1);
+	HD_FREE(grp, d->n ? d->n : 1);
 	hd__free(rows, (ng ? ng : 1) * sizeof(*rows));
 	hd__intern_free(&names);
 	return rc ? hd__error(err, rc, "out of memory") : 0;

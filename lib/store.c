@@ -10,6 +10,7 @@
  * indexes (man 5 heapdump-store, VALIDATION).
  */
 #include "store_format.h"
+#include "graph.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1092,6 +1093,17 @@ void hd_store_refs(const hd_store *s, hd_node_id id, hd_edge_iter *it)
 void hd_store_referrers(const hd_store *s, hd_node_id id, hd_edge_iter *it)
 {
 	iter(s, HD__SEC_REV_OFF, HD__SEC_REV, id, s->nodes, it);
+}
+
+void hd__store_csr(const hd_store *s, int reverse, struct hd__csr *out)
+{
+	int tgt = reverse ? HD__SEC_REV : HD__SEC_REFS;
+
+	memset(out, 0, sizeof(*out));
+	out->n = s->nodes;
+	out->off_le = s->sec[reverse ? HD__SEC_REV_OFF : HD__SEC_REFS_OFF];
+	out->adj_le = s->sec[tgt];
+	out->e = s->len[tgt] / 4;
 }
 
 int hd_edge_iter_next(hd_edge_iter *it, hd_node_id *out)
