@@ -4,34 +4,20 @@
  *
  * The graph is the store's references plus a virtual root whose
  * successors are the objects of every root category. The tree comes from
- * Lengauer and Tarjan's algorithm, the simple version (path compression
- * without balancing, O(E log N)), written over DFS preorder numbers
- * ("dfn", 1-based, the virtual root is 1, 0 means none) so that every
- * array is dense and every walk is a loop:
- *
- *  1. an iterative DFS from the virtual root numbers the reached objects
- *     and records each one's DFS-tree parent;
- *  2. in decreasing dfn order, each vertex's semidominator is the least
- *     semi of EVAL(v) over its predecessors v; the vertex goes to its
- *     semidominator's bucket, is linked under its parent, and the
- *     parent's bucket is emptied, giving each vertex in it either its
- *     idom or a vertex with the same idom;
- *  3. in increasing dfn order the deferred idoms are resolved.
- *
- * Retained sets then sum bottom-up in decreasing dfn order, since an
- * idom always has a smaller dfn than the vertex it dominates.
+ * the graph layer's Lengauer-Tarjan (graph.c) over the store's sections
+ * as borrowed CSR views; retained sets then sum bottom-up in decreasing
+ * DFS preorder, since an idom always comes before what it dominates.
  *
  * The kept result is per node (16 bytes a node): idom, retained count
  * and retained memsize, either owned or pointing into a store that holds
- * them (index --dominators).
+ * them (index --dominators, attached with hd__store_attach and read back
+ * with hd__store_section: this file never touches the store's members).
  */
+#include "graph.h"
 #include "store_format.h"
 
 #include <stdlib.h>
 
-#include "graph.h"
-
-#define NONE HD_NODE_NONE
 
 struct hd_domtree {
 	const hd_store *s;
@@ -88,7 +74,7 @@ static int finish(const struct hd__dom *t, hd_domtree *d)
 		hd__sat_add(&rmem[t->idom[v]], rmem[v]);
 	}
 	for (id = 0; id < t->N; id++) {
-		d->idom[id] = NONE;
+		d->idom[id] = HD_NODE_NONE;
 		d->count[id] = 0;
 		d->mem[id] = 0;
 	}
@@ -143,17 +129,23 @@ out:
 
 /* ---- the tree ---- */
 
-static int stored(const hd_store *s, unsigned flags)
+/* The store's tree, if it holds one computed with these flags. */
+static const unsigned char *stored(const hd_store *s, unsigned flags)
 {
-	const unsigned char *info = s->sec[HD__SEC_DOM_INFO];
+	uint64_t len;
+	const unsigned char *info = hd__store_section(s, HD__SEC_DOM_INFO,
+						      &len);
 
-	return info && hd__le64(info + 8 * HD__DI_FLAGS) == flags;
+	return info && hd__le64(info + 8 * HD__DI_FLAGS) == flags ? info :
+								     NULL;
 }
 
 int hd_domtree_new(hd_domtree **out, const hd_store *s, unsigned flags,
 		   hd_error *err)
 {
+	const unsigned char *info;
 	hd_domtree *d;
+	uint64_t len;
 	int rc;
 
 	HD_ASSERT_ARG(out && s &&
@@ -164,12 +156,10 @@ int hd_domtree_new(hd_domtree **out, const hd_store *s, unsigned flags,
 	d->s = s;
 	d->n = hd_store_node_count(s);
 	d->flags = flags;
-	if (stored(s, flags)) {
-		const unsigned char *info = s->sec[HD__SEC_DOM_INFO];
-
-		d->idom_le = s->sec[HD__SEC_DOM_IDOM];
-		d->count_le = s->sec[HD__SEC_DOM_COUNT];
-		d->mem_le = s->sec[HD__SEC_DOM_MEM];
+	if ((info = stored(s, flags))) {
+		d->idom_le = hd__store_section(s, HD__SEC_DOM_IDOM, &len);
+		d->count_le = hd__store_section(s, HD__SEC_DOM_COUNT, &len);
+		d->mem_le = hd__store_section(s, HD__SEC_DOM_MEM, &len);
 		d->reached = hd__le64(info + 8 * HD__DI_REACHED);
 		d->reached_mem = hd__le64(info + 8 * HD__DI_MEMSIZE);
 	} else if ((rc = compute(d, err))) {
@@ -205,7 +195,7 @@ uint64_t hd_domtree_reached(const hd_domtree *d, uint64_t *memsize)
 hd_node_id hd_domtree_idom(const hd_domtree *d, hd_node_id id)
 {
 	if (!d || id >= d->n)
-		return NONE;
+		return HD_NODE_NONE;
 	return d->idom ? d->idom[id] : hd__le32(d->idom_le + (size_t)id * 4);
 }
 
@@ -249,7 +239,7 @@ int hd_domtree_chain(const hd_domtree *d, hd_node_id target,
 	HD_ASSERT_ARG(d && out && target < d->n);
 	out->n = 0;
 	out->root = UINT32_MAX;
-	if (hd_domtree_idom(d, target) == NONE)
+	if (hd_domtree_idom(d, target) == HD_NODE_NONE)
 		return hd__error(err, HD_ENOTFOUND,
 				 "no root reaches 0x%llx",
 				 (unsigned long long)hd_store_address(d->s,
@@ -321,7 +311,7 @@ int hd_domtree_top(const hd_domtree *d, size_t k, hd_node_id *out,
 		return 0;
 	/* out is a heap whose top is the worst kept */
 	for (id = 0; id < d->n; id++) {
-		if (hd_domtree_idom(d, id) == NONE)
+		if (hd_domtree_idom(d, id) == HD_NODE_NONE)
 			continue;
 		if (n < k) {
 			out[n++] = id;
@@ -374,7 +364,7 @@ static int class_groups(const hd_domtree *d, struct hd__intern *names,
 
 	for (id = 0; id < d->n; id++) {
 		grp[id] = HD_STR_NONE;
-		if (hd_domtree_idom(d, id) == NONE)
+		if (hd_domtree_idom(d, id) == HD_NODE_NONE)
 			continue;
 		len = hd_store_class_name(d->s, id, buf, sizeof(buf));
 		if (len >= sizeof(buf))
@@ -405,14 +395,14 @@ static int walk_classes(const hd_domtree *d, const uint32_t *grp,
 	/* parent index: node id, or n for the virtual root */
 	for (id = 0; id < n; id++) {
 		p = hd_domtree_idom(d, id);
-		if (p != NONE)
+		if (p != HD_NODE_NONE)
 			off[(p == HD_DOM_ROOT ? n : p) + 1]++;
 	}
 	for (i = 1; i <= (size_t)n + 1; i++)
 		off[i] += off[i - 1];
 	for (id = 0; id < n; id++) {
 		p = hd_domtree_idom(d, id);
-		if (p != NONE)
+		if (p != HD_NODE_NONE)
 			kid[off[p == HD_DOM_ROOT ? n : p]++] = id;
 	}
 	for (i = (size_t)n + 1; i > 0; i--)
@@ -525,22 +515,23 @@ void hd_class_retained_free(hd_class_retained *rows, size_t n_rows)
 
 int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 {
+	static const int sid[4] = { HD__SEC_DOM_INFO, HD__SEC_DOM_IDOM,
+				    HD__SEC_DOM_COUNT, HD__SEC_DOM_MEM };
 	unsigned char *sec[4] = { NULL, NULL, NULL, NULL };
 	size_t len[4];
 	uint64_t m;
 	uint32_t id;
-	int k;
+	int k, rc;
 
-	HD_ASSERT_ARG(s && d && d->s == s && !s->map && !s->buf);
+	HD_ASSERT_ARG(s && d && d->s == s);
 	len[0] = (size_t)HD__DOM_INFO_COUNT * 8;
 	len[1] = (size_t)d->n * 4;
 	len[2] = (size_t)d->n * 4;
 	len[3] = (size_t)d->n * 8;
 	for (k = 0; k < 4; k++)
 		if (!(sec[k] = hd__calloc(len[k] ? len[k] : 1, 1))) {
-			while (k--)
-				hd__free(sec[k], len[k] ? len[k] : 1);
-			return hd__error(err, HD_ENOMEM, "out of memory");
+			rc = hd__error(err, HD_ENOMEM, "out of memory");
+			goto fail;
 		}
 	hd__put_le64(sec[0] + 8 * HD__DI_FLAGS, d->flags);
 	hd__put_le64(sec[0] + 8 * HD__DI_REACHED, d->reached);
@@ -551,14 +542,10 @@ int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 			     (uint32_t)hd_domtree_retained(d, id, &m));
 		hd__put_le64(sec[3] + (size_t)id * 8, m);
 	}
-	for (k = 0; k < 4; k++) {
-		int sid = HD__SEC_DOM_INFO + k;
-
-		hd__free(s->own[sid], s->own_len[sid]);
-		s->own[sid] = sec[k];
-		s->own_len[sid] = len[k] ? len[k] : 1;
-		s->sec[sid] = sec[k];
-		s->len[sid] = len[k];
-	}
-	return 0;
+	if (!(rc = hd__store_attach(s, sid, (void *const *)sec, len, 4, err)))
+		return 0;
+fail:
+	for (k = 0; k < 4; k++)
+		hd__free(sec[k], len[k] ? len[k] : 1);
+	return rc;
 }

@@ -24,7 +24,6 @@
 
 #include <stdlib.h>
 
-#define NONE HD__NONE
 #define BATCH 64
 
 struct hd_interface {
@@ -41,7 +40,7 @@ struct work {
 	unsigned char *weak; /* n bits: references not followed, or NULL */
 	uint32_t n;       /* store nodes */
 	uint32_t m;       /* DIFF nodes (local ids 0..m-1 in diff order) */
-	uint32_t *loc;    /* n: node -> local id, or NONE when old */
+	uint32_t *loc;    /* n: node -> local id, or HD__NONE when old */
 	struct hd__csr fw; /* DIFF-induced references */
 	struct hd__csr rv; /* and referrers */
 	uint32_t *bloc;   /* local ids of the border, ascending */
@@ -88,7 +87,7 @@ static int build_local(struct work *w)
 		if (holds(w, d->ids[i])) {
 			hd_store_refs(w->s, d->ids[i], &it);
 			while (hd_edge_iter_next(&it, &t) == 0)
-				e += w->loc[t] != NONE;
+				e += w->loc[t] != HD__NONE;
 		}
 		w->fw.off[i + 1] = (uint32_t)e;
 	}
@@ -101,7 +100,7 @@ static int build_local(struct work *w)
 			continue;
 		hd_store_refs(w->s, d->ids[i], &it);
 		while (hd_edge_iter_next(&it, &t) == 0)
-			if (w->loc[t] != NONE)
+			if (w->loc[t] != HD__NONE)
 				w->fw.adj[e++] = w->loc[t];
 	}
 	return hd__csr_reverse(&w->rv, &w->fw);
@@ -137,7 +136,7 @@ static int find_border(struct work *w, hd_interface *x)
 		while (hd_edge_iter_next(&it, &r) == 0) {
 			uint32_t l = w->loc[r];
 
-			if (l != NONE && last[l] != c) {
+			if (l != HD__NONE && last[l] != c) {
 				last[l] = c; /* a category counts once */
 				w->roots[l]++;
 			}
@@ -154,7 +153,7 @@ static int find_border(struct work *w, hd_interface *x)
 		hd_store_referrers(w->s, b.id, &it);
 		prev = HD_NODE_NONE;
 		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (w->loc[r] != NONE || r == prev || !holds(w, r))
+			if (w->loc[r] != HD__NONE || r == prev || !holds(w, r))
 				continue;
 			prev = r;
 			if (b.holders < HD_BORDER_HOLDERS)

@@ -25,21 +25,6 @@ struct hd_reach {
 	uint64_t reached;
 };
 
-static size_t bitmap_bytes(uint32_t n)
-{
-	return (size_t)n / 8 + 1;
-}
-
-static int bit_get(const unsigned char *m, uint32_t i)
-{
-	return m[i / 8] >> (i % 8) & 1;
-}
-
-static void bit_set(unsigned char *m, uint32_t i)
-{
-	m[i / 8] |= (unsigned char)(1u << (i % 8));
-}
-
 /* Exact comparison of a borrowed (ptr, len) name with a C string. */
 static int name_is(const char *p, size_t len, const char *s)
 {
@@ -80,13 +65,13 @@ static int is_weak(const hd_store *s, hd_node_id id)
 unsigned char *hd__weak_bitmap(const hd_store *s)
 {
 	uint32_t i, n = hd_store_node_count(s);
-	unsigned char *m = hd__calloc(1, bitmap_bytes(n));
+	unsigned char *m = hd__bitmap_new(n);
 
 	if (!m)
 		return NULL;
 	for (i = 0; i < n; i++)
 		if (is_weak(s, i))
-			bit_set(m, i);
+			hd__bit_set(m, i);
 	return m;
 }
 
@@ -98,7 +83,7 @@ static int mark_weak(hd_reach *r)
 
 static int follows(const hd_reach *r, hd_node_id id)
 {
-	return !r->weak || !bit_get(r->weak, id);
+	return !r->weak || !hd__bit(r->weak, id);
 }
 
 /* Seeds the queue with the objects of every root category, in order. */
@@ -115,7 +100,7 @@ static size_t seed_roots(hd_reach *r, uint32_t *queue)
 			if (v >= r->n || r->pred[v] != UNREACHED)
 				continue;
 			r->pred[v] = c;
-			bit_set(r->top, v);
+			hd__bit_set(r->top, v);
 			queue[tail++] = v;
 		}
 	}
@@ -159,7 +144,7 @@ int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
 	r->n = hd_store_node_count(s);
 	r->flags = flags & HD_ROOTS_SKIP_WEAK;
 	r->pred = hd__array_alloc(r->n ? r->n : 1, sizeof(*r->pred));
-	r->top = hd__calloc(1, bitmap_bytes(r->n));
+	r->top = hd__bitmap_new(r->n);
 	queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
 	if (!r->pred || !r->top || !queue)
 		goto nomem;
@@ -186,8 +171,8 @@ void hd_reach_free(hd_reach *r)
 		return;
 	n = r->n ? r->n : 1;
 	hd__free(r->pred, n * sizeof(*r->pred));
-	hd__free(r->top, bitmap_bytes(r->n));
-	hd__free(r->weak, bitmap_bytes(r->n));
+	hd__bitmap_free(r->top, r->n);
+	hd__bitmap_free(r->weak, r->n);
 	hd__free(r, sizeof(*r));
 }
 
@@ -205,7 +190,7 @@ hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id, uint32_t *root)
 {
 	if (!hd_reach_reached(r, id))
 		return HD_NODE_NONE;
-	if (bit_get(r->top, id)) {
+	if (hd__bit(r->top, id)) {
 		if (root)
 			*root = r->pred[id];
 		return HD_NODE_NONE;
@@ -246,7 +231,7 @@ int hd_reach_path(const hd_reach *r, hd_node_id target, hd_root_path *out,
 	out->n = 0;
 	if (r->pred[target] == UNREACHED)
 		return unreached_error(r->s, target, err);
-	for (v = target; !bit_get(r->top, v); v = r->pred[v])
+	for (v = target; !hd__bit(r->top, v); v = r->pred[v])
 		len++;
 	if (hd__grow((void **)&out->nodes, &out->cap, len, sizeof(*out->nodes)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
@@ -291,18 +276,9 @@ static int bitmap_to_nodes(const unsigned char *m, uint32_t n, uint64_t count,
 			i |= 7;
 			continue;
 		}
-		if (bit_get(m, i))
+		if (hd__bit(m, i))
 			out->ids[out->n++] = i;
 	}
-	return 0;
-}
-
-static int push_node(hd_nodes *set, hd_node_id id)
-{
-	if (hd__grow((void **)&set->ids, &set->cap, set->n + 1,
-		     sizeof(*set->ids)))
-		return HD_ENOMEM;
-	set->ids[set->n++] = id;
 	return 0;
 }
 
@@ -318,10 +294,10 @@ static uint64_t mark_shortest(const hd_reach *r, const hd_nodes *targets,
 		v = targets->ids[i];
 		if (!hd_reach_reached(r, v))
 			continue;
-		while (!bit_get(keep, v)) {
-			bit_set(keep, v);
+		while (!hd__bit(keep, v)) {
+			hd__bit_set(keep, v);
 			count++;
-			if (bit_get(r->top, v))
+			if (hd__bit(r->top, v))
 				break;
 			v = r->pred[v];
 		}
@@ -347,9 +323,9 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 		return HD_ENOMEM;
 	for (i = 0; i < targets->n; i++) {
 		v = targets->ids[i];
-		if (!hd_reach_reached(r, v) || bit_get(keep, v))
+		if (!hd_reach_reached(r, v) || hd__bit(keep, v))
 			continue;
-		bit_set(keep, v);
+		hd__bit_set(keep, v);
 		queue[tail++] = v;
 	}
 	while (head < tail) {
@@ -357,9 +333,9 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 		hd_store_referrers(r->s, v, &it);
 		while (hd_edge_iter_next(&it, &u) == 0) {
 			if (u >= r->n || r->pred[u] == UNREACHED ||
-			    bit_get(keep, u) || !follows(r, u))
+			    hd__bit(keep, u) || !follows(r, u))
 				continue;
-			bit_set(keep, u);
+			hd__bit_set(keep, u);
 			queue[tail++] = u;
 		}
 	}
@@ -380,7 +356,7 @@ int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
 	HD_ASSERT_ARG(r && targets && kept_out);
 	for (i = 0; i < targets->n; i++)
 		HD_ASSERT_ARG(targets->ids[i] < r->n);
-	keep = hd__calloc(1, bitmap_bytes(r->n));
+	keep = hd__bitmap_new(r->n);
 	if (!keep)
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	if (flags & HD_ROOTS_ALL_ANCESTORS)
@@ -393,9 +369,9 @@ int hd_reach_roots_of(const hd_reach *r, const hd_nodes *targets,
 		unreached_out->n = 0;
 		for (i = 0; !rc && i < targets->n; i++)
 			if (!hd_reach_reached(r, targets->ids[i]))
-				rc = push_node(unreached_out, targets->ids[i]);
+				rc = hd__nodes_push(unreached_out, targets->ids[i]);
 	}
-	hd__free(keep, bitmap_bytes(r->n));
+	hd__bitmap_free(keep, r->n);
 	if (rc) {
 		hd_nodes_free(kept_out);
 		hd_nodes_free(unreached_out);
@@ -436,14 +412,14 @@ int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
 	n = hd_store_node_count(s);
 	for (i = 0; i < from->n; i++)
 		HD_ASSERT_ARG(from->ids[i] < n);
-	seen = hd__calloc(1, bitmap_bytes(n));
+	seen = hd__bitmap_new(n);
 	queue = hd__array_alloc(n ? n : 1, sizeof(*queue));
 	if (!seen || !queue)
 		goto nomem;
 	for (i = 0; i < from->n; i++) {
-		if (bit_get(seen, from->ids[i]))
+		if (hd__bit(seen, from->ids[i]))
 			continue;
-		bit_set(seen, from->ids[i]);
+		hd__bit_set(seen, from->ids[i]);
 		queue[tail++] = from->ids[i];
 	}
 	for (level_end = tail; head < tail && (!max_depth || depth < max_depth);
@@ -452,9 +428,9 @@ int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
 			u = queue[head++];
 			hd_store_refs(s, u, &it);
 			while (hd_edge_iter_next(&it, &v) == 0) {
-				if (v >= n || bit_get(seen, v))
+				if (v >= n || hd__bit(seen, v))
 					continue;
-				bit_set(seen, v);
+				hd__bit_set(seen, v);
 				queue[tail++] = v;
 			}
 		}
@@ -466,6 +442,6 @@ nomem:
 	rc = hd__error(err, HD_ENOMEM, "out of memory");
 out:
 	hd__free(queue, (n ? n : 1) * sizeof(*queue));
-	hd__free(seen, bitmap_bytes(n));
+	hd__bitmap_free(seen, n);
 	return rc;
 }
