@@ -135,9 +135,9 @@ for d in "$@"; do
 		for_big "$b.hds"
 	fi
 	for f in text json; do
-		run top -q -f "$f" -n 0 "$b.dom.hds"
-		run top -q -f "$f" -n 0 --skip-weak "$b.domw.hds"
-		run dominators -q -f "$f" -n 0 --type OBJECT "$b.dom.hds"
+		run top -q -f "$f" -n 100 "$b.dom.hds"
+		run top -q -f "$f" -n 100 --skip-weak "$b.domw.hds"
+		run dominators -q -f "$f" -n 20 --type OBJECT "$b.dom.hds"
 	done
 	case $b in
 	*before*)
