@@ -11,7 +11,7 @@
  * node ids and bitmaps: about 8 bytes a node at the peak, and no
  * recursion, so a list a million long is like any other graph.
  */
-#include "hd_int.h"
+#include "graph.h"
 
 #define UNREACHED 0xffffffffu
 
@@ -110,15 +110,18 @@ static size_t seed_roots(hd_reach *r, uint32_t *queue)
 static void search(hd_reach *r, uint32_t *queue)
 {
 	size_t head = 0, tail = seed_roots(r, queue);
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 
+	hd__store_csr(r->s, 0, &g);
 	while (head < tail) {
 		u = queue[head++];
 		if (!follows(r, u))
 			continue;
-		hd_store_refs(r->s, u, &it);
-		while (hd_edge_iter_next(&it, &v) == 0) {
+		hd__csr_range(&g, u, &a, &b);
+		for (k = a; k < b; k++) {
+			v = hd__csr_at(&g, k);
 			if (v >= r->n || r->pred[v] != UNREACHED)
 				continue;
 			r->pred[v] = u;
@@ -316,11 +319,13 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 {
 	uint32_t *queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
 	size_t head = 0, tail = 0, i;
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 
 	if (!queue)
 		return HD_ENOMEM;
+	hd__store_csr(r->s, 1, &g); /* referrers */
 	for (i = 0; i < targets->n; i++) {
 		v = targets->ids[i];
 		if (!hd_reach_reached(r, v) || hd__bit(keep, v))
@@ -330,8 +335,9 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 	}
 	while (head < tail) {
 		v = queue[head++];
-		hd_store_referrers(r->s, v, &it);
-		while (hd_edge_iter_next(&it, &u) == 0) {
+		hd__csr_range(&g, v, &a, &b);
+		for (k = a; k < b; k++) {
+			u = hd__csr_at(&g, k);
 			if (u >= r->n || r->pred[u] == UNREACHED ||
 			    hd__bit(keep, u) || !follows(r, u))
 				continue;
@@ -404,12 +410,14 @@ int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
 	unsigned char *seen = NULL;
 	size_t head = 0, tail = 0, level_end, i;
 	unsigned depth = 0;
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 	int rc = 0;
 
 	HD_ASSERT_ARG(s && from && out);
 	n = hd_store_node_count(s);
+	hd__store_csr(s, 0, &g);
 	for (i = 0; i < from->n; i++)
 		HD_ASSERT_ARG(from->ids[i] < n);
 	seen = hd__bitmap_new(n);
@@ -426,8 +434,9 @@ int hd_subgraph_of(const hd_store *s, const hd_nodes *from,
 	     level_end = tail, depth++) {
 		while (head < level_end) {
 			u = queue[head++];
-			hd_store_refs(s, u, &it);
-			while (hd_edge_iter_next(&it, &v) == 0) {
+			hd__csr_range(&g, u, &a, &b);
+			for (k = a; k < b; k++) {
+				v = hd__csr_at(&g, k);
 				if (v >= n || hd__bit(seen, v))
 					continue;
 				hd__bit_set(seen, v);
