@@ -166,6 +166,10 @@ deps:
 demo: all
 	@sh data/demo.sh
 
+# the native MRI 3.3/3.4/4.0 fixtures of data/dumps (data/README.md)
+fixtures-rubies:
+	@bash data/gen/make_fixtures.sh --rubies
+
 bench: all $(TOOL_BIN)
 	@sh tests/bench/bench.sh
 
@@ -200,7 +204,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all ext check check-one check-valgrind check-man demo bench fuzz install uninstall clean FORCE
+.PHONY: deps all ext check check-one check-valgrind check-man demo fixtures-rubies bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

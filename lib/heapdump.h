@@ -487,6 +487,7 @@ typedef struct hd_store_info {
 #define HD_FEAT_FINALIZER_ROOT (1u << 12) /**< finalizers root: <= 3.3 */
 #define HD_FEAT_METHOD_TRACED (1u << 13)  /**< traced objects with method */
 #define HD_FEAT_CALLCACHE_ID (1u << 14)   /**< imemo called_id: 3.3+ */
+#define HD_FEAT_OBJSPACE_ROOT (1u << 15)  /**< objspace root: 3.4+ */
 
 /**
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
@@ -565,7 +566,10 @@ HD_API size_t hd_store_class_name(const hd_store *s, hd_node_id id,
  * hd_store_class_name() does: a CLASS, MODULE or ICLASS by its own name
  * ("PriceCalculator", "#<Class:Foo>"), anything else by its class's
  * display name ("String", "IMEMO/iseq"). A class without a resolvable
- * name falls back to its class's name ("Class").
+ * name falls back to its class's name ("Class"). A Ruby 4.0 IMEMO of
+ * imemo_type "fields", whose class pointer is the object whose ivars it
+ * holds, is "ivars of " and that owner's name ("ivars of LeakyCache"),
+ * or "IMEMO/fields" when the owner is not in the dump.
  */
 HD_API size_t hd_store_node_name(const hd_store *s, hd_node_id id,
 				 char *buf, size_t size);

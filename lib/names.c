@@ -753,6 +753,11 @@ static uint32_t root_features(const hd_record *rec)
 		return HD_FEAT_OBJECT_ID_ROOT;
 	if (span_is(rec->root, "finalizers"))
 		return HD_FEAT_FINALIZER_ROOT;
+	/* 3.4's GC marks its finalizer and object id tables as "objspace"
+	 * (dump_all's walk of the roots starts after it, so its dumps have
+	 * none; another walker's may) */
+	if (span_is(rec->root, "objspace"))
+		return HD_FEAT_OBJSPACE_ROOT;
 	return 0;
 }
 
@@ -847,6 +852,8 @@ static void narrow(uint32_t f, int *lo, int *hi)
 	}
 	if (f & HD_FEAT_FINALIZER_ROOT)
 		at_most(hi, V33);
+	if (f & HD_FEAT_OBJSPACE_ROOT)
+		at_least(lo, V34);
 	if (f & HD_FEAT_CALLCACHE_ID)
 		at_least(lo, V33);
 	if (f & HD_FEAT_IMEMO_TYPE) {

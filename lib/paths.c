@@ -55,6 +55,10 @@ static int is_weak(const hd_store *s, hd_node_id id)
 		if (name_is(p, len, "weakmap") || name_is(p, len, "weakkeymap"))
 			return 1;
 	}
+	/* an IMEMO is no instance: on 4.0 the class of an IMEMO/fields is
+	 * the owner of the ivars it holds (here, maybe the class WeakRef) */
+	if (hd_store_type(s, id) == HD_T_IMEMO)
+		return 0;
 	c = hd_store_class(s, id);
 	if (c == HD_NODE_NONE || hd_store_type(s, c) != HD_T_CLASS)
 		return 0;

@@ -25,8 +25,24 @@
 # leak_expected.json lists, for phase A (before -> after, still in later) and
 # phase B (after -> later), the count, types and addresses of the leaked
 # objects, read from the live objects after the last dump.
+#
+# Options (ENV; none is set for leak_*.json, leak_ruby3.4_* and the native
+# leak_rubyX.Y.Z_* sets), used for the 4.0 set leak_ruby4.0.1_ivar_*:
+#   HOLDER=ivar  the cache is a class-level instance variable, @cache of
+#                LeakyCache, not the constant CACHE: on 4.0 it hangs off
+#                the class's IMEMO/fields object (class -> fields -> Hash)
+#   OBJECT_ID=1  each request's objects are asked for their object_id, so
+#                4.0 dumps carry flags.object_id (and each String and Hash
+#                gets an IMEMO/fields of its own to keep it); the expected
+#                objects get a 4th field, the object_id
+#   COMPACT=1    GC.compact after the GC.start before every dump: live
+#                objects move, so an address is no identity at all
 
 require "objspace"
+
+IVAR_HOLDER = ENV["HOLDER"] == "ivar"
+OBJECT_IDS = ENV["OBJECT_ID"] == "1"
+COMPACT = ENV["COMPACT"] == "1"
 
 ObjectSpace.trace_object_allocations_start
 
@@ -47,12 +63,32 @@ class Request
 end
 
 class LeakyCache
-  CACHE = {}
+  if IVAR_HOLDER
+    @cache = {}
 
-  def self.handle(id)
-    req = Request.new(id)
-    CACHE[id] = req if (id % 4).zero?          # the leak
-    req.body.bytesize + req.params.size
+    def self.handle(id)
+      req = Request.new(id)
+      req.objects.each(&:object_id) if OBJECT_IDS
+      @cache[id] = req if (id % 4).zero?       # the leak, through an ivar
+      req.body.bytesize + req.params.size
+    end
+
+    def self.cache
+      @cache
+    end
+  else
+    CACHE = {}
+
+    def self.handle(id)
+      req = Request.new(id)
+      req.objects.each(&:object_id) if OBJECT_IDS
+      CACHE[id] = req if (id % 4).zero?          # the leak
+      req.body.bytesize + req.params.size
+    end
+
+    def self.cache
+      CACHE
+    end
   end
 end
 
@@ -98,20 +134,33 @@ def open_outputs(dir)
   files
 end
 
+# Moves every live object that can move (GC.compact alone moves few: it only
+# fills holes at the start of the heap). Done before a phase's requests, so
+# what the compaction allocates itself is older than the phase's objects.
+def compact
+  GC.verify_compaction_references(toward: :empty, expand_heap: true)
+end
+
 def run_phase(i, out)
   _, range, sessions = PHASES[i]
   SESSIONS.clear                                # frees slots that phase A reuses
   GC.start
   sessions.times { |n| SESSIONS << Session.new(n) }
+  compact if COMPACT
   range.each { |id| LeakyCache.handle(id) }
   GC.start
   GC_COUNTS[i] = GC.count
+  # the inline caches of the two lines above, allocated on the first run,
+  # would be the newest objects of BEFORE (generation G, which falls back
+  # to the address, and they move): one more GC makes them older than G
+  # (which leaves the constant cache of the line below at G)
+  GC.start if COMPACT
   ObjectSpace.dump_all(output: out)
   out.flush
 end
 
 def leaked_objects(range)
-  range.select { |id| (id % 4).zero? }.flat_map { |id| LeakyCache::CACHE.fetch(id).objects }
+  range.select { |id| (id % 4).zero? }.flat_map { |id| LeakyCache.cache.fetch(id).objects }
 end
 
 # A small JSON writer: enough for the ASCII strings, integers, arrays and
@@ -153,6 +202,14 @@ def leak_expected_json
     "objects_per_request" => 6,
     "object_fields" => %w[address type generation],
   }
+  opts = { "HOLDER" => IVAR_HOLDER ? "ivar" : nil, "OBJECT_ID" => OBJECT_IDS ? "1" : nil,
+           "COMPACT" => COMPACT ? "1" : nil }.compact
+  unless opts.empty?
+    doc["options"] = opts
+    doc["object_fields"] << "object_id" if OBJECT_IDS
+    doc["rule"] = doc["rule"].sub("identity is (address, generation)", "identity is the object_id") if OBJECT_IDS
+    doc["rule"] += "; GC.compact before every dump" if COMPACT
+  end
   { "leaked" => [PHASES[1][1], "before", "after"],
     "leaked_later" => [PHASES[2][1], "after", "later"] }.each do |key, (range, from, to)|
     objs = leaked_objects(range)
@@ -165,7 +222,8 @@ def leak_expected_json
       "by_type" => by_type.sort.to_h,
       "objects" => objs.map do |o|
         d = ObjectSpace.dump(o)
-        [d[/"address":"(0x\h+)"/, 1], d[/"type":"(\w+)"/, 1], ObjectSpace.allocation_generation(o)]
+        e = [d[/"address":"(0x\h+)"/, 1], d[/"type":"(\w+)"/, 1], ObjectSpace.allocation_generation(o)]
+        OBJECT_IDS ? e << o.object_id : e
       end,
     }
   end

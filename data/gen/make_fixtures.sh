@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # make_fixtures.sh - regenerates every fixture in data/dumps, then checks them.
 #
-#   data/gen/make_fixtures.sh            # everything (native ruby 3.1 + wasm 3.2-4.0)
+#   data/gen/make_fixtures.sh            # everything (native 3.1 + wasm 3.2-4.0 + native 3.3-4.0)
 #   data/gen/make_fixtures.sh --native   # only the native ruby 3.1 files and bad/edge
+#   data/gen/make_fixtures.sh --rubies   # only the native 3.3.10, 3.4.8, 4.0.1 files
 #   data/gen/make_fixtures.sh --check    # regenerate nothing, only run the checks
 #
 # Needs: ruby 3.1 (Debian's /usr/bin/ruby; override with RUBY=...), node >= 18
 # and npm for the wasm builds (npm ci installs the versions pinned in
-# package-lock.json into data/gen/node_modules, which is git-ignored).
+# package-lock.json into data/gen/node_modules, which is git-ignored), and
+# for --rubies the native trees in RUBIES_DIR (default /opt/rubies, one
+# ruby-X.Y.Z/bin/ruby each, see tests/README.md).
 # OUT=dir writes somewhere else than data/dumps.
 #
 # The dumps hold addresses, so every run gives different bytes; the object
@@ -21,14 +24,17 @@ cd "$here"
 OUT=${OUT:-$(cd .. && pwd)/dumps}
 RUBY=${RUBY:-ruby}
 WASM_VERSIONS="3.2 3.3 3.4 4.0"
+RUBIES_DIR=${RUBIES_DIR:-/opt/rubies}
+NATIVE_VERSIONS="3.3.10 3.4.8 4.0.1"
 
 mode=all
 case "${1:-}" in
 --native) mode=native ;;
+--rubies) mode=rubies ;;
 --check) mode=check ;;
 --counts) mode=counts ;;
 "") ;;
-*) echo "usage: $0 [--native | --check | --counts]" >&2; exit 2 ;;
+*) echo "usage: $0 [--native | --rubies | --check | --counts]" >&2; exit 2 ;;
 esac
 
 say() { printf '%s\n' "$*" >&2; }
@@ -117,6 +123,45 @@ generate_wasm() {
 	say "leak_ruby3.4_{before,after,later}.json.gz, leak_ruby3.4_expected.json: ruby 3.4 wasm leak.rb"
 }
 
+# The native MRI 3.3, 3.4 and 4.0 sets: the same scripts under each tree of
+# RUBIES_DIR, named by the full version (ok_ruby4.0.1_traced.json.gz beside
+# the wasm ok_ruby4.0_traced.json), stored gzipped (2.5-3 MB each plain).
+generate_rubies() {
+	local v r n f
+	for v in $NATIVE_VERSIONS; do
+		r=$RUBIES_DIR/ruby-$v/bin/ruby
+		[ -x "$r" ] || die "$r is missing: extract ruby-$v-debian12-amd64.tar.xz into $RUBIES_DIR (tests/README.md)"
+		[ "$("$r" -e 'print RUBY_VERSION')" = "$v" ] || die "$r is not ruby $v"
+	done
+	for v in $NATIVE_VERSIONS; do
+		r=$RUBIES_DIR/ruby-$v/bin/ruby
+		rm -f "$OUT/ok_ruby${v}_"* "$OUT/leak_ruby${v}_"*
+		for n in traced:TRACE=1 untraced: since:"TRACE=1 SINCE=1"; do
+			# shellcheck disable=SC2086
+			clean_env ${n#*:} "$r" --disable-gems scenario.rb "$tmp/ok.json"
+			gzip -9 -n -c "$tmp/ok.json" >"$OUT/ok_ruby${v}_${n%%:*}.json.gz"
+			say "ok_ruby${v}_${n%%:*}.json.gz: ruby $v native ${n#*:}"
+		done
+		mkdir "$tmp/leak$v"
+		clean_env "$r" --disable-gems leak.rb "$tmp/leak$v"
+		for f in before after later; do
+			gzip -9 -n -c "$tmp/leak$v/leak_$f.json" >"$OUT/leak_ruby${v}_$f.json.gz"
+		done
+		mv "$tmp/leak$v/leak_expected.json" "$OUT/leak_ruby${v}_expected.json"
+		say "leak_ruby${v}_{before,after,later}.json.gz, leak_ruby${v}_expected.json: ruby $v native leak.rb"
+	done
+	# 4.0: the cache in a class-level ivar (class -> IMEMO/fields -> Hash),
+	# object ids taken, every object moved before each phase
+	v=4.0.1
+	mkdir "$tmp/compact"
+	clean_env HOLDER=ivar OBJECT_ID=1 COMPACT=1 "$RUBIES_DIR/ruby-$v/bin/ruby" --disable-gems leak.rb "$tmp/compact"
+	for f in before after later; do
+		gzip -9 -n -c "$tmp/compact/leak_$f.json" >"$OUT/leak_ruby${v}_compact_$f.json.gz"
+	done
+	mv "$tmp/compact/leak_expected.json" "$OUT/leak_ruby${v}_compact_expected.json"
+	say "leak_ruby${v}_compact_*: ruby $v native leak.rb HOLDER=ivar OBJECT_ID=1 COMPACT=1"
+}
+
 # ------------------------------------------------------------------ checks
 
 fail=0
@@ -131,8 +176,8 @@ check() { # check WHAT CONDITION...
 
 count() { "$RUBY" count.rb "$1"; }
 field() { "$RUBY" -rjson -e 'v = JSON.parse(STDIN.read)[ARGV[0]]; print(v.nil? ? "" : v.to_s)' "$1"; }
-has() { grep -aq -- "$2" "$1"; }
-hasnt() { ! grep -aq -- "$2" "$1"; }
+has() { gzip -dcf "$1" | grep -a -- "$2" >/dev/null; }  # not -q: gzip would get SIGPIPE
+hasnt() { ! has "$@"; }
 
 run_checks() {
 	local f n got want key e
@@ -155,14 +200,14 @@ run_checks() {
 	done
 
 	# ok_*: version traits
-	for f in "$OUT"/ok_ruby*.json; do
-		n=$(basename "$f")
+	for f in "$OUT"/ok_ruby*.json "$OUT"/ok_ruby*.json.gz; do
+		n=$(basename "$f" .gz)
 		case $n in
 		ok_ruby3.1_*) check "$n: no SHAPE lines before 3.2" hasnt "$f" '"type":"SHAPE"' ;;
 		*) check "$n: SHAPE lines from 3.2" has "$f" '"type":"SHAPE"' ;;
 		esac
 		case $n in
-		ok_ruby4.0_*) check "$n: 4.0 flags carry an integer age" has "$f" '"age":[0-9]' ;;
+		ok_ruby4.0_* | ok_ruby4.0.*) check "$n: 4.0 flags carry an integer age" has "$f" '"age":[0-9]' ;;
 		*) check "$n: no integer flags before 4.0" hasnt "$f" '"age":[0-9]' ;;
 		esac
 		case $n in
@@ -178,6 +223,19 @@ run_checks() {
 		esac
 		case $n in
 		*_full.json) check "$n: full: NONE lines" has "$f" '"type":"NONE"' ;;
+		esac
+		# what the native 4.0 dumps are for: imemo fields, flags.object_id,
+		# the global_symbols root; 3.4 has no finalizers/object_id root
+		case $n in
+		ok_ruby4.0.*_since.json) ;;
+		ok_ruby4.0.*)
+			check "$n: imemo fields" has "$f" '"imemo_type":"fields"'
+			check "$n: flags.object_id" has "$f" '"object_id":[0-9]'
+			check "$n: ROOT global_symbols" has "$f" '"root":"global_symbols"' ;;
+		ok_ruby3.4.*_since.json) ;;
+		ok_ruby3.4.*)
+			check "$n: no finalizers root on 3.4" hasnt "$f" '"root":"finalizers"'
+			check "$n: chilled strings" has "$f" '"chilled":true' ;;
 		esac
 		count "$f" >"$tmp/c.json"
 		got=$(field bad_lines <"$tmp/c.json")
@@ -199,7 +257,7 @@ run_checks() {
 	fi
 
 	# leak sets: the expected leak equals an independent three-dump diff
-	for p in leak_ leak_ruby3.4_; do
+	for p in leak_ leak_ruby3.4_ leak_ruby3.3.10_ leak_ruby3.4.8_ leak_ruby4.0.1_ leak_ruby4.0.1_compact_; do
 		[ -f "$OUT/${p}expected.json" ] || continue
 		check "${p}*: leak_check.rb" "$RUBY" leak_check.rb "$OUT" "$p"
 	done
@@ -223,8 +281,9 @@ write_counts() {
 }
 
 case $mode in
-all) generate_native; generate_wasm ;;
+all) generate_native; generate_wasm; generate_rubies ;;
 native) generate_native ;;
+rubies) generate_rubies ;;
 esac
 run_checks
 [ "$mode" = check ] || write_counts
