@@ -6,7 +6,8 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deps            install missing Debian packages (root or sudo)
 #   make demo            heapdump stats on a sample dump in data/
-#   make bench           benchmarks beside heapy and jq (generates ~1 GB)
+#   make bench           benchmarks beside heapy and jq (generates ~1 GB), and
+#                        the gem beside dump_all on each Ruby of RUBIES
 #   make fuzz            libFuzzer targets (clang)
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
 #                        mkmf, for each Ruby of RUBIES (default: ruby and
@@ -170,8 +171,8 @@ demo: all
 fixtures-rubies:
 	@bash data/gen/make_fixtures.sh --rubies
 
-bench: all $(TOOL_BIN)
-	@sh tests/bench/bench.sh
+bench: all $(TOOL_BIN) ext
+	@HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
 FUZZ_CC ?= clang
 fuzz:

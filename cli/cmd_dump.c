@@ -9,12 +9,17 @@
  * process's $HEAPDUMP_DIR, else its $TMPDIR, else /tmp; we read them from
  * /proc/PID/environ. A new name matching the pattern means a complete dump.
  * With -o it is moved by hd_file_move (a copy across file systems).
+ *
+ * With --attach the process need not have loaded the gem: attach.c has it
+ * write DIR/heapdump-PID-TIME.json itself, through gdb and a postponed job.
  */
+#include "attach.h"
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -29,7 +34,7 @@
 static struct dump_args {
 	const char *out, *dir, *sig;
 	unsigned long long timeout;
-	int quiet;
+	int quiet, attach;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -42,6 +47,8 @@ static const struct cli_opt opts[] = {
 		   "the signal to send, a name or number (default URG)"),
 	OPT_UINT(0, "timeout", "SECONDS", &A.timeout,
 		 "give up after SECONDS (default 60)"),
+	OPT_FLAG(0, "attach", &A.attach,
+		 "a process without the gem: gdb has it dump at a safe point"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no message while waiting"),
 	OPT_END()
 };
@@ -50,7 +57,8 @@ static const struct cli_cmd_info info = {
 	COMMAND_NAME, "[options] PID",
 	"Signal a Ruby process running the heapdump gem's handler (require\n"
 	"\"heapdump/signal\") to dump its heap, wait until the dump is\n"
-	"complete, and print its path.",
+	"complete, and print its path. With --attach, any Ruby process:\n"
+	"gdb schedules the dump at its next safe point.",
 	opts
 };
 
@@ -312,6 +320,27 @@ static int signal_process(long pid, int sig)
 	return EXIT_FAIL;
 }
 
+/* --attach: the process writes to an absolute DIR (its cwd is not ours) */
+static int dump_attached(long pid)
+{
+	char envdir[4096], absdir[PATH_MAX], *found = NULL;
+	const char *dir = dump_dir(pid, envdir, sizeof(envdir));
+	int rc;
+
+	if (!realpath(dir, absdir)) {
+		cli_error("cannot use '%s' as the dump directory: %s", dir,
+			  strerror(errno));
+		return EXIT_FAIL;
+	}
+	rc = cli_attach_dump(pid, absdir, A.timeout, A.quiet, &found);
+	if (!rc && A.out)
+		rc = move_out(found, A.out);
+	if (!rc)
+		printf("%s\n", A.out ? A.out : found);
+	free(found);
+	return rc;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	struct names seen = { 0 };
@@ -335,6 +364,11 @@ int cmd_dump(int argc, char **argv)
 		return cli_usage_error(&info, "unknown signal '%s'", A.sig);
 	if (!A.timeout)
 		return cli_usage_error(&info, "--timeout must be at least 1");
+	if (A.attach && A.sig)
+		return cli_usage_error(&info, "--signal does not apply to "
+				       "--attach");
+	if (A.attach)
+		return dump_attached(pid);
 	if ((rc = signal_process(pid, 0)))
 		return rc;
 	dir = dump_dir(pid, envdir, sizeof(envdir));

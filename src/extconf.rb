@@ -3,26 +3,36 @@
 # It never refuses a CRuby: on a Ruby whose heap walk the extension does
 # not know (see WALKER_RUBIES) it builds without the walker, and
 # HeapDump.dump writes the heap with ObjectSpace.dump_all inside the same
-# pipeline (lib/heapdump.rb). The functions the C code uses are exported
-# by libruby but declared only in its private headers; hd_ext.h declares
-# them, and each one is probed here (HAVE_RB_...): a part whose
-# functions are missing is left out, the rest still builds.
+# pipeline (lib/heapdump.rb). The walk uses the public headers and
+# functions libruby exports but declares only in its private headers;
+# hd_ext.h declares them, and each one is probed here (HAVE_RB_...): a
+# part whose functions are missing is left out, the rest still builds.
 require "mkmf"
 
 abort "heapdump: needs CRuby (MRI), not #{RUBY_ENGINE}" unless RUBY_ENGINE == "ruby"
 
 # The Ruby versions (major.minor) whose records the walker writes, field
-# for field, as that version's dump_all (tests/ext/compare.rb).
-WALKER_RUBIES = %w[3.0 3.1].freeze
-WALKER_FUNCS = %w[rb_objspace_each_objects rb_objspace_reachable_objects_from
-                  rb_objspace_reachable_objects_from_root rb_obj_gc_flags
-                  rb_imemo_name rb_obj_memsize_of
-                  rb_objspace_internal_object_p].freeze
-OTHER_FUNCS = %w[rb_gc_object_metadata rb_gc_obj_slot_size].freeze
-
-have = (WALKER_FUNCS + OTHER_FUNCS).uniq.to_h { |f| [f, have_func(f)] }
+# for field, as that version's dump_all (tests/ext/compare.rb). 3.2 has
+# no native build to test it on. HEAPDUMP_WALKER_RUBIES (a list) replaces
+# it: tests/ext/fallback.sh plays a Ruby the walker does not know.
+WALKER_RUBIES = (ENV["HEAPDUMP_WALKER_RUBIES"]&.split || %w[3.0 3.1 3.3 3.4 4.0]).freeze
 series = RUBY_VERSION[/\A\d+\.\d+/]
-missing = WALKER_FUNCS.reject { |f| have[f] }
+shapes = Gem::Version.new(series) >= Gem::Version.new("3.2")
+# what the walk needs; "a|b": either
+WALKER_FUNCS = %w[rb_objspace_each_objects rb_objspace_reachable_objects_from
+                  rb_objspace_reachable_objects_from_root rb_imemo_name
+                  rb_obj_memsize_of rb_objspace_internal_object_p
+                  rb_obj_gc_flags|rb_gc_object_metadata].freeze
+SHAPE_FUNCS = %w[rb_shape_get_shape_id|rb_obj_shape_id].freeze
+OTHER_FUNCS = %w[rb_gc_obj_slot_size rb_shape_obj_too_complex rb_class_variation_count
+                 rb_class_singleton_p].freeze
+
+needed = WALKER_FUNCS + (shapes ? SHAPE_FUNCS : [])
+have = (needed.flat_map { |f| f.split("|") } + OTHER_FUNCS).uniq.to_h { |f| [f, have_func(f)] }
+# 4.0 flags come with values: prefer them where both exist
+$defs.delete("-DHAVE_RB_OBJ_GC_FLAGS") if have["rb_gc_object_metadata"]
+$defs.delete("-DHAVE_RB_SHAPE_GET_SHAPE_ID") if have["rb_obj_shape_id"]
+missing = needed.reject { |f| f.split("|").any? { |g| have[g] } }
 why = if ENV["HEAPDUMP_NO_WALKER"].to_s == "1"
         "HEAPDUMP_NO_WALKER=1 at build time"
       elsif !WALKER_RUBIES.include?(series)

@@ -12,14 +12,14 @@
 
 #define NTYPES 0x20
 
-struct hd_count {
+struct hdx_count {
 	size_t total, free_slots;
 	size_t by_type[NTYPES];
-	struct hd_table by_class;  /* klass -> (void *)count */
+	struct hdx_table by_class;  /* klass -> (void *)count */
 	int oom;
 };
 
-static void count_object(struct hd_count *c, VALUE v)
+static void count_object(struct hdx_count *c, VALUE v)
 {
 	int type = RB_BUILTIN_TYPE(v);
 	void **slot;
@@ -27,7 +27,7 @@ static void count_object(struct hd_count *c, VALUE v)
 	c->by_type[type & (NTYPES - 1)]++;
 	if (rb_objspace_internal_object_p(v))
 		return;
-	if (!(slot = hd_table_put(&c->by_class, RBASIC(v)->klass))) {
+	if (!(slot = hdx_table_put(&c->by_class, RBASIC(v)->klass))) {
 		c->oom = 1;
 		return;
 	}
@@ -36,7 +36,7 @@ static void count_object(struct hd_count *c, VALUE v)
 
 static int count_i(void *start, void *end, size_t stride, void *data)
 {
-	struct hd_count *c = data;
+	struct hdx_count *c = data;
 	VALUE v;
 
 	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
@@ -83,7 +83,7 @@ static void add_to(VALUE h, VALUE key, size_t n)
 	rb_hash_aset(h, key, rb_funcall(old, rb_intern("+"), 1, SIZET2NUM(n)));
 }
 
-static VALUE types_hash(const struct hd_count *c)
+static VALUE types_hash(const struct hdx_count *c)
 {
 	VALUE h = rb_hash_new();
 	int t;
@@ -93,14 +93,14 @@ static VALUE types_hash(const struct hd_count *c)
 
 		if (!c->by_type[t] || t == RUBY_T_NONE)
 			continue;
-		snprintf(name, sizeof(name), "T_%s", hd_type_name(t));
+		snprintf(name, sizeof(name), "T_%s", hdx_type_name(t));
 		rb_hash_aset(h, rb_str_new_cstr(name), SIZET2NUM(c->by_type[t]));
 	}
 	return h;
 }
 
 struct count_args {
-	struct hd_count *c;
+	struct hdx_count *c;
 	VALUE namespaces;
 	VALUE result;
 };
@@ -108,7 +108,7 @@ struct count_args {
 static VALUE count_body(VALUE arg)
 {
 	struct count_args *a = (struct count_args *)arg;
-	struct hd_count *c = a->c;
+	struct hdx_count *c = a->c;
 	VALUE classes = rb_hash_new(), spaces = rb_hash_new();
 	size_t i;
 
@@ -142,13 +142,13 @@ static VALUE count_body(VALUE arg)
 /* :nodoc: */
 static VALUE count_m(VALUE self, VALUE namespaces)
 {
-	struct hd_count *c = calloc(1, sizeof(*c));
+	struct hdx_count *c = calloc(1, sizeof(*c));
 	struct count_args a = { c, namespaces, Qnil };
 	int state = 0;
 	VALUE was_disabled;
 
 	Check_Type(namespaces, T_ARRAY);
-	if (!c || hd_table_init(&c->by_class, 1024)) {
+	if (!c || hdx_table_init(&c->by_class, 1024)) {
 		free(c);
 		rb_raise(rb_eNoMemError, "heapdump: no memory to count objects");
 	}
@@ -156,20 +156,20 @@ static VALUE count_m(VALUE self, VALUE namespaces)
 	rb_protect(count_body, (VALUE)&a, &state);
 	if (!RTEST(was_disabled))
 		rb_gc_enable();
-	hd_table_free(&c->by_class);
+	hdx_table_free(&c->by_class);
 	free(c);
 	if (state)
 		rb_jump_tag(state);
 	return a.result;
 }
 
-void hd_init_count(VALUE mod)
+void hdx_init_count(VALUE mod)
 {
 	rb_define_module_function(mod, "_count_objects", count_m, 1);
 }
 #else
 /* this Ruby does not export the heap iterator: no count_objects */
-void hd_init_count(VALUE mod)
+void hdx_init_count(VALUE mod)
 {
 }
 #endif

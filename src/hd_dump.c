@@ -1,12 +1,16 @@
 /*
- * hd_dump.c - HeapDump._dump: ROOT lines, then one line per heap slot,
- * in the record format of the running Ruby's ObjectSpace.dump_all (3.1
- * field set and order), but with every string JSON-escaped. Built only
- * where extconf.rb defines HD_WALKER (the Rubies the walk is known to
- * match); elsewhere lib/heapdump.rb falls back to ObjectSpace.dump_all.
+ * hd_dump.c - HeapDump._dump: ROOT lines, SHAPE lines when asked, then
+ * one line per heap slot, in the record format of the running Ruby's
+ * ObjectSpace.dump_all (its fields and their order: HD_V, the Ruby's
+ * major * 100 + minor, picks 3.1's, 3.3's, 3.4's or 4.0's), but with
+ * every string JSON-escaped. Only public headers and exported functions
+ * (hd_ext.h); the fields dump_all reads from private layouts are left
+ * out (man 5 heapdump-dump). Built only where extconf.rb defines
+ * HD_WALKER (the Rubies the walk is known to match); elsewhere
+ * lib/heapdump.rb falls back to ObjectSpace.dump_all.
  *
  * Inside the walk nothing allocates a Ruby object, raises or calls Ruby
- * code: state lives in struct hd_dump, errors are kept and raised after.
+ * code: state lives in struct hdx_dump, errors are kept and raised after.
  */
 #include "hd_ext.h"
 
@@ -17,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-const char *hd_type_name(int type)
+const char *hdx_type_name(int type)
 {
 	switch (type) {
 #define T(n) case RUBY_T_##n: return #n;
@@ -34,13 +38,15 @@ const char *hd_type_name(int type)
 
 #define MAX_FLAGS 16
 
-struct hd_dump {
-	struct hd_out out;
+struct hdx_dump {
+	struct hdx_out out;
 	VALUE klass;              /* class of the current object (skipped) */
 	size_t nrefs;             /* references written for it */
 	const char *root;         /* open ROOT category, or NULL */
 	int full;
 	size_t since;
+	const char *imemo;        /* IMEMO type name of the current object */
+	VALUE shapes;             /* SHAPE lines to write, or Qnil */
 	ID flag_id[MAX_FLAGS];    /* cache: GC flag ids and their names */
 	const char *flag_name[MAX_FLAGS];
 	size_t flag_len[MAX_FLAGS];
@@ -50,7 +56,7 @@ struct hd_dump {
 };
 
 /* ', "type":"STRING"' with lengths computed once */
-static void put_type(struct hd_out *o, int type)
+static void put_type(struct hdx_out *o, int type)
 {
 	static char text[0x20][40];
 	static size_t len[0x20];
@@ -59,31 +65,31 @@ static void put_type(struct hd_out *o, int type)
 	if (!len[t])
 		len[t] = (size_t)snprintf(text[t], sizeof(text[t]),
 					  ", \"type\":\"%s\"",
-					  hd_type_name(type));
-	hd_put(o, text[t], len[t]);
+					  hdx_type_name(type));
+	hdx_put(o, text[t], len[t]);
 }
 
 /* ---- ROOT lines ---- */
 
 static void root_i(const char *category, VALUE ref, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 
 	if (d->root != category) {
 		if (d->root)
 			HD_PUTS(&d->out, "]}\n");
 		HD_PUTS(&d->out, "{\"type\":\"ROOT\", \"root\":");
-		hd_put_json(&d->out, category, strlen(category));
+		hdx_put_json(&d->out, category, strlen(category));
 		HD_PUTS(&d->out, ", \"references\":[");
 		d->root = category;
 	} else {
 		HD_PUTS(&d->out, ", ");
 	}
-	hd_put_addr(&d->out, ref);
+	hdx_put_addr(&d->out, ref);
 	d->roots++;
 }
 
-static void dump_roots(struct hd_dump *d)
+static void dump_roots(struct hdx_dump *d)
 {
 	rb_objspace_reachable_objects_from_root(root_i, d);
 	if (d->root)
@@ -92,99 +98,198 @@ static void dump_roots(struct hd_dump *d)
 
 /* ---- type-specific fields ---- */
 
-/* STR_SHARED_P: FL_USER2 means shared only on a heap (noembed) string;
- * embedded strings keep their length in those bits */
+/* STR_SHARED_P: a heap (noembed) string whose STR_SHARED bit is set. MRI
+ * defines STR_SHARED as ELTS_SHARED, the public RUBY_ELTS_SHARED of the
+ * same Ruby (FL_USER2 up to 3.3, FL_USER0 from 3.4); hdx_self_check and
+ * tests/ext/compare.rb prove it on each Ruby. Embedded strings keep
+ * their length in those bits. */
 static int str_shared(VALUE str)
 {
 	return RB_FL_TEST_RAW(str, RSTRING_NOEMBED) &&
-	       RB_FL_TEST_RAW(str, HD_STR_SHARED);
+	       RB_FL_TEST_RAW(str, RUBY_ELTS_SHARED);
 }
 
-static void put_rstring(struct hd_out *o, VALUE str)
+static void put_rstring(struct hdx_out *o, VALUE str)
 {
-	hd_put_json(o, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
+	hdx_put_json(o, RSTRING_PTR(str), (size_t)RSTRING_LEN(str));
 }
 
-/* bytesize, capacity, value: as dump_all, value only for 7-bit content */
-static void string_content(struct hd_out *o, VALUE str)
+static void capacity_field(struct hdx_out *o, VALUE str, long len)
 {
-	long len = RSTRING_LEN(str);
-
-	HD_PUTS(o, ", \"bytesize\":");
-	hd_put_u64(o, (uint64_t)len);
 	if (!str_shared(str) && RB_FL_TEST_RAW(str, RSTRING_NOEMBED) &&
 	    (long)rb_str_capacity(str) != len) {
 		HD_PUTS(o, ", \"capacity\":");
-		hd_put_u64(o, rb_str_capacity(str));
+		hdx_put_u64(o, rb_str_capacity(str));
 	}
-	if (rb_enc_str_coderange(str) == ENC_CODERANGE_7BIT) {
+}
+
+#if HD_V >= 302
+static int ascii_only(const char *s, long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] & 0x80)
+			return 0;
+	return 1;
+}
+
+/* bytesize, capacity, value (3.2+): the cached coderange, never computed
+ * (computing it would change the heap), or a scan when it is unknown */
+static void string_content(struct hdx_out *o, VALUE str)
+{
+	long len = RSTRING_LEN(str);
+	int cr;
+
+	HD_PUTS(o, ", \"bytesize\":");
+	hdx_put_u64(o, (uint64_t)len);
+	capacity_field(o, str, len);
+	if (!len || !rb_enc_asciicompat(rb_enc_from_index(ENCODING_GET(str))))
+		return;
+	cr = RB_ENC_CODERANGE(str);
+	if (cr == RUBY_ENC_CODERANGE_UNKNOWN &&
+	    ascii_only(RSTRING_PTR(str), len))
+		cr = RUBY_ENC_CODERANGE_7BIT;
+	if (cr == RUBY_ENC_CODERANGE_7BIT) {
 		HD_PUTS(o, ", \"value\":");
 		put_rstring(o, str);
 	}
 }
 
-static void string_fields(struct hd_out *o, VALUE str)
+static void coderange_field(struct hdx_out *o, VALUE str)
+{
+	switch (RB_ENC_CODERANGE(str)) {
+	case RUBY_ENC_CODERANGE_7BIT:
+		HD_PUTS(o, ", \"coderange\":\"7bit\"");
+		break;
+	case RUBY_ENC_CODERANGE_VALID:
+		HD_PUTS(o, ", \"coderange\":\"valid\"");
+		break;
+	case RUBY_ENC_CODERANGE_BROKEN:
+		HD_PUTS(o, ", \"coderange\":\"broken\"");
+		break;
+	default:
+		HD_PUTS(o, ", \"coderange\":\"unknown\"");
+		break;
+	}
+}
+#else
+/* bytesize, capacity, value (3.0, 3.1): value only for 7-bit content */
+static void string_content(struct hdx_out *o, VALUE str)
+{
+	long len = RSTRING_LEN(str);
+
+	HD_PUTS(o, ", \"bytesize\":");
+	hdx_put_u64(o, (uint64_t)len);
+	capacity_field(o, str, len);
+	if (rb_enc_str_coderange(str) == ENC_CODERANGE_7BIT) {
+		HD_PUTS(o, ", \"value\":");
+		put_rstring(o, str);
+	}
+}
+#endif
+
+static void encoding_field(struct hdx_out *o, VALUE str)
+{
+	if (!ENCODING_IS_ASCII8BIT(str)) {
+		HD_PUTS(o, ", \"encoding\":\"");
+		hdx_put_cstr(o, rb_enc_name(rb_enc_from_index(ENCODING_GET(str))));
+		HD_PUTS(o, "\"");
+	}
+}
+
+static void string_fields(struct hdx_out *o, VALUE str)
 {
 	if (!RB_FL_TEST_RAW(str, RSTRING_NOEMBED))
 		HD_PUTS(o, ", \"embedded\":true");
+#if HD_V < 302
 	if (rb_enc_str_coderange(str) == ENC_CODERANGE_BROKEN)
 		HD_PUTS(o, ", \"broken\":true");
+#endif
 	if (RB_FL_TEST_RAW(str, RSTRING_FSTR))
 		HD_PUTS(o, ", \"fstring\":true");
+#if HD_V >= 304
+	if (RB_FL_TEST_RAW(str, HD_STR_CHILLED))
+		HD_PUTS(o, ", \"chilled\":true");
+#endif
 	if (str_shared(str))
 		HD_PUTS(o, ", \"shared\":true");
 	else
 		string_content(o, str);
-	if (!ENCODING_IS_ASCII8BIT(str)) {
-		HD_PUTS(o, ", \"encoding\":");
-		hd_put_cstr(o, "\"");
-		hd_put_cstr(o, rb_enc_name(rb_enc_from_index(ENCODING_GET(str))));
-		hd_put_cstr(o, "\"");
-	}
+	encoding_field(o, str);
+#if HD_V >= 302
+	coderange_field(o, str);
+	if (RB_ENC_CODERANGE(str) == RUBY_ENC_CODERANGE_BROKEN)
+		HD_PUTS(o, ", \"broken\":true");
+#endif
 }
 
-/* MRI's struct RHash (internal/hash.h, 2.6 - 3.3): we need ifnone only */
-struct hd_rhash {
-	struct RBasic basic;
-	void *table;
-	VALUE ifnone;
-};
+/* A Hash's default proc: MRI marks ifnone after the entries, so it is
+ * the last reference of a hash whose RHASH_PROC_DEFAULT bit is set
+ * (no copy of struct RHash, whose layout changes between versions). */
+static void last_ref_i(VALUE ref, void *data)
+{
+	*(VALUE *)data = ref;
+}
 
-static void hash_fields(struct hd_out *o, VALUE h)
+static void hash_fields(struct hdx_out *o, VALUE h)
 {
 	HD_PUTS(o, ", \"size\":");
-	hd_put_u64(o, RHASH_SIZE(h));
+	hdx_put_u64(o, RHASH_SIZE(h));
 	if (RB_FL_TEST_RAW(h, HD_HASH_PROC_DEFAULT)) {
-		HD_PUTS(o, ", \"default\":");
-		hd_put_addr(o, ((struct hd_rhash *)h)->ifnone);
+		VALUE last = 0;
+
+		rb_objspace_reachable_objects_from(h, last_ref_i, &last);
+		if (last) {
+			HD_PUTS(o, ", \"default\":");
+			hdx_put_addr(o, last);
+		}
 	}
 }
 
-static void array_fields(struct hd_out *o, VALUE a)
+static void array_fields(struct hdx_out *o, VALUE a)
 {
 	long len = RARRAY_LEN(a);
 
 	HD_PUTS(o, ", \"length\":");
-	hd_put_u64(o, (uint64_t)len);
+	hdx_put_u64(o, (uint64_t)len);
 	if (len > 0 && RB_FL_TEST_RAW(a, RUBY_ELTS_SHARED))
 		HD_PUTS(o, ", \"shared\":true");
+#if HD_V >= 302
+	if (RB_FL_TEST_RAW(a, RARRAY_EMBED_FLAG))
+#else
 	if (len > 0 && RB_FL_TEST_RAW(a, RARRAY_EMBED_FLAG))
+#endif
 		HD_PUTS(o, ", \"embedded\":true");
 }
 
-static void superclass_field(struct hd_out *o, VALUE klass)
+static void superclass_field(struct hdx_out *o, VALUE klass)
 {
 	VALUE super = rb_class_get_superclass(klass);
 
 	if (super && !RB_SPECIAL_CONST_P(super)) {
 		HD_PUTS(o, ", \"superclass\":");
-		hd_put_addr(o, super);
+		hdx_put_addr(o, super);
 	}
 }
 
-static void module_fields(struct hd_dump *d, VALUE mod)
+/* singleton: FL_SINGLETON of the public headers, on classes only from
+ * 3.4 (RCLASS_SINGLETON_P); 4.0 exports the test */
+static int singleton_p(VALUE mod)
 {
-	struct hd_out *o = &d->out;
+#if defined(HAVE_RB_CLASS_SINGLETON_P)
+	return rb_class_singleton_p(mod) != 0;
+#elif HD_V >= 304
+	return RB_BUILTIN_TYPE(mod) == RUBY_T_CLASS &&
+	       RB_FL_TEST_RAW(mod, RUBY_FL_SINGLETON);
+#else
+	return RB_FL_TEST_RAW(mod, RUBY_FL_SINGLETON) != 0;
+#endif
+}
+
+static void module_fields(struct hdx_dump *d, VALUE mod)
+{
+	struct hdx_out *o = &d->out;
 	VALUE name;
 
 	superclass_field(o, mod);
@@ -203,49 +308,103 @@ static void module_fields(struct hd_dump *d, VALUE mod)
 			put_rstring(o, name);
 		}
 	}
-	if (RB_FL_TEST_RAW(mod, RUBY_FL_SINGLETON))
+	if (singleton_p(mod))
 		HD_PUTS(o, ", \"singleton\":true");
 }
 
-/* %#g, with Ruby's own printf's spellings of the non-finite values */
-static void float_field(struct hd_out *o, VALUE f)
+/* %#g; up to 3.1 with Ruby's own printf's spellings of the non-finite
+ * values, from 3.2 C's */
+static void put_g(struct hdx_out *o, double v)
 {
-	double v = RFLOAT_VALUE(f);
 	char b[64];
 	int n;
 
+#if HD_V < 302
 	if (isnan(v))
 		n = snprintf(b, sizeof(b), "NaN");
 	else if (isinf(v))
 		n = snprintf(b, sizeof(b), "%sInf", v < 0 ? "-" : "");
 	else
+#endif
 		n = snprintf(b, sizeof(b), "%#g", v);
+	hdx_put(o, b, (size_t)n);
+}
 
+static void float_field(struct hdx_out *o, VALUE f)
+{
 	HD_PUTS(o, ", \"value\":\"");
-	hd_put(o, b, (size_t)n);
+	put_g(o, RFLOAT_VALUE(f));
 	HD_PUTS(o, "\"");
 }
 
-static void data_fields(struct hd_out *o, VALUE obj)
+static void data_fields(struct hdx_out *o, VALUE obj)
 {
 	if (RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj)->wrap_struct_name) {
-		HD_PUTS(o, ", \"struct\":");
-		hd_put_cstr(o, "\"");
-		hd_put_cstr(o, RTYPEDDATA_TYPE(obj)->wrap_struct_name);
-		hd_put_cstr(o, "\"");
+		HD_PUTS(o, ", \"struct\":\"");
+		hdx_put_cstr(o, RTYPEDDATA_TYPE(obj)->wrap_struct_name);
+		HD_PUTS(o, "\"");
 	}
 }
 
-static void type_fields(struct hd_dump *d, VALUE obj, int type)
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+static int has_object_id(VALUE obj)
 {
-	struct hd_out *o = &d->out;
+	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
+	ID id = rb_intern("object_id"); /* interned by warm_up */
+
+	for (; m->name; m++)
+		if (m->name == id)
+			return 1;
+	return 0;
+}
+#endif
+
+static void object_fields(struct hdx_out *o, VALUE obj)
+{
+	size_t n;
+
+#if HD_V >= 400
+	if (!RB_FL_TEST_RAW(obj, ROBJECT_HEAP))
+		HD_PUTS(o, ", \"embedded\":true");
+#elif HD_V >= 302
+	if (RB_FL_TEST_RAW(obj, ROBJECT_EMBED))
+		HD_PUTS(o, ", \"embedded\":true");
+#endif
+#if HD_V >= 302
+	n = rb_ivar_count(obj);
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+	n += has_object_id(obj); /* the id is a field, rb_ivar_count skips it */
+#endif
+#else
+	n = ROBJECT_NUMIV(obj);
+#endif
+	HD_PUTS(o, ", \"ivars\":");
+	hdx_put_u64(o, n);
+	if (hdx_too_complex(obj))
+		HD_PUTS(o, ", \"too_complex_shape\":true");
+}
+
+/* fd, read from rb_io_t as dump_all does: rb_io_descriptor, which 3.3+
+ * would have us use, raises on a closed IO */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void file_fields(struct hdx_out *o, VALUE obj)
+{
+	if (RFILE(obj)->fptr) {
+		HD_PUTS(o, ", \"fd\":");
+		hdx_put_i64(o, RFILE(obj)->fptr->fd);
+	}
+}
+#pragma GCC diagnostic pop
+
+static void type_fields(struct hdx_dump *d, VALUE obj, int type)
+{
+	struct hdx_out *o = &d->out;
 
 	switch (type) {
 	case RUBY_T_IMEMO:
 		HD_PUTS(o, ", \"imemo_type\":\"");
-		hd_put_cstr(o, rb_imemo_name((int)((RBASIC(obj)->flags >>
-						    RUBY_FL_USHIFT) &
-						   HD_IMEMO_MASK)));
+		hdx_put_cstr(o, d->imemo);
 		HD_PUTS(o, "\"");
 		break;
 	case RUBY_T_SYMBOL:
@@ -264,6 +423,12 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 		superclass_field(o, obj);
 		break;
 	case RUBY_T_CLASS:
+#ifdef HAVE_RB_CLASS_VARIATION_COUNT
+		HD_PUTS(o, ", \"variation_count\":");
+		hdx_put_u64(o, rb_class_variation_count(obj));
+#endif
+		module_fields(d, obj);
+		break;
 	case RUBY_T_MODULE:
 		module_fields(d, obj);
 		break;
@@ -274,14 +439,10 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 		float_field(o, obj);
 		break;
 	case RUBY_T_OBJECT:
-		HD_PUTS(o, ", \"ivars\":");
-		hd_put_u64(o, ROBJECT_NUMIV(obj));
+		object_fields(o, obj);
 		break;
 	case RUBY_T_FILE:
-		if (RFILE(obj)->fptr) {
-			HD_PUTS(o, ", \"fd\":");
-			hd_put_i64(o, RFILE(obj)->fptr->fd);
-		}
+		file_fields(o, obj);
 		break;
 	default:
 		break;
@@ -292,7 +453,7 @@ static void type_fields(struct hd_dump *d, VALUE obj, int type)
 
 static void ref_i(VALUE ref, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 
 	if (ref == d->klass)
 		return;
@@ -300,29 +461,29 @@ static void ref_i(VALUE ref, void *data)
 		HD_PUTS(&d->out, ", ");
 	else
 		HD_PUTS(&d->out, ", \"references\":[");
-	hd_put_addr(&d->out, ref);
+	hdx_put_addr(&d->out, ref);
 }
 
-static void site_fields(struct hd_out *o, const struct hd_site *s)
+static void site_fields(struct hdx_out *o, const struct hdx_site *s)
 {
 	if (s->file) {
 		HD_PUTS(o, ", \"file\":");
-		hd_put_json(o, s->file, s->file_len);
+		hdx_put_json(o, s->file, s->file_len);
 		if (s->line) {
 			HD_PUTS(o, ", \"line\":");
-			hd_put_u64(o, s->line);
+			hdx_put_u64(o, s->line);
 		}
 	}
 	if (s->method) {
 		HD_PUTS(o, ", \"method\":");
-		hd_put_json(o, s->method, s->method_len);
+		hdx_put_json(o, s->method, s->method_len);
 	}
 	HD_PUTS(o, ", \"generation\":");
-	hd_put_u64(o, s->generation);
+	hdx_put_u64(o, s->generation);
 }
 
 /* The flag's name, from a small cache (the GC has a handful). */
-static const char *flag_name(struct hd_dump *d, ID id, size_t *len)
+static const char *flag_name(struct hdx_dump *d, ID id, size_t *len)
 {
 	const char *name;
 	int i;
@@ -344,31 +505,72 @@ static const char *flag_name(struct hd_dump *d, ID id, size_t *len)
 	return name;
 }
 
-static void gc_flags(struct hd_dump *d, VALUE obj)
+static void flag_key(struct hdx_dump *d, size_t i, ID id)
+{
+	size_t len;
+	const char *name = flag_name(d, id, &len);
+
+	if (i)
+		HD_PUTS(&d->out, ", \"");
+	else
+		HD_PUTS(&d->out, ", \"flags\":{\"");
+	hdx_put(&d->out, name, len);
+	HD_PUTS(&d->out, "\":");
+}
+
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+/* 4.0: flags with values (age:N, object_id:N, the rest true) */
+static void put_special(struct hdx_out *o, VALUE v)
+{
+	if (RB_FIXNUM_P(v))
+		hdx_put_i64(o, FIX2LONG(v));
+	else if (v == Qtrue)
+		HD_PUTS(o, "true");
+	else if (v == Qfalse)
+		HD_PUTS(o, "false");
+	else if (v == Qnil)
+		HD_PUTS(o, "null");
+	else if (RB_FLONUM_P(v))
+		put_g(o, RFLOAT_VALUE(v));
+	else
+		HD_PUTS(o, "{}");
+}
+
+static void gc_flags(struct hdx_dump *d, VALUE obj)
+{
+	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
+	size_t i;
+
+	for (i = 0; m[i].name; i++) {
+		flag_key(d, i, m[i].name);
+		put_special(&d->out, m[i].val);
+	}
+	if (i)
+		HD_PUTS(&d->out, "}");
+}
+#else
+static void gc_flags(struct hdx_dump *d, VALUE obj)
 {
 	ID ids[MAX_FLAGS];
 	size_t n = rb_obj_gc_flags(obj, ids, MAX_FLAGS), i;
 
-	if (!n)
-		return;
-	HD_PUTS(&d->out, ", \"flags\":{");
 	for (i = 0; i < n; i++) {
-		size_t len;
-		const char *name = flag_name(d, ids[i], &len);
-
-		if (i)
-			HD_PUTS(&d->out, ", \"");
-		else
-			HD_PUTS(&d->out, "\"");
-		hd_put(&d->out, name, len);
-		HD_PUTS(&d->out, "\":true");
+		flag_key(d, i, ids[i]);
+		HD_PUTS(&d->out, "true");
 	}
-	HD_PUTS(&d->out, "}");
+	if (n)
+		HD_PUTS(&d->out, "}");
 }
+#endif
 
-/* The types ObjectSpace.memsize_of_all leaves out (objspace.c total_i). */
-static int counts_in_memsize_of_all(int type)
+/* What ObjectSpace.memsize_of_all counts (objspace.c total_i): up to
+ * 3.1 all but a few types, from 3.3 all but internal objects. */
+static int counts_in_memsize_of_all(VALUE obj, int type)
 {
+#if HD_V >= 303
+	(void)type;
+	return !rb_objspace_internal_object_p(obj);
+#else
 	switch (type) {
 	case RUBY_T_NONE:
 	case RUBY_T_IMEMO:
@@ -379,29 +581,66 @@ static int counts_in_memsize_of_all(int type)
 	default:
 		return 1;
 	}
+#endif
 }
 
-static void dump_object(struct hd_dump *d, VALUE obj)
+/* The class word dump_all writes (and leaves out of references): none
+ * for NODE, nor from 3.2 for IMEMO, except 4.0's IMEMO/fields, whose
+ * class is the object owning the fields. */
+static VALUE class_of(struct hdx_dump *d, VALUE obj, int type)
 {
-	struct hd_out *o = &d->out;
+	if (type == RUBY_T_NODE)
+		return 0;
+#if HD_V >= 302
+	if (type == RUBY_T_IMEMO && strcmp(d->imemo, "fields") != 0)
+		return 0;
+#endif
+	return RBASIC(obj)->klass;
+}
+
+static void object_head(struct hdx_dump *d, VALUE obj, int type,
+			size_t stride)
+{
+	struct hdx_out *o = &d->out;
+
+	HD_PUTS(o, "{\"address\":");
+	hdx_put_addr(o, obj);
+	put_type(o, type);
+#if HD_V >= 302
+#if HD_V >= 400
+	if (type != RUBY_T_IMEMO || d->klass)  /* IMEMO/fields only */
+#endif
+	{
+		HD_PUTS(o, ", \"shape_id\":");
+		hdx_put_u64(o, hdx_shape_id(obj));
+	}
+	HD_PUTS(o, ", \"slot_size\":");
+	hdx_put_u64(o, stride);
+#else
+	(void)stride;
+#endif
+	if (d->klass) {
+		HD_PUTS(o, ", \"class\":");
+		hdx_put_addr(o, d->klass);
+	}
+	if (RB_FL_TEST_RAW(obj, RUBY_FL_FREEZE))
+		HD_PUTS(o, ", \"frozen\":true");
+}
+
+static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
+{
+	struct hdx_out *o = &d->out;
 	int type = RB_BUILTIN_TYPE(obj);
-	const struct hd_site *site = hd_trace_lookup(obj);
+	const struct hdx_site *site = hdx_trace_lookup(obj);
 	size_t memsize;
 
 	if (d->since && (!site || site->generation < d->since))
 		return;
 	d->objects++;
-	d->klass = type == RUBY_T_NODE ? 0 : RBASIC(obj)->klass;
+	d->imemo = type == RUBY_T_IMEMO ? hdx_imemo_name(obj) : "";
+	d->klass = class_of(d, obj, type);
 	d->nrefs = 0;
-	HD_PUTS(o, "{\"address\":");
-	hd_put_addr(o, obj);
-	put_type(o, type);
-	if (d->klass) {
-		HD_PUTS(o, ", \"class\":");
-		hd_put_addr(o, d->klass);
-	}
-	if (RB_FL_TEST_RAW(obj, RUBY_FL_FREEZE))
-		HD_PUTS(o, ", \"frozen\":true");
+	object_head(d, obj, type, stride);
 	if (type == RUBY_T_NONE || type == RUBY_T_ZOMBIE) {
 		HD_PUTS(o, "}\n");
 		return;
@@ -414,9 +653,9 @@ static void dump_object(struct hd_dump *d, VALUE obj)
 		site_fields(o, site);
 	if ((memsize = rb_obj_memsize_of(obj)) > 0) {
 		HD_PUTS(o, ", \"memsize\":");
-		hd_put_u64(o, memsize);
+		hdx_put_u64(o, memsize);
 		d->memsize += memsize;
-		if (counts_in_memsize_of_all(type))
+		if (counts_in_memsize_of_all(obj, type))
 			d->memsize_of_all += memsize;
 	}
 	gc_flags(d, obj);
@@ -425,14 +664,14 @@ static void dump_object(struct hd_dump *d, VALUE obj)
 
 static int heap_i(void *start, void *end, size_t stride, void *data)
 {
-	struct hd_dump *d = data;
+	struct hdx_dump *d = data;
 	VALUE v;
 
 	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
 		if (d->out.err)
 			return 1;
 		if (d->full || RBASIC(v)->flags)
-			dump_object(d, v);
+			dump_object(d, v, stride);
 	}
 	return 0;
 }
@@ -440,31 +679,34 @@ static int heap_i(void *start, void *end, size_t stride, void *data)
 /* ---- HeapDump._dump(fd, gzip, full, since) ---- */
 
 struct dump_call {
-	struct hd_dump *d;
+	struct hdx_dump *d;
 	int gzip;
 };
 
 static VALUE dump_body(VALUE arg)
 {
-	struct hd_dump *d = (struct hd_dump *)arg;
+	struct hdx_dump *d = (struct hdx_dump *)arg;
 
 	if (!d->since)
 		dump_roots(d);
+	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */
+		hdx_put(&d->out, RSTRING_PTR(d->shapes),
+		       (size_t)RSTRING_LEN(d->shapes));
 	rb_objspace_each_objects(heap_i, d);
 	return Qnil;
 }
 
 static VALUE dump_ensure(VALUE arg)
 {
-	struct hd_dump *d = (struct hd_dump *)arg;
-	int err = hd_out_close(&d->out);
+	struct hdx_dump *d = (struct hdx_dump *)arg;
+	int err = hdx_out_close(&d->out);
 
 	if (err && !d->out.err)
 		d->out.err = err;
 	return Qnil;
 }
 
-static VALUE totals_hash(const struct hd_dump *d)
+static VALUE totals_hash(const struct hdx_dump *d)
 {
 	VALUE h = rb_hash_new();
 
@@ -478,39 +720,52 @@ static VALUE totals_hash(const struct hd_dump *d)
 }
 
 /* Prepares what the walk may not do itself: MRI interns the GC flag
- * names on the first rb_obj_gc_flags call. */
+ * names on the first rb_obj_gc_flags (rb_gc_object_metadata) call. */
 static void warm_up(void)
 {
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+	rb_gc_object_metadata(rb_cObject);
+	rb_intern("object_id");
+#else
 	ID ids[MAX_FLAGS];
 
 	rb_obj_gc_flags(rb_cObject, ids, MAX_FLAGS);
+#endif
 }
 
-/* :nodoc: writes the dump to fd (which it closes); returns totals */
+/* :nodoc: writes the dump to fd (which it closes); returns totals.
+ * shapes: nil, or the SHAPE lines (ObjectSpace.dump_shapes) to write
+ * after the roots. */
 static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
-		    VALUE since)
+		    VALUE since, VALUE shapes)
 {
-	struct hd_dump *d;
+	struct hdx_dump *d;
 	int err, rc, state = 0;
 	VALUE totals;
 
+	if (!NIL_P(shapes) && !RB_TYPE_P(shapes, T_STRING)) {
+		close(NUM2INT(fd));
+		rb_raise(rb_eTypeError, "heapdump: shapes must be a String");
+	}
 	if (!(d = calloc(1, sizeof(*d)))) {
 		close(NUM2INT(fd));
 		rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
-	if ((rc = hd_out_open(&d->out, NUM2INT(fd), RTEST(gzip)))) {
+	if ((rc = hdx_out_open(&d->out, NUM2INT(fd), RTEST(gzip)))) {
 		close(NUM2INT(fd));
 		free(d);
 		rb_syserr_fail(rc, "heapdump: cannot set up the output");
 	}
 	d->full = RTEST(full);
 	d->since = NIL_P(since) ? 0 : NUM2SIZET(since);
+	d->shapes = shapes;
 	warm_up();
 	rb_protect(dump_body, (VALUE)d, &state);
 	dump_ensure((VALUE)d);
 	err = d->out.err;
 	totals = state ? Qnil : totals_hash(d);
 	free(d);
+	RB_GC_GUARD(shapes);
 	if (state)
 		rb_jump_tag(state);
 	if (err)
@@ -518,13 +773,53 @@ static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
 	return totals;
 }
 
+/* :nodoc: proves, on the running Ruby, the flag bits the walk reads
+ * that MRI defines only in its private headers. objs: [Hash.new {},
+ * its default proc, Hash.new(0), a shared string, a heap string, a
+ * chilled string literal (nil before 3.4), String.new]. Returns nil,
+ * or why the walk must not be used (lib/heapdump.rb falls back). */
+static VALUE self_check_m(VALUE self, VALUE objs)
+{
+	VALUE proc_hash, proc, plain_hash, shared, heap, chilled, plain;
+	VALUE last = 0;
+
+	Check_Type(objs, T_ARRAY);
+	if (RARRAY_LEN(objs) != 7)
+		rb_raise(rb_eArgError, "heapdump: self check wants 7 objects");
+	proc_hash = RARRAY_AREF(objs, 0);
+	proc = RARRAY_AREF(objs, 1);
+	plain_hash = RARRAY_AREF(objs, 2);
+	shared = RARRAY_AREF(objs, 3);
+	heap = RARRAY_AREF(objs, 4);
+	chilled = RARRAY_AREF(objs, 5);
+	plain = RARRAY_AREF(objs, 6);
+	if (!RB_FL_TEST_RAW(proc_hash, HD_HASH_PROC_DEFAULT) ||
+	    RB_FL_TEST_RAW(plain_hash, HD_HASH_PROC_DEFAULT))
+		return rb_str_new_cstr("the Hash default-proc flag is not FL_USER2 on this Ruby");
+	rb_objspace_reachable_objects_from(proc_hash, last_ref_i, &last);
+	if (last != proc)
+		return rb_str_new_cstr("a Hash's default proc is not its last reference on this Ruby");
+	if (!str_shared(shared) || str_shared(heap))
+		return rb_str_new_cstr("the shared-string flag is not ELTS_SHARED on this Ruby");
+#if HD_V >= 304
+	if (!RB_FL_TEST_RAW(chilled, HD_STR_CHILLED) ||
+	    RB_FL_TEST_RAW(plain, HD_STR_CHILLED))
+		return rb_str_new_cstr("the chilled-string flag is not FL_USER2|FL_USER3 on this Ruby");
+#else
+	(void)chilled;
+	(void)plain;
+#endif
+	return Qnil;
+}
+
 #endif /* HD_WALKER */
 
 /* HeapDump::NATIVE_WALK: whether _dump exists; NO_WALK_REASON: why not */
-void hd_init_dump(VALUE mod)
+void hdx_init_dump(VALUE mod)
 {
 #ifdef HD_WALKER
-	rb_define_module_function(mod, "_dump", dump_m, 4);
+	rb_define_module_function(mod, "_dump", dump_m, 5);
+	rb_define_module_function(mod, "_self_check", self_check_m, 1);
 	rb_define_const(mod, "NATIVE_WALK", Qtrue);
 #else
 	rb_define_const(mod, "NATIVE_WALK", Qfalse);

@@ -4,7 +4,7 @@
  */
 #include "hd_ext.h"
 
-VALUE hd_eError;
+VALUE hdx_eError;
 
 RUBY_FUNC_EXPORTED void Init_heapdump_ext(void);
 
@@ -12,9 +12,9 @@ void Init_heapdump_ext(void)
 {
 	VALUE mod = rb_define_module("HeapDump");
 
-	hd_eError = rb_define_class_under(mod, "Error", rb_eStandardError);
-	hd_init_dump(mod);
-	hd_init_trace(mod);
-	hd_init_count(mod);
-	hd_init_meta(mod);
+	hdx_eError = rb_define_class_under(mod, "Error", rb_eStandardError);
+	hdx_init_dump(mod);
+	hdx_init_trace(mod);
+	hdx_init_count(mod);
+	hdx_init_meta(mod);
 }

@@ -22,6 +22,11 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The Ruby the extension is built for, as major * 100 + minor (402 for
+ * 4.2): the walk writes that version's dump_all fields in its order. */
+#include <ruby/version.h>
+#define HD_V (RUBY_API_VERSION_MAJOR * 100 + RUBY_API_VERSION_MINOR)
+
 void rb_objspace_each_objects(int (*cb)(void *start, void *end,
 					size_t stride, void *data),
 			      void *data);
@@ -32,18 +37,71 @@ void rb_objspace_reachable_objects_from_root(
 	void (*cb)(const char *category, VALUE ref, void *data), void *data);
 int rb_objspace_internal_object_p(VALUE obj);
 size_t rb_obj_memsize_of(VALUE obj);
-size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
 const char *rb_imemo_name(int imemo_type);
+/* GC flags: names up to 3.4, names and values from 4.0 */
+size_t rb_obj_gc_flags(VALUE obj, ID *flags, size_t max);
+struct hdx_gc_meta {
+	ID name;     /* 0 ends the list */
+	VALUE val;   /* true, or a Fixnum (age, object_id) */
+};
+struct hdx_gc_meta *rb_gc_object_metadata(VALUE obj);
+/* shapes: 3.3, 3.4 */
+uint32_t rb_shape_get_shape_id(VALUE obj);
+_Bool rb_shape_obj_too_complex(VALUE obj);
+/* 4.0 */
+uint32_t rb_obj_shape_id(VALUE obj);
+unsigned char rb_class_variation_count(VALUE klass);
+VALUE rb_class_singleton_p(VALUE klass);
 
-/* Flag bits MRI keeps in its private headers (same values 2.7 - 3.3);
- * used only by the walker, which is built for 3.0 and 3.1 only. */
-#define HD_STR_SHARED RUBY_FL_USER2         /* internal/string.h */
-#define HD_HASH_PROC_DEFAULT RUBY_FL_USER2  /* internal/hash.h */
-#define HD_IMEMO_MASK 0x0f                  /* internal/imemo.h */
+/* Flag bits MRI keeps in its private headers, each the same on every
+ * Ruby that has it, and each proven on the running Ruby by
+ * HeapDump._self_check (hd_dump.c) before the walk is used and by
+ * tests/ext/compare.rb on every Ruby the tests run. The shared-string
+ * bit is RUBY_ELTS_SHARED, public. */
+#define HD_HASH_PROC_DEFAULT RUBY_FL_USER2  /* internal/hash.h, 2.6 - 4.0 */
+#define HD_STR_CHILLED (RUBY_FL_USER2 | RUBY_FL_USER3) /* 3.4, 4.0 */
+#define HD_IMEMO_MASK 0x0f                  /* internal/imemo.h, 2.6 - 4.0 */
+/* 4.0's shape_id: the shape's index in bits 0-18, too complex: bit 27
+ * (shape.h); tests/ext/compare.rb checks shape_id and too_complex_shape */
+#define HD_SHAPE_ID_OFFSET_MASK ((1u << 19) - 1)
+#define HD_SHAPE_ID_FL_TOO_COMPLEX (1u << 27)
+
+static inline const char *hdx_imemo_name(VALUE obj)
+{
+	const char *name = rb_imemo_name(
+		(int)((RBASIC(obj)->flags >> RUBY_FL_USHIFT) & HD_IMEMO_MASK));
+
+	return name ? name : "unknown";
+}
+
+#if defined(HAVE_RB_OBJ_SHAPE_ID)
+static inline uint32_t hdx_shape_id(VALUE obj)
+{
+	return rb_obj_shape_id(obj) & HD_SHAPE_ID_OFFSET_MASK;
+}
+static inline int hdx_too_complex(VALUE obj)
+{
+	return (rb_obj_shape_id(obj) & HD_SHAPE_ID_FL_TOO_COMPLEX) != 0;
+}
+#elif defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+static inline uint32_t hdx_shape_id(VALUE obj)
+{
+	return rb_shape_get_shape_id(obj);
+}
+static inline int hdx_too_complex(VALUE obj)
+{
+	return rb_shape_obj_too_complex(obj);
+}
+#else
+static inline int hdx_too_complex(VALUE obj)
+{
+	return 0;
+}
+#endif
 
 /* ---- hd_table.c: open-addressing map from a VALUE to a pointer ---- */
 
-struct hd_table {
+struct hdx_table {
 	VALUE *keys;    /* 0: empty; 1: deleted */
 	void **vals;
 	size_t cap;     /* power of two */
@@ -51,18 +109,18 @@ struct hd_table {
 	size_t live;
 };
 
-int hd_table_init(struct hd_table *t, size_t cap);
-void hd_table_free(struct hd_table *t);
+int hdx_table_init(struct hdx_table *t, size_t cap);
+void hdx_table_free(struct hdx_table *t);
 /* Returns the slot of key, inserting it (value NULL) if absent; NULL when
  * out of memory. Only malloc: safe inside a NEWOBJ hook. */
-void **hd_table_put(struct hd_table *t, VALUE key);
-void **hd_table_get(const struct hd_table *t, VALUE key);
+void **hdx_table_put(struct hdx_table *t, VALUE key);
+void **hdx_table_get(const struct hdx_table *t, VALUE key);
 /* Removes key; returns its value (NULL if absent). */
-void *hd_table_del(struct hd_table *t, VALUE key);
+void *hdx_table_del(struct hdx_table *t, VALUE key);
 
 /* ---- hd_trace.c: allocation sites ---- */
 
-struct hd_site {
+struct hdx_site {
 	const char *file;      /* interned, NUL-terminated; NULL if unknown */
 	size_t file_len;
 	const char *method;    /* interned; NULL if none */
@@ -72,14 +130,14 @@ struct hd_site {
 };
 
 /* The allocation site of obj, or NULL when it was not traced. */
-const struct hd_site *hd_trace_lookup(VALUE obj);
+const struct hdx_site *hdx_trace_lookup(VALUE obj);
 /* Interns a byte string for the life of the process (malloc only). */
-const char *hd_intern(const char *s, size_t n);
-void hd_init_trace(VALUE mod);
+const char *hdx_intern(const char *s, size_t n);
+void hdx_init_trace(VALUE mod);
 
 /* ---- hd_out.c: the buffered output ---- */
 
-struct hd_out {
+struct hdx_out {
 	int fd;
 	void *gz;              /* gzFile, or NULL for plain output */
 	char *buf;
@@ -88,15 +146,15 @@ struct hd_out {
 	uint64_t bytes;
 };
 
-int hd_out_open(struct hd_out *o, int fd, int gzip);
-void hd_out_flush(struct hd_out *o);
+int hdx_out_open(struct hdx_out *o, int fd, int gzip);
+void hdx_out_flush(struct hdx_out *o);
 /* Flushes and closes (the fd too); returns 0 or an errno. */
-int hd_out_close(struct hd_out *o);
+int hdx_out_close(struct hdx_out *o);
 
-static inline void hd_put(struct hd_out *o, const char *s, size_t n)
+static inline void hdx_put(struct hdx_out *o, const char *s, size_t n)
 {
 	if (o->len + n > o->cap) {
-		hd_out_flush(o);
+		hdx_out_flush(o);
 		if (n > o->cap) {
 			size_t i;
 
@@ -105,7 +163,7 @@ static inline void hd_put(struct hd_out *o, const char *s, size_t n)
 
 				memcpy(o->buf, s + i, k);
 				o->len = k;
-				hd_out_flush(o);
+				hdx_out_flush(o);
 			}
 			return;
 		}
@@ -114,26 +172,26 @@ static inline void hd_put(struct hd_out *o, const char *s, size_t n)
 	o->len += n;
 }
 
-#define HD_PUTS(o, lit) hd_put((o), (lit), sizeof(lit) - 1)
+#define HD_PUTS(o, lit) hdx_put((o), (lit), sizeof(lit) - 1)
 
-void hd_put_cstr(struct hd_out *o, const char *s);
-void hd_put_u64(struct hd_out *o, uint64_t v);
-void hd_put_i64(struct hd_out *o, int64_t v);
+void hdx_put_cstr(struct hdx_out *o, const char *s);
+void hdx_put_u64(struct hdx_out *o, uint64_t v);
+void hdx_put_i64(struct hdx_out *o, int64_t v);
 /* "0x..." lowercase, no padding, quoted. */
-void hd_put_addr(struct hd_out *o, VALUE v);
+void hdx_put_addr(struct hdx_out *o, VALUE v);
 /* A JSON string (quotes included): control characters, quote and
  * backslash escaped; valid UTF-8 copied; each byte of invalid UTF-8
  * written as \u00XX. */
-void hd_put_json(struct hd_out *o, const char *s, size_t n);
+void hdx_put_json(struct hdx_out *o, const char *s, size_t n);
 
 /* ---- hd_dump.c, hd_count.c, hd_meta.c ---- */
 
 /* "STRING", "IMEMO"...: dump_all's names of the builtin types */
-const char *hd_type_name(int type);
-void hd_init_dump(VALUE mod);
-void hd_init_count(VALUE mod);
-void hd_init_meta(VALUE mod);
+const char *hdx_type_name(int type);
+void hdx_init_dump(VALUE mod);
+void hdx_init_count(VALUE mod);
+void hdx_init_meta(VALUE mod);
 
-extern VALUE hd_eError;
+extern VALUE hdx_eError;
 
 #endif

@@ -41,7 +41,7 @@ static void proc_status(VALUE h)
 	fclose(f);
 }
 
-static VALUE hd_malloc_stats(void)
+static VALUE hdx_malloc_stats(void)
 {
 #ifdef HAVE_MALLINFO2
 	struct mallinfo2 mi = mallinfo2();
@@ -64,11 +64,11 @@ static VALUE process_memory_m(VALUE self)
 	VALUE h = rb_hash_new();
 
 	proc_status(h);
-	rb_hash_aset(h, rb_str_new_cstr("malloc"), hd_malloc_stats());
+	rb_hash_aset(h, rb_str_new_cstr("malloc"), hdx_malloc_stats());
 	return h;
 }
 
-void hd_init_meta(VALUE mod)
+void hdx_init_meta(VALUE mod)
 {
 	rb_define_module_function(mod, "process_memory", process_memory_m, 0);
 }

@@ -12,7 +12,7 @@
 
 #define HD_OUT_CAP (256 * 1024)
 
-int hd_out_open(struct hd_out *o, int fd, int gzip)
+int hdx_out_open(struct hdx_out *o, int fd, int gzip)
 {
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
@@ -20,7 +20,7 @@ int hd_out_open(struct hd_out *o, int fd, int gzip)
 	if (!(o->buf = malloc(o->cap)))
 		return ENOMEM;
 	if (gzip) {
-		/* gzdopen takes the fd: hd_out_close closes it via gzclose */
+		/* gzdopen takes the fd: hdx_out_close closes it via gzclose */
 		if (!(o->gz = gzdopen(fd, "wb1"))) {
 			free(o->buf);
 			o->buf = NULL;
@@ -31,7 +31,7 @@ int hd_out_open(struct hd_out *o, int fd, int gzip)
 	return 0;
 }
 
-static void write_all(struct hd_out *o, const char *p, size_t n)
+static void write_all(struct hdx_out *o, const char *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(o->fd, p, n);
@@ -47,7 +47,7 @@ static void write_all(struct hd_out *o, const char *p, size_t n)
 	}
 }
 
-void hd_out_flush(struct hd_out *o)
+void hdx_out_flush(struct hdx_out *o)
 {
 	if (o->len && !o->err) {
 		if (o->gz) {
@@ -62,11 +62,11 @@ void hd_out_flush(struct hd_out *o)
 	o->len = 0;
 }
 
-int hd_out_close(struct hd_out *o)
+int hdx_out_close(struct hdx_out *o)
 {
 	int err;
 
-	hd_out_flush(o);
+	hdx_out_flush(o);
 	err = o->err;
 	if (o->gz) {
 		if (gzclose(o->gz) != Z_OK && !err)
@@ -82,12 +82,12 @@ int hd_out_close(struct hd_out *o)
 	return err;
 }
 
-void hd_put_cstr(struct hd_out *o, const char *s)
+void hdx_put_cstr(struct hdx_out *o, const char *s)
 {
-	hd_put(o, s, strlen(s));
+	hdx_put(o, s, strlen(s));
 }
 
-void hd_put_u64(struct hd_out *o, uint64_t v)
+void hdx_put_u64(struct hdx_out *o, uint64_t v)
 {
 	char b[24];
 	int i = sizeof(b);
@@ -96,20 +96,20 @@ void hd_put_u64(struct hd_out *o, uint64_t v)
 		b[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	hd_put(o, b + i, sizeof(b) - (size_t)i);
+	hdx_put(o, b + i, sizeof(b) - (size_t)i);
 }
 
-void hd_put_i64(struct hd_out *o, int64_t v)
+void hdx_put_i64(struct hdx_out *o, int64_t v)
 {
 	if (v < 0) {
 		HD_PUTS(o, "-");
-		hd_put_u64(o, (uint64_t)0 - (uint64_t)v);
+		hdx_put_u64(o, (uint64_t)0 - (uint64_t)v);
 	} else {
-		hd_put_u64(o, (uint64_t)v);
+		hdx_put_u64(o, (uint64_t)v);
 	}
 }
 
-void hd_put_addr(struct hd_out *o, VALUE v)
+void hdx_put_addr(struct hdx_out *o, VALUE v)
 {
 	static const char hex[] = "0123456789abcdef";
 	uint64_t x = (uint64_t)v;
@@ -117,7 +117,7 @@ void hd_put_addr(struct hd_out *o, VALUE v)
 	int digits = (64 - __builtin_clzll(x | 1) + 3) / 4, i;
 
 	if (o->len + 24 > o->cap)
-		hd_out_flush(o);
+		hdx_out_flush(o);
 	p = o->buf + o->len;
 	p[0] = '"';
 	p[1] = '0';
@@ -159,15 +159,15 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-static void put_u00(struct hd_out *o, unsigned char c)
+static void put_u00(struct hdx_out *o, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
 	char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 
-	hd_put(o, e, sizeof(e));
+	hdx_put(o, e, sizeof(e));
 }
 
-static void put_escape(struct hd_out *o, unsigned char c)
+static void put_escape(struct hdx_out *o, unsigned char c)
 {
 	switch (c) {
 	case '"': HD_PUTS(o, "\\\""); break;
@@ -181,7 +181,7 @@ static void put_escape(struct hd_out *o, unsigned char c)
 	}
 }
 
-void hd_put_json(struct hd_out *o, const char *str, size_t n)
+void hdx_put_json(struct hdx_out *o, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run = 0;
@@ -199,10 +199,10 @@ void hd_put_json(struct hd_out *o, const char *str, size_t n)
 			i += k;
 			continue;
 		}
-		hd_put(o, str + run, i - run);
+		hdx_put(o, str + run, i - run);
 		put_escape(o, c);
 		run = ++i;
 	}
-	hd_put(o, str + run, i - run);
+	hdx_put(o, str + run, i - run);
 	HD_PUTS(o, "\"");
 }

@@ -20,7 +20,7 @@ static size_t slot_of(VALUE key, size_t cap)
 	return (size_t)h & (cap - 1);
 }
 
-int hd_table_init(struct hd_table *t, size_t cap)
+int hdx_table_init(struct hdx_table *t, size_t cap)
 {
 	size_t c = 16;
 
@@ -30,26 +30,26 @@ int hd_table_init(struct hd_table *t, size_t cap)
 	t->keys = calloc(c, sizeof(*t->keys));
 	t->vals = calloc(c, sizeof(*t->vals));
 	if (!t->keys || !t->vals) {
-		hd_table_free(t);
+		hdx_table_free(t);
 		return -1;
 	}
 	t->cap = c;
 	return 0;
 }
 
-void hd_table_free(struct hd_table *t)
+void hdx_table_free(struct hdx_table *t)
 {
 	free(t->keys);
 	free(t->vals);
 	memset(t, 0, sizeof(*t));
 }
 
-static int grow(struct hd_table *t)
+static int grow(struct hdx_table *t)
 {
-	struct hd_table n;
+	struct hdx_table n;
 	size_t i;
 
-	if (hd_table_init(&n, t->live * 4 > 16 ? t->live * 4 : 16))
+	if (hdx_table_init(&n, t->live * 4 > 16 ? t->live * 4 : 16))
 		return -1;
 	for (i = 0; i < t->cap; i++) {
 		size_t j;
@@ -63,12 +63,12 @@ static int grow(struct hd_table *t)
 		n.vals[j] = t->vals[i];
 	}
 	n.used = n.live = t->live;
-	hd_table_free(t);
+	hdx_table_free(t);
 	*t = n;
 	return 0;
 }
 
-void **hd_table_get(const struct hd_table *t, VALUE key)
+void **hdx_table_get(const struct hdx_table *t, VALUE key)
 {
 	size_t i;
 
@@ -82,12 +82,12 @@ void **hd_table_get(const struct hd_table *t, VALUE key)
 	}
 }
 
-void **hd_table_put(struct hd_table *t, VALUE key)
+void **hdx_table_put(struct hdx_table *t, VALUE key)
 {
 	void **v;
 	size_t i;
 
-	if ((v = hd_table_get(t, key)))
+	if ((v = hdx_table_get(t, key)))
 		return v;
 	if ((t->used + 1) * 4 > t->cap * 3 && grow(t))
 		return NULL;
@@ -102,9 +102,9 @@ void **hd_table_put(struct hd_table *t, VALUE key)
 	return &t->vals[i];
 }
 
-void *hd_table_del(struct hd_table *t, VALUE key)
+void *hdx_table_del(struct hdx_table *t, VALUE key)
 {
-	void **v = hd_table_get(t, key);
+	void **v = hdx_table_get(t, key);
 	void *old;
 
 	if (!v)

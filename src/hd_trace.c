@@ -5,7 +5,7 @@
  * HeapDump.track: memprof-style counts of allocations by file:line:class.
  *
  * The hooks run inside the allocator and the sweeper: they must not
- * allocate Ruby objects. Everything here uses malloc and hd_table.
+ * allocate Ruby objects. Everything here uses malloc and hdx_table.
  */
 #include "hd_ext.h"
 
@@ -13,14 +13,14 @@
 
 /* ---- interned strings (paths and method names live for the process) ---- */
 
-struct hd_istr {
-	struct hd_istr *next;
+struct hdx_istr {
+	struct hdx_istr *next;
 	size_t n;
 	char s[];
 };
 
 #define ISTR_BUCKETS 4096
-static struct hd_istr *istr_tab[ISTR_BUCKETS];
+static struct hdx_istr *istr_tab[ISTR_BUCKETS];
 
 static size_t hash_bytes(const char *s, size_t n)
 {
@@ -32,10 +32,10 @@ static size_t hash_bytes(const char *s, size_t n)
 	return (size_t)h;
 }
 
-const char *hd_intern(const char *s, size_t n)
+const char *hdx_intern(const char *s, size_t n)
 {
 	size_t b = hash_bytes(s, n) & (ISTR_BUCKETS - 1);
-	struct hd_istr *e;
+	struct hdx_istr *e;
 
 	for (e = istr_tab[b]; e; e = e->next)
 		if (e->n == n && memcmp(e->s, s, n) == 0)
@@ -51,7 +51,7 @@ const char *hd_intern(const char *s, size_t n)
 }
 
 /* The Ruby-level site of the allocation the hook reports. */
-static void site_of(rb_trace_arg_t *ta, struct hd_site *s)
+static void site_of(rb_trace_arg_t *ta, struct hdx_site *s)
 {
 	VALUE path = rb_tracearg_path(ta);
 	VALUE line = rb_tracearg_lineno(ta);
@@ -60,21 +60,21 @@ static void site_of(rb_trace_arg_t *ta, struct hd_site *s)
 	memset(s, 0, sizeof(*s));
 	if (RB_TYPE_P(path, T_STRING)) {
 		s->file_len = (size_t)RSTRING_LEN(path);
-		s->file = hd_intern(RSTRING_PTR(path), s->file_len);
+		s->file = hdx_intern(RSTRING_PTR(path), s->file_len);
 	}
 	s->line = FIXNUM_P(line) ? (unsigned long)FIX2LONG(line) : 0;
 	if (RB_SYMBOL_P(mid)) {
 		VALUE m = rb_sym2str(mid);
 
 		s->method_len = (size_t)RSTRING_LEN(m);
-		s->method = hd_intern(RSTRING_PTR(m), s->method_len);
+		s->method = hdx_intern(RSTRING_PTR(m), s->method_len);
 	}
 	s->generation = rb_gc_count();
 }
 
 /* ---- HeapDump.trace_allocations_start / _stop / _clear ---- */
 
-static struct hd_table sites;
+static struct hdx_table sites;
 static VALUE trace_tp = Qnil;
 static int trace_depth;
 
@@ -82,13 +82,13 @@ static void trace_newobj_i(VALUE tpval, void *data)
 {
 	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(ta);
-	struct hd_site *s;
+	struct hdx_site *s;
 	void **slot;
 
-	if (!(slot = hd_table_put(&sites, obj)))
+	if (!(slot = hdx_table_put(&sites, obj)))
 		return; /* out of memory: this object goes untraced */
 	if (!(s = *slot) && !(s = *slot = malloc(sizeof(*s)))) {
-		hd_table_del(&sites, obj);
+		hdx_table_del(&sites, obj);
 		return;
 	}
 	site_of(ta, s);
@@ -98,7 +98,7 @@ static void trace_freeobj_i(VALUE tpval, void *data)
 {
 	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
 
-	free(hd_table_del(&sites, rb_tracearg_object(ta)));
+	free(hdx_table_del(&sites, rb_tracearg_object(ta)));
 }
 
 static void trace_event_i(VALUE tpval, void *data)
@@ -111,9 +111,9 @@ static void trace_event_i(VALUE tpval, void *data)
 		trace_freeobj_i(tpval, data);
 }
 
-const struct hd_site *hd_trace_lookup(VALUE obj)
+const struct hdx_site *hdx_trace_lookup(VALUE obj)
 {
-	void **v = hd_table_get(&sites, obj);
+	void **v = hdx_table_get(&sites, obj);
 
 	return v ? *v : NULL;
 }
@@ -125,7 +125,7 @@ static VALUE trace_start_m(VALUE self)
 		trace_depth++;
 		return Qnil;
 	}
-	if (!sites.cap && hd_table_init(&sites, 1 << 16))
+	if (!sites.cap && hdx_table_init(&sites, 1 << 16))
 		rb_raise(rb_eNoMemError, "heapdump: no memory for the trace table");
 	trace_depth = 1;
 	if (NIL_P(trace_tp))
@@ -152,7 +152,7 @@ static void clear_sites(void)
 	for (i = 0; i < sites.cap; i++)
 		if (sites.keys[i] > (VALUE)1)
 			free(sites.vals[i]);
-	hd_table_free(&sites);
+	hdx_table_free(&sites);
 }
 
 /* :nodoc: */
@@ -162,7 +162,7 @@ static VALUE trace_clear_m(VALUE self)
 		clear_sites();
 	else if (sites.cap) {
 		clear_sites();
-		if (hd_table_init(&sites, 1 << 16))
+		if (hdx_table_init(&sites, 1 << 16))
 			rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
 	return Qnil;
@@ -177,9 +177,9 @@ static VALUE trace_p_m(VALUE self)
 /* :nodoc: the allocation site of obj as [file, line, method, generation] */
 static VALUE site_m(VALUE self, VALUE obj)
 {
-	const struct hd_site *s;
+	const struct hdx_site *s;
 
-	if (RB_SPECIAL_CONST_P(obj) || !(s = hd_trace_lookup(obj)))
+	if (RB_SPECIAL_CONST_P(obj) || !(s = hdx_trace_lookup(obj)))
 		return Qnil;
 	return rb_ary_new_from_args(
 		4, s->file ? rb_str_new(s->file, (long)s->file_len) : Qnil,
@@ -201,10 +201,11 @@ struct track_key {
 
 #define TRACK_BUCKETS 1024
 
-struct hd_track {
+struct hdx_track {
 	struct track_key *agg[TRACK_BUCKETS];
-	struct hd_table live;   /* retained mode: obj -> struct hd_site */
+	struct hdx_table live;   /* retained mode: obj -> struct hdx_site */
 	VALUE newobj_tp, freeobj_tp;
+	VALUE thread;           /* count only its allocations; Qnil: all */
 	int retained;
 };
 
@@ -224,7 +225,7 @@ static VALUE count_class_of(VALUE obj, int *type)
 	}
 }
 
-static void track_count(struct hd_track *t, const char *file,
+static void track_count(struct hdx_track *t, const char *file,
 			unsigned long line, VALUE klass, int type)
 {
 	size_t h = hash_bytes((const char *)&file, sizeof(file)) ^
@@ -250,24 +251,26 @@ static void track_count(struct hd_track *t, const char *file,
 
 static void track_newobj_i(VALUE tpval, void *data)
 {
-	struct hd_track *t = data;
+	struct hdx_track *t = data;
 	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
 	VALUE obj = rb_tracearg_object(ta);
-	struct hd_site site, *s;
+	struct hdx_site site, *s;
 	void **slot;
 	int type;
 	VALUE klass;
 
+	if (!NIL_P(t->thread) && rb_thread_current() != t->thread)
+		return;
 	site_of(ta, &site);
 	if (!t->retained) {
 		klass = count_class_of(obj, &type);
 		track_count(t, site.file, site.line, klass, type);
 		return;
 	}
-	if (!(slot = hd_table_put(&t->live, obj)))
+	if (!(slot = hdx_table_put(&t->live, obj)))
 		return;
 	if (!(s = *slot) && !(s = *slot = malloc(sizeof(*s)))) {
-		hd_table_del(&t->live, obj);
+		hdx_table_del(&t->live, obj);
 		return;
 	}
 	*s = site;
@@ -275,27 +278,28 @@ static void track_newobj_i(VALUE tpval, void *data)
 
 static void track_freeobj_i(VALUE tpval, void *data)
 {
-	struct hd_track *t = data;
+	struct hdx_track *t = data;
 	rb_trace_arg_t *ta = rb_tracearg_from_tracepoint(tpval);
 
-	free(hd_table_del(&t->live, rb_tracearg_object(ta)));
+	free(hdx_table_del(&t->live, rb_tracearg_object(ta)));
 }
 
 static void track_mark(void *p)
 {
-	struct hd_track *t = p;
+	struct hdx_track *t = p;
 	struct track_key *k;
 	size_t i;
 
 	rb_gc_mark(t->newobj_tp);
 	rb_gc_mark(t->freeobj_tp);
+	rb_gc_mark(t->thread);
 	for (i = 0; i < TRACK_BUCKETS; i++)
 		for (k = t->agg[i]; k; k = k->next)
 			if (k->klass)
 				rb_gc_mark(k->klass);
 }
 
-static void track_free_aggs(struct hd_track *t)
+static void track_free_aggs(struct hdx_track *t)
 {
 	size_t i;
 
@@ -309,19 +313,19 @@ static void track_free_aggs(struct hd_track *t)
 	}
 }
 
-static void track_free_live(struct hd_track *t)
+static void track_free_live(struct hdx_track *t)
 {
 	size_t i;
 
 	for (i = 0; i < t->live.cap; i++)
 		if (t->live.keys[i] > (VALUE)1)
 			free(t->live.vals[i]);
-	hd_table_free(&t->live);
+	hdx_table_free(&t->live);
 }
 
 static void track_free(void *p)
 {
-	struct hd_track *t = p;
+	struct hdx_track *t = p;
 
 	track_free_aggs(t);
 	track_free_live(t);
@@ -334,18 +338,24 @@ static const rb_data_type_t track_type = {
 	NULL, NULL, 0
 };
 
-/* :nodoc: starts counting; returns the tracker */
-static VALUE track_start_m(VALUE self, VALUE retained)
+/* :nodoc: _track_start(retained, thread = nil): starts counting the
+ * allocations of thread (all threads when nil); returns the tracker */
+static VALUE track_start_m(int argc, VALUE *argv, VALUE self)
 {
-	struct hd_track *t = calloc(1, sizeof(*t));
-	VALUE obj;
+	struct hdx_track *t;
+	VALUE obj, retained, thread;
 
-	if (!t || (RTEST(retained) && hd_table_init(&t->live, 1 << 12))) {
+	rb_scan_args(argc, argv, "11", &retained, &thread);
+	if (!NIL_P(thread) && !rb_obj_is_kind_of(thread, rb_cThread))
+		rb_raise(rb_eTypeError, "heapdump: track's thread must be a Thread");
+	t = calloc(1, sizeof(*t));
+	if (!t || (RTEST(retained) && hdx_table_init(&t->live, 1 << 12))) {
 		free(t);
 		rb_raise(rb_eNoMemError, "heapdump: no memory for track");
 	}
 	t->retained = RTEST(retained);
 	t->newobj_tp = t->freeobj_tp = Qnil;
+	t->thread = thread;
 	obj = TypedData_Wrap_Struct(rb_cObject, &track_type, t);
 	t->newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
 					 track_newobj_i, t);
@@ -361,7 +371,7 @@ static VALUE track_start_m(VALUE self, VALUE retained)
 /* :nodoc: stops recording new objects (frees are still seen) */
 static VALUE track_pause_m(VALUE self, VALUE obj)
 {
-	struct hd_track *t = rb_check_typeddata(obj, &track_type);
+	struct hdx_track *t = rb_check_typeddata(obj, &track_type);
 
 	rb_tracepoint_disable(t->newobj_tp);
 	return Qnil;
@@ -374,7 +384,7 @@ static VALUE class_label(VALUE klass, int type)
 	if (!klass) {
 		VALUE s = rb_str_new_cstr("(hidden ");
 
-		rb_str_cat_cstr(s, hd_type_name(type));
+		rb_str_cat_cstr(s, hdx_type_name(type));
 		return rb_str_cat_cstr(s, ")");
 	}
 	real = rb_class_real(klass);
@@ -393,7 +403,7 @@ static VALUE track_label(const struct track_key *k)
 	return rb_str_append(s, class_label(k->klass, k->type));
 }
 
-static VALUE track_hash(struct hd_track *t)
+static VALUE track_hash(struct hdx_track *t)
 {
 	VALUE h = rb_hash_new();
 	struct track_key *k;
@@ -412,12 +422,12 @@ static VALUE track_hash(struct hd_track *t)
 }
 
 /* Retained mode: the objects still in the live table survived the GC. */
-static void track_collect_live(struct hd_track *t)
+static void track_collect_live(struct hdx_track *t)
 {
 	size_t i;
 
 	for (i = 0; i < t->live.cap; i++) {
-		const struct hd_site *s;
+		const struct hdx_site *s;
 		VALUE obj = t->live.keys[i], klass;
 		int type;
 
@@ -433,7 +443,7 @@ static void track_collect_live(struct hd_track *t)
  * (lib/heapdump.rb does, in an ensure): the hooks point at the tracker. */
 static VALUE track_finish_m(VALUE self, VALUE obj)
 {
-	struct hd_track *t = rb_check_typeddata(obj, &track_type);
+	struct hdx_track *t = rb_check_typeddata(obj, &track_type);
 	VALUE h;
 
 	rb_tracepoint_disable(t->newobj_tp);
@@ -448,7 +458,7 @@ static VALUE track_finish_m(VALUE self, VALUE obj)
 	return h;
 }
 
-void hd_init_trace(VALUE mod)
+void hdx_init_trace(VALUE mod)
 {
 	rb_gc_register_address(&trace_tp);
 	rb_define_module_function(mod, "_trace_start", trace_start_m, 0);
@@ -457,7 +467,7 @@ void hd_init_trace(VALUE mod)
 				  trace_clear_m, 0);
 	rb_define_module_function(mod, "tracing?", trace_p_m, 0);
 	rb_define_module_function(mod, "allocation_site", site_m, 1);
-	rb_define_module_function(mod, "_track_start", track_start_m, 1);
+	rb_define_module_function(mod, "_track_start", track_start_m, -1);
 	rb_define_module_function(mod, "_track_pause", track_pause_m, 1);
 	rb_define_module_function(mod, "_track_finish", track_finish_m, 1);
 }

@@ -58,7 +58,7 @@ module HeapDump
   class << self
     # call-seq:
     #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
-    #                 since: nil, dir: nil, gc: false) -> path or ForkedDump
+    #                 since: nil, dir: nil, gc: false, shapes: false) -> path or ForkedDump
     #
     # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
     # written to a temporary file and renamed), with PATH.meta.json, the
@@ -67,16 +67,20 @@ module HeapDump
     # once. since: N keeps the traced objects of GC generation >= N.
     # gc: true runs a full GC first (in this process, before any fork),
     # so that the dump holds what is alive rather than what is not
-    # collected yet.
-    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false)
+    # collected yet. shapes: true (or a shape id N: those from N on)
+    # writes the SHAPE records after the roots, as dump_all(shapes:) on
+    # Ruby 3.2 and later; the default is none.
+    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false, shapes: false)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = generation_option(since) unless since.nil?
+      shapes = shapes_option(shapes)
       GC.start(full_mark: true, immediate_sweep: true) if gc
       meta = process_meta
       meta["dumper"] = dumper
-      return write_dump(path, gzip, full, since, meta) unless fork
+      opts = { gzip: gzip, full: full, since: since, shapes: shapes }.freeze
+      return write_dump(path, opts, meta) unless fork
 
-      fork_dump(path, gzip, full, since, meta)
+      fork_dump(path, opts, meta)
     end
 
     # call-seq:
@@ -86,8 +90,9 @@ module HeapDump
     # writes it with ObjectSpace.dump_all (any other Ruby, or
     # HEAPDUMP_FALLBACK=1 in the environment).
     def native_walk?
-      NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1"
+      NATIVE_WALK && ENV["HEAPDUMP_FALLBACK"] != "1" && self_check.nil?
     end
+
 
     # Which writes the next dump: "heapdump" (the C walk) or "dump_all"
     # (no walk for this Ruby, HEAPDUMP_FALLBACK=1, or
@@ -96,7 +101,10 @@ module HeapDump
     # stderr why it is dump_all.
     def dumper
       why = if !native_walk?
-              ENV["HEAPDUMP_FALLBACK"] == "1" ? "HEAPDUMP_FALLBACK=1" : NO_WALK_REASON
+              if ENV["HEAPDUMP_FALLBACK"] == "1" then "HEAPDUMP_FALLBACK=1"
+              elsif NATIVE_WALK then self_check
+              else NO_WALK_REASON
+              end
             elsif objspace_tracing?
               "ObjectSpace.trace_object_allocations is on and HeapDump.trace_allocations is not"
             end
@@ -176,13 +184,16 @@ module HeapDump
     end
 
     # call-seq:
-    #   HeapDump.track(retained: false) { ... } -> {"file:line:Class" => count}
+    #   HeapDump.track(retained: false, thread: nil) { ... } -> {"file:line:Class" => count}
     #
     # Counts the objects allocated in the block by allocation site and
     # class, most first. retained: true counts only those still alive
-    # after a full GC.
-    def track(retained: false)
-      tracker = _track_start(retained)
+    # after a full GC. thread: counts only the allocations of that
+    # thread (default: every thread's, as they happen during the block).
+    def track(retained: false, thread: nil)
+      raise ArgumentError, "thread: must be a Thread or nil, not #{thread.inspect}" unless thread.nil? || thread.is_a?(Thread)
+
+      tracker = _track_start(retained, thread)
       finished = false
       begin
         yield
@@ -199,6 +210,17 @@ module HeapDump
     end
 
     private
+
+    # nil when the flag bits the walk reads are as it expects on this
+    # Ruby (checked once, on live objects), else why not.
+    def self_check
+      return @self_check if defined?(@self_check)
+
+      h = Hash.new { nil }
+      chilled = eval("'a chilled literal'") # rubocop:disable Security/Eval
+      @self_check = _self_check([h, h.default_proc, Hash.new(0), ("s" * 5000)[1..], "h" * 5000, chilled,
+                                 String.new("x")])
+    end
 
     def default_path(dir, gzip)
       now = Time.now
@@ -229,6 +251,18 @@ module HeapDump
       return n if n && n >= 0 && n <= SINCE_MAX
 
       raise ArgumentError, "since: must be a GC generation in 0..#{SINCE_MAX}, not #{since.inspect}"
+    end
+
+    # shapes: false/nil: none; true: all (from shape id 0); N: from id N
+    def shapes_option(shapes)
+      return nil if shapes.nil? || shapes == false
+
+      require "objspace"
+      raise ArgumentError, "shapes: needs Ruby 3.2 or later (this is #{RUBY_VERSION})" unless ObjectSpace.respond_to?(:dump_shapes)
+      return 0 if shapes == true
+      return shapes if shapes.is_a?(Integer) && shapes >= 0
+
+      raise ArgumentError, "shapes: must be true, false or a shape id >= 0, not #{shapes.inspect}"
     end
 
     def temp_path(path)
@@ -299,10 +333,14 @@ module HeapDump
     end
 
     # Writes the heap to fd (and closes it): the C walk, or dump_all.
-    def dump_body(fd, gzip, full, since, scratch_dir, dumper)
-      return _dump(fd, gzip, full, since) if dumper == "heapdump"
-
-      fallback_dump(fd, gzip, full, since, scratch_dir)
+    # The walk's SHAPE lines are ObjectSpace.dump_shapes' (the shape
+    # tree's layout is private), taken just before.
+    def dump_body(fd, opts, scratch_dir, dumper)
+      if dumper == "heapdump"
+        shapes = opts[:shapes] && ObjectSpace.dump_shapes(output: :string, since: opts[:shapes])
+        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes)
+      end
+      fallback_dump(fd, opts, scratch_dir)
     end
 
 
@@ -310,7 +348,8 @@ module HeapDump
     # scratch_dir), then copied to fd (through zlib with gzip), counting
     # what the sidecar needs. Not a pipe: from 3.4, dump_all writes with
     # stdio while holding the GVL, so no thread of ours could drain one.
-    def fallback_dump(fd, gzip, full, since, scratch_dir)
+    def fallback_dump(fd, opts, scratch_dir)
+      gzip = opts[:gzip]
       require "objspace"
       require "zlib" if gzip
       out = IO.new(fd, "wb")
@@ -318,9 +357,11 @@ module HeapDump
       rfd, raw = create_temp(File.join(scratch_dir, "heapdump-#{Process.pid}.raw"), File::RDWR)
       totals = nil
       File.open(rfd, "w+b") do |io|
-        opts = { output: io, full: full }
-        opts[:since] = since if since
-        ObjectSpace.dump_all(**opts)
+        args = { output: io, full: opts[:full] }
+        args[:since] = opts[:since] if opts[:since]
+        # dump_all writes SHAPE lines unless told not to (3.2+)
+        args[:shapes] = opts[:shapes] || false if ObjectSpace.respond_to?(:dump_shapes)
+        ObjectSpace.dump_all(**args)
         totals = StreamTotals.new # after: its buffer is not in the dump
         io.flush
         io.rewind
@@ -356,18 +397,18 @@ module HeapDump
     # after the sidecar; a device or FIFO is written in place, without a
     # sidecar (there is no file to put it beside). A failure removes what
     # this call created: the temporary file and the sidecar.
-    def write_dump(path, gzip, full, since, meta)
+    def write_dump(path, opts, meta)
       target, how = output_target(path)
       if how == :in_place
         fd = open_in_place(target)
-        failing_as_error(path) { dump_body(fd, gzip, full, since, dump_dir, meta["dumper"]) }
+        failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"]) }
         return path
       end
       fd, tmp = create_temp(target)
       sidecar = nil
       begin
         failing_as_error(path) do
-          totals = dump_body(fd, gzip, full, since, File.dirname(target), meta["dumper"])
+          totals = dump_body(fd, opts, File.dirname(target), meta["dumper"])
           sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
           File.rename(tmp, target)
         end
@@ -411,10 +452,10 @@ module HeapDump
       target
     end
 
-    def fork_dump(path, gzip, full, since, meta)
+    def fork_dump(path, opts, meta)
       pid = Process.fork do
         begin
-          write_dump(path, gzip, full, since, meta)
+          write_dump(path, opts, meta)
           exit!(0)
         rescue Exception => e # rubocop:disable Lint/RescueException
           $stderr.puts("heapdump: dump failed in child #{Process.pid}: #{e.message}")

@@ -11,6 +11,10 @@
 #   BENCH_TIMEOUT=S      limit for each peer run, in seconds (600)
 #   HEAPDUMP=PATH        the program to time (build/heapdump)
 #   RUBY=PATH            the Ruby that generates the dumps (ruby)
+#   HD_RUBIES="R1 R2"    the Rubies the gem is timed on (make bench: RUBIES)
+#   BENCH_EXT_OBJECTS=N  objects in the gem's heap (2000000)
+#   BENCH_EXT_RUNS=N     runs of each dumper per Ruby, best kept (3)
+#   BENCH_ONLY=ext       only the gem's rows (HeapDump.dump, dump_all)
 #
 # Exits 1 if any heapdump row failed, 2 if the benchmark could not run.
 set -u
@@ -183,6 +187,44 @@ echo "cpu: $(awk -F ': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine slows every row)"
 echo "ruby: $("$RUBY" -v)"
 echo "heapdump: $HD ($(git log -1 --format='%h %cd' --date=short 2>/dev/null || echo 'no git'))"
+
+# 0. The gem: HeapDump.dump beside ObjectSpace.dump_all in one process,
+# once per Ruby of HD_RUBIES, each with its own build of the extension
+# ($B/ext-VERSION, by make ext). Under 2x (CPU time) on one is a failure.
+ext_failed=0
+echo "== gem: HeapDump.dump beside ObjectSpace.dump_all (tests/bench/ext_bench.rb ${BENCH_EXT_OBJECTS:-2000000}, best of ${BENCH_EXT_RUNS:-3})"
+printf '  %-8s %10s %14s %14s %10s %10s\n' ruby "live slots" "dump_all s" "HeapDump s" "wall x" "cpu x"
+for r in ${HD_RUBIES:-$RUBY}; do
+	if ! v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null); then
+		echo "  FAILED: $r does not run"
+		ext_failed=1
+		continue
+	fi
+	ext=$B/ext-$v
+	if [ ! -f "$ext/heapdump_ext.so" ]; then
+		echo "  FAILED: $ext/heapdump_ext.so is missing (make ext RUBIES=$r)"
+		ext_failed=1
+		continue
+	fi
+	if ! RUNS=${BENCH_EXT_RUNS:-3} "$r" -I "$ext" -I src/lib tests/bench/ext_bench.rb \
+		"${BENCH_EXT_OBJECTS:-2000000}" "$OUT" >"$LOG/ext-$v.out" 2>&1; then
+		echo "  FAILED: $v: $(tail -n 1 "$LOG/ext-$v.out")"
+		ext_failed=1
+		continue
+	fi
+	set -- $(grep '^result ' "$LOG/ext-$v.out")
+	printf '  %-8s %10s %14s %14s %10s %10s%s\n' "$2" "$3" "$4" "$5" "$6" "$7" \
+		"$([ "$8" = true ] || echo '  (no native walk)')"
+	if [ "$8" != true ] || awk -v c="$7" 'BEGIN { exit !(c < 2) }'; then
+		echo "  FAILED: $v: HeapDump.dump is not 2x faster than dump_all (CPU)"
+		ext_failed=1
+	fi
+done
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+if [ "${BENCH_ONLY:-}" = ext ]; then
+	exit $ext_failed
+fi
 
 # 1. The dumps.
 if [ -n "${BENCH_DUMP:-}" ]; then
@@ -360,8 +402,8 @@ echo
 table "$cbytes" "heapdump stats (chain)"
 
 echo
-if [ $hd_failed -ne 0 ]; then
-	echo "bench: some heapdump rows FAILED (details in $LOG/*.err)"
+if [ $hd_failed -ne 0 ] || [ $ext_failed -ne 0 ]; then
+	echo "bench: some heapdump rows FAILED (details in $LOG/*.err, $LOG/ext-*.out)"
 	exit 1
 fi
 echo "bench: all heapdump rows ran"

@@ -1,13 +1,14 @@
 # tests/bench/ext_bench.rb - HeapDump.dump beside ObjectSpace.dump_all on
 # one large heap, in one process. Not part of make check (it takes a
-# while): run by hand or by tests/bench/bench.sh.
-#   ruby -I build/ext -I src/lib tests/bench/ext_bench.rb [OBJECTS] [DIR]
+# while): make bench runs it once per Ruby of RUBIES (tests/bench/bench.sh).
+#   ruby -I build/ext-VERSION -I src/lib tests/bench/ext_bench.rb [OBJECTS] [DIR]
 # OBJECTS (default 2_000_000) is roughly how many objects to build; RUNS
 # (environment, default 5) how many times each dumper runs, best kept.
-# On a busy machine compare the CPU columns (user + system time).
+# On a busy machine compare the CPU columns (user + system time). The last
+# line, "result VERSION LIVE_SLOTS WALL_DUMP_ALL WALL_OURS RATIO_WALL
+# RATIO_CPU NATIVE", is what bench.sh tabulates.
 require "heapdump"
 require "objspace"
-require "benchmark"
 
 n = Integer(ARGV[0] || 2_000_000)
 dir = ARGV[1] || ENV["TMPDIR"] || "/tmp"
@@ -49,4 +50,5 @@ printf("ObjectSpace.dump_all  wall %.3fs  cpu %.3fs  %d MB\n", wt, ct, File.size
 printf("HeapDump.dump         wall %.3fs  cpu %.3fs  %d MB\n", wo, co, File.size(ours) >> 20)
 printf("ratio: %.2fx wall, %.2fx cpu\n", wt / wo, ct / co)
 printf("load average: %s\n", File.read("/proc/loadavg").split.first(3).join(" ")) if File.exist?("/proc/loadavg")
+printf("result %s %d %.3f %.3f %.2f %.2f %s\n", RUBY_VERSION, live, wt, wo, wt / wo, ct / co, HeapDump.native_walk?)
 File.unlink(ours, "#{ours}.meta.json", theirs)

@@ -23,12 +23,27 @@ check_grep sidecar-read '^process +pid [0-9]+, ruby' "$TMP/text"
 # without HEAPDUMP_FALLBACK the walker decides, as built: the suite
 # knows which Rubies it knows (extconf.rb WALKER_RUBIES)
 want=false
-case $HD_RUBY_VERSION in 3.0.* | 3.1.*) want=true ;; esac
+case $HD_RUBY_VERSION in 3.0.* | 3.1.* | 3.3.* | 3.4.* | 4.0.*) want=true ;; esac
 got=$(ruby -rheapdump -e 'print HeapDump.native_walk?' 2>"$TMP/err")
 check native-walk-as-documented "$want" "$got"
-if [ "$want" = false ]; then
-	ruby -rheapdump -e 'HeapDump.dump(ARGV[0]); HeapDump.dump(ARGV[0])' "$TMP/d/u.json" 2>"$TMP/err"
+# a Ruby the walker does not know: this Ruby, built as if its version
+# were not in WALKER_RUBIES (a future 4.2 installs the same way): the gem
+# builds, native_walk? is false, dumps go through dump_all, said once
+unknown() {
+	ruby -rheapdump -e 'print HeapDump.native_walk?; HeapDump.dump(ARGV[0]); HeapDump.dump(ARGV[0])' "$1" 2>"$TMP/err" >"$TMP/out"
+	check unknown-ruby/native-walk-off false "$(cat "$TMP/out")"
 	check unknown-ruby/said-once 1 "$(grep -c 'does not know Ruby' "$TMP/err")"
-	check_rc unknown-ruby/dump-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/d/u.json"
+	check_rc unknown-ruby/dump-strict 0 "$HEAPDUMP" stats -q --strict "$1"
+}
+if [ "$want" = false ]; then
+	unknown "$TMP/d/u.json"
+else
+	mkdir "$TMP/ext"
+	if (cd "$TMP/ext" && HEAPDUMP_WALKER_RUBIES=9.9 ruby "$TOP/src/extconf.rb" && MAKEFLAGS= make V=0) >"$TMP/mkmf.out" 2>&1; then
+		ok unknown-ruby/builds
+		RUBYLIB="$TMP/ext:$TOP/src/lib" unknown "$TMP/d/u.json"
+	else
+		notok unknown-ruby/builds "$(tail -c 400 "$TMP/mkmf.out")"
+	fi
 fi
 exit 0
