@@ -94,6 +94,14 @@ int hd__grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+int hd__push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (*n == *cap && hd__grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return HD_ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
 char *hd__strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

@@ -257,16 +257,6 @@ static int is_dumper(const hd_store *s, hd_node_id id)
 	return hd_store_is_dumper(s, id);
 }
 
-static int push(hd_nodes *set, hd_node_id id)
-{
-	if (set->n == set->cap &&
-	    hd__grow((void **)&set->ids, &set->cap, set->n + 1,
-		     sizeof(*set->ids)))
-		return HD_ENOMEM;
-	set->ids[set->n++] = id;
-	return 0;
-}
-
 /* ---- LATER: which new objects are still alive ---- */
 
 /* A key that survives compaction: generation, type, class name, site. */
@@ -493,7 +483,7 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 		if (m == HD_MATCH_OLD_UNCERTAIN || m == HD_MATCH_OLD_PARTIAL)
 			res->uncertain++;
 		if (HD_MATCH_IS_NEW(m)) {
-			if (push(&res->added, q))
+			if (hd__nodes_push(&res->added, q))
 				goto nomem;
 			res->memsize_saturated |= hd__sat_add(
 				&res->added_memsize,
@@ -516,8 +506,8 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 
 			if (!alive[id])
 				continue;
-			if (push(&res->retained, id) ||
-			    push(&res->retained_later, in_later[id]))
+			if (hd__nodes_push(&res->retained, id) ||
+			    hd__nodes_push(&res->retained_later, in_later[id]))
 				goto nomem;
 			res->memsize_saturated |= hd__sat_add(
 				&res->retained_memsize,
@@ -611,7 +601,7 @@ int hd_diff_follow(hd_nodes *out, const hd_store *after,
 		goto nomem;
 	for (i = 0; i < set->n; i++)
 		if (alive[set->ids[i]] &&
-		    push(out, in_later[set->ids[i]]))
+		    hd__nodes_push(out, in_later[set->ids[i]]))
 			goto nomem;
 	if (out->n)
 		qsort(out->ids, out->n, sizeof(*out->ids), cmp_id);

@@ -31,14 +31,10 @@ struct hd_export {
 	char name[1024];
 };
 
-static int bit(const unsigned char *b, uint32_t i)
+/* Is id folded (x->folded is NULL when nothing is)? */
+static int folded(const struct hd_export *x, uint32_t id)
 {
-	return b && (b[i >> 3] >> (i & 7)) & 1;
-}
-
-static void set_bit(unsigned char *b, uint32_t i)
-{
-	b[i >> 3] |= (unsigned char)(1u << (i & 7));
+	return x->folded && hd__bit(x->folded, id);
 }
 
 static int aux_is(const hd_store *s, hd_node_id id, const char *want)
@@ -79,24 +75,14 @@ static int mark_folded(struct hd_export *x)
 		     hd_store_class_address(s, i) == 0) ||
 		    (type == HD_T_DATA && (aux_is(s, i, "VM/env") ||
 					   class_is(s, i, "RubyVM::Env"))))
-			set_bit(x->folded, i);
+			hd__bit_set(x->folded, i);
 		if (type == HD_T_OBJECT && class_is(s, i, "Set")) {
 			hd_store_refs(s, i, &it);
 			while (hd_edge_iter_next(&it, &t) == 0)
 				if (hd_store_type(s, t) == HD_T_HASH)
-					set_bit(x->folded, t);
+					hd__bit_set(x->folded, t);
 		}
 	}
-	return 0;
-}
-
-static int push_out(struct hd_export *x, hd_node_id id)
-{
-	if (x->nout == x->out_cap &&
-	    hd__grow((void **)&x->out, &x->out_cap, x->nout + 1,
-		     sizeof(*x->out)))
-		return HD_ENOMEM;
-	x->out[x->nout++] = id;
 	return 0;
 }
 
@@ -107,8 +93,8 @@ static int visit(struct hd_export *x, hd_node_id t, size_t *sp)
 	if (t >= x->nnodes || x->stamp[t] == x->walk)
 		return 0;
 	x->stamp[t] = x->walk;
-	if (!bit(x->folded, t))
-		return push_out(x, t);
+	if (!folded(x, t))
+		return hd__push_u32(&x->out, &x->nout, &x->out_cap, t);
 	if (*sp == x->stack_cap &&
 	    hd__grow((void **)&x->stack, &x->stack_cap, *sp + 1,
 		     sizeof(*x->stack)))
@@ -149,7 +135,7 @@ static int walk(struct hd_export *x, hd_edge_iter *first)
 static int include(struct hd_export *x, hd_node_id id, hd_node_id *queue,
 		   uint32_t *qn)
 {
-	if (x->local[id] != HD_NODE_NONE || bit(x->folded, id))
+	if (x->local[id] != HD_NODE_NONE || folded(x, id))
 		return 0;
 	x->local[id] = 0; /* numbered later, in ascending order */
 	queue[(*qn)++] = id;
@@ -277,7 +263,7 @@ uint64_t hd_export_object_count(const hd_export *x)
 
 int hd_export_folded(const hd_export *x, hd_node_id id)
 {
-	return x && id < x->nnodes && bit(x->folded, id);
+	return x && id < x->nnodes && folded(x, id);
 }
 
 void hd_export_free(hd_export *x)

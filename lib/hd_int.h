@@ -36,6 +36,57 @@ HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
 HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
 HD_HIDDEN char *hd__strdup(const char *s);
 
+/* The one set of array macros: n items of *p, through the allocator. */
+#define HD_ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
+#define HD_FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))
+
+/* "No vertex": a node id, a local id or a number not given. */
+#define HD__NONE 0xffffffffu
+
+/* ---- the one growable vector (of uint32: node ids, local ids) ---- */
+
+/* Appends x to (*v)[0..*n), growing *cap by doubling. 0 or HD_ENOMEM. */
+HD_HIDDEN int hd__push_u32(uint32_t **v, size_t *n, size_t *cap,
+			   uint32_t x);
+/* The same for a set of nodes (hd_nodes). */
+static inline int hd__nodes_push(hd_nodes *set, hd_node_id id)
+{
+	return hd__push_u32(&set->ids, &set->n, &set->cap, id);
+}
+
+/* ---- the one bitmap: bit i % 8 of byte i / 8, n / 8 + 1 bytes ---- */
+
+static inline size_t hd__bitmap_bytes(uint32_t n)
+{
+	return (size_t)n / 8 + 1;
+}
+
+/* A zeroed bitmap of n bits, or NULL. */
+static inline unsigned char *hd__bitmap_new(uint32_t n)
+{
+	return hd__calloc(hd__bitmap_bytes(n), 1);
+}
+
+static inline void hd__bitmap_free(unsigned char *m, uint32_t n)
+{
+	hd__free(m, m ? hd__bitmap_bytes(n) : 0);
+}
+
+static inline int hd__bit(const unsigned char *m, uint32_t i)
+{
+	return m[i / 8] >> (i % 8) & 1;
+}
+
+static inline void hd__bit_set(unsigned char *m, uint32_t i)
+{
+	m[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+static inline void hd__bit_clear(unsigned char *m, uint32_t i)
+{
+	m[i / 8] &= (unsigned char)~(1u << (i % 8));
+}
+
 /* ---- errors (error.c) ---- */
 
 HD_HIDDEN int hd__error(hd_error *err, int code, const char *fmt, ...)

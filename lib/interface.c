@@ -14,17 +14,16 @@
  *    O((V + E) * B / 64) in the worst case, B the non-tree border
  *    components.
  *  - retained: the new objects it dominates in the DIFF-induced subgraph
- *    under a virtual root joined to every border object
- *    (Cooper-Harvey-Kennedy on the reverse postorder of the DFS that
- *    Tarjan's search makes from the border objects first).
+ *    under a virtual root joined to every border object.
  *
- * Every walk is iterative; all arrays are indexed by dense uint32 ids.
+ * The components and the dominators come from the graph layer
+ * (graph.c). Every walk is iterative; all arrays are indexed by dense
+ * uint32 ids.
  */
-#include "hd_int.h"
+#include "graph.h"
 
 #include <stdlib.h>
 
-#define NONE 0xffffffffu
 #define BATCH 64
 
 struct hd_interface {
@@ -34,21 +33,6 @@ struct hd_interface {
 	hd_interface_totals tot;
 };
 
-/* A DIFF-local graph in CSR form. */
-struct csr {
-	uint32_t *off; /* m + 1 */
-	uint32_t *adj;
-	size_t n, e;
-	size_t acap;   /* adj's allocated items */
-};
-
-static void csr_free(struct csr *g)
-{
-	hd__free(g->off, (g->n + 1) * sizeof(*g->off));
-	hd__free(g->adj, g->acap * sizeof(*g->adj));
-	memset(g, 0, sizeof(*g));
-}
-
 struct work {
 	const hd_store *s;
 	int sat;             /* a memsize sum stopped at 2^64-1 */
@@ -56,20 +40,16 @@ struct work {
 	unsigned char *weak; /* n bits: references not followed, or NULL */
 	uint32_t n;       /* store nodes */
 	uint32_t m;       /* DIFF nodes (local ids 0..m-1 in diff order) */
-	uint32_t *loc;    /* n: node -> local id, or NONE when old */
-	struct csr fw;    /* DIFF-induced references */
-	struct csr rv;    /* and referrers */
+	uint32_t *loc;    /* n: node -> local id, or HD__NONE when old */
+	struct hd__csr fw; /* DIFF-induced references */
+	struct hd__csr rv; /* and referrers */
 	uint32_t *bloc;   /* local ids of the border, ascending */
 	size_t nb, bcap;
 	uint32_t *roots;  /* m: root categories referencing it */
-	unsigned char *isb; /* m: is a border object */
 	/* condensation */
 	uint32_t *comp;   /* m: component, in reverse topological order */
-	uint32_t *po;     /* m: postorder from the border, or NONE */
-	uint32_t *order;  /* np: the nodes by postorder */
-	uint32_t np;
 	uint32_t C;
-	struct csr dag;   /* component successors, without repeats */
+	struct hd__csr dag; /* component successors, without repeats */
 	uint32_t *ccount;        /* C: members */
 	uint64_t *cmem;          /* C: their memsize */
 	uint32_t *kcount;        /* C: keepalive of each component (exact
@@ -78,17 +58,15 @@ struct work {
 	unsigned char *simple;   /* C: its sub-DAG is a tree */
 };
 
-#define ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
-#define FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))
-
 /* Does node v hold what it references (not a weak reference skipped)? */
 static int holds(const struct work *w, hd_node_id v)
 {
-	return !w->weak || !(w->weak[v / 8] >> (v % 8) & 1);
+	return !w->weak || !hd__bit(w->weak, v);
 }
 
 /* ---- the DIFF-induced subgraph and the border ---- */
 
+/* The references among new objects (fw) and their reverse (rv). */
 static int build_local(struct work *w)
 {
 	const hd_nodes *d = w->diff;
@@ -96,66 +74,42 @@ static int build_local(struct work *w)
 	hd_node_id t;
 	size_t i, e = 0;
 
-	if (!ALLOC(w->loc, w->n))
+	if (!HD_ALLOC(w->loc, w->n))
 		return HD_ENOMEM;
 	memset(w->loc, 0xff, (size_t)w->n * sizeof(*w->loc));
 	for (i = 0; i < d->n; i++)
 		w->loc[d->ids[i]] = (uint32_t)i;
-	w->fw.n = w->rv.n = w->m;
-	if (!ALLOC(w->fw.off, w->m + 1) || !ALLOC(w->rv.off, w->m + 1))
+	w->fw.n = w->m;
+	if (!HD_ALLOC(w->fw.off, w->m + 1))
 		return HD_ENOMEM;
-	memset(w->rv.off, 0, (w->m + 1) * sizeof(*w->rv.off));
 	w->fw.off[0] = 0;
 	for (i = 0; i < w->m; i++) {
-		if (!holds(w, d->ids[i])) {
-			w->fw.off[i + 1] = (uint32_t)e;
-			continue;
+		if (holds(w, d->ids[i])) {
+			hd_store_refs(w->s, d->ids[i], &it);
+			while (hd_edge_iter_next(&it, &t) == 0)
+				e += w->loc[t] != HD__NONE;
 		}
-		hd_store_refs(w->s, d->ids[i], &it);
-		while (hd_edge_iter_next(&it, &t) == 0)
-			if (w->loc[t] != NONE) {
-				e++;
-				w->rv.off[w->loc[t] + 1]++;
-			}
 		w->fw.off[i + 1] = (uint32_t)e;
 	}
-	w->fw.e = w->rv.e = w->fw.acap = w->rv.acap = e;
-	if (!ALLOC(w->fw.adj, e) || !ALLOC(w->rv.adj, e))
+	w->fw.e = w->fw.acap = e;
+	if (!HD_ALLOC(w->fw.adj, e))
 		return HD_ENOMEM;
-	for (i = 1; i <= w->m; i++)
-		w->rv.off[i] += w->rv.off[i - 1];
 	e = 0;
 	for (i = 0; i < w->m; i++) {
 		if (!holds(w, d->ids[i]))
 			continue;
 		hd_store_refs(w->s, d->ids[i], &it);
-		while (hd_edge_iter_next(&it, &t) == 0) {
-			uint32_t lt = w->loc[t];
-
-			if (lt == NONE)
-				continue;
-			w->fw.adj[e++] = lt;
-			w->rv.adj[w->rv.off[lt]++] = (uint32_t)i;
-		}
+		while (hd_edge_iter_next(&it, &t) == 0)
+			if (w->loc[t] != HD__NONE)
+				w->fw.adj[e++] = w->loc[t];
 	}
-	for (i = w->m; i > 0; i--)
-		w->rv.off[i] = w->rv.off[i - 1];
-	w->rv.off[0] = 0;
-	return 0;
+	return hd__csr_reverse(&w->rv, &w->fw);
 }
 
 /* The memsize of local v, from the store (not copied). */
 static uint64_t lmem(const struct work *w, uint32_t v)
 {
 	return hd_store_memsize(w->s, w->diff->ids[v]);
-}
-
-static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
-{
-	if (hd__grow((void **)v, cap, *n + 1, sizeof(**v)))
-		return HD_ENOMEM;
-	(*v)[(*n)++] = x;
-	return 0;
 }
 
 /*
@@ -168,14 +122,13 @@ static int find_border(struct work *w, hd_interface *x)
 	uint32_t *last = NULL;
 	hd_edge_iter it;
 	hd_node_id r, prev;
-	size_t i, scap = 0;
+	size_t i;
 	uint32_t c, nroot = hd_store_root_count(w->s);
 	int rc = HD_ENOMEM;
 
-	if (!(w->isb = hd__calloc(w->m, 1)) ||
-	    !(self = hd__calloc((size_t)w->n / 8 + 1, 1)) ||
+	if (!(self = hd__bitmap_new(w->n)) ||
 	    !(w->roots = hd__calloc(w->m, sizeof(*w->roots))) ||
-	    !ALLOC(last, w->m))
+	    !HD_ALLOC(last, w->m))
 		goto out;
 	memset(last, 0xff, (size_t)w->m * sizeof(*last));
 	for (c = 0; c < nroot; c++) {
@@ -183,7 +136,7 @@ static int find_border(struct work *w, hd_interface *x)
 		while (hd_edge_iter_next(&it, &r) == 0) {
 			uint32_t l = w->loc[r];
 
-			if (l != NONE && last[l] != c) {
+			if (l != HD__NONE && last[l] != c) {
 				last[l] = c; /* a category counts once */
 				w->roots[l]++;
 			}
@@ -200,116 +153,46 @@ static int find_border(struct work *w, hd_interface *x)
 		hd_store_referrers(w->s, b.id, &it);
 		prev = HD_NODE_NONE;
 		while (hd_edge_iter_next(&it, &r) == 0) {
-			if (w->loc[r] != NONE || r == prev || !holds(w, r))
+			if (w->loc[r] != HD__NONE || r == prev || !holds(w, r))
 				continue;
 			prev = r;
 			if (b.holders < HD_BORDER_HOLDERS)
 				b.holder[b.holders] = r;
 			b.holders++;
-			self[r / 8] |= (unsigned char)(1u << (r % 8));
+			hd__bit_set(self, r);
 		}
 		if (!b.holders && !b.roots)
 			continue;
-		w->isb[i] = 1;
 		if (hd__grow((void **)&x->border, &x->border_cap,
 			     x->nborder + 1, sizeof(*x->border)) ||
-		    push_u32(&w->bloc, &w->nb, &w->bcap, (uint32_t)i))
+		    hd__push_u32(&w->bloc, &w->nb, &w->bcap, (uint32_t)i))
 			goto out;
 		x->border[x->nborder++] = b;
 	}
 	for (r = 0; r < w->n; r++) {
-		if (!(self[r / 8] >> (r % 8) & 1))
-			continue;
-		if (hd__grow((void **)&x->self.ids, &scap, x->self.n + 1,
-			     sizeof(*x->self.ids)))
+		if (hd__bit(self, r) && hd__nodes_push(&x->self, r))
 			goto out;
-		x->self.ids[x->self.n++] = r;
-		x->self.cap = scap;
 	}
 	rc = 0;
 out:
-	hd__free(self, (size_t)w->n / 8 + 1);
-	FREE(last, w->m);
+	hd__bitmap_free(self, w->n);
+	HD_FREE(last, w->m);
 	return rc;
 }
 
-/* ---- strongly connected components (iterative Tarjan) ---- */
+/* ---- strongly connected components ---- */
 
 /*
- * Components are numbered in the order Tarjan closes them, which is a
- * reverse topological order of the condensation: every edge between two
- * components goes from a higher number to a lower one.
+ * The border objects first, then every new object (the graph layer's
+ * Tarjan): components close in a reverse topological order of the
+ * condensation, every edge between two going from a higher number to a
+ * lower one.
  */
-static int tarjan(struct work *w)
+static int components(struct work *w)
 {
-	uint32_t *idx = NULL, *low = NULL, *pos = NULL, *stk = NULL,
-		 *call = NULL;
-	uint32_t m = w->m, counter = 0, sp = 0, cp = 0, s, v, t;
-	size_t i;
-	int rc = HD_ENOMEM;
-
-	if (!ALLOC(w->comp, m) || !ALLOC(idx, m) || !ALLOC(low, m) ||
-	    !ALLOC(pos, m) || !ALLOC(stk, m) || !ALLOC(call, m) ||
-	    !ALLOC(w->po, m) || !ALLOC(w->order, m))
-		goto out;
-	memset(idx, 0xff, (size_t)m * sizeof(*idx));
-	memset(w->comp, 0xff, (size_t)m * sizeof(*w->comp));
-	memset(w->po, 0xff, (size_t)m * sizeof(*w->po));
-	w->C = 0;
-	w->np = 0;
-	/*
-	 * The border objects first: that part of the search is a DFS from
-	 * the virtual root, whose postorder the dominators need.
-	 */
-	for (i = 0; i < w->nb + m; i++) {
-		int from_border = i < w->nb;
-
-		s = from_border ? w->bloc[i] : (uint32_t)(i - w->nb);
-		if (idx[s] != NONE)
-			continue;
-		idx[s] = low[s] = counter++;
-		pos[s] = w->fw.off[s];
-		stk[sp++] = s;
-		call[cp++] = s;
-		while (cp) {
-			v = call[cp - 1];
-			if (pos[v] < w->fw.off[v + 1]) {
-				t = w->fw.adj[pos[v]++];
-				if (idx[t] == NONE) {
-					idx[t] = low[t] = counter++;
-					pos[t] = w->fw.off[t];
-					stk[sp++] = t;
-					call[cp++] = t;
-				} else if (w->comp[t] == NONE &&
-					   idx[t] < low[v]) {
-					low[v] = idx[t]; /* on the stack */
-				}
-				continue;
-			}
-			cp--;
-			if (from_border) {
-				w->po[v] = w->np;
-				w->order[w->np++] = v;
-			}
-			if (low[v] == idx[v]) {
-				do {
-					t = stk[--sp];
-					w->comp[t] = w->C;
-				} while (t != v);
-				w->C++;
-			}
-			if (cp && low[v] < low[call[cp - 1]])
-				low[call[cp - 1]] = low[v];
-		}
-	}
-	rc = 0;
-out:
-	FREE(idx, m);
-	FREE(low, m);
-	FREE(pos, m);
-	FREE(stk, m);
-	FREE(call, m);
-	return rc;
+	if (!HD_ALLOC(w->comp, w->m))
+		return HD_ENOMEM;
+	return hd__scc(&w->fw, w->bloc, w->nb, w->comp, &w->C);
 }
 
 /*
@@ -325,11 +208,11 @@ static int condense(struct work *w)
 	int rc = HD_ENOMEM;
 
 	w->dag.n = C;
-	if (!ALLOC(stamp, C) || !(indeg = hd__calloc(C, sizeof(*indeg))) ||
+	if (!HD_ALLOC(stamp, C) || !(indeg = hd__calloc(C, sizeof(*indeg))) ||
 	    !(w->dag.off = hd__calloc((size_t)C + 1, sizeof(*w->dag.off))) ||
 	    !(w->ccount = hd__calloc(C, sizeof(*w->ccount))) ||
 	    !(w->cmem = hd__calloc(C, sizeof(*w->cmem))) ||
-	    !ALLOC(w->kcount, C) || !ALLOC(w->kmem, C) ||
+	    !HD_ALLOC(w->kcount, C) || !HD_ALLOC(w->kmem, C) ||
 	    !(w->simple = hd__calloc(C, 1)))
 		goto out;
 	for (v = 0; v < w->m; v++) {
@@ -344,10 +227,10 @@ static int condense(struct work *w)
 	}
 	for (c = 0; c < C; c++)
 		w->dag.off[c + 1] += w->dag.off[c];
-	if (!ALLOC(w->dag.adj, e))
+	if (!HD_ALLOC(w->dag.adj, e))
 		goto out;
-	w->dag.acap = e; /* before anything else can fail: csr_free */
-	if (!ALLOC(fill, C))
+	w->dag.acap = e; /* before anything else can fail: hd__csr_free */
+	if (!HD_ALLOC(fill, C))
 		goto out;
 	memcpy(fill, w->dag.off, (size_t)C * sizeof(*fill));
 	for (v = 0; v < w->m; v++) {
@@ -392,9 +275,9 @@ static int condense(struct work *w)
 	}
 	rc = 0;
 out:
-	FREE(fill, C);
-	FREE(stamp, C);
-	FREE(indeg, C);
+	HD_FREE(fill, C);
+	HD_FREE(stamp, C);
+	HD_FREE(indeg, C);
 	return rc;
 }
 
@@ -413,10 +296,10 @@ struct masktab {
 
 static void masktab_free(struct masktab *t)
 {
-	FREE(t->key, t->cap);
-	FREE(t->count, t->cap);
-	FREE(t->mem, t->cap);
-	FREE(t->used, t->cap);
+	HD_FREE(t->key, t->cap);
+	HD_FREE(t->count, t->cap);
+	HD_FREE(t->mem, t->cap);
+	HD_FREE(t->used, t->cap);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -432,8 +315,8 @@ static int masktab_reset(struct masktab *t, size_t expect)
 		masktab_free(t);
 		t->sat = sat;
 		hd__hash_key_new(&t->hkey);
-		if (!ALLOC(t->key, cap) || !ALLOC(t->count, cap) ||
-		    !ALLOC(t->mem, cap) || !ALLOC(t->used, cap))
+		if (!HD_ALLOC(t->key, cap) || !HD_ALLOC(t->count, cap) ||
+		    !HD_ALLOC(t->mem, cap) || !HD_ALLOC(t->used, cap))
 			return HD_ENOMEM;
 		t->cap = cap;
 	}
@@ -487,7 +370,7 @@ static int keepalive_batch(struct work *w, const uint32_t *bc, unsigned nbc,
 		if (stamp[c] != batch) {
 			stamp[c] = batch;
 			mask[c] = 0;
-			if (push_u32(vis, &nv, vcap, c))
+			if (hd__push_u32(vis, &nv, vcap, c))
 				return HD_ENOMEM;
 		}
 		mask[c] |= (uint64_t)1 << b;
@@ -502,7 +385,7 @@ static int keepalive_batch(struct work *w, const uint32_t *bc, unsigned nbc,
 				continue;
 			stamp[d] = batch;
 			mask[d] = 0;
-			if (push_u32(vis, &nv, vcap, d))
+			if (hd__push_u32(vis, &nv, vcap, d))
 				return HD_ENOMEM;
 		}
 	}
@@ -552,7 +435,7 @@ static int keepalive(struct work *w, hd_interface *x)
 	memset(&t, 0, sizeof(t));
 	if (!w->nb)
 		return 0;
-	if (!ALLOC(stamp, w->C) || !ALLOC(mask, w->C))
+	if (!HD_ALLOC(stamp, w->C) || !HD_ALLOC(mask, w->C))
 		goto out;
 	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
 	/* distinct non-tree border components, in component order */
@@ -562,13 +445,13 @@ static int keepalive(struct work *w, hd_interface *x)
 		if (w->simple[c] || stamp[c] == 0)
 			continue;
 		stamp[c] = 0;
-		if (push_u32(&bc, &nbc, &bccap, c))
+		if (hd__push_u32(&bc, &nbc, &bccap, c))
 			goto out;
 	}
 	if (nbc)
 		qsort(bc, nbc, sizeof(*bc), cmp_desc);
 	/* counts per non-tree border component, by its place in bc */
-	if (!ALLOC(kc, nbc + 1) || !ALLOC(km, nbc + 1))
+	if (!HD_ALLOC(kc, nbc + 1) || !HD_ALLOC(km, nbc + 1))
 		goto out;
 	memset(stamp, 0xff, (size_t)w->C * sizeof(*stamp));
 	for (i = 0; i < nbc; i += BATCH, batch++) {
@@ -595,12 +478,12 @@ static int keepalive(struct work *w, hd_interface *x)
 	}
 	rc = 0;
 out:
-	FREE(bc, bccap);
-	FREE(stamp, w->C);
-	FREE(mask, w->C);
-	FREE(kc, kc ? nbc + 1 : 0);
-	FREE(km, km ? nbc + 1 : 0);
-	FREE(vis, vcap);
+	HD_FREE(bc, bccap);
+	HD_FREE(stamp, w->C);
+	HD_FREE(mask, w->C);
+	HD_FREE(kc, kc ? nbc + 1 : 0);
+	HD_FREE(km, km ? nbc + 1 : 0);
+	HD_FREE(vis, vcap);
 	w->sat |= t.sat;
 	masktab_free(&t);
 	return rc;
@@ -608,91 +491,61 @@ out:
 
 /* ---- retained: dominators under a virtual root ---- */
 
-/* Cooper-Harvey-Kennedy's two-finger walk over postorder numbers. */
-static uint32_t intersect(const uint32_t *dom, uint32_t a, uint32_t b)
-{
-	while (a != b) {
-		while (a < b)
-			a = dom[a];
-		while (b < a)
-			b = dom[b];
-	}
-	return a;
-}
-
+/*
+ * The dominator tree of the DIFF-induced subgraph under a virtual root
+ * whose successors are the border objects (the graph layer's
+ * Lengauer-Tarjan), summed bottom-up in decreasing dfn order.
+ */
 static int retained(struct work *w, hd_interface *x)
 {
-	const uint32_t *po = w->po, *order = w->order;
-	uint32_t *dom = NULL;
+	struct hd__dom t;
 	uint64_t *acc = NULL, *accm = NULL;
-	uint32_t np = w->np, root, k, v, nd;
+	uint32_t v;
 	size_t i;
-	int changed, rc = HD_ENOMEM;
+	int rc = HD_ENOMEM;
 
 	if (!w->nb)
 		return 0;
-	if (!ALLOC(dom, (size_t)np + 1))
+	if (hd__dominators(&t, &w->fw, &w->rv, NULL, NULL, w->bloc, w->nb))
+		return HD_ENOMEM;
+	if (!(acc = hd__calloc((size_t)t.n + 1, sizeof(*acc))) ||
+	    !(accm = hd__calloc((size_t)t.n + 1, sizeof(*accm))))
 		goto out;
-	root = np; /* the virtual root finishes last */
-	memset(dom, 0xff, ((size_t)np + 1) * sizeof(*dom));
-	dom[root] = root;
-	do {
-		changed = 0;
-		for (k = np; k-- > 0;) {
-			v = order[k];
-			nd = w->isb[v] ? root : NONE;
-			for (i = w->rv.off[v]; i < w->rv.off[v + 1]; i++) {
-				uint32_t p = po[w->rv.adj[i]];
-
-				if (p == NONE || dom[p] == NONE)
-					continue;
-				nd = nd == NONE ? p : intersect(dom, p, nd);
-			}
-			if (dom[k] != nd) {
-				dom[k] = nd;
-				changed = 1;
-			}
-		}
-	} while (changed);
-	if (!(acc = hd__calloc((size_t)np + 1, sizeof(*acc))) ||
-	    !(accm = hd__calloc((size_t)np + 1, sizeof(*accm))))
-		goto out;
-	for (k = 0; k < np; k++) {
-		acc[k] += 1;
-		w->sat |= hd__sat_add(&accm[k], lmem(w, order[k]));
-		acc[dom[k]] += acc[k];
-		w->sat |= hd__sat_add(&accm[dom[k]], accm[k]);
+	for (v = t.n; v >= 2; v--) {
+		acc[v] += 1;
+		w->sat |= hd__sat_add(&accm[v], lmem(w, t.vertex[v]));
+		acc[t.idom[v]] += acc[v];
+		w->sat |= hd__sat_add(&accm[t.idom[v]], accm[v]);
 	}
 	for (i = 0; i < w->nb; i++) {
-		k = po[w->bloc[i]];
-		x->border[i].retained_count = acc[k];
-		x->border[i].retained_memsize = accm[k];
+		v = t.dfn[w->bloc[i]];
+		x->border[i].retained_count = acc[v];
+		x->border[i].retained_memsize = accm[v];
 	}
-	x->tot.reached = np;
-	x->tot.reached_memsize = accm[root];
+	x->tot.reached = t.n - 1;
+	x->tot.reached_memsize = accm[1];
 	rc = 0;
 out:
-	FREE(dom, (size_t)np + 1);
-	FREE(acc, (size_t)np + 1);
-	FREE(accm, (size_t)np + 1);
+	HD_FREE(acc, (size_t)t.n + 1);
+	HD_FREE(accm, (size_t)t.n + 1);
+	hd__dom_free(&t);
 	return rc;
 }
 
 /* ---- API ---- */
 
-/* What keepalive needed and retained does not: the forward edges, the
- * components and the condensation. Lowers the peak. */
+/* What keepalive needed and retained does not: the components and the
+ * condensation. Lowers the peak. */
 static void free_condensation(struct work *w)
 {
-	csr_free(&w->fw);
-	csr_free(&w->dag);
-	FREE(w->comp, w->m);
-	FREE(w->ccount, w->C);
-	FREE(w->cmem, w->C);
-	FREE(w->kcount, w->C);
-	FREE(w->kmem, w->C);
-	FREE(w->simple, w->C);
-	FREE(w->roots, w->m);
+	hd__csr_free(&w->dag);
+	HD_FREE(w->comp, w->m);
+	HD_FREE(w->ccount, w->C);
+	HD_FREE(w->cmem, w->C);
+	HD_FREE(w->kcount, w->C);
+	HD_FREE(w->kmem, w->C);
+	HD_FREE(w->simple, w->C);
+	HD_FREE(w->roots, w->m);
 	w->roots = NULL;
 	w->comp = NULL;
 	w->ccount = w->kcount = NULL;
@@ -702,22 +555,19 @@ static void free_condensation(struct work *w)
 
 static void work_free(struct work *w)
 {
-	hd__free(w->weak, (size_t)w->n / 8 + 1);
-	FREE(w->loc, w->n);
-	csr_free(&w->fw);
-	csr_free(&w->rv);
-	csr_free(&w->dag);
-	FREE(w->bloc, w->bcap);
-	FREE(w->roots, w->m);
-	FREE(w->isb, w->m);
-	FREE(w->comp, w->m);
-	FREE(w->po, w->m);
-	FREE(w->order, w->m);
-	FREE(w->ccount, w->C);
-	FREE(w->cmem, w->C);
-	FREE(w->kcount, w->C);
-	FREE(w->kmem, w->C);
-	FREE(w->simple, w->C);
+	hd__bitmap_free(w->weak, w->n);
+	HD_FREE(w->loc, w->n);
+	hd__csr_free(&w->fw);
+	hd__csr_free(&w->rv);
+	hd__csr_free(&w->dag);
+	HD_FREE(w->bloc, w->bcap);
+	HD_FREE(w->roots, w->m);
+	HD_FREE(w->comp, w->m);
+	HD_FREE(w->ccount, w->C);
+	HD_FREE(w->cmem, w->C);
+	HD_FREE(w->kcount, w->C);
+	HD_FREE(w->kmem, w->C);
+	HD_FREE(w->simple, w->C);
 }
 
 int hd_interface_with(hd_interface **out, const hd_store *s,
@@ -756,7 +606,7 @@ int hd_interface_with_flags(hd_interface **out, const hd_store *s,
 	}
 	if ((rc = build_local(&w)) || (rc = find_border(&w, x)))
 		goto out;
-	if ((rc = tarjan(&w)) || (rc = condense(&w)) ||
+	if ((rc = components(&w)) || (rc = condense(&w)) ||
 	    (rc = keepalive(&w, x)))
 		goto out;
 	free_condensation(&w); /* the dominators need none of it */

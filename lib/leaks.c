@@ -111,12 +111,10 @@ static int group(hd_leaks *l, hd_error *err)
 
 /* ---- what one suspect keeps alive ---- */
 
-static int push(hd_nodes *v, hd_node_id id, hd_error *err)
+static int node_add(hd_nodes *v, hd_node_id id, hd_error *err)
 {
-	if (v->n == v->cap &&
-	    hd__grow((void **)&v->ids, &v->cap, v->n + 1, sizeof(*v->ids)))
+	if (hd__nodes_push(v, id))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	v->ids[v->n++] = id;
 	return 0;
 }
 
@@ -140,16 +138,6 @@ static int new_stats(hd_stats **st, int key0, int key1, hd_error *err)
 	return hd_stats_new(st, &so, err);
 }
 
-static void set_bit(unsigned char *m, hd_node_id v)
-{
-	m[v / 8] |= (unsigned char)(1u << (v % 8));
-}
-
-static int get_bit(const unsigned char *m, hd_node_id v)
-{
-	return m[v / 8] >> (v % 8) & 1;
-}
-
 /* The suspect's border objects, then everything they reach through new
  * objects (breadth-first; seen is cleared again afterwards). */
 static int keepalive(hd_leaks *l, struct suspect *sp, hd_nodes *q,
@@ -165,27 +153,28 @@ static int keepalive(hd_leaks *l, struct suspect *sp, hd_nodes *q,
 	int rc;
 
 	for (i = 0; i < nb; i++)
-		if (owner(&b[i]) == key && (rc = push(&sp->border, b[i].id, err)))
+		if (owner(&b[i]) == key &&
+		    (rc = node_add(&sp->border, b[i].id, err)))
 			return rc;
 	for (i = 0; i < sp->border.n; i++) {
-		set_bit(seen, sp->border.ids[i]);
-		if ((rc = push(q, sp->border.ids[i], err)))
+		hd__bit_set(seen, sp->border.ids[i]);
+		if ((rc = node_add(q, sp->border.ids[i], err)))
 			return rc;
 	}
 	while (head < q->n) {
 		hd_store_refs(l->s, q->ids[head++], &it);
 		while (hd_edge_iter_next(&it, &t) == 0) {
-			if (!get_bit(isnew, t) || get_bit(seen, t))
+			if (!hd__bit(isnew, t) || hd__bit(seen, t))
 				continue;
-			set_bit(seen, t);
-			if ((rc = push(q, t, err)))
+			hd__bit_set(seen, t);
+			if ((rc = node_add(q, t, err)))
 				return rc;
 		}
 	}
 	p->keepalive_count = q->n;
 	for (i = 0; i < q->n; i++) {
 		v = q->ids[i];
-		seen[v / 8] &= (unsigned char)~(1u << (v % 8));
+		hd__bit_clear(seen, v);
 		p->keepalive_memsize = hd_u64_sat_add(p->keepalive_memsize,
 						      hd_store_memsize(l->s, v),
 						      &l->saturated);
@@ -230,7 +219,7 @@ static int describe_all(hd_leaks *l, unsigned flags, hd_error *err)
 		goto out;
 	}
 	for (i = 0; i < l->leak->n; i++)
-		set_bit(isnew, l->leak->ids[i]);
+		hd__bit_set(isnew, l->leak->ids[i]);
 	if ((rc = hd_reach_new(&reach, l->s, flags & HD_ROOTS_SKIP_WEAK, err)))
 		goto out;
 	for (i = 0; i < l->t.shown; i++) {

@@ -11,7 +11,7 @@
  * node ids and bitmaps: about 8 bytes a node at the peak, and no
  * recursion, so a list a million long is like any other graph.
  */
-#include "hd_int.h"
+#include "graph.h"
 
 #define UNREACHED 0xffffffffu
 
@@ -24,21 +24,6 @@ struct hd_reach {
 	unsigned char *weak;     /* bitmap: references not followed */
 	uint64_t reached;
 };
-
-static size_t bitmap_bytes(uint32_t n)
-{
-	return (size_t)n / 8 + 1;
-}
-
-static int bit_get(const unsigned char *m, uint32_t i)
-{
-	return m[i / 8] >> (i % 8) & 1;
-}
-
-static void bit_set(unsigned char *m, uint32_t i)
-{
-	m[i / 8] |= (unsigned char)(1u << (i % 8));
-}
 
 /* Exact comparison of a borrowed (ptr, len) name with a C string. */
 static int name_is(const char *p, size_t len, const char *s)
@@ -84,13 +69,13 @@ static int is_weak(const hd_store *s, hd_node_id id)
 unsigned char *hd__weak_bitmap(const hd_store *s)
 {
 	uint32_t i, n = hd_store_node_count(s);
-	unsigned char *m = hd__calloc(1, bitmap_bytes(n));
+	unsigned char *m = hd__bitmap_new(n);
 
 	if (!m)
 		return NULL;
 	for (i = 0; i < n; i++)
 		if (is_weak(s, i))
-			bit_set(m, i);
+			hd__bit_set(m, i);
 	return m;
 }
 
@@ -102,7 +87,7 @@ static int mark_weak(hd_reach *r)
 
 static int follows(const hd_reach *r, hd_node_id id)
 {
-	return !r->weak || !bit_get(r->weak, id);
+	return !r->weak || !hd__bit(r->weak, id);
 }
 
 /* Seeds the queue with the objects of every root category, in order. */
@@ -119,7 +104,7 @@ static size_t seed_roots(hd_reach *r, uint32_t *queue)
 			if (v >= r->n || r->pred[v] != UNREACHED)
 				continue;
 			r->pred[v] = c;
-			bit_set(r->top, v);
+			hd__bit_set(r->top, v);
 			queue[tail++] = v;
 		}
 	}
@@ -129,15 +114,18 @@ static size_t seed_roots(hd_reach *r, uint32_t *queue)
 static void search(hd_reach *r, uint32_t *queue)
 {
 	size_t head = 0, tail = seed_roots(r, queue);
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 
+	hd__store_csr(r->s, 0, &g);
 	while (head < tail) {
 		u = queue[head++];
 		if (!follows(r, u))
 			continue;
-		hd_store_refs(r->s, u, &it);
-		while (hd_edge_iter_next(&it, &v) == 0) {
+		hd__csr_range(&g, u, &a, &b);
+		for (k = a; k < b; k++) {
+			v = hd__csr_at(&g, k);
 			if (v >= r->n || r->pred[v] != UNREACHED)
 				continue;
 			r->pred[v] = u;
@@ -163,7 +151,7 @@ int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
 	r->n = hd_store_node_count(s);
 	r->flags = flags & HD_ROOTS_SKIP_WEAK;
 	r->pred = hd__array_alloc(r->n ? r->n : 1, sizeof(*r->pred));
-	r->top = hd__calloc(1, bitmap_bytes(r->n));
+	r->top = hd__bitmap_new(r->n);
 	queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
 	if (!r->pred || !r->top || !queue)
 		goto nomem;
@@ -190,8 +178,8 @@ void hd_reach_free(hd_reach *r)
 		return;
 	n = r->n ? r->n : 1;
 	hd__free(r->pred, n * sizeof(*r->pred));
-	hd__free(r->top, bitmap_bytes(r->n));
-	hd__free(r->weak, bitmap_bytes(r->n));
+	hd__bitmap_free(r->top, r->n);
+	hd__bitmap_free(r->weak, r->n);
 	hd__free(r, sizeof(*r));
 }
 
@@ -209,7 +197,7 @@ hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id, uint32_t *root)
 {
 	if (!hd_reach_reached(r, id))
 		return HD_NODE_NONE;
-	if (bit_get(r->top, id)) {
+	if (hd__bit(r->top, id)) {
 		if (root)
 			*root = r->pred[id];
 		return HD_NODE_NONE;
@@ -250,7 +238,7 @@ int hd_reach_path(hd_root_path *out, const hd_reach *r, hd_node_id target,
 	out->n = 0;
 	if (r->pred[target] == UNREACHED)
 		return unreached_error(r->s, target, err);
-	for (v = target; !bit_get(r->top, v); v = r->pred[v])
+	for (v = target; !hd__bit(r->top, v); v = r->pred[v])
 		len++;
 	if (hd__grow((void **)&out->nodes, &out->cap, len, sizeof(*out->nodes)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
@@ -295,18 +283,9 @@ static int bitmap_to_nodes(const unsigned char *m, uint32_t n, uint64_t count,
 			i |= 7;
 			continue;
 		}
-		if (bit_get(m, i))
+		if (hd__bit(m, i))
 			out->ids[out->n++] = i;
 	}
-	return 0;
-}
-
-static int push_node(hd_nodes *set, hd_node_id id)
-{
-	if (hd__grow((void **)&set->ids, &set->cap, set->n + 1,
-		     sizeof(*set->ids)))
-		return HD_ENOMEM;
-	set->ids[set->n++] = id;
 	return 0;
 }
 
@@ -322,10 +301,10 @@ static uint64_t mark_shortest(const hd_reach *r, const hd_nodes *targets,
 		v = targets->ids[i];
 		if (!hd_reach_reached(r, v))
 			continue;
-		while (!bit_get(keep, v)) {
-			bit_set(keep, v);
+		while (!hd__bit(keep, v)) {
+			hd__bit_set(keep, v);
 			count++;
-			if (bit_get(r->top, v))
+			if (hd__bit(r->top, v))
 				break;
 			v = r->pred[v];
 		}
@@ -344,26 +323,29 @@ static int mark_ancestors(const hd_reach *r, const hd_nodes *targets,
 {
 	uint32_t *queue = hd__array_alloc(r->n ? r->n : 1, sizeof(*queue));
 	size_t head = 0, tail = 0, i;
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 
 	if (!queue)
 		return HD_ENOMEM;
+	hd__store_csr(r->s, 1, &g); /* referrers */
 	for (i = 0; i < targets->n; i++) {
 		v = targets->ids[i];
-		if (!hd_reach_reached(r, v) || bit_get(keep, v))
+		if (!hd_reach_reached(r, v) || hd__bit(keep, v))
 			continue;
-		bit_set(keep, v);
+		hd__bit_set(keep, v);
 		queue[tail++] = v;
 	}
 	while (head < tail) {
 		v = queue[head++];
-		hd_store_referrers(r->s, v, &it);
-		while (hd_edge_iter_next(&it, &u) == 0) {
+		hd__csr_range(&g, v, &a, &b);
+		for (k = a; k < b; k++) {
+			u = hd__csr_at(&g, k);
 			if (u >= r->n || r->pred[u] == UNREACHED ||
-			    bit_get(keep, u) || !follows(r, u))
+			    hd__bit(keep, u) || !follows(r, u))
 				continue;
-			bit_set(keep, u);
+			hd__bit_set(keep, u);
 			queue[tail++] = u;
 		}
 	}
@@ -384,7 +366,7 @@ int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
 	HD_ASSERT_ARG(r && targets && kept_out);
 	for (i = 0; i < targets->n; i++)
 		HD_ASSERT_ARG(targets->ids[i] < r->n);
-	keep = hd__calloc(1, bitmap_bytes(r->n));
+	keep = hd__bitmap_new(r->n);
 	if (!keep)
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	if (flags & HD_ROOTS_ALL_ANCESTORS)
@@ -397,9 +379,9 @@ int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
 		unreached_out->n = 0;
 		for (i = 0; !rc && i < targets->n; i++)
 			if (!hd_reach_reached(r, targets->ids[i]))
-				rc = push_node(unreached_out, targets->ids[i]);
+				rc = hd__nodes_push(unreached_out, targets->ids[i]);
 	}
-	hd__free(keep, bitmap_bytes(r->n));
+	hd__bitmap_free(keep, r->n);
 	if (rc) {
 		hd_nodes_free(kept_out);
 		hd_nodes_free(unreached_out);
@@ -432,33 +414,36 @@ int hd_subgraph_of(hd_nodes *out, const hd_store *s,
 	unsigned char *seen = NULL;
 	size_t head = 0, tail = 0, level_end, i;
 	unsigned depth = 0;
-	hd_edge_iter it;
+	struct hd__csr g;
 	hd_node_id u, v;
+	uint32_t a, b, k;
 	int rc = 0;
 
 	HD_ASSERT_ARG(s && from && out);
 	n = hd_store_node_count(s);
+	hd__store_csr(s, 0, &g);
 	for (i = 0; i < from->n; i++)
 		HD_ASSERT_ARG(from->ids[i] < n);
-	seen = hd__calloc(1, bitmap_bytes(n));
+	seen = hd__bitmap_new(n);
 	queue = hd__array_alloc(n ? n : 1, sizeof(*queue));
 	if (!seen || !queue)
 		goto nomem;
 	for (i = 0; i < from->n; i++) {
-		if (bit_get(seen, from->ids[i]))
+		if (hd__bit(seen, from->ids[i]))
 			continue;
-		bit_set(seen, from->ids[i]);
+		hd__bit_set(seen, from->ids[i]);
 		queue[tail++] = from->ids[i];
 	}
 	for (level_end = tail; head < tail && (!max_depth || depth < max_depth);
 	     level_end = tail, depth++) {
 		while (head < level_end) {
 			u = queue[head++];
-			hd_store_refs(s, u, &it);
-			while (hd_edge_iter_next(&it, &v) == 0) {
-				if (v >= n || bit_get(seen, v))
+			hd__csr_range(&g, u, &a, &b);
+			for (k = a; k < b; k++) {
+				v = hd__csr_at(&g, k);
+				if (v >= n || hd__bit(seen, v))
 					continue;
-				bit_set(seen, v);
+				hd__bit_set(seen, v);
 				queue[tail++] = v;
 			}
 		}
@@ -470,6 +455,6 @@ nomem:
 	rc = hd__error(err, HD_ENOMEM, "out of memory");
 out:
 	hd__free(queue, (n ? n : 1) * sizeof(*queue));
-	hd__free(seen, bitmap_bytes(n));
+	hd__bitmap_free(seen, n);
 	return rc;
 }

@@ -10,6 +10,7 @@
  * indexes (man 5 heapdump-store, VALIDATION).
  */
 #include "store_format.h"
+#include "graph.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <sys/mman.h>
 #endif
 
-#define NONE HD_NODE_NONE
 
 static const char *const sec_names[HD__SEC__COUNT] = {
 	"unknown",        "meta",         "string",
@@ -146,15 +146,15 @@ static int load_meta(hd_store *s, hd_error *err)
 		return bad(err, "store %s section is the wrong size", "meta");
 	for (i = 0; i < HD__M_COUNT; i++)
 		m[i] = hd__le64(s->sec[HD__SEC_META] + (size_t)i * 8);
-	if (m[HD__M_NODES] >= NONE)
+	if (m[HD__M_NODES] >= HD_NODE_NONE)
 		return bad(err, "store %s count is out of range", "node");
 	if (m[HD__M_EDGES] > UINT32_MAX)
 		return bad(err, "store %s count is out of range", "edge");
 	if (m[HD__M_STRINGS] >= HD_STR_NONE)
 		return bad(err, "store %s count is out of range", "string");
-	if (m[HD__M_SITES] >= NONE)
+	if (m[HD__M_SITES] >= HD_NODE_NONE)
 		return bad(err, "store %s count is out of range", "site");
-	if (m[HD__M_ROOT_CATEGORIES] >= NONE ||
+	if (m[HD__M_ROOT_CATEGORIES] >= HD_NODE_NONE ||
 	    m[HD__M_ROOT_KEPT] > UINT32_MAX)
 		return bad(err, "store %s count is out of range", "root");
 	if (m[HD__M_CLASSES] > m[HD__M_NODES] ||
@@ -260,7 +260,7 @@ static int check_ids(const hd_store *s, int sec, uint64_t count, uint64_t lim,
 {
 	if (!count)
 		return 0;
-	if (none_ok) /* NONE + 1 wraps to 0 */
+	if (none_ok) /* HD_NODE_NONE + 1 wraps to 0 */
 		return max32(s->sec[sec], count, 1) > lim ? HD_EFORMAT : 0;
 	return max32(s->sec[sec], count, 0) >= lim ? HD_EFORMAT : 0;
 }
@@ -350,7 +350,7 @@ static int check_wide(const hd_store *s, int sec, int col, uint64_t count,
 		if (node >= s->nodes || (i && node <= prev) || hd__le32(p + 4))
 			return bad(err, "store %s section is invalid",
 				   sec_name((uint32_t)sec));
-		if (col == HD__SEC_CLASS ? col32(s, col, node) != NONE :
+		if (col == HD__SEC_CLASS ? col32(s, col, node) != HD_NODE_NONE :
 					   col32(s, col, node) != HD__ESC)
 			return bad(err, "store %s section does not match "
 					"its column", sec_name((uint32_t)sec));
@@ -422,7 +422,7 @@ static int check_dom(const hd_store *s, hd_error *err)
 			   "dominator info");
 	for (i = 0; i < s->nodes; i++) {
 		d = hd__le32(idom + (size_t)i * 4);
-		if (d >= s->nodes && d != NONE && d != HD_DOM_ROOT)
+		if (d >= s->nodes && d != HD_NODE_NONE && d != HD_DOM_ROOT)
 			return bad(err, "store %s section is corrupt",
 				   "dominator");
 		if (hd__le32(cnt + (size_t)i * 4) > s->nodes)
@@ -755,15 +755,6 @@ int hd_store_is_store(const char *path)
 	return ok;
 }
 
-int hd_store_load(hd_store **out, const char *path,
-		  const hd_index_options *opts, hd_error *err)
-{
-	HD_ASSERT_ARG(out && path);
-	if (strcmp(path, "-") && hd_store_is_store(path))
-		return hd_store_open(out, path, err);
-	return hd_store_build(out, path, opts, err);
-}
-
 /* ---- fingerprint and staleness ---- */
 
 static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
@@ -878,7 +869,7 @@ hd_node_id hd_store_find(const hd_store *s, uint64_t address)
 		else
 			hi = mid;
 	}
-	return NONE;
+	return HD_NODE_NONE;
 }
 
 uint64_t hd_store_address(const hd_store *s, hd_node_id id)
@@ -893,7 +884,7 @@ int hd_store_type(const hd_store *s, hd_node_id id)
 
 hd_node_id hd_store_class(const hd_store *s, hd_node_id id)
 {
-	return id < s->nodes ? col32(s, HD__SEC_CLASS, id) : NONE;
+	return id < s->nodes ? col32(s, HD__SEC_CLASS, id) : HD_NODE_NONE;
 }
 
 /* The value of node id in a wide table, or 0. */
@@ -923,7 +914,7 @@ uint64_t hd_store_class_address(const hd_store *s, hd_node_id id)
 	if (id >= s->nodes)
 		return 0;
 	c = col32(s, HD__SEC_CLASS, id);
-	if (c != NONE)
+	if (c != HD_NODE_NONE)
 		return c < s->nodes ? col64(s, HD__SEC_ADDRESS, c) : 0;
 	return wide(s, HD__SEC_CLASSX, id);
 }
@@ -1054,7 +1045,7 @@ size_t hd_store_class_name(char *buf, size_t size, const hd_store *s,
 	}
 	type = s->sec[HD__SEC_TYPE][id];
 	c = col32(s, HD__SEC_CLASS, id);
-	if (c != NONE)
+	if (c != HD_NODE_NONE)
 		e = class_entry(s, c);
 	if (e)
 		real = str(s, hd__le32(e + 8), &rl);
@@ -1092,6 +1083,52 @@ void hd_store_refs(const hd_store *s, hd_node_id id, hd_edge_iter *it)
 void hd_store_referrers(const hd_store *s, hd_node_id id, hd_edge_iter *it)
 {
 	iter(s, HD__SEC_REV_OFF, HD__SEC_REV, id, s->nodes, it);
+}
+
+/* ---- optional sections ---- */
+
+const unsigned char *hd__store_section(const hd_store *s, int sid,
+				       uint64_t *len)
+{
+	if (sid <= 0 || sid >= HD__SEC__COUNT) {
+		*len = 0;
+		return NULL;
+	}
+	*len = s->len[sid];
+	return s->sec[sid];
+}
+
+int hd__store_attach(hd_store *s, const int *sid, void *const *img,
+		     const size_t *len, size_t n, hd_error *err)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (sid[k] < HD__SEC__REQUIRED || sid[k] >= HD__SEC__COUNT)
+			return hd__error(err, HD_EINVAL,
+					 "invalid argument: section %d", sid[k]);
+	if (s->map || s->buf)
+		return hd__error(err, HD_EINVAL,
+				 "invalid argument: an opened store");
+	for (k = 0; k < n; k++) {
+		hd__free(s->own[sid[k]], s->own_len[sid[k]]);
+		s->own[sid[k]] = img[k];
+		s->own_len[sid[k]] = len[k] ? len[k] : 1;
+		s->sec[sid[k]] = img[k];
+		s->len[sid[k]] = len[k];
+	}
+	return 0;
+}
+
+void hd__store_csr(const hd_store *s, int reverse, struct hd__csr *out)
+{
+	int tgt = reverse ? HD__SEC_REV : HD__SEC_REFS;
+
+	memset(out, 0, sizeof(*out));
+	out->n = s->nodes;
+	out->off_le = s->sec[reverse ? HD__SEC_REV_OFF : HD__SEC_REFS_OFF];
+	out->adj_le = s->sec[tgt];
+	out->e = s->len[tgt] / 4;
 }
 
 int hd_edge_iter_next(hd_edge_iter *it, hd_node_id *out)

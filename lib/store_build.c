@@ -13,7 +13,6 @@
  */
 #include "store_format.h"
 
-#define NONE HD_NODE_NONE
 #define PROGRESS_EVERY 65536u
 
 enum {
@@ -187,7 +186,7 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 		*out = b->last_cd;
 		return 0;
 	}
-	if (b->ncd >= NONE - 1 ||
+	if (b->ncd >= HD_NODE_NONE - 1 ||
 	    hd__grow((void **)&b->cdict, &b->cd_cap, b->ncd + 1,
 		     sizeof(*b->cdict)) ||
 	    hd__grow((void **)&b->cd_strong, &b->cd_strong_cap, b->ncd + 1,
@@ -256,7 +255,7 @@ static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 		if (same_site(k, &b->sites[b->sslot[j] - 1]))
 			break;
 	if (!b->sslot[j]) {
-		if (b->nsites >= NONE - 1 ||
+		if (b->nsites >= HD_NODE_NONE - 1 ||
 		    hd__grow((void **)&b->sites, &b->sites_cap, b->nsites + 1,
 			     sizeof(*b->sites)))
 			return HD_ENOMEM;
@@ -290,7 +289,7 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 
 	if (!(rec->has & (HD_HAS_FILE | HD_HAS_LINE | HD_HAS_METHOD |
 			  HD_HAS_GENERATION))) {
-		*out = NONE;
+		*out = HD_NODE_NONE;
 		return 0;
 	}
 	b->has_site = 1;
@@ -331,7 +330,7 @@ static int rec_aux(struct bld *b, const hd_record *rec, uint32_t *out)
 
 /* The format's limits (man 5 heapdump-store, LIMITS); variables only so
  * that the tests can lower them. */
-uint64_t hd__max_nodes = (uint64_t)NONE - 1;
+uint64_t hd__max_nodes = (uint64_t)HD_NODE_NONE - 1;
 uint64_t hd__max_refs = UINT32_MAX;
 uint64_t hd__max_string_bytes = UINT32_MAX;
 
@@ -372,7 +371,7 @@ static int offer_class(struct bld *b, const hd_record *rec, uint32_t cd)
 	case HD_T_NODE:
 		return 0;
 	}
-	if (cd == NONE || b->cd_strong[cd])
+	if (cd == HD_NODE_NONE || b->cd_strong[cd])
 		return 0;
 	b->cd_strong[cd] = 1;
 	return hd__classtab_add(&b->ct, rec);
@@ -394,7 +393,7 @@ static int add_object(struct bld *b, const hd_record *rec)
 				  rec->type :
 				  HD_T_UNKNOWN);
 	((uint16_t *)b->c[C_BITS].p)[i] = (uint16_t)rec->bits;
-	v = NONE;
+	v = HD_NODE_NONE;
 	if ((rec->has & HD_HAS_CLASS) && rec->class_addr &&
 	    (rc = class_id(b, rec->class_addr, &v)))
 		return rc;
@@ -662,7 +661,7 @@ static inline uint32_t lut_find(const struct lut *l, uint64_t x)
 	size_t b, lo, hi, mid;
 
 	if (!l->n || x < l->min || x > l->max)
-		return NONE;
+		return HD_NODE_NONE;
 	b = (size_t)((x - l->min) >> l->shift);
 	lo = l->tab[b];
 	hi = l->tab[b + 1];
@@ -673,7 +672,7 @@ static inline uint32_t lut_find(const struct lut *l, uint64_t x)
 		else
 			hi = mid;
 	}
-	return lo < l->n && l->a[lo] == x ? (uint32_t)lo : NONE;
+	return lo < l->n && l->a[lo] == x ? (uint32_t)lo : HD_NODE_NONE;
 }
 
 /* ---- edges ---- */
@@ -725,7 +724,7 @@ static int forward_csr(struct bld *b)
 
 		for (k = st[r]; k < st[r + 1]; k++) {
 			t = ids[k];
-			if (t == NONE)
+			if (t == HD_NODE_NONE)
 				b->dangling++;
 			else
 				out[e++] = t;
@@ -791,13 +790,13 @@ static int roots_csr(struct bld *b)
 	for (i = 0; i < b->nraddr; i++) {
 		id = lut_find(&b->lut, b->raddr[i]);
 		b->raddr[i] = id;
-		if (id != NONE)
+		if (id != HD_NODE_NONE)
 			off[b->rcat[i] + 1]++;
 	}
 	for (i = 1; i <= R; i++)
 		off[i] += off[i - 1];
 	for (i = 0; i < b->nraddr; i++)
-		if (b->raddr[i] != NONE) {
+		if (b->raddr[i] != HD_NODE_NONE) {
 			out[off[b->rcat[i]]++] = (uint32_t)b->raddr[i];
 			kept++;
 		}
@@ -906,14 +905,14 @@ static int class_column(struct bld *b)
 	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS)))
 		goto out;
 	for (i = 0; i < b->N; i++)
-		n += cls[i] != NONE && dn[cls[i]] == NONE;
+		n += cls[i] != HD_NODE_NONE && dn[cls[i]] == HD_NODE_NONE;
 	if (!(x = sec_alloc(b, HD__SEC_CLASSX, n, HD__WIDE_SIZE)))
 		goto out;
 	for (i = 0; i < b->N; i++) {
-		if ((d = cls[i]) == NONE)
+		if ((d = cls[i]) == HD_NODE_NONE)
 			continue;
 		cls[i] = dn[d];
-		if (dn[d] == NONE) {
+		if (dn[d] == HD_NODE_NONE) {
 			put_wide(x, (uint32_t)i, b->cdict[d]);
 			x += HD__WIDE_SIZE;
 		}
@@ -1199,4 +1198,16 @@ int hd_store_build(hd_store **out, const char *dump_path,
 out:
 	bld_free(&b);
 	return rc;
+}
+
+/* Opens a store, or builds one from a dump: the one function over both
+ * (here, so that store.c, the reading side, never calls the building
+ * side). */
+int hd_store_load(hd_store **out, const char *path,
+		  const hd_index_options *opts, hd_error *err)
+{
+	HD_ASSERT_ARG(out && path);
+	if (strcmp(path, "-") && hd_store_is_store(path))
+		return hd_store_open(out, path, err);
+	return hd_store_build(out, path, opts, err);
 }

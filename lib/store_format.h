@@ -169,6 +169,21 @@ HD_HIDDEN int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
  * lowered only by tests. */
 HD_HIDDEN extern uint64_t hd__max_nodes, hd__max_refs, hd__max_string_bytes;
 
+/* The image of section sid (and its length in bytes), or NULL when the
+ * store has none. */
+HD_HIDDEN const unsigned char *hd__store_section(const hd_store *s, int sid,
+						 uint64_t *len);
+/*
+ * Attaches n optional sections (ids sid[k] >= HD__SEC__REQUIRED) to a
+ * built store, replacing any it held: the store takes over img[k]
+ * (len[k] bytes, allocated with hd__malloc of len[k] or 1 bytes), so
+ * hd_store_write() keeps them. HD_EINVAL, taking nothing, for an opened
+ * store or a required section id. The one way anything outside the
+ * store's own files adds to a store (dominators.c: the tree).
+ */
+HD_HIDDEN int hd__store_attach(hd_store *s, const int *sid, void *const *img,
+			       const size_t *len, size_t n, hd_error *err);
+
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
 

@@ -1,0 +1,407 @@
+/*
+ * graph.c - the one graph layer (graph.h): CSR views, the iterative
+ * depth-first search, Tarjan's strongly connected components and
+ * Lengauer-Tarjan dominators. Every walk is a loop over explicit stacks
+ * of dense uint32 ids; nothing recurses.
+ */
+#include "graph.h"
+
+/* ---- CSR ---- */
+
+int hd__csr_from_edges(struct hd__csr *g, uint32_t n, const uint32_t *from,
+		       const uint32_t *to, size_t e)
+{
+	size_t i;
+	uint32_t v;
+
+	memset(g, 0, sizeof(*g));
+	if (e > UINT32_MAX)
+		return HD_ELIMIT;
+	g->n = n;
+	if (!(g->off = hd__calloc((size_t)n + 1, sizeof(*g->off))) ||
+	    !HD_ALLOC(g->adj, e)) {
+		hd__csr_free(g);
+		return HD_ENOMEM;
+	}
+	g->acap = g->e = e;
+	for (i = 0; i < e; i++)
+		g->off[from[i] + 1]++;
+	for (v = 0; v < n; v++)
+		g->off[v + 1] += g->off[v];
+	for (i = 0; i < e; i++)
+		g->adj[g->off[from[i]]++] = to[i];
+	/* off[v] now holds the end of v: shift back */
+	for (v = n; v > 0; v--)
+		g->off[v] = g->off[v - 1];
+	g->off[0] = 0;
+	return 0;
+}
+
+int hd__csr_reverse(struct hd__csr *out, const struct hd__csr *g)
+{
+	uint32_t v, a, b, t, i;
+	size_t e = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->n = g->n;
+	if (!(out->off = hd__calloc((size_t)g->n + 1, sizeof(*out->off))))
+		return HD_ENOMEM;
+	for (v = 0; v < g->n; v++) {
+		hd__csr_range(g, v, &a, &b);
+		for (i = a; i < b; i++)
+			if ((t = hd__csr_at(g, i)) < g->n) {
+				out->off[t + 1]++;
+				e++;
+			}
+	}
+	if (!HD_ALLOC(out->adj, e)) {
+		hd__csr_free(out);
+		return HD_ENOMEM;
+	}
+	out->acap = out->e = e;
+	for (v = 0; v < g->n; v++)
+		out->off[v + 1] += out->off[v];
+	for (v = 0; v < g->n; v++) {
+		hd__csr_range(g, v, &a, &b);
+		for (i = a; i < b; i++)
+			if ((t = hd__csr_at(g, i)) < g->n)
+				out->adj[out->off[t]++] = v;
+	}
+	for (v = g->n; v > 0; v--)
+		out->off[v] = out->off[v - 1];
+	out->off[0] = 0;
+	return 0;
+}
+
+void hd__csr_free(struct hd__csr *g)
+{
+	if (g->off)
+		HD_FREE(g->off, (size_t)g->n + 1);
+	HD_FREE(g->adj, g->acap);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- depth-first search ---- */
+
+int hd__dfs_init(struct hd__dfs *d, const struct hd__csr *g,
+		 const unsigned char *cut, const unsigned char *skip)
+{
+	memset(d, 0, sizeof(*d));
+	d->g = g;
+	d->cut = cut;
+	d->skip = skip;
+	if (!HD_ALLOC(d->stack, g->n) || !HD_ALLOC(d->pos, g->n) ||
+	    !(d->seen = hd__bitmap_new(g->n))) {
+		hd__dfs_free(d);
+		return HD_ENOMEM;
+	}
+	return 0;
+}
+
+void hd__dfs_free(struct hd__dfs *d)
+{
+	uint32_t n = d->g ? d->g->n : 0;
+
+	HD_FREE(d->stack, n);
+	HD_FREE(d->pos, n);
+	hd__bitmap_free(d->seen, n);
+	d->stack = d->pos = NULL;
+	d->seen = NULL;
+}
+
+/* Visits t: its first successor comes next. */
+static void dfs_push(struct hd__dfs *d, uint32_t t)
+{
+	uint32_t a, b;
+
+	hd__bit_set(d->seen, t);
+	if (d->cut && hd__bit(d->cut, t))
+		a = b = 0;
+	else
+		hd__csr_range(d->g, t, &a, &b);
+	d->pos[t] = a;
+	d->stack[d->sp++] = t;
+	(void)b;
+}
+
+static int dfs_visitable(const struct hd__dfs *d, uint32_t t)
+{
+	return t < d->g->n && !(d->skip && hd__bit(d->skip, t));
+}
+
+int hd__dfs_start(struct hd__dfs *d, uint32_t s)
+{
+	if (!dfs_visitable(d, s) || hd__bit(d->seen, s))
+		return 0;
+	dfs_push(d, s);
+	d->pending = 1;
+	return 1;
+}
+
+int hd__dfs_step(struct hd__dfs *d, uint32_t *v, uint32_t *t)
+{
+	uint32_t u, x, a, end;
+
+	if (d->pending) {
+		d->pending = 0;
+		*v = HD__NONE;
+		*t = d->stack[0];
+		return HD__DFS_ENTER;
+	}
+	if (!d->sp)
+		return HD__DFS_DONE;
+	u = d->stack[d->sp - 1];
+	if (d->cut && hd__bit(d->cut, u))
+		end = 0;
+	else
+		hd__csr_range(d->g, u, &a, &end);
+	while (d->pos[u] < end) {
+		x = hd__csr_at(d->g, d->pos[u]++);
+		if (!dfs_visitable(d, x))
+			continue;
+		if (!hd__bit(d->seen, x)) {
+			dfs_push(d, x);
+			*v = u;
+			*t = x;
+			return HD__DFS_ENTER;
+		}
+		if (d->edges) {
+			*v = u;
+			*t = x;
+			return HD__DFS_EDGE;
+		}
+	}
+	d->sp--;
+	*t = u;
+	*v = d->sp ? d->stack[d->sp - 1] : HD__NONE;
+	return HD__DFS_LEAVE;
+}
+
+/* ---- strongly connected components (Tarjan) ---- */
+
+int hd__scc(const struct hd__csr *g, const uint32_t *starts, size_t nstarts,
+	    uint32_t *comp, uint32_t *ncomp)
+{
+	struct hd__dfs d;
+	uint32_t *idx = NULL, *low = NULL, *stk = NULL;
+	uint32_t n = g->n, counter = 0, sp = 0, C = 0, s, v, t, x;
+	size_t i;
+	int ev, rc = HD_ENOMEM;
+
+	if (hd__dfs_init(&d, g, NULL, NULL))
+		return HD_ENOMEM;
+	d.edges = 1;
+	if (!HD_ALLOC(idx, n) || !HD_ALLOC(low, n) || !HD_ALLOC(stk, n))
+		goto out;
+	memset(comp, 0xff, (size_t)n * sizeof(*comp));
+	for (i = 0; i < nstarts + n; i++) {
+		s = i < nstarts ? starts[i] : (uint32_t)(i - nstarts);
+		if (!hd__dfs_start(&d, s))
+			continue;
+		while ((ev = hd__dfs_step(&d, &v, &t)) != HD__DFS_DONE) {
+			if (ev == HD__DFS_ENTER) {
+				idx[t] = low[t] = counter++;
+				stk[sp++] = t;
+			} else if (ev == HD__DFS_EDGE) {
+				/* t on the stack: not yet in a component */
+				if (comp[t] == HD__NONE && idx[t] < low[v])
+					low[v] = idx[t];
+			} else {
+				if (low[t] == idx[t]) {
+					do {
+						x = stk[--sp];
+						comp[x] = C;
+					} while (x != t);
+					C++;
+				}
+				if (v != HD__NONE && low[t] < low[v])
+					low[v] = low[t];
+			}
+		}
+	}
+	*ncomp = C;
+	rc = 0;
+out:
+	HD_FREE(idx, n);
+	HD_FREE(low, n);
+	HD_FREE(stk, n);
+	hd__dfs_free(&d);
+	return rc;
+}
+
+/* ---- dominators (Lengauer-Tarjan over dfn numbers) ---- */
+
+/*
+ *  1. the DFS numbers the reached vertices from the virtual root (dfn 1,
+ *     whose successors are the roots in order) and records each one's
+ *     DFS-tree parent;
+ *  2. in decreasing dfn order, each vertex's semidominator is the least
+ *     semi of EVAL(v) over its predecessors v; the vertex goes to its
+ *     semidominator's bucket, is linked under its parent, and the
+ *     parent's bucket is emptied, giving each vertex in it either its
+ *     idom or a vertex with the same idom;
+ *  3. in increasing dfn order the deferred idoms are resolved.
+ */
+struct lt {
+	const struct hd__csr *pred;
+	const unsigned char *cut;
+	unsigned char *isroot;     /* bitmap: a successor of the root */
+	uint32_t *parent, *semi, *label, *ancestor, *head, *next, *stack;
+};
+
+static void lt_free(struct lt *t, size_t k, uint32_t N)
+{
+	HD_FREE(t->parent, k);
+	HD_FREE(t->semi, k);
+	HD_FREE(t->label, k);
+	HD_FREE(t->ancestor, k);
+	HD_FREE(t->head, k);
+	HD_FREE(t->next, k);
+	HD_FREE(t->stack, k);
+	hd__bitmap_free(t->isroot, N);
+}
+
+/* Step 1: numbers the vertices reached from the roots. */
+static int lt_number(struct hd__dom *d, struct lt *t, const struct hd__csr *succ,
+		     const unsigned char *skip, const uint32_t *roots,
+		     size_t nroots)
+{
+	struct hd__dfs s;
+	uint32_t v, x, r;
+	size_t i;
+	int ev;
+
+	if (hd__dfs_init(&s, succ, t->cut, skip))
+		return HD_ENOMEM;
+	d->n = 1; /* the virtual root */
+	d->vertex[1] = d->N;
+	t->parent[1] = 0;
+	for (i = 0; i < nroots; i++) {
+		r = roots[i];
+		if (r >= d->N || (skip && hd__bit(skip, r)))
+			continue;
+		hd__bit_set(t->isroot, r);
+		if (!hd__dfs_start(&s, r))
+			continue;
+		while ((ev = hd__dfs_step(&s, &v, &x)) != HD__DFS_DONE) {
+			if (ev != HD__DFS_ENTER)
+				continue;
+			d->dfn[x] = ++d->n;
+			d->vertex[d->n] = x;
+			t->parent[d->n] = v == HD__NONE ? 1 : d->dfn[v];
+		}
+	}
+	hd__dfs_free(&s);
+	return 0;
+}
+
+/* Path compression, iterative: the chain up to the tree's top is
+ * collected on the stack, then shortened from the top down. */
+static void compress(struct lt *t, uint32_t v)
+{
+	uint32_t *a = t->ancestor, *l = t->label, *sm = t->semi;
+	uint32_t sp = 0, y, p;
+
+	while (a[a[v]]) {
+		t->stack[sp++] = v;
+		v = a[v];
+	}
+	while (sp) {
+		y = t->stack[--sp];
+		p = a[y];
+		if (sm[l[p]] < sm[l[y]])
+			l[y] = l[p];
+		a[y] = a[p];
+	}
+}
+
+static uint32_t eval(struct lt *t, uint32_t v)
+{
+	if (!t->ancestor[v])
+		return v;
+	compress(t, v);
+	return t->label[v];
+}
+
+/* Steps 2 and 3. */
+static void lt_semi(struct hd__dom *d, struct lt *t)
+{
+	uint32_t i, w, p, v, u, node, r, a, b, k;
+
+	for (i = 1; i <= d->n; i++) {
+		t->semi[i] = t->label[i] = i;
+		t->ancestor[i] = 0;
+	}
+	for (w = d->n; w >= 2; w--) {
+		node = d->vertex[w];
+		p = t->parent[w];
+		if (hd__bit(t->isroot, node))
+			t->semi[w] = 1; /* the virtual root: dfn 1 */
+		hd__csr_range(t->pred, node, &a, &b);
+		for (k = a; k < b; k++) {
+			r = hd__csr_at(t->pred, k);
+			if (r >= d->N || !(v = d->dfn[r]) ||
+			    (t->cut && hd__bit(t->cut, r)))
+				continue;
+			u = eval(t, v);
+			if (t->semi[u] < t->semi[w])
+				t->semi[w] = t->semi[u];
+		}
+		t->next[w] = t->head[t->semi[w]];
+		t->head[t->semi[w]] = w;
+		t->ancestor[w] = p;
+		for (v = t->head[p]; v; v = t->next[v]) {
+			u = eval(t, v);
+			d->idom[v] = t->semi[u] < t->semi[v] ? u : p;
+		}
+		t->head[p] = 0;
+	}
+	d->idom[1] = 0;
+	for (w = 2; w <= d->n; w++)
+		if (d->idom[w] != t->semi[w])
+			d->idom[w] = d->idom[d->idom[w]];
+}
+
+int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
+		   const struct hd__csr *pred, const unsigned char *cut,
+		   const unsigned char *skip, const uint32_t *roots,
+		   size_t nroots)
+{
+	struct lt t;
+	size_t k = (size_t)succ->n + 2;
+	int rc = HD_ENOMEM;
+
+	memset(d, 0, sizeof(*d));
+	memset(&t, 0, sizeof(t));
+	d->N = succ->n;
+	t.pred = pred;
+	t.cut = cut;
+	if (!(d->dfn = hd__calloc((size_t)d->N + 1, sizeof(*d->dfn))) ||
+	    !HD_ALLOC(d->vertex, k) || !HD_ALLOC(d->idom, k) ||
+	    !HD_ALLOC(t.parent, k) || !(t.isroot = hd__bitmap_new(d->N)) ||
+	    lt_number(d, &t, succ, skip, roots, nroots))
+		goto out;
+	/* the DFS is over: its stacks are freed before these are taken */
+	if (!HD_ALLOC(t.semi, k) || !HD_ALLOC(t.label, k) ||
+	    !(t.ancestor = hd__calloc(k, sizeof(*t.ancestor))) ||
+	    !(t.head = hd__calloc(k, sizeof(*t.head))) ||
+	    !HD_ALLOC(t.next, k) || !HD_ALLOC(t.stack, k))
+		goto out;
+	lt_semi(d, &t);
+	rc = 0;
+out:
+	lt_free(&t, k, d->N);
+	if (rc)
+		hd__dom_free(d);
+	return rc;
+}
+
+void hd__dom_free(struct hd__dom *d)
+{
+	size_t k = (size_t)d->N + 2;
+
+	HD_FREE(d->dfn, (size_t)d->N + 1);
+	HD_FREE(d->vertex, k);
+	HD_FREE(d->idom, k);
+	d->dfn = d->vertex = d->idom = NULL;
+}
