@@ -273,6 +273,18 @@ static int move_out(const char *found, const char *out)
 	return rc;
 }
 
+/* The end of both routes: the dump moved to -o's name if given, its name
+ * printed; found is freed. */
+static int finish(int rc, char *found)
+{
+	if (!rc && A.out)
+		rc = move_out(found, A.out);
+	if (!rc)
+		printf("%s\n", A.out ? A.out : found);
+	free(found);
+	return rc;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -333,12 +345,7 @@ static int dump_attached(long pid)
 		return EXIT_FAIL;
 	}
 	rc = cli_attach_dump(pid, absdir, A.timeout, A.quiet, &found);
-	if (!rc && A.out)
-		rc = move_out(found, A.out);
-	if (!rc)
-		printf("%s\n", A.out ? A.out : found);
-	free(found);
-	return rc;
+	return finish(rc, found);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -384,10 +391,5 @@ int cmd_dump(int argc, char **argv)
 	if (!rc)
 		rc = wait_for_dump(pid, dir, prefix, &seen, &found);
 	names_free(&seen);
-	if (!rc && A.out)
-		rc = move_out(found, A.out);
-	if (!rc)
-		printf("%s\n", A.out ? A.out : found);
-	free(found);
-	return rc;
+	return finish(rc, found);
 }

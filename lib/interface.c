@@ -555,19 +555,12 @@ static void free_condensation(struct work *w)
 
 static void work_free(struct work *w)
 {
+	free_condensation(w);
 	hd__bitmap_free(w->weak, w->n);
 	HD_FREE(w->loc, w->n);
 	hd__csr_free(&w->fw);
 	hd__csr_free(&w->rv);
-	hd__csr_free(&w->dag);
 	HD_FREE(w->bloc, w->bcap);
-	HD_FREE(w->roots, w->m);
-	HD_FREE(w->comp, w->m);
-	HD_FREE(w->ccount, w->C);
-	HD_FREE(w->cmem, w->C);
-	HD_FREE(w->kcount, w->C);
-	HD_FREE(w->kmem, w->C);
-	HD_FREE(w->simple, w->C);
 }
 
 int hd_interface_with(hd_interface **out, const hd_store *s,
