@@ -81,11 +81,12 @@ static void put_escape(struct hd__sink *o, unsigned char ch)
 }
 
 /*
- * Writes the bytes between a string's quotes as valid JSON string
- * content: valid escapes are kept, a raw quote, the backslash of an
- * invalid escape and control characters are escaped.
+ * Writes s as JSON string content, without the quotes: control
+ * characters, quotes and backslashes escaped; with keep_escapes, a valid
+ * escape already in s is copied as it stands.
  */
-void hd__put_content(struct hd__sink *o, const char *s, size_t n)
+static void put_escaped(struct hd__sink *o, const char *s, size_t n,
+			int keep_escapes)
 {
 	size_t i = 0, run, e;
 
@@ -101,7 +102,8 @@ void hd__put_content(struct hd__sink *o, const char *s, size_t n)
 		if (i == n)
 			break;
 		ch = (unsigned char)s[i];
-		if (ch == '\\' && (e = valid_escape(s + i, n - i))) {
+		if (keep_escapes && ch == '\\' &&
+		    (e = valid_escape(s + i, n - i))) {
 			hd__put(o, s + i, e);
 			i += e;
 			continue;
@@ -111,25 +113,21 @@ void hd__put_content(struct hd__sink *o, const char *s, size_t n)
 	}
 }
 
+/*
+ * Writes the bytes between a string's quotes as valid JSON string
+ * content: valid escapes are kept, a raw quote, the backslash of an
+ * invalid escape and control characters are escaped.
+ */
+void hd__put_content(struct hd__sink *o, const char *s, size_t n)
+{
+	put_escaped(o, s, n, 1);
+}
+
 /* Writes raw bytes (a class name) as a JSON string, quotes included. */
 void hd__put_json_str(struct hd__sink *o, const char *s, size_t n)
 {
-	size_t i = 0, run;
-
 	hd__put_ch(o, '"');
-	while (i < n) {
-		unsigned char ch;
-
-		for (run = i; i < n; i++) {
-			ch = (unsigned char)s[i];
-			if (ch < 0x20 || ch == '"' || ch == '\\')
-				break;
-		}
-		hd__put(o, s + run, i - run);
-		if (i == n)
-			break;
-		put_escape(o, (unsigned char)s[i++]);
-	}
+	put_escaped(o, s, n, 0);
 	hd__put_ch(o, '"');
 }
 
