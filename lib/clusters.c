@@ -14,7 +14,8 @@
  * one step each, not one path each.
  *
  * What a step is made of is said in one place, step_text() (with
- * ref_name()): reference names, when the store has them, go there.
+ * ref_name(): the reference names, when the store has them, with an
+ * Array element's index left out).
  */
 #include "clusters.h"
 
@@ -38,24 +39,104 @@ struct shapes {
 	size_t cap;
 	char *name;               /* a node's name */
 	size_t name_cap;
+	int has_names;            /* the store has reference names */
+	struct hd__map indexed;   /* objects (root categories: 1 << 40 |
+				     category) whose names are indexed */
+	struct hd__map named;     /* from << 32 | to -> reference index */
+	struct hd__map root_named; /* category << 32 | to -> index */
 };
 
 /*
- * The name of the reference by which from holds to (from ==
- * HD_NODE_NONE: root category cat holds it), or NULL. The store has no
- * reference names yet; when it has, they are read here (and an array
- * element's index is left out, so the elements of one array share a
- * shape), and nothing else changes.
+ * Indexes the named references of from (or, with from == HD_NODE_NONE,
+ * of root category cat) once: (from, to) -> the first named one's
+ * index, so that the steps out of a Hash of 100,000 entries do not each
+ * search it (hd_store_ref_name is O(references of from)).
  */
-static const char *ref_name(const hd_store *s, uint32_t cat, hd_node_id from,
-			    hd_node_id to, size_t *len)
+static int index_refs(struct shapes *sh, uint32_t cat, hd_node_id from)
 {
-	(void)s;
-	(void)cat;
-	(void)from;
-	(void)to;
+	uint64_t key = from == HD_NODE_NONE ? (uint64_t)1 << 40 | cat : from;
+	struct hd__map *m = from == HD_NODE_NONE ? &sh->root_named : &sh->named;
+	uint64_t hi = from == HD_NODE_NONE ? cat : from;
+	hd_edge_iter it;
+	hd_node_id t;
+	uint32_t k = 0, v;
+	int found;
+
+	if (hd__map_put(&sh->indexed, key, 1, &v, &found))
+		return HD_ENOMEM;
+	if (found)
+		return 0;
+	if (from == HD_NODE_NONE)
+		hd_store_root_refs(sh->s, cat, &it);
+	else
+		hd_store_refs(sh->s, from, &it);
+	for (; hd_edge_iter_next(&it, &t) == 0; k++) {
+		const char *name = from == HD_NODE_NONE ?
+			hd__store_root_name_at(sh->s, cat, k, NULL) :
+			hd_store_ref_name_at(sh->s, from, k, NULL, NULL);
+
+		/* hd__map_put keeps the first: the first named reference */
+		if (name && hd__map_put(m, hi << 32 | t, k, &v, &found))
+			return HD_ENOMEM;
+	}
+	return 0;
+}
+
+/* "[3]" */
+static int is_index(const char *p, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || p[0] != '[' || p[n - 1] != ']')
+		return 0;
+	for (i = 1; i + 1 < n; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * The name of the reference by which from holds to (from ==
+ * HD_NODE_NONE: root category cat holds it), or NULL: the one place
+ * reference names enter a shape. An element's index in an Array is
+ * left out ("[*]"), so that the elements of one array share a shape.
+ * Through the index of index_refs() when sh has one (the shapes of
+ * every suspect), else by a search (the text of a few shapes).
+ */
+static int ref_name(struct shapes *sh, uint32_t cat, hd_node_id from,
+		    hd_node_id to, const char **out, size_t *len)
+{
+	const char *p = NULL;
+	uint32_t k;
+
+	*out = NULL;
 	*len = 0;
-	return NULL;
+	if (!sh->has_names)
+		return 0;
+	if (sh->indexed.cap) {
+		if (index_refs(sh, cat, from))
+			return HD_ENOMEM;
+		if (from == HD_NODE_NONE) {
+			if (hd__map_get(&sh->root_named, (uint64_t)cat << 32 | to, &k))
+				p = hd__store_root_name_at(sh->s, cat, k, len);
+		} else if (hd__map_get(&sh->named, (uint64_t)from << 32 | to,
+				       &k)) {
+			p = hd_store_ref_name_at(sh->s, from, k, len, NULL);
+		}
+	} else if (from == HD_NODE_NONE) {
+		p = hd_store_root_ref_name(sh->s, cat, to, len);
+	} else {
+		p = hd_store_ref_name(sh->s, from, to, len, NULL);
+	}
+	if (p && from != HD_NODE_NONE &&
+	    hd_store_type(sh->s, from) == HD_T_ARRAY && is_index(p, *len)) {
+		p = "[*]";
+		*len = 3;
+	}
+	*out = p;
+	if (!p)
+		*len = 0;
+	return 0;
 }
 
 /* The name of v (hd_store_node_name) into sh->name; its length. */
@@ -107,8 +188,8 @@ static int step_text(struct shapes *sh, uint32_t cat, hd_node_id pred,
 		if (put_field(sh, &at, p, strlen(p)))
 			return HD_ENOMEM;
 	}
-	p = ref_name(sh->s, cat, pred, v, &n);
-	if (put_field(sh, &at, p, n) || node_name(sh, v, &n) ||
+	if (ref_name(sh, cat, pred, v, &p, &n) ||
+	    put_field(sh, &at, p, n) || node_name(sh, v, &n) ||
 	    put_field(sh, &at, sh->name, n))
 		return HD_ENOMEM;
 	*len = at;
@@ -192,9 +273,13 @@ int hd__path_shapes(uint32_t *out, const hd_store *s, const hd_reach *r,
 	memset(&sh, 0, sizeof(sh));
 	sh.s = s;
 	sh.r = r;
+	sh.has_names = hd_store_has_ref_names(s);
 	sh.memo = hd__calloc(nodes ? nodes : 1, sizeof(*sh.memo));
 	if (!sh.memo || hd__intern_init(&sh.steps) ||
-	    hd__map_init(&sh.trie, n * 4 + 16)) {
+	    hd__map_init(&sh.trie, n * 4 + 16) ||
+	    (sh.has_names && (hd__map_init(&sh.indexed, n + 16) ||
+			      hd__map_init(&sh.named, n * 4 + 16) ||
+			      hd__map_init(&sh.root_named, 16)))) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
@@ -205,6 +290,9 @@ out:
 	hd__free(sh.memo, (nodes ? nodes : 1) * sizeof(*sh.memo));
 	hd__intern_free(&sh.steps);
 	hd__map_free(&sh.trie);
+	hd__map_free(&sh.indexed);
+	hd__map_free(&sh.named);
+	hd__map_free(&sh.root_named);
 	hd__free(sh.buf, sh.cap);
 	hd__free(sh.name, sh.name_cap);
 	return rc ? hd__error(err, rc, "out of memory") : 0;
@@ -220,13 +308,14 @@ char *hd__path_shape_text(const hd_store *s, const hd_root_path *path,
 
 	memset(&sh, 0, sizeof(sh));
 	sh.s = s;
+	sh.has_names = hd_store_has_ref_names(s);
 	if (put(&sh, &at, root, strlen(root)))
 		goto out;
 	for (k = 0; k < path->n; k++) {
 		hd_node_id pred = k ? path->nodes[k - 1] : HD_NODE_NONE;
 
-		p = ref_name(s, path->root, pred, path->nodes[k], &n);
-		if ((n && (put(&sh, &at, " ", 1) || put(&sh, &at, p, n))) ||
+		if (ref_name(&sh, path->root, pred, path->nodes[k], &p, &n) ||
+		    (n && (put(&sh, &at, " ", 1) || put(&sh, &at, p, n))) ||
 		    put(&sh, &at, " -> ", 4) ||
 		    node_name(&sh, path->nodes[k], &n) ||
 		    put(&sh, &at, sh.name, n))

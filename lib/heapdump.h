@@ -1725,8 +1725,9 @@ HD_API const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l,
  * Clusters (memlab's idea): the suspects whose retention paths have the
  * same shape, that is the same root category and, hop by hop, the same
  * names of the objects on the way (hd_store_node_name(): "Object",
- * "Array", "Service", "LeakyCache", "Hash"), are one cluster: three
- * caches of one class held the same way are one problem. Every suspect
+ * "Array", "Service", "LeakyCache", "Hash") and the same reference names
+ * (hd_store_ref_name(), an Array element's index as "[*]"), are one
+ * cluster: three caches of one class held the same way are one problem. Every suspect
  * (folded ones included) belongs to one cluster; the suspects no root
  * reaches form one cluster of their own, without a path. Clusters are
  * ranked by their summed retained memsize (then count, then the rank of
@@ -1753,8 +1754,8 @@ typedef struct hd_leaks_cluster {
 	 * without reached): */
 	/** the representative's retention path */
 	const hd_root_path *path;
-	/** the shape as text, "vm -> Object -> Array -> Hash" (names as
-	 * they are: escape them to print) */
+	/** the shape as text, "vm -> Object ::SERVICES -> Array [*] ->
+	 * Hash" (names as they are: escape them to print) */
 	const char *shape;
 } hd_leaks_cluster;
 

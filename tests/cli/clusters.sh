@@ -19,6 +19,10 @@
 #  - a deep chain (a real Ruby process: an old linked list of 20,000
 #    nodes, each given one new object): 20,000 suspects of 20,000
 #    different shapes, clustered in near-linear time.
+#  - reference names: the same dumps with ref_names added (::SERVICES,
+#    [0] [1] [2], @cache, @entries) give the shape with names, the array
+#    index as [*] (one cluster still); one Service holding its cache as
+#    @other splits the caches into two clusters.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs gzip gzip
@@ -210,3 +214,65 @@ check deep/fast "under 30 s" "$([ "$secs" -lt 30 ] && echo "under 30 s" || echo 
 # the first shown cluster's shape ends where its path does, at a Node
 check deep/shape-matches-path true \
 	"$(jq '.clusters[0] | (.shape | split(" -> ") | length) == (.path.objects | length) + 1' "$TMP/deep.json")"
+
+# ---- reference names are part of the shape ----
+
+# The three dumps with ref_names added (man 5 heapdump-dump) as the gem's
+# dumper writes them: Object ::SERVICES, the Array's elements [0] [1] [2],
+# each Service's @cache, each LeakyCache's @entries. With SPLIT, the
+# Service at index 2 holds its cache as @other: another shape.
+name_dumps() { # OUTPREFIX SPLIT
+	for f in before after later; do
+		gzip -dc "$DATA/leak_clusters_$f.json.gz" | python3 -c '
+import json, sys
+split = sys.argv[1] == "1"
+lines = sys.stdin.read().split("\n")
+recs = {}
+for i, line in enumerate(lines):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "address" in r:
+        recs[r["address"]] = (i, r)
+def at(r, ln, t):
+    return r.get("type") == t and r.get("line") == ln and r.get("file", "").endswith("clusters.rb")
+services = [a for a, (i, r) in recs.items() if at(r, 71, "ARRAY")]
+assert len(services) == 1, services
+arr = recs[services[0]][1]
+order = arr["references"]
+for i, r in recs.values():
+    refs = r.get("references", [])
+    names = None
+    if r is arr:
+        names = list(range(len(refs)))
+    elif at(r, 71, "OBJECT"):
+        own = "@other" if split and order.index(r["address"]) == 2 else "@cache"
+        names = [own if at(recs[x][1], 56, "OBJECT") else None for x in refs]
+    elif at(r, 56, "OBJECT"):
+        names = ["@entries" if at(recs[x][1], 45, "HASH") else None for x in refs]
+    elif r.get("type") == "CLASS" and r.get("name") == "Object" and services[0] in refs:
+        names = ["::SERVICES" if x == services[0] else None for x in refs]
+    if names is not None:
+        r["ref_names"] = names
+        lines[i] = json.dumps(r, separators=(",", ":"))
+sys.stdout.write("\n".join(lines))
+' "$2" >"$1_$f.json" || notok "names/$1" "python3 failed on $f"
+	done
+}
+name_dumps "$TMP/n" 0
+check_rc names/exit 0 "$H" leaks -q -f json "$TMP/n_before.json" "$TMP/n_after.json" "$TMP/n_later.json"
+cp "$TMP/out" "$TMP/n.json"
+check names/clusters-total 2 "$(jq .clusters_total "$TMP/n.json")"
+check names/shape-with-names "vm -> Object ::SERVICES -> Array [*] -> Service @cache -> LeakyCache @entries -> Hash" \
+	"$(jq -r '.clusters[0].shape' "$TMP/n.json")"
+check names/same-members "$(echo "$py1" | jq -c .holders)" "$(jq -c '.clusters[0].members | sort' "$TMP/n.json")"
+check names/same-retained "$(echo "$py1" | jq .memsize)" "$(jq '.clusters[0].retained_memsize' "$TMP/n.json")"
+name_dumps "$TMP/s" 1
+check_rc names-split/exit 0 "$H" leaks -q -f json "$TMP/s_before.json" "$TMP/s_after.json" "$TMP/s_later.json"
+cp "$TMP/out" "$TMP/s.json"
+# held as @cache twice and as @other once: two shapes of caches now
+check names-split/clusters-total 3 "$(jq .clusters_total "$TMP/s.json")"
+check names-split/suspects '[2,1,1]' "$(jq -c '[.clusters[].suspects]' "$TMP/s.json")"
+check names-split/shapes '["vm -> Object ::SERVICES -> Array [*] -> Service @cache -> LeakyCache @entries -> Hash","global_tbl -> Array","vm -> Object ::SERVICES -> Array [*] -> Service @other -> LeakyCache @entries -> Hash"]' \
+	"$(jq -c '[.clusters[].shape]' "$TMP/s.json")"
