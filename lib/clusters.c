@@ -40,45 +40,33 @@ struct shapes {
 	char *name;               /* a node's name */
 	size_t name_cap;
 	int has_names;            /* the store has reference names */
-	struct hd__map indexed;   /* objects (root categories: 1 << 40 |
-				     category) whose names are indexed */
+	struct hd__map indexed;   /* objects whose names are indexed */
 	struct hd__map named;     /* from << 32 | to -> reference index */
-	struct hd__map root_named; /* category << 32 | to -> index */
 };
 
 /*
- * Indexes the named references of from (or, with from == HD_NODE_NONE,
- * of root category cat) once: (from, to) -> the first named one's
- * index, so that the steps out of a Hash of 100,000 entries do not each
- * search it (hd_store_ref_name is O(references of from)).
+ * Indexes the named references of from once: (from, to) -> the first
+ * named one's index, so that the steps out of a Hash of 100,000 entries
+ * do not each search it (hd_store_ref_name is O(references of from)).
  */
-static int index_refs(struct shapes *sh, uint32_t cat, hd_node_id from)
+static int index_refs(struct shapes *sh, hd_node_id from)
 {
-	uint64_t key = from == HD_NODE_NONE ? (uint64_t)1 << 40 | cat : from;
-	struct hd__map *m = from == HD_NODE_NONE ? &sh->root_named : &sh->named;
-	uint64_t hi = from == HD_NODE_NONE ? cat : from;
 	hd_edge_iter it;
 	hd_node_id t;
 	uint32_t k = 0, v;
 	int found;
 
-	if (hd__map_put(&sh->indexed, key, 1, &v, &found))
+	if (hd__map_put(&sh->indexed, from, 1, &v, &found))
 		return HD_ENOMEM;
 	if (found)
 		return 0;
-	if (from == HD_NODE_NONE)
-		hd_store_root_refs(sh->s, cat, &it);
-	else
-		hd_store_refs(sh->s, from, &it);
-	for (; hd_edge_iter_next(&it, &t) == 0; k++) {
-		const char *name = from == HD_NODE_NONE ?
-			hd__store_root_name_at(sh->s, cat, k, NULL) :
-			hd_store_ref_name_at(sh->s, from, k, NULL, NULL);
-
+	hd_store_refs(sh->s, from, &it);
+	for (; hd_edge_iter_next(&it, &t) == 0; k++)
 		/* hd__map_put keeps the first: the first named reference */
-		if (name && hd__map_put(m, hi << 32 | t, k, &v, &found))
+		if (hd_store_ref_name_at(sh->s, from, k, NULL, NULL) &&
+		    hd__map_put(&sh->named, (uint64_t)from << 32 | t, k, &v,
+				&found))
 			return HD_ENOMEM;
-	}
 	return 0;
 }
 
@@ -113,18 +101,15 @@ static int ref_name(struct shapes *sh, uint32_t cat, hd_node_id from,
 	*len = 0;
 	if (!sh->has_names)
 		return 0;
-	if (sh->indexed.cap) {
-		if (index_refs(sh, cat, from))
-			return HD_ENOMEM;
-		if (from == HD_NODE_NONE) {
-			if (hd__map_get(&sh->root_named, (uint64_t)cat << 32 | to, &k))
-				p = hd__store_root_name_at(sh->s, cat, k, len);
-		} else if (hd__map_get(&sh->named, (uint64_t)from << 32 | to,
-				       &k)) {
-			p = hd_store_ref_name_at(sh->s, from, k, len, NULL);
-		}
-	} else if (from == HD_NODE_NONE) {
+	if (from == HD_NODE_NONE) {
+		/* a root category's: a search, once per object it holds on
+		 * the paths */
 		p = hd_store_root_ref_name(sh->s, cat, to, len);
+	} else if (sh->indexed.cap) {
+		if (index_refs(sh, from))
+			return HD_ENOMEM;
+		if (hd__map_get(&sh->named, (uint64_t)from << 32 | to, &k))
+			p = hd_store_ref_name_at(sh->s, from, k, len, NULL);
 	} else {
 		p = hd_store_ref_name(sh->s, from, to, len, NULL);
 	}
@@ -278,8 +263,7 @@ int hd__path_shapes(uint32_t *out, const hd_store *s, const hd_reach *r,
 	if (!sh.memo || hd__intern_init(&sh.steps) ||
 	    hd__map_init(&sh.trie, n * 4 + 16) ||
 	    (sh.has_names && (hd__map_init(&sh.indexed, n + 16) ||
-			      hd__map_init(&sh.named, n * 4 + 16) ||
-			      hd__map_init(&sh.root_named, 16)))) {
+			      hd__map_init(&sh.named, n * 4 + 16)))) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
@@ -292,7 +276,6 @@ out:
 	hd__map_free(&sh.trie);
 	hd__map_free(&sh.indexed);
 	hd__map_free(&sh.named);
-	hd__map_free(&sh.root_named);
 	hd__free(sh.buf, sh.cap);
 	hd__free(sh.name, sh.name_cap);
 	return rc ? hd__error(err, rc, "out of memory") : 0;
