@@ -264,6 +264,16 @@ run_checks() {
 		check "leak_observer_later: 860 procs of observer.rb:53 (found $n)" [ "$n" = 860 ]
 	fi
 
+	# the clusters set: three phases (warm-up, A, B) of 3 x 150 cache
+	# entries and 250 audit records are alive in LATER
+	f="$OUT/leak_clusters_later.json.gz"
+	if [ -f "$f" ]; then
+		n=$(gzip -dc "$f" | grep '"type":"OBJECT"' | grep -c '"file":"clusters.rb", "line":50,')
+		check "leak_clusters_later: 1350 CacheEntry objects of clusters.rb:50 (found $n)" [ "$n" = 1350 ]
+		n=$(gzip -dc "$f" | grep '"type":"OBJECT"' | grep -c '"file":"clusters.rb", "line":79,')
+		check "leak_clusters_later: 750 AuditRecord objects of clusters.rb:79 (found $n)" [ "$n" = 750 ]
+	fi
+
 	# leak sets: the expected leak equals an independent three-dump diff
 	for p in leak_ leak_ruby3.4_ leak_ruby3.3.10_ leak_ruby3.4.8_ leak_ruby4.0.1_ leak_ruby4.0.1_compact_; do
 		[ -f "$OUT/${p}expected.json" ] || continue
