@@ -134,6 +134,55 @@ for f in "$DATA"/ok_ruby*_traced*.json*; do
 	check "infer/$b/only-constants" "" "$(grep -v '^::[A-Z][A-Za-z0-9_]* true$' "$TMP/all.txt")"
 done
 
+# ---- the gem's named fixtures (data/gen/names.rb, HeapDump.dump names: true) ----
+hop() { # hop NAME DUMP KEY: the hop line of the path to expected object KEY
+	a=$(jq -r ".objects.$3" "${2%_after.json.gz}_expected.json")
+	"$H" path -q "$2" "$a" 2>/dev/null | sed -n 2p
+}
+F31="$DATA/named_ruby3.1_names_after.json.gz"
+F40="$DATA/named_ruby4.0.1_names_after.json.gz"
+check fixture/3.1/hash-int "  Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String" "$(hop x "$F31" fortytwo)"
+check fixture/3.1/hash-sym "  Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String" "$(hop x "$F31" admin)"
+check fixture/3.1/array-ivar "  Binding -> IMEMO/env -> Array [3] -> Request @body -> String" "$(hop x "$F31" body3)"
+check fixture/3.1/thread-local "  Ractor -> Thread thread[:request_id] -> String" "$(hop x "$F31" request_id)"
+check fixture/3.1/thread-variable "  Ractor -> Thread -> Hash thread_variable[:tenant] -> String" "$(hop x "$F31" tenant)"
+check fixture/3.1/struct "  Object ::POINT -> Point .x -> String" "$(hop x "$F31" point_x)"
+check fixture/3.1/class-ivar "  Object ::Registry -> Registry @entries -> Array" "$(hop x "$F31" entries)"
+a=$(jq -r .objects.global "$DATA/named_ruby3.1_names_expected.json")
+check fixture/3.1/global "root global_tbl \$names_global
+  String" "$("$H" path -q "$F31" "$a" 2>/dev/null | sed -n 1,2p)"
+check fixture/4.0.1/thread-variable "  Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String" "$(hop x "$F40" tenant)"
+check fixture/4.0.1/class-ivar "  (hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array" "$(hop x "$F40" entries)"
+check fixture/4.0.1/struct "  (hidden DATA) -> Object ::POINT -> Point .x -> String" "$(hop x "$F40" point_x)"
+a=$(jq -r .objects.body3 "$DATA/named_ruby3.1_names_expected.json")
+check fixture/3.1/json "[null,null,\"[3]\",\"@body\",null]" \
+	"$("$H" path -q -f json "$F31" "$a" 2>/dev/null | jq -c '[.path[].name]')"
+# --via on the fixture: the 6 requests' bodies (names.rb adds one before
+# the after dump); the Array under "user_42"
+check fixture/3.1/via-body 6 "$("$H" path -q -n 0 -f json "$F31" --via @body 2>/dev/null | wc -l | tr -d ' ')"
+check fixture/3.1/via-hash-key "$(jq -r .objects.list "$DATA/named_ruby3.1_names_expected.json")" \
+	"$("$H" path -q -f json "$F31" --via '["user_42"]' 2>/dev/null | jq -r .target)"
+# roots-of -o on the fixture: re-read with --strict, the same names
+check_rc fixture/3.1/roots-of 0 "$H" roots-of -q -o "$TMP/fr.json" "$F31" --via @body
+check_rc fixture/3.1/roots-of-strict 0 "$H" stats -q --strict "$TMP/fr.json"
+check fixture/3.1/roots-of-parallel "[]" "$(jq -c 'select(.ref_names and ((.ref_names|length) != (.references|length))) | .address' "$TMP/fr.json" | jq -sc .)"
+"$H" path -q -n 0 -f json "$F31" --via @body 2>/dev/null | jq -c '[.root_name, [.path[].name]]' >"$TMP/fo.txt"
+"$H" path -q -n 0 -f json "$TMP/fr.json" --via @body 2>/dev/null | jq -c '[.root_name, [.path[].name]]' >"$TMP/fw.txt"
+if [ -s "$TMP/fo.txt" ] && cmp -s "$TMP/fo.txt" "$TMP/fw.txt"; then ok fixture/3.1/roots-of-names-equal; else
+	notok fixture/3.1/roots-of-names-equal "$(diff "$TMP/fo.txt" "$TMP/fw.txt" | head -4)"; fi
+# the gem dump's store: <= 15% over the same dump without ref_names
+gzip -dc "$F31" >"$TMP/f31.json"
+jq -c 'del(.ref_names)' "$TMP/f31.json" >"$TMP/f31s.json"
+"$H" index -q "$TMP/f31.json" -o "$TMP/f31.hds" 2>/dev/null
+"$H" index -q "$TMP/f31s.json" -o "$TMP/f31s.hds" 2>/dev/null
+a=$(wc -c <"$TMP/f31s.hds") b=$(wc -c <"$TMP/f31.hds")
+if [ "$b" -gt "$a" ] && [ $((b * 100)) -le $((a * 115)) ]; then
+	ok fixture/3.1/growth-within-15pct
+else
+	notok fixture/3.1/growth-within-15pct "without names $a bytes, with $b"
+fi
+echo "# gem dump growth: $a -> $b bytes ($(awk -v a="$a" -v b="$b" 'BEGIN { printf "%+.1f%%", (b - a) * 100 / a }'))"
+
 # ---- store growth ----
 needs ruby ruby
 if ruby "$TOP/tests/bench/gen_big.rb" "$TMP/big.json" 6 >/dev/null 2>&1; then
