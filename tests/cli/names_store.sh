@@ -79,6 +79,7 @@ check_rc via/bad-regex 2 "$H" path -q "$TMP/n.json" --via '/(/'
 cp "$TMP/n.json" "$TMP/bad.json"
 echo '{"address":"0x900", "type":"ARRAY", "class":"0x210", "references":["0x500", "0x650"], "ref_names":["@a"]}' >>"$TMP/bad.json"
 echo '{"address":"0x910", "type":"ARRAY", "class":"0x210", "references":["0x500"], "ref_names":[true]}' >>"$TMP/bad.json"
+echo '{"address":"0x920", "type":"ARRAY", "class":"0x210", "ref_names":{"a":[1]}, "references":["0x500"]}' >>"$TMP/bad.json"
 check_rc damaged/lenient 0 "$H" path -q "$TMP/bad.json" 0x800
 check_grep damaged/line-15 "bad.json:15:.*ref_names and references differ in length" "$TMP/err"
 check_grep damaged/line-16 "bad.json:16:.*invalid entry in ref_names" "$TMP/err"
@@ -105,12 +106,14 @@ check roots-of/restricted '["0x300",["0x400"],["::CACHE"]]
 check roots-of/root-names '["global_tbl",["0x300"],["$CALCULATOR"]]' \
 	"$(names_of "$TMP/r.json" | grep global_tbl)"
 # subgraph-of: the damaged names of 0x900 are left out, the rest kept
-check_rc subgraph-of/exit 0 "$H" subgraph-of -q -o "$TMP/g.json" "$TMP/bad.json" 0x400 0x900 0x910
+check_rc subgraph-of/exit 0 "$H" subgraph-of -q -o "$TMP/g.json" "$TMP/bad.json" 0x400 0x900 0x910 0x920
 check_rc subgraph-of/strict-reread 0 "$H" stats -q --strict "$TMP/g.json"
 check subgraph-of/names '["0x400",["0x600","0x100"],["[\"user_42\"]","[:other]"]]
 ["0x600",["0x650","0x700"],[0,3]]
 ["0x900",["0x500","0x650"],[]]
-["0x910",["0x500"],[]]' "$(names_of "$TMP/g.json" | grep -E '^\["0x(400|600|900|910)"')"
+["0x910",["0x500"],[]]
+["0x920",["0x500"],[]]' "$(names_of "$TMP/g.json" | grep -E '^\["0x(400|600|900|910|920)"')"
+check subgraph-of/damaged-member-gone 0 "$(grep -c '"0x9[12]0".*ref_names' "$TMP/g.json")"
 # a record whose kept references have no name loses the member
 printf '%s\n' '{"type":"ROOT", "root":"vm", "references":["0x1"]}' \
 	'{"address":"0x1", "type":"ARRAY", "references":["0x2", "0x3"], "ref_names":["@a", null]}' \
