@@ -30,7 +30,7 @@ while IFS='|' read -r key root hops; do
 	check_rc "$t/roots-of-strict" 0 "$H" stats -q --strict "$TMP/sub.json"
 	want=$("$H" path -q -f json "$f" "$a" | jq -c '[.root_name, (.path[] | .name)]')
 	check "$t/roots-of-names" "$want" "$("$H" path -q -f json "$TMP/sub.json" "$a" | jq -c '[.root_name, (.path[] | .name)]')"
-	case $want in *'"'[@:\[.$t]*) ok "$t/has-names" ;; *) notok "$t/has-names" "no name on the path: $want" ;; esac
+	case $want in *'"'*) ok "$t/has-names" ;; *) notok "$t/has-names" "no name on the path: $want" ;; esac
 done <<'TABLE'
 3.1 leak 0x7f60823db780|root vm|Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
 3.1 leak_ivar 0x7fa61a947790|root vm|Object ::LeakyCache -> LeakyCache @cache -> Hash [64] -> Request @body -> String
