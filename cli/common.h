@@ -164,6 +164,9 @@ void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
 /* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
  * node, without a newline. */
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
+/* The same for one hop of a path: with the name of the reference v ->
+ * next ("name", and "inferred":true) when it has one. */
+void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next);
 
 /* 1 if the type of v says more than its class name cls ("(DATA)" after
  * Thread), 0 when it repeats it (String, (hidden ARRAY), IMEMO/...). */

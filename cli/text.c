@@ -214,8 +214,16 @@ void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
 
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 {
+	cli_hop_json(f, s, v, HD_NODE_NONE);
+}
+
+void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
+{
 	char cls[256];
 	hd_site site;
+	const char *name = NULL;
+	unsigned flags = 0;
+	size_t nl = 0;
 
 	cli_node_class_raw(s, v, cls, sizeof(cls));
 	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
@@ -232,6 +240,13 @@ void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 			fprintf(f, ",\"method\":");
 			cli_json_string(f, site.method, site.method_len);
 		}
+	}
+	if (next != HD_NODE_NONE &&
+	    (name = hd_store_ref_name(s, v, next, &nl, &flags))) {
+		fprintf(f, ",\"name\":");
+		cli_json_string(f, name, nl);
+		if (flags & HD_NAME_INFERRED)
+			fprintf(f, ",\"inferred\":true");
 	}
 	fputc('}', f);
 }

@@ -867,6 +867,9 @@ HD_API int hd_select_new(hd_select **out, hd_error *err);
  *    match)
  *  - "name": a class or module object itself (type CLASS or MODULE),
  *    by its own name as hd_store_node_name() writes it, or /regex/
+ *  - "via": an object referenced through a reference (or held by a
+ *    root) whose name (hd_store_ref_name_at) is the value, or /regex/
+ *    ("@cache", "::CACHE", "$LOADED_FEATURES")
  *  - "from": an NDJSON file (a dump, or the output of another command):
  *    the objects whose addresses its lines carry in an "address"
  *    member, with or without a "type"; lines without one are skipped

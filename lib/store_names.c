@@ -493,3 +493,21 @@ size_t hd_store_hop_text(char *buf, size_t size, const hd_store *s,
 	hd_store_ref_name(s, from, to, &nl, NULL);
 	return n + 1 + nl;
 }
+
+const char *hd__store_root_name_at(const hd_store *s, uint32_t c, uint32_t k,
+				   size_t *len)
+{
+	const unsigned char *nm = s->sec[HD__SEC_NAME_ROOT];
+	uint32_t a, b, code;
+
+	if (len)
+		*len = 0;
+	if (!nm || !s->len[HD__SEC_NAME_ROOT] ||
+	    c >= s->meta[HD__M_ROOT_CATEGORIES])
+		return NULL;
+	a = hd__le32(s->sec[HD__SEC_ROOT_OFF] + (size_t)c * 4);
+	b = hd__le32(s->sec[HD__SEC_ROOT_OFF] + ((size_t)c + 1) * 4);
+	if (k >= b - a || !(code = hd__le32(nm + ((size_t)a + k) * 4)))
+		return NULL;
+	return sid_str(s, code - 1, len);
+}
