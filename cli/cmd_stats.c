@@ -41,7 +41,7 @@ static const char *add_by(const char *arg, void *target)
 static const struct cli_opt opts[] = {
 	OPT_CALLBACK('b', "by", "KEYS", &A, add_by,
 		     "group by KEYS, comma-separated: type class file location "
-		     "method gem generation imemo (repeatable)"),
+		     "method gem generation imemo length (repeatable)"),
 	OPT_UINT('n', "top", "N", &A.top, "rows per table (default 20, 0: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort, "order rows by count (default) or memsize"),
 	OPT_STRING(0, "namespace", "A,B", &A.ns,

@@ -611,8 +611,33 @@ typedef enum hd_key {
 	HD_KEY_METHOD,
 	HD_KEY_GEM,        /**< the gem (or stdlib, app) the file belongs to */
 	HD_KEY_GENERATION,
-	HD_KEY_IMEMO       /**< imemo_type of IMEMO objects */
+	HD_KEY_IMEMO,      /**< imemo_type of IMEMO objects */
+	/** the power-of-two bucket of the object's length (hd_record_length,
+	 * hd_length_bucket): "0", "1", "2-3", "4-7", ...; "-" for an object
+	 * without one */
+	HD_KEY_LENGTH
 } hd_key;
+
+/**
+ * The length of a record, when it has one: a STRING's bytesize (a shared
+ * string has none: dump_all gives no bytesize for it), an ARRAY's length,
+ * a HASH's size, a STRUCT's member count when the dump gives one (above
+ * 0; dump_all gives none). @return 1 and *len, or 0 (no length)
+ */
+HD_API int hd_record_length(uint64_t *len, const hd_record *rec);
+
+/** hd_record_length() of a store's node (the same answer as from the
+ * record it was built from). @return 1 and *len, or 0 */
+HD_API int hd_store_length(uint64_t *len, const hd_store *s, hd_node_id id);
+
+/**
+ * The power-of-two bucket of a length as text: "0", "1", "2-3", "4-7",
+ * "8-15", ... (2^k to 2^(k+1)-1), or "-" when known is 0 (an object
+ * without a length). Writes at most size bytes with a NUL and returns
+ * the full length, as snprintf does.
+ */
+HD_API size_t hd_length_bucket(char *buf, size_t size, int known,
+			       uint64_t len);
 
 /** The key's name ("class"), or NULL. */
 HD_API const char *hd_key_name(int key);

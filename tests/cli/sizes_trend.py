@@ -30,7 +30,8 @@ def records(path):
             line = line.strip()
             if not line:
                 continue
-            r = json.loads(line)
+            r = json.loads(line.decode("utf-8", "surrogateescape"),
+                           strict=False)
             if "address" not in r or r.get("type") in ("SHAPE", "ROOT"):
                 continue
             a = int(r["address"], 16)

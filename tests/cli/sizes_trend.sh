@@ -20,7 +20,8 @@ GROWTH="$*"
 # rows [type, length, count, memsize] of a stats JSON, sorted
 rows_tl() { jq -c '[.groupings[0].rows[] | [.type, .length, .count, .memsize]] | sort' "$1"; }
 
-for d in "$DATA/ok_ruby3.1_traced.json" "$DATA/growth_6.json.gz"; do
+for d in "$DATA/ok_ruby3.1_clean.json" "$DATA/ok_ruby4.0.1_untraced.json.gz" \
+	"$DATA/growth_6.json.gz"; do
 	n=$(basename "$d")
 	$PY length "$d" >"$TMP/want" 2>"$TMP/err" ||
 		{ notok "$n/length-count" "$(head -c 300 "$TMP/err")"; continue; }
