@@ -13,7 +13,8 @@
 # every other object, or one without the field, is in the bucket "-".
 # Buckets: 0, 1, 2-3, 4-7, 8-15, ...
 # Class names: the "name" of the CLASS record the object's "class" points
-# to (only named classes are asked for). Slope: least squares over the
+# to, or its "real_class_name" when it is a singleton class (only named
+# classes are asked for). Slope: least squares over the
 # steps 0..N-1. Verdict: every-step when the count or the memsize grows
 # strictly at every step; else overall when either is larger in the last
 # dump than in the first; else flat when both are equal; else shrinks.
@@ -91,13 +92,21 @@ def verdict(cs, ms):
     return "shrinks"
 
 
+def num(x):
+    x = round(x, 3)
+    return int(x) if x == int(x) else x
+
+
 def trend(classes, paths):
     counts = {c: [0] * len(paths) for c in classes}
     mems = {c: [0] * len(paths) for c in classes}
     for i, p in enumerate(paths):
         recs = list(records(p))
-        names = {int(r["address"], 16): r.get("name") for r in recs
-                 if r["type"] == "CLASS"}
+        # an object of a singleton class (an Array with singleton
+        # methods) counts as its real class, as heapdump counts it
+        names = {int(r["address"], 16): r.get("name") or
+                 (r.get("real_class_name") if r.get("singleton") else None)
+                 for r in recs if r["type"] == "CLASS"}
         for r in recs:
             if "class" not in r or r["type"] in ("CLASS", "MODULE", "ICLASS",
                                                   "IMEMO", "DATA"):
@@ -106,8 +115,8 @@ def trend(classes, paths):
             if n in counts:
                 counts[n][i] += 1
                 mems[n][i] += r.get("memsize", 0)
-    return [[c, counts[c], mems[c], round(slope(counts[c]), 3),
-             round(slope(mems[c]), 3), verdict(counts[c], mems[c])]
+    return [[c, counts[c], mems[c], num(slope(counts[c])),
+             num(slope(mems[c])), verdict(counts[c], mems[c])]
             for c in classes]
 
 
