@@ -37,7 +37,7 @@ static const struct cli_opt opts[] = {
 	OPT_CALLBACK('b', "by", "KEYS", &A, set_by,
 		     "group by KEYS, comma-separated, as stats does "
 		     "(default: class)"),
-	OPT_STRING(0, "class", "A,B", &A.classes,
+	OPT_STRING(0, "classes", "A,B", &A.classes,
 		   "only these classes (the keys must include class)"),
 	OPT_UINT('n', "top", "N", &A.top, "rows (default 20, 0: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort,
@@ -333,7 +333,7 @@ static int make_options(hd_trend_options *o, const char **names,
 	if (!A.classes)
 		return 0;
 	if (strlen(A.classes) >= sizeof(buf))
-		return cli_usage_error(&info, "--class is too long");
+		return cli_usage_error(&info, "--classes is too long");
 	strcpy(buf, A.classes);
 	for (p = strtok(buf, ","); p; p = strtok(NULL, ","))
 		if (o->nclasses < MAX_CLASSES)
@@ -342,7 +342,7 @@ static int make_options(hd_trend_options *o, const char **names,
 	for (rc = 0; rc < (int)o->nkeys; rc++)
 		if (o->keys[rc] == HD_KEY_CLASS)
 			return 0;
-	return cli_usage_error(&info, "--class needs the class key in --by");
+	return cli_usage_error(&info, "--classes needs the class key in --by");
 }
 
 static int report(const hd_trend *t, enum fmt fmt)

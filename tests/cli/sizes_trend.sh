@@ -166,12 +166,12 @@ check_rc reversed-store 2 "$HEAPDUMP" trend -q "$TMP/g2.hds" "$TMP/g1.hds"
 check_rc single-dump 2 "$HEAPDUMP" trend -q "$G1"
 check_grep single-dump-message "at least two dumps" "$TMP/err"
 check_rc no-dump 2 "$HEAPDUMP" trend
-check_rc empty-selection 1 "$HEAPDUMP" trend -q --class NoSuchClass "$G1" "$DATA/growth_2.json.gz"
+check_rc empty-selection 1 "$HEAPDUMP" trend -q --classes NoSuchClass "$G1" "$DATA/growth_2.json.gz"
 check_grep empty-selection-message "picks no group.*NoSuchClass" "$TMP/err"
 check empty-selection-no-verdict "" "$(grep -E 'grows|flat|shrinks' "$TMP/out")"
-check_rc class-selection 0 "$HEAPDUMP" trend -q --format json --class Growing,Wave "$G1" "$DATA/growth_2.json.gz"
+check_rc class-selection 0 "$HEAPDUMP" trend -q --format json --classes Growing,Wave "$G1" "$DATA/growth_2.json.gz"
 check class-selection-rows '["Growing","Wave"]' "$(jq -c '[.rows[].class] | sort' "$TMP/out")"
-check_rc class-needs-class-key 2 "$HEAPDUMP" trend -q --by type --class Growing "$G1" "$DATA/growth_2.json.gz"
+check_rc class-needs-class-key 2 "$HEAPDUMP" trend -q --by type --classes Growing "$G1" "$DATA/growth_2.json.gz"
 
 # usage errors
 check_rc usage-format 2 "$HEAPDUMP" trend --format xml "$G1" "$DATA/growth_2.json.gz"
