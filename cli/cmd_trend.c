@@ -335,9 +335,12 @@ static int make_options(hd_trend_options *o, const char **names,
 	if (strlen(A.classes) >= sizeof(buf))
 		return cli_usage_error(&info, "--classes is too long");
 	strcpy(buf, A.classes);
-	for (p = strtok(buf, ","); p; p = strtok(NULL, ","))
-		if (o->nclasses < MAX_CLASSES)
-			names[o->nclasses++] = p;
+	for (p = strtok(buf, ","); p; p = strtok(NULL, ",")) {
+		if (o->nclasses == MAX_CLASSES)
+			return cli_usage_error(&info, "--classes: at most %d "
+					       "names", MAX_CLASSES);
+		names[o->nclasses++] = p;
+	}
 	o->classes = names;
 	for (rc = 0; rc < (int)o->nkeys; rc++)
 		if (o->keys[rc] == HD_KEY_CLASS)

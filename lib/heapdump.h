@@ -1667,7 +1667,7 @@ HD_API int hd_trend_stats_new(hd_stats **out, const hd_trend *t,
  * @param path the dump's name, copied (for hd_trend_dump_at)
  * @param origin its pid and time, or NULL when unknown
  * @return 0, HD_ENOMEM, HD_EINVAL (all ndumps added already, st not
- * finished or not from hd_trend_stats_new)
+ * finished); st must come from hd_trend_stats_new
  */
 HD_API int hd_trend_add(hd_trend *t, hd_stats *st, const char *path,
 			const hd_dump_origin *origin, hd_error *err);

@@ -14,12 +14,14 @@
 
 struct hd_trend {
 	hd_trend_options opts;
-	const char **classes;      /* opts.classes, copied */
+	const char **classes;      /* opts.classes, copied (opts.nclasses) */
+	size_t classes_cap;        /* items allocated */
 	struct hd__intern strs;    /* key components */
 	struct hd__intern tuples;  /* component ids back to back: groups */
 	uint32_t *comp;            /* nkeys string ids a group */
 	uint64_t *vals;            /* 2 N a group: counts, then memsizes */
-	size_t ngroups, gcap;      /* groups, and room in comp and vals */
+	size_t ngroups;
+	size_t comp_cap, vals_cap; /* items allocated */
 	hd_trend_dump *dumps;      /* N */
 	size_t nadded;
 	int class_at;              /* the class component, or -1 */
@@ -46,15 +48,15 @@ void hd_trend_free(hd_trend *t)
 		return;
 	for (k = 0; k < t->opts.nclasses; k++)
 		hd__free((void *)t->classes[k], strlen(t->classes[k]) + 1);
-	HD_FREE(t->classes, t->opts.nclasses ? t->opts.nclasses : 1);
+	HD_FREE(t->classes, t->classes_cap);
 	for (k = 0; k < t->nadded; k++)
 		hd__free((void *)t->dumps[k].path,
 			 strlen(t->dumps[k].path) + 1);
 	HD_FREE(t->dumps, t->opts.ndumps);
 	hd__intern_free(&t->strs);
 	hd__intern_free(&t->tuples);
-	HD_FREE(t->comp, t->gcap * t->opts.nkeys);
-	HD_FREE(t->vals, t->gcap * 2 * t->opts.ndumps);
+	HD_FREE(t->comp, t->comp_cap);
+	HD_FREE(t->vals, t->vals_cap);
 	HD_FREE(t->rows, t->nrows ? t->nrows : 1);
 	hd__free(t, sizeof(*t));
 }
@@ -95,12 +97,13 @@ int hd_trend_new(hd_trend **out, const hd_trend_options *opts,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	t->opts = *opts;
 	t->opts.classes = NULL;
+	t->opts.nclasses = 0; /* the names copied so far */
 	t->class_at = class_at;
 	if (hd__intern_init(&t->strs) || hd__intern_init(&t->tuples) ||
 	    !HD_ALLOC(t->dumps, opts->ndumps) ||
 	    !HD_ALLOC(t->classes, opts->nclasses ? opts->nclasses : 1))
 		goto nomem;
-	t->opts.nclasses = 0;
+	t->classes_cap = opts->nclasses ? opts->nclasses : 1;
 	for (k = 0; k < opts->nclasses; k++) {
 		if (!(t->classes[k] = hd__strdup(opts->classes[k])))
 			goto nomem;
@@ -145,7 +148,7 @@ static int group_of(hd_trend *t, const hd_stats_row *r, uint32_t *g)
 {
 	uint32_t ids[HD_STATS_MAX_KEYS];
 	unsigned j, nk = t->opts.nkeys;
-	size_t n2 = 2 * (size_t)t->opts.ndumps, cap;
+	size_t n2 = 2 * (size_t)t->opts.ndumps;
 
 	for (j = 0; j < nk; j++)
 		if (hd__intern_put(&t->strs, r->key[j], r->key_len[j], &ids[j]))
@@ -155,20 +158,12 @@ static int group_of(hd_trend *t, const hd_stats_row *r, uint32_t *g)
 		return HD_ENOMEM;
 	if (*g < t->ngroups)
 		return 0;
-	if (t->ngroups == t->gcap) {
-		cap = t->gcap ? 2 * t->gcap : 64;
-		if (cap > SIZE_MAX / n2 / sizeof(uint64_t))
-			return HD_ENOMEM;
-		if (!(t->comp = hd__realloc(t->comp,
-					    t->gcap * nk * sizeof(*t->comp),
-					    cap * nk * sizeof(*t->comp))))
-			return HD_ENOMEM;
-		if (!(t->vals = hd__realloc(t->vals,
-					    t->gcap * n2 * sizeof(*t->vals),
-					    cap * n2 * sizeof(*t->vals))))
-			return HD_ENOMEM;
-		t->gcap = cap;
-	}
+	if ((size_t)*g + 1 > SIZE_MAX / n2 ||
+	    hd__grow((void **)&t->comp, &t->comp_cap, ((size_t)*g + 1) * nk,
+		     sizeof(*t->comp)) ||
+	    hd__grow((void **)&t->vals, &t->vals_cap, ((size_t)*g + 1) * n2,
+		     sizeof(*t->vals)))
+		return HD_ENOMEM;
 	memcpy(t->comp + (size_t)*g * nk, ids, nk * sizeof(*ids));
 	memset(t->vals + (size_t)*g * n2, 0, n2 * sizeof(*t->vals));
 	t->ngroups++;
