@@ -43,7 +43,7 @@ static const char *add_by(const char *arg, void *target)
 static const struct cli_opt opts[] = {
 	OPT_CALLBACK('b', "by", "KEYS", &A, add_by,
 		     "group by KEYS, comma-separated: type class file location "
-		     "method gem generation imemo (repeatable)"),
+		     "method gem generation imemo length (repeatable)"),
 	OPT_UINT('n', "top", "N", &A.top,
 		 "rows per table (default 20, 0: all; ndjson: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort, "order rows by count (default) or memsize"),
@@ -73,44 +73,6 @@ static int add_grouping(hd_stats_options *o, int key)
 	o->keys[o->ngroupings][0] = key;
 	o->nkeys[o->ngroupings] = 1;
 	return (int)o->ngroupings++;
-}
-
-static int feed_dump(hd_stats *st, struct cli_input *in)
-{
-	hd_read_options ro = cli_input_read_options(in);
-	hd_read_stats rs;
-	hd_reader *r = NULL;
-	const hd_record *rec;
-	hd_error err = { 0 };
-	uint64_t n = 0;
-	int rc;
-
-	if ((rc = hd_reader_open(&r, in->path, &ro, &err))) {
-		if (rc == HD_ENOTDUMP && strcmp(in->path, "-") == 0) {
-			cli_input_done(in);
-			cli_lib_error(&err);
-			cli_error("a store is read from its path: heapdump "
-				  "stats STORE");
-			return EXIT_FAIL;
-		}
-		goto out;
-	}
-	hd_reader_stats(&rs, r);
-	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
-	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
-		if ((rc = hd_stats_add(st, rec, &err)))
-			goto out;
-		if ((++n & 0xffff) == 0) {
-			hd_reader_stats(&rs, r);
-			cli_progress(rs.bytes, rs.total_bytes, in);
-		}
-	}
-	if (rc == HD_ITEROVER)
-		rc = 0;
-out:
-	hd_reader_free(r);
-	cli_input_done(in);
-	return rc ? cli_lib_error(&err) : 0;
 }
 
 static int feed_store(hd_stats *st, struct cli_input *in)
@@ -547,7 +509,7 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	rc = hd_store_is_store(in.path) ? feed_store(st, &in) :
-					  feed_dump(st, &in);
+					  cli_stats_feed(st, &in, COMMAND_NAME);
 	if (rc)
 		goto out;
 	if ((rc = hd_stats_finish(st, &err))) {

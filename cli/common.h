@@ -70,6 +70,11 @@ int cli_spool_stdin(struct cli_input *in);
  */
 int cli_open_store(struct cli_input *in, hd_store **out);
 
+/* Streams the dump in into st (hd_stats_add), with progress and the
+ * problem summary; cmd names the command in messages. Returns 0 or an
+ * exit code. */
+int cli_stats_feed(hd_stats *st, struct cli_input *in, const char *cmd);
+
 /*
  * The dump a store was built from, for commands that output records byte
  * for byte: checked unchanged since indexing (else an error). *dump_out

@@ -173,3 +173,43 @@ int cli_out_check(const char *path)
 	}
 	return 0;
 }
+
+/* Streams a dump (not a store) into st, with progress and the problem
+ * summary. Returns 0 or an exit code. */
+int cli_stats_feed(hd_stats *st, struct cli_input *in, const char *cmd)
+{
+	hd_read_options ro = cli_input_read_options(in);
+	hd_read_stats rs;
+	hd_reader *r = NULL;
+	const hd_record *rec;
+	hd_error err = { 0 };
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = hd_reader_open(&r, in->path, &ro, &err))) {
+		if (rc == HD_ENOTDUMP && strcmp(in->path, "-") == 0) {
+			cli_input_done(in);
+			cli_lib_error(&err);
+			cli_error("a store is read from its path: heapdump "
+				  "%s STORE", cmd);
+			return EXIT_FAIL;
+		}
+		goto out;
+	}
+	hd_reader_stats(&rs, r);
+	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
+	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
+		if ((rc = hd_stats_add(st, rec, &err)))
+			goto out;
+		if ((++n & 0xffff) == 0) {
+			hd_reader_stats(&rs, r);
+			cli_progress(rs.bytes, rs.total_bytes, in);
+		}
+	}
+	if (rc == HD_ITEROVER)
+		rc = 0;
+out:
+	hd_reader_free(r);
+	cli_input_done(in);
+	return rc ? cli_lib_error(&err) : 0;
+}

@@ -28,6 +28,8 @@ const struct cli_command cli_commands[] = {
 	  "the chain of objects that alone keep an object alive" },
 	{ "leaks", cmd_leaks,
 	  "the leak workflow in one report: diff, border, suspects, paths" },
+	{ "trend", cmd_trend,
+	  "how each class or site grows over many dumps of one process" },
 	{ "subgraph-of", cmd_subgraph_of,
 	  "the objects reachable from a selection" },
 	{ "to-gml", cmd_to_gml, "write objects and references as GML (Gephi)" },

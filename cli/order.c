@@ -45,31 +45,36 @@ static int64_t parse_time(const char *t)
 	return (int64_t)secs * 1000000 + (int64_t)us;
 }
 
-/* The sidecar of an input: beside the dump, or beside a store's source. */
-static void origin_of(hd_store *s, const struct cli_input *in,
-		      hd_dump_origin *o, char *time, size_t size)
+void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
+		     size_t size)
 {
 	struct cli_sidecar sc;
-	const char *dump = in->path;
-	hd_store_info info;
 
 	memset(o, 0, sizeof(*o));
 	time[0] = '\0';
-	if (strcmp(in->path, "-") == 0)
-		return;
-	if (hd_store_is_store(in->path)) {
-		hd_store_info_get(&info, s);
-		if (!info.source_path || !*info.source_path)
-			return;
-		dump = info.source_path;
-	}
-	if (!cli_sidecar_read(dump, &sc))
+	if (strcmp(dump, "-") == 0 || !cli_sidecar_read(dump, &sc))
 		return;
 	o->pid = sc.pid;
 	o->time_us = parse_time(sc.time);
 	if (o->time_us)
 		snprintf(time, size, "%s", sc.time);
 	cli_sidecar_free(&sc);
+}
+
+/* The sidecar of an input: beside the dump, or beside a store's source. */
+static void origin_of(hd_store *s, const struct cli_input *in,
+		      hd_dump_origin *o, char *time, size_t size)
+{
+	const char *dump = in->path;
+	hd_store_info info;
+
+	if (hd_store_is_store(in->path)) {
+		hd_store_info_get(&info, s);
+		dump = info.source_path && *info.source_path ?
+			       info.source_path :
+			       "-";
+	}
+	cli_dump_origin(dump, o, time, size);
 }
 
 static void say_reversed(const hd_order_pair *p, const char *first,
@@ -107,10 +112,9 @@ int cli_check_order(hd_store *const *s, const struct cli_input *in,
 {
 	hd_dump_origin o[3];
 	hd_order_pair p[2];
-	char times[3][40], a[32], b[32];
+	char times[3][40];
 	hd_error err = { 0 };
 	size_t k;
-	int reversed = 0;
 
 	if (n < 2 || n > 3)
 		return 0;
@@ -118,6 +122,16 @@ int cli_check_order(hd_store *const *s, const struct cli_input *in,
 		origin_of(s[k], &in[k], &o[k], times[k], sizeof(times[k]));
 	if (hd_order_check(p, (const hd_store *const *)s, o, n, &err))
 		return cli_lib_error(&err);
+	return cli_order_report(p, in, times, n, force);
+}
+
+int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
+		     char (*times)[40], size_t n, int force)
+{
+	char a[32], b[32];
+	size_t k;
+	int reversed = 0;
+
 	for (k = 0; k + 1 < n; k++) {
 		const char *x = in[k].name, *y = in[k + 1].name;
 

@@ -19,4 +19,17 @@
 int cli_check_order(hd_store *const *s, const struct cli_input *in,
 		    size_t n, int force);
 
+/* The pid and time of the sidecar beside dump (zeros when there is none,
+ * or for "-"), and its time as written into time[size] ("" if none). */
+void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
+		     size_t size);
+
+/*
+ * Says what the n - 1 pairs p found about the inputs in[0..n) (times[k]:
+ * each one's sidecar time, for the message) as cli_check_order does.
+ * Returns 0, or EXIT_USAGE for a reversed pair without force.
+ */
+int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
+		     char (*times)[40], size_t n, int force);
+
 #endif

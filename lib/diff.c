@@ -664,7 +664,7 @@ int hd_order_check(hd_order_pair *pairs,
 	for (k = 0; k + 1 < n; k++) {
 		hd_order_pair *op = &pairs[k];
 		uint64_t small;
-		int i, one_process;
+		int i;
 
 		memset(op, 0, sizeof(*op));
 		for (i = 0; i < 2; i++) {
@@ -680,22 +680,29 @@ int hd_order_check(hd_order_pair *pairs,
 		if (small >= FEW_SHARED_MIN_OBJECTS &&
 		    op->shared * FEW_SHARED_FRACTION < small)
 			op->flags |= HD_ORDER_FEW_SHARED;
-		if (op->origin[0].pid && op->origin[1].pid &&
-		    op->origin[0].pid != op->origin[1].pid)
-			op->flags |= HD_ORDER_OTHER_PROCESS;
-		one_process = !(op->flags & (HD_ORDER_FEW_SHARED |
-					     HD_ORDER_OTHER_PROCESS));
-		if (op->traced[0] && op->traced[1] &&
-		    op->generation[1] < op->generation[0])
-			op->flags |= HD_ORDER_GENERATION_BACKWARDS;
-		if (op->origin[0].time_us && op->origin[1].time_us &&
-		    op->origin[1].time_us < op->origin[0].time_us &&
-		    !(op->flags & HD_ORDER_OTHER_PROCESS))
-			op->flags |= HD_ORDER_TIME_BACKWARDS;
-		if (one_process &&
-		    op->flags & (HD_ORDER_GENERATION_BACKWARDS |
-				 HD_ORDER_TIME_BACKWARDS))
-			op->flags |= HD_ORDER_REVERSED;
+		hd__order_judge(op);
 	}
 	return 0;
+}
+
+void hd__order_judge(hd_order_pair *op)
+{
+	int one_process;
+
+	if (op->origin[0].pid && op->origin[1].pid &&
+	    op->origin[0].pid != op->origin[1].pid)
+		op->flags |= HD_ORDER_OTHER_PROCESS;
+	one_process = !(op->flags & (HD_ORDER_FEW_SHARED |
+				     HD_ORDER_OTHER_PROCESS));
+	if (op->traced[0] && op->traced[1] &&
+	    op->generation[1] < op->generation[0])
+		op->flags |= HD_ORDER_GENERATION_BACKWARDS;
+	if (op->origin[0].time_us && op->origin[1].time_us &&
+	    op->origin[1].time_us < op->origin[0].time_us &&
+	    !(op->flags & HD_ORDER_OTHER_PROCESS))
+		op->flags |= HD_ORDER_TIME_BACKWARDS;
+	if (one_process &&
+	    op->flags & (HD_ORDER_GENERATION_BACKWARDS |
+			 HD_ORDER_TIME_BACKWARDS))
+		op->flags |= HD_ORDER_REVERSED;
 }

@@ -380,4 +380,12 @@ HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
  */
 HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
 
+/*
+ * The judgement of hd_order_check() on one pair whose traced, generation,
+ * objects, origin and HD_ORDER_FEW_SHARED are filled in: two processes,
+ * generation or time going back, reversed (diff.c; trend.c judges dumps
+ * it read one at a time, without their addresses).
+ */
+HD_HIDDEN void hd__order_judge(hd_order_pair *op);
+
 #endif /* HD_INT_H */

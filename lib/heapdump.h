@@ -674,8 +674,33 @@ typedef enum hd_key {
 	HD_KEY_METHOD,
 	HD_KEY_GEM,        /**< the gem (or stdlib, app) the file belongs to */
 	HD_KEY_GENERATION,
-	HD_KEY_IMEMO       /**< imemo_type of IMEMO objects */
+	HD_KEY_IMEMO,      /**< imemo_type of IMEMO objects */
+	/** the power-of-two bucket of the object's length (hd_record_length,
+	 * hd_length_bucket): "0", "1", "2-3", "4-7", ...; "-" for an object
+	 * without one */
+	HD_KEY_LENGTH
 } hd_key;
+
+/**
+ * The length of a record, when it has one: a STRING's bytesize (a shared
+ * string has none: dump_all gives no bytesize for it), an ARRAY's length,
+ * a HASH's size, a STRUCT's member count when the dump gives one (above
+ * 0; dump_all gives none). @return 1 and *len, or 0 (no length)
+ */
+HD_API int hd_record_length(uint64_t *len, const hd_record *rec);
+
+/** hd_record_length() of a store's node (the same answer as from the
+ * record it was built from). @return 1 and *len, or 0 */
+HD_API int hd_store_length(uint64_t *len, const hd_store *s, hd_node_id id);
+
+/**
+ * The power-of-two bucket of a length as text: "0", "1", "2-3", "4-7",
+ * "8-15", ... (2^k to 2^(k+1)-1), or "-" when known is 0 (an object
+ * without a length). Writes at most size bytes with a NUL and returns
+ * the full length, as snprintf does.
+ */
+HD_API size_t hd_length_bucket(char *buf, size_t size, int known,
+			       uint64_t len);
 
 /** The key's name ("class"), or NULL. */
 HD_API const char *hd_key_name(int key);
@@ -1619,6 +1644,125 @@ HD_API int hd_order_check(hd_order_pair *pairs,
 			  const hd_store *const *stores,
 			  const hd_dump_origin *origins, size_t n,
 			  hd_error *err);
+
+/* ===================================================================== */
+/* Trend: growth over many dumps                                         */
+/* ===================================================================== */
+
+/*
+ * The groups of a stats key (class, site, type...) counted in N dumps of
+ * one process taken in this order: each group's count and memsize in
+ * every dump, the least-squares slope per step of each, and a verdict.
+ * Dumps are added one at a time as finished hd_stats accumulators (made
+ * by hd_trend_stats_new), so memory holds the per-group counters (2 N
+ * values a group) and one dump's groups, never the dumps themselves.
+ */
+
+/** Options for hd_trend_new(); initialise with HD_TREND_OPTIONS_INIT
+ * (by class, ranked by memsize slope). */
+typedef struct hd_trend_options {
+	unsigned int version;  /**< HD_TREND_OPTIONS_VERSION */
+	unsigned int flags;    /**< HD_STATS_ALL: keep tracer and dumper */
+	unsigned int ndumps;   /**< N, at least 2 */
+	unsigned int nkeys;    /**< 1..HD_STATS_MAX_KEYS */
+	int keys[HD_STATS_MAX_KEYS];
+	/** HD_SORT_MEMSIZE or HD_SORT_COUNT: which slope ranks rows of one
+	 * verdict (the other breaks ties) */
+	int sort;
+	/** keep only the groups whose class component (keys must hold
+	 * HD_KEY_CLASS) is one of these names; NULL or 0: every group */
+	const char *const *classes;
+	size_t nclasses;
+} hd_trend_options;
+
+#define HD_TREND_OPTIONS_VERSION 1
+#define HD_TREND_OPTIONS_INIT \
+	{ HD_TREND_OPTIONS_VERSION, 0, 0, 1, { HD_KEY_CLASS, 0, 0, 0 }, \
+	  HD_SORT_MEMSIZE, NULL, 0 }
+
+/** Verdicts, in the order rows are ranked. */
+typedef enum hd_trend_verdict {
+	/** the count or the memsize grows strictly at every step */
+	HD_TREND_EVERY_STEP = 0,
+	/** not at every step, but the count or the memsize of the last
+	 * dump is above the first's */
+	HD_TREND_OVERALL,
+	/** count and memsize the same in the last dump as in the first */
+	HD_TREND_FLAT,
+	/** neither above, one below */
+	HD_TREND_SHRINKS
+} hd_trend_verdict;
+
+/** "every-step", "overall", "flat", "shrinks", or NULL. */
+HD_API const char *hd_trend_verdict_name(int verdict);
+
+typedef struct hd_trend hd_trend;
+
+/** What the trend keeps of each dump. */
+typedef struct hd_trend_dump {
+	const char *path;          /**< as given to hd_trend_add (a copy) */
+	hd_stats_totals totals;
+	hd_dump_origin origin;     /**< as given, zeros when unknown */
+} hd_trend_dump;
+
+/** A result row; strings and arrays borrowed from the hd_trend. */
+typedef struct hd_trend_row {
+	const char *key[HD_STATS_MAX_KEYS];
+	size_t key_len[HD_STATS_MAX_KEYS];
+	const uint64_t *count;     /**< ndumps values, 0 where absent */
+	const uint64_t *memsize;   /**< ndumps values */
+	double count_slope;        /**< least squares, per step */
+	double memsize_slope;
+	int verdict;               /**< an hd_trend_verdict */
+} hd_trend_row;
+
+/** Creates a trend of opts->ndumps dumps. @return 0, HD_ENOMEM,
+ * HD_EINVAL (fewer than 2 dumps, bad keys, classes without the class
+ * key) */
+HD_API int hd_trend_new(hd_trend **out, const hd_trend_options *opts,
+			hd_error *err);
+
+/** A stats accumulator grouping by the trend's keys, for the next dump:
+ * feed it (hd_stats_add or hd_stats_add_store), finish it, pass it to
+ * hd_trend_add, free it. @return 0, HD_ENOMEM */
+HD_API int hd_trend_stats_new(hd_stats **out, const hd_trend *t,
+			      hd_error *err);
+
+/**
+ * Adds the next dump, as the finished accumulator st counted it.
+ * @param path the dump's name, copied (for hd_trend_dump_at)
+ * @param origin its pid and time, or NULL when unknown
+ * @return 0, HD_ENOMEM, HD_EINVAL (all ndumps added already, st not
+ * finished); st must come from hd_trend_stats_new
+ */
+HD_API int hd_trend_add(hd_trend *t, hd_stats *st, const char *path,
+			const hd_dump_origin *origin, hd_error *err);
+
+/** Computes slopes and verdicts and ranks the rows: by verdict, then by
+ * the slope of opts->sort, the other slope, the key. @return 0,
+ * HD_ENOMEM, HD_EINVAL (not every dump added) */
+HD_API int hd_trend_finish(hd_trend *t, hd_error *err);
+
+/** The number of dumps added. */
+HD_API size_t hd_trend_ndumps(const hd_trend *t);
+/** Dump k (0-based, in the order added), or NULL. */
+HD_API const hd_trend_dump *hd_trend_dump_at(const hd_trend *t, size_t k);
+/** The options the trend was made with. */
+HD_API const hd_trend_options *hd_trend_options_get(const hd_trend *t);
+
+/** The ranked rows (after finish); none when the class selection picked
+ * no group. Valid until hd_trend_free(). */
+HD_API const hd_trend_row *hd_trend_rows(const hd_trend *t, size_t *n_out);
+
+/**
+ * hd_order_check() of the dumps added, from what was kept of each (their
+ * newest generation and origin): fills pairs[0..ndumps-2]. Addresses are
+ * not kept, so HD_ORDER_FEW_SHARED is never set and shared is 0.
+ */
+HD_API void hd_trend_order(hd_order_pair *pairs, const hd_trend *t);
+
+/** Frees the trend. NULL is a no-op. */
+HD_API void hd_trend_free(hd_trend *t);
 
 /* ===================================================================== */
 /* Leaks                                                                 */

@@ -70,12 +70,12 @@ struct hd_stats {
 
 static const char *const key_names[] = {
 	NULL, "type", "class", "file", "location", "method", "gem",
-	"generation", "imemo",
+	"generation", "imemo", "length",
 };
 
 const char *hd_key_name(int key)
 {
-	if (key < HD_KEY_TYPE || key > HD_KEY_IMEMO)
+	if (key < HD_KEY_TYPE || key > HD_KEY_LENGTH)
 		return NULL;
 	return key_names[key];
 }
@@ -84,7 +84,7 @@ int hd_key_from_name(const char *name, size_t len)
 {
 	int k;
 
-	for (k = HD_KEY_TYPE; k <= HD_KEY_IMEMO; k++)
+	for (k = HD_KEY_TYPE; k <= HD_KEY_LENGTH; k++)
 		if (strlen(key_names[k]) == len &&
 		    memcmp(key_names[k], name, len) == 0)
 			return k;
@@ -311,7 +311,58 @@ struct obj {
 	uint64_t generation;
 	int has_gen;
 	uint64_t memsize;
+	int has_len;        /* hd_record_length */
+	uint64_t len;
 };
+
+static unsigned log2_floor(uint64_t v)
+{
+	unsigned k = 0;
+
+	while (v >>= 1)
+		k++;
+	return k;
+}
+
+int hd_record_length(uint64_t *len, const hd_record *rec)
+{
+	if (!(rec->has & HD_HAS_SIZE))
+		return 0;
+	switch (rec->type) {
+	case HD_T_STRING:
+		if (rec->bits & HD_B_SHARED)
+			return 0;
+		break;
+	case HD_T_ARRAY:
+	case HD_T_HASH:
+		break;
+	case HD_T_STRUCT:
+		if (!rec->size)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	*len = rec->size;
+	return 1;
+}
+
+size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
+{
+	uint64_t lo;
+	int n;
+
+	if (!known)
+		n = snprintf(buf, size, "-");
+	else if (len < 2)
+		n = snprintf(buf, size, "%llu", (unsigned long long)len);
+	else {
+		lo = (uint64_t)1 << log2_floor(len);
+		n = snprintf(buf, size, "%llu-%llu", (unsigned long long)lo,
+			     (unsigned long long)(lo - 1 + lo));
+	}
+	return n < 0 ? 0 : (size_t)n;
+}
 
 static int make_comp(hd_stats *st, int key, const struct obj *o,
 		     struct comp *c)
@@ -392,6 +443,12 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 	case HD_KEY_IMEMO:
 		/* 2.3 and 2.4 wrote IMEMOs without an imemo_type */
 		c->a = o->aux_sid == HD_STR_NONE ? st->sid_none : o->aux_sid;
+		return 0;
+	case HD_KEY_LENGTH:
+		/* the bucket, named at finish: 0 "-", 1 "0", k + 2 2^k.. */
+		c->a = o->has_len ? (o->len ? 2 + (uint64_t)log2_floor(o->len) :
+					      1) :
+				    0;
 		return 0;
 	}
 	return HD_EINVAL;
@@ -501,6 +558,7 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	o.generation = rec->generation;
 	o.line = (rec->has & HD_HAS_LINE) ? rec->line : 0;
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
+	o.has_len = hd_record_length(&o.len, rec);
 	if ((st->need & (NEED(HD_KEY_FILE) | NEED(HD_KEY_LOCATION) |
 			 NEED(HD_KEY_GEM) | NEED(HD_KEY_METHOD))) &&
 	    (rec->has & HD_HAS_FILE) && file_sid(st, rec->file, &o.file_sid))
@@ -544,6 +602,7 @@ static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
 	o.memsize = hd_store_memsize(s, id);
 	o.generation = hd_store_generation(s, id);
 	o.has_gen = o.generation != UINT64_MAX;
+	o.has_len = hd_store_length(&o.len, s, id);
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
 	n = hd_store_class_name(buf, bufsize, s, id);
 	if (hd__intern_put(&st->strs, buf, n < bufsize ? n : bufsize - 1,
@@ -654,6 +713,11 @@ static int comp_string(hd_stats *st, int key, const struct comp *c,
 							       (int)(uint32_t)c->b,
 					     c->a, aux, sid);
 	}
+	case HD_KEY_LENGTH:
+		len = (int)hd_length_bucket(buf, sizeof(buf), c->a != 0,
+					    c->a < 2 ? 0 :
+						       (uint64_t)1 << (c->a - 2));
+		return hd__intern_put(&st->strs, buf, (size_t)len, sid);
 	case HD_KEY_LOCATION:
 		if ((uint32_t)c->a == st->sid_untraced ||
 		    (uint32_t)c->a == st->sid_none) {

@@ -953,11 +953,49 @@ uint64_t hd_store_generation(const hd_store *s, hd_node_id id)
 	return v ? v - 1 : UINT64_MAX;
 }
 
+/* The SIZE column as stored: HD__SIZE_NONE for a node whose type has a
+ * length (store_build.c) but whose record gave none. */
+static uint64_t raw_size(const hd_store *s, hd_node_id id)
+{
+	return wide_col(s, HD__SEC_SIZE, HD__SEC_SIZE_WIDE, id);
+}
+
 uint64_t hd_store_size(const hd_store *s, hd_node_id id)
 {
-	return id < s->nodes ?
-		       wide_col(s, HD__SEC_SIZE, HD__SEC_SIZE_WIDE, id) :
-		       0;
+	uint64_t v;
+
+	if (id >= s->nodes)
+		return 0;
+	v = raw_size(s, id);
+	return v == HD__SIZE_NONE ? 0 : v;
+}
+
+int hd_store_length(uint64_t *len, const hd_store *s, hd_node_id id)
+{
+	uint64_t v;
+
+	if (id >= s->nodes)
+		return 0;
+	switch (hd_store_type(s, id)) {
+	case HD_T_STRING:
+		if (hd_store_bits(s, id) & HD_B_SHARED)
+			return 0;
+		break;
+	case HD_T_ARRAY:
+	case HD_T_HASH:
+		break;
+	case HD_T_STRUCT:
+		if (!raw_size(s, id))
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	v = raw_size(s, id);
+	if (v == HD__SIZE_NONE)
+		return 0;
+	*len = v;
+	return 1;
 }
 
 uint32_t hd_store_bits(const hd_store *s, hd_node_id id)

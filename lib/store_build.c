@@ -413,6 +413,19 @@ static int offer_class(struct bld *b, const hd_record *rec, uint32_t cd)
 	return hd__classtab_add(&b->ct, rec);
 }
 
+/* The SIZE column's value: HD__SIZE_NONE for a record of a type that
+ * has a length but without one, so that hd_store_length() tells it from
+ * a length of 0. */
+static uint64_t size_value(const hd_record *rec)
+{
+	if (rec->has & HD_HAS_SIZE)
+		return rec->size;
+	if ((rec->type == HD_T_STRING && !(rec->bits & HD_B_SHARED)) ||
+	    rec->type == HD_T_ARRAY || rec->type == HD_T_HASH)
+		return HD__SIZE_NONE;
+	return 0;
+}
+
 static int add_object(struct bld *b, const hd_record *rec)
 {
 	size_t i = b->n;
@@ -436,8 +449,7 @@ static int add_object(struct bld *b, const hd_record *rec)
 	((uint32_t *)b->c[C_CLS].p)[i] = v;
 	if (wide_put(&b->wmem, b->c[C_MEM].p, i,
 		     rec->has & HD_HAS_MEMSIZE ? rec->memsize : 0) ||
-	    wide_put(&b->wsize, b->c[C_SIZE].p, i,
-		     rec->has & HD_HAS_SIZE ? rec->size : 0))
+	    wide_put(&b->wsize, b->c[C_SIZE].p, i, size_value(rec)))
 		return HD_ENOMEM;
 	((uint32_t *)b->c[C_GEN].p)[i] = 0;
 	if (rec->has & HD_HAS_GENERATION) {

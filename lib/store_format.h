@@ -86,6 +86,11 @@ enum hd__dom_info { HD__DI_FLAGS, HD__DI_REACHED, HD__DI_MEMSIZE,
 /* The escape in a u32 value column: the value is in the wide table. */
 #define HD__ESC 0xffffffffu
 
+/* The SIZE of a STRING (not shared), ARRAY or HASH whose record gave no
+ * size: a wide entry of 2^64-1 (never in a dump_all dump, so such stores
+ * do not grow); 0 stays a length of 0 (hd_store_length). */
+#define HD__SIZE_NONE UINT64_MAX
+
 /* ---- META fields (u64 each, in this order) ---- */
 
 enum hd__meta {

@@ -73,7 +73,7 @@ generate_native() {
 		die "the native fixtures are named ruby3.1, but $RUBY is ruby $native_version (set RUBY=)"
 	rm -f "$OUT"/ok_ruby3.1_* "$OUT"/leak_before.json "$OUT"/leak_after.json \
 		"$OUT"/leak_later.json "$OUT"/leak_expected.json "$OUT"/leak_observer_* \
-		"$OUT"/leak_clusters_* "$OUT"/bad_* "$OUT"/edge_*
+		"$OUT"/leak_clusters_* "$OUT"/growth_* "$OUT"/bad_* "$OUT"/edge_*
 	native ok_ruby3.1_traced.json TRACE=1
 	native ok_ruby3.1_untraced.json
 	native ok_ruby3.1_since.json TRACE=1 SINCE=1
@@ -104,6 +104,14 @@ generate_native() {
 	done
 	mv "$tmp/clusters/leak_clusters_expected.json" "$OUT/"
 	say "leak_clusters_{before,after,later}.json.gz, leak_clusters_expected.json: ruby $native_version native clusters.rb"
+	mkdir "$tmp/growth"
+	clean_env "$RUBY" --disable-gems growth.rb "$tmp/growth"
+	# Stored gzipped (1.7-2.0 MB each plain, 88-96 KB gzipped).
+	for f in 1 2 3 4 5 6; do
+		gzip -9 -n -c "$tmp/growth/growth_$f.json" >"$OUT/growth_$f.json.gz"
+	done
+	mv "$tmp/growth/growth_expected.json" "$OUT/growth_expected.json"
+	say "growth_{1..6}.json.gz, growth_expected.json: ruby $native_version native growth.rb"
 
 	"$RUBY" make_bad.rb "$OUT" >&2
 }
@@ -328,7 +336,7 @@ write_counts() {
 		printf '# data/counts.txt - count.rb over every dump in data/dumps (written by data/gen/make_fixtures.sh)\n'
 		printf '# file\tobjects\tshapes\troots\troot_categories\tedges\tmemsize\tbad_lines\tfirst_bad_line\tduplicates\tdangling\tgenerations\n'
 		for f in "$OUT"/*.json "$OUT"/*.json.gz; do
-			case $(basename "$f") in edge_memprof.json | leak_*expected.json) continue ;; esac
+			case $(basename "$f") in edge_memprof.json | leak_*expected.json | growth_expected.json) continue ;; esac
 			count "$f" | "$RUBY" -rjson -e '
 				j = JSON.parse(STDIN.read)
 				g = j["generations"] ? j["generations"].join("-") : "-"

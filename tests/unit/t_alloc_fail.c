@@ -612,6 +612,70 @@ static int sc_replace_class(void)
 	return rc;
 }
 
+/* A trend of three dumps (before, after, later: dumps and a store) by
+ * class,length, selecting two classes, and its order check. */
+static int sc_trend(void)
+{
+	const char *const classes[2] = { "String", "Array" };
+	hd_trend_options o = HD_TREND_OPTIONS_INIT;
+	const char *p[3];
+	hd_order_pair pairs[2];
+	hd_trend *t = NULL;
+	hd_stats *st = NULL;
+	hd_reader *r = NULL;
+	hd_store *s = NULL;
+	const hd_record *rec;
+	const hd_trend_row *rows;
+	size_t k, n;
+	int rc;
+
+	p[0] = dump;
+	p[1] = after;
+	p[2] = st_later;
+	o.ndumps = 3;
+	o.nkeys = 2;
+	o.keys[1] = HD_KEY_LENGTH;
+	o.classes = classes;
+	o.nclasses = 2;
+	if ((rc = hd_trend_new(&t, &o, NULL)))
+		return rc;
+	for (k = 0; k < 3 && !rc; k++) {
+		if ((rc = hd_trend_stats_new(&st, t, NULL)))
+			break;
+		if (k == 2) {
+			if (!(rc = hd_store_open(&s, p[k], NULL)))
+				rc = hd_stats_add_store(st, s, NULL);
+			hd_store_close(s);
+			s = NULL;
+		} else if (!(rc = hd_reader_open(&r, p[k], NULL, NULL))) {
+			while ((rc = hd_reader_next(r, &rec, NULL)) == 0)
+				if ((rc = hd_stats_add(st, rec, NULL)))
+					break;
+			if (rc == HD_ITEROVER)
+				rc = 0;
+			hd_reader_free(r);
+			r = NULL;
+		}
+		if (!rc && !(rc = hd_stats_finish(st, NULL)))
+			rc = hd_trend_add(t, st, p[k], NULL, NULL);
+		hd_stats_free(st);
+		st = NULL;
+	}
+	if (!rc)
+		rc = hd_trend_finish(t, NULL);
+	if (!rc) {
+		hd_trend_order(pairs, t);
+		rows = hd_trend_rows(t, &n);
+		if (!n)
+			rc = -100; /* a wrong result */
+		else
+			result = n * 1000003 + rows[0].count[2] +
+				 pairs[1].flags;
+	}
+	hd_trend_free(t);
+	return rc;
+}
+
 /* ---- the sweep ---- */
 
 static void reset(unsigned long fail_at)
@@ -688,6 +752,7 @@ static void test_alloc__diff_interface(void) { sweep(sc_diff_interface); }
 static void test_alloc__replace_class(void) { sweep(sc_replace_class); }
 static void test_alloc__reports(void) { sweep(sc_reports); }
 static void test_alloc__ref_names(void) { sweep(sc_names); }
+static void test_alloc__trend(void) { sweep(sc_trend); }
 
 static void test_alloc__cleanup(void)
 {
@@ -708,6 +773,7 @@ static const struct t_case cases[] = {
 	T_CASE(alloc__replace_class),
 	T_CASE(alloc__reports),
 	T_CASE(alloc__ref_names),
+	T_CASE(alloc__trend),
 	T_CASE(alloc__cleanup),
 };
 
