@@ -95,6 +95,11 @@ generate_native() {
 	done
 	say "leak_observer_{before,after,later}.json.gz: ruby $native_version native observer.rb"
 
+	# The waste scenario (heapdump strings, heapdump waste), traced.
+	clean_env "$RUBY" --disable-gems waste.rb "$tmp/waste.json"
+	gzip -9 -n -c "$tmp/waste.json" >"$OUT/waste_ruby3.1.json.gz"
+	say "waste_ruby3.1.json.gz: ruby $native_version native waste.rb"
+
 	"$RUBY" make_bad.rb "$OUT" >&2
 }
 
@@ -160,6 +165,9 @@ generate_rubies() {
 	done
 	mv "$tmp/compact/leak_expected.json" "$OUT/leak_ruby${v}_compact_expected.json"
 	say "leak_ruby${v}_compact_*: ruby $v native leak.rb HOLDER=ivar OBJECT_ID=1 COMPACT=1"
+	clean_env "$RUBIES_DIR/ruby-$v/bin/ruby" --disable-gems waste.rb "$tmp/waste.json"
+	gzip -9 -n -c "$tmp/waste.json" >"$OUT/waste_ruby${v}.json.gz"
+	say "waste_ruby${v}.json.gz: ruby $v native waste.rb"
 }
 
 # ------------------------------------------------------------------ checks
