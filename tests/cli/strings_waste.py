@@ -17,18 +17,35 @@ every later one is waste; a copy's holder is the class of the object of
 lowest address that references it."""
 import gzip
 import json
+import re
 import sys
 from collections import defaultdict
 
 
 def records(path):
     op = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    last = None
     with op(path, "rb") as f:
         for line in f:
             try:
                 r = json.loads(line.decode("utf-8", "surrogateescape"))
             except ValueError:
+                # a line Ruby wrote as invalid JSON (a raw quote or
+                # newline in a file name): its address, type and memsize
+                a = re.search(rb'"address":"(0x[0-9a-f]+)"', line)
+                t = re.search(rb'"type":"([A-Z]+)"', line)
+                m = re.search(rb'"memsize":([0-9]+)', line)
+                if a and t:
+                    r = {"address": a.group(1).decode(), "type": t.group(1).decode()}
+                    if m:
+                        r["memsize"] = int(m.group(1))
+                    last = r
+                    yield r
+                elif m and last is not None:
+                    # the second half of a record split by a raw newline
+                    last.setdefault("memsize", int(m.group(1)))
                 continue
+            last = r
             if isinstance(r, dict) and "address" in r and "type" in r:
                 yield r
 
@@ -87,12 +104,19 @@ def holder_names(objs):
             held.setdefault(a, r)
 
     def cls_name(r):
-        if r["type"] in ("CLASS", "MODULE") and "name" in r:
+        t = r["type"]
+        if t in ("CLASS", "MODULE") and "name" in r:
             return r["name"]
+        if t == "IMEMO":
+            return "IMEMO/" + r.get("imemo_type", "")
         c = by_addr.get(r.get("class"))
-        if c is not None and "name" in c:
+        if c is None:
+            return "(hidden %s)" % t
+        if "name" in c:
             return c["name"]
-        return None
+        if c["type"] == "CLASS":
+            return "#<Class:0x%016x>" % int(c["address"], 16)
+        return "?"
 
     return held, cls_name
 
@@ -132,6 +156,13 @@ def strings(path, by, min_count):
     return dict(totals=t, rows=rows)
 
 
+def sitekey(k):
+    s = json.loads(k)
+    if s is None:
+        return (0, b"", 0)
+    return (1, s["file"].encode("utf-8", "surrogateescape"), s["line"])
+
+
 def waste(path):
     objs = [r for r in load(path) if not is_dumper(r)]
     cats = {c: dict(count=0, bytes=0, sites=defaultdict(lambda: [0, 0]))
@@ -153,7 +184,7 @@ def waste(path):
                 add("empty-arrays", r, m)
             elif not r.get("embedded") and not r.get("shared"):
                 extra = m - r.get("slot_size", 40) - 8 * n
-                if extra > 0:
+                if extra > 0 and extra % 8 == 0:
                     add("array-capacity", r, extra)
         elif r["type"] == "HASH" and r.get("size", 0) == 0:
             add("empty-hashes", r, m)
@@ -170,7 +201,7 @@ def waste(path):
             add("frozen-duplicates", r, r.get("memsize", 0))
     out = {}
     for c, d in cats.items():
-        top = sorted(d["sites"].items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+        top = sorted(d["sites"].items(), key=lambda kv: (-kv[1][1], -kv[1][0], sitekey(kv[0])))
         out[c] = dict(count=d["count"], bytes=d["bytes"],
                       top_site=(dict(site=json.loads(top[0][0]), count=top[0][1][0],
                                      bytes=top[0][1][1]) if top else None))
