@@ -101,13 +101,18 @@ static void output(const hd_store *s, const hd_waste_result *r, enum fmt f)
 	else if (f == F_TSV)
 		printf("category\tcount\tbytes\tpercent\tsite\tsite_count\t"
 		       "site_bytes\n");
-	else
-		printf("heap        %s objects, %s%s\n\n"
-		       "category              objects       bytes  %% heap  "
-		       "(top sites below)\n",
+	else {
+		printf("heap        %s objects, %s%s\n",
 		       cli_commas(r->heap_objects, a, sizeof(a)),
 		       cli_human_bytes(r->heap_memsize, b, sizeof(b)),
 		       cli_saturated(r->saturated));
+		if (r->excluded)
+			printf("excluded    %s objects: dump_all's own and the "
+			       "allocation tracer (--all keeps them)\n",
+			       cli_commas(r->excluded, a, sizeof(a)));
+		printf("\ncategory              objects       bytes  %% heap  "
+		       "(top sites below)\n");
+	}
 	for (k = 0; k < HD_WASTE_KINDS; k++) {
 		const hd_waste_row *w = &r->rows[k];
 		size_t n = w->nsites < nsites ? w->nsites : nsites;

@@ -426,8 +426,11 @@ static int finish(hd_strings *st)
 		sat |= hd__sat_add(&t->wasted_memsize,
 				   g->memsize -
 				   hd_store_memsize(st->s, st->c[g->first].id));
-		sat |= hd__sat_add(&t->wasted_bytesize,
-				   g->bytesize * (uint64_t)(g->count - 1));
+		sat |= g->bytesize > UINT64_MAX / (g->count - 1) ?
+			       hd__sat_add(&t->wasted_bytesize, UINT64_MAX) :
+			       hd__sat_add(&t->wasted_bytesize,
+					   g->bytesize *
+						   (uint64_t)(g->count - 1));
 		t->saturated |= (uint32_t)sat;
 	}
 	return make_rows(st);
