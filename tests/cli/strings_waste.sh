@@ -175,3 +175,19 @@ t1=$(date +%s)
 check many/values 200001 "$(jq .totals.values "$TMP/many.out")"
 check many/top "same 200000" "$(jq -r '.rows[0] | "\(.value) \(.count)"' "$TMP/many.out")"
 if [ $((t1 - t0)) -le 20 ]; then ok many/fast; else notok many/fast "$((t1 - t0)) s"; fi
+
+# a "capacity" inside a value is no capacity: only the field counts
+C="$TMP/cap.json"
+{
+	echo '{"type":"ROOT", "root":"vm", "references":["0x10"]}'
+	printf '{"address":"0x10", "type":"STRING", "bytesize":14, "value":"\\"capacity\\":99", "memsize":40}\n'
+	printf '{"address":"0x18", "type":"STRING", "bytesize":3, "capacity":20, "value":"abc", "memsize":61}\n'
+} >"$C"
+check capacity/field-only "1 17" \
+	"$("$HD" waste -q --format json "$C" | jq -r '.categories[] | select(.name == "string-capacity") | "\(.count) \(.bytes)"')"
+
+# a store indexed from a pipe has no dump to read the values from
+gzip -dc "$W31" | "$HD" index -q -o "$TMP/pipe.hds" -
+check_rc pipe-store/strings 1 "$HD" strings -q "$TMP/pipe.hds"
+check_grep pipe-store/message 'standard input' "$TMP/err"
+check_rc pipe-store/waste 1 "$HD" waste -q "$TMP/pipe.hds"
