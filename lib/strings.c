@@ -445,6 +445,8 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 	size_t i, n;
 	int rc;
 
+	HD_ASSERT_ARG(out);
+	*out = NULL;
 	if ((rc = hd__strings_new(&st, s, opts, err)))
 		return rc;
 	n = set ? set->n : hd_store_node_count(s);
