@@ -476,7 +476,8 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 		goto fail;
 	}
 	sort_st = st;
-	qsort(st->rows, st->nrows, sizeof(*st->rows), cmp_row);
+	if (st->nrows)
+		qsort(st->rows, st->nrows, sizeof(*st->rows), cmp_row);
 	sort_st = NULL;
 	hd_nodes_free(&strs);
 	*out = st;

@@ -182,7 +182,9 @@ static void top_sites(struct waste *w)
 	for (k = 0; k < HD_WASTE_KINDS; k++) {
 		hd_waste_row *r = &w->out->rows[k];
 
-		qsort(w->acc[k], w->nacc[k], sizeof(*w->acc[k]), cmp_site);
+		if (w->nacc[k])
+			qsort(w->acc[k], w->nacc[k], sizeof(*w->acc[k]),
+			      cmp_site);
 		for (i = 0; i < w->nacc[k] && i < HD_WASTE_MAX_SITES; i++) {
 			r->sites[i].node = w->acc[k][i].node;
 			r->sites[i].count = w->acc[k][i].count;
