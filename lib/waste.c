@@ -11,12 +11,13 @@
  *    bytesize, in every version from 2.1 to 4.0; capacity - bytesize.
  *  - array capacity: no version writes an array's capacity, but the
  *    memsize of an array that owns its buffer (not "embedded", not
- *    "shared") is its slot plus 8 bytes an element of capacity
+ *    "shared") is its slot plus a word an element of capacity
  *    (rb_ary_memsize), so the spare bytes are memsize - slot_size -
- *    8 * length; slot_size is written from 3.2 on, and is 40 before.
- *    3.1 writes "embedded" only for non-empty arrays: empty ones are
- *    counted as empty, never here. A remainder that is negative or not a
- *    multiple of 8 (a 32-bit dump) is not counted.
+ *    word * length; slot_size is written from 3.2 on, and is 5 words
+ *    before. A word is 8 bytes, 4 in a dump whose addresses all fit in
+ *    32 bits (wasm32). 3.1 writes "embedded" only for non-empty arrays:
+ *    empty ones are counted as empty, never here. A remainder that is
+ *    not a positive multiple of the word is not counted.
  *  - hashes are not checked for capacity: their memsize (the st_table's
  *    bins and entries, or an ar_table) does not give it.
  *  - duplicate strings, and duplicate frozen strings: the groups of
@@ -27,7 +28,7 @@
 
 #include <stdlib.h>
 
-#define SLOT_DEFAULT 40 /* before 3.2, which writes slot_size */
+#define SLOT_WORDS 5 /* the slot before 3.2, which writes slot_size */
 #define SITE_NONE 0xfffffffeu
 
 static const char *const kind_names[HD_WASTE_KINDS] = {
@@ -102,18 +103,21 @@ static int add(struct waste *w, int kind, hd_node_id id, uint64_t bytes)
 	return 0;
 }
 
-/* The heap arrays' records: their slot_size. */
+/* The heap arrays' records: their slot_size. An element is a word: 8
+ * bytes, 4 in a dump whose addresses fit in 32 bits (wasm32, where the
+ * smallest slot is 20 bytes). */
 static int on_array(const hd_record *rec, hd_node_id id, void *payload)
 {
 	struct waste *w = payload;
 	uint64_t m = hd_store_memsize(w->s, id), len = hd_store_size(w->s, id);
+	uint64_t word = hd_store_address(w->s, id) <= 0xffffffffu ? 4 : 8;
 	uint64_t slot = (rec->has & HD_HAS_SLOT_SIZE) ? rec->slot_size
-						       : SLOT_DEFAULT;
+						       : SLOT_WORDS * word;
 
-	if (rec->type != HD_T_ARRAY || len > (UINT64_MAX - slot) / 8 ||
-	    m <= slot + 8 * len || (m - slot - 8 * len) % 8)
+	if (rec->type != HD_T_ARRAY || len > (UINT64_MAX - slot) / word ||
+	    m <= slot + word * len || (m - slot - word * len) % word)
 		return 0;
-	return add(w, HD_WASTE_ARRAY_CAPACITY, id, m - slot - 8 * len) ?
+	return add(w, HD_WASTE_ARRAY_CAPACITY, id, m - slot - word * len) ?
 		       HD_ENOMEM : 0;
 }
 

@@ -183,8 +183,9 @@ def waste(path):
             if n == 0:
                 add("empty-arrays", r, m)
             elif not r.get("embedded") and not r.get("shared"):
-                extra = m - r.get("slot_size", 40) - 8 * n
-                if extra > 0 and extra % 8 == 0:
+                word = 4 if int(r["address"], 16) <= 0xffffffff else 8
+                extra = m - r.get("slot_size", 5 * word) - word * n
+                if extra > 0 and extra % word == 0:
                     add("array-capacity", r, extra)
         elif r["type"] == "HASH" and r.get("size", 0) == 0:
             add("empty-hashes", r, m)

@@ -70,7 +70,7 @@ for f in "$W31" "$W40"; do
 done
 
 # ---- waste against the independent count ----
-for f in "$W31" "$W40" "$DATA/ok_ruby3.1_traced.json" "$DATA/ok_ruby4.0.1_traced.json.gz"; do
+for f in "$W31" "$W40" "$DATA/ok_ruby3.1_traced.json" "$DATA/ok_ruby4.0.1_traced.json.gz" "$DATA/ok_ruby3.4_traced.json"; do
 	n=$(basename "$f" | sed 's/\.json.*//')
 	$PY waste "$f" >"$TMP/want"
 	"$HD" waste -q --format json "$f" >"$TMP/got.json"
@@ -191,3 +191,14 @@ gzip -dc "$W31" | "$HD" index -q -o "$TMP/pipe.hds" -
 check_rc pipe-store/strings 1 "$HD" strings -q "$TMP/pipe.hds"
 check_grep pipe-store/message 'standard input' "$TMP/err"
 check_rc pipe-store/waste 1 "$HD" waste -q "$TMP/pipe.hds"
+
+# a 32-bit dump (wasm32: addresses below 2^32, 4-byte words, 20-byte
+# slots): 100 elements in room for 250 are 600 spare bytes, not 200
+A32="$TMP/a32.json"
+{
+	echo '{"type":"ROOT", "root":"vm", "references":["0x1000"]}'
+	echo '{"address":"0x1000", "type":"ARRAY", "slot_size":20, "length":100, "memsize":1020}'
+	echo '{"address":"0x7f0000001000", "type":"ARRAY", "slot_size":40, "length":100, "memsize":840}'
+} >"$A32"
+check array-capacity/word-size "1 600" \
+	"$("$HD" waste -q --format json "$A32" | jq -r '.categories[] | select(.name == "array-capacity") | "\(.count) \(.bytes)"')"
