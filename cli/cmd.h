@@ -16,6 +16,8 @@ int cmd_top(int argc, char **argv);
 int cmd_dominators(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
 int cmd_trend(int argc, char **argv);
+int cmd_strings(int argc, char **argv);
+int cmd_waste(int argc, char **argv);
 int cmd_subgraph_of(int argc, char **argv);
 int cmd_to_gml(int argc, char **argv);
 int cmd_to_dot(int argc, char **argv);

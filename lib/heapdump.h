@@ -2216,6 +2216,154 @@ HD_API int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
 /** Frees a graph. NULL is a no-op. */
 HD_API void hd_export_free(hd_export *x);
 
+/* ===================================================================== */
+/* Duplicate strings and waste (heapdump strings, heapdump waste)         */
+/* ===================================================================== */
+
+/** Row groupings of hd_strings_build(). */
+#define HD_STRINGS_BY_VALUE 0  /**< one row per value */
+#define HD_STRINGS_BY_SITE 1   /**< per value and allocation site */
+#define HD_STRINGS_BY_HOLDER 2 /**< per value and holder (its class) */
+
+/** hd_strings_options.flags: keep the tracer and dumper objects. */
+#define HD_STRINGS_ALL (1u << 0)
+
+typedef struct hd_strings_options {
+	unsigned int version;   /**< HD_STRINGS_OPTIONS_VERSION */
+	unsigned int flags;     /**< HD_STRINGS_ALL */
+	int by;                 /**< HD_STRINGS_BY_ */
+	uint64_t min_count;     /**< rows of values with fewer copies are
+				     left out; 0 counts as 2 */
+} hd_strings_options;
+
+#define HD_STRINGS_OPTIONS_VERSION 1
+#define HD_STRINGS_OPTIONS_INIT \
+	{ HD_STRINGS_OPTIONS_VERSION, 0, HD_STRINGS_BY_VALUE, 2 }
+
+/**
+ * The STRING objects of a store grouped by content: a group is the
+ * value (JSON-unescaped), the bytesize and the encoding (empty for
+ * binary). A string without a value is "" when its bytesize is 0 (3.2+
+ * writes no value for empty strings) and in no group otherwise (content
+ * that is not 7-bit ASCII, or an ASCII-incompatible encoding); a shared
+ * string (no content of its own) is in no group. A value shorter than
+ * its bytesize is a prefix: its group is marked incomplete and only
+ * strings of the same bytesize join it. The copy first in dump order is
+ * kept; every later copy is waste.
+ */
+typedef struct hd_strings hd_strings;
+
+typedef struct hd_strings_totals {
+	uint64_t strings;        /**< STRING objects considered */
+	uint64_t memsize;        /**< their memsize */
+	uint64_t shared, shared_memsize;
+	uint64_t no_value, no_value_memsize; /**< in no group, not shared */
+	uint64_t values;         /**< groups */
+	uint64_t repeated;       /**< groups of 2 copies or more */
+	uint64_t copies;         /**< the strings of those groups */
+	uint64_t wasted_memsize; /**< their memsize but the kept copies' */
+	uint64_t wasted_bytesize;/**< their bytesize but the kept copies' */
+	uint64_t incomplete;     /**< strings whose value is a prefix */
+	uint64_t excluded;       /**< tracer and dumper strings left out */
+	uint32_t saturated;      /**< 1 when a memsize sum stopped at 2^64-1 */
+} hd_strings_totals;
+
+/** A row; strings are borrowed from the hd_strings. */
+typedef struct hd_strings_row {
+	const char *value;       /**< the bytes of the value (may hold NUL) */
+	size_t value_len;
+	uint64_t bytesize;
+	const char *encoding;    /**< "" for binary (no encoding) */
+	int complete;            /**< 0: value is a prefix of bytesize bytes */
+	/** HD_STRINGS_BY_SITE: a copy of the row (its site), HD_NODE_NONE
+	 * for the untraced copies; BY_HOLDER: the holder's name as
+	 * hd_store_node_name() writes it, NULL for copies nothing holds */
+	hd_node_id node;
+	const char *holder;
+	uint64_t count;          /**< copies in the row */
+	uint64_t group_count;    /**< copies of the value in all */
+	uint64_t memsize;
+	uint64_t wasted_memsize; /**< the row's copies but the kept one */
+	uint64_t wasted_bytesize;
+	uint64_t frozen, fstring;/**< copies frozen, in the fstring table */
+} hd_strings_row;
+
+/**
+ * Groups the strings of set (NULL: every node; nodes of other types
+ * are ignored) of s, reading their records from the source dump
+ * (hd_store_records(), so the dump must be at hand).
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @return 0, HD_EINVAL, HD_ENOMEM, the codes of hd_store_records()
+ */
+HD_API int hd_strings_build(hd_strings **out, const hd_store *s,
+			    const hd_nodes *set,
+			    const hd_strings_options *opts,
+			    const hd_read_options *ro, hd_error *err);
+/** Totals. */
+HD_API void hd_strings_totals_get(hd_strings_totals *out,
+				  const hd_strings *st);
+/**
+ * The rows of the values with min_count copies or more, by wasted
+ * memsize, then count, then value, bytesize, encoding and key. Valid
+ * until hd_strings_free(). @param n_out receives the number of rows
+ */
+HD_API const hd_strings_row *hd_strings_rows(const hd_strings *st,
+					     size_t *n_out);
+/** Frees it. NULL is a no-op. */
+HD_API void hd_strings_free(hd_strings *st);
+
+/** Waste categories (hd_waste_row.category). */
+typedef enum hd_waste_kind {
+	HD_WASTE_EMPTY_ARRAYS = 0, /**< ARRAY length 0: memsize */
+	HD_WASTE_EMPTY_HASHES,     /**< HASH size 0: memsize */
+	HD_WASTE_STRING_CAPACITY,  /**< STRING capacity - bytesize */
+	HD_WASTE_ARRAY_CAPACITY,   /**< heap ARRAY memsize - slot - 8 length */
+	HD_WASTE_DUPLICATE_STRINGS,/**< copies but the first: memsize */
+	HD_WASTE_FROZEN_DUPLICATES,/**< frozen copies but the first frozen */
+	HD_WASTE_KINDS
+} hd_waste_kind;
+
+/** The name of a category ("empty-arrays"), or NULL. */
+HD_API const char *hd_waste_kind_name(int kind);
+
+/** How many sites a category keeps, at most. */
+#define HD_WASTE_MAX_SITES 16
+
+/** A site of a category: node is one of its objects (HD_NODE_NONE for
+ * the untraced ones: no site). */
+typedef struct hd_waste_site {
+	hd_node_id node;
+	uint64_t count;
+	uint64_t bytes;
+} hd_waste_site;
+
+typedef struct hd_waste_row {
+	int kind;                /**< hd_waste_kind */
+	uint64_t count;          /**< objects */
+	uint64_t bytes;          /**< bytes wasted (saturated at 2^64-1) */
+	size_t nsites;           /**< sites kept, by bytes */
+	hd_waste_site sites[HD_WASTE_MAX_SITES];
+} hd_waste_row;
+
+typedef struct hd_waste_result {
+	uint64_t heap_objects;   /**< the objects of the store considered */
+	uint64_t heap_memsize;   /**< their memsize: the 100% */
+	uint64_t excluded;       /**< tracer and dumper objects left out */
+	uint32_t saturated;
+	hd_waste_row rows[HD_WASTE_KINDS]; /**< by hd_waste_kind */
+} hd_waste_result;
+
+/**
+ * The waste of the objects of set (NULL: every node) of s: each
+ * category's objects, bytes and top sites (hd_waste_kind). Reads the
+ * records of the strings and the heap arrays from the source dump.
+ * @param flags HD_STRINGS_ALL keeps the tracer and dumper objects
+ * @return 0, HD_EINVAL, HD_ENOMEM, the codes of hd_store_records()
+ */
+HD_API int hd_waste_compute(hd_waste_result *out, const hd_store *s,
+			    const hd_nodes *set, unsigned flags,
+			    const hd_read_options *ro, hd_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -112,6 +112,10 @@ generate_native() {
 	done
 	mv "$tmp/growth/growth_expected.json" "$OUT/growth_expected.json"
 	say "growth_{1..6}.json.gz, growth_expected.json: ruby $native_version native growth.rb"
+	# The waste scenario (heapdump strings, heapdump waste), traced.
+	clean_env "$RUBY" --disable-gems waste.rb "$tmp/waste.json"
+	gzip -9 -n -c "$tmp/waste.json" >"$OUT/waste_ruby3.1.json.gz"
+	say "waste_ruby3.1.json.gz: ruby $native_version native waste.rb"
 
 	"$RUBY" make_bad.rb "$OUT" >&2
 }
@@ -178,6 +182,9 @@ generate_rubies() {
 	done
 	mv "$tmp/compact/leak_expected.json" "$OUT/leak_ruby${v}_compact_expected.json"
 	say "leak_ruby${v}_compact_*: ruby $v native leak.rb HOLDER=ivar OBJECT_ID=1 COMPACT=1"
+	clean_env "$RUBIES_DIR/ruby-$v/bin/ruby" --disable-gems waste.rb "$tmp/waste.json"
+	gzip -9 -n -c "$tmp/waste.json" >"$OUT/waste_ruby${v}.json.gz"
+	say "waste_ruby${v}.json.gz: ruby $v native waste.rb"
 }
 
 # The named sets: the four scenarios dumped by the heapdump gem (src/)
