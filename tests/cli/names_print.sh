@@ -1,0 +1,231 @@
+#!/bin/sh
+# names_print.sh - reference names (issue 13, man 5 heapdump-dump,
+# REFERENCE NAMES) in every command that prints a path or an edge, other
+# than path and roots-of: leaks, dominators, interface-with, to-dot,
+# render and to-gml.
+#
+# Two kinds of input:
+#  - real named dumps of data/gen/leak.rb and observer.rb written by the
+#    gem with names (data/dumps/*names*): the leak held by a constant
+#    (LeakyCache::CACHE), by a class-level ivar (@cache of LeakyCache)
+#    and by an observer (EventBus's @subscribers): leaks names the holder
+#    in its first line, in text, JSON and the --svg drawings;
+#  - a small dump written here by hand (generated at test time), whose
+#    names are known byte for byte: a constant, hash keys (one holding
+#    '"', '\' and a control byte), an array index, an ivar and a global
+#    on the global_tbl root. Its DOT goes through Graphviz's real dot, its
+#    GML through networkx, edge by edge; the same dump without its
+#    ref_names gives the DOT and GML of today (no label at all).
+. "$(dirname "$0")/../lib.sh"
+# under ASan: what Graphviz's font stack keeps until exit is not ours
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS ASAN_OPTIONS
+needs jq jq
+needs dot graphviz
+PY=/usr/bin/python3
+if ! "$PY" -c 'import networkx' 2>/dev/null; then
+	notok needs-networkx "$PY cannot import networkx: apt-get install python3-networkx"
+	exit 1
+fi
+H=$HEAPDUMP
+
+# has NAME STRING FILE: FILE holds STRING (a fixed string)
+has() {
+	if grep -qF -- "$2" "$3"; then ok "$1"; else
+		notok "$1" "'$2' not in $(basename "$3"): $(head -c 400 "$3")"
+	fi
+}
+
+# hasnt NAME STRING FILE: FILE does not hold STRING
+hasnt() {
+	if grep -qF -- "$2" "$3"; then
+		notok "$1" "'$2' in $(basename "$3"): $(grep -F -- "$2" "$3" | head -c 300)"
+	else ok "$1"; fi
+}
+
+# line NAME N EXPECTED FILE: line N of FILE is EXPECTED, exactly
+line() {
+	check "$1" "$3" "$(sed -n "$2p" "$4")"
+}
+
+# ---- the hand-made dump ----
+#
+# vm -> Holder (a class)  ::CACHE -> Hash  ["user_42"] -> String "abc"
+#                                          ["q"b\c^Ad"] -> String 0x301
+#                         @registry -> Array  [0] -> String 0x600
+# global_tbl  $REGISTRY -> the same Array
+N="$TMP/named.json"
+cat >"$N" <<'EOF'
+{"type":"ROOT","root":"vm","references":["0x100"]}
+{"type":"ROOT","root":"global_tbl","references":["0x500"],"ref_names":["$REGISTRY"]}
+{"address":"0x900","type":"CLASS","name":"Hash","references":[],"memsize":10}
+{"address":"0x901","type":"CLASS","name":"String","references":[],"memsize":10}
+{"address":"0x902","type":"CLASS","name":"Array","references":[],"memsize":10}
+{"address":"0x100","type":"CLASS","name":"Holder","references":["0x200","0x500"],"ref_names":["::CACHE","@registry"],"memsize":100}
+{"address":"0x200","type":"HASH","class":"0x900","size":2,"references":["0x300","0x301"],"ref_names":["[\"user_42\"]","[\"q\\\"b\\\\c\u0001d\"]"],"memsize":200}
+{"address":"0x300","type":"STRING","class":"0x901","bytesize":3,"value":"abc","memsize":40}
+{"address":"0x301","type":"STRING","class":"0x901","bytesize":3,"value":"def","memsize":40}
+{"address":"0x500","type":"ARRAY","class":"0x902","length":1,"references":["0x600"],"ref_names":[0],"memsize":50}
+{"address":"0x600","type":"STRING","class":"0x901","bytesize":4,"value":"ghij","memsize":4000}
+EOF
+# the same without names
+U="$TMP/unnamed.json"
+grep -v '^$' "$N" | sed 's/,"ref_names":\[[^]]*\]\(,"memsize\)/\1/; s/,"ref_names":\["\$REGISTRY"\]//' >"$U"
+check hand/unnamed-has-no-names 0 "$(grep -c ref_names "$U")"
+check_rc hand/index 0 "$H" index -q "$N" -o "$TMP/named.hds"
+
+# ---- dominators: the name on the child line, text and JSON ----
+
+for in in "$N" "$TMP/named.hds"; do
+	k=$(basename "$in")
+	check_rc "dominators-$k/exit" 0 "$H" dominators -q "$in" 0x300
+	line "dominators-$k/root" 1 "root vm" "$TMP/out"
+	check_grep "dominators-$k/holder-line" '^  0x100 Holder \(CLASS\) retains ' "$TMP/out"
+	check_grep "dominators-$k/cache-line" '^  0x200 Hash \(HASH\) via ::CACHE retains ' "$TMP/out"
+	check_grep "dominators-$k/key-line" '^  0x300 String \(STRING\) via \["user_42"\] retains ' "$TMP/out"
+	check_rc "dominators-$k/json-exit" 0 "$H" dominators -q -f json "$in" 0x300
+	check "dominators-$k/json-names" '[null,"::CACHE","[\"user_42\"]"]' \
+		"$(jq -c '[.chain[].name]' "$TMP/out")"
+	check "dominators-$k/json-not-inferred" '[null,null,null]' \
+		"$(jq -c '[.chain[].inferred]' "$TMP/out")"
+	# the global: the root's name on the root line
+	check_rc "dominators-$k/global-exit" 0 "$H" dominators -q "$in" 0x600
+	line "dominators-$k/global-root" 1 'root global_tbl $REGISTRY' "$TMP/out"
+	check_grep "dominators-$k/global-index" '^  0x600 String \(STRING\) via \[0\] retains ' "$TMP/out"
+	check_rc "dominators-$k/global-json" 0 "$H" dominators -q -f json "$in" 0x600
+	check "dominators-$k/global-json-root-name" '"$REGISTRY" "[0]"' \
+		"$(jq -r '[.root_name, .chain[1].name] | map(tojson) | join(" ")' "$TMP/out")"
+done
+# no name, no change: the unnamed dump prints no "via"
+check_rc dominators-unnamed/exit 0 "$H" dominators -q "$U" 0x300
+hasnt dominators-unnamed/no-via " via " "$TMP/out"
+check_rc dominators-unnamed/json 0 "$H" dominators -q -f json "$U" 0x300
+check dominators-unnamed/json-no-name 0 "$(grep -c '"name"' "$TMP/out")"
+
+# ---- to-dot and render: edge labels, escaped, through real Graphviz ----
+
+check_rc dot/exit 0 "$H" to-dot -q "$N" -o "$TMP/named.dot"
+# the control byte as the text \x01, quote and backslash escaped for DOT
+has dot/label-escaped 'n4 -> n5 [label="[\"q\"b\\c\\x01d\"]"' "$TMP/named.dot"
+has dot/label-constant 'n3 -> n4 [label="::CACHE"' "$TMP/named.dot"
+has dot/label-ivar 'n3 -> n7 [label="@registry"' "$TMP/named.dot"
+has dot/label-index 'n7 -> n8 [label="[0]"' "$TMP/named.dot"
+has dot/label-global 'n10 -> n7 [label="$REGISTRY"' "$TMP/named.dot"
+check dot/no-control-byte 0 "$(LC_ALL=C tr -d -c '\001' <"$TMP/named.dot" | wc -c | tr -d ' ')"
+if dot -Tsvg "$TMP/named.dot" -o "$TMP/named.svg" 2>"$TMP/doterr"; then
+	ok dot/graphviz-accepts
+else
+	notok dot/graphviz-accepts "$(head -c 300 "$TMP/doterr")"
+fi
+check dot/graphviz-silent "" "$(cat "$TMP/doterr")"
+has dot/svg-shows-label '>[&quot;q&quot;b\c\x01d&quot;]</text>' "$TMP/named.svg"
+has dot/svg-shows-constant '>::CACHE</text>' "$TMP/named.svg"
+check_rc render/exit 0 "$H" render -q "$N" -o "$TMP/render.svg"
+has render/svg-shows-label '>[&quot;q&quot;b\c\x01d&quot;]</text>' "$TMP/render.svg"
+has render/svg-shows-key '>[&quot;user_42&quot;]</text>' "$TMP/render.svg"
+has render/svg-shows-global '>$REGISTRY</text>' "$TMP/render.svg"
+# without names: not one label, and the DOT of the named dump minus its
+# labels
+check_rc dot-unnamed/exit 0 "$H" to-dot -q "$U" -o "$TMP/unnamed.dot"
+check dot-unnamed/no-edge-label 0 "$(grep -c -- '-> n[0-9]* \[' "$TMP/unnamed.dot")"
+sed 's/^\(  n[0-9]* -> n[0-9]*\) \[label=.*\]$/\1/' "$TMP/named.dot" >"$TMP/stripped.dot"
+check dot-unnamed/same-but-labels 0 "$(cmp "$TMP/stripped.dot" "$TMP/unnamed.dot" >/dev/null 2>&1; echo $?)"
+
+# ---- to-gml: an edge label attribute, read back by networkx ----
+
+check_rc gml/exit 0 "$H" to-gml -q "$N" -o "$TMP/named.gml"
+cat >"$TMP/edges.py" <<'EOF'
+import sys, networkx as nx
+g = nx.read_gml(sys.argv[1])
+for u, v, d in sorted(g.edges(data=True)):
+    print("%s | %s | %s%s" % (u, v, d.get("label", "-"),
+                              " (inferred)" if d.get("inferred") else ""))
+EOF
+"$PY" "$TMP/edges.py" "$TMP/named.gml" >"$TMP/edges" 2>"$TMP/pyerr" ||
+	notok gml/networkx "$(tail -1 "$TMP/pyerr")"
+# networkx drops the control character (&#1;), as html.unescape does
+cat >"$TMP/edges.want" <<'EOF'
+Hash 0x200 | String 0x300 | ["user_42"]
+Hash 0x200 | String 0x301 | ["q"b\cd"]
+Holder 0x100 | Array 0x500 | @registry
+Holder 0x100 | Hash 0x200 | ::CACHE
+ROOT global_tbl | Array 0x500 | $REGISTRY
+ROOT vm | Holder 0x100 | -
+Array 0x500 | String 0x600 | [0]
+EOF
+sort "$TMP/edges.want" >"$TMP/edges.want.s"
+sort "$TMP/edges" >"$TMP/edges.s"
+check gml/edge-labels "$(cat "$TMP/edges.want.s")" "$(cat "$TMP/edges.s")"
+has gml/label-escaped 'label "[&quot;q&quot;b\c&#1;d&quot;]"' "$TMP/named.gml"
+check_rc gml-unnamed/exit 0 "$H" to-gml -q "$U" -o "$TMP/unnamed.gml"
+check gml-unnamed/no-edge-label 0 "$(grep -c 'edge .*label' "$TMP/unnamed.gml")"
+sed 's/^\(  edge \[ source [0-9]* target [0-9]*\) label .* \]$/\1 ]/' "$TMP/named.gml" >"$TMP/stripped.gml"
+check gml-unnamed/same-but-labels 0 "$(cmp "$TMP/stripped.gml" "$TMP/unnamed.gml" >/dev/null 2>&1; echo $?)"
+
+# ---- interface-with: holders and border objects with their names ----
+
+printf '{"address":"0x300"}\n{"address":"0x301"}\n' >"$TMP/diff.json"
+check_rc iw/exit 0 "$H" interface-with -q --summary "$N" "$TMP/diff.json"
+check_grep iw/border-key ' 0x300 +Hash \["user_42"\] -> String$' "$TMP/out"
+check_grep iw/border-escaped ' 0x301 +Hash \["q"b\\\\c\\x01d"\] -> String$' "$TMP/out"
+check_grep iw/holder-names ' 0x200 +Hash via \["user_42"\], \["q"b\\\\c\\x01d"\]$' "$TMP/out"
+check_rc iw/json-exit 0 "$H" interface-with -q --summary -f json "$N" "$TMP/diff.json"
+check iw/json-held-as '["[\"user_42\"]","[\"q\"b\\c\u0001d\"]"]' \
+	"$(jq -c '[.diff_border | sort_by(.address)[] | .held_as[0].name]' "$TMP/out")"
+check iw/json-via '["[\"user_42\"]","[\"q\"b\\c\u0001d\"]"] 2' \
+	"$(jq -c '.self_border[0] | [.via, .via_count]' "$TMP/out" | jq -r '"\(.[0] | tojson) \(.[1])"')"
+check_rc iw-unnamed/exit 0 "$H" interface-with -q --summary -f json "$U" "$TMP/diff.json"
+check iw-unnamed/no-names 0 "$(grep -c 'held_as\|"via"' "$TMP/out")"
+
+# ---- leaks on the hand-made dumps: before (empty cache), after, later ----
+
+B="$TMP/hb.json"
+grep -v '^{"address":"0x30[01]"' "$N" | sed 's/"references":\["0x300","0x301"\],"ref_names":\[[^]]*\]/"references":[]/' >"$B"
+check hand/before-has-no-cache-entry 0 "$(grep -c '0x300' "$B")"
+check_rc hleaks/exit 0 "$H" leaks -q "$B" "$N" "$N"
+check_grep hleaks/first-line '^suspect 1: Holder ::CACHE -> 0x200 Hash$' "$TMP/out"
+check_grep hleaks/path '^  path from root vm: Holder ::CACHE -> Hash$' "$TMP/out"
+check_rc hleaks/json 0 "$H" leaks -q -f json "$B" "$N" "$N"
+check hleaks/json-names '["::CACHE",null]' \
+	"$(jq -c '[.suspects[0].path.objects[].name]' "$TMP/out")"
+check_rc hleaks/tsv 0 "$H" leaks -q -f tsv "$B" "$N" "$N"
+check hleaks/tsv-path 'vm -> Holder ::CACHE -> Hash' \
+	"$(awk -F'\t' '$1 == "suspect" {print $11}' "$TMP/out")"
+check_rc hleaks-unnamed/exit 0 "$H" leaks -q "$B" "$U" "$U"
+check_grep hleaks-unnamed/first-line '^suspect 1: 0x200 Hash$' "$TMP/out"
+check_grep hleaks-unnamed/path '^  path from root vm:$' "$TMP/out"
+
+# ---- leaks on the real named dumps of leak.rb and observer.rb ----
+
+# leaks3 NAME PREFIX: leaks on PREFIX_{before,after,later}.json.gz
+leaks3() {
+	check_rc "$1/exit" 0 "$H" leaks -q "$@" \
+		"$DATA/$2_before.json.gz" "$DATA/$2_after.json.gz" \
+		"$DATA/$2_later.json.gz"
+}
+for f in leak_names_before.json.gz leak_names_ivar_before.json.gz \
+	leak_names_observer_before.json.gz; do
+	[ -f "$DATA/$f" ] || notok "fixture-$f" "$DATA/$f is missing (the names-dump fixtures)"
+done
+if [ -f "$DATA/leak_names_before.json.gz" ]; then
+	leaks3 const leak_names
+	check_grep const/first-line '^suspect 1: LeakyCache ::CACHE -> 0x[0-9a-f]+ Hash, leak\.rb:[0-9]+$' "$TMP/out"
+	check_grep const/path '^  path from root [a-z_]+: .*LeakyCache ::CACHE -> Hash$' "$TMP/out"
+	check_rc const/json 0 "$H" leaks -q -f json "$DATA/leak_names_before.json.gz" \
+		"$DATA/leak_names_after.json.gz" "$DATA/leak_names_later.json.gz"
+	check const/json-last-hop '"::CACHE"' \
+		"$(jq -c '.suspects[0].path.objects | .[length - 2].name' "$TMP/out")"
+	rm -rf "$TMP/svg"
+	check_rc const/svg 0 "$H" leaks -q --svg "$TMP/svg" "$DATA/leak_names_before.json.gz" \
+		"$DATA/leak_names_after.json.gz" "$DATA/leak_names_later.json.gz"
+	has const/svg-label '>::CACHE</text>' "$TMP/svg/suspect-1.svg"
+fi
+if [ -f "$DATA/leak_names_ivar_before.json.gz" ]; then
+	leaks3 ivar leak_names_ivar
+	check_grep ivar/first-line '^suspect 1: (ivars of )?LeakyCache @cache -> 0x[0-9a-f]+ Hash, leak\.rb:[0-9]+$' "$TMP/out"
+fi
+if [ -f "$DATA/leak_names_observer_before.json.gz" ]; then
+	leaks3 observer leak_names_observer
+	check_grep observer/first-line '^suspect 1: EventBus @subscribers -> 0x[0-9a-f]+ Array, observer\.rb:[0-9]+$' "$TMP/out"
+fi
