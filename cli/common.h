@@ -164,6 +164,28 @@ void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
 /* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
  * node, without a newline. */
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
+/* A reference name as JSON members: ,"name":NAME (and ,"inferred":true
+ * with HD_NAME_INFERRED in flags); nothing when name is NULL. */
+void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags);
+/* cli_node_json() with the name of a reference (cli_name_json) last. */
+void cli_node_json_named(FILE *f, const hd_store *s, hd_node_id v,
+			 const char *name, size_t len, unsigned flags);
+
+/* One hop of a path, escaped: "NodeName name" (hd_store_hop_text; to
+ * HD_NODE_NONE: the node name alone). */
+void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
+		  hd_node_id to);
+/* A path on one line: its hops joined by " -> ", the last node alone. */
+void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
+		   size_t n);
+/* 1 if a hop of the path has a reference name (the root's included when
+ * root is not UINT32_MAX), else 0. */
+int cli_hops_named(const hd_store *s, uint32_t root, const hd_node_id *nodes,
+		   size_t n);
+/* A root category's name, escaped, then the name under which it holds
+ * first ("global_tbl $CACHE") when it has one. */
+void cli_root_text(FILE *f, const hd_store *s, uint32_t root,
+		   hd_node_id first);
 
 /* 1 if the type of v says more than its class name cls ("(DATA)" after
  * Thread), 0 when it repeats it (String, (hidden ARRAY), IMEMO/...). */
