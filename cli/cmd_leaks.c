@@ -353,18 +353,13 @@ static void json_root_name(const hd_store *s, const hd_root_path *p)
  * next ("name", and "inferred":true when inferred) when it has one. */
 static void json_hops(const hd_store *s, const hd_root_path *p)
 {
-	const char *name;
-	size_t k, n = 0;
-	unsigned flags;
+	size_t k;
 
 	for (k = 0; k < p->n; k++) {
-		name = NULL;
-		flags = 0;
-		if (k + 1 < p->n)
-			name = hd_store_ref_name(s, p->nodes[k],
-						 p->nodes[k + 1], &n, &flags);
 		printf("%s", k ? "," : "");
-		cli_node_json_named(stdout, s, p->nodes[k], name, n, flags);
+		cli_hop_json(stdout, s, p->nodes[k], k + 1 < p->n ?
+						   p->nodes[k + 1] :
+						   HD_NODE_NONE);
 	}
 }
 

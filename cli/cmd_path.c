@@ -39,15 +39,64 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/* The name under which the path's root category holds its first node. */
+static const char *root_name(const hd_store *s, const hd_root_path *p,
+			     size_t *len)
+{
+	return p->n ? hd_store_root_ref_name(s, p->root, p->nodes[0], len) :
+		      NULL;
+}
+
+/* Does any hop of p have a name (the chain line is printed then)? */
+static int path_named(const hd_store *s, const hd_root_path *p)
+{
+	size_t i;
+
+	if (!hd_store_has_ref_names(s))
+		return 0;
+	if (root_name(s, p, NULL))
+		return 1;
+	for (i = 0; i + 1 < p->n; i++)
+		if (hd_store_ref_name(s, p->nodes[i], p->nodes[i + 1], NULL,
+				      NULL))
+			return 1;
+	return 0;
+}
+
+/* "  Node name -> Node name -> ... -> Target", each hop as the library
+ * writes it (hd_store_hop_text), control bytes escaped. */
+static void print_chain(const hd_store *s, const hd_root_path *p)
+{
+	char raw[1024], t[4096];
+	size_t i, len;
+
+	fputs("  ", stdout);
+	for (i = 0; i < p->n; i++) {
+		len = hd_store_hop_text(raw, sizeof(raw), s, p->nodes[i],
+					i + 1 < p->n ? p->nodes[i + 1] :
+						       HD_NODE_NONE);
+		if (len >= sizeof(raw))
+			len = sizeof(raw) - 1;
+		printf("%s%s", i ? " -> " : "", cli_text(t, sizeof(t), raw, len));
+	}
+	putchar('\n');
+}
+
 static void print_text(const hd_store *s, const hd_root_path *p)
 {
 	char cls[256], a[32], t[256];
 	hd_site site;
-	size_t i;
+	size_t i, nl;
 	hd_node_id v;
 	const char *root = hd_store_root_name(s, p->root);
+	const char *rn = root_name(s, p, &nl);
 
-	printf("root %s\n", cli_text(t, sizeof(t), root, strlen(root)));
+	printf("root %s", cli_text(t, sizeof(t), root, strlen(root)));
+	if (rn)
+		printf(" %s", cli_text(t, sizeof(t), rn, nl));
+	putchar('\n');
+	if (path_named(s, p))
+		print_chain(s, p);
 	for (i = 0; i < p->n; i++) {
 		v = p->nodes[i];
 		cli_node_class(s, v, cls, sizeof(cls));
@@ -66,14 +115,18 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 static void print_json(const hd_store *s, hd_node_id target,
 		       const hd_root_path *p)
 {
-	const char *root;
-	size_t i;
+	const char *root, *rn;
+	size_t i, nl;
 
 	printf("{\"target\":\"0x%llx\",\"root\":",
 	       (unsigned long long)hd_store_address(s, target));
 	if (p) {
 		root = hd_store_root_name(s, p->root);
 		cli_json_string(stdout, root, strlen(root));
+		if ((rn = root_name(s, p, &nl))) {
+			printf(",\"root_name\":");
+			cli_json_string(stdout, rn, nl);
+		}
 	} else {
 		printf("null");
 	}
@@ -81,7 +134,8 @@ static void print_json(const hd_store *s, hd_node_id target,
 	for (i = 0; p && i < p->n; i++) {
 		if (i)
 			putchar(',');
-		cli_node_json(stdout, s, p->nodes[i]);
+		cli_hop_json(stdout, s, p->nodes[i],
+			     i + 1 < p->n ? p->nodes[i + 1] : HD_NODE_NONE);
 	}
 	printf("]}\n");
 }

@@ -164,12 +164,12 @@ void cli_node_class_raw(const hd_store *s, hd_node_id id, char *buf,
 /* {"address","type","class","memsize"[,"file","line"[,"method"]]} of a
  * node, without a newline. */
 void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
+/* The same for one hop of a path: with the name of the reference v ->
+ * next ("name", and "inferred":true) when it has one. */
+void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next);
 /* A reference name as JSON members: ,"name":NAME (and ,"inferred":true
  * with HD_NAME_INFERRED in flags); nothing when name is NULL. */
 void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags);
-/* cli_node_json() with the name of a reference (cli_name_json) last. */
-void cli_node_json_named(FILE *f, const hd_store *s, hd_node_id v,
-			 const char *name, size_t len, unsigned flags);
 
 /* One hop of a path, escaped: "NodeName name" (hd_store_hop_text; to
  * HD_NODE_NONE: the node name alone). */

@@ -60,6 +60,11 @@ const char *cli_select_name(const char *arg, void *target)
 	return push(target, "name", arg);
 }
 
+const char *cli_select_via(const char *arg, void *target)
+{
+	return push(target, "via", arg);
+}
+
 /* The lines of a --from file that gave no address, said once. */
 static void report_skipped(const hd_select *hs, const char *path)
 {

@@ -27,6 +27,7 @@ const char *cli_select_location(const char *arg, void *target);
 const char *cli_select_generation(const char *arg, void *target);
 const char *cli_select_from(const char *arg, void *target);
 const char *cli_select_name(const char *arg, void *target);
+const char *cli_select_via(const char *arg, void *target);
 
 #define CLI_SELECT_OPTS(sel)                                                  \
 	OPT_CALLBACK(0, "address", "ADDR", sel, cli_select_address,           \
@@ -44,7 +45,10 @@ const char *cli_select_name(const char *arg, void *target);
 	OPT_CALLBACK(0, "generation", "N..M", sel, cli_select_generation,     \
 		     "select objects allocated in generations N to M"),       \
 	OPT_CALLBACK(0, "from", "NDJSON", sel, cli_select_from,               \
-		     "select the objects of another command's output")
+		     "select the objects of another command's output"),       \
+	OPT_CALLBACK(0, "via", "NAME|/RE/", sel, cli_select_via,              \
+		     "select objects referenced through a reference so named "\
+		     "(@cache, ::CACHE)")
 
 /*
  * Checks the selection and compiles it (regexes, --from files), before

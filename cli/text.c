@@ -212,10 +212,18 @@ void cli_class_name(const hd_store *s, hd_node_id id, char *buf,
 	cli_text(buf, size, raw, len < sizeof(raw) ? len : sizeof(raw) - 1);
 }
 
-static void node_json_fields(FILE *f, const hd_store *s, hd_node_id v)
+void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
+{
+	cli_hop_json(f, s, v, HD_NODE_NONE);
+}
+
+void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
 {
 	char cls[256];
 	hd_site site;
+	const char *name = NULL;
+	unsigned flags = 0;
+	size_t nl = 0;
 
 	cli_node_class_raw(s, v, cls, sizeof(cls));
 	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
@@ -233,11 +241,13 @@ static void node_json_fields(FILE *f, const hd_store *s, hd_node_id v)
 			cli_json_string(f, site.method, site.method_len);
 		}
 	}
-}
-
-void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
-{
-	node_json_fields(f, s, v);
+	if (next != HD_NODE_NONE &&
+	    (name = hd_store_ref_name(s, v, next, &nl, &flags))) {
+		fprintf(f, ",\"name\":");
+		cli_json_string(f, name, nl);
+		if (flags & HD_NAME_INFERRED)
+			fprintf(f, ",\"inferred\":true");
+	}
 	fputc('}', f);
 }
 
@@ -249,14 +259,6 @@ void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags)
 	cli_json_string(f, name, len);
 	if (flags & HD_NAME_INFERRED)
 		fputs(",\"inferred\":true", f);
-}
-
-void cli_node_json_named(FILE *f, const hd_store *s, hd_node_id v,
-			 const char *name, size_t len, unsigned flags)
-{
-	node_json_fields(f, s, v);
-	cli_name_json(f, name, len, flags);
-	fputc('}', f);
 }
 
 void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,

@@ -249,11 +249,19 @@ static inline const char *hd__intern_str(const struct hd__intern *t,
 	return t->bytes + t->offs[id];
 }
 
+/* The name of the k-th reference of root category c (store_names.c),
+ * NULL if none: O(1), for writers that walk a category in order. */
+HD_HIDDEN const char *hd__store_root_name_at(const hd_store *s, uint32_t c,
+					     uint32_t k, size_t *len);
+
 /* ---- scanner (scan.c): one line -> one record ---- */
 
 struct hd__scan {
 	uint64_t *refs;   /* reusable references buffer */
 	size_t refs_cap;
+	hd_str *names;    /* reusable ref_names buffer */
+	size_t names_cap;
+	size_t nnames;    /* entries of the record's ref_names */
 	/* position of the first error, relative to the line start */
 	size_t err_col;
 	const char *err_msg;

@@ -259,21 +259,23 @@ static int kept(const hd_store *s, const unsigned char *keep, uint64_t a)
 }
 
 /*
- * The text with only the kept references between [ and ], each token
- * copied as written (so 2.x "0X7F.." stays as it was).
+ * The references between [ and ] with only the kept ones, each token
+ * copied as written (so 2.x "0X7F.." stays as it was); kept[k] says
+ * whether the k-th was kept (ref_names follows them).
  */
 static int filter_refs(struct buf *b, const hd_record *rec,
-		       const hd_store *s, const unsigned char *keep)
+		       const hd_store *s, const unsigned char *keep,
+		       unsigned char *kept_k, size_t nk)
 {
 	const char *p = rec->text + rec->refs_open + 1;
 	const char *end = rec->text + rec->refs_close;
 	int first = 1;
+	size_t k = 0;
 	uint64_t a;
 
-	if (put(b, rec->text, rec->refs_open + 1))
-		return HD_ENOMEM;
 	while (p < end) {
 		const char *q, *e;
+		int on;
 
 		q = memchr(p, '"', (size_t)(end - p));
 		if (!q)
@@ -281,8 +283,12 @@ static int filter_refs(struct buf *b, const hd_record *rec,
 		e = memchr(q + 1, '"', (size_t)(end - q - 1));
 		if (!e)
 			break;
-		if (!hd__parse_hex(q + 1, (size_t)(e - q - 1), &a) &&
-		    kept(s, keep, a)) {
+		on = !hd__parse_hex(q + 1, (size_t)(e - q - 1), &a) &&
+		     (!keep || kept(s, keep, a));
+		if (k < nk)
+			kept_k[k] = (unsigned char)on;
+		k++;
+		if (on) {
 			if ((!first && put(b, ", ", 2)) ||
 			    put(b, q, (size_t)(e - q + 1)))
 				return HD_ENOMEM;
@@ -290,8 +296,115 @@ static int filter_refs(struct buf *b, const hd_record *rec,
 		}
 		p = e + 1;
 	}
-	return put(b, rec->text + rec->refs_close,
-		   rec->text_len - rec->refs_close);
+	return 0;
+}
+
+/* The ref_names entries of the kept references: 1, 0 when none is
+ * named, -1 out of memory. */
+static int filter_names(struct buf *b, const hd_record *rec,
+			const unsigned char *kept_k)
+{
+	size_t k, named = 0;
+	int first = 1;
+
+	for (k = 0; k < rec->nrefs; k++)
+		named += kept_k[k] && rec->ref_names[k].ptr;
+	if (!named)
+		return 0;
+	for (k = 0; k < rec->nrefs; k++) {
+		const hd_str *t = &rec->ref_names[k];
+
+		if (!kept_k[k])
+			continue;
+		if ((!first && put(b, ", ", 2)) ||
+		    (t->ptr ? put(b, t->ptr, t->len) : put(b, "null", 4)))
+			return -1;
+		first = 0;
+	}
+	return 1;
+}
+
+/* The span of the ref_names member with one separator next to it. */
+static void names_member(const hd_record *rec, size_t *from, size_t *to)
+{
+	const char *t = rec->text;
+	size_t a = rec->names_key, z = rec->names_close + 1;
+
+	while (a > 0 && (t[a - 1] == ' ' || t[a - 1] == '\t'))
+		a--;
+	if (a > 0 && t[a - 1] == ',') {
+		a--;
+	} else {
+		while (z < rec->text_len && (t[z] == ' ' || t[z] == '\t'))
+			z++;
+		if (z < rec->text_len && t[z] == ',')
+			z++;
+		while (z < rec->text_len && (t[z] == ' ' || t[z] == '\t'))
+			z++;
+	}
+	*from = a;
+	*to = z;
+}
+
+/* One span of a record's text replaced by other bytes. */
+struct edit {
+	size_t from, to;
+	const struct buf *with;
+};
+
+/*
+ * The text with only the kept references (all when keep is NULL) and
+ * ref_names restricted in parallel: the member is left out when no kept
+ * reference has a name, and when the reader dropped it as damaged.
+ */
+static int filter_record(struct buf *b, const hd_record *rec,
+			 const hd_store *s, const unsigned char *keep)
+{
+	size_t n = rec->nrefs ? rec->nrefs : 1, at = 0, ne = 0, i;
+	unsigned char *kept_k = hd__malloc(n);
+	struct buf rb = { NULL, 0, 0 }, tb = { NULL, 0, 0 };
+	struct edit e[2], t;
+	int rc = HD_ENOMEM, named = 0;
+
+	if (!kept_k)
+		return HD_ENOMEM;
+	memset(kept_k, 0, n);
+	if (rec->refs_close) {
+		if (filter_refs(&rb, rec, s, keep, kept_k, rec->nrefs))
+			goto out;
+		e[ne].from = rec->refs_open + 1;
+		e[ne].to = rec->refs_close;
+		e[ne++].with = &rb;
+	}
+	if (rec->names_open && rec->names_close) {
+		if ((rec->has & HD_HAS_REF_NAMES) &&
+		    (named = filter_names(&tb, rec, kept_k)) < 0)
+			goto out;
+		if (named) {
+			e[ne].from = rec->names_open + 1;
+			e[ne].to = rec->names_close;
+		} else {
+			names_member(rec, &e[ne].from, &e[ne].to);
+		}
+		e[ne++].with = &tb;
+	}
+	if (ne == 2 && e[1].from < e[0].from) {
+		t = e[0];
+		e[0] = e[1];
+		e[1] = t;
+	}
+	for (i = 0; i < ne; i++) {
+		if (put(b, rec->text + at, e[i].from - at) ||
+		    (e[i].with->len && put(b, e[i].with->p, e[i].with->len)))
+			goto out;
+		at = e[i].to;
+	}
+	rc = put(b, rec->text + at, rec->text_len - at);
+out:
+	hd__free(rb.p, rb.cap);
+	hd__free(tb.p, tb.cap);
+	hd__free(kept_k, n);
+	return rc;
 }
 
 /* A record from what the salvage of an invalid line recovered. */
@@ -377,8 +490,9 @@ int hd_record_write(const hd_record *rec, const hd_store *s,
 	}
 	if (salvaged)
 		rc = rebuild(&b, rec, s, keep);
-	else if (keep && rec->refs_close)
-		rc = filter_refs(&b, rec, s, keep);
+	else if ((keep && rec->refs_close) ||
+		 (rec->names_close && !(rec->has & HD_HAS_REF_NAMES)))
+		rc = filter_record(&b, rec, s, keep);
 	else
 		rc = put(&b, rec->text, rec->text_len);
 	if (!rc && (rec->origin & HD_O_REPAIRED) && !salvaged) {

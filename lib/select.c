@@ -1,7 +1,7 @@
 /*
  * select.c - selections of objects: the one grammar every graph command
  * takes (--address, --class, --name, --type, --file, --location,
- * --generation, --from). Values of one key are alternatives; different
+ * --generation, --from, --via). Values of one key are alternatives; different
  * keys must all hold. This file parses the values into an hd_select;
  * select_from.c reads --from files, select_regex.c guards the C
  * library's regcomp, select_eval.c evaluates a selection over a store
@@ -13,7 +13,7 @@
 
 const char *const hd__select_keys[K__COUNT] = {
 	"address", "class", "type", "file", "location", "generation", "from",
-	"name",
+	"name", "via",
 };
 
 int hd_select_new(hd_select **out, hd_error *err)
@@ -205,6 +205,11 @@ int hd_select_add(hd_select *sel, const char *key, const char *value,
 				      &sel->names_cap, key, value, err)))
 			return rc;
 		break;
+	case K_VIA:
+		if ((rc = add_pattern(&sel->vias, &sel->nvias,
+				      &sel->vias_cap, key, value, err)))
+			return rc;
+		break;
 	case K_TYPE:
 		t = hd_type_from_name(value, strlen(value));
 		if (t == HD_T_UNKNOWN && strcmp(value, "UNKNOWN") != 0)
@@ -249,6 +254,8 @@ void hd_select_free(hd_select *sel)
 		pattern_free(&sel->classes[i]);
 	for (i = 0; i < sel->nnames; i++)
 		pattern_free(&sel->names[i]);
+	for (i = 0; i < sel->nvias; i++)
+		pattern_free(&sel->vias[i]);
 	for (i = 0; i < sel->nfiles; i++)
 		hd__free(sel->files[i], strlen(sel->files[i]) + 1);
 	for (i = 0; i < sel->nlocs; i++)
@@ -256,6 +263,7 @@ void hd_select_free(hd_select *sel)
 	hd__free(sel->addrs, sel->addrs_cap * sizeof(*sel->addrs));
 	hd__free(sel->classes, sel->classes_cap * sizeof(*sel->classes));
 	hd__free(sel->names, sel->names_cap * sizeof(*sel->names));
+	hd__free(sel->vias, sel->vias_cap * sizeof(*sel->vias));
 	hd__free(sel->files, sel->files_cap * sizeof(*sel->files));
 	hd__free(sel->locs, sel->locs_cap * sizeof(*sel->locs));
 	hd__free(sel->gens, sel->gens_cap * sizeof(*sel->gens));

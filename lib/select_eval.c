@@ -49,6 +49,74 @@ static int test_name(struct eval *e, hd_node_id id)
 	return 0;
 }
 
+/* Does a --via pattern match the name at p (cached by its address: a
+ * name is one string of the store)? */
+static int via_matches(struct eval *e, struct hd__map *cache,
+		       const char *p, size_t len, int *ok)
+{
+	uint32_t v;
+	size_t i;
+	int found;
+
+	if (hd__map_get(cache, (uint64_t)(uintptr_t)p, &v)) {
+		*ok = (int)v;
+		return 0;
+	}
+	v = 0;
+	if (len < sizeof(e->name)) {
+		memcpy(e->name, p, len);
+		e->name[len] = '\0';
+		for (i = 0; i < e->sel->nvias && !v; i++)
+			v = (uint32_t)pattern_matches(&e->sel->vias[i],
+						      e->name);
+	}
+	*ok = (int)v;
+	return hd__map_put(cache, (uint64_t)(uintptr_t)p, v, &v, &found);
+}
+
+/*
+ * --via: marks every object referenced through a reference (or held by
+ * a root) whose name matches, in one pass over the named edges.
+ */
+static int via_mark(struct eval *e)
+{
+	const hd_store *s = e->s;
+	uint32_t n = hd_store_node_count(s), i, k, c;
+	struct hd__map cache;
+	hd_edge_iter it;
+	hd_node_id v;
+	const char *p;
+	size_t len;
+	int ok, rc = 0;
+
+	if (!(e->via = hd__bitmap_new(n)))
+		return HD_ENOMEM;
+	if (!hd_store_has_ref_names(s))
+		return 0;
+	if (hd__map_init(&cache, 64))
+		return HD_ENOMEM;
+	for (i = 0; i < n && !rc; i++) {
+		hd_store_refs(s, i, &it);
+		for (k = 0; hd_edge_iter_next(&it, &v) == 0 && !rc; k++) {
+			if (!(p = hd_store_ref_name_at(s, i, k, &len, NULL)))
+				continue;
+			if (!(rc = via_matches(e, &cache, p, len, &ok)) && ok)
+				hd__bit_set(e->via, v);
+		}
+	}
+	for (c = 0; c < hd_store_root_count(s) && !rc; c++) {
+		hd_store_root_refs(s, c, &it);
+		for (k = 0; hd_edge_iter_next(&it, &v) == 0 && !rc; k++) {
+			if (!(p = hd__store_root_name_at(s, c, k, &len)))
+				continue;
+			if (!(rc = via_matches(e, &cache, p, len, &ok)) && ok)
+				hd__bit_set(e->via, v);
+		}
+	}
+	hd__map_free(&cache);
+	return rc;
+}
+
 static int test_class(struct eval *e, hd_node_id id, int *ok)
 {
 	hd_node_id c = hd_store_class(e->s, id);
@@ -124,6 +192,8 @@ static int test_node(struct eval *e, hd_node_id id, int *ok)
 		return 0;
 	if ((e->used & (1u << K_NAME)) && !test_name(e, id))
 		return 0;
+	if ((e->used & (1u << K_VIA)) && !hd__bit(e->via, id))
+		return 0;
 	if (e->used & (1u << K_GENERATION)) {
 		uint64_t g = hd_store_generation(e->s, id);
 
@@ -187,6 +257,8 @@ int hd__eval_init(struct eval *e, const hd_select *sel, const hd_store *s)
 	if (hd__map_init(&e->class_cache, 256) ||
 	    hd__map_init(&e->file_cache, 64))
 		return HD_ENOMEM;
+	if ((sel->used & (1u << K_VIA)) && via_mark(e))
+		return HD_ENOMEM;
 	return 0;
 }
 
@@ -194,6 +266,8 @@ void hd__eval_free(struct eval *e)
 {
 	hd__map_free(&e->class_cache);
 	hd__map_free(&e->file_cache);
+	hd__bitmap_free(e->via, hd_store_node_count(e->s));
+	e->via = NULL;
 }
 
 /* The nodes meeting e->used, into out, or only counted in *count when

@@ -486,6 +486,18 @@ static int why_key(struct eval *e, struct sb *o, unsigned k, int traced)
 	case K_GENERATION:
 		why_generations(e, o);
 		return 0;
+	case K_VIA:
+		sb_add(o, "no object is referenced through a reference named ");
+		for (i = 0; i < sel->nvias; i++) {
+			sb_add(o, "%s'", i ? " or " : "");
+			sb_text(o, sel->vias[i].text);
+			sb_add(o, "'");
+		}
+		if (!hd_store_has_ref_names(e->s))
+			sb_add(o, " (the dump has no reference names: "
+				  "HeapDump.dump writes them, dump_all does "
+				  "not)");
+		return 0;
 	}
 	return 0;
 }
@@ -531,6 +543,10 @@ static void sb_condition(struct sb *o, const hd_select *sel, unsigned k)
 	case K_GENERATION:
 		sb_range(o, &sel->gens[0]);
 		more = sel->ngens - 1;
+		break;
+	case K_VIA:
+		sb_text(o, sel->vias[0].text);
+		more = sel->nvias - 1;
 		break;
 	}
 	if (more)

@@ -13,7 +13,7 @@
 #include <regex.h>
 
 enum { K_ADDRESS, K_CLASS, K_TYPE, K_FILE, K_LOCATION, K_GENERATION,
-       K_FROM, K_NAME, K__COUNT };
+       K_FROM, K_NAME, K_VIA, K__COUNT };
 
 /* The key names of hd_select_add, by K_ (select.c). */
 HD_HIDDEN extern const char *const hd__select_keys[K__COUNT];
@@ -41,6 +41,8 @@ struct hd_select {
 	size_t nclasses, classes_cap;
 	struct pattern *names;     /* --name */
 	size_t nnames, names_cap;
+	struct pattern *vias;      /* --via: reference names */
+	size_t nvias, vias_cap;
 	uint64_t from_skipped, from_first; /* of the last --from file */
 	uint32_t types;            /* bit per hd_type */
 	char **files;
@@ -60,6 +62,7 @@ struct eval {
 	unsigned used;
 	struct hd__map class_cache; /* (class id + 1) << 8 | type -> 0/1 */
 	struct hd__map file_cache;  /* string pointer -> 0/1 */
+	unsigned char *via;         /* --via: the nodes referenced so */
 	char name[1024];
 };
 

@@ -65,6 +65,40 @@ static int json_string(const char *s, size_t n, hd_write_cb w, void *payload)
 	return w("\"", 1, payload);
 }
 
+/* "], "ref_names":[..." of root category c's kept references (the
+ * caller closes the array), when one of them has a name. */
+static int root_names(const hd_store *s, uint32_t c,
+		      const unsigned char *keep, hd_write_cb w, void *payload)
+{
+	hd_edge_iter it;
+	hd_node_id v;
+	const char *name;
+	size_t len;
+	uint32_t k = 0;
+	int rc, first = 1, named = 0;
+
+	hd_store_root_refs(s, c, &it);
+	for (; hd_edge_iter_next(&it, &v) == 0; k++)
+		named |= IS_SET(keep, v) && hd__store_root_name_at(s, c, k, NULL);
+	if (!named)
+		return 0;
+	if ((rc = w("], \"ref_names\":[", 16, payload)))
+		return rc;
+	hd_store_root_refs(s, c, &it);
+	for (k = 0; hd_edge_iter_next(&it, &v) == 0; k++) {
+		if (!IS_SET(keep, v))
+			continue;
+		if (!first && (rc = w(", ", 2, payload)))
+			return rc;
+		first = 0;
+		name = hd__store_root_name_at(s, c, k, &len);
+		if ((rc = name ? json_string(name, len, w, payload) :
+				 w("null", 4, payload)))
+			return rc;
+	}
+	return 0;
+}
+
 /* The ROOT records, references restricted to keep; a category that
  * references nothing kept is left out. */
 static int write_roots(const hd_store *s, const unsigned char *keep,
@@ -100,6 +134,8 @@ static int write_roots(const hd_store *s, const unsigned char *keep,
 				return rc;
 			first = 0;
 		}
+		if (!first && (rc = root_names(s, c, keep, w, payload)))
+			return rc;
 		if (!first && (rc = w("]}\n", 3, payload)))
 			return rc;
 	}
