@@ -189,6 +189,26 @@ Holder 0x100 | String 0x300 | @table [0]' "$(grep 'String 0x300' "$TMP/cedges" |
 check_rc collapse/dot 0 "$H" to-dot -q --collapse "$C"
 has collapse/dot-label 'label="@table [1]"' "$TMP/out"
 
+# an inferred name (a dump without names: Outer's constant holding the
+# class Outer::Inner): grey in DOT, inferred 1 in GML, "inferred" in JSON
+I="$TMP/inferred.json"
+cat >"$I" <<'EOF'
+{"type":"ROOT","root":"vm","references":["0x100"]}
+{"address":"0x100","type":"CLASS","name":"Outer","references":["0x200"],"memsize":100}
+{"address":"0x200","type":"CLASS","name":"Outer::Inner","references":["0x300"],"memsize":100}
+{"address":"0x300","type":"STRING","bytesize":1,"value":"x","memsize":40}
+EOF
+check_rc inferred/dot 0 "$H" to-dot -q "$I"
+has inferred/dot-grey 'n0 -> n1 [label="::Inner", fontname="Helvetica", fontsize=9, fontcolor="#666666"]' "$TMP/out"
+check inferred/dot-no-other-label 1 "$(grep -c 'fontsize=9' "$TMP/out")"
+check_rc inferred/gml 0 "$H" to-gml -q "$I"
+has inferred/gml-attr 'edge [ source 0 target 1 label "::Inner" inferred 1 ]' "$TMP/out"
+check_rc inferred/dominators 0 "$H" dominators -q -f json "$I" 0x300
+check inferred/dominators-json '{"name":"::Inner","inferred":true}' \
+	"$(jq -c '.chain[1] | {name, inferred}' "$TMP/out")"
+check_rc inferred/dominators-text 0 "$H" dominators -q "$I" 0x300
+check_grep inferred/dominators-via '^  0x200 Outer::Inner \(CLASS\) via ::Inner retains ' "$TMP/out"
+
 # ---- interface-with: holders and border objects with their names ----
 
 printf '{"address":"0x300"}\n{"address":"0x301"}\n' >"$TMP/diff.json"
