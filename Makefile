@@ -232,6 +232,10 @@ demo: all
 fixtures-rubies:
 	@bash data/gen/make_fixtures.sh --rubies
 
+# the named sets (the gem with reference names, Ruby 3.1 and 4.0.1)
+fixtures-names:
+	@B=$(B) RUBY=/usr/bin/ruby bash data/gen/make_fixtures.sh --names
+
 bench: all $(TOOL_BIN) ext
 	@HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
@@ -274,7 +278,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies bench fuzz install uninstall clean FORCE
+.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies fixtures-names bench fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \

@@ -51,6 +51,10 @@ struct hdx_dump {
 	const char *flag_name[MAX_FLAGS];
 	size_t flag_len[MAX_FLAGS];
 	int nflag;
+	struct hdx_names *names;  /* ref_names wanted: hd_names.c, else NULL */
+	VALUE *refs;              /* the references written for the record */
+	size_t nref, refcap;
+	int nomem;
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
 };
@@ -69,23 +73,58 @@ static void put_type(struct hdx_out *o, int type)
 	hdx_put(o, text[t], len[t]);
 }
 
+/* Keeps a written reference for ref_names (names wanted only). */
+static void keep_ref(struct hdx_dump *d, VALUE ref)
+{
+	if (d->nref == d->refcap) {
+		size_t c = d->refcap ? d->refcap * 2 : 256;
+		VALUE *p = realloc(d->refs, c * sizeof(*p));
+
+		if (!p) {
+			d->nomem = 1;
+			return;
+		}
+		d->refs = p;
+		d->refcap = c;
+	}
+	d->refs[d->nref++] = ref;
+}
+
 /* ---- ROOT lines ---- */
+
+static int global_root(const char *category)
+{
+	return !strcmp(category, "global_tbl");
+}
+
+static void close_root(struct hdx_dump *d)
+{
+	HD_PUTS(&d->out, "]");
+	if (d->names && global_root(d->root) && !d->nomem)
+		hdx_names_write(d->names, &d->out, d->refs, d->nref, 1);
+	HD_PUTS(&d->out, "}\n");
+}
 
 static void root_i(const char *category, VALUE ref, void *data)
 {
 	struct hdx_dump *d = data;
 
+	if (d->names && hdx_names_own_p(d->names, ref))
+		return;
 	if (d->root != category) {
 		if (d->root)
-			HD_PUTS(&d->out, "]}\n");
+			close_root(d);
 		HD_PUTS(&d->out, "{\"type\":\"ROOT\", \"root\":");
 		hdx_put_json(&d->out, category, strlen(category));
 		HD_PUTS(&d->out, ", \"references\":[");
 		d->root = category;
+		d->nref = 0;
 	} else {
 		HD_PUTS(&d->out, ", ");
 	}
 	hdx_put_addr(&d->out, ref);
+	if (d->names && global_root(category))
+		keep_ref(d, ref);
 	d->roots++;
 }
 
@@ -93,7 +132,7 @@ static void dump_roots(struct hdx_dump *d)
 {
 	rb_objspace_reachable_objects_from_root(root_i, d);
 	if (d->root)
-		HD_PUTS(&d->out, "]}\n");
+		close_root(d);
 }
 
 /* ---- type-specific fields ---- */
@@ -455,13 +494,15 @@ static void ref_i(VALUE ref, void *data)
 {
 	struct hdx_dump *d = data;
 
-	if (ref == d->klass)
+	if (ref == d->klass || (d->names && hdx_names_own_p(d->names, ref)))
 		return;
 	if (d->nrefs++)
 		HD_PUTS(&d->out, ", ");
 	else
 		HD_PUTS(&d->out, ", \"references\":[");
 	hdx_put_addr(&d->out, ref);
+	if (d->names)
+		keep_ref(d, ref);
 }
 
 static void site_fields(struct hdx_out *o, const struct hdx_site *s)
@@ -640,6 +681,7 @@ static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 	d->imemo = type == RUBY_T_IMEMO ? hdx_imemo_name(obj) : "";
 	d->klass = class_of(d, obj, type);
 	d->nrefs = 0;
+	d->nref = 0;
 	object_head(d, obj, type, stride);
 	if (type == RUBY_T_NONE || type == RUBY_T_ZOMBIE) {
 		HD_PUTS(o, "}\n");
@@ -649,6 +691,10 @@ static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 	rb_objspace_reachable_objects_from(obj, ref_i, d);
 	if (d->nrefs)
 		HD_PUTS(o, "]");
+	if (d->names && d->nref && !d->nomem) {
+		hdx_names_object(d->names, obj, type, d->klass, d->imemo);
+		hdx_names_write(d->names, o, d->refs, d->nref, 0);
+	}
 	if (site)
 		site_fields(o, site);
 	if ((memsize = rb_obj_memsize_of(obj)) > 0) {
@@ -670,7 +716,8 @@ static int heap_i(void *start, void *end, size_t stride, void *data)
 	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
 		if (d->out.err)
 			return 1;
-		if (d->full || RBASIC(v)->flags)
+		if ((d->full || RBASIC(v)->flags) &&
+		    !(d->names && hdx_names_own_p(d->names, v)))
 			dump_object(d, v, stride);
 	}
 	return 0;
@@ -687,6 +734,8 @@ static VALUE dump_body(VALUE arg)
 {
 	struct hdx_dump *d = (struct hdx_dump *)arg;
 
+	if (d->names && hdx_names_prepare(d->names))
+		d->nomem = 1;
 	if (!d->since)
 		dump_roots(d);
 	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */
@@ -706,9 +755,10 @@ static VALUE dump_ensure(VALUE arg)
 	return Qnil;
 }
 
-static VALUE totals_hash(const struct hdx_dump *d)
+/* into: a Hash to fill (the same keys again: no allocation), or nil */
+static VALUE totals_hash(const struct hdx_dump *d, VALUE into)
 {
-	VALUE h = rb_hash_new();
+	VALUE h = NIL_P(into) ? rb_hash_new() : into;
 
 	rb_hash_aset(h, ID2SYM(rb_intern("objects")), ULL2NUM(d->objects));
 	rb_hash_aset(h, ID2SYM(rb_intern("roots")), ULL2NUM(d->roots));
@@ -733,15 +783,31 @@ static void warm_up(void)
 #endif
 }
 
-/* :nodoc: writes the dump to fd (which it closes); returns totals.
- * shapes: nil, or the SHAPE lines (ObjectSpace.dump_shapes) to write
- * after the roots. */
-static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
-		    VALUE since, VALUE shapes)
+/* :nodoc: _dump(fd, gzip, full, since, shapes, names, totals = nil)
+ * writes the dump to fd (which it closes); returns totals, a new Hash or
+ * the Hash given (filled: a caller that must not allocate after the walk
+ * passes the same one each time). shapes: nil, or the SHAPE lines
+ * (ObjectSpace.dump_shapes) to write after the roots; names: true writes
+ * ref_names (hd_names.c). */
+static VALUE dump_m(int argc, VALUE *argv, VALUE self)
 {
 	struct hdx_dump *d;
 	int err, rc, state = 0;
-	VALUE totals;
+	VALUE totals, fd, gzip, full, since, shapes, names, into = Qnil;
+
+	rb_check_arity(argc, 6, 7);
+	fd = argv[0];
+	gzip = argv[1];
+	full = argv[2];
+	since = argv[3];
+	shapes = argv[4];
+	names = argv[5];
+	if (argc > 6)
+		into = argv[6];
+	if (!NIL_P(into) && !RB_TYPE_P(into, T_HASH)) {
+		close(NUM2INT(fd));
+		rb_raise(rb_eTypeError, "heapdump: totals must be a Hash");
+	}
 
 	if (!NIL_P(shapes) && !RB_TYPE_P(shapes, T_STRING)) {
 		close(NUM2INT(fd));
@@ -759,11 +825,20 @@ static VALUE dump_m(VALUE self, VALUE fd, VALUE gzip, VALUE full,
 	d->full = RTEST(full);
 	d->since = NIL_P(since) ? 0 : NUM2SIZET(since);
 	d->shapes = shapes;
+	if (RTEST(names) && !(d->names = hdx_names_new())) {
+		hdx_out_close(&d->out);
+		free(d);
+		rb_raise(rb_eNoMemError, "heapdump: no memory");
+	}
 	warm_up();
 	rb_protect(dump_body, (VALUE)d, &state);
 	dump_ensure((VALUE)d);
 	err = d->out.err;
-	totals = state ? Qnil : totals_hash(d);
+	if (!err && (d->nomem || (d->names && hdx_names_failed(d->names))))
+		err = ENOMEM;
+	totals = state ? Qnil : totals_hash(d, into);
+	hdx_names_free(d->names);
+	free(d->refs);
 	free(d);
 	RB_GC_GUARD(shapes);
 	if (state)
@@ -818,7 +893,7 @@ static VALUE self_check_m(VALUE self, VALUE objs)
 void hdx_init_dump(VALUE mod)
 {
 #ifdef HD_WALKER
-	rb_define_module_function(mod, "_dump", dump_m, 5);
+	rb_define_module_function(mod, "_dump", dump_m, -1);
 	rb_define_module_function(mod, "_self_check", self_check_m, 1);
 	rb_define_const(mod, "NATIVE_WALK", Qtrue);
 #else

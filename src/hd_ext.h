@@ -184,6 +184,26 @@ void hdx_put_addr(struct hdx_out *o, VALUE v);
  * written as \u00XX. */
 void hdx_put_json(struct hdx_out *o, const char *s, size_t n);
 
+/* ---- hd_names.c: reference names (ref_names) ---- */
+
+struct hdx_names;
+struct hdx_names *hdx_names_new(void);
+/* Before the walk (may allocate): constants, threads, globals. 0 or -1. */
+int hdx_names_prepare(struct hdx_names *nm);
+/* Inside the walk: the names of obj's references (klass: the class word
+ * written; imemo: the IMEMO type name or ""). */
+void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
+		      const char *imemo);
+/* Writes ', "ref_names":[...]' parallel to refs, unless none has a name;
+ * global: the ROOT global_tbl record (names of the global variables). */
+void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
+		     const VALUE *refs, size_t nrefs, int global);
+int hdx_names_failed(const struct hdx_names *nm);
+/* An object the preparation allocated (an Array of keys): the walk
+ * leaves it and the references to it out. */
+int hdx_names_own_p(const struct hdx_names *nm, VALUE v);
+void hdx_names_free(struct hdx_names *nm);
+
 /* ---- hd_dump.c, hd_count.c, hd_meta.c ---- */
 
 /* "STRING", "IMEMO"...: dump_all's names of the builtin types */

@@ -44,7 +44,7 @@ IVAR_HOLDER = ENV["HOLDER"] == "ivar"
 OBJECT_IDS = ENV["OBJECT_ID"] == "1"
 COMPACT = ENV["COMPACT"] == "1"
 
-ObjectSpace.trace_object_allocations_start
+(HEAPDUMP = ENV["DUMPER"] == "heapdump") ? (require "heapdump"; HeapDump.trace_allocations_start) : ObjectSpace.trace_object_allocations_start
 
 class Request
   attr_reader :id, :path, :params, :body
@@ -155,8 +155,8 @@ def run_phase(i, out)
   # to the address, and they move): one more GC makes them older than G
   # (which leaves the constant cache of the line below at G)
   GC.start if COMPACT
-  ObjectSpace.dump_all(output: out)
-  out.flush
+  HEAPDUMP ? HeapDump._dump(out, false, false, nil, nil, true, TOTALS) : ObjectSpace.dump_all(output: out).flush
+  # (nothing after the dump: a constant read here would be a new cache)
 end
 
 def leaked_objects(range)
@@ -190,6 +190,10 @@ def json_text(v, indent = "")
   end
 end
 
+def generation_of(obj)
+  HEAPDUMP ? HeapDump.allocation_site(obj)&.fetch(3) : ObjectSpace.allocation_generation(obj)
+end
+
 def leak_expected_json
   doc = {
     "ruby" => RUBY_VERSION,
@@ -203,7 +207,7 @@ def leak_expected_json
     "object_fields" => %w[address type generation],
   }
   opts = { "HOLDER" => IVAR_HOLDER ? "ivar" : nil, "OBJECT_ID" => OBJECT_IDS ? "1" : nil,
-           "COMPACT" => COMPACT ? "1" : nil }.compact
+           "COMPACT" => COMPACT ? "1" : nil, "DUMPER" => HEAPDUMP ? "heapdump" : nil }.compact
   unless opts.empty?
     doc["options"] = opts
     doc["object_fields"] << "object_id" if OBJECT_IDS
@@ -222,7 +226,7 @@ def leak_expected_json
       "by_type" => by_type.sort.to_h,
       "objects" => objs.map do |o|
         d = ObjectSpace.dump(o)
-        e = [d[/"address":"(0x\h+)"/, 1], d[/"type":"(\w+)"/, 1], ObjectSpace.allocation_generation(o)]
+        e = [d[/"address":"(0x\h+)"/, 1], d[/"type":"(\w+)"/, 1], generation_of(o)]
         OBJECT_IDS ? e << o.object_id : e
       end,
     }
@@ -231,9 +235,32 @@ def leak_expected_json
   json_text(doc) + "\n"
 end
 
+# DUMPER=heapdump (the top of this file keeps its line count: its lines
+# are allocation sites in the dumps): the dumps are written by the
+# heapdump gem's walk with reference names and allocation sites from its
+# own tracer (run with -I for the built extension and src/lib:
+# data/README.md). Through the primitive under HeapDump.dump(names: true),
+# on a file opened before, as dump_all(output:) is used above: the public
+# method allocates a path, the process metadata and the sidecar on every
+# call, which a three-dump diff would count as new objects (and the
+# primitive fills the same TOTALS Hash each time). The outputs are file
+# descriptors; one full HeapDump.dump is thrown away first (it loads json
+# for the sidecar), then one primitive dump to /dev/null.
+TOTALS = { objects: 0, roots: 0, memsize: 0, memsize_of_all: 0, bytes: 0 }
+
+def heapdump_outputs(dir)
+  warm = File.join(dir, "warm-up.json")
+  HeapDump.dump(warm, names: true)
+  File.unlink(warm, "#{warm}.meta.json")
+  fds = PHASES.map { |name, *| IO.sysopen(File.join(dir, "leak_#{name}.json"), "w", 0o644) }
+  HeapDump._dump(IO.sysopen("/dev/null", "w"), false, false, nil, nil, true, TOTALS)
+  fds
+end
+
 dir = ARGV[0] || ENV["HEAPDUMP_OUT"]
 abort "usage: ruby leak.rb OUTDIR" unless dir
-files = open_outputs(dir)
+files = HEAPDUMP ? heapdump_outputs(dir) : open_outputs(dir)
 PHASES.each_index { |i| run_phase(i, files[i]) }
-files.each(&:close)
+files.each { |f| f.close unless HEAPDUMP }
 File.binwrite(File.join(dir, "leak_expected.json"), leak_expected_json)
+

@@ -4,6 +4,7 @@
 #   data/gen/make_fixtures.sh            # everything (native 3.1 + wasm 3.2-4.0 + native 3.3-4.0)
 #   data/gen/make_fixtures.sh --native   # only the native ruby 3.1 files and bad/edge
 #   data/gen/make_fixtures.sh --rubies   # only the native 3.3.10, 3.4.8, 4.0.1 files
+#   data/gen/make_fixtures.sh --names    # only the named sets (the heapdump gem, names: true)
 #   data/gen/make_fixtures.sh --check    # regenerate nothing, only run the checks
 #
 # Needs: ruby 3.1 (Debian's /usr/bin/ruby; override with RUBY=...), node >= 18
@@ -31,10 +32,11 @@ mode=all
 case "${1:-}" in
 --native) mode=native ;;
 --rubies) mode=rubies ;;
+--names) mode=names ;;
 --check) mode=check ;;
 --counts) mode=counts ;;
 "") ;;
-*) echo "usage: $0 [--native | --rubies | --check | --counts]" >&2; exit 2 ;;
+*) echo "usage: $0 [--native | --rubies | --names | --check | --counts]" >&2; exit 2 ;;
 esac
 
 say() { printf '%s\n' "$*" >&2; }
@@ -162,6 +164,44 @@ generate_rubies() {
 	say "leak_ruby${v}_compact_*: ruby $v native leak.rb HOLDER=ivar OBJECT_ID=1 COMPACT=1"
 }
 
+# The named sets: the four scenarios dumped by the heapdump gem (src/)
+# with reference names, HeapDump.dump(names: true), under Debian's Ruby
+# 3.1 ($RUBY) and native 4.0.1: named_rubyV_SCENARIO_{before,after,later}
+# .json.gz, SCENARIO = leak (LeakyCache::CACHE), leak_ivar (HOLDER=ivar:
+# @cache), observer, names (data/gen/names.rb), plus the expectations the
+# scripts write (named_rubyV_leak*_expected.json, named_rubyV_names_expected.json).
+# The extension is built for each Ruby first (tests/ext/build.sh, in B,
+# default build/ at the top of the tree).
+generate_names() {
+	local top b r v n h f
+	top=$(cd ../.. && pwd)
+	b=${B:-build}
+	case $b in /*) ;; *) b=$top/$b ;; esac
+	for r in "$RUBY" "$RUBIES_DIR/ruby-4.0.1/bin/ruby"; do
+		[ -x "$(command -v "$r")" ] || die "$r is missing (tests/README.md)"
+		sh "$top/tests/ext/build.sh" "$r" "$b" >&2 || die "cannot build the extension for $r"
+		v=$("$r" -e 'print RUBY_VERSION')
+		case $v in 3.1.*) n=3.1 ;; *) n=$v ;; esac
+		rm -f "$OUT/named_ruby${n}_"*
+		for h in leak:leak.rb: leak_ivar:leak.rb:HOLDER=ivar observer:observer.rb: names:names.rb:; do
+			local name=${h%%:*} rest=${h#*:} script opt
+			script=${rest%%:*}
+			opt=${rest#*:}
+			rm -rf "$tmp/named"
+			mkdir "$tmp/named"
+			# shellcheck disable=SC2086
+			clean_env DUMPER=heapdump $opt "$r" --disable-gems -I "$b/ext-$v" -I "$top/src/lib" "$script" "$tmp/named"
+			for f in before after later; do
+				gzip -9 -n -c "$tmp/named/"*"_$f.json" >"$OUT/named_ruby${n}_${name}_$f.json.gz"
+			done
+			for f in "$tmp/named/"*_expected.json; do
+				[ -f "$f" ] && mv "$f" "$OUT/named_ruby${n}_${name}_expected.json"
+			done
+			say "named_ruby${n}_${name}_*: ruby $v native $script DUMPER=heapdump $opt"
+		done
+	done
+}
+
 # ------------------------------------------------------------------ checks
 
 fail=0
@@ -257,7 +297,8 @@ run_checks() {
 	fi
 
 	# leak sets: the expected leak equals an independent three-dump diff
-	for p in leak_ leak_ruby3.4_ leak_ruby3.3.10_ leak_ruby3.4.8_ leak_ruby4.0.1_ leak_ruby4.0.1_compact_; do
+	for p in leak_ leak_ruby3.4_ leak_ruby3.3.10_ leak_ruby3.4.8_ leak_ruby4.0.1_ leak_ruby4.0.1_compact_ \
+		named_ruby3.1_leak_ named_ruby3.1_leak_ivar_ named_ruby4.0.1_leak_ named_ruby4.0.1_leak_ivar_; do
 		[ -f "$OUT/${p}expected.json" ] || continue
 		check "${p}*: leak_check.rb" "$RUBY" leak_check.rb "$OUT" "$p"
 	done
@@ -281,9 +322,10 @@ write_counts() {
 }
 
 case $mode in
-all) generate_native; generate_wasm; generate_rubies ;;
+all) generate_native; generate_wasm; generate_rubies; generate_names ;;
 native) generate_native ;;
 rubies) generate_rubies ;;
+names) generate_names ;;
 esac
 run_checks
 [ "$mode" = check ] || write_counts

@@ -30,7 +30,7 @@
 
 require "objspace"
 
-ObjectSpace.trace_object_allocations_start
+(HEAPDUMP = ENV["DUMPER"] == "heapdump") ? (require "heapdump"; HeapDump.trace_allocations_start) : ObjectSpace.trace_object_allocations_start
 
 RING_SIZE = 50
 
@@ -112,11 +112,33 @@ def run_phase(range, out)
   GC.start
   range.each { |id| handle(id) }
   GC.start
-  ObjectSpace.dump_all(output: out)
-  out.flush
+  HEAPDUMP ? HeapDump._dump(out, false, false, nil, nil, true, TOTALS) : ObjectSpace.dump_all(output: out).flush
+  # (nothing after the dump: a constant read here would be a new cache)
+end
+
+# DUMPER=heapdump (the top of this file keeps its line count: its lines
+# are allocation sites in the dumps): the dumps are written by the
+# heapdump gem's walk with reference names and allocation sites from its
+# own tracer (run with -I for the built extension and src/lib:
+# data/README.md). Through the primitive under HeapDump.dump(names: true),
+# on a file opened before, as dump_all(output:) is used above: the public
+# method allocates a path, the process metadata and the sidecar on every
+# call, which a three-dump diff would count as new objects (and the
+# primitive fills the same TOTALS Hash each time). The outputs are file
+# descriptors; one full HeapDump.dump is thrown away first (it loads json
+# for the sidecar), then one primitive dump to /dev/null.
+TOTALS = { objects: 0, roots: 0, memsize: 0, memsize_of_all: 0, bytes: 0 }
+
+def heapdump_outputs(dir)
+  warm = File.join(dir, "warm-up.json")
+  HeapDump.dump(warm, names: true)
+  File.unlink(warm, "#{warm}.meta.json")
+  fds = PHASES.map { |name, *| IO.sysopen(File.join(dir, "leak_observer_#{name}.json"), "w", 0o644) }
+  HeapDump._dump(IO.sysopen("/dev/null", "w"), false, false, nil, nil, true, TOTALS)
+  fds
 end
 
 dir = ARGV[0] or abort "usage: ruby observer.rb OUTDIR"
-files = open_outputs(dir)
+files = HEAPDUMP ? heapdump_outputs(dir) : open_outputs(dir)
 PHASES.each_with_index { |(_, range), i| run_phase(range, files[i]) }
-files.each(&:close)
+files.each { |f| f.close unless HEAPDUMP }

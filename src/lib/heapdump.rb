@@ -70,14 +70,16 @@ module HeapDump
     # collected yet. shapes: true (or a shape id N: those from N on)
     # writes the SHAPE records after the roots, as dump_all(shapes:) on
     # Ruby 3.2 and later; the default is none.
-    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false, shapes: false)
+    def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false, shapes: false,
+             names: true)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = generation_option(since) unless since.nil?
       shapes = shapes_option(shapes)
+      names = flag_option(:names, names)
       GC.start(full_mark: true, immediate_sweep: true) if gc
       meta = process_meta
       meta["dumper"] = dumper
-      opts = { gzip: gzip, full: full, since: since, shapes: shapes }.freeze
+      opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names }.freeze
       return write_dump(path, opts, meta) unless fork
 
       fork_dump(path, opts, meta)
@@ -253,6 +255,26 @@ module HeapDump
       raise ArgumentError, "since: must be a GC generation in 0..#{SINCE_MAX}, not #{since.inspect}"
     end
 
+    def flag_option(name, value)
+      return value if value == true || value == false
+
+      raise ArgumentError, "#{name}: must be true or false, not #{value.inspect}"
+    end
+
+    # Reading a deprecated constant for its name must not warn (the
+    # warning would run Warning.warn, user code, during the dump).
+    def quiet_deprecations
+      return yield unless Warning.respond_to?(:[]) && Warning.respond_to?(:[]=)
+
+      was = Warning[:deprecated]
+      Warning[:deprecated] = false
+      begin
+        yield
+      ensure
+        Warning[:deprecated] = was
+      end
+    end
+
     # shapes: false/nil: none; true: all (from shape id 0); N: from id N
     def shapes_option(shapes)
       return nil if shapes.nil? || shapes == false
@@ -338,7 +360,9 @@ module HeapDump
     def dump_body(fd, opts, scratch_dir, dumper)
       if dumper == "heapdump"
         shapes = opts[:shapes] && ObjectSpace.dump_shapes(output: :string, since: opts[:shapes])
-        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes)
+        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, false) unless opts[:names]
+
+        return quiet_deprecations { _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, true) }
       end
       fallback_dump(fd, opts, scratch_dir)
     end

@@ -1,0 +1,112 @@
+# names.rb - a program whose every reference of interest has a known name,
+# dumped by the heapdump gem with names (HeapDump.dump(names: true)), for
+# the reference-name tests (tests/ext/names.sh, tests/cli/names_paths.sh).
+#
+#   ruby -I BUILD/ext-VERSION -I src/lib data/gen/names.rb OUTDIR [NAMES]
+#
+# Writes OUTDIR/names_before.json, names_after.json, names_later.json
+# (NAMES=0 in the environment: names: false, for the comparison), and
+# OUTDIR/names_expected.json: the address of each object below, read from
+# the live objects, and the name its holder's reference must carry.
+#
+# What holds what (the expected printed names):
+#   PriceCalculator::CACHE        a Hash               ::CACHE on PriceCalculator
+#   CACHE["user_42"]              an Array             ["user_42"] on the Hash
+#   CACHE[:admin], CACHE[42]      Strings              [:admin], [42]
+#   the Array's element 3         a Request            3 ([3]) on the Array
+#   Request @body                 a String             @body on the Request
+#   Registry @entries (on the class Registry itself) an Array: @entries on the class
+#     (4.0: on the class's IMEMO/fields object, whose class is Registry)
+#   $names_global                 a String             $names_global on ROOT global_tbl
+#   Thread.current[:request_id]   a String             thread[:request_id] on the Thread
+#   thread_variable_set(:tenant)  a String             thread_variable[:tenant] on the Thread
+#                                 (or the Hash of thread variables, see man 5 heapdump-dump)
+#   CLOSURE (a lambda)            captures local `captured`
+#   Point.new(PAYLOAD, nil) .x    a String             .x on the Struct
+#   class Child < Base; include Helpers   Child: (superclass)/(include)
+require "heapdump"
+require "objspace"
+
+NAMES = ENV["NAMES"] != "0"
+
+module Helpers
+  def helper; end
+end
+
+class Base; end
+
+class Child < Base
+  include Helpers
+end
+
+class Request
+  attr_reader :body
+
+  def initialize(id)
+    @id = id
+    @body = "body of request #{id}"
+  end
+end
+
+class PriceCalculator
+  CACHE = {}
+end
+
+class Registry
+  @entries = []
+
+  class << self
+    attr_reader :entries
+  end
+end
+
+Point = Struct.new(:x, :y)
+
+def make_closure
+  captured = "captured by the closure"
+  -> { captured }
+end
+
+$names_global = "held by a global"
+Thread.current[:request_id] = "request id 7"
+Thread.current.thread_variable_set(:tenant, "tenant acme")
+CLOSURE = make_closure
+POINT = Point.new("point x", nil)
+list = Array.new(5) { |i| Request.new(i) }
+PriceCalculator::CACHE["user_42"] = list
+PriceCalculator::CACHE[:admin] = "admin entry"
+PriceCalculator::CACHE[42] = "forty-two entry"
+Registry.entries << "registry entry"
+CHILD = Child.new
+
+def addr(o)
+  ObjectSpace.dump(o)[/"address":"(0x\h+)"/, 1]
+end
+
+dir = ARGV[0] or abort "usage: ruby names.rb OUTDIR"
+%w[before after later].each do |phase|
+  GC.start
+  HeapDump.dump(File.join(dir, "names_#{phase}.json"), names: NAMES)
+  # something changes between the dumps: one more request in the list
+  list << Request.new(list.size)
+end
+
+expected = {
+  "ruby" => RUBY_VERSION,
+  "script" => "data/gen/names.rb",
+  "names" => NAMES,
+  "objects" => {
+    "PriceCalculator" => addr(PriceCalculator), "CACHE" => addr(PriceCalculator::CACHE),
+    "list" => addr(list), "request3" => addr(list[3]), "body3" => addr(list[3].body),
+    "admin" => addr(PriceCalculator::CACHE[:admin]), "fortytwo" => addr(PriceCalculator::CACHE[42]),
+    "Registry" => addr(Registry), "entries" => addr(Registry.entries),
+    "global" => addr($names_global), "thread" => addr(Thread.current),
+    "request_id" => addr(Thread.current[:request_id]),
+    "tenant" => addr(Thread.current.thread_variable_get(:tenant)),
+    "closure" => addr(CLOSURE), "captured" => addr(CLOSURE.call),
+    "point" => addr(POINT), "point_x" => addr(POINT.x),
+    "Child" => addr(Child), "Base" => addr(Base), "Helpers" => addr(Helpers)
+  }
+}
+require "json"
+File.write(File.join(dir, "names_expected.json"), JSON.pretty_generate(expected) + "\n")

@@ -1,0 +1,895 @@
+/*
+ * hd_names.c - reference names ("ref_names", man 5 heapdump-dump): for
+ * the object being written, the name of each reference the walk wrote,
+ * where the VM knows it through public functions.
+ *
+ * Two phases:
+ *  - hdx_names_prepare, before the walk (it may allocate a few Ruby
+ *    objects, which the dump then holds like the wrapper's own): the
+ *    constants of every class and module (rb_mod_const_at, malloc only;
+ *    autoloads and undefined constants skipped, so nothing is loaded),
+ *    the fiber-locals and thread variables of every thread, the global
+ *    variables (read through their getter, except the built-in ones
+ *    whose getter has side effects or a frame-local value: SKIP_GLOBALS).
+ *    Each name is kept, malloc'ed, under the object that holds the value.
+ *  - hdx_names_object, inside the walk (no Ruby allocation, no Ruby
+ *    call, no raise): the names known from the object itself, in the
+ *    order MRI marks them (ivars, hash entries, array elements, struct
+ *    members, class structure), plus the prepared ones. Each reference
+ *    is matched by identity, in order with a cursor, else through a
+ *    lookup table: several references to one object keep their own
+ *    names as long as the order is the marking order.
+ */
+#include "hd_ext.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef HD_WALKER
+
+enum {
+	NM_NONE,
+	NM_INDEX,   /* array element: an integer */
+	NM_TEXT,    /* s, n: the whole name */
+	NM_IVAR,    /* s, n: "@x" */
+	NM_CONST,   /* "::" s */
+	NM_STRKEY,  /* "[\"" s "\"]" */
+	NM_SYMKEY,  /* "[:" s "]" */
+	NM_INTKEY,  /* "[" i "]" */
+	NM_KEY,     /* "[key]" */
+	NM_VALUE,   /* "[value]" */
+	NM_MEMBER,  /* "." s */
+	NM_SUPER,   /* "(superclass)" */
+	NM_INCLUDE  /* "(include)" */
+};
+
+struct hdx_name {
+	VALUE target;
+	int kind;
+	const char *s;
+	long n;        /* length of s, or the index / integer key */
+};
+
+/* prepared names of one holder */
+struct held {
+	size_t n;
+	struct hdx_name e[];
+};
+
+struct hdx_names {
+	struct hdx_table held;        /* holder VALUE -> struct held * */
+	struct hdx_name *globals;     /* global_tbl root names */
+	size_t nglobals, capglobals;
+	/* the current object's names */
+	struct hdx_name *list;
+	size_t len, cap;
+	struct hdx_table lookup;      /* target -> first entry, built lazily */
+	int have_lookup;
+	size_t cursor;
+	VALUE array;                  /* an array matched by index, or 0 */
+	long acursor;
+	int err;
+	char *text;                   /* the name being formatted */
+	size_t textcap;
+	const struct hdx_name **res;  /* per reference: its name, or NULL */
+	long *idx;                    /* per reference: its index, or -1 */
+	size_t rescap;
+	ID id_members;
+	/* the objects the preparation allocated (the Arrays of
+	 * global_variables and Thread#keys, MRI's temporary strings...),
+	 * seen by a NEWOBJ hook: the walk leaves them, and the references
+	 * to them, out of the dump, which shows the heap as it was */
+	struct hdx_table own;
+	uint64_t bloom[1024];         /* a quick "certainly not" for own */
+};
+
+/* ---- growing the lists (malloc only) ---- */
+
+static int push(struct hdx_names *nm, struct hdx_name **list, size_t *len,
+		size_t *cap, VALUE target, int kind, const char *s, long n)
+{
+	if (RB_SPECIAL_CONST_P(target))
+		return 0;
+	if (*len == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct hdx_name *p = realloc(*list, c * sizeof(*p));
+
+		if (!p) {
+			nm->err = 1;
+			return -1;
+		}
+		*list = p;
+		*cap = c;
+	}
+	(*list)[*len].target = target;
+	(*list)[*len].kind = kind;
+	(*list)[*len].s = s;
+	(*list)[(*len)++].n = n;
+	return 0;
+}
+
+static void add(struct hdx_names *nm, VALUE target, int kind, const char *s,
+		long n)
+{
+	push(nm, &nm->list, &nm->len, &nm->cap, target, kind, s, n);
+}
+
+/* ---- before the walk ---- */
+
+#define BLOOM_BITS (sizeof(((struct hdx_names *)0)->bloom) * 8)
+
+static size_t bloom_bit(VALUE v)
+{
+	return (size_t)((v >> 3) * 0x9e3779b97f4a7c15ULL >> 40) % BLOOM_BITS;
+}
+
+/* NEWOBJ during the preparation: malloc only */
+static struct hdx_names *preparing;
+
+static void newobj_i(VALUE tpval, void *data)
+{
+	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tpval));
+	struct hdx_names *nm = preparing;
+	size_t b;
+
+	if (!nm)
+		return;
+	if (!hdx_table_put(&nm->own, obj)) {
+		nm->err = 1;
+		return;
+	}
+	b = bloom_bit(obj);
+	nm->bloom[b / 64] |= 1ULL << (b % 64);
+}
+
+int hdx_names_own_p(const struct hdx_names *nm, VALUE v)
+{
+	size_t b = bloom_bit(v);
+
+	if (!(nm->bloom[b / 64] & (1ULL << (b % 64))))
+		return 0;
+	return hdx_table_get(&nm->own, v) != NULL;
+}
+
+/* A copy of s (malloc), kept for the whole dump in held lists. */
+static char *dup_text(const char *a, const char *s, size_t n, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = malloc(la + n + lb + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, a, la);
+	memcpy(p + la, s, n);
+	memcpy(p + la + n, b, lb);
+	p[la + n + lb] = 0;
+	return p;
+}
+
+static void hold(struct hdx_names *nm, VALUE holder, VALUE target,
+		 const char *a, const char *s, size_t n, const char *b)
+{
+	void **slot;
+	struct held *h, *g;
+	char *text;
+
+	if (RB_SPECIAL_CONST_P(target) || RB_SPECIAL_CONST_P(holder))
+		return;
+	if (!(slot = hdx_table_put(&nm->held, holder)) ||
+	    !(text = dup_text(a, s, n, b))) {
+		nm->err = 1;
+		return;
+	}
+	h = *slot;
+	/* capacity: powers of two from 4 */
+	if (!h || (h->n >= 4 && !(h->n & (h->n - 1)))) {
+		size_t cap = h ? h->n * 2 : 4;
+
+		if (!(g = realloc(h, sizeof(*g) + cap * sizeof(g->e[0])))) {
+			free(text);
+			nm->err = 1;
+			return;
+		}
+		if (!h)
+			g->n = 0;
+		*slot = h = g;
+	}
+	h->e[h->n].target = target;
+	h->e[h->n].kind = NM_TEXT;
+	h->e[h->n].s = text;
+	h->e[h->n++].n = (long)strlen(text);
+}
+
+static int sym_text(VALUE sym, const char **s, long *n)
+{
+	VALUE str;
+
+	if (!RB_SYMBOL_P(sym))
+		return 0;
+	str = rb_sym2str(sym);
+	*s = RSTRING_PTR(str);
+	*n = RSTRING_LEN(str);
+	return 1;
+}
+
+struct const_arg {
+	struct hdx_names *nm;
+	VALUE mod;
+};
+
+static int const_i(st_data_t key, st_data_t val, st_data_t arg)
+{
+	struct const_arg *c = (struct const_arg *)arg;
+	ID id = (ID)key;
+	VALUE v;
+	const char *name;
+
+	/* undefined (an autoload whose feature is loaded) or a pending
+	 * autoload: reading it would load code, skip it */
+	if (!rb_const_defined_at(c->mod, id) || !NIL_P(rb_autoload_p(c->mod, id)))
+		return ST_CONTINUE;
+	v = rb_const_get_at(c->mod, id);
+	if (!RB_SPECIAL_CONST_P(v) && (name = rb_id2name(id)))
+		hold(c->nm, c->mod, v, "::", name, strlen(name), "");
+	return ST_CONTINUE;
+}
+
+/* the classes, modules and threads of the heap, found without allocating */
+struct mods {
+	VALUE *v;
+	size_t n, cap;
+	int err;
+};
+
+static int thread_p(VALUE v)
+{
+	return RB_BUILTIN_TYPE(v) == RUBY_T_DATA && RTYPEDDATA_P(v) &&
+	       RTYPEDDATA_TYPE(v)->wrap_struct_name &&
+	       !strcmp(RTYPEDDATA_TYPE(v)->wrap_struct_name, "VM/thread");
+}
+
+static int mods_i(void *start, void *end, size_t stride, void *data)
+{
+	struct mods *m = data;
+	VALUE v;
+
+	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
+		int t;
+
+		if (!RBASIC(v)->flags)
+			continue;
+		t = RB_BUILTIN_TYPE(v);
+		if (t != RUBY_T_CLASS && t != RUBY_T_MODULE && !thread_p(v))
+			continue;
+		if (m->n == m->cap) {
+			size_t c = m->cap ? m->cap * 2 : 1024;
+			VALUE *p = realloc(m->v, c * sizeof(*p));
+
+			if (!p) {
+				m->err = 1;
+				return 1;
+			}
+			m->v = p;
+			m->cap = c;
+		}
+		m->v[m->n++] = v;
+	}
+	return 0;
+}
+
+static void prepare_thread(struct hdx_names *nm, VALUE th);
+
+static void prepare_heap(struct hdx_names *nm)
+{
+	struct mods m = { 0 };
+	size_t i;
+
+	rb_objspace_each_objects(mods_i, &m);
+	if (m.err)
+		nm->err = 1;
+	for (i = 0; i < m.n && !nm->err; i++) {
+		struct const_arg c = { nm, m.v[i] };
+		st_table *tbl;
+
+		if (RB_BUILTIN_TYPE(m.v[i]) == RUBY_T_DATA) {
+			prepare_thread(nm, m.v[i]);
+			continue;
+		}
+		tbl = rb_mod_const_at(m.v[i], NULL);
+
+		if (tbl) {
+			st_foreach(tbl, const_i, (st_data_t)&c);
+			st_free_table(tbl);
+		}
+	}
+	free(m.v);
+}
+
+/* Built-in globals not read: a getter with side effects ($! $@ call
+ * #backtrace, $FILENAME advances ARGF), or a value local to the frame or
+ * thread of the dumper itself, not held by global_tbl. */
+static const char *const SKIP_GLOBALS[] = {
+	"$!", "$@", "$~", "$_", "$&", "$`", "$'", "$+", "$FILENAME",
+	"$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", NULL
+};
+
+static int skip_global(const char *s, long n)
+{
+	int i;
+
+	for (i = 0; SKIP_GLOBALS[i]; i++)
+		if ((long)strlen(SKIP_GLOBALS[i]) == n &&
+		    !memcmp(SKIP_GLOBALS[i], s, (size_t)n))
+			return 1;
+	return 0;
+}
+
+static void prepare_globals(struct hdx_names *nm)
+{
+	VALUE names = rb_f_global_variables();
+	long i;
+
+	for (i = 0; i < RARRAY_LEN(names) && !nm->err; i++) {
+		const char *s;
+		long n;
+		VALUE v;
+		size_t k;
+		int seen = 0;
+		char *text;
+
+		if (!sym_text(RARRAY_AREF(names, i), &s, &n) || skip_global(s, n))
+			continue;
+		v = rb_gv_get(rb_id2name(SYM2ID(RARRAY_AREF(names, i))));
+		if (RB_SPECIAL_CONST_P(v))
+			continue;
+		/* aliases ($" and $LOADED_FEATURES): keep the longest */
+		for (k = 0; k < nm->nglobals; k++) {
+			if (nm->globals[k].target == v) {
+				seen = 1;
+				if (nm->globals[k].n < n &&
+				    (text = dup_text("", s, (size_t)n, ""))) {
+					free((char *)nm->globals[k].s);
+					nm->globals[k].s = text;
+					nm->globals[k].n = n;
+				}
+			}
+		}
+		if (seen)
+			continue;
+		if (!(text = dup_text("", s, (size_t)n, "")) ||
+		    push(nm, &nm->globals, &nm->nglobals, &nm->capglobals, v,
+			 NM_TEXT, text, n)) {
+			free(text);
+			nm->err = 1;
+		}
+	}
+	RB_GC_GUARD(names);
+}
+
+/* a method of the thread's class that is still MRI's own */
+static int basic(VALUE obj, const char *name)
+{
+	return rb_method_basic_definition_p(CLASS_OF(obj), rb_intern(name));
+}
+
+/* Names the values of a thread's keys on each holder of holders (the
+ * thread; its fiber or its hash of thread variables, which hold them
+ * on some Rubies). */
+static void name_keys(struct hdx_names *nm, VALUE th, VALUE keys,
+		      const char *getter, const char *prefix,
+		      const VALUE *holders, int nholders)
+{
+	long i;
+	int h;
+
+	if (!RB_TYPE_P(keys, T_ARRAY))
+		return;
+	for (i = 0; i < RARRAY_LEN(keys); i++) {
+		VALUE key = RARRAY_AREF(keys, i), v;
+		const char *s;
+		long n;
+
+		if (!sym_text(key, &s, &n))
+			continue;
+		v = rb_funcall(th, rb_intern(getter), 1, key);
+		for (h = 0; h < nholders; h++)
+			if (holders[h])
+				hold(nm, holders[h], v, prefix, s, (size_t)n, "]");
+	}
+}
+
+/* The fiber a thread references (its current one: the holder of the
+ * fiber-locals from 3.3 on). */
+static void fiber_i(VALUE ref, void *data)
+{
+	VALUE *fiber = data;
+
+	if (!*fiber && RB_TYPE_P(ref, T_DATA) && RTYPEDDATA_P(ref) &&
+	    RTYPEDDATA_TYPE(ref)->wrap_struct_name &&
+	    !strcmp(RTYPEDDATA_TYPE(ref)->wrap_struct_name, "fiber"))
+		*fiber = ref;
+}
+
+static void prepare_thread(struct hdx_names *nm, VALUE th)
+{
+	VALUE h[2] = { th, 0 };
+	{
+
+		rb_objspace_reachable_objects_from(th, fiber_i, &h[1]);
+		if (!basic(th, "alive?") ||
+		    rb_funcall(th, rb_intern("alive?"), 0) != Qtrue)
+			return;
+		if (basic(th, "keys") && basic(th, "[]"))
+			name_keys(nm, th, rb_funcall(th, rb_intern("keys"), 0),
+				  "[]", "thread[:", h, 2);
+		/* thread variables: a Hash in the thread's hidden ivar
+		 * "locals" (thread.c, 3.0 - 4.0), which holds the values */
+		h[1] = rb_attr_get(th, rb_intern("locals"));
+		if (!RB_TYPE_P(h[1], T_HASH))
+			h[1] = 0;
+		if (basic(th, "thread_variables") && basic(th, "thread_variable_get"))
+			name_keys(nm, th,
+				  rb_funcall(th, rb_intern("thread_variables"), 0),
+				  "thread_variable_get", "thread_variable[:", h, 2);
+	}
+}
+
+struct hdx_names *hdx_names_new(void)
+{
+	struct hdx_names *nm = calloc(1, sizeof(*nm));
+
+	if (!nm)
+		return NULL;
+	if (hdx_table_init(&nm->held, 1024)) {
+		free(nm);
+		return NULL;
+	}
+	if (hdx_table_init(&nm->own, 256)) {
+		hdx_table_free(&nm->held);
+		free(nm);
+		return NULL;
+	}
+	nm->id_members = rb_intern("__members__");
+	return nm;
+}
+
+static VALUE newobj_tp;
+static VALUE saved_verbose;
+
+static VALUE prepare_body(VALUE arg)
+{
+	struct hdx_names *nm = (struct hdx_names *)arg;
+
+	ruby_verbose = Qnil; /* no "not initialized" warnings */
+	prepare_globals(nm);
+	ruby_verbose = saved_verbose;
+	prepare_heap(nm);
+	return Qnil;
+}
+
+/* also when the preparation raised: the hook must not outlive it */
+static VALUE prepare_end(VALUE arg)
+{
+	ruby_verbose = saved_verbose;
+	rb_tracepoint_disable(newobj_tp);
+	preparing = NULL;
+	return Qnil;
+}
+
+/* Before the walk: may allocate and call MRI's own methods; what it
+ * allocates is left out of the dump. 0 or -1. */
+int hdx_names_prepare(struct hdx_names *nm)
+{
+	if (!newobj_tp) { /* once per process, before it watches */
+		newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
+					      newobj_i, NULL);
+		rb_gc_register_mark_object(newobj_tp);
+	}
+	saved_verbose = ruby_verbose;
+	preparing = nm;
+	rb_tracepoint_enable(newobj_tp);
+	rb_ensure(prepare_body, (VALUE)nm, prepare_end, Qnil);
+	return nm->err ? -1 : 0;
+}
+
+void hdx_names_free(struct hdx_names *nm)
+{
+	size_t i, k;
+
+	if (!nm)
+		return;
+	for (i = 0; i < nm->held.cap; i++) {
+		struct held *h;
+
+		if (nm->held.keys[i] <= 1 || !(h = nm->held.vals[i]))
+			continue;
+		for (k = 0; k < h->n; k++)
+			free((char *)h->e[k].s);
+		free(h);
+	}
+	hdx_table_free(&nm->held);
+	hdx_table_free(&nm->own);
+	for (i = 0; i < nm->nglobals; i++)
+		free((char *)nm->globals[i].s);
+	free(nm->globals);
+	free(nm->list);
+	if (nm->have_lookup)
+		hdx_table_free(&nm->lookup);
+	free(nm->text);
+	free(nm->res);
+	free(nm->idx);
+	free(nm);
+}
+
+/* ---- inside the walk ---- */
+
+static int ivar_i(ID key, VALUE val, st_data_t arg)
+{
+	struct hdx_names *nm = (struct hdx_names *)arg;
+	const char *name;
+
+	if (!RB_SPECIAL_CONST_P(val) && (name = rb_id2name(key)) && name[0] == '@')
+		add(nm, val, NM_IVAR, name, (long)strlen(name));
+	return ST_CONTINUE;
+}
+
+/* a key printed in the name: printable ASCII but " and \, <= 32 bytes */
+static int short_key(const char *s, long n)
+{
+	long i;
+
+	if (n > 32)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+			return 0;
+	return 1;
+}
+
+static int hash_i(VALUE key, VALUE val, VALUE arg)
+{
+	struct hdx_names *nm = (struct hdx_names *)arg;
+	const char *s;
+	long n;
+
+	add(nm, key, NM_KEY, NULL, 0);
+	if (RB_SPECIAL_CONST_P(val))
+		return ST_CONTINUE;
+	if (RB_FIXNUM_P(key))
+		add(nm, val, NM_INTKEY, NULL, FIX2LONG(key));
+	else if (RB_SYMBOL_P(key) && sym_text(key, &s, &n) && short_key(s, n))
+		add(nm, val, NM_SYMKEY, s, n);
+	else if (RB_TYPE_P(key, T_STRING) &&
+		 short_key(RSTRING_PTR(key), RSTRING_LEN(key)))
+		add(nm, val, NM_STRKEY, RSTRING_PTR(key), RSTRING_LEN(key));
+	else
+		add(nm, val, NM_VALUE, NULL, 0);
+	return ST_CONTINUE;
+}
+
+/* The members of a Struct (or Data), found as rb_struct_members would
+ * without its cache write on the class: the __members__ ivar of the
+ * class or an ancestor. */
+static VALUE struct_members(struct hdx_names *nm, VALUE s)
+{
+	VALUE c;
+
+	for (c = rb_obj_class(s); c && c != rb_cStruct;
+	     c = rb_class_get_superclass(c)) {
+		VALUE m;
+
+		if (RB_BUILTIN_TYPE(c) != RUBY_T_CLASS)
+			continue;
+		m = rb_attr_get(c, nm->id_members);
+		if (RB_TYPE_P(m, T_ARRAY))
+			return m;
+	}
+	return Qnil;
+}
+
+static void struct_names(struct hdx_names *nm, VALUE s)
+{
+	VALUE m = struct_members(nm, s);
+	long i, n = RSTRUCT_LEN(s);
+
+	if (NIL_P(m) || RARRAY_LEN(m) != n)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *t;
+		long k;
+
+		if (sym_text(RARRAY_AREF(m, i), &t, &k))
+			add(nm, RSTRUCT_GET(s, i), NM_MEMBER, t, k);
+	}
+}
+
+static void class_names(struct hdx_names *nm, VALUE mod)
+{
+	VALUE super = rb_class_get_superclass(mod);
+
+	if (super && !RB_SPECIAL_CONST_P(super))
+		add(nm, super,
+		    RB_BUILTIN_TYPE(super) == RUBY_T_ICLASS ? NM_INCLUDE : NM_SUPER,
+		    NULL, 0);
+}
+
+static void add_held(struct hdx_names *nm, VALUE obj)
+{
+	void **slot = hdx_table_get(&nm->held, obj);
+	struct held *h;
+	size_t i;
+
+	if (!slot || !(h = *slot))
+		return;
+	for (i = 0; i < h->n; i++)
+		add(nm, h->e[i].target, h->e[i].kind, h->e[i].s, h->e[i].n);
+}
+
+/* generic ivars: held by the object itself up to 3.4, by its IMEMO/fields
+ * from 4.0 */
+static int ivars_here(VALUE obj, int type)
+{
+	switch (type) {
+	case RUBY_T_OBJECT:
+		return 1;
+#if HD_V < 400
+	case RUBY_T_CLASS:
+	case RUBY_T_MODULE:
+		return 1;
+	case RUBY_T_IMEMO:
+	case RUBY_T_NODE:
+	case RUBY_T_ICLASS:
+	case RUBY_T_NONE:
+	case RUBY_T_ZOMBIE:
+		return 0;
+	default:
+		return rb_ivar_count(obj) > 0;
+#else
+	default:
+		return 0;
+#endif
+	}
+}
+
+/* Collects the names of obj's references. klass: the class word the walk
+ * writes (for 4.0's IMEMO/fields, the owner of the fields). */
+void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
+		      const char *imemo)
+{
+	nm->len = 0;
+	nm->cursor = 0;
+	nm->array = 0;
+	nm->acursor = 0;
+	if (nm->have_lookup) {
+		hdx_table_free(&nm->lookup);
+		nm->have_lookup = 0;
+	}
+	/* first: the prepared names win over [:key] in a thread's Hash */
+	if (type == RUBY_T_CLASS || type == RUBY_T_MODULE ||
+	    type == RUBY_T_DATA || type == RUBY_T_HASH)
+		add_held(nm, obj);
+	if (ivars_here(obj, type))
+		rb_ivar_foreach(obj, ivar_i, (st_data_t)nm);
+#if HD_V >= 400
+	if (type == RUBY_T_IMEMO && klass && !RB_SPECIAL_CONST_P(klass) &&
+	    !strcmp(imemo, "fields"))
+		rb_ivar_foreach(klass, ivar_i, (st_data_t)nm);
+#else
+	(void)klass;
+	(void)imemo;
+#endif
+	switch (type) {
+	case RUBY_T_ARRAY:
+		if (!RB_FL_TEST_RAW(obj, RUBY_ELTS_SHARED))
+			nm->array = obj;
+		break;
+	case RUBY_T_HASH:
+		if (RHASH_SIZE(obj))
+			rb_hash_foreach(obj, hash_i, (VALUE)nm);
+		break;
+	case RUBY_T_STRUCT:
+		struct_names(nm, obj);
+		break;
+	case RUBY_T_CLASS:
+	case RUBY_T_MODULE:
+	case RUBY_T_ICLASS:
+		class_names(nm, obj);
+		break;
+	default:
+		break;
+	}
+}
+
+static const struct hdx_name *lookup(struct hdx_names *nm, VALUE ref)
+{
+	void **slot;
+	size_t i;
+
+	if (nm->cursor < nm->len && nm->list[nm->cursor].target == ref)
+		return &nm->list[nm->cursor++];
+	if (nm->len <= 16) {
+		for (i = 0; i < nm->len; i++)
+			if (nm->list[i].target == ref)
+				return &nm->list[i];
+		return NULL;
+	}
+	if (!nm->have_lookup) {
+		if (hdx_table_init(&nm->lookup, nm->len * 2)) {
+			nm->err = 1;
+			return NULL;
+		}
+		nm->have_lookup = 1;
+		for (i = nm->len; i-- > 0;) /* the first entry wins */
+			if ((slot = hdx_table_put(&nm->lookup, nm->list[i].target)))
+				*slot = &nm->list[i];
+	}
+	slot = hdx_table_get(&nm->lookup, ref);
+	return slot ? *slot : NULL;
+}
+
+/* array elements in order: special constants are never references, so
+ * the next reference is the next heap element */
+static long array_index(struct hdx_names *nm, VALUE ref)
+{
+	VALUE a = nm->array;
+	long i, n = RARRAY_LEN(a);
+
+	for (i = nm->acursor; i < n; i++) {
+		VALUE e = RARRAY_AREF(a, i);
+
+		if (e == ref) {
+			nm->acursor = i + 1;
+			return i;
+		}
+		if (!RB_SPECIAL_CONST_P(e))
+			return -1;
+	}
+	return -1;
+}
+
+static void text(struct hdx_names *nm, size_t *len, const char *a, size_t na,
+		 const char *s, size_t n, const char *b)
+{
+	size_t nb = strlen(b), need = na + n + nb;
+
+	if (need > nm->textcap) {
+		char *p = realloc(nm->text, need);
+
+		if (!p) {
+			nm->err = 1;
+			*len = 0;
+			return;
+		}
+		nm->text = p;
+		nm->textcap = need;
+	}
+	memcpy(nm->text, a, na);
+	memcpy(nm->text + na, s, n);
+	memcpy(nm->text + na + n, b, nb);
+	*len = need;
+}
+
+static void put_name(struct hdx_names *nm, struct hdx_out *o,
+		     const struct hdx_name *e)
+{
+	size_t len = 0;
+	char num[32];
+
+	switch (e->kind) {
+	case NM_TEXT:
+	case NM_IVAR:
+		hdx_put_json(o, e->s, (size_t)e->n);
+		return;
+	case NM_CONST:
+		text(nm, &len, "::", 2, e->s, (size_t)e->n, "");
+		break;
+	case NM_STRKEY: /* printable, no quote or backslash: as is */
+		HD_PUTS(o, "\"[\\\"");
+		hdx_put(o, e->s, (size_t)e->n);
+		HD_PUTS(o, "\\\"]\"");
+		return;
+	case NM_SYMKEY:
+		text(nm, &len, "[:", 2, e->s, (size_t)e->n, "]");
+		break;
+	case NM_INTKEY:
+		len = (size_t)snprintf(num, sizeof(num), "\"[%ld]\"", e->n);
+		hdx_put(o, num, len);
+		return;
+	case NM_KEY:
+		HD_PUTS(o, "\"[key]\"");
+		return;
+	case NM_VALUE:
+		HD_PUTS(o, "\"[value]\"");
+		return;
+	case NM_MEMBER:
+		text(nm, &len, ".", 1, e->s, (size_t)e->n, "");
+		break;
+	case NM_SUPER:
+		HD_PUTS(o, "\"(superclass)\"");
+		return;
+	case NM_INCLUDE:
+		HD_PUTS(o, "\"(include)\"");
+		return;
+	default:
+		HD_PUTS(o, "null");
+		return;
+	}
+	hdx_put_json(o, nm->text, len);
+}
+
+/* Writes ', "ref_names":[...]' for refs (as written), unless none has a
+ * name. global: the ROOT global_tbl record. */
+void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
+		     const VALUE *refs, size_t nrefs, int global)
+{
+	size_t i, named = 0;
+	const struct hdx_name **e;
+	long *idx;
+
+	if (!nrefs)
+		return;
+	/* the names of this record, resolved once */
+	if (global) {
+		nm->len = 0;
+		nm->cursor = 0;
+		nm->array = 0;
+		if (nm->have_lookup) {
+			hdx_table_free(&nm->lookup);
+			nm->have_lookup = 0;
+		}
+		for (i = 0; i < nm->nglobals; i++)
+			add(nm, nm->globals[i].target, NM_TEXT, nm->globals[i].s,
+			    nm->globals[i].n);
+	}
+	if (!nm->len && !nm->array)
+		return;
+	if (nrefs > nm->rescap) {
+		size_t c = nrefs < 64 ? 64 : nrefs * 2;
+
+		free(nm->res);
+		free(nm->idx);
+		nm->res = malloc(c * sizeof(*nm->res));
+		nm->idx = malloc(c * sizeof(*nm->idx));
+		nm->rescap = c;
+		if (!nm->res || !nm->idx) {
+			free(nm->res);
+			free(nm->idx);
+			nm->res = NULL;
+			nm->idx = NULL;
+			nm->rescap = 0;
+			nm->err = 1;
+			return;
+		}
+	}
+	e = nm->res;
+	idx = nm->idx;
+	for (i = 0; i < nrefs; i++) {
+		e[i] = NULL;
+		idx[i] = -1;
+		if (nm->array && (idx[i] = array_index(nm, refs[i])) >= 0)
+			named++;
+		else if (nm->len && (e[i] = lookup(nm, refs[i])))
+			named++;
+	}
+	if (named) {
+		HD_PUTS(o, ", \"ref_names\":[");
+		for (i = 0; i < nrefs; i++) {
+			if (i)
+				HD_PUTS(o, ",");
+			if (idx[i] >= 0)
+				hdx_put_u64(o, (uint64_t)idx[i]);
+			else if (e[i])
+				put_name(nm, o, e[i]);
+			else
+				HD_PUTS(o, "null");
+		}
+		HD_PUTS(o, "]");
+	}
+}
+
+int hdx_names_failed(const struct hdx_names *nm)
+{
+	return nm->err;
+}
+
+#endif /* HD_WALKER */
