@@ -244,35 +244,76 @@ check_grep hleaks-unnamed/first-line '^suspect 1: 0x200 Hash$' "$TMP/out"
 check_grep hleaks-unnamed/path '^  path from root vm:$' "$TMP/out"
 
 # ---- leaks on the real named dumps of leak.rb and observer.rb ----
+#
+# named_rubyV_SCENARIO_{before,after,later}.json.gz: leak.rb (the cache a
+# constant, LeakyCache::CACHE; with HOLDER=ivar @cache of LeakyCache,
+# which 4.0 keeps in the class's IMEMO/fields) and observer.rb (EventBus's
+# @subscribers), dumped by the gem with names on Ruby 3.1 and 4.0.1.
 
-# leaks3 NAME PREFIX: leaks on PREFIX_{before,after,later}.json.gz
+# leaks3 NAME SET [OPTION...]: heapdump leaks on the three dumps of SET
 leaks3() {
-	check_rc "$1/exit" 0 "$H" leaks -q "$@" \
-		"$DATA/$2_before.json.gz" "$DATA/$2_after.json.gz" \
-		"$DATA/$2_later.json.gz"
+	l3_name=$1 l3_set=$DATA/$2
+	shift 2
+	check_rc "$l3_name" 0 "$H" leaks -q "$@" "${l3_set}_before.json.gz" \
+		"${l3_set}_after.json.gz" "${l3_set}_later.json.gz"
 }
-for f in leak_names_before.json.gz leak_names_ivar_before.json.gz \
-	leak_names_observer_before.json.gz; do
-	[ -f "$DATA/$f" ] || notok "fixture-$f" "$DATA/$f is missing (the names-dump fixtures)"
-done
-if [ -f "$DATA/leak_names_before.json.gz" ]; then
-	leaks3 const leak_names
-	check_grep const/first-line '^suspect 1: LeakyCache ::CACHE -> 0x[0-9a-f]+ Hash, leak\.rb:[0-9]+$' "$TMP/out"
-	check_grep const/path '^  path from root [a-z_]+: .*LeakyCache ::CACHE -> Hash$' "$TMP/out"
-	check_rc const/json 0 "$H" leaks -q -f json "$DATA/leak_names_before.json.gz" \
-		"$DATA/leak_names_after.json.gz" "$DATA/leak_names_later.json.gz"
-	check const/json-last-hop '"::CACHE"' \
-		"$(jq -c '.suspects[0].path.objects | .[length - 2].name' "$TMP/out")"
+for v in 3.1 4.0.1; do
+	for sc in leak leak_ivar observer; do
+		[ -f "$DATA/named_ruby${v}_${sc}_before.json.gz" ] ||
+			notok "fixture-$v-$sc" "$DATA/named_ruby${v}_${sc}_before.json.gz is missing"
+	done
+	case $v in 4.*) owner="ivars of LeakyCache" ;; *) owner=LeakyCache ;; esac
+	cset=named_ruby${v}_leak
+	leaks3 "const-$v/exit" "$cset"
+	check_grep "const-$v/first-line" '^suspect 1: LeakyCache ::CACHE -> 0x[0-9a-f]+ Hash, leak\.rb:80$' "$TMP/out"
+	check_grep "const-$v/path" '^  path from root vm: (\(hidden DATA\) -> )?Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
+	leaks3 "const-$v/json" "$cset" -f json
+	check "const-$v/json-hops" '["::LeakyCache","::CACHE",null]' \
+		"$(jq -c '.suspects[0].path.objects | .[length - 3:] | map(.name)' "$TMP/out")"
+	check "const-$v/json-not-inferred" 'null' \
+		"$(jq -c '.suspects[0].path.objects | .[length - 2].inferred' "$TMP/out")"
+	leaks3 "const-$v/tsv" "$cset" -f tsv
+	check_grep "const-$v/tsv-path" '	vm -> .*Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
 	rm -rf "$TMP/svg"
-	check_rc const/svg 0 "$H" leaks -q --svg "$TMP/svg" "$DATA/leak_names_before.json.gz" \
-		"$DATA/leak_names_after.json.gz" "$DATA/leak_names_later.json.gz"
-	has const/svg-label '>::CACHE</text>' "$TMP/svg/suspect-1.svg"
-fi
-if [ -f "$DATA/leak_names_ivar_before.json.gz" ]; then
-	leaks3 ivar leak_names_ivar
-	check_grep ivar/first-line '^suspect 1: (ivars of )?LeakyCache @cache -> 0x[0-9a-f]+ Hash, leak\.rb:[0-9]+$' "$TMP/out"
-fi
-if [ -f "$DATA/leak_names_observer_before.json.gz" ]; then
-	leaks3 observer leak_names_observer
-	check_grep observer/first-line '^suspect 1: EventBus @subscribers -> 0x[0-9a-f]+ Array, observer\.rb:[0-9]+$' "$TMP/out"
-fi
+	leaks3 "const-$v/svg" "$cset" -n 1 --svg "$TMP/svg"
+	has "const-$v/svg-label" '>::CACHE</text>' "$TMP/svg/suspect-1.svg"
+
+	leaks3 "ivar-$v/exit" "named_ruby${v}_leak_ivar"
+	check_grep "ivar-$v/first-line" "^suspect 1: $owner @cache -> 0x[0-9a-f]+ Hash, leak\\.rb:67\$" "$TMP/out"
+	leaks3 "ivar-$v/json" "named_ruby${v}_leak_ivar" -f json
+	check "ivar-$v/json-last-hop" '"@cache"' \
+		"$(jq -c '.suspects[0].path.objects | .[length - 2].name' "$TMP/out")"
+
+	leaks3 "observer-$v/exit" "named_ruby${v}_observer"
+	check_grep "observer-$v/first-line" '^suspect 1: EventBus @subscribers -> 0x[0-9a-f]+ Array, observer\.rb:49$' "$TMP/out"
+	check_grep "observer-$v/path" '^  path from root vm: (\(hidden DATA\) -> )?Object ::BUS -> EventBus @subscribers -> Array$' "$TMP/out"
+	rm -rf "$TMP/svg"
+	leaks3 "observer-$v/svg" "named_ruby${v}_observer" -n 1 --svg "$TMP/svg"
+	has "observer-$v/svg-label" '>@subscribers</text>' "$TMP/svg/suspect-1.svg"
+done
+
+# the same dumps of the constant, without their names: the first line
+# of today
+D31=$DATA/named_ruby3.1_leak
+for k in before after later; do
+	gzip -dc "${D31}_$k.json.gz" | jq -c 'del(.ref_names)' >"$TMP/plain_$k.json"
+done
+check_rc plain/exit 0 "$H" leaks -q "$TMP/plain_before.json" "$TMP/plain_after.json" "$TMP/plain_later.json"
+check_grep plain/first-line '^suspect 1: 0x[0-9a-f]+ Hash, leak\.rb:80$' "$TMP/out"
+check_grep plain/path '^  path from root vm:$' "$TMP/out"
+
+# ---- dominators, interface-with, to-gml on the real named leak ----
+
+L=$DATA/named_ruby3.1_leak_later.json.gz
+check_rc real-dominators/exit 0 "$H" dominators -q -n 1 "$L" --class Request
+check_grep real-dominators/cache '^  0x[0-9a-f]+ Hash \(HASH\) via ::CACHE retains ' "$TMP/out"
+check_grep real-dominators/key '^  0x[0-9a-f]+ Request \(OBJECT\) via \[[0-9]+\] retains ' "$TMP/out"
+A=$DATA/named_ruby3.1_leak_after.json.gz
+check_rc real-diff 0 "$H" diff -q -o "$TMP/new.ndjson" "$DATA/named_ruby3.1_leak_before.json.gz" "$A"
+check_rc real-iw/exit 0 "$H" interface-with -q --summary -n 3 "$A" "$TMP/new.ndjson"
+check_grep real-iw/holder '^ +10 +[0-9,]+  0x[0-9a-f]+ +Hash via \[[0-9]+\], \[[0-9]+\], \[[0-9]+\] \(10 names\)$' "$TMP/out"
+check_grep real-iw/border ' Hash \[[0-9]+\] -> Request$' "$TMP/out"
+check_rc real-gml/exit 0 "$H" to-gml -q --name LeakyCache --depth 1 -o "$TMP/cache.gml" "$A"
+"$PY" "$TMP/edges.py" "$TMP/cache.gml" >"$TMP/cedges" 2>"$TMP/pyerr" ||
+	notok real-gml/networkx "$(tail -1 "$TMP/pyerr")"
+check_grep real-gml/cache-edge '^LeakyCache 0x[0-9a-f]+ \| Hash 0x[0-9a-f]+ \| ::CACHE$' "$TMP/cedges"
