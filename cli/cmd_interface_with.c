@@ -112,10 +112,10 @@ static int write_records(const hd_store *s, const hd_interface *x,
 /* Reference names shown per self-border holder. */
 #define HOLDER_NAMES 3
 
-/* Is id on the diff border (sorted by id)? */
-static int on_border(const hd_border *b, size_t n, hd_node_id id)
+/* The index of id on the diff border (sorted by id), or nb. */
+static size_t border_index(const hd_border *b, size_t nb, hd_node_id id)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = nb;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -125,7 +125,90 @@ static int on_border(const hd_border *b, size_t n, hd_node_id id)
 		else
 			hi = mid;
 	}
-	return lo < n && b[lo].id == id;
+	return lo < nb && b[lo].id == id ? lo : nb;
+}
+
+static int on_border(const hd_border *b, size_t nb, hd_node_id id)
+{
+	return border_index(b, nb, id) < nb;
+}
+
+/*
+ * The names under which the first HD_BORDER_HOLDERS holders of each
+ * diff-border object hold it: held.k[i * HD_BORDER_HOLDERS + j] is the
+ * index, among the references of border[i].holder[j], of the first one
+ * to border[i].id that has a name (else of the first one, or UINT32_MAX).
+ * Made in one pass over the references of the self border, so that the
+ * summary costs O(references of the holders * log border) whatever -n.
+ */
+static struct held_names {
+	const hd_border *b;
+	size_t nb;
+	uint32_t *k;
+} held;
+
+static int held_build(const hd_store *s, const hd_interface *x)
+{
+	const hd_nodes *self = hd_interface_self_border(x);
+	hd_edge_iter it;
+	hd_node_id t, h;
+	size_t i, bi;
+	uint32_t k, *slot;
+	unsigned j;
+
+	memset(&held, 0, sizeof(held));
+	if (!hd_store_has_ref_names(s))
+		return 0;
+	held.b = hd_interface_diff_border(x, &held.nb);
+	if (!(held.k = malloc((held.nb ? held.nb : 1) * HD_BORDER_HOLDERS *
+			      sizeof(*held.k)))) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	memset(held.k, 0xff, (held.nb ? held.nb : 1) * HD_BORDER_HOLDERS *
+				     sizeof(*held.k));
+	for (i = 0; self && i < self->n; i++) {
+		h = self->ids[i];
+		hd_store_refs(s, h, &it);
+		for (k = 0; hd_edge_iter_next(&it, &t) == 0; k++) {
+			if ((bi = border_index(held.b, held.nb, t)) == held.nb)
+				continue;
+			for (j = 0; j < HD_BORDER_HOLDERS &&
+				    j < held.b[bi].holders; j++) {
+				if (held.b[bi].holder[j] != h)
+					continue;
+				slot = &held.k[bi * HD_BORDER_HOLDERS + j];
+				if (*slot == UINT32_MAX ||
+				    (!hd_store_ref_name_at(s, h, *slot, NULL,
+							   NULL) &&
+				     hd_store_ref_name_at(s, h, k, NULL, NULL)))
+					*slot = k;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The name under which r's j-th holder holds it, or NULL. */
+static const char *held_name(const hd_store *s, const hd_border *r,
+			     unsigned j, size_t *len, unsigned *flags)
+{
+	size_t bi;
+	uint32_t k;
+
+	if (flags)
+		*flags = 0;
+	if (!held.k || j >= HD_BORDER_HOLDERS || j >= r->holders ||
+	    (bi = border_index(held.b, held.nb, r->id)) == held.nb ||
+	    (k = held.k[bi * HD_BORDER_HOLDERS + j]) == UINT32_MAX)
+		return NULL;
+	return hd_store_ref_name_at(s, r->holder[j], k, len, flags);
+}
+
+static void held_free(void)
+{
+	free(held.k);
+	memset(&held, 0, sizeof(held));
 }
 
 /*
@@ -161,15 +244,23 @@ static size_t holder_names(const hd_store *s, const hd_interface *x,
 
 /* The first of a border object's holders that references it by a name,
  * or HD_NODE_NONE. */
+/* The index of h among r's holders. */
+static unsigned hold_index(const hd_border *r, hd_node_id h)
+{
+	unsigned j;
+
+	for (j = 0; j < HD_BORDER_HOLDERS && r->holder[j] != h; j++)
+		;
+	return j;
+}
+
 static hd_node_id named_holder(const hd_store *s, const hd_border *r)
 {
-	unsigned k;
+	unsigned j;
 
-	if (!hd_store_has_ref_names(s))
-		return HD_NODE_NONE;
-	for (k = 0; k < HD_BORDER_HOLDERS && k < r->holders; k++)
-		if (hd_store_ref_name(s, r->holder[k], r->id, NULL, NULL))
-			return r->holder[k];
+	for (j = 0; j < HD_BORDER_HOLDERS && j < r->holders; j++)
+		if (held_name(s, r, j, NULL, NULL))
+			return r->holder[j];
 	return HD_NODE_NONE;
 }
 
@@ -247,8 +338,15 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 			(unsigned long long)hd_store_address(s, r->id));
 		if (h != HD_NODE_NONE) {
 			/* the hop from a holder: "Hash ["user_42"] -> " */
-			cli_hop_text(f, s, h, r->id);
+			size_t n;
+			const char *nm = held_name(s, r, hold_index(r, h), &n,
+						   NULL);
+
+			cli_node_class(s, h, name, sizeof(name));
+			fprintf(f, "%s ", name);
+			cli_text_string(f, nm, n);
 			fputs(" -> ", f);
+			cli_class_name(s, r->id, name, sizeof(name));
 		}
 		fprintf(f, "%s\n", name);
 	}
@@ -334,8 +432,7 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 			     k++) {
 				size_t n;
 				unsigned fl = 0;
-				const char *nm = hd_store_ref_name(
-					s, r->holder[k], r->id, &n, &fl);
+				const char *nm = held_name(s, r, k, &n, &fl);
 
 				fputs(k ? "," : "", f);
 				if (!nm) {
@@ -365,6 +462,10 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 
 	if (hd_interface_rank(&rk, x, s, &err))
 		return cli_lib_error(&err);
+	if (held_build(s, x)) {
+		hd_interface_ranking_free(rk);
+		return EXIT_FAIL;
+	}
 	hd_interface_totals_get(&t, x);
 	shown = A.top && A.top < t.diff_border ? (size_t)A.top :
 						 (size_t)t.diff_border;
@@ -374,6 +475,7 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 		print_json(f, s, x, rk, shown, hshown);
 	else
 		print_text(f, s, x, rk, shown, hshown);
+	held_free();
 	hd_interface_ranking_free(rk);
 	return 0;
 }

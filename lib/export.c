@@ -34,6 +34,10 @@ struct hd_export {
 	int names;
 	hd_node_id *pred;
 	uint32_t *predk;
+	/* the origin of the walk whose edges are labelled: an object, or
+	 * (origin HD_NODE_NONE) root category cat; UINT32_MAX: none */
+	hd_node_id origin;
+	uint32_t cat;
 	char name[1024];
 	char label[1024];       /* an edge's label */
 };
@@ -93,15 +97,38 @@ static int mark_folded(struct hd_export *x)
 	return 0;
 }
 
+/* The name of the k-th reference of the walk's origin (x->origin or root
+ * category x->cat), or NULL: O(1) or O(log) either way. */
+static const char *origin_name(const struct hd_export *x, uint32_t k,
+			       size_t *len, unsigned *flags)
+{
+	if (flags)
+		*flags = 0;
+	if (x->origin != HD_NODE_NONE)
+		return hd_store_ref_name_at(x->s, x->origin, k, len, flags);
+	if (x->cat != UINT32_MAX)
+		return hd__store_root_name_at(x->s, x->cat, k, len);
+	return NULL;
+}
+
 /* Visits t once per walk: a kept node is an edge target, a folded one is
  * expanded later. from and k: the node it is reached from (HD_NODE_NONE
  * for the walk's first references) and the index of the reference there,
- * kept when the store has reference names. */
+ * kept when the store has reference names; of several references of the
+ * origin to one object, the first that has a name. */
 static int visit(struct hd_export *x, hd_node_id t, size_t *sp,
 		 hd_node_id from, uint32_t k)
 {
-	if (t >= x->nnodes || x->stamp[t] == x->walk)
+	if (t >= x->nnodes)
 		return 0;
+	if (x->stamp[t] == x->walk) {
+		if (x->names && from == HD_NODE_NONE &&
+		    x->pred[t] == HD_NODE_NONE &&
+		    !origin_name(x, x->predk[t], NULL, NULL) &&
+		    origin_name(x, k, NULL, NULL))
+			x->predk[t] = k;
+		return 0;
+	}
 	x->stamp[t] = x->walk;
 	if (x->names) {
 		x->pred[t] = from;
@@ -215,6 +242,8 @@ int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	x->s = s;
 	x->flags = o.flags;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	x->nnodes = hd_store_node_count(s);
 	x->nroots = hd_store_root_count(s);
 	x->local = hd__array_alloc((size_t)x->nnodes + 1, sizeof(*x->local));
@@ -600,14 +629,13 @@ static void label_add(struct hd_export *x, size_t *len, const char *name,
 }
 
 /*
- * The label of the edge to t just found by walk() from origin (an object,
- * or root category cat when origin is HD_NODE_NONE): the names of the
- * references on the way, through the folded objects between, joined by
- * spaces ("@hash [key]"), NULL when none has a name. *inferred is 1 when
- * one of them was inferred (HD_NAME_INFERRED).
+ * The label of the edge to t just found by walk() from x->origin (or
+ * root category x->cat): the names of the references on the way, through
+ * the folded objects between, joined by spaces ("@hash [key]"), NULL when
+ * none has a name. *inferred is 1 when one of them was inferred
+ * (HD_NAME_INFERRED). O(hops), each name found in O(log references).
  */
-static const char *edge_label(struct hd_export *x, hd_node_id origin,
-			      uint32_t cat, hd_node_id t, size_t *len,
+static const char *edge_label(struct hd_export *x, hd_node_id t, size_t *len,
 			      int *inferred)
 {
 	hd_node_id from[LABEL_HOPS], c = t;
@@ -631,15 +659,8 @@ static const char *edge_label(struct hd_export *x, hd_node_id origin,
 		label_add(x, len, "...", 3); /* a longer way: its end */
 	} else {
 		/* the first hop, from the origin to c */
-		flags = 0;
 		n = 0;
-		if (origin == HD_NODE_NONE)
-			name = hd_store_root_ref_name(x->s, cat, c, &n);
-		else if (c == t)
-			name = hd_store_ref_name(x->s, origin, t, &n, &flags);
-		else
-			name = hd_store_ref_name_at(x->s, origin, x->predk[c],
-						    &n, &flags);
+		name = origin_name(x, x->predk[c], &n, &flags);
 		if (name) {
 			label_add(x, len, name, n);
 			*inferred |= (flags & HD_NAME_INFERRED) != 0;
@@ -672,12 +693,13 @@ static int for_edges(struct hd_export *x, struct wbuf *o,
 
 	for (i = 0; i < x->nemit && !o->rc; i++) {
 		hd_store_refs(x->s, x->nodes[i], &it);
+		x->origin = x->nodes[i];
 		if (walk(x, &it))
 			return HD_ENOMEM;
 		for (k = 0; k < x->nout; k++)
 			if (x->local[x->out[k]] != HD_NODE_NONE) {
-				label = edge_label(x, x->nodes[i], 0,
-						   x->out[k], &n, &inferred);
+				label = edge_label(x, x->out[k], &n,
+						   &inferred);
 				edge(o, i, x->local[x->out[k]], label, n,
 				     inferred);
 			}
@@ -686,16 +708,20 @@ static int for_edges(struct hd_export *x, struct wbuf *o,
 		if (x->root_local[i] == HD_NODE_NONE)
 			continue;
 		hd_store_root_refs(x->s, i, &it);
+		x->origin = HD_NODE_NONE;
+		x->cat = i;
 		if (walk(x, &it))
 			return HD_ENOMEM;
 		for (k = 0; k < x->nout; k++)
 			if (x->local[x->out[k]] != HD_NODE_NONE) {
-				label = edge_label(x, HD_NODE_NONE, i,
-						   x->out[k], &n, &inferred);
+				label = edge_label(x, x->out[k], &n,
+						   &inferred);
 				edge(o, x->root_local[i],
 				     x->local[x->out[k]], label, n, inferred);
 			}
 	}
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	return 0;
 }
 
@@ -738,6 +764,8 @@ int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	o->w = w;
 	o->payload = payload;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	puts_(o, "graph [\n  directed 1\n");
 	for (i = 0, rc = 0; i < x->nemit && !o->rc && !rc; i++)
 		rc = gml_node(x, o, i, x->nodes[i]);
@@ -838,6 +866,8 @@ int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	o->w = w;
 	o->payload = payload;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	puts_(o, "digraph heap {\n"
 		 "  node [shape=box, style=\"rounded,filled\", "
 		 "fontname=\"Helvetica\", fontsize=10]\n"

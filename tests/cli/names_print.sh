@@ -317,3 +317,33 @@ check_rc real-gml/exit 0 "$H" to-gml -q --name LeakyCache --depth 1 -o "$TMP/cac
 "$PY" "$TMP/edges.py" "$TMP/cache.gml" >"$TMP/cedges" 2>"$TMP/pyerr" ||
 	notok real-gml/networkx "$(tail -1 "$TMP/pyerr")"
 check_grep real-gml/cache-edge '^LeakyCache 0x[0-9a-f]+ \| Hash 0x[0-9a-f]+ \| ::CACHE$' "$TMP/cedges"
+
+# ---- hostile: many named references from one object and one root ----
+#
+# 40,000 objects held by one array (names [0]..) and by global_tbl
+# ($g0..), all drawn, then all on the border under one hash: each label
+# is found in O(log references), never by a scan of the holder's
+# references per edge (which would be 1.6e9 steps here).
+BIG="$TMP/big.json"
+awk 'BEGIN {
+	n = 40000
+	printf "{\"type\":\"ROOT\",\"root\":\"global_tbl\",\"references\":["
+	for (i = 0; i < n; i++) printf "%s\"0x%x\"", i ? "," : "", 1048576 + i
+	printf "],\"ref_names\":["
+	for (i = 0; i < n; i++) printf "%s\"$g%d\"", i ? "," : "", i
+	printf "]}\n{\"address\":\"0x10\",\"type\":\"ARRAY\",\"references\":["
+	for (i = 0; i < n; i++) printf "%s\"0x%x\"", i ? "," : "", 1048576 + i
+	printf "],\"ref_names\":["
+	for (i = 0; i < n; i++) printf "%s%d", i ? "," : "", i
+	printf "]}\n"
+	for (i = 0; i < n; i++)
+		printf "{\"address\":\"0x%x\",\"type\":\"OBJECT\"}\n", 1048576 + i
+}' >"$BIG"
+awk 'NR > 2 { sub(/,"type".*/, "}"); print }' "$BIG" >"$TMP/big.diff"
+check_rc big/gml 0 timeout 60 "$H" to-gml -q "$BIG" -o "$TMP/big.gml"
+check big/gml-labels 80000 "$(grep -c 'edge .* label ' "$TMP/big.gml")"
+has big/gml-last-index 'label "[39999]" ]' "$TMP/big.gml"
+has big/gml-last-global 'label "$g39999" ]' "$TMP/big.gml"
+check_rc big/iw 0 timeout 60 "$H" interface-with -q --summary -n 0 -f json "$BIG" "$TMP/big.diff"
+check big/iw-held-as '40000 [{"name":"[39999]"}]' \
+	"$(jq -r '"\(.diff_border | length) \(.diff_border | map(select(.address == "0x109c3f"))[0].held_as | tojson)"' "$TMP/out")"
