@@ -2022,7 +2022,8 @@ HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
  * with their name (hd_store_node_name) and address, filled with the
  * colour of their type (man 1 heapdump-to-dot), root categories red
  * double octagons; an edge with a name is labelled as in GML (a control
- * character as the text \xNN; grey when inferred). The text is valid UTF-8 whatever the dump holds.
+ * character as the text \xNN; grey when inferred). The text is valid
+ * UTF-8 whatever the dump holds.
  * @return 0, HD_ENOMEM, or the sink's non-zero value
  */
 HD_API int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
