@@ -738,6 +738,9 @@ static int read_ref_names(struct cur *c, hd_record *rec, const char *key)
 	if (c->p >= c->end || *c->p != '[') {
 		if ((rc = skip_value(c)))
 			return rc;
+		/* where it is, for writers that leave it out */
+		rec->names_open = (size_t)(open - c->start);
+		rec->names_close = (size_t)(c->p - 1 - c->start);
 		return names_damage(c, rec, open, "ref_names is not an array");
 	}
 	rec->names_open = (size_t)(open - c->start);

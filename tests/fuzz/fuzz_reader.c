@@ -20,6 +20,13 @@ static void touch(const hd_record *r, uint64_t *sink)
 		*sink += (unsigned char)r->file.ptr[r->file.len - 1];
 	if (r->text_len)
 		*sink += (unsigned char)r->text[r->text_len - 1];
+	if (r->has & HD_HAS_REF_NAMES) {
+		char name[16];
+
+		for (i = 0; i < r->nrefs; i++)
+			*sink += hd_ref_name_decode(name, sizeof(name),
+						    r->ref_names[i]);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -70,6 +70,24 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 			*sink += (unsigned char)p[len - 1];
 		*sink += hd_store_class_name(name, sizeof(name), s, i);
 		hd_store_refs(s, i, &it);
+		{
+			uint32_t k, nk = hd_edge_iter_count(&it);
+			hd_node_id t;
+			unsigned fl;
+
+			for (k = 0; k <= nk; k++)
+				if ((p = hd_store_ref_name_at(s, i, k, &len,
+							      &fl)))
+					*sink += len + fl + (unsigned char)p[0];
+			if (hd_edge_iter_next(&it, &t) == 0) {
+				if ((p = hd_store_ref_name(s, i, t, &len,
+							   NULL)))
+					*sink += len;
+				*sink += hd_store_hop_text(name, sizeof(name),
+							   s, i, t);
+			}
+			hd_store_refs(s, i, &it);
+		}
 		touch_iter(&it, n, sink);
 		hd_store_referrers(s, i, &it);
 		touch_iter(&it, n, sink);
@@ -81,8 +99,11 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 		if ((p = hd_store_root_name(s, r)))
 			*sink += strlen(p);
 		hd_store_root_refs(s, r, &it);
+		if (n && (p = hd_store_root_ref_name(s, r, 0, &len)))
+			*sink += len;
 		touch_iter(&it, n, sink);
 	}
+	*sink += (uint64_t)hd_store_has_ref_names(s);
 }
 
 static void run_algorithms(const hd_store *s, uint64_t *sink)

@@ -53,7 +53,7 @@ if [ ! -x "$HEAPDUMP" ]; then
 	exit 1
 fi
 # the options of a selection (CLI_SELECT_OPTS), shown as "Ar selection"
-select_opts="--address --class --name --type --file --location --generation --from"
+select_opts="--address --class --name --type --file --location --generation --from --via"
 "$HEAPDUMP" --help 2>&1 | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' >"$TMP/cmds"
 [ -s "$TMP/cmds" ] || notok synopsis "no command list in 'heapdump --help'"
 while read -r cmd; do

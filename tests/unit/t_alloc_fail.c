@@ -110,7 +110,7 @@ static const char extra_objects[] =
 static uint64_t result;
 
 static char big[512], dump[512], dump_gz[512], after[512], later[512], store[512],
-	st_before[512], st_after[512], st_later[512], out[512], from[512];
+	st_before[512], st_after[512], st_later[512], out[512], from[512], named[512], named_st[512];
 
 static int write_gz(const char *path, const char *text)
 {
@@ -162,6 +162,21 @@ static int build_store(const char *src, const char *dst)
 	return rc;
 }
 
+/* A dump with reference names: a store built, written and opened, a
+ * --via selection, hop texts, and a sub-dump restricting ref_names. */
+static const char named_dump[] =
+	"{\"type\":\"ROOT\", \"root\":\"global_tbl\", \"references\":"
+	"[\"0x100\", \"0x300\"], \"ref_names\":[\"$A\", \"$B\"]}\n"
+	"{\"address\":\"0x300\", \"type\":\"CLASS\", \"name\":\"P\", "
+	"\"references\":[\"0x400\", \"0xdead\", \"0x100\"], "
+	"\"ref_names\":[\"::CACHE\", \"@x\", null]}\n"
+	"{\"address\":\"0x400\", \"type\":\"HASH\", \"references\":"
+	"[\"0x100\"], \"ref_names\":[\"[\\\"k\\\"]\"]}\n"
+	"{\"address\":\"0x100\", \"type\":\"ARRAY\", \"references\":"
+	"[\"0x300\"], \"ref_names\":[2]}\n"
+	"{\"address\":\"0x500\", \"type\":\"ARRAY\", \"references\":"
+	"[\"0x300\"], \"ref_names\":[1, 2]}\n";
+
 static int setup(void)
 {
 	static int done;
@@ -183,6 +198,10 @@ static int setup(void)
 	snprintf(st_later, sizeof(st_later), "%s", fx_path("l.hds"));
 	snprintf(out, sizeof(out), "%s", fx_path("out.json"));
 	snprintf(from, sizeof(from), "%s", fx_path("from.json"));
+	snprintf(named, sizeof(named), "%s", fx_path("named.json"));
+	snprintf(named_st, sizeof(named_st), "%s", fx_path("named.hds"));
+	if (fx_write(named, named_dump, strlen(named_dump)))
+		return -1;
 	if (!(text = malloc(n + sizeof(extra_objects))))
 		return -1;
 	memcpy(text, fixture_dump, n);
@@ -325,6 +344,37 @@ static int sc_big(void)
 out:
 	hd_store_close(s);
 	hd_reader_free(r);
+	return rc;
+}
+
+static int sc_names(void)
+{
+	hd_store *s = NULL, *o = NULL;
+	hd_select *sel = NULL;
+	hd_nodes set = { NULL, 0, 0 };
+	char buf[64];
+	uint32_t i;
+	int rc;
+
+	if ((rc = hd_store_build(&s, named, NULL, NULL)) ||
+	    (rc = hd_store_write(s, named_st, NULL)) ||
+	    (rc = hd_store_open(&o, named_st, NULL)) ||
+	    (rc = hd_select_new(&sel, NULL)) ||
+	    (rc = hd_select_add(sel, "via", "/^[[$]/", NULL)) ||
+	    (rc = hd_select_nodes(&set, NULL, sel, o, NULL)))
+		goto out;
+	result = set.n;
+	for (i = 0; i < hd_store_node_count(o); i++)
+		result = result * 31 +
+			 hd_store_hop_text(buf, sizeof(buf), o, i,
+					   hd_store_find(o, 0x100));
+	rc = hd_subdump_write(o, &set, HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT,
+			      NULL, null_sink, NULL, NULL);
+out:
+	hd_nodes_free(&set);
+	hd_select_free(sel);
+	hd_store_close(o);
+	hd_store_close(s);
 	return rc;
 }
 
@@ -637,6 +687,7 @@ static void test_alloc__select_from(void) { sweep(sc_select_from); }
 static void test_alloc__diff_interface(void) { sweep(sc_diff_interface); }
 static void test_alloc__replace_class(void) { sweep(sc_replace_class); }
 static void test_alloc__reports(void) { sweep(sc_reports); }
+static void test_alloc__ref_names(void) { sweep(sc_names); }
 
 static void test_alloc__cleanup(void)
 {
@@ -656,6 +707,7 @@ static const struct t_case cases[] = {
 	T_CASE(alloc__diff_interface),
 	T_CASE(alloc__replace_class),
 	T_CASE(alloc__reports),
+	T_CASE(alloc__ref_names),
 	T_CASE(alloc__cleanup),
 };
 

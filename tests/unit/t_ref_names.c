@@ -355,7 +355,120 @@ static void test_ref_names__infer(void)
 	hd_store_close(s);
 }
 
+static int find_sec(const unsigned char *p, uint32_t id, size_t *off,
+		    size_t *size);
+
+/* More than 65,535 distinct names: the dense u32 column. */
+static void test_ref_names__store_dense32(void)
+{
+	size_t n = 70000, k, len = 0, cap = n * 24 + 4096;
+	char *t = malloc(cap), name[32];
+	hd_store *s = NULL, *o = NULL;
+	hd_error err = { 0 };
+	hd_node_id a;
+
+	T_ASSERT(t);
+	len += (size_t)sprintf(t, "{\"type\":\"ROOT\", \"root\":\"vm\", "
+			       "\"references\":[\"0x10\"]}\n"
+			       "{\"address\":\"0x20\", \"type\":\"STRING\"}\n"
+			       "{\"address\":\"0x10\", \"type\":\"OBJECT\", "
+			       "\"references\":[");
+	for (k = 0; k < n; k++)
+		len += (size_t)sprintf(t + len, "%s\"0x20\"", k ? ", " : "");
+	len += (size_t)sprintf(t + len, "], \"ref_names\":[");
+	for (k = 0; k < n; k++)
+		len += (size_t)sprintf(t + len, "%s\"@v%zu\"", k ? ", " : "", k);
+	len += (size_t)sprintf(t + len, "]}\n");
+	T_RC(fx_write(fx_path("d32.json"), t, len), 0);
+	free(t);
+	T_RC(hd_store_build(&s, fx_path("d32.json"), NULL, &err), 0);
+	T_RC(hd_store_write(s, fx_path("d32.hds"), &err), 0);
+	T_RC(hd_store_open(&o, fx_path("d32.hds"), &err), 0);
+	a = hd_store_find(o, 0x10);
+	T_STREQ(hd_store_ref_name_at(o, a, 0, NULL, NULL), "@v0");
+	T_STREQ(hd_store_ref_name_at(o, a, 69999, NULL, NULL), "@v69999");
+	snprintf(name, sizeof(name), "@v%d", 65537);
+	T_STREQ(hd_store_ref_name_at(o, a, 65537, NULL, NULL), name);
+	T_STREQ(hd_store_ref_name(o, a, hd_store_find(o, 0x20), NULL, NULL),
+		"@v0");
+	hd_store_close(o);
+	hd_store_close(s);
+	{
+		unsigned char *p;
+		size_t fn, off, size;
+
+		T_ASSERT((p = fx_read(fx_path("d32.hds"), &fn)));
+		T_RC(find_sec(p, 32, &off, &size), 0);
+		free(p);
+		T_EQ(size, n * 4); /* dense u32 */
+	}
+}
+
+/* The offset and size of section id in a store file's bytes. */
+static int find_sec(const unsigned char *p, uint32_t id, size_t *off,
+		    size_t *size)
+{
+	uint32_t i, n = (uint32_t)(p[12] | p[13] << 8);
+
+	for (i = 0; i < n; i++) {
+		const unsigned char *e = p + 32 + (size_t)i * 24;
+		uint64_t o = 0, z = 0;
+		int b;
+
+		if ((uint32_t)(e[0] | e[1] << 8) != id)
+			continue;
+		for (b = 7; b >= 0; b--) {
+			o = o << 8 | e[8 + b];
+			z = z << 8 | e[16 + b];
+		}
+		*off = (size_t)o;
+		*size = (size_t)z;
+		return 0;
+	}
+	return -1;
+}
+
+/* A damaged name section is refused on open, with what is wrong. */
+static void test_ref_names__store_corrupt(void)
+{
+	static const struct {
+		int sec, at;     /* section (31 info, 32 map), byte */
+		unsigned char v;
+		const char *msg;
+	} cases[] = {
+		{ 31, 16, 2, "unknown flags" },      /* flags 2 */
+		{ 31, 0, 3, "wrong size" },          /* encoding 3 */
+		{ 32, 0, 0xff, "reference name" },   /* code past the strings */
+		{ 32, 1, 0xff, "reference name" },
+	};
+	hd_store *s = build("c.json", named_dump), *o = NULL;
+	hd_error err = { 0 };
+	unsigned char *p;
+	size_t n, off, size, i;
+
+	T_ASSERT(s);
+	T_RC(hd_store_write(s, fx_path("c.hds"), &err), 0);
+	hd_store_close(s);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		T_ASSERT((p = fx_read(fx_path("c.hds"), &n)));
+		T_RC(find_sec(p, (uint32_t)cases[i].sec, &off, &size), 0);
+		T_ASSERT((size_t)cases[i].at < size);
+		p[off + (size_t)cases[i].at] = cases[i].v;
+		T_RC(fx_write(fx_path("c2.hds"), p, n), 0);
+		free(p);
+		memset(&err, 0, sizeof(err));
+		if (hd_store_open(&o, fx_path("c2.hds"), &err) != HD_EFORMAT ||
+		    !strstr(err.msg, cases[i].msg)) {
+			T_FAIL("case %zu: %s", i, err.msg);
+			hd_store_close(o);
+			return;
+		}
+	}
+}
+
 static const struct t_case cases[] = {
+	T_CASE(ref_names__store_dense32),
+	T_CASE(ref_names__store_corrupt),
 	T_CASE(ref_names__parse_good),
 	T_CASE(ref_names__parse_mismatch),
 	T_CASE(ref_names__parse_bad_entries),
