@@ -54,6 +54,8 @@ struct hdx_dump {
 	struct hdx_names *names;  /* ref_names wanted: hd_names.c, else NULL */
 	VALUE *refs;              /* the references written for the record */
 	size_t nref, refcap;
+	int keep;                 /* the current record's references are kept */
+	const uint64_t *bloom;    /* hdx_names_bloom */
 	int nomem;
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
@@ -71,6 +73,18 @@ static void put_type(struct hdx_out *o, int type)
 					  ", \"type\":\"%s\"",
 					  hdx_type_name(type));
 	hdx_put(o, text[t], len[t]);
+}
+
+/* An object the names' preparation allocated (left out), or not. */
+static inline int own(const struct hdx_dump *d, VALUE v)
+{
+	size_t b;
+
+	if (!d->names)
+		return 0;
+	b = HD_BLOOM_BIT(v);
+	return (d->bloom[b / 64] & (1ULL << (b % 64))) &&
+	       hdx_names_own_p(d->names, v);
 }
 
 /* Keeps a written reference for ref_names (names wanted only). */
@@ -109,7 +123,7 @@ static void root_i(const char *category, VALUE ref, void *data)
 {
 	struct hdx_dump *d = data;
 
-	if (d->names && hdx_names_own_p(d->names, ref))
+	if (own(d, ref))
 		return;
 	if (d->root != category) {
 		if (d->root)
@@ -494,14 +508,14 @@ static void ref_i(VALUE ref, void *data)
 {
 	struct hdx_dump *d = data;
 
-	if (ref == d->klass || (d->names && hdx_names_own_p(d->names, ref)))
+	if (ref == d->klass || own(d, ref))
 		return;
 	if (d->nrefs++)
 		HD_PUTS(&d->out, ", ");
 	else
 		HD_PUTS(&d->out, ", \"references\":[");
 	hdx_put_addr(&d->out, ref);
-	if (d->names)
+	if (d->keep)
 		keep_ref(d, ref);
 }
 
@@ -688,10 +702,12 @@ static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 		return;
 	}
 	type_fields(d, obj, type);
+	d->keep = d->names && !d->nomem &&
+		  hdx_names_wanted(d->names, obj, type, d->imemo);
 	rb_objspace_reachable_objects_from(obj, ref_i, d);
 	if (d->nrefs)
 		HD_PUTS(o, "]");
-	if (d->names && d->nref && !d->nomem) {
+	if (d->keep && d->nref && !d->nomem) {
 		hdx_names_object(d->names, obj, type, d->klass, d->imemo);
 		hdx_names_write(d->names, o, d->refs, d->nref, 0);
 	}
@@ -716,8 +732,7 @@ static int heap_i(void *start, void *end, size_t stride, void *data)
 	for (v = (VALUE)start; v != (VALUE)end; v += stride) {
 		if (d->out.err)
 			return 1;
-		if ((d->full || RBASIC(v)->flags) &&
-		    !(d->names && hdx_names_own_p(d->names, v)))
+		if ((d->full || RBASIC(v)->flags) && !own(d, v))
 			dump_object(d, v, stride);
 	}
 	return 0;
@@ -736,6 +751,8 @@ static VALUE dump_body(VALUE arg)
 
 	if (d->names && hdx_names_prepare(d->names))
 		d->nomem = 1;
+	if (d->names)
+		d->bloom = hdx_names_bloom(d->names);
 	if (!d->since)
 		dump_roots(d);
 	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */

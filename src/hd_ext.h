@@ -202,6 +202,14 @@ int hdx_names_failed(const struct hdx_names *nm);
 /* An object the preparation allocated (an Array of keys): the walk
  * leaves it and the references to it out. */
 int hdx_names_own_p(const struct hdx_names *nm, VALUE v);
+/* ... asked only when its bit of this filter (HD_BLOOM_WORDS words) is set */
+#define HD_BLOOM_WORDS 1024
+#define HD_BLOOM_BIT(v) \
+	((size_t)(((uint64_t)(v) >> 3) * 0x9e3779b97f4a7c15ULL >> 40) % (HD_BLOOM_WORDS * 64))
+const uint64_t *hdx_names_bloom(const struct hdx_names *nm);
+/* Whether obj's references may have names (the walk keeps them only then). */
+int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,
+		     const char *imemo);
 void hdx_names_free(struct hdx_names *nm);
 
 /* ---- hd_dump.c, hd_count.c, hd_meta.c ---- */

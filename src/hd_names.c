@@ -42,6 +42,8 @@ enum {
 	NM_SUPER,   /* "(superclass)" */
 	NM_INCLUDE  /* "(include)" */
 };
+/* or'ed into kind: s is printable ASCII without " and \, written as is */
+#define NM_PLAIN 0x100
 
 struct hdx_name {
 	VALUE target;
@@ -75,22 +77,29 @@ struct hdx_names {
 	long *idx;                    /* per reference: its index, or -1 */
 	size_t rescap;
 	ID id_members;
+	/* ID -> its name, for the walk (rb_id2str is a table lookup) */
+	struct idc {
+		ID id;
+		const char *s;
+		long n;
+		int plain;
+	} idc[4096];
 	/* the objects the preparation allocated (the Arrays of
 	 * global_variables and Thread#keys, MRI's temporary strings...),
 	 * seen by a NEWOBJ hook: the walk leaves them, and the references
 	 * to them, out of the dump, which shows the heap as it was */
 	struct hdx_table own;
-	uint64_t bloom[1024];         /* a quick "certainly not" for own */
+	uint64_t bloom[HD_BLOOM_WORDS]; /* a quick "certainly not" for own */
 };
 
 /* ---- growing the lists (malloc only) ---- */
 
-static int push(struct hdx_names *nm, struct hdx_name **list, size_t *len,
+static inline int push(struct hdx_names *nm, struct hdx_name **list, size_t *len,
 		size_t *cap, VALUE target, int kind, const char *s, long n)
 {
 	if (RB_SPECIAL_CONST_P(target))
 		return 0;
-	if (*len == *cap) {
+	if (RB_UNLIKELY(*len == *cap)) {
 		size_t c = *cap ? *cap * 2 : 16;
 		struct hdx_name *p = realloc(*list, c * sizeof(*p));
 
@@ -108,19 +117,64 @@ static int push(struct hdx_names *nm, struct hdx_name **list, size_t *len,
 	return 0;
 }
 
-static void add(struct hdx_names *nm, VALUE target, int kind, const char *s,
+static inline void add(struct hdx_names *nm, VALUE target, int kind, const char *s,
 		long n)
 {
 	push(nm, &nm->list, &nm->len, &nm->cap, target, kind, s, n);
 }
 
-/* ---- before the walk ---- */
+static int plain_text(const char *s, long n)
+{
+	long i;
 
-#define BLOOM_BITS (sizeof(((struct hdx_names *)0)->bloom) * 8)
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+			return 0;
+	return 1;
+}
+
+/* The name of an ID, from a direct-mapped cache: NULL if none. */
+static const struct idc *id_text(struct hdx_names *nm, ID id)
+{
+	struct idc *c = &nm->idc[(size_t)((id * 0x9e3779b97f4a7c15ULL) >> 52)];
+	VALUE str;
+
+	if (c->id == id && c->s)
+		return c;
+	str = rb_id2str(id);
+	if (!str)
+		return NULL;
+	c->id = id;
+	c->s = RSTRING_PTR(str);
+	c->n = RSTRING_LEN(str);
+	c->plain = plain_text(c->s, c->n);
+	return c;
+}
+
+static void add_id(struct hdx_names *nm, VALUE target, int kind, ID id)
+{
+	const struct idc *c = id_text(nm, id);
+
+	if (c)
+		add(nm, target, kind | (c->plain ? NM_PLAIN : 0), c->s, c->n);
+}
+
+/* A Symbol's ID without making a dynamic symbol permanent: 0 if none */
+static ID static_sym_id(VALUE sym)
+{
+	return RB_STATIC_SYM_P(sym) ? RB_SYM2ID(sym) : 0;
+}
+
+/* ---- before the walk ---- */
 
 static size_t bloom_bit(VALUE v)
 {
-	return (size_t)((v >> 3) * 0x9e3779b97f4a7c15ULL >> 40) % BLOOM_BITS;
+	return HD_BLOOM_BIT(v);
+}
+
+const uint64_t *hdx_names_bloom(const struct hdx_names *nm)
+{
+	return nm->bloom;
 }
 
 /* NEWOBJ during the preparation: malloc only */
@@ -195,9 +249,9 @@ static void hold(struct hdx_names *nm, VALUE holder, VALUE target,
 		*slot = h = g;
 	}
 	h->e[h->n].target = target;
-	h->e[h->n].kind = NM_TEXT;
-	h->e[h->n].s = text;
-	h->e[h->n++].n = (long)strlen(text);
+	h->e[h->n].n = (long)strlen(text);
+	h->e[h->n].kind = NM_TEXT | (plain_text(text, h->e[h->n].n) ? NM_PLAIN : 0);
+	h->e[h->n++].s = text;
 }
 
 static int sym_text(VALUE sym, const char **s, long *n)
@@ -526,10 +580,11 @@ void hdx_names_free(struct hdx_names *nm)
 static int ivar_i(ID key, VALUE val, st_data_t arg)
 {
 	struct hdx_names *nm = (struct hdx_names *)arg;
-	const char *name;
+	const struct idc *c;
 
-	if (!RB_SPECIAL_CONST_P(val) && (name = rb_id2name(key)) && name[0] == '@')
-		add(nm, val, NM_IVAR, name, (long)strlen(name));
+	if (!RB_SPECIAL_CONST_P(val) && (c = id_text(nm, key)) && c->n &&
+	    c->s[0] == '@')
+		add(nm, val, NM_IVAR | (c->plain ? NM_PLAIN : 0), c->s, c->n);
 	return ST_CONTINUE;
 }
 
@@ -557,8 +612,15 @@ static int hash_i(VALUE key, VALUE val, VALUE arg)
 		return ST_CONTINUE;
 	if (RB_FIXNUM_P(key))
 		add(nm, val, NM_INTKEY, NULL, FIX2LONG(key));
-	else if (RB_SYMBOL_P(key) && sym_text(key, &s, &n) && short_key(s, n))
-		add(nm, val, NM_SYMKEY, s, n);
+	else if (static_sym_id(key)) {
+		const struct idc *c = id_text(nm, static_sym_id(key));
+
+		if (c && c->n <= 32 && c->plain)
+			add(nm, val, NM_SYMKEY | NM_PLAIN, c->s, c->n);
+		else
+			add(nm, val, NM_VALUE, NULL, 0);
+	} else if (RB_SYMBOL_P(key) && sym_text(key, &s, &n) && short_key(s, n))
+		add(nm, val, NM_SYMKEY | NM_PLAIN, s, n);
 	else if (RB_TYPE_P(key, T_STRING) &&
 		 short_key(RSTRING_PTR(key), RSTRING_LEN(key)))
 		add(nm, val, NM_STRKEY, RSTRING_PTR(key), RSTRING_LEN(key));
@@ -598,8 +660,13 @@ static void struct_names(struct hdx_names *nm, VALUE s)
 		const char *t;
 		long k;
 
-		if (sym_text(RARRAY_AREF(m, i), &t, &k))
-			add(nm, RSTRUCT_GET(s, i), NM_MEMBER, t, k);
+		VALUE sym = RARRAY_AREF(m, i);
+
+		if (static_sym_id(sym))
+			add_id(nm, RSTRUCT_GET(s, i), NM_MEMBER, static_sym_id(sym));
+		else if (sym_text(sym, &t, &k))
+			add(nm, RSTRUCT_GET(s, i), NM_MEMBER |
+			    (plain_text(t, k) ? NM_PLAIN : 0), t, k);
 	}
 }
 
@@ -643,12 +710,46 @@ static int ivars_here(VALUE obj, int type)
 	case RUBY_T_ZOMBIE:
 		return 0;
 	default:
-		return rb_ivar_count(obj) > 0;
+		return RB_FL_TEST_RAW(obj, RUBY_FL_EXIVAR) != 0;
 #else
 	default:
 		return 0;
 #endif
 	}
+}
+
+int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,
+		     const char *imemo)
+{
+	void **slot;
+
+	switch (type) {
+	case RUBY_T_OBJECT:
+	case RUBY_T_HASH:
+	case RUBY_T_ARRAY:
+	case RUBY_T_STRUCT:
+	case RUBY_T_CLASS:
+	case RUBY_T_MODULE:
+	case RUBY_T_ICLASS:
+		return 1;
+	case RUBY_T_IMEMO:
+		return HD_V >= 400 && !strcmp(imemo, "fields");
+	case RUBY_T_DATA: /* threads, fibers */
+		if ((slot = hdx_table_get(&nm->held, obj)) && *slot)
+			return 1;
+		break;
+	case RUBY_T_NODE:
+	case RUBY_T_NONE:
+	case RUBY_T_ZOMBIE:
+		return 0;
+	default:
+		break;
+	}
+#if HD_V < 400
+	return RB_FL_TEST_RAW(obj, RUBY_FL_EXIVAR) != 0; /* generic ivars */
+#else
+	return 0;
+#endif
 }
 
 /* Collects the names of obj's references. klass: the class word the walk
@@ -769,31 +870,51 @@ static void text(struct hdx_names *nm, size_t *len, const char *a, size_t na,
 	*len = need;
 }
 
+/* '"' a s b '"', JSON-escaped unless plain (a and b are) */
+static void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
+		      size_t na, const char *s, size_t n, const char *b,
+		      size_t nb, int plain)
+{
+	size_t len = 0;
+
+	if (plain) {
+		HD_PUTS(o, "\"");
+		hdx_put(o, a, na);
+		hdx_put(o, s, n);
+		hdx_put(o, b, nb);
+		HD_PUTS(o, "\"");
+		return;
+	}
+	text(nm, &len, a, na, s, n, b);
+	hdx_put_json(o, nm->text, len);
+}
+
 static void put_name(struct hdx_names *nm, struct hdx_out *o,
 		     const struct hdx_name *e)
 {
-	size_t len = 0;
-	char num[32];
+	int plain = (e->kind & NM_PLAIN) != 0;
+	size_t n = (size_t)e->n;
 
-	switch (e->kind) {
+	switch (e->kind & ~NM_PLAIN) {
 	case NM_TEXT:
 	case NM_IVAR:
-		hdx_put_json(o, e->s, (size_t)e->n);
+		put_parts(nm, o, "", 0, e->s, n, "", 0, plain);
 		return;
 	case NM_CONST:
-		text(nm, &len, "::", 2, e->s, (size_t)e->n, "");
-		break;
+		put_parts(nm, o, "::", 2, e->s, n, "", 0, plain);
+		return;
 	case NM_STRKEY: /* printable, no quote or backslash: as is */
 		HD_PUTS(o, "\"[\\\"");
-		hdx_put(o, e->s, (size_t)e->n);
+		hdx_put(o, e->s, n);
 		HD_PUTS(o, "\\\"]\"");
 		return;
 	case NM_SYMKEY:
-		text(nm, &len, "[:", 2, e->s, (size_t)e->n, "]");
-		break;
+		put_parts(nm, o, "[:", 2, e->s, n, "]", 1, plain);
+		return;
 	case NM_INTKEY:
-		len = (size_t)snprintf(num, sizeof(num), "\"[%ld]\"", e->n);
-		hdx_put(o, num, len);
+		HD_PUTS(o, "\"[");
+		hdx_put_i64(o, e->n);
+		HD_PUTS(o, "]\"");
 		return;
 	case NM_KEY:
 		HD_PUTS(o, "\"[key]\"");
@@ -802,8 +923,8 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 		HD_PUTS(o, "\"[value]\"");
 		return;
 	case NM_MEMBER:
-		text(nm, &len, ".", 1, e->s, (size_t)e->n, "");
-		break;
+		put_parts(nm, o, ".", 1, e->s, n, "", 0, plain);
+		return;
 	case NM_SUPER:
 		HD_PUTS(o, "\"(superclass)\"");
 		return;
@@ -814,7 +935,6 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 		HD_PUTS(o, "null");
 		return;
 	}
-	hdx_put_json(o, nm->text, len);
 }
 
 /* Writes ', "ref_names":[...]' for refs (as written), unless none has a
@@ -868,7 +988,11 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 		idx[i] = -1;
 		if (nm->array && (idx[i] = array_index(nm, refs[i])) >= 0)
 			named++;
-		else if (nm->len && (e[i] = lookup(nm, refs[i])))
+		else if (nm->cursor < nm->len &&
+			 nm->list[nm->cursor].target == refs[i]) {
+			e[i] = &nm->list[nm->cursor++];
+			named++;
+		} else if (nm->len && (e[i] = lookup(nm, refs[i])))
 			named++;
 	}
 	if (named) {

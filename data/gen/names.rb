@@ -5,9 +5,12 @@
 #   ruby -I BUILD/ext-VERSION -I src/lib data/gen/names.rb OUTDIR [NAMES]
 #
 # Writes OUTDIR/names_before.json, names_after.json, names_later.json
-# (NAMES=0 in the environment: names: false, for the comparison), and
-# OUTDIR/names_expected.json: the address of each object below, read from
-# the live objects, and the name its holder's reference must carry.
+# (NAMES=0 in the environment: names: false), and OUTDIR/names_expected.json:
+# the address of each object below, read from the live objects after the
+# dumps. PAIR=1 writes instead names_plain.json and names_named.json: one
+# heap dumped twice, back to back, without then with names (through the
+# primitive under HeapDump.dump, on files opened before, GC disabled), so
+# that the two must have the same objects and references.
 #
 # What holds what (the expected printed names):
 #   PriceCalculator::CACHE        a Hash               ::CACHE on PriceCalculator
@@ -84,11 +87,23 @@ def addr(o)
 end
 
 dir = ARGV[0] or abort "usage: ruby names.rb OUTDIR"
-%w[before after later].each do |phase|
+if ENV["PAIR"] == "1"
+  totals = { objects: 0, roots: 0, memsize: 0, memsize_of_all: 0, bytes: 0 }
+  warm = File.join(dir, "warm-up.json")
+  HeapDump.dump(warm, names: true) # loads what a dump loads
+  File.unlink(warm, "#{warm}.meta.json")
+  fds = %w[plain named].map { |n| IO.sysopen(File.join(dir, "names_#{n}.json"), "w", 0o600) }
   GC.start
-  HeapDump.dump(File.join(dir, "names_#{phase}.json"), names: NAMES)
-  # something changes between the dumps: one more request in the list
-  list << Request.new(list.size)
+  GC.disable
+  fds.zip([false, true]).each { |fd, names| HeapDump._dump(fd, false, false, nil, nil, names, totals) }
+  GC.enable
+else
+  %w[before after later].each do |phase|
+    GC.start
+    HeapDump.dump(File.join(dir, "names_#{phase}.json"), names: NAMES)
+    # something changes between the dumps: one more request in the list
+    list << Request.new(list.size)
+  end
 end
 
 expected = {

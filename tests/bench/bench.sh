@@ -221,6 +221,28 @@ for r in ${HD_RUBIES:-$RUBY}; do
 	fi
 done
 echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# 0b. What reference names cost the gem's dump (issue 13's budget: at
+# most 15% more bytes, 20% more CPU), on gen_big.rb's application heap.
+echo "== gem names: HeapDump.dump(names: true) beside names: false (tests/bench/names_bench.rb ${BENCH_NAMES_MB:-100}, best of ${BENCH_EXT_RUNS:-3})"
+printf '  %-8s %10s %12s %12s %8s %9s %9s %8s\n' ruby records "bytes off" "bytes on" "size +%" "cpu off s" "cpu on s" "cpu +%"
+for r in ${HD_RUBIES:-$RUBY}; do
+	v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null) || continue
+	ext=$B/ext-$v
+	[ -f "$ext/heapdump_ext.so" ] || continue
+	if ! RUNS=${BENCH_EXT_RUNS:-3} "$r" -I "$ext" -I src/lib tests/bench/names_bench.rb \
+		"${BENCH_NAMES_MB:-100}" "$OUT" >"$LOG/names-$v.out" 2>&1; then
+		echo "  FAILED: $v: $(tail -n 1 "$LOG/names-$v.out")"
+		ext_failed=1
+		continue
+	fi
+	set -- $(grep '^names ' "$LOG/names-$v.out")
+	printf '  %-8s %10s %12s %12s %8s %9s %9s %8s\n' "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9"
+	if awk -v s="$6" -v c="$9" 'BEGIN { exit !(s > 15 || c > 20) }'; then
+		echo "  FAILED: $v: over the names budget (15% bytes, 20% CPU)"
+		ext_failed=1
+	fi
+done
+echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 if [ "${BENCH_ONLY:-}" = ext ]; then
 	exit $ext_failed

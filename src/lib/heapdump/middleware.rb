@@ -14,7 +14,8 @@ module HeapDump
   #   HeapDump::Middleware.new(app, top: 20, retained: false, track: true,
   #                            logger: nil, dump_every: nil, dump_rss: nil,
   #                            dump_dir: nil, dump_gzip: false,
-  #                            dump_fork: true, dump_gc: true)
+  #                            dump_fork: true, dump_gc: true,
+  #                            dump_names: true)
   #
   # One request is tracked at a time: a request that arrives while
   # another is tracked is served untracked and its entry says so. The
@@ -94,11 +95,13 @@ module HeapDump
     OWN_FILES = [__FILE__, HeapDump.method(:track).source_location[0]].map { |f| "#{f}:" }.freeze
     private_constant :OWN_FILES
 
-    attr_reader :top, :retained, :track, :dump_every, :dump_rss, :dump_dir, :dump_gzip, :dump_fork, :dump_gc
+    attr_reader :top, :retained, :track, :dump_every, :dump_rss, :dump_dir, :dump_gzip, :dump_fork, :dump_gc,
+                :dump_names
 
     # Raises ArgumentError for a value that is not one of those documented.
     def initialize(app, top: 20, retained: false, track: true, logger: nil, dump_every: nil, dump_rss: nil,
-                   dump_dir: nil, dump_gzip: false, dump_fork: true, dump_gc: true)
+                   dump_dir: nil, dump_gzip: false, dump_fork: true, dump_gc: true,
+                   dump_names: true)
       raise ArgumentError, "HeapDump::Middleware: app must respond to call, not #{app.inspect[0, 80]}" unless app.respond_to?(:call)
 
       @app = app
@@ -114,7 +117,8 @@ module HeapDump
       @dump_gzip = flag_option(:dump_gzip, dump_gzip)
       @dump_fork = flag_option(:dump_fork, dump_fork)
       @dump_gc = flag_option(:dump_gc, dump_gc)
-      check_dump_options(dump_dir, dump_gzip, dump_fork, dump_gc)
+      @dump_names = flag_option(:dump_names, dump_names)
+      check_dump_options(dump_dir, dump_gzip, dump_fork, dump_gc, dump_names)
 
       @lock = Mutex.new
       @tracking = false  # a request is being tracked
@@ -185,7 +189,8 @@ module HeapDump
       return notes.empty? ? nil : notes.join("; ") unless why
 
       begin
-        d = HeapDump.dump(nil, fork: @dump_fork, gzip: @dump_gzip, dir: @dump_dir, gc: @dump_gc)
+        d = HeapDump.dump(nil, fork: @dump_fork, gzip: @dump_gzip, dir: @dump_dir, gc: @dump_gc,
+                          names: @dump_names)
       rescue StandardError => e
         @lock.synchronize { @dump = nil }
         return (notes << "dump failed (#{why}): #{e.message}").join("; ")
@@ -339,9 +344,10 @@ module HeapDump
 
     # dump_* options without a trigger are a mistake, not a no-op; an RSS
     # threshold needs an RSS to compare with.
-    def check_dump_options(dir, gzip, fork, gc)
+    def check_dump_options(dir, gzip, fork, gc, names)
       unless @dump_every || @dump_rss
-        given = { dump_dir: !dir.nil?, dump_gzip: gzip, dump_fork: !fork, dump_gc: !gc }.select { |_, v| v }.keys
+        given = { dump_dir: !dir.nil?, dump_gzip: gzip, dump_fork: !fork, dump_gc: !gc,
+                  dump_names: !names }.select { |_, v| v }.keys
         raise ArgumentError, "#{given.join(', ')}: no dump is asked for (dump_every: or dump_rss:)" unless given.empty?
       end
       return unless @dump_rss && HeapDump.process_memory["rss"].nil?

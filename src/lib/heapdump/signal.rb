@@ -6,4 +6,5 @@
 # else /tmp) and the process goes on. `heapdump dump PID` sends it.
 require "heapdump"
 
-HeapDump.on_signal(ENV.fetch("HEAPDUMP_SIGNAL", "URG"))
+# HEAPDUMP_NAMES=0: dumps without reference names (HeapDump.dump(names: false)).
+HeapDump.on_signal(ENV.fetch("HEAPDUMP_SIGNAL", "URG"), names: ENV["HEAPDUMP_NAMES"] != "0")

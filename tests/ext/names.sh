@@ -1,0 +1,105 @@
+#!/bin/sh
+# tests/ext/names.sh - reference names (ref_names) written by the gem, in a
+# real Ruby: data/gen/names.rb holds one object through each kind of
+# reference (a constant holding a Hash keyed by "user_42", an ivar holding
+# an Array, a Thread#[] value, a thread variable, a global, a closure, a
+# Struct member, a class with a superclass and an included module);
+# names_check.rb asserts each name on the raw dump, ref_names as long as
+# references on every record, and that names: true changes no reference
+# (the same heap dumped without then with names). heapdump stats --strict
+# reads the dumps.
+SUITE=ext/names
+. "$(dirname "$0")/lib.sh"
+
+mkdir "$TMP/n" "$TMP/p"
+if ruby "$TOP/data/gen/names.rb" "$TMP/n" 2>"$TMP/rb.err"; then ok run; else
+	notok run "names.rb failed: $(tail -c 600 "$TMP/rb.err")"
+fi
+if PAIR=1 ruby "$TOP/data/gen/names.rb" "$TMP/p" 2>"$TMP/rb.err"; then ok run-pair; else
+	notok run-pair "names.rb PAIR=1 failed: $(tail -c 600 "$TMP/rb.err")"
+fi
+ruby "$TOP/tests/ext/names_check.rb" "$TMP/n" >"$TMP/out" 2>&1
+sed -n 's/^ok \(.*\)/\1/p' "$TMP/out" | while read -r t; do ok "$t"; done
+sed -n 's/^not ok \([^:]*\): \(.*\)/\1 \2/p' "$TMP/out" | while read -r t why; do notok "$t" "$why"; done
+grep -q '^ok ' "$TMP/out" || notok checker "names_check.rb: $(head -c 400 "$TMP/out")"
+# the pair (no names_before.json there: only the pair's checks run)
+ruby "$TOP/tests/ext/names_check.rb" "$TMP/p" >"$TMP/pout" 2>&1
+for t in pair-plain-has-no-names pair-same-objects pair-same-references pair-same-roots pair-same-fields lengths-named; do
+	if grep -q "^ok $t\$" "$TMP/pout"; then ok "$t"; else
+		notok "$t" "$(grep "^not ok $t" "$TMP/pout" | head -c 400)$(grep -q "$t" "$TMP/pout" || head -c 300 "$TMP/pout")"
+	fi
+done
+
+# the dumps read strictly by the library
+for f in before later; do
+	check_rc "stats-strict-$f" 0 "$HEAPDUMP" stats -q --strict "$TMP/n/names_$f.json"
+done
+check_rc stats-strict-named 0 "$HEAPDUMP" stats -q --strict "$TMP/p/names_named.json"
+
+# names: takes true or false only; false writes no ref_names
+ruby -rheapdump -e 'begin; HeapDump.dump(ARGV[0], names: "yes"); rescue ArgumentError => e; puts e.message; end' "$TMP/x.json" >"$TMP/argerr" 2>&1
+check_grep names-option-checked 'names: must be true or false' "$TMP/argerr"
+ruby -rheapdump -e 'HeapDump.dump(ARGV[0], names: false)' "$TMP/off.json"
+if grep -q '"ref_names":\[' "$TMP/off.json"; then notok names-false-none "ref_names in a names: false dump"; else ok names-false-none; fi
+ruby -rheapdump -e 'HeapDump.dump(ARGV[0])' "$TMP/default.json"
+if grep -q '"ref_names":\[' "$TMP/default.json"; then ok names-default-on; else notok names-default-on "no ref_names in a default dump"; fi
+
+# the middleware passes dump_names: through (checked like its other options)
+cat >"$TMP/mw.rb" <<'RB'
+require "heapdump/middleware"
+require "stringio"
+app = ->(_env) { [200, {}, ["ok"]] }
+ARGV.each_slice(2) do |dir, names|
+  opts = { dump_every: 1, dump_fork: false, dump_gc: false, dump_dir: dir, track: false }
+  opts[:dump_names] = names == "true" unless names == "default"
+  mw = HeapDump::Middleware.new(app, **opts)
+  _, _, body = mw.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/", "rack.errors" => StringIO.new)
+  body.close
+end
+begin
+  HeapDump::Middleware.new(app, dump_every: 1, dump_names: 1)
+rescue ArgumentError => e
+  puts e.message
+end
+begin
+  HeapDump::Middleware.new(app, dump_names: false)
+rescue ArgumentError => e
+  puts e.message
+end
+RB
+mkdir "$TMP/mw-off" "$TMP/mw-on" "$TMP/mw-default"
+ruby "$TMP/mw.rb" "$TMP/mw-off" false "$TMP/mw-on" true "$TMP/mw-default" default >"$TMP/mw.out" 2>&1
+for d in off on default; do
+	f=$(ls "$TMP/mw-$d"/heapdump-*.json 2>/dev/null | head -1)
+	if [ -z "$f" ]; then notok "middleware-$d" "no dump: $(head -c 300 "$TMP/mw.out")"; continue; fi
+	if grep -q '"ref_names":\[' "$f"; then got=names; else got=none; fi
+	case $d in off) want=none ;; *) want=names ;; esac
+	check "middleware-$d" "$want" "$got"
+done
+check_grep middleware-option-checked 'dump_names: must be true or false' "$TMP/mw.out"
+check_grep middleware-needs-trigger 'dump_names: no dump is asked for' "$TMP/mw.out"
+
+# require "heapdump/signal" and heapdump dump PID: HEAPDUMP_NAMES=0 in the
+# process's environment turns names off (the signal carries no option)
+cat >"$TMP/srv.rb" <<'RB'
+require "heapdump/signal"
+$kept = { "user_42" => ["x"] }
+File.write(ARGV[0] + ".tmp", Process.pid.to_s)
+File.rename(ARGV[0] + ".tmp", ARGV[0])
+sleep 60
+RB
+for n in 0 1; do
+	mkdir "$TMP/sig$n"
+	HEAPDUMP_NAMES=$n HEAPDUMP_DIR="$TMP/sig$n" ruby "$TMP/srv.rb" "$TMP/ready$n" 2>"$TMP/srv$n.err" &
+	srv=$!
+	i=0
+	while [ ! -f "$TMP/ready$n" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	f=$("$HEAPDUMP" dump -q --timeout 60 "$srv" 2>"$TMP/dump$n.err")
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	if [ -z "$f" ] || [ ! -f "$f" ]; then notok "signal-names-$n" "no dump: $(head -c 300 "$TMP/dump$n.err") $(head -c 300 "$TMP/srv$n.err")"; continue; fi
+	if grep -q '"ref_names":\[' "$f"; then got=1; else got=0; fi
+	check "signal-names-$n" "$n" "$got"
+	check_grep "signal-sidecar-$n" "\"ref_names\":$([ $n = 1 ] && echo true || echo false)" "$f.meta.json"
+done
+exit 0
