@@ -46,6 +46,36 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/*
+ * The name of the reference from the chain's object i-1 (its immediate
+ * dominator) to object i, when the dominator references it directly and
+ * the reference has a name (*len, *flags as hd_store_ref_name), else
+ * NULL. The first object has none: the name under which the chain's root
+ * category holds it is on the root line ("root global_tbl $CACHE").
+ */
+static const char *chain_name(const hd_store *s, const hd_root_path *p,
+			      size_t i, size_t *len, unsigned *flags)
+{
+	*flags = 0;
+	if (i)
+		return hd_store_ref_name(s, p->nodes[i - 1], p->nodes[i], len,
+					 flags);
+	return NULL; /* the root's name is on the root line */
+}
+
+/* " via NAME" on an object's line, when chain_name has one. */
+static void text_via(const hd_store *s, const hd_root_path *p, size_t i)
+{
+	size_t n;
+	unsigned flags;
+	const char *name = chain_name(s, p, i, &n, &flags);
+
+	if (name) {
+		fputs(" via ", stdout);
+		cli_text_string(stdout, name, n);
+	}
+}
+
 static void print_text(const hd_store *s, const hd_domtree *d,
 		       const hd_root_path *p)
 {
@@ -57,10 +87,9 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 
 	if (p->root != UINT32_MAX)
 	{
-		const char *root = hd_store_root_name(s, p->root);
-
 		fputs("root ", stdout);
-		cli_text_string(stdout, root, strlen(root));
+		cli_root_text(stdout, s, p->root, p->n ? p->nodes[0] :
+							 HD_NODE_NONE);
 		putchar('\n');
 	}
 	else
@@ -69,9 +98,10 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 		v = p->nodes[i];
 		rc = hd_domtree_retained(d, v, &rm);
 		cli_node_class(s, v, cls, sizeof(cls));
-		printf("  0x%llx %s (%s) retains %s%s in %s object%s",
-		       (unsigned long long)hd_store_address(s, v), cls,
-		       hd_type_name(hd_store_type(s, v)),
+		printf("  0x%llx %s (%s)", (unsigned long long)hd_store_address(s, v),
+		       cls, hd_type_name(hd_store_type(s, v)));
+		text_via(s, p, i);
+		printf(" retains %s%s in %s object%s",
 		       cli_human_bytes(rm, a, sizeof(a)),
 		       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
 					  "more)" : "",
@@ -87,15 +117,21 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 static void print_json(const hd_store *s, const hd_domtree *d,
 		       hd_node_id target, const hd_root_path *p)
 {
-	const char *root;
+	const char *root, *name;
 	uint64_t rm, rc;
-	size_t i;
+	size_t i, n = 0;
+	unsigned flags;
 
 	printf("{\"target\":\"0x%llx\",\"root\":",
 	       (unsigned long long)hd_store_address(s, target));
 	if (p && p->root != UINT32_MAX) {
 		root = hd_store_root_name(s, p->root);
 		cli_json_string(stdout, root, strlen(root));
+		if (p->n && (name = hd_store_root_ref_name(s, p->root,
+							   p->nodes[0], &n))) {
+			printf(",\"root_name\":");
+			cli_json_string(stdout, name, n);
+		}
 	} else {
 		printf("null");
 	}
@@ -106,6 +142,8 @@ static void print_json(const hd_store *s, const hd_domtree *d,
 		       "\"object\":", i ? "," : "", (unsigned long long)rc,
 		       (unsigned long long)rm);
 		cli_node_json(stdout, s, p->nodes[i]);
+		name = chain_name(s, p, i, &n, &flags);
+		cli_name_json(stdout, name, n, flags);
 		putchar('}');
 	}
 	printf("]}\n");

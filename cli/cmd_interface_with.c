@@ -109,6 +109,161 @@ static int write_records(const hd_store *s, const hd_interface *x,
 
 /* ---- the summary ---- */
 
+/* Reference names shown per self-border holder. */
+#define HOLDER_NAMES 3
+
+/* The index of id on the diff border (sorted by id), or nb. */
+static size_t border_index(const hd_border *b, size_t nb, hd_node_id id)
+{
+	size_t lo = 0, hi = nb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nb && b[lo].id == id ? lo : nb;
+}
+
+static int on_border(const hd_border *b, size_t nb, hd_node_id id)
+{
+	return border_index(b, nb, id) < nb;
+}
+
+/*
+ * The names under which the first HD_BORDER_HOLDERS holders of each
+ * diff-border object hold it: held.k[i * HD_BORDER_HOLDERS + j] is the
+ * index, among the references of border[i].holder[j], of the first one
+ * to border[i].id that has a name (else of the first one, or UINT32_MAX).
+ * Made in one pass over the references of the self border, so that the
+ * summary costs O(references of the holders * log border) whatever -n.
+ */
+static struct held_names {
+	const hd_border *b;
+	size_t nb;
+	uint32_t *k;
+} held;
+
+static int held_build(const hd_store *s, const hd_interface *x)
+{
+	const hd_nodes *self = hd_interface_self_border(x);
+	hd_edge_iter it;
+	hd_node_id t, h;
+	size_t i, bi;
+	uint32_t k, *slot;
+	unsigned j;
+
+	memset(&held, 0, sizeof(held));
+	if (!hd_store_has_ref_names(s))
+		return 0;
+	held.b = hd_interface_diff_border(x, &held.nb);
+	if (!(held.k = malloc((held.nb ? held.nb : 1) * HD_BORDER_HOLDERS *
+			      sizeof(*held.k)))) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	memset(held.k, 0xff, (held.nb ? held.nb : 1) * HD_BORDER_HOLDERS *
+				     sizeof(*held.k));
+	for (i = 0; self && i < self->n; i++) {
+		h = self->ids[i];
+		hd_store_refs(s, h, &it);
+		for (k = 0; hd_edge_iter_next(&it, &t) == 0; k++) {
+			if ((bi = border_index(held.b, held.nb, t)) == held.nb)
+				continue;
+			for (j = 0; j < HD_BORDER_HOLDERS &&
+				    j < held.b[bi].holders; j++) {
+				if (held.b[bi].holder[j] != h)
+					continue;
+				slot = &held.k[bi * HD_BORDER_HOLDERS + j];
+				if (*slot == UINT32_MAX ||
+				    (!hd_store_ref_name_at(s, h, *slot, NULL,
+							   NULL) &&
+				     hd_store_ref_name_at(s, h, k, NULL, NULL)))
+					*slot = k;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The name under which r's j-th holder holds it, or NULL. */
+static const char *held_name(const hd_store *s, const hd_border *r,
+			     unsigned j, size_t *len, unsigned *flags)
+{
+	size_t bi;
+	uint32_t k;
+
+	if (flags)
+		*flags = 0;
+	if (!held.k || j >= HD_BORDER_HOLDERS || j >= r->holders ||
+	    (bi = border_index(held.b, held.nb, r->id)) == held.nb ||
+	    (k = held.k[bi * HD_BORDER_HOLDERS + j]) == UINT32_MAX)
+		return NULL;
+	return hd_store_ref_name_at(s, r->holder[j], k, len, flags);
+}
+
+static void held_free(void)
+{
+	free(held.k);
+	memset(&held, 0, sizeof(held));
+}
+
+/*
+ * The names of the references from the old holder h to diff-border
+ * objects, in reference order: the first HOLDER_NAMES into names[] and
+ * lens[]; returns how many references into the border have a name.
+ */
+static size_t holder_names(const hd_store *s, const hd_interface *x,
+			   hd_node_id h, const char **names, size_t *lens)
+{
+	size_t nb, found = 0, len;
+	const hd_border *b = hd_interface_diff_border(x, &nb);
+	hd_edge_iter it;
+	hd_node_id t;
+	uint32_t k;
+	const char *name;
+
+	if (!hd_store_has_ref_names(s))
+		return 0;
+	hd_store_refs(s, h, &it);
+	for (k = 0; hd_edge_iter_next(&it, &t) == 0; k++) {
+		if (!on_border(b, nb, t) ||
+		    !(name = hd_store_ref_name_at(s, h, k, &len, NULL)))
+			continue;
+		if (found < HOLDER_NAMES) {
+			names[found] = name;
+			lens[found] = len;
+		}
+		found++;
+	}
+	return found;
+}
+
+/* The first of a border object's holders that references it by a name,
+ * or HD_NODE_NONE. */
+/* The index of h among r's holders. */
+static unsigned hold_index(const hd_border *r, hd_node_id h)
+{
+	unsigned j;
+
+	for (j = 0; j < HD_BORDER_HOLDERS && r->holder[j] != h; j++)
+		;
+	return j;
+}
+
+static hd_node_id named_holder(const hd_store *s, const hd_border *r)
+{
+	unsigned j;
+
+	for (j = 0; j < HD_BORDER_HOLDERS && j < r->holders; j++)
+		if (held_name(s, r, j, NULL, NULL))
+			return r->holder[j];
+	return HD_NODE_NONE;
+}
+
 static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		       const hd_interface_ranking *rk, size_t shown,
 		       size_t hshown)
@@ -140,12 +295,25 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 			const hd_border_holder *h =
 				hd_interface_ranking_holder(rk, i);
 
+			const char *nm[HOLDER_NAMES];
+			size_t nl[HOLDER_NAMES], nn, j;
+
 			cli_class_name(s, h->id, name, sizeof(name));
-			fprintf(f, "%10s %10s  0x%-16llx %s\n",
+			fprintf(f, "%10s %10s  0x%-16llx %s",
 				cli_commas(h->held, a, sizeof(a)),
 				cli_commas(h->keepalive, c, sizeof(c)),
 				(unsigned long long)hd_store_address(s, h->id),
 				name);
+			/* the names under which it holds new objects */
+			nn = holder_names(s, x, h->id, nm, nl);
+			for (j = 0; j < nn && j < HOLDER_NAMES; j++) {
+				fputs(j ? ", " : " via ", f);
+				cli_text_string(f, nm[j], nl[j]);
+			}
+			if (nn > HOLDER_NAMES)
+				fprintf(f, " (%s names)",
+					cli_commas(nn, a, sizeof(a)));
+			fputc('\n', f);
 		}
 	}
 	if (!shown)
@@ -158,15 +326,29 @@ static void print_text(FILE *f, const hd_store *s, const hd_interface *x,
 		"class");
 	for (i = 0; i < shown; i++) {
 		const hd_border *r = hd_interface_ranking_border(rk, i);
+		hd_node_id h = named_holder(s, r);
 
 		cli_class_name(s, r->id, name, sizeof(name));
-		fprintf(f, "%10s %12s %10s %12s %7s  0x%-16llx %s\n",
+		fprintf(f, "%10s %12s %10s %12s %7s  0x%-16llx ",
 			cli_commas(r->keepalive_count, a, sizeof(a)),
 			cli_commas(r->keepalive_memsize, c, sizeof(c)),
 			cli_commas(r->retained_count, d, sizeof(d)),
 			cli_commas(r->retained_memsize, e, sizeof(e)),
 			cli_commas(r->holders, g, sizeof(g)),
-			(unsigned long long)hd_store_address(s, r->id), name);
+			(unsigned long long)hd_store_address(s, r->id));
+		if (h != HD_NODE_NONE) {
+			/* the hop from a holder: "Hash ["user_42"] -> " */
+			size_t n;
+			const char *nm = held_name(s, r, hold_index(r, h), &n,
+						   NULL);
+
+			cli_node_class(s, h, name, sizeof(name));
+			fprintf(f, "%s ", name);
+			cli_text_string(f, nm, n);
+			fputs(" -> ", f);
+			cli_class_name(s, r->id, name, sizeof(name));
+		}
+		fprintf(f, "%s\n", name);
 	}
 }
 
@@ -205,10 +387,22 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 		fprintf(f, "%s{\"address\":\"0x%llx\",\"class\":",
 			i ? "," : "",
 			(unsigned long long)hd_store_address(s, h->id));
+		const char *nm[HOLDER_NAMES];
+		size_t nl[HOLDER_NAMES], nn, j;
+
 		json_class(f, s, h->id);
-		fprintf(f, ",\"holds\":%llu,\"keepalive\":%llu}",
+		fprintf(f, ",\"holds\":%llu,\"keepalive\":%llu",
 			(unsigned long long)h->held,
 			(unsigned long long)h->keepalive);
+		if ((nn = holder_names(s, x, h->id, nm, nl))) {
+			fputs(",\"via\":[", f);
+			for (j = 0; j < nn && j < HOLDER_NAMES; j++) {
+				fputs(j ? "," : "", f);
+				cli_json_string(f, nm[j], nl[j]);
+			}
+			fprintf(f, "],\"via_count\":%zu", nn);
+		}
+		fputc('}', f);
 	}
 	fprintf(f, "],\"diff_border\":[");
 	for (i = 0; i < shown; i++) {
@@ -229,7 +423,31 @@ static void print_json(FILE *f, const hd_store *s, const hd_interface *x,
 			fprintf(f, "%s\"0x%llx\"", k ? "," : "",
 				(unsigned long long)hd_store_address(
 					s, r->holder[k]));
-		fprintf(f, "]}");
+		fprintf(f, "]");
+		if (named_holder(s, r) != HD_NODE_NONE) {
+			/* parallel to held_by: the name of each holder's
+			 * reference, or null */
+			fprintf(f, ",\"held_as\":[");
+			for (k = 0; k < HD_BORDER_HOLDERS && k < r->holders;
+			     k++) {
+				size_t n;
+				unsigned fl = 0;
+				const char *nm = held_name(s, r, k, &n, &fl);
+
+				fputs(k ? "," : "", f);
+				if (!nm) {
+					fputs("null", f);
+					continue;
+				}
+				fputs("{\"name\":", f);
+				cli_json_string(f, nm, n);
+				if (fl & HD_NAME_INFERRED)
+					fputs(",\"inferred\":true", f);
+				fputc('}', f);
+			}
+			fputc(']', f);
+		}
+		fputc('}', f);
 	}
 	fprintf(f, "]}\n");
 }
@@ -244,6 +462,10 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 
 	if (hd_interface_rank(&rk, x, s, &err))
 		return cli_lib_error(&err);
+	if (held_build(s, x)) {
+		hd_interface_ranking_free(rk);
+		return EXIT_FAIL;
+	}
 	hd_interface_totals_get(&t, x);
 	shown = A.top && A.top < t.diff_border ? (size_t)A.top :
 						 (size_t)t.diff_border;
@@ -253,6 +475,7 @@ static int summary(FILE *f, const hd_store *s, const hd_interface *x,
 		print_json(f, s, x, rk, shown, hshown);
 	else
 		print_text(f, s, x, rk, shown, hshown);
+	held_free();
 	hd_interface_ranking_free(rk);
 	return 0;
 }

@@ -144,6 +144,29 @@ static void text_node(const hd_store *s, hd_node_id v)
 	}
 }
 
+/*
+ * With a name on the last hop of the path to v (the suspect's holder, or
+ * its first border object), that hop and an arrow: "LeakyCache ::CACHE
+ * -> " (a root category's: "global_tbl $CACHE -> "), else nothing.
+ */
+static void text_held_as(const hd_store *s, const hd_root_path *p,
+			 hd_node_id v)
+{
+	if (!p || !p->n || p->nodes[p->n - 1] != v ||
+	    !hd_store_has_ref_names(s))
+		return;
+	if (p->n >= 2) {
+		if (!hd_store_ref_name(s, p->nodes[p->n - 2], v, NULL, NULL))
+			return;
+		cli_hop_text(stdout, s, p->nodes[p->n - 2], v);
+	} else {
+		if (!hd_store_root_ref_name(s, p->root, v, NULL))
+			return;
+		cli_root_text(stdout, s, p->root, v);
+	}
+	fputs(" -> ", stdout);
+}
+
 static void text_rows(hd_stats *st, size_t max, const char *indent,
 		      int with_mem)
 {
@@ -352,6 +375,8 @@ static void print_text(const struct report *r)
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
 		printf("\nsuspect %zu: ", i + 1);
+		text_held_as(s, sp->path, sp->holder != HD_NODE_NONE ?
+						  sp->holder : sp->first);
 		if (sp->holder != HD_NODE_NONE) {
 			text_node(s, sp->holder);
 			printf("\n  holds %s new object(s) that retain %s "
@@ -382,12 +407,22 @@ static void print_text(const struct report *r)
 		       cli_commas(sp->keepalive_count, a, sizeof(a)),
 		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
 		if (sp->path) {
-			const char *root = hd_store_root_name(s,
-							      sp->path->root);
+			const hd_root_path *p = sp->path;
 
 			fputs("  path from root ", stdout);
-			cli_text_string(stdout, root, strlen(root));
-			fputs(":\n", stdout);
+			if (cli_hops_named(s, p->root, p->nodes, p->n)) {
+				/* the names, hop by hop, on one line */
+				cli_root_text(stdout, s, p->root, p->nodes[0]);
+				fputs(": ", stdout);
+				cli_hops_text(stdout, s, p->nodes, p->n);
+				putchar('\n');
+			} else {
+				cli_text_string(stdout,
+						hd_store_root_name(s, p->root),
+						strlen(hd_store_root_name(
+							s, p->root)));
+				fputs(":\n", stdout);
+			}
 			for (k = 0; k < sp->path->n; k++) {
 				printf("    ");
 				text_node(s, sp->path->nodes[k]);
@@ -439,11 +474,40 @@ static void json_rows(hd_stats *st, size_t max, const char *k0,
 	putchar(']');
 }
 
+/* The name under which the path's root category holds its first object
+ * ("root_name":"$CACHE"), when it has one. */
+static void json_root_name(const hd_store *s, const hd_root_path *p)
+{
+	size_t n;
+	const char *name = p->n ? hd_store_root_ref_name(s, p->root,
+							  p->nodes[0], &n) :
+				  NULL;
+
+	if (name) {
+		fputs(",\"root_name\":", stdout);
+		cli_json_string(stdout, name, n);
+	}
+}
+
+/* The objects of a path, each with the name of its reference to the
+ * next ("name", and "inferred":true when inferred) when it has one. */
+static void json_hops(const hd_store *s, const hd_root_path *p)
+{
+	size_t k;
+
+	for (k = 0; k < p->n; k++) {
+		printf("%s", k ? "," : "");
+		cli_hop_json(stdout, s, p->nodes[k], k + 1 < p->n ?
+						   p->nodes[k + 1] :
+						   HD_NODE_NONE);
+	}
+}
+
 static void print_json(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	size_t i, k;
+	size_t i;
 	int j;
 
 	printf("{\"dumps\":[");
@@ -494,11 +558,9 @@ static void print_json(const struct report *r)
 
 			printf("{\"root\":");
 			cli_json_string(stdout, root, strlen(root));
+			json_root_name(s, sp->path);
 			printf(",\"objects\":[");
-			for (k = 0; k < sp->path->n; k++) {
-				printf("%s", k ? "," : "");
-				cli_node_json(stdout, s, sp->path->nodes[k]);
-			}
+			json_hops(s, sp->path);
 			printf("]}");
 		} else {
 			printf("null");
@@ -526,7 +588,8 @@ static void tsv_str(const char *p)
  * suspect, rank, holder address, holder class (or "-" and the first
  * border object's), border_count, retained_count, retained_memsize,
  * share, keepalive_count, keepalive_memsize, path ("root -> Class ->
- * ...", or "-"); then "more" and "folded" lines.
+ * ...", each hop with its reference name when it has one: "vm ->
+ * LeakyCache ::CACHE -> Hash"; or "-"); then "more" and "folded" lines.
  */
 static void print_tsv(const struct report *r)
 {
@@ -534,7 +597,7 @@ static void print_tsv(const struct report *r)
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
 	char cls[256];
-	size_t i, k;
+	size_t i;
 	int j;
 
 	for (j = 0; j < r->nin; j++)
@@ -568,13 +631,13 @@ static void print_tsv(const struct report *r)
 		       (unsigned long long)sp->keepalive_count,
 		       (unsigned long long)sp->keepalive_memsize);
 		if (sp->path) {
-			tsv_str(hd_store_root_name(s, sp->path->root));
-			for (k = 0; k < sp->path->n; k++) {
-				cli_node_class(s, sp->path->nodes[k], cls,
-					       sizeof(cls));
+			cli_root_text(stdout, s, sp->path->root,
+				      sp->path->n ? sp->path->nodes[0] :
+						    HD_NODE_NONE);
+			if (sp->path->n)
 				printf(" -> ");
-				tsv_str(cls);
-			}
+			cli_hops_text(stdout, s, sp->path->nodes,
+				      sp->path->n);
 		} else {
 			putchar('-');
 		}

@@ -172,6 +172,25 @@ void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
 /* The same for one hop of a path: with the name of the reference v ->
  * next ("name", and "inferred":true) when it has one. */
 void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next);
+/* A reference name as JSON members: ,"name":NAME (and ,"inferred":true
+ * with HD_NAME_INFERRED in flags); nothing when name is NULL. */
+void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags);
+
+/* One hop of a path, escaped: "NodeName name" (hd_store_hop_text; to
+ * HD_NODE_NONE: the node name alone). */
+void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
+		  hd_node_id to);
+/* A path on one line: its hops joined by " -> ", the last node alone. */
+void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
+		   size_t n);
+/* 1 if a hop of the path has a reference name (the root's included when
+ * root is not UINT32_MAX), else 0. */
+int cli_hops_named(const hd_store *s, uint32_t root, const hd_node_id *nodes,
+		   size_t n);
+/* A root category's name, escaped, then the name under which it holds
+ * first ("global_tbl $CACHE") when it has one. */
+void cli_root_text(FILE *f, const hd_store *s, uint32_t root,
+		   hd_node_id first);
 
 /* 1 if the type of v says more than its class name cls ("(DATA)" after
  * Thread), 0 when it repeats it (String, (hidden ARRAY), IMEMO/...). */

@@ -251,6 +251,68 @@ void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
 	fputc('}', f);
 }
 
+void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags)
+{
+	if (!name)
+		return;
+	fputs(",\"name\":", f);
+	cli_json_string(f, name, len);
+	if (flags & HD_NAME_INFERRED)
+		fputs(",\"inferred\":true", f);
+}
+
+void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
+		  hd_node_id to)
+{
+	char buf[1024];
+	size_t n = hd_store_hop_text(buf, sizeof(buf), s, from, to);
+
+	cli_text_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+}
+
+void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
+		   size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputs(" -> ", f);
+		cli_hop_text(f, s, nodes[i], i + 1 < n ? nodes[i + 1] :
+							 HD_NODE_NONE);
+	}
+}
+
+int cli_hops_named(const hd_store *s, uint32_t root, const hd_node_id *nodes,
+		   size_t n)
+{
+	size_t i;
+
+	if (!n || !hd_store_has_ref_names(s))
+		return 0;
+	if (root != UINT32_MAX &&
+	    hd_store_root_ref_name(s, root, nodes[0], NULL))
+		return 1;
+	for (i = 0; i + 1 < n; i++)
+		if (hd_store_ref_name(s, nodes[i], nodes[i + 1], NULL, NULL))
+			return 1;
+	return 0;
+}
+
+void cli_root_text(FILE *f, const hd_store *s, uint32_t root,
+		   hd_node_id first)
+{
+	const char *name = hd_store_root_name(s, root);
+	size_t n;
+
+	cli_text_string(f, name, strlen(name));
+	if (first != HD_NODE_NONE &&
+	    (name = hd_store_root_ref_name(s, root, first, &n))) {
+		fputc(' ', f);
+		cli_text_string(f, name, n);
+	}
+}
+
 int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls)
 {
 	int t = hd_store_type(s, v);

@@ -28,7 +28,18 @@ struct hd_export {
 	size_t stack_cap;
 	hd_node_id *out;        /* kept nodes found, deduplicated */
 	size_t nout, out_cap;
+	/* with reference names: per store node, how the walk reached it
+	 * (the node it was reached from, HD_NODE_NONE for the walk's first
+	 * references, and the reference's index there) */
+	int names;
+	hd_node_id *pred;
+	uint32_t *predk;
+	/* the origin of the walk whose edges are labelled: an object, or
+	 * (origin HD_NODE_NONE) root category cat; UINT32_MAX: none */
+	hd_node_id origin;
+	uint32_t cat;
 	char name[1024];
+	char label[1024];       /* an edge's label */
 };
 
 /* Is id folded (x->folded is NULL when nothing is)? */
@@ -86,13 +97,43 @@ static int mark_folded(struct hd_export *x)
 	return 0;
 }
 
-/* Visits t once per walk: a kept node is an edge target, a folded one is
- * expanded later. */
-static int visit(struct hd_export *x, hd_node_id t, size_t *sp)
+/* The name of the k-th reference of the walk's origin (x->origin or root
+ * category x->cat), or NULL: O(1) or O(log) either way. */
+static const char *origin_name(const struct hd_export *x, uint32_t k,
+			       size_t *len, unsigned *flags)
 {
-	if (t >= x->nnodes || x->stamp[t] == x->walk)
+	if (flags)
+		*flags = 0;
+	if (x->origin != HD_NODE_NONE)
+		return hd_store_ref_name_at(x->s, x->origin, k, len, flags);
+	if (x->cat != UINT32_MAX)
+		return hd__store_root_name_at(x->s, x->cat, k, len);
+	return NULL;
+}
+
+/* Visits t once per walk: a kept node is an edge target, a folded one is
+ * expanded later. from and k: the node it is reached from (HD_NODE_NONE
+ * for the walk's first references) and the index of the reference there,
+ * kept when the store has reference names; of several references of the
+ * origin to one object, the first that has a name. */
+static int visit(struct hd_export *x, hd_node_id t, size_t *sp,
+		 hd_node_id from, uint32_t k)
+{
+	if (t >= x->nnodes)
 		return 0;
+	if (x->stamp[t] == x->walk) {
+		if (x->names && from == HD_NODE_NONE &&
+		    x->pred[t] == HD_NODE_NONE &&
+		    !origin_name(x, x->predk[t], NULL, NULL) &&
+		    origin_name(x, k, NULL, NULL))
+			x->predk[t] = k;
+		return 0;
+	}
 	x->stamp[t] = x->walk;
+	if (x->names) {
+		x->pred[t] = from;
+		x->predk[t] = k;
+	}
 	if (!folded(x, t))
 		return hd__push_u32(&x->out, &x->nout, &x->out_cap, t);
 	if (*sp == x->stack_cap &&
@@ -112,8 +153,9 @@ static int visit(struct hd_export *x, hd_node_id t, size_t *sp)
 static int walk(struct hd_export *x, hd_edge_iter *first)
 {
 	hd_edge_iter it;
-	hd_node_id t;
+	hd_node_id t, f;
 	size_t sp = 0;
+	uint32_t k = 0;
 
 	x->nout = 0;
 	if (++x->walk == 0) { /* wrapped: forget every stamp */
@@ -121,12 +163,13 @@ static int walk(struct hd_export *x, hd_edge_iter *first)
 		x->walk = 1;
 	}
 	while (hd_edge_iter_next(first, &t) == 0)
-		if (visit(x, t, &sp))
+		if (visit(x, t, &sp, HD_NODE_NONE, k++))
 			return HD_ENOMEM;
 	while (sp) {
-		hd_store_refs(x->s, x->stack[--sp], &it);
-		while (hd_edge_iter_next(&it, &t) == 0)
-			if (visit(x, t, &sp))
+		f = x->stack[--sp];
+		hd_store_refs(x->s, f, &it);
+		for (k = 0; hd_edge_iter_next(&it, &t) == 0; k++)
+			if (visit(x, t, &sp, f, k))
 				return HD_ENOMEM;
 	}
 	return 0;
@@ -199,6 +242,8 @@ int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	x->s = s;
 	x->flags = o.flags;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	x->nnodes = hd_store_node_count(s);
 	x->nroots = hd_store_root_count(s);
 	x->local = hd__array_alloc((size_t)x->nnodes + 1, sizeof(*x->local));
@@ -208,6 +253,12 @@ int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
 	if (!x->local || !x->stamp || !x->root_local)
 		goto nomem;
 	memset(x->local, 0xff, (size_t)x->nnodes * sizeof(*x->local));
+	if ((x->names = hd_store_has_ref_names(s)) &&
+	    (!(x->pred = hd__array_alloc((size_t)x->nnodes + 1,
+					 sizeof(*x->pred))) ||
+	     !(x->predk = hd__array_alloc((size_t)x->nnodes + 1,
+					  sizeof(*x->predk)))))
+		goto nomem;
 	if ((o.flags & HD_EXPORT_COLLAPSE) && mark_folded(x))
 		goto nomem;
 	if (pick_nodes(x, set, o.depth))
@@ -277,6 +328,10 @@ void hd_export_free(hd_export *x)
 		 ((size_t)x->nroots + 1) * sizeof(*x->root_local));
 	hd__free(x->nodes, x->nodes ? ((size_t)x->nemit + 1) *
 					      sizeof(*x->nodes) : 0);
+	hd__free(x->pred, x->pred ? ((size_t)x->nnodes + 1) *
+					    sizeof(*x->pred) : 0);
+	hd__free(x->predk, x->predk ? ((size_t)x->nnodes + 1) *
+					      sizeof(*x->predk) : 0);
 	hd__free(x->stack, x->stack_cap * sizeof(*x->stack));
 	hd__free(x->out, x->out_cap * sizeof(*x->out));
 	hd__free(x, sizeof(*x));
@@ -403,11 +458,12 @@ static void gml_str(struct wbuf *o, const char *s, size_t n)
 /*
  * A DOT string, quoted. '"' and '\' are escaped with a backslash (so no
  * \N, \G, \l escapes can sneak in), a newline is \n (a line break),
- * other control characters are '?'; '&' is &amp; (Graphviz expands
+ * other control characters are '?' (with visible, the text \xNN, and a
+ * newline too: an edge label shows the name as it is); '&' is &amp; (Graphviz expands
  * entities in labels); UTF-8 passes through and other bytes are &#N;
  * (their ISO-8859-1 character), so the file is always valid UTF-8.
  */
-static void dot_body(struct wbuf *o, const char *s, size_t n)
+static void dot_body(struct wbuf *o, const char *s, size_t n, int visible)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, k;
@@ -428,6 +484,8 @@ static void dot_body(struct wbuf *o, const char *s, size_t n)
 			i++;
 		} else if (p[i] == '&') {
 			puts_(o, "&amp;"), i++;
+		} else if (visible && (p[i] < 0x20 || p[i] == 0x7f)) {
+			printf_(o, "\\\\x%02x", (unsigned)p[i]), i++;
 		} else if (p[i] == '\n') {
 			puts_(o, "\\n"), i++;
 		} else if (p[i] < 0x80) {
@@ -549,40 +607,138 @@ static int gml_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 	return 0;
 }
 
-/* Calls edge(from, to) for every edge between emitted nodes: the
- * objects' (collapsed) references, then the root categories'. */
+/* The most hops of a path through folded objects an edge label names. */
+#define LABEL_HOPS 16
+
+/* Appends name (n bytes) to the label, after a space when it is not the
+ * first; *len is the label's length so far. */
+static void label_add(struct hd_export *x, size_t *len, const char *name,
+		      size_t n)
+{
+	size_t room = sizeof(x->label) - 1 - *len;
+
+	if (*len && room) {
+		x->label[(*len)++] = ' ';
+		room--;
+	}
+	if (n > room)
+		n = room;
+	memcpy(x->label + *len, name, n);
+	*len += n;
+	x->label[*len] = '\0';
+}
+
+/*
+ * The label of the edge to t just found by walk() from x->origin (or
+ * root category x->cat): the names of the references on the way, through
+ * the folded objects between, joined by spaces ("@hash [key]"), NULL when
+ * none has a name. *inferred is 1 when one of them was inferred
+ * (HD_NAME_INFERRED). O(hops), each name found in O(log references).
+ */
+static const char *edge_label(struct hd_export *x, hd_node_id t, size_t *len,
+			      int *inferred)
+{
+	hd_node_id from[LABEL_HOPS], c = t;
+	uint32_t k[LABEL_HOPS];
+	size_t nh = 0, n;
+	const char *name;
+	unsigned flags;
+
+	*len = 0;
+	*inferred = 0;
+	x->label[0] = '\0';
+	if (!x->names)
+		return NULL;
+	/* the hops inside the folded part, last first */
+	while (x->pred[c] != HD_NODE_NONE && nh < LABEL_HOPS) {
+		from[nh] = x->pred[c];
+		k[nh++] = x->predk[c];
+		c = x->pred[c];
+	}
+	if (x->pred[c] != HD_NODE_NONE) {
+		label_add(x, len, "...", 3); /* a longer way: its end */
+	} else {
+		/* the first hop, from the origin to c */
+		n = 0;
+		name = origin_name(x, x->predk[c], &n, &flags);
+		if (name) {
+			label_add(x, len, name, n);
+			*inferred |= (flags & HD_NAME_INFERRED) != 0;
+		}
+	}
+	while (nh--) {
+		flags = 0;
+		n = 0;
+		name = hd_store_ref_name_at(x->s, from[nh], k[nh], &n, &flags);
+		if (name) {
+			label_add(x, len, name, n);
+			*inferred |= (flags & HD_NAME_INFERRED) != 0;
+		}
+	}
+	return *len ? x->label : NULL;
+}
+
+/* Calls edge(from, to, label) for every edge between emitted nodes: the
+ * objects' (collapsed) references, then the root categories'. The label
+ * (edge_label) is NULL when the edge has no name. */
 static int for_edges(struct hd_export *x, struct wbuf *o,
-		     void (*edge)(struct wbuf *, uint32_t, uint32_t))
+		     void (*edge)(struct wbuf *, uint32_t, uint32_t,
+				  const char *, size_t, int))
 {
 	hd_edge_iter it;
 	uint32_t i;
-	size_t k;
+	size_t k, n;
+	const char *label;
+	int inferred;
 
 	for (i = 0; i < x->nemit && !o->rc; i++) {
 		hd_store_refs(x->s, x->nodes[i], &it);
+		x->origin = x->nodes[i];
 		if (walk(x, &it))
 			return HD_ENOMEM;
 		for (k = 0; k < x->nout; k++)
-			if (x->local[x->out[k]] != HD_NODE_NONE)
-				edge(o, i, x->local[x->out[k]]);
+			if (x->local[x->out[k]] != HD_NODE_NONE) {
+				label = edge_label(x, x->out[k], &n,
+						   &inferred);
+				edge(o, i, x->local[x->out[k]], label, n,
+				     inferred);
+			}
 	}
 	for (i = 0; i < x->nroots && !o->rc; i++) {
 		if (x->root_local[i] == HD_NODE_NONE)
 			continue;
 		hd_store_root_refs(x->s, i, &it);
+		x->origin = HD_NODE_NONE;
+		x->cat = i;
 		if (walk(x, &it))
 			return HD_ENOMEM;
 		for (k = 0; k < x->nout; k++)
-			if (x->local[x->out[k]] != HD_NODE_NONE)
-				edge(o, x->root_local[i], x->local[x->out[k]]);
+			if (x->local[x->out[k]] != HD_NODE_NONE) {
+				label = edge_label(x, x->out[k], &n,
+						   &inferred);
+				edge(o, x->root_local[i],
+				     x->local[x->out[k]], label, n, inferred);
+			}
 	}
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	return 0;
 }
 
-static void gml_edge(struct wbuf *o, uint32_t a, uint32_t b)
+/* An edge; with a name, its label attribute (and inferred 1 when it was
+ * inferred). */
+static void gml_edge(struct wbuf *o, uint32_t a, uint32_t b,
+		     const char *label, size_t n, int inferred)
 {
-	printf_(o, "  edge [ source %lu target %lu ]\n", (unsigned long)a,
+	printf_(o, "  edge [ source %lu target %lu", (unsigned long)a,
 		(unsigned long)b);
+	if (label) {
+		puts_(o, " label ");
+		gml_str(o, label, n);
+		if (inferred)
+			puts_(o, " inferred 1");
+	}
+	puts_(o, " ]\n");
 }
 
 static int finish(struct wbuf *o, int rc, hd_error *err)
@@ -608,6 +764,8 @@ int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	o->w = w;
 	o->payload = payload;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	puts_(o, "graph [\n  directed 1\n");
 	for (i = 0, rc = 0; i < x->nemit && !o->rc && !rc; i++)
 		rc = gml_node(x, o, i, x->nodes[i]);
@@ -672,16 +830,28 @@ static void dot_node(struct hd_export *x, struct wbuf *o, uint32_t gid,
 	int type = hd_store_type(x->s, id);
 
 	printf_(o, "  n%lu [label=\"", (unsigned long)gid);
-	dot_body(o, cls, len);
+	dot_body(o, cls, len, 0);
 	printf_(o, "\\n0x%llx\", fillcolor=\"%s\", tooltip=\"%s %llu bytes\"]\n",
 		(unsigned long long)hd_store_address(x->s, id),
 		type_colour(type), hd_type_name(type),
 		(unsigned long long)hd_store_memsize(x->s, id));
 }
 
-static void dot_edge(struct wbuf *o, uint32_t a, uint32_t b)
+/* An edge; with a name, labelled with it (dot_body: a control
+ * character shows as \\xNN), small, and grey when it was inferred. */
+static void dot_edge(struct wbuf *o, uint32_t a, uint32_t b,
+		     const char *label, size_t n, int inferred)
 {
-	printf_(o, "  n%lu -> n%lu\n", (unsigned long)a, (unsigned long)b);
+	printf_(o, "  n%lu -> n%lu", (unsigned long)a, (unsigned long)b);
+	if (label) {
+		puts_(o, " [label=\"");
+		dot_body(o, label, n, 1);
+		puts_(o, "\", fontname=\"Helvetica\", fontsize=9");
+		if (inferred)
+			puts_(o, ", fontcolor=\"#666666\"");
+		puts_(o, "]");
+	}
+	puts_(o, "\n");
 }
 
 int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
@@ -696,6 +866,8 @@ int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	o->w = w;
 	o->payload = payload;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
 	puts_(o, "digraph heap {\n"
 		 "  node [shape=box, style=\"rounded,filled\", "
 		 "fontname=\"Helvetica\", fontsize=10]\n"
@@ -708,7 +880,7 @@ int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,
 		if (x->root_local[i] == HD_NODE_NONE)
 			continue;
 		printf_(o, "  n%lu [label=\"ROOT\\n", (unsigned long)x->root_local[i]);
-		dot_body(o, name, strlen(name));
+		dot_body(o, name, strlen(name), 0);
 		puts_(o, "\", shape=doubleoctagon, style=filled, "
 			 "fillcolor=\"#e31a1c\", fontcolor=\"#ffffff\"]\n");
 	}

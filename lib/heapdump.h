@@ -2196,8 +2196,11 @@ HD_API int hd_export_folded(const hd_export *x, hd_node_id id);
  * the name of hd_store_node_name()), name, address, class (the class
  * name `stats --by class` groups by: "Class" for a class), type,
  * memsize and, when traced, generation, file, line, method; a root
- * category has label ("ROOT name"), type "ROOT" and root. One node or
- * edge a line.
+ * category has label ("ROOT name"), type "ROOT" and root. An edge whose
+ * reference has a name (hd_store_ref_name_at) has label, the names on
+ * its way joined by spaces (through folded objects: the last 16, after
+ * "..."), and "inferred 1" when one was inferred. One node or edge a
+ * line.
  * @return 0, HD_ENOMEM, or the sink's non-zero value
  */
 HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
@@ -2207,7 +2210,9 @@ HD_API int hd_export_write_gml(hd_export *x, hd_write_cb w, void *payload,
  * Writes the graph as a Graphviz digraph: objects are boxes labelled
  * with their name (hd_store_node_name) and address, filled with the
  * colour of their type (man 1 heapdump-to-dot), root categories red
- * double octagons. The text is valid UTF-8 whatever the dump holds.
+ * double octagons; an edge with a name is labelled as in GML (a control
+ * character as the text \xNN; grey when inferred). The text is valid
+ * UTF-8 whatever the dump holds.
  * @return 0, HD_ENOMEM, or the sink's non-zero value
  */
 HD_API int hd_export_write_dot(hd_export *x, hd_write_cb w, void *payload,

@@ -493,7 +493,103 @@ static void test_export__cleanup(void)
 	T_ASSERT(!dir[0] || rmdir(dir) == 0);
 }
 
+/* Reference names (issue 13): a constant, a second reference to the same
+ * object where only the second has a name, a global on its root, an
+ * unnamed reference. */
+static const char named[] =
+	"{\"type\":\"ROOT\",\"root\":\"global_tbl\",\"references\":[\"0x30\"],"
+	"\"ref_names\":[\"$G\"]}\n"
+	"{\"address\":\"0x10\",\"type\":\"OBJECT\",\"references\":"
+	"[\"0x20\",\"0x30\",\"0x30\"],\"ref_names\":[\"@a\",null,\"@b\"]}\n"
+	"{\"address\":\"0x20\",\"type\":\"OBJECT\",\"references\":[\"0x30\"]}\n"
+	"{\"address\":\"0x30\",\"type\":\"OBJECT\"}\n";
+
+static void test_export__names_labels(void)
+{
+	hd_store *s = DUMP(named);
+	char *d, *g;
+
+	T_ASSERT(s);
+	d = export(s, NULL, 0, 0, 1);
+	g = export(s, NULL, 0, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(d && g);
+	/* the first reference to 0x30 has no name, the second has: @b */
+	if (!strstr(d, "  n0 -> n1 [label=\"@a\", fontname=\"Helvetica\", "
+		       "fontsize=9]\n") ||
+	    !strstr(d, "  n0 -> n2 [label=\"@b\"") ||
+	    !strstr(d, "  n1 -> n2\n") ||
+	    !strstr(d, "  n3 -> n2 [label=\"$G\"") ||
+	    count(d, "label=\"@") != 2)
+		T_FAIL("DOT labels:\n%s", d);
+	if (!strstr(g, "  edge [ source 0 target 1 label \"@a\" ]\n") ||
+	    !strstr(g, "  edge [ source 0 target 2 label \"@b\" ]\n") ||
+	    !strstr(g, "  edge [ source 1 target 2 ]\n") ||
+	    !strstr(g, "  edge [ source 3 target 2 label \"$G\" ]\n"))
+		T_FAIL("GML labels:\n%s", g);
+	free(d);
+	free(g);
+}
+
+/* An edge through 20 folded hidden arrays: the label names the last 16
+ * hops after "...", and stays bounded. */
+static void test_export__names_long_fold(void)
+{
+	char text[8192];
+	size_t n = 0;
+	int i;
+	hd_store *s;
+	char *g;
+
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "{\"address\":\"0x10\",\"type\":\"OBJECT\","
+			      "\"references\":[\"0x100\"],"
+			      "\"ref_names\":[\"@head\"]}\n");
+	for (i = 0; i < 20; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{\"address\":\"0x%x\",\"type\":"
+				      "\"ARRAY\",\"references\":[\"0x%x\"],"
+				      "\"ref_names\":[%d]}\n",
+				      0x100 + i, i < 19 ? 0x101 + i : 0x20, i);
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "{\"address\":\"0x20\",\"type\":\"OBJECT\"}\n");
+	s = build(text, n);
+	T_ASSERT(s);
+	g = export(s, NULL, HD_EXPORT_COLLAPSE, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(g);
+	if (!strstr(g, "  edge [ source 0 target 1 label \"... [4] [5] [6] [7] "
+		       "[8] [9] [10] [11] [12] [13] [14] [15] [16] [17] [18] "
+		       "[19]\" ]\n"))
+		T_FAIL("long fold:\n%s", g);
+	free(g);
+}
+
+/* Without names: no label, no attribute. */
+static void test_export__names_none(void)
+{
+	hd_store *s = DUMP("{\"address\":\"0x10\",\"type\":\"OBJECT\","
+			   "\"references\":[\"0x20\"]}\n"
+			   "{\"address\":\"0x20\",\"type\":\"OBJECT\"}\n");
+	char *d, *g;
+
+	T_ASSERT(s);
+	T_EQ(hd_store_has_ref_names(s), 0);
+	d = export(s, NULL, 0, 0, 1);
+	g = export(s, NULL, 0, 0, 0);
+	hd_store_close(s);
+	T_ASSERT(d && g);
+	if (!strstr(d, "  n0 -> n1\n") || strstr(d, "label=\"@") ||
+	    !strstr(g, "  edge [ source 0 target 1 ]\n"))
+		T_FAIL("unnamed:\n%s\n%s", d, g);
+	free(d);
+	free(g);
+}
+
 static const struct t_case cases[] = {
+	T_CASE(export__names_labels),
+	T_CASE(export__names_long_fold),
+	T_CASE(export__names_none),
 	T_CASE(export__gml_escapes),
 	T_CASE(export__dot_escapes),
 	T_CASE(export__only_emitted_edges),
