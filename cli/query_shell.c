@@ -26,18 +26,24 @@ static const char help[] =
 	".tables   the tables and their columns\n"
 	".quit     leave (also .exit, or end of input)\n";
 
+/* Each table with its columns: "objects(address, type, ...)". */
 static void tables(sqlite3 *db)
 {
-	char sql[128];
+	sqlite3_stmt *st;
+	char sql[64];
 	const char *t;
 	unsigned i;
+	int k;
 
 	for (i = 0; (t = hd_sql_table(i)); i++) {
-		snprintf(sql, sizeof(sql),
-			 "SELECT '%s(' || group_concat(name, ', ') || ')' "
-			 "FROM pragma_table_info('%s')",
-			 t, t);
-		query_run(db, sql, QF_TSV, stdout);
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT 0", t);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		printf("%s(", t);
+		for (k = 0; k < sqlite3_column_count(st); k++)
+			printf("%s%s", k ? ", " : "", sqlite3_column_name(st, k));
+		printf(")\n");
+		sqlite3_finalize(st);
 	}
 }
 
