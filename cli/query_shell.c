@@ -18,7 +18,7 @@ static const char help[] =
 	"Statements end with ';' and may span lines. Tables:\n"
 	"  objects(address, type, class, name, memsize, retained,\n"
 	"          retained_count, file, line, method, generation, length,\n"
-	"          size, bytesize, refs, referrers)\n"
+	"          size, bytesize, value, refs, referrers)\n"
 	"  refs(\"from\", \"to\", name, k)     roots(category, object, name)\n"
 	"Functions: path(address), retained(address), addr('0x...'),\n"
 	"  hexaddr(address), hd_rows_visited(). Addresses are integers.\n"

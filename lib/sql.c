@@ -4,7 +4,7 @@
  *
  *   objects(address, type, class, name, memsize, retained,
  *           retained_count, file, line, method, generation, length, size,
- *           bytesize, refs, referrers)
+ *           bytesize, value, refs, referrers)
  *   refs("from", "to", name, k)
  *   roots(category, object, name)
  *   path(address), retained(address), addr(text), hexaddr(integer),
@@ -20,7 +20,9 @@
  * same permutation, so SQLite does not sort), refs."from" = (the forward
  * CSR) and refs."to" = (the reverse CSR). hd_rows_visited() counts the
  * rows the tables produced, so a test can see that an indexed filter
- * does not scan.
+ * does not scan. The store keeps no values: the value column reads the
+ * node's record back from the source dump (a plain file, unchanged since
+ * indexing) at its offset, and is NULL otherwise.
  *
  * Addresses are SQL integers (the u64 bit pattern as a signed 64-bit
  * integer; Ruby's heap addresses are below 2^63). An equality on an
@@ -30,9 +32,12 @@
 #include "hd_int.h"
 #include "store_format.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the connection's state ---- */
 
@@ -62,6 +67,12 @@ struct hd_sql_ctx {
 	hd_domtree *stored;   /* the store's own tree, for the column */
 	int stored_checked;
 	int declaring;        /* in sqlite3_declare_vtab() */
+	/* the source dump, for values: 0 not tried, 1 open, -1 none */
+	int src;
+	int fd;
+	char *line, *val;
+	size_t line_cap, val_cap;
+	struct hd__scan sc;
 };
 
 static void grouping_free(struct grouping *g, uint32_t n)
@@ -87,6 +98,11 @@ static void ctx_free(void *p)
 	hd_reach_free(c->reach);
 	hd_domtree_free(c->dom);
 	hd_domtree_free(c->stored);
+	if (c->src == 1)
+		close(c->fd);
+	hd__free(c->line, c->line_cap);
+	hd__free(c->val, c->val_cap);
+	hd__scan_free(&c->sc);
 	hd__free(c, sizeof(*c));
 }
 
@@ -280,6 +296,82 @@ static const hd_domtree *stored_tree(struct hd_sql_ctx *c)
 	return c->stored;
 }
 
+/* ---- the value column: read back from the source dump ---- */
+
+/* Opens the source dump once: a plain file, unchanged since indexing
+ * (hd_store_check_source); otherwise there are no values. */
+static int source_open(struct hd_sql_ctx *c)
+{
+	hd_store_info si;
+	unsigned char m[2];
+
+	if (c->src)
+		return c->src;
+	c->src = -1;
+	hd_store_info_get(&si, c->s);
+	if (!si.source_path || !*si.source_path ||
+	    strcmp(si.source_path, "-") == 0 ||
+	    hd_store_check_source(c->s, si.source_path, NULL))
+		return c->src;
+	if ((c->fd = open(si.source_path, O_RDONLY | O_CLOEXEC)) < 0)
+		return c->src;
+	if (pread(c->fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b) {
+		close(c->fd); /* gzip: no offsets to read at */
+		return c->src;
+	}
+	return c->src = 1;
+}
+
+/* The physical line at off into c->line; its length, or -1. */
+static ssize_t source_line(struct hd_sql_ctx *c, uint64_t off)
+{
+	size_t have = 0;
+	ssize_t k;
+	char *nl;
+
+	for (;;) {
+		if (have == c->line_cap &&
+		    hd__grow((void **)&c->line, &c->line_cap,
+			     c->line_cap ? c->line_cap * 2 : 4096, 1))
+			return -1;
+		do
+			k = pread(c->fd, c->line + have, c->line_cap - have,
+				  (off_t)(off + have));
+		while (k < 0 && errno == EINTR);
+		if (k <= 0)
+			return have ? (ssize_t)have : -1;
+		nl = memchr(c->line + have, '\n', (size_t)k);
+		have += (size_t)k;
+		if (nl)
+			return nl - c->line;
+	}
+}
+
+/* The value of a STRING, SYMBOL or FLOAT as Ruby had it (JSON escapes
+ * undone), or NULL: no source dump, a record that needed repair, or a
+ * record whose address is not id's (the dump changed). */
+static const char *node_value(struct hd_sql_ctx *c, uint32_t id,
+			      size_t *len)
+{
+	hd_record rec;
+	ssize_t n;
+
+	if (source_open(c) != 1 ||
+	    (n = source_line(c, hd_store_offset(c->s, id))) < 0)
+		return NULL;
+	while (n && c->line[n - 1] == '\r')
+		n--;
+	if (hd__scan_line(&c->sc, c->line, (size_t)n, &rec) != HD__SCAN_OK ||
+	    c->sc.repaired || rec.kind != HD_REC_OBJECT ||
+	    rec.address != hd_store_address(c->s, id) || !rec.value.ptr)
+		return NULL;
+	if (rec.value.len + 1 > c->val_cap &&
+	    hd__grow((void **)&c->val, &c->val_cap, rec.value.len + 1, 1))
+		return NULL;
+	*len = hd_json_unescape(c->val, rec.value.ptr, rec.value.len);
+	return c->val;
+}
+
 /* ---- values ---- */
 
 /* An address from an SQL value: an integer, or '0x...' / decimal text.
@@ -387,14 +479,15 @@ static int binary_coll(sqlite3_index_info *info, int i)
 enum {
 	O_ADDRESS, O_TYPE, O_CLASS, O_NAME, O_MEMSIZE, O_RETAINED,
 	O_RETAINED_COUNT, O_FILE, O_LINE, O_METHOD, O_GENERATION, O_LENGTH,
-	O_SIZE, O_BYTESIZE, O_REFS, O_REFERRERS
+	O_SIZE, O_BYTESIZE, O_VALUE, O_REFS, O_REFERRERS
 };
 
 static const char objects_schema[] =
 	"CREATE TABLE objects(address INTEGER, type TEXT, class TEXT, "
 	"name TEXT, memsize INTEGER, retained INTEGER, retained_count "
 	"INTEGER, file TEXT, line INTEGER, method TEXT, generation INTEGER, "
-	"length INTEGER, size INTEGER, bytesize INTEGER, refs INTEGER, "
+	"length INTEGER, size INTEGER, bytesize INTEGER, value TEXT, "
+	"refs INTEGER, "
 	"referrers INTEGER)";
 
 /* plans (idxNum) */
@@ -691,6 +784,16 @@ static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 			sqlite3_result_null(ctx);
 		else
 			result_u64(ctx, hd_store_size(s, id));
+		break;
+	case O_VALUE:
+		t = hd_store_type(s, id);
+		p = NULL;
+		if (t == HD_T_STRING || t == HD_T_SYMBOL || t == HD_T_FLOAT)
+			p = node_value(c, id, &len);
+		if (t == HD_T_FLOAT && p)
+			sqlite3_result_double(ctx, strtod(p, NULL));
+		else
+			result_text(ctx, p, len);
 		break;
 	case O_REFS:
 		hd_store_refs(s, id, &it);
