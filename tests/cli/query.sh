@@ -91,12 +91,12 @@ check answers/retained-column "$tr" \
 	"$("$H" query -q -f tsv "$TMP/dom.hds" "select retained from objects where address = '$ta'" | tail -1)"
 
 # the value column: read back from the dump, as jq reads it
-check answers/values "$(jq -s '[.[] | select(.type == "STRING" and .value != null) | .value] | [length, (unique | length)] | join(" ")' "$D")" \
+check answers/values "$(jq -rs '[.[] | select(.type == "STRING" and .value != null) | .value] | [length, (unique | length)] | join(" ")' "$D")" \
 	"$(q "select count(value), count(distinct value) from objects where type = 'STRING'" | tr '\t' ' ')"
 check answers/value-store "$(q "select value from objects where type = 'STRING' and value is not null order by address limit 1")" \
 	"$("$H" query -q -f tsv "$D" "select value from objects where type = 'STRING' and value is not null order by address limit 1" | tail -1)"
 # a gzip dump has no offsets to read at: NULL, not a wrong value
-check answers/value-gzip 0 "$("$H" query -q -f tsv "$DATA/ok_ruby3.1_traced.json.gz" "select count(value) from objects" | tail -1)"
+check answers/value-gzip 0 "$("$H" query -q -f tsv "$DATA/ok_ruby3.1_traced.json.gz" "select count(value) from objects" 2>/dev/null | tail -1)"
 
 # ---- the indexed filters visit only their rows ----
 # visits SQL: rows the tables produced for SQL
