@@ -254,6 +254,9 @@ static inline const char *hd__intern_str(const struct hd__intern *t,
 struct hd__scan {
 	uint64_t *refs;   /* reusable references buffer */
 	size_t refs_cap;
+	hd_str *names;    /* reusable ref_names buffer */
+	size_t names_cap;
+	size_t nnames;    /* entries of the record's ref_names */
 	/* position of the first error, relative to the line start */
 	size_t err_col;
 	const char *err_msg;

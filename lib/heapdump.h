@@ -182,6 +182,7 @@ typedef struct hd_str {
 #define HD_HAS_FLAGS (1u << 15)
 #define HD_HAS_DEFAULT (1u << 16)
 #define HD_HAS_CLASS_NAME (1u << 17) /**< "class" is a name (replace-class) */
+#define HD_HAS_REF_NAMES (1u << 18)  /**< ref_names, parallel to refs */
 
 /* Boolean attributes of hd_record.bits: the object's own booleans and the
  * GC flags of its "flags" object. */
@@ -268,7 +269,30 @@ typedef struct hd_record {
 	size_t refs_close;
 	/** Offset of the record's closing '}' in text, 0 if salvaged. */
 	size_t obj_close;
+	/**
+	 * Reference names (the "ref_names" member, man 5 heapdump-dump):
+	 * with HD_HAS_REF_NAMES, ref_names[k] names refs[k] (nrefs
+	 * entries). Each entry is the raw JSON token: a string with its
+	 * quotes and escapes ("\"@cache\""), an integer array index ("3"),
+	 * or {NULL, 0} for null. hd_ref_name_decode() gives the printed
+	 * text. A ref_names of the wrong length or with a bad entry is
+	 * dropped (the record counts as repaired; --strict fails).
+	 */
+	const hd_str *ref_names;
+	/** Where the ref_names member is in text: the offset of its key's
+	 * opening quote and of its array's '[' and ']'; 0 when absent. */
+	size_t names_key;
+	size_t names_open;
+	size_t names_close;
 } hd_record;
+
+/**
+ * Writes the printed text of a ref_names token (hd_record.ref_names[k])
+ * into buf (NUL-terminated, truncated to size) and returns its full
+ * length, as snprintf does: a string unescaped ("@cache"), an integer i
+ * as "[i]", null as "" (0).
+ */
+HD_API size_t hd_ref_name_decode(char *buf, size_t size, hd_str token);
 
 /**
  * Decodes the JSON escapes of src[0..len) into dst, which must hold len
@@ -597,6 +621,45 @@ HD_API const char *hd_store_root_name(const hd_store *s, uint32_t i);
 /** Iterates the objects of root category i. */
 HD_API void hd_store_root_refs(const hd_store *s, uint32_t i,
 			       hd_edge_iter *it);
+
+/* ---- reference names (man 5 heapdump-store, REFERENCE NAMES) ---- */
+
+/** hd_store_ref_name_at() flag: the name was inferred by the store (a
+ * class constant holding a named class or module), not dumped. */
+#define HD_NAME_INFERRED 1u
+
+/** 1 if s has reference names (dumped or inferred), else 0. */
+HD_API int hd_store_has_ref_names(const hd_store *s);
+/**
+ * The name of the k-th reference of from (0-based, hd_store_refs order),
+ * NULL if none ("@cache", "::CACHE", "[\"user_42\"]", "[3]"). Borrowed,
+ * NUL-terminated, raw bytes (escape control bytes before printing); *len
+ * (if not NULL) gets its length, *flags (if not NULL) HD_NAME_INFERRED or
+ * 0. O(log edges).
+ */
+HD_API const char *hd_store_ref_name_at(const hd_store *s, hd_node_id from,
+					uint32_t k, size_t *len,
+					unsigned *flags);
+/** The name of the first reference from -> to that has one, or NULL (as
+ * hd_store_ref_name_at). O(references of from). */
+HD_API const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
+				     hd_node_id to, size_t *len,
+				     unsigned *flags);
+/** The name under which root category i holds to ("$LOADED_FEATURES"),
+ * or NULL. O(references of the category). */
+HD_API const char *hd_store_root_ref_name(const hd_store *s, uint32_t i,
+					  hd_node_id to, size_t *len);
+/**
+ * Writes one hop of a path, "NodeName name", into buf (NUL-terminated,
+ * truncated to size) and returns its full length, as snprintf does:
+ * NodeName as hd_store_node_name() writes it, then a space and the name
+ * of the reference from -> to (hd_store_ref_name) when it has one; with
+ * to == HD_NODE_NONE (the last node of a path) the node name alone. Raw
+ * bytes: escape control bytes before printing. Every command that
+ * prints a path joins its hops with " -> ".
+ */
+HD_API size_t hd_store_hop_text(char *buf, size_t size, const hd_store *s,
+				hd_node_id from, hd_node_id to);
 
 /* ===================================================================== */
 /* Statistics                                                            */

@@ -657,6 +657,133 @@ done:
 	return 0;
 }
 
+/* ---- reference names ---- */
+
+/*
+ * Damaged ref_names at at: strict mode fails; lenient mode drops the
+ * record's names and reports the line as repaired with msg.
+ */
+static int names_damage(struct cur *c, hd_record *rec, const char *at,
+			const char *msg)
+{
+	rec->has &= ~HD_HAS_REF_NAMES;
+	rec->ref_names = NULL;
+	if (c->sc->strict)
+		return fail(c, at, msg);
+	if (!c->sc->repaired) {
+		c->sc->err_col = (size_t)(at - c->start);
+		c->sc->err_msg = msg;
+	}
+	c->sc->repaired = 1;
+	return 0;
+}
+
+static int push_name(struct hd__scan *sc, size_t n, const char *p,
+		     size_t len)
+{
+	if (HD_UNLIKELY(n >= sc->names_cap) &&
+	    hd__grow((void **)&sc->names, &sc->names_cap, n + 1,
+		     sizeof(*sc->names)))
+		return HD_ENOMEM;
+	sc->names[n].ptr = p;
+	sc->names[n].len = len;
+	return 0;
+}
+
+/*
+ * One entry of ref_names: a string, a non-negative integer of at most 10
+ * digits, or null. Returns 0, 1 for a bad entry (c->p unchanged), or
+ * HD__SCAN_BAD / HD_ENOMEM.
+ */
+static int read_name(struct cur *c, size_t n)
+{
+	const char *p = c->p;
+	hd_str s;
+
+	if (*p == '"') {
+		if (read_string(c, &s, 0))
+			return HD__SCAN_BAD;
+		return push_name(c->sc, n, p, (size_t)(c->p - p));
+	}
+	if (*p >= '0' && *p <= '9') {
+		while (p < c->end && *p >= '0' && *p <= '9')
+			p++;
+		if (p - c->p > 10 || (p - c->p > 1 && *c->p == '0') ||
+		    (p < c->end && (*p == '.' || *p == 'e' || *p == 'E')))
+			return 1;
+		s.ptr = c->p;
+		c->p = p;
+		return push_name(c->sc, n, s.ptr, (size_t)(p - s.ptr));
+	}
+	if (c->end - p >= 4 && memcmp(p, "null", 4) == 0) {
+		c->p = p + 4;
+		return push_name(c->sc, n, NULL, 0);
+	}
+	return 1;
+}
+
+/* Reads "ref_names":[...]; key: the key's opening quote. */
+static int read_ref_names(struct cur *c, hd_record *rec, const char *key)
+{
+	const char *open = c->p;
+	size_t n = 0;
+	int rc;
+
+	if (rec->names_open) {
+		if ((rc = skip_value(c)))
+			return rc;
+		return names_damage(c, rec, open, "ref_names appears twice");
+	}
+	rec->names_key = (size_t)(key - c->start);
+	if (c->p >= c->end || *c->p != '[') {
+		if ((rc = skip_value(c)))
+			return rc;
+		return names_damage(c, rec, open, "ref_names is not an array");
+	}
+	rec->names_open = (size_t)(open - c->start);
+	c->p++;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		goto done;
+	}
+	for (;;) {
+		if (c->p >= c->end)
+			return fail(c, c->p, "unexpected end of line");
+		if ((rc = read_name(c, n)) == 1) {
+			const char *at = c->p;
+
+			c->p = open;
+			if ((rc = skip_value(c)))
+				return rc;
+			rec->names_close = (size_t)(c->p - 1 - c->start);
+			return names_damage(c, rec, at,
+					    "invalid entry in ref_names");
+		}
+		if (rc)
+			return rc;
+		n++;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			skip_ws(c);
+			continue;
+		}
+		if (c->p < c->end && *c->p == ']') {
+			c->p++;
+			break;
+		}
+		return fail(c, c->p, "expected ',' or ']' in ref_names");
+	}
+done:
+	rec->names_close = (size_t)(c->p - 1 - c->start);
+	rec->ref_names = c->sc->names;
+	rec->has |= HD_HAS_REF_NAMES;
+	/* the count is checked against references once the record ends */
+	c->sc->nnames = n;
+	return 0;
+}
+
 /* ---- flags ---- */
 
 static uint32_t flag_bit(const char *k, size_t n)
@@ -989,6 +1116,8 @@ static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
 	case 'r':
 		if (KEY("references"))
 			return read_refs(c, rec);
+		if (KEY("ref_names"))
+			return read_ref_names(c, rec, k - 1);
 		if (KEY("real_class_name"))
 			return set_raw(c, &rec->real_class_name);
 		if (KEY("root"))
@@ -1365,6 +1494,10 @@ static int scan_object(struct cur *c, hd_record *rec)
 	skip_ws(c);
 	if (c->p < c->end && *c->p != ',')
 		return fail(c, c->p, "text after the record");
+	if ((rec->has & HD_HAS_REF_NAMES) && c->sc->nnames != rec->nrefs &&
+	    names_damage(c, rec, c->start + rec->names_open,
+			 "ref_names and references differ in length"))
+		return HD__SCAN_BAD;
 	if (memprof) {
 		rec->origin |= HD_O_MEMPROF;
 		rec->refs = c->sc->refs;
@@ -1433,4 +1566,7 @@ void hd__scan_free(struct hd__scan *sc)
 	hd__free(sc->refs, sc->refs_cap * sizeof(*sc->refs));
 	sc->refs = NULL;
 	sc->refs_cap = 0;
+	hd__free(sc->names, sc->names_cap * sizeof(*sc->names));
+	sc->names = NULL;
+	sc->names_cap = 0;
 }

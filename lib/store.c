@@ -33,7 +33,8 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"referrer offset", "referrer",    "root name",
 	"root offset",    "root",         "class name",
 	"dominator info", "dominator",    "retained count",
-	"retained memsize",
+	"retained memsize", "reference name info", "reference name",
+	"root reference name",
 };
 
 static const char *sec_name(uint32_t id)
@@ -132,6 +133,10 @@ static uint64_t want_size(const hd_store *s, int id)
 		return n * 4;
 	case HD__SEC_DOM_MEM:
 		return n * 8;
+	case HD__SEC_NAME_INFO:
+	case HD__SEC_NAME_MAP:
+	case HD__SEC_NAME_ROOT:
+		return hd__store_names_size(s, id);
 	}
 	return UINT64_MAX;
 }
@@ -449,6 +454,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			return bad(err, "store %s section is missing",
 				   s->sec[id] ? "dominator info" :
 						sec_name((uint32_t)id));
+	if ((rc = hd__store_names_check(s, full, err)))
+		return rc;
 	n = s->nodes;
 	if (!full) {
 		fill_info(s);

@@ -65,6 +65,11 @@ struct bld {
 	uint64_t *refs;
 	size_t nrefs, refs_cap;
 	size_t refs_bytes;           /* its allocation once resolved */
+	/* reference names: codes parallel to refs (then to the edges) and
+	 * to raddr (then to the root references kept), NULL until a record
+	 * has names */
+	uint32_t *nm, *rnm, *enm, *rknm;
+	size_t nm_cap, rnm_cap, enm_n, rknm_n;
 	const char *limit_what;      /* the limit exceeded (HD_ELIMIT) */
 	uint64_t limit_n;
 	/* class pointers, as a dictionary */
@@ -355,6 +360,37 @@ static int add_refs(struct bld *b, const uint64_t *refs, size_t n)
 }
 
 /*
+ * The name codes of rec's n references, stored at codes[at..at + n):
+ * the array (allocated, zeroed up to at, on the first record with
+ * names) grows with every record after that.
+ */
+static int add_names(struct bld *b, uint32_t **codes, size_t *cap,
+		     size_t at, const hd_record *rec)
+{
+	size_t k, old = *cap;
+	int rc;
+
+	if (!*codes && !(rec->has & HD_HAS_REF_NAMES))
+		return 0;
+	if (hd__grow((void **)codes, cap, at + rec->nrefs + 1,
+		     sizeof(**codes)))
+		return HD_ENOMEM;
+	if (old < *cap)
+		memset(*codes + old, 0, (*cap - old) * sizeof(**codes));
+	for (k = 0; k < rec->nrefs; k++) {
+		(*codes)[at + k] = 0;
+		if ((rec->has & HD_HAS_REF_NAMES) &&
+		    (rc = hd__refname_intern(&b->strs, rec->ref_names[k],
+					     *codes + at + k)))
+			return rc == HD_ELIMIT ?
+				       over(b, "distinct strings",
+					    HD_STR_NONE - 1) :
+				       rc;
+	}
+	return 0;
+}
+
+/*
  * Feeds the class table. For an ordinary object only the first offer
  * for its class pointer can matter (the first object of a class wins
  * over any later one, see names.c), so the rest are skipped.
@@ -421,7 +457,8 @@ static int add_object(struct bld *b, const hd_record *rec)
 		return rc;
 	((uint32_t *)b->c[C_AUX].p)[i] = v;
 	((uint64_t *)b->c[C_OFF].p)[i] = rec->offset;
-	if ((rc = add_refs(b, rec->refs, rec->nrefs)))
+	if ((rc = add_names(b, &b->nm, &b->nm_cap, b->nrefs, rec)) ||
+	    (rc = add_refs(b, rec->refs, rec->nrefs)))
 		return rc;
 	((uint32_t *)b->c[C_NREF].p)[i] = (uint32_t)rec->nrefs;
 	b->n++;
@@ -432,7 +469,7 @@ static int add_root(struct bld *b, const hd_record *rec)
 {
 	uint32_t sid, cat;
 	size_t i;
-	int found;
+	int found, rc;
 
 	if (hd__intern_json(&b->strs, rec->root, &sid) ||
 	    hd__grow((void **)&b->rnames, &b->rnames_cap, b->nroots + 1,
@@ -444,6 +481,8 @@ static int add_root(struct bld *b, const hd_record *rec)
 	b->root_listed += rec->nrefs;
 	if (b->nraddr > hd__max_refs || rec->nrefs > hd__max_refs - b->nraddr)
 		return over(b, "root references", hd__max_refs);
+	if ((rc = add_names(b, &b->rnm, &b->rnm_cap, b->nraddr, rec)))
+		return rc;
 	if (hd__grow((void **)&b->raddr, &b->raddr_cap,
 		     b->nraddr + rec->nrefs, sizeof(*b->raddr)) ||
 	    hd__grow((void **)&b->rcat, &b->rcat_cap, b->nraddr + rec->nrefs,
@@ -718,22 +757,34 @@ static int forward_csr(struct bld *b)
 	out = sec_alloc(b, HD__SEC_REFS, b->nrefs, 4);
 	if (!off || !out)
 		return HD_ENOMEM;
+	if (b->nm) {
+		b->enm_n = b->nrefs ? b->nrefs : 1;
+		if (!(b->enm = hd__array_alloc(b->enm_n, 4)))
+			return HD_ENOMEM;
+	}
 	off[0] = 0;
 	for (i = 0; i < b->N; i++) {
 		uint32_t r = b->perm[i];
 
 		for (k = st[r]; k < st[r + 1]; k++) {
 			t = ids[k];
-			if (t == HD_NODE_NONE)
+			if (t == HD_NODE_NONE) {
 				b->dangling++;
-			else
+			} else {
+				/* a name moves with its kept edge */
+				if (b->enm)
+					b->enm[e] = b->nm[k];
 				out[e++] = t;
+			}
 		}
 		off[i + 1] = (uint32_t)e;
 	}
 	hd__free(b->refs, b->refs_bytes);
 	b->refs = NULL;
 	b->refs_bytes = b->nrefs = 0;
+	hd__free(b->nm, b->nm_cap * 4);
+	b->nm = NULL;
+	b->nm_cap = 0;
 	if (e < b->s->len[HD__SEC_REFS] / 4 && e) {
 		p = hd__realloc(out, b->s->own_len[HD__SEC_REFS], e * 4);
 		if (p) {
@@ -784,6 +835,11 @@ static int roots_csr(struct bld *b)
 	out = sec_alloc(b, HD__SEC_ROOT_REFS, b->nraddr, 4);
 	if (!names || !off || !out)
 		return HD_ENOMEM;
+	if (b->rnm) {
+		b->rknm_n = b->nraddr ? b->nraddr : 1;
+		if (!(b->rknm = hd__array_alloc(b->rknm_n, 4)))
+			return HD_ENOMEM;
+	}
 	if (R)
 		memcpy(names, b->rnames, R * 4);
 	memset(off, 0, (R + 1) * 4);
@@ -797,6 +853,8 @@ static int roots_csr(struct bld *b)
 		off[i] += off[i - 1];
 	for (i = 0; i < b->nraddr; i++)
 		if (b->raddr[i] != HD_NODE_NONE) {
+			if (b->rknm)
+				b->rknm[off[b->rcat[i]]] = b->rnm[i];
 			out[off[b->rcat[i]]++] = (uint32_t)b->raddr[i];
 			kept++;
 		}
@@ -1121,6 +1179,10 @@ static void bld_free(struct bld *b)
 	hd__free(b->wgen.v, b->wgen.cap * sizeof(struct wide));
 	hd__free(b->wsize.v, b->wsize.cap * sizeof(struct wide));
 	hd__free(b->refs, b->refs_cap ? b->refs_cap * 8 : b->refs_bytes);
+	hd__free(b->nm, b->nm_cap * 4);
+	hd__free(b->rnm, b->rnm_cap * 4);
+	hd__free(b->enm, b->enm_n * 4);
+	hd__free(b->rknm, b->rknm_n * 4);
 	hd__map_free(&b->cmap);
 	hd__free(b->cdict, b->cd_cap * sizeof(*b->cdict));
 	hd__free(b->cd_strong, b->cd_strong_cap);
@@ -1165,6 +1227,9 @@ static int assemble(struct bld *b, hd_error *err)
 	to_le(b->s->own[HD__SEC_ROOT_OFF], b->nroots + 1, 4);
 	to_le(b->s->own[HD__SEC_ROOT_REFS], b->s->len[HD__SEC_ROOT_REFS] / 4,
 	      4);
+	if ((rc = hd__store_names_build(b->s, &b->strs, b->enm, b->rknm,
+					err)))
+		return rc;
 	return meta(b, err);
 }
 

@@ -62,6 +62,10 @@ enum hd__sec {
 	HD__SEC_DOM_IDOM,     /* u32[nodes]: idom, HD_DOM_ROOT or NONE */
 	HD__SEC_DOM_COUNT,    /* u32[nodes]: retained count */
 	HD__SEC_DOM_MEM,      /* u64[nodes]: retained memsize */
+	/* Reference names (man 5 heapdump-store, REFERENCE NAMES): */
+	HD__SEC_NAME_INFO,    /* u64[4]: encoding, entries, flags, roots */
+	HD__SEC_NAME_MAP,     /* edge -> string: sparse pairs or dense */
+	HD__SEC_NAME_ROOT,    /* u32[root refs kept] string id + 1, or empty */
 	HD__SEC__COUNT        /* one past the last id */
 };
 
@@ -183,6 +187,23 @@ HD_HIDDEN const unsigned char *hd__store_section(const hd_store *s, int sid,
  */
 HD_HIDDEN int hd__store_attach(hd_store *s, const int *sid, void *const *img,
 			       const size_t *len, size_t n, hd_error *err);
+
+/* Reference names (store_names.c). The code of a ref_names token:
+ * string id + 1 of its printed text in t, 0 for null. */
+HD_HIDDEN int hd__refname_intern(struct hd__intern *t, hd_str token,
+				 uint32_t *code);
+/* Lays out the name sections of a built store from the codes of its
+ * edges (enm, edge order) and root references kept (rnm), either may be
+ * NULL; both NULL: the names inferred from class constants. Strings go
+ * into t (before it becomes STRINGS). Nothing when nothing is named. */
+HD_HIDDEN int hd__store_names_build(hd_store *s, struct hd__intern *t,
+				    const uint32_t *enm, const uint32_t *rnm,
+				    hd_error *err);
+/* The size section id (a NAME one) must have, UINT64_MAX if unknowable. */
+HD_HIDDEN uint64_t hd__store_names_size(const hd_store *s, int id);
+/* The name sections: all or none, flags known; with full every entry. */
+HD_HIDDEN int hd__store_names_check(const hd_store *s, int full,
+				    hd_error *err);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
