@@ -5,7 +5,7 @@
  *   objects(address, type, class, name, memsize, retained,
  *           retained_count, file, line, method, generation, length, size,
  *           bytesize, value, refs, referrers)
- *   refs("from", "to", name, k)
+ *   refs("from", "to", name, k, inferred)
  *   roots(category, object, name)
  *   path(address), retained(address), addr(text), hexaddr(integer),
  *   hd_rows_visited()
@@ -811,11 +811,11 @@ static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 
 /* ---- refs ---- */
 
-enum { R_FROM, R_TO, R_NAME, R_K };
+enum { R_FROM, R_TO, R_NAME, R_K, R_INFERRED };
 
 static const char refs_schema[] =
 	"CREATE TABLE refs(\"from\" INTEGER, \"to\" INTEGER, name TEXT, "
-	"k INTEGER)";
+	"k INTEGER, inferred INTEGER)";
 
 enum { RP_SCAN, RP_FROM, RP_TO };
 
@@ -1010,12 +1010,19 @@ static int ref_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 	case R_K:
 		result_u64(ctx, k);
 		break;
-	case R_NAME: {
+	case R_NAME:
+	case R_INFERRED: {
 #ifdef HD_NAME_INFERRED
 		size_t len = 0;
-		const char *p = hd_store_ref_name_at(s, from, k, &len, NULL);
+		unsigned flags = 0;
+		const char *p = hd_store_ref_name_at(s, from, k, &len, &flags);
 
-		result_text(ctx, p, len);
+		if (col == R_NAME)
+			result_text(ctx, p, len);
+		else if (p)
+			sqlite3_result_int(ctx, (flags & HD_NAME_INFERRED) != 0);
+		else
+			sqlite3_result_null(ctx);
 #else
 		sqlite3_result_null(ctx);
 #endif
@@ -1269,6 +1276,18 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	str = sqlite3_str_new(sqlite3_context_db_handle(ctx));
 	root = hd_store_root_name(c->s, p.root);
 	sqlite3_str_appendall(str, root ? root : "?");
+#ifdef HD_NAME_INFERRED
+	if (p.n) {
+		size_t len = 0;
+		const char *nm = hd_store_root_ref_name(c->s, p.root,
+							p.nodes[0], &len);
+
+		if (nm) {
+			sqlite3_str_appendchar(str, 1, ' ');
+			sqlite3_str_append(str, nm, (int)len);
+		}
+	}
+#endif
 	for (i = 0; i < p.n; i++) {
 		sqlite3_str_appendall(str, " -> ");
 		path_hop(str, c->s, p.nodes[i],

@@ -98,6 +98,25 @@ check answers/value-store "$(q "select value from objects where type = 'STRING' 
 # a gzip dump has no offsets to read at: NULL, not a wrong value
 check answers/value-gzip 0 "$("$H" query -q -f tsv "$DATA/ok_ruby3.1_traced.json.gz" "select count(value) from objects" 2>/dev/null | tail -1)"
 
+# reference names (issue 13's ref_names): refs.name by position, also
+# through the reverse index where one object holds another twice; the
+# root's name; path() prints them after each hop
+cat >"$TMP/names.json" <<'EOF'
+{"type":"ROOT","root":"global_tbl","references":["0x1000"],"ref_names":["$CACHE"]}
+{"address":"0x1000","type":"HASH","class":"0x3000","references":["0x1010","0x1010","0x1020"],"ref_names":["[\"a\"]",1,null],"memsize":40}
+{"address":"0x1010","type":"STRING","class":"0x3008","bytesize":1,"value":"x","memsize":40}
+{"address":"0x1020","type":"STRING","class":"0x3008","bytesize":1,"value":"y","memsize":40}
+EOF
+nq() { "$H" query -q -f tsv "$TMP/names.json" "$1" | tail -n +2 | tr '\t\n' ', ' | sed 's/ $//'; }
+check names/from '0,["a"],0 1,[1],0 2,,' "$(nq 'select k, name, inferred from refs where "from" = 0x1000 order by k')"
+check names/to '0,["a"] 1,[1]' "$(nq 'select k, name from refs where "to" = 0x1010')"
+check names/scan '["a"] [1]' "$(nq 'select name from refs where name is not null')"
+check names/root 'global_tbl,4096,$CACHE' "$(nq 'select * from roots')"
+check names/path 'global_tbl $CACHE -> #<unknown:0x3000> 0x1000 ["a"] -> #<unknown:0x3008> 0x1010' \
+	"$(nq 'select path(0x1010)')"
+# a dump without names: only the inferred class constants (::Name)
+check names/inferred-only 0 "$(q "select count(*) from refs where name is not null and (inferred = 0 or name not like '::%')")"
+
 # ---- the indexed filters visit only their rows ----
 # visits SQL: rows the tables produced for SQL
 visits() {
