@@ -151,7 +151,7 @@ static int types_build(struct hd_sql_ctx *c)
 }
 
 /* The class display name of id interned: a class node's plain instances
- * share one lookup (cache[class node]); the names that depend on more
+ * share one lookup (cache[class node], the group id + 1); the names that depend on more
  * (IMEMO, NODE, DATA, hidden, unresolved) are formatted and interned. */
 static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
 		     uint32_t *out)
@@ -163,8 +163,8 @@ static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
 		    t != HD_T_DATA && t != HD_T_NONE;
 	size_t n;
 
-	if (plain && cache[k] != HD_NODE_NONE) {
-		*out = cache[k];
+	if (plain && cache[k]) {
+		*out = cache[k] - 1;
 		return 0;
 	}
 	n = hd_store_class_name(small, sizeof(small), c->s, id);
@@ -177,7 +177,7 @@ static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
 	if (p != small)
 		hd__free(p, n + 1);
 	if (!rc && plain)
-		cache[k] = *out;
+		cache[k] = *out + 1;
 	return rc;
 }
 
@@ -215,12 +215,13 @@ static int classes_build(struct hd_sql_ctx *c)
 		c->names_init = 1;
 	}
 	HD_ALLOC(c->gid, c->n ? c->n : 1);
-	HD_ALLOC(cache, c->n ? c->n : 1);
+	/* group id + 1 of a class node's plain instances, 0 unknown;
+	 * zeroed lazily by the system, only class nodes' pages touched */
+	cache = hd__calloc(c->n ? c->n : 1, sizeof(*cache));
 	if (!c->gid || !cache) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
-	memset(cache, 0xff, (size_t)c->n * sizeof(*cache));
 	for (i = 0; i < c->n && !rc; i++)
 		rc = class_gid(c, cache, i, &c->gid[i]);
 	if (rc)
