@@ -142,10 +142,11 @@ $(B)/.gvc-ok:
 	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps), or build without drawings: make GVC=0" >&2; exit 1; }
 	@touch $@
 
+# (asked when the rule runs, so that make -n shows no pkg-config here)
 $(B)/.sql-ok:
 	@mkdir -p $(B)
-	@pkg-config --exists sqlite3 || { echo "heapdump: pkg-config cannot find sqlite3: install libsqlite3-dev (make deps)" >&2; exit 1; }
-	@pkg-config --exists libedit || { echo "heapdump: pkg-config cannot find libedit: install libedit-dev (make deps)" >&2; exit 1; }
+	@test "$(shell pkg-config --exists sqlite3 && echo yes)" = yes || { echo "heapdump: SQLite's development files are missing (no sqlite3.pc): install libsqlite3-dev (make deps)" >&2; exit 1; }
+	@test "$(shell pkg-config --exists libedit && echo yes)" = yes || { echo "heapdump: libedit's development files are missing (no libedit.pc): install libedit-dev (make deps)" >&2; exit 1; }
 	@touch $@
 
 $(B)/lib/sql.o $(B)/cli/cmd_query.o $(B)/cli/query_shell.o: | $(B)/.sql-ok

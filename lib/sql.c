@@ -41,6 +41,9 @@
 
 /* ---- the connection's state ---- */
 
+/* Array sizes: at least one element, freed with the same count. */
+#define NZ(n) ((size_t)(n) ? (size_t)(n) : 1)
+
 struct grouping {             /* nodes grouped by a key, sorted */
 	int built;
 	uint32_t ngroups;
@@ -77,8 +80,8 @@ struct hd_sql_ctx {
 
 static void grouping_free(struct grouping *g, uint32_t n)
 {
-	HD_FREE(g->start, g->built ? g->ngroups + 1 : 0);
-	HD_FREE(g->perm, g->built ? n : 0);
+	HD_FREE(g->start, g->built ? (size_t)g->ngroups + 1 : 0);
+	HD_FREE(g->perm, g->built ? NZ(n) : 0);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -88,11 +91,11 @@ static void ctx_free(void *p)
 
 	if (!c)
 		return;
-	HD_FREE(c->rank, c->cls.built ? c->cls.ngroups : 0);
-	HD_FREE(c->by_rank, c->cls.built ? c->cls.ngroups : 0);
+	HD_FREE(c->rank, c->cls.built ? NZ(c->cls.ngroups) : 0);
+	HD_FREE(c->by_rank, c->cls.built ? NZ(c->cls.ngroups) : 0);
 	grouping_free(&c->cls, c->n);
 	grouping_free(&c->typ, c->n);
-	HD_FREE(c->gid, c->gid ? c->n : 0);
+	HD_FREE(c->gid, c->gid ? NZ(c->n) : 0);
 	if (c->names_init)
 		hd__intern_free(&c->names);
 	hd_reach_free(c->reach);
@@ -114,10 +117,10 @@ static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
 	uint32_t i, r;
 
 	HD_ALLOC(g->start, (size_t)k + 1);
-	HD_ALLOC(g->perm, n ? n : 1);
+	HD_ALLOC(g->perm, NZ(n));
 	if (!g->start || !g->perm) {
 		HD_FREE(g->start, (size_t)k + 1);
-		HD_FREE(g->perm, n ? n : 1);
+		HD_FREE(g->perm, NZ(n));
 		g->start = g->perm = NULL;
 		return HD_ENOMEM;
 	}
@@ -181,18 +184,20 @@ static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
 	return rc;
 }
 
-static const struct hd_sql_ctx *cmp_ctx; /* qsort has no payload */
+/* A class name and its group id, for sorting the names. */
+struct name_ref {
+	const char *p;
+	size_t len;
+	uint32_t id;
+};
 
+/* Bytewise, a prefix first: SQLite's BINARY collation. */
 static int cmp_names(const void *a, const void *b)
 {
-	size_t la, lb;
-	const char *x = hd__intern_str(&cmp_ctx->names, *(const uint32_t *)a,
-				       &la);
-	const char *y = hd__intern_str(&cmp_ctx->names, *(const uint32_t *)b,
-				       &lb);
-	int r = memcmp(x, y, la < lb ? la : lb);
+	const struct name_ref *x = a, *y = b;
+	int r = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
 
-	return r ? r : (la > lb) - (la < lb);
+	return r ? r : (x->len > y->len) - (x->len < y->len);
 }
 
 static uint32_t class_key(const struct hd_sql_ctx *c, uint32_t id)
@@ -204,7 +209,8 @@ static uint32_t class_key(const struct hd_sql_ctx *c, uint32_t id)
  * sorted bytewise (SQLite's BINARY collation), the nodes grouped. */
 static int classes_build(struct hd_sql_ctx *c)
 {
-	uint32_t *cache = NULL, i, g;
+	struct name_ref *refs;
+	uint32_t *cache = NULL, i, g = 0;
 	int rc = 0;
 
 	if (c->cls.built)
@@ -214,10 +220,10 @@ static int classes_build(struct hd_sql_ctx *c)
 			return rc;
 		c->names_init = 1;
 	}
-	HD_ALLOC(c->gid, c->n ? c->n : 1);
+	HD_ALLOC(c->gid, NZ(c->n));
 	/* group id + 1 of a class node's plain instances, 0 unknown;
 	 * zeroed lazily by the system, only class nodes' pages touched */
-	cache = hd__calloc(c->n ? c->n : 1, sizeof(*cache));
+	cache = hd__calloc(NZ(c->n), sizeof(*cache));
 	if (!c->gid || !cache) {
 		rc = HD_ENOMEM;
 		goto out;
@@ -227,25 +233,34 @@ static int classes_build(struct hd_sql_ctx *c)
 	if (rc)
 		goto out;
 	g = (uint32_t)c->names.count;
-	HD_ALLOC(c->rank, g ? g : 1);
-	HD_ALLOC(c->by_rank, g ? g : 1);
+	HD_ALLOC(c->rank, NZ(g));
+	HD_ALLOC(c->by_rank, NZ(g));
 	if (!c->rank || !c->by_rank) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < g; i++)
-		c->by_rank[i] = i;
-	cmp_ctx = c;
-	qsort(c->by_rank, g, sizeof(*c->by_rank), cmp_names);
-	for (i = 0; i < g; i++)
-		c->rank[c->by_rank[i]] = i;
+	HD_ALLOC(refs, NZ(g));
+	if (!refs) {
+		rc = HD_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g; i++) {
+		refs[i].p = hd__intern_str(&c->names, i, &refs[i].len);
+		refs[i].id = i;
+	}
+	qsort(refs, g, sizeof(*refs), cmp_names);
+	for (i = 0; i < g; i++) {
+		c->by_rank[i] = refs[i].id;
+		c->rank[refs[i].id] = i;
+	}
+	HD_FREE(refs, NZ(g));
 	rc = group_sort(&c->cls, c->n, g, class_key, c);
 out:
-	HD_FREE(cache, c->n ? c->n : 1);
+	HD_FREE(cache, NZ(c->n));
 	if (rc) {
-		HD_FREE(c->gid, c->n ? c->n : 1);
-		HD_FREE(c->rank, c->names.count ? c->names.count : 1);
-		HD_FREE(c->by_rank, c->names.count ? c->names.count : 1);
+		HD_FREE(c->gid, NZ(c->n));
+		HD_FREE(c->rank, NZ(g));
+		HD_FREE(c->by_rank, NZ(g));
 		c->gid = c->rank = c->by_rank = NULL;
 	}
 	return rc;
@@ -394,7 +409,9 @@ static int value_address(sqlite3_value *v, uint64_t *out)
 		if (!t || n == 0 || n > 24 || t[0] == '-' || t[0] == '+' ||
 		    t[0] == ' ')
 			return -1;
-		a = strtoull((const char *)t, &end, 0);
+		a = strtoull((const char *)t, &end,
+			     t[0] == '0' && (t[1] == 'x' || t[1] == 'X') ? 16 :
+									    10);
 		if (*end || end != (const char *)t + n)
 			return -1;
 		*out = a;

@@ -245,3 +245,11 @@ check_grep shell/history-file 'as.040answer;' "$TMP/history"
 # standard input that is not a terminal: a script
 printf 'select 1 as one;\nselect 2\n as two;\n' | "$H" query -q -f tsv "$S" >"$TMP/script"
 check shell/script "one 1 two 2" "$(tr '\n' ' ' <"$TMP/script" | sed 's/ $//')"
+
+# ---- the build: without SQLite's or libedit's pkg-config file, make
+# stops and names the Debian package ----
+mkdir -p "$TMP/nopc"
+PKG_CONFIG_LIBDIR=$TMP/nopc PKG_CONFIG_PATH= make -s -C "$TOP" B="$TMP/b" "$TMP/b/.sql-ok" >"$TMP/mk" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'install libsqlite3-dev (make deps)' "$TMP/mk"; then ok build/needs-sqlite; else
+	notok build/needs-sqlite "exit $rc: $(head -c 300 "$TMP/mk")"; fi
