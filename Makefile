@@ -238,6 +238,7 @@ check-man: all
 
 deps:
 	@sh .ci/deps
+	@sh .ci/npm
 
 demo: all
 	@sh data/demo.sh

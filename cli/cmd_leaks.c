@@ -170,6 +170,140 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 		       cli_commas(n - max, a, sizeof(a)));
 }
 
+static void tsv_str(const char *p);
+
+/* ---- clusters of suspects held the same way ---- */
+
+/* The object a suspect stands for: its holder, or its border object. */
+static hd_node_id suspect_node(const hd_leaks_suspect *sp)
+{
+	return sp->holder != HD_NODE_NONE ? sp->holder : sp->first;
+}
+
+/* "2, 3, 4" (ranks from 1), the first RANKS_SHOWN of them */
+#define RANKS_SHOWN 10
+
+static void text_clusters(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_leaks_cluster_count(r->l), i, k;
+	size_t shown = n < A.top ? n : (size_t)A.top;
+	char a[32], b[32], c[32];
+
+	for (i = 0; i < shown; i++) {
+		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
+
+		printf("\ncluster %zu: %s suspect%s that retain%s %s objects, "
+		       "%s (%.1f%% of the %s)\n", i + 1,
+		       cli_commas(cl->suspects, a, sizeof(a)),
+		       cl->suspects == 1 ? "" : "s",
+		       cl->suspects == 1 ? "s" : "",
+		       cli_commas(cl->retained_count, b, sizeof(b)),
+		       cli_human_bytes(cl->retained_memsize, c, sizeof(c)),
+		       pct(cl->retained_memsize, r->t.leak_memsize),
+		       r->d->has_later ? "leak" : "growth");
+		fputs("  suspects ", stdout);
+		for (k = 0; k < cl->suspects && k < RANKS_SHOWN; k++)
+			printf("%s%zu", k ? ", " : "", cl->ranks[k] + 1);
+		if (cl->suspects > RANKS_SHOWN)
+			printf(" and %s more",
+			       cli_commas(cl->suspects - RANKS_SHOWN, a,
+					  sizeof(a)));
+		putchar('\n');
+		if (!cl->reached || !cl->path) {
+			printf("  no GC root reaches them (a partial dump?)\n");
+			continue;
+		}
+		fputs("  shape ", stdout);
+		cli_text_string(stdout, cl->shape, strlen(cl->shape));
+		printf("\n  path of suspect %zu:\n", cl->ranks[0] + 1);
+		for (k = 0; k < cl->path->n; k++) {
+			printf("    ");
+			text_node(s, cl->path->nodes[k]);
+			putchar('\n');
+		}
+	}
+	if (n > shown)
+		printf("\n(%s more clusters: --top N shows more)\n",
+		       cli_commas(n - shown, c, sizeof(c)));
+}
+
+static void json_clusters(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_leaks_cluster_count(r->l), i, k;
+	size_t shown = n < A.top ? n : (size_t)A.top;
+
+	printf(",\"clusters_total\":%zu,\"clusters\":[", n);
+	for (i = 0; i < shown; i++) {
+		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
+
+		printf("%s{\"rank\":%zu,\"suspects\":%zu,\"suspect_ranks\":[",
+		       i ? "," : "", i + 1, cl->suspects);
+		for (k = 0; k < cl->suspects; k++)
+			printf("%s%zu", k ? "," : "", cl->ranks[k] + 1);
+		printf("],\"members\":[");
+		for (k = 0; k < cl->suspects; k++)
+			printf("%s\"0x%llx\"", k ? "," : "",
+			       (unsigned long long)hd_store_address(
+				       s, suspect_node(hd_leaks_suspect_get(
+						  r->l, cl->ranks[k]))));
+		printf("],\"border_count\":%llu,\"retained_count\":%llu,"
+		       "\"retained_memsize\":%llu,\"share\":%.4f,\"shape\":",
+		       (unsigned long long)cl->border_count,
+		       (unsigned long long)cl->retained_count,
+		       (unsigned long long)cl->retained_memsize,
+		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
+		if (cl->reached && cl->shape)
+			cli_json_string(stdout, cl->shape, strlen(cl->shape));
+		else
+			printf("null");
+		printf(",\"path\":");
+		if (cl->reached && cl->path) {
+			const char *root = hd_store_root_name(s, cl->path->root);
+
+			printf("{\"root\":");
+			cli_json_string(stdout, root, strlen(root));
+			printf(",\"objects\":[");
+			for (k = 0; k < cl->path->n; k++) {
+				printf("%s", k ? "," : "");
+				cli_node_json(stdout, s, cl->path->nodes[k]);
+			}
+			printf("]}");
+		} else {
+			printf("null");
+		}
+		putchar('}');
+	}
+	putchar(']');
+}
+
+/*
+ * cluster, rank, suspects, their ranks ("2,3,4"), border_count,
+ * retained_count, retained_memsize, share, shape (or "-")
+ */
+static void tsv_clusters(const struct report *r)
+{
+	size_t n = hd_leaks_cluster_count(r->l), i, k;
+	size_t shown = n < A.top ? n : (size_t)A.top;
+
+	printf("total\tclusters\t%zu\n", n);
+	for (i = 0; i < shown; i++) {
+		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
+
+		printf("cluster\t%zu\t%zu\t", i + 1, cl->suspects);
+		for (k = 0; k < cl->suspects; k++)
+			printf("%s%zu", k ? "," : "", cl->ranks[k] + 1);
+		printf("\t%llu\t%llu\t%llu\t%.4f\t",
+		       (unsigned long long)cl->border_count,
+		       (unsigned long long)cl->retained_count,
+		       (unsigned long long)cl->retained_memsize,
+		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
+		tsv_str(cl->shape ? cl->shape : "-");
+		putchar('\n');
+	}
+}
+
 static void print_text(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
@@ -204,6 +338,11 @@ static void print_text(const struct report *r)
 	       "in %s group(s) by holder\n", "border",
 	       cli_commas(r->t.border, a, sizeof(a)),
 	       cli_commas(r->t.groups, b, sizeof(b)));
+	if (r->t.groups)
+		printf("%-9s %s suspect(s) in %s cluster(s) by the shape of "
+		       "their paths\n", "clusters",
+		       cli_commas(r->t.groups, a, sizeof(a)),
+		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
 	if (!r->t.groups) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -275,6 +414,7 @@ static void print_text(const struct report *r)
 		       cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
 		       pct(r->t.folded_memsize, r->t.leak_memsize),
 		       d->has_later ? "leak" : "growth");
+	text_clusters(r);
 }
 
 static void json_rows(hd_stats *st, size_t max, const char *k0,
@@ -369,7 +509,9 @@ static void print_json(const struct report *r)
 		json_rows(sp->sites, (size_t)A.sites, "class", "location");
 		putchar('}');
 	}
-	printf("]}\n");
+	putchar(']');
+	json_clusters(r);
+	printf("}\n");
 }
 
 /* a value of a TSV line: tabs and line breaks become spaces */
@@ -443,6 +585,7 @@ static void print_tsv(const struct report *r)
 	       (unsigned long long)r->t.folded_count,
 	       (unsigned long long)r->t.folded_memsize,
 	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+	tsv_clusters(r);
 }
 
 /* ---- pictures ---- */

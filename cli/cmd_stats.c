@@ -7,9 +7,11 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "identity.h"
 #include "opt.h"
 #include "sidecar.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +44,16 @@ static const struct cli_opt opts[] = {
 	OPT_CALLBACK('b', "by", "KEYS", &A, add_by,
 		     "group by KEYS, comma-separated: type class file location "
 		     "method gem generation imemo (repeatable)"),
-	OPT_UINT('n', "top", "N", &A.top, "rows per table (default 20, 0: all)"),
+	OPT_UINT('n', "top", "N", &A.top,
+		 "rows per table (default 20, 0: all; ndjson: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort, "order rows by count (default) or memsize"),
 	OPT_STRING(0, "namespace", "A,B", &A.ns,
 		   "also count the classes in these namespaces"),
 	OPT_FLAG('a', "all", &A.all,
 		 "keep the allocation tracer and dump_all's own objects"),
-	OPT_STRING('f', "format", "FMT", &A.format, "text (default), json or tsv"),
+	OPT_STRING('f', "format", "FMT", &A.format,
+		   "text (default), json, tsv or ndjson (one line a row, with "
+		   "the dump's identity: fleet summaries)"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
@@ -61,7 +66,7 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
-enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV };
+enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV, FMT_NDJSON };
 
 static int add_grouping(hd_stats_options *o, int key)
 {
@@ -288,6 +293,70 @@ static void print_table_tsv(const char *name, const hd_stats_row *rows,
 	}
 }
 
+/* ---- ndjson: fleet summaries ---- */
+
+/*
+ * One JSON object a line: a "total" line, then one a row of each
+ * grouping, each with the dump's identity (cli_identity_json), the
+ * grouping ("type", "location,class"), every key column of every
+ * grouping (null where the row's grouping has no such key: one schema
+ * for the whole file), count and memsize.
+ */
+static void print_ndjson(hd_stats *st, const hd_stats_options *o,
+			 const char *path, int sort, unsigned shown_groupings)
+{
+	struct cli_identity id;
+	hd_stats_totals t;
+	int cols[HD_STATS_MAX_GROUPINGS * HD_STATS_MAX_KEYS];
+	unsigned ncols = 0, g, j, c;
+	size_t i;
+
+	hd_stats_totals_get(&t, st);
+	cli_identity_get(&id, path, t.features);
+	for (g = 0; g < shown_groupings; g++)
+		for (j = 0; j < o->nkeys[g]; j++) {
+			for (c = 0; c < ncols && cols[c] != o->keys[g][j]; c++)
+				;
+			if (c == ncols)
+				cols[ncols++] = o->keys[g][j];
+		}
+	putchar('{');
+	cli_identity_json(stdout, &id);
+	printf(",\"grouping\":\"total\"");
+	for (c = 0; c < ncols; c++)
+		printf(",\"%s\":null", hd_key_name(cols[c]));
+	printf(",\"count\":%llu,\"memsize\":%llu}\n",
+	       (unsigned long long)t.objects, (unsigned long long)t.memsize);
+	for (g = 0; g < shown_groupings; g++) {
+		size_t n, shown;
+		const hd_stats_row *rows = hd_stats_rows(st, g, sort, &n);
+		char name[96];
+
+		shown = A.top && A.top < n ? (size_t)A.top : n;
+		grouping_name(o, g, name, sizeof(name));
+		for (i = 0; i < shown; i++) {
+			putchar('{');
+			cli_identity_json(stdout, &id);
+			printf(",\"grouping\":\"%s\"", name);
+			for (c = 0; c < ncols; c++) {
+				printf(",\"%s\":", hd_key_name(cols[c]));
+				for (j = 0; j < o->nkeys[g] &&
+					    o->keys[g][j] != cols[c];
+				     j++)
+					;
+				if (j < o->nkeys[g])
+					cli_json_string(stdout, rows[i].key[j],
+							rows[i].key_len[j]);
+				else
+					fputs("null", stdout);
+			}
+			printf(",\"count\":%llu,\"memsize\":%llu}\n",
+			       (unsigned long long)rows[i].count,
+			       (unsigned long long)rows[i].memsize);
+		}
+	}
+}
+
 /* ---- namespaces (heap_dump's count_objects) ---- */
 
 static void print_namespaces(hd_stats *st, unsigned g, enum fmt fmt,
@@ -382,6 +451,10 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 	const char *sort_name = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
 	unsigned g;
 
+	if (fmt == FMT_NDJSON) {
+		print_ndjson(st, o, path, sort, shown_groupings);
+		return;
+	}
 	hd_stats_totals_get(&t, st);
 	if (fmt == FMT_TEXT)
 		print_totals_text(&t, strcmp(path, "-") ? path : "(stdin)");
@@ -428,7 +501,7 @@ int cmd_stats(int argc, char **argv)
 	unsigned i, shown;
 
 	memset(&A, 0, sizeof(A));
-	A.top = 20;
+	A.top = ULLONG_MAX; /* not given */
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
@@ -439,8 +512,15 @@ int cmd_stats(int argc, char **argv)
 		fmt = FMT_JSON;
 	else if (A.format && strcmp(A.format, "tsv") == 0)
 		fmt = FMT_TSV;
+	else if (A.format && strcmp(A.format, "ndjson") == 0)
+		fmt = FMT_NDJSON;
 	else if (A.format && strcmp(A.format, "text") != 0)
 		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (A.top == ULLONG_MAX) /* ndjson: every row, nothing lost in sums */
+		A.top = fmt == FMT_NDJSON ? 0 : 20;
+	if (fmt == FMT_NDJSON && A.ns)
+		return cli_usage_error(&info, "--namespace has no ndjson form "
+					      "(use --format json)");
 	if (A.sort && strcmp(A.sort, "memsize") == 0)
 		sort = HD_SORT_MEMSIZE;
 	else if (A.sort && strcmp(A.sort, "count") != 0)

@@ -100,6 +100,7 @@ static void on_field(struct cli_sidecar *sc, const struct field *f,
 	store_string(f, "ruby_version", end, sc->ruby_version,
 		     sizeof(sc->ruby_version));
 	store_string(f, "time", end, sc->time, sizeof(sc->time));
+	store_string(f, "host", end, sc->host, sizeof(sc->host));
 }
 
 /* Visits the keys of the top-level object; -1 if it is not one. */

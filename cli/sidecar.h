@@ -13,6 +13,7 @@ struct cli_sidecar {
 	int has_rss, has_memsize_of_all, has_malloc;
 	char ruby_version[32];
 	char time[40];
+	char host[256];
 };
 
 /* Reads DUMP.meta.json when dump_path is a file and the sidecar exists.

@@ -1721,6 +1721,51 @@ HD_API void hd_leaks_totals_get(hd_leaks_totals *out, const hd_leaks *l);
 HD_API const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l,
 						    size_t i);
 
+/*
+ * Clusters (memlab's idea): the suspects whose retention paths have the
+ * same shape, that is the same root category and, hop by hop, the same
+ * names of the objects on the way (hd_store_node_name(): "Object",
+ * "Array", "Service", "LeakyCache", "Hash") and the same reference names
+ * (hd_store_ref_name(), an Array element's index as "[*]"), are one
+ * cluster: three caches of one class held the same way are one problem. Every suspect
+ * (folded ones included) belongs to one cluster; the suspects no root
+ * reaches form one cluster of their own, without a path. Clusters are
+ * ranked by their summed retained memsize (then count, then the rank of
+ * their first suspect); a cluster's first suspect (the highest ranked)
+ * is its representative. O(V) for the shapes however deep the paths;
+ * the paths of the first top clusters only.
+ */
+
+/** A cluster of suspects; every member is borrowed from the hd_leaks. */
+typedef struct hd_leaks_cluster {
+	size_t suspects;           /**< its suspects */
+	/** their ranks (for hd_leaks_suspect_get), ascending: ranks[0] is
+	 * the representative */
+	const size_t *ranks;
+	uint64_t border_count;     /**< summed over its suspects */
+	uint64_t retained_count;
+	uint64_t retained_memsize;
+	/** retained_memsize / totals.leak_memsize (0 when that is 0) */
+	double share;
+	/** 1 when a root reaches the suspects, 0 for the cluster of those
+	 * no root reaches */
+	int reached;
+	/* Of the first opts->top clusters only, NULL for the others (and
+	 * without reached): */
+	/** the representative's retention path */
+	const hd_root_path *path;
+	/** the shape as text, "vm -> Object ::SERVICES -> Array [*] ->
+	 * Hash" (names as they are: escape them to print) */
+	const char *shape;
+} hd_leaks_cluster;
+
+/** The number of clusters (0 when there is no suspect). */
+HD_API size_t hd_leaks_cluster_count(const hd_leaks *l);
+
+/** The cluster of rank i (0 first), or NULL. Borrowed from l. */
+HD_API const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l,
+						    size_t i);
+
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);
 

@@ -11,8 +11,10 @@
  * first few: the retention path from a GC root to the holder, the
  * classes of the border objects, and the allocation sites of everything
  * they keep alive (a breadth-first search through new objects).
+ * Then every suspect is put in the cluster of its path's shape
+ * (clusters.c), and the clusters are ranked by what they retain.
  */
-#include "hd_int.h"
+#include "clusters.h"
 
 #include <stdlib.h>
 
@@ -20,6 +22,13 @@ struct suspect {
 	hd_leaks_suspect pub;
 	hd_root_path path;
 	hd_nodes border;     /* the border objects (ascending) */
+};
+
+struct cluster {
+	hd_leaks_cluster pub;
+	hd_root_path path;
+	char *shape;
+	size_t shape_size;
 };
 
 struct hd_leaks {
@@ -30,6 +39,9 @@ struct hd_leaks {
 	size_t nsus;
 	hd_leaks_totals t;
 	int saturated;
+	struct cluster *cl;
+	size_t ncl;
+	size_t *ranks;       /* the clusters' members, cluster by cluster */
 };
 
 /* ---- grouping the border by holder ---- */
@@ -107,6 +119,118 @@ static int group(hd_leaks *l, hd_error *err)
 	hd__free(pairs, (nb ? nb : 1) * sizeof(*pairs));
 	qsort(l->sus, l->nsus, sizeof(*l->sus), cmp_suspect);
 	return 0;
+}
+
+/* ---- clusters of suspects held the same way ---- */
+
+static int cmp_cluster(const void *a, const void *b)
+{
+	const hd_leaks_cluster *x = &((const struct cluster *)a)->pub;
+	const hd_leaks_cluster *y = &((const struct cluster *)b)->pub;
+
+	if (x->retained_memsize != y->retained_memsize)
+		return x->retained_memsize < y->retained_memsize ? 1 : -1;
+	if (x->retained_count != y->retained_count)
+		return x->retained_count < y->retained_count ? 1 : -1;
+	return x->ranks[0] < y->ranks[0] ? -1 : x->ranks[0] > y->ranks[0];
+}
+
+/* One run of pairs (shape, rank) with one shape: cluster c. */
+static void cluster_run(hd_leaks *l, struct cluster *c, const uint64_t *pairs,
+			size_t n, size_t *ranks)
+{
+	hd_leaks_cluster *p = &c->pub;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const hd_leaks_suspect *sp = &l->sus[(uint32_t)pairs[i]].pub;
+
+		ranks[i] = (uint32_t)pairs[i];
+		p->border_count += sp->border_count;
+		p->retained_count += sp->retained_count;
+		p->retained_memsize = hd_u64_sat_add(p->retained_memsize,
+						     sp->retained_memsize,
+						     &l->saturated);
+	}
+	p->suspects = n;
+	p->ranks = ranks;
+	p->share = l->t.leak_memsize ? (double)p->retained_memsize /
+					     (double)l->t.leak_memsize :
+				       0.0;
+	p->reached = (uint32_t)(pairs[0] >> 32) != HD__NONE;
+}
+
+/* The representative's path and the shape's text, for a shown cluster. */
+static int cluster_describe(hd_leaks *l, struct cluster *c,
+			    const hd_reach *reach, hd_error *err)
+{
+	hd_leaks_cluster *p = &c->pub;
+	const size_t *ranks = p->ranks;
+	int rc;
+
+	if (!p->reached)
+		return 0;
+	rc = hd_reach_path(&c->path, reach,
+			   l->sus[ranks[0]].pub.holder != HD_NODE_NONE ?
+				   l->sus[ranks[0]].pub.holder :
+				   l->sus[ranks[0]].pub.first,
+			   err);
+	if (rc)
+		return rc;
+	p->path = &c->path;
+	if (!(c->shape = hd__path_shape_text(l->s, &c->path, &c->shape_size)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	p->shape = c->shape;
+	return 0;
+}
+
+/*
+ * The shape of each suspect's path (to its holder, or to its border
+ * object without one), then one cluster per shape, ranked.
+ */
+static int cluster_all(hd_leaks *l, const hd_reach *reach, size_t top,
+		       hd_error *err)
+{
+	size_t n = l->nsus ? l->nsus : 1, i, j;
+	hd_node_id *targets = hd__array_alloc(n, sizeof(*targets));
+	uint32_t *shapes = hd__array_alloc(n, sizeof(*shapes));
+	uint64_t *pairs = hd__array_alloc(n, sizeof(*pairs));
+	int rc = 0;
+
+	l->ranks = hd__array_alloc(n, sizeof(*l->ranks));
+	l->cl = hd__calloc(n, sizeof(*l->cl));
+	if (!targets || !shapes || !pairs || !l->ranks || !l->cl) {
+		rc = hd__error(err, HD_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < l->nsus; i++) {
+		const hd_leaks_suspect *p = &l->sus[i].pub;
+
+		targets[i] = p->holder != HD_NODE_NONE ? p->holder : p->first;
+	}
+	if ((rc = hd__path_shapes(shapes, l->s, reach, targets, l->nsus,
+				  err)))
+		goto out;
+	for (i = 0; i < l->nsus; i++)
+		pairs[i] = (uint64_t)shapes[i] << 32 | i;
+	qsort(pairs, l->nsus, sizeof(*pairs), cmp_u64);
+	for (i = 0; i < l->nsus; i = j) {
+		for (j = i; j < l->nsus && pairs[j] >> 32 == pairs[i] >> 32;
+		     j++)
+			;
+		cluster_run(l, &l->cl[l->ncl++], pairs + i, j - i,
+			    l->ranks + i);
+	}
+	qsort(l->cl, l->ncl, sizeof(*l->cl), cmp_cluster);
+	/* paths only for the shown: the shapes of a long chain's suspects
+	 * all differ, and a path each would cost the chain's length each */
+	for (i = 0; i < l->ncl && i < top && !rc; i++)
+		rc = cluster_describe(l, &l->cl[i], reach, err);
+out:
+	hd__free(targets, n * sizeof(*targets));
+	hd__free(shapes, n * sizeof(*shapes));
+	hd__free(pairs, n * sizeof(*pairs));
+	return rc;
 }
 
 /* ---- what one suspect keeps alive ---- */
@@ -207,7 +331,8 @@ out:
 	return rc;
 }
 
-static int describe_all(hd_leaks *l, unsigned flags, hd_error *err)
+static int describe_all(hd_leaks *l, unsigned flags, size_t top,
+		hd_error *err)
 {
 	size_t bytes = (size_t)hd_store_node_count(l->s) / 8 + 1, i;
 	unsigned char *isnew = hd__calloc(bytes, 1), *seen = hd__calloc(bytes, 1);
@@ -236,6 +361,7 @@ static int describe_all(hd_leaks *l, unsigned flags, hd_error *err)
 		p->path = rc == 0 ? &sp->path : NULL;
 		rc = 0;
 	}
+	rc = cluster_all(l, reach, top, err);
 out:
 	hd_reach_free(reach);
 	hd__free(isnew, bytes);
@@ -305,7 +431,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	hd_interface_totals_get(&it, l->x);
 	l->saturated = d->memsize_saturated || (int)it.memsize_saturated;
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
-	    (rc = describe_all(l, o.flags, err)))
+	    (rc = describe_all(l, o.flags, o.top, err)))
 		goto fail;
 	l->t.saturated = (uint32_t)l->saturated;
 	l->leak = NULL; /* d is not kept */
@@ -326,12 +452,28 @@ const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l, size_t i)
 	return i < l->nsus ? &l->sus[i].pub : NULL;
 }
 
+size_t hd_leaks_cluster_count(const hd_leaks *l)
+{
+	return l->ncl;
+}
+
+const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l, size_t i)
+{
+	return i < l->ncl ? &l->cl[i].pub : NULL;
+}
+
 void hd_leaks_free(hd_leaks *l)
 {
 	size_t i, n;
 
 	if (!l)
 		return;
+	for (i = 0; l->cl && i < l->ncl; i++) {
+		hd_root_path_free(&l->cl[i].path);
+		hd__free(l->cl[i].shape, l->cl[i].shape_size);
+	}
+	hd__free(l->cl, (l->nsus ? l->nsus : 1) * sizeof(*l->cl));
+	hd__free(l->ranks, (l->nsus ? l->nsus : 1) * sizeof(*l->ranks));
 	n = l->t.border ? l->t.border : 1;
 	for (i = 0; l->sus && i < l->nsus; i++) {
 		hd_root_path_free(&l->sus[i].path);

@@ -1,11 +1,13 @@
 /*
- * hd_meta.c - HeapDump.process_memory: what the sidecar file reports
- * about the process beside the heap (RSS from /proc, malloc statistics).
+ * hd_meta.c - HeapDump.process_memory and HeapDump._hostname: what the
+ * sidecar file reports about the process beside the heap (RSS from
+ * /proc, malloc statistics, the host it runs on).
  */
 #include "hd_ext.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #ifdef HAVE_MALLINFO2
 #include <malloc.h>
 #endif
@@ -68,7 +70,20 @@ static VALUE process_memory_m(VALUE self)
 	return h;
 }
 
+/* :nodoc: gethostname(2), or nil */
+static VALUE hostname_m(VALUE self)
+{
+	char buf[256];
+
+	(void)self;
+	if (gethostname(buf, sizeof(buf)) != 0)
+		return Qnil;
+	buf[sizeof(buf) - 1] = '\0';
+	return rb_str_new_cstr(buf);
+}
+
 void hdx_init_meta(VALUE mod)
 {
 	rb_define_module_function(mod, "process_memory", process_memory_m, 0);
+	rb_define_module_function(mod, "_hostname", hostname_m, 0);
 }

@@ -71,7 +71,7 @@ generate_native() {
 		die "the native fixtures are named ruby3.1, but $RUBY is ruby $native_version (set RUBY=)"
 	rm -f "$OUT"/ok_ruby3.1_* "$OUT"/leak_before.json "$OUT"/leak_after.json \
 		"$OUT"/leak_later.json "$OUT"/leak_expected.json "$OUT"/leak_observer_* \
-		"$OUT"/bad_* "$OUT"/edge_*
+		"$OUT"/leak_clusters_* "$OUT"/bad_* "$OUT"/edge_*
 	native ok_ruby3.1_traced.json TRACE=1
 	native ok_ruby3.1_untraced.json
 	native ok_ruby3.1_since.json TRACE=1 SINCE=1
@@ -94,6 +94,14 @@ generate_native() {
 		gzip -9 -n -c "$tmp/observer/leak_observer_$f.json" >"$OUT/leak_observer_$f.json.gz"
 	done
 	say "leak_observer_{before,after,later}.json.gz: ruby $native_version native observer.rb"
+
+	mkdir "$tmp/clusters"
+	clean_env "$RUBY" --disable-gems clusters.rb "$tmp/clusters"
+	for f in before after later; do
+		gzip -9 -n -c "$tmp/clusters/leak_clusters_$f.json" >"$OUT/leak_clusters_$f.json.gz"
+	done
+	mv "$tmp/clusters/leak_clusters_expected.json" "$OUT/"
+	say "leak_clusters_{before,after,later}.json.gz, leak_clusters_expected.json: ruby $native_version native clusters.rb"
 
 	"$RUBY" make_bad.rb "$OUT" >&2
 }
@@ -254,6 +262,16 @@ run_checks() {
 	if [ -f "$f" ]; then
 		n=$(gzip -dc "$f" | grep -c '"struct":"proc".*"file":"observer.rb", "line":53,')
 		check "leak_observer_later: 860 procs of observer.rb:53 (found $n)" [ "$n" = 860 ]
+	fi
+
+	# the clusters set: three phases (warm-up, A, B) of 3 x 150 cache
+	# entries and 250 audit records are alive in LATER
+	f="$OUT/leak_clusters_later.json.gz"
+	if [ -f "$f" ]; then
+		n=$(gzip -dc "$f" | grep '"type":"OBJECT"' | grep -c '"file":"clusters.rb", "line":50,')
+		check "leak_clusters_later: 1350 CacheEntry objects of clusters.rb:50 (found $n)" [ "$n" = 1350 ]
+		n=$(gzip -dc "$f" | grep '"type":"OBJECT"' | grep -c '"file":"clusters.rb", "line":79,')
+		check "leak_clusters_later: 750 AuditRecord objects of clusters.rb:79 (found $n)" [ "$n" = 750 ]
 	fi
 
 	# leak sets: the expected leak equals an independent three-dump diff

@@ -233,6 +233,7 @@ module HeapDump
       {
         "heapdump_sidecar" => 1,
         "pid" => Process.pid,
+        "host" => _hostname,
         "time" => Time.now.utc.strftime("%Y-%m-%dT%H:%M:%S.%6NZ"),
         "ruby_version" => RUBY_VERSION,
         "ruby_platform" => RUBY_PLATFORM,
