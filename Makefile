@@ -44,7 +44,12 @@ SAN_LDFLAGS := -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
-LIBS := -lz -lm
+# SQLite (lib/sql.c: heapdump query) and libedit (the query shell, the
+# program only): Debian's libsqlite3-dev and libedit-dev, found with
+# pkg-config; a build without them stops saying what to install.
+SQLITE_LIBS = $(or $(shell pkg-config --libs sqlite3 2>/dev/null),-lsqlite3)
+EDIT_LIBS = $(or $(shell pkg-config --libs libedit 2>/dev/null),-ledit)
+LIBS = $(SQLITE_LIBS) -lz -lm
 
 ifeq ($(V),1)
 Q :=
@@ -137,6 +142,15 @@ $(B)/.gvc-ok:
 	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps), or build without drawings: make GVC=0" >&2; exit 1; }
 	@touch $@
 
+# (asked when the rule runs, so that make -n shows no pkg-config here)
+$(B)/.sql-ok:
+	@mkdir -p $(B)
+	@test "$(shell pkg-config --exists sqlite3 && echo yes)" = yes || { echo "heapdump: SQLite's development files are missing (no sqlite3.pc): install libsqlite3-dev (make deps)" >&2; exit 1; }
+	@test "$(shell pkg-config --exists libedit && echo yes)" = yes || { echo "heapdump: libedit's development files are missing (no libedit.pc): install libedit-dev (make deps)" >&2; exit 1; }
+	@touch $@
+
+$(B)/lib/sql.o $(B)/cli/cmd_query.o $(B)/cli/query_shell.o: | $(B)/.sql-ok
+
 $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -144,7 +158,7 @@ $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(EDIT_LIBS) $(LIBS)
 
 # The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
 # for tests/cli/nogvc.sh.

@@ -12,6 +12,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_interface_with(int argc, char **argv);
 int cmd_roots_of(int argc, char **argv);
 int cmd_path(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_dominators(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);

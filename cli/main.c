@@ -22,6 +22,7 @@ const struct cli_command cli_commands[] = {
 	{ "roots-of", cmd_roots_of,
 	  "what keeps objects alive: shortest paths from the GC roots" },
 	{ "path", cmd_path, "one retention path from a GC root to an object" },
+	{ "query", cmd_query, "SQL over the heap: objects, refs, roots" },
 	{ "top", cmd_top,
 	  "the objects (or classes) that retain the most memory" },
 	{ "dominators", cmd_dominators,

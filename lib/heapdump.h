@@ -2369,6 +2369,30 @@ HD_API int hd_waste_compute(hd_waste_result *out, const hd_store *s,
 			    const hd_nodes *set, unsigned flags,
 			    const hd_read_options *ro, hd_error *err);
 
+/* ===================================================================== */
+/* SQL (SQLite)                                                          */
+/* ===================================================================== */
+
+struct sqlite3;
+
+/**
+ * Opens a read-only, in-memory SQLite database whose tables are views of
+ * s (which must outlive it): objects, refs and roots, as eponymous
+ * virtual tables over the store (nothing copied), and the functions
+ * path(), retained(), addr(), hexaddr() and hd_rows_visited() (see man
+ * 1 heapdump-query). Nothing can write: the database is opened
+ * SQLITE_OPEN_READONLY, the tables have no xUpdate, and an authorizer
+ * denies every statement but SELECT (and a few read-only pragmas),
+ * ATTACH included. Close with hd_sql_close. Links libsqlite3.
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_sql_open(struct sqlite3 **out, const hd_store *s,
+		       hd_error *err);
+/** Closes a database of hd_sql_open(). NULL is a no-op. */
+HD_API void hd_sql_close(struct sqlite3 *db);
+/** The name of table i of hd_sql_open() ("objects"), NULL past the last. */
+HD_API const char *hd_sql_table(unsigned i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -284,6 +284,16 @@ else
 	if row hd "heapdump index" /dev/null "$HD" index "$DUMP" -o "$STORE" -q; then
 		if [ -s "$STORE" ]; then
 			row hd "heapdump stats (store)" /dev/null "$HD" stats "$STORE" -q
+			# SQL over the store (heapdump query): the GROUP BY the
+			# issue times (<= 1 s), one address lookup, and 1 M
+			# lookups through a join (the per-lookup cost)
+			row hd "query group by class" /dev/null "$HD" query "$STORE" \
+				'select class, count(*), sum(memsize) from objects group by 1'
+			qa=$("$HD" query -f tsv "$STORE" 'select max(address) from objects' | tail -n 1)
+			row hd "query address lookup" /dev/null "$HD" query "$STORE" \
+				"select * from objects where address = $qa"
+			row hd "query 1M address lookups" /dev/null "$HD" query "$STORE" \
+				'select count(*) from (select address a from objects limit 1000000) join objects o on o.address = a'
 			# graph queries on the store (gen_big.rb's classes)
 			row hd "roots-of 46k LeakyCache records" /dev/null \
 				"$HD" roots-of "$STORE" --class Shop::LeakyCache::Record -q
