@@ -5,6 +5,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "identity.h"
 #include "opt.h"
 #include "select_opts.h"
 
@@ -14,6 +15,8 @@
 #define COMMAND_NAME "strings"
 /* Text output shows this many bytes of a value, then "...". */
 #define TEXT_VALUE_MAX 80
+/* --top not given: 20 rows, every row in ndjson. */
+#define TOP_UNSET ((unsigned long long)-1)
 
 static struct strings_args {
 	const char *format, *by;
@@ -23,14 +26,16 @@ static struct strings_args {
 } A;
 
 static const struct cli_opt opts[] = {
-	OPT_UINT('n', "top", "N", &A.top, "rows (default 20, 0: all)"),
+	OPT_UINT('n', "top", "N", &A.top,
+		 "rows (default 20, 0: all; ndjson: all)"),
 	OPT_UINT(0, "min-count", "N", &A.min_count,
 		 "values with N copies or more (default 2)"),
 	OPT_STRING('b', "by", "KEY", &A.by,
 		   "value (default), site (value and allocation site) or "
 		   "holder (value and the class of what references it)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
-		   "text (default), json (one document) or tsv"),
+		   "text (default), json (one document), tsv or ndjson (a "
+		   "line a row with the dump's identity: fleet summaries)"),
 	OPT_FLAG('a', "all", &A.all,
 		 "keep the allocation tracer and dump_all's own objects"),
 	CLI_SELECT_OPTS(&A.sel),
@@ -52,7 +57,7 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
-enum fmt { F_TEXT, F_JSON, F_TSV };
+enum fmt { F_TEXT, F_JSON, F_TSV, F_NDJSON };
 
 static const char *const by_names[] = { "value", "site", "holder" };
 
@@ -135,30 +140,38 @@ static void key_json(const hd_store *s, const hd_strings_row *r, int by)
 	}
 }
 
+/* A row's members, without braces: the json and ndjson formats. */
+static void row_json_members(const hd_store *s, const hd_strings_row *r,
+			     int by)
+{
+	fputs("\"value\":", stdout);
+	cli_json_string(stdout, r->value, r->value_len);
+	printf(",\"bytesize\":%llu,\"encoding\":",
+	       (unsigned long long)r->bytesize);
+	cli_json_string(stdout, r->encoding, strlen(r->encoding));
+	printf(",\"complete\":%s,\"count\":%llu,\"group_count\":%llu,"
+	       "\"memsize\":%llu,\"wasted_memsize\":%llu,"
+	       "\"wasted_bytesize\":%llu,\"frozen\":%llu,"
+	       "\"fstring\":%llu",
+	       r->complete ? "true" : "false",
+	       (unsigned long long)r->count,
+	       (unsigned long long)r->group_count,
+	       (unsigned long long)r->memsize,
+	       (unsigned long long)r->wasted_memsize,
+	       (unsigned long long)r->wasted_bytesize,
+	       (unsigned long long)r->frozen,
+	       (unsigned long long)r->fstring);
+	key_json(s, r, by);
+}
+
 static void row_out(const hd_store *s, const hd_strings_row *r, int by,
 		    enum fmt f, int first)
 {
 	char a[32], b[32], c[32], d[32];
 
 	if (f == F_JSON) {
-		printf("%s{\"value\":", first ? "" : ",");
-		cli_json_string(stdout, r->value, r->value_len);
-		printf(",\"bytesize\":%llu,\"encoding\":",
-		       (unsigned long long)r->bytesize);
-		cli_json_string(stdout, r->encoding, strlen(r->encoding));
-		printf(",\"complete\":%s,\"count\":%llu,\"group_count\":%llu,"
-		       "\"memsize\":%llu,\"wasted_memsize\":%llu,"
-		       "\"wasted_bytesize\":%llu,\"frozen\":%llu,"
-		       "\"fstring\":%llu",
-		       r->complete ? "true" : "false",
-		       (unsigned long long)r->count,
-		       (unsigned long long)r->group_count,
-		       (unsigned long long)r->memsize,
-		       (unsigned long long)r->wasted_memsize,
-		       (unsigned long long)r->wasted_bytesize,
-		       (unsigned long long)r->frozen,
-		       (unsigned long long)r->fstring);
-		key_json(s, r, by);
+		printf("%s{", first ? "" : ",");
+		row_json_members(s, r, by);
 		putchar('}');
 		return;
 	}
@@ -190,6 +203,26 @@ static void row_out(const hd_store *s, const hd_strings_row *r, int by,
 	text_value(r->value, r->value_len, TEXT_VALUE_MAX);
 	text_annotations(r);
 	putchar('\n');
+}
+
+/* One line a row, each with the dump's identity (fleet summaries: the
+ * lines of many dumps concatenate into one file). */
+static void ndjson_out(const hd_store *s, const char *path,
+		       const hd_strings_row *rows, size_t n, int by)
+{
+	struct cli_identity id;
+	hd_store_info si;
+	size_t i;
+
+	hd_store_info_get(&si, s);
+	cli_identity_get(&id, path, si.features);
+	for (i = 0; i < n; i++) {
+		putchar('{');
+		cli_identity_json(stdout, &id);
+		printf(",\"by\":\"%s\",", by_names[by]);
+		row_json_members(s, &rows[i], by);
+		fputs("}\n", stdout);
+	}
 }
 
 static void totals_out(const hd_strings_totals *t, int by, enum fmt f)
@@ -271,7 +304,7 @@ static int parse_args(int argc, char **argv, int *first, enum fmt *f,
 	size_t i;
 
 	memset(&A, 0, sizeof(A));
-	A.top = 20;
+	A.top = TOP_UNSET;
 	A.min_count = 2;
 	if ((rc = cli_parse(&info, argc, argv, first)))
 		return rc < 0 ? -1 : rc;
@@ -282,8 +315,12 @@ static int parse_args(int argc, char **argv, int *first, enum fmt *f,
 		*f = F_JSON;
 	else if (A.format && strcmp(A.format, "tsv") == 0)
 		*f = F_TSV;
+	else if (A.format && strcmp(A.format, "ndjson") == 0)
+		*f = F_NDJSON;
 	else if (A.format && strcmp(A.format, "text") != 0)
 		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if (A.top == TOP_UNSET)
+		A.top = *f == F_NDJSON ? 0 : 20;
 	*by = HD_STRINGS_BY_VALUE;
 	for (i = 0; A.by && i < sizeof(by_names) / sizeof(*by_names); i++)
 		if (strcmp(A.by, by_names[i]) == 0)
@@ -351,6 +388,11 @@ int cmd_strings(int argc, char **argv)
 	hd_strings_totals_get(&t, st);
 	rows = hd_strings_rows(st, &n);
 	shown = A.top && A.top < n ? (size_t)A.top : n;
+	if (f == F_NDJSON) {
+		ndjson_out(s, argv[first], rows, shown, by);
+		rc = EXIT_OK;
+		goto out;
+	}
 	totals_out(&t, by, f);
 	for (i = 0; i < shown; i++)
 		row_out(s, &rows[i], by, f, i == 0);

@@ -7,6 +7,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "identity.h"
 #include "opt.h"
 #include "order.h"
 
@@ -253,16 +254,29 @@ static void print_json(const hd_trend *t, const hd_trend_row *r, size_t n,
 	printf("]}\n");
 }
 
-/* One line per group and dump, for databases (man 1 heapdump-trend). */
-static void print_ndjson(const hd_trend *t, const hd_trend_row *r,
+/* One line per group and dump, each with that dump's identity, for
+ * databases (man 1 heapdump-trend). */
+static int print_ndjson(const hd_trend *t, const hd_trend_row *r,
 			 size_t shown)
 {
 	const hd_trend_options *o = hd_trend_options_get(t);
 	size_t N = hd_trend_ndumps(t), i, k;
+	struct cli_identity *id = calloc(N, sizeof(*id));
 
+	if (!id) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	for (k = 0; k < N; k++) {
+		const hd_trend_dump *d = hd_trend_dump_at(t, k);
+
+		cli_identity_get(&id[k], d->path, d->totals.features);
+	}
 	for (i = 0; i < shown; i++)
 		for (k = 0; k < N; k++) {
 			putchar('{');
+			cli_identity_json(stdout, &id[k]);
+			putchar(',');
 			json_keys(o, &r[i]);
 			printf("\"step\":%zu,\"count\":%llu,\"memsize\":%llu,",
 			       k + 1, (unsigned long long)r[i].count[k],
@@ -270,6 +284,8 @@ static void print_ndjson(const hd_trend *t, const hd_trend_row *r,
 			json_tail(&r[i]);
 			putchar('\n');
 		}
+	free(id);
+	return EXIT_OK;
 }
 
 static void print_tsv(const hd_trend *t, const hd_trend_row *r,
@@ -373,7 +389,7 @@ static int report(const hd_trend *t, enum fmt fmt)
 	else if (fmt == FMT_TSV)
 		print_tsv(t, r, shown);
 	else
-		print_ndjson(t, r, shown);
+		return print_ndjson(t, r, shown);
 	return 0;
 }
 

@@ -157,3 +157,36 @@ check duckdb/sessions-grew "$(jq '.dumps[-1].sessions - .dumps[0].sessions' "$TM
 	"$(awk -F'\t' -v p="$pb" '$2 == p && $3 == "Session" { print $7 }' "$TMP/duck.tsv")"
 check duckdb/no-session-growth-in-a "" "$(awk -F'\t' -v p="$pa" '$2 == p && $3 == "Session"' "$TMP/duck.tsv")"
 check duckdb/scratch-did-not-grow "" "$(awk -F'\t' '$3 == "Scratch"' "$TMP/duck.tsv")"
+
+# ---- trend and strings: the same identity columns ----
+
+# trend -f ndjson of worker a's dumps in time order: each line carries
+# the identity of the dump of its step
+set -- $(for m in "$TMP"/dumps/a-*.meta.json; do printf '%s %s\n' "$(jq -r .time "$m")" "${m%.meta.json}"; done | sort | awk '{ print $2 }')
+check_rc trend/ndjson-exit 0 "$H" trend -q -f ndjson -b class "$@"
+check trend/lines-carry-identity "$(wc -l <"$TMP/out" | tr -d ' ')" "$(jq -c 'select(.pid != null and .host != null and .time != null and .ruby_version_from == "sidecar")' "$TMP/out" | wc -l | tr -d ' ')"
+bad=0
+for k in 1 2 3 4 5 6; do
+	eval "p=\${$k}"
+	want=$(jq -c --arg p "$p" '[$p, .pid, .host, .time, .ruby_version]' "$p.meta.json")
+	got=$(jq -c --argjson k "$k" 'select(.step == $k) | [.path, .pid, .host, .time, .ruby_version]' "$TMP/out" | sort -u)
+	[ "$want" = "$got" ] || { bad=1; echo "# step $k: want $want got $got" >&2; }
+done
+check trend/step-k-is-the-kth-dumps-identity 0 "$bad"
+check trend/one-schema 1 "$(jq -c 'keys' "$TMP/out" | sort -u | wc -l | tr -d ' ')"
+
+# strings -f ndjson of all 12 dumps, concatenated, into DuckDB: six dumps
+# a process, one host, every line one identity of its file
+for f in "$TMP"/dumps/*.json.gz; do
+	"$H" strings -q -f ndjson --min-count 1 "$f" || notok "strings-ndjson/$(basename "$f")" "exit $?"
+done >"$TMP/work/strings.ndjson"
+check strings/identity-per-file 12 "$(jq -c '[.path, .pid, .time]' "$TMP/work/strings.ndjson" | sort -u | wc -l | tr -d ' ')"
+check strings/one-schema 1 "$(jq -c 'keys' "$TMP/work/strings.ndjson" | sort -u | wc -l | tr -d ' ')"
+f="$TMP/dumps/a-mango.json.gz"
+"$H" strings -q -f json --min-count 1 -n 0 "$f" >"$TMP/strings.json"
+check strings/rows-as-json "$(jq -c '.rows[] | [.value, .count, .memsize]' "$TMP/strings.json" | sort | md5sum)" \
+	"$(jq -c --arg p "$f" 'select(.path == $p) | [.value, .count, .memsize]' "$TMP/work/strings.ndjson" | sort | md5sum)"
+printf "SELECT pid, count(DISTINCT path), count(DISTINCT host) FROM read_json_auto('strings.ndjson') GROUP BY pid ORDER BY pid;\n" >"$TMP/strings.sql"
+(cd "$TMP/work" && node "$TOP/tests/tools/duckdb.mjs" <"$TMP/strings.sql" >"$TMP/duck2.tsv" 2>"$TMP/err")
+check strings/duckdb-exit 0 "$?"
+check strings/duckdb-six-dumps-a-process "$(printf '%s\t6\t1\n' $(printf '%s\n' "$pa" "$pb" | sort -n))" "$(cat "$TMP/duck2.tsv")"
