@@ -792,7 +792,11 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
 		break;
 	case RUBY_T_HASH:
 		if (RHASH_SIZE(obj))
+#ifdef HAVE_RB_HASH_STLIKE_FOREACH
+			rb_hash_stlike_foreach(obj, hash_i, (st_data_t)nm);
+#else
 			rb_hash_foreach(obj, hash_i, (VALUE)nm);
+#endif
 		break;
 	case RUBY_T_STRUCT:
 		struct_names(nm, obj);
