@@ -25,7 +25,7 @@ WALKER_FUNCS = %w[rb_objspace_each_objects rb_objspace_reachable_objects_from
                   rb_obj_gc_flags|rb_gc_object_metadata].freeze
 SHAPE_FUNCS = %w[rb_shape_get_shape_id|rb_obj_shape_id].freeze
 OTHER_FUNCS = %w[rb_gc_obj_slot_size rb_shape_obj_too_complex rb_class_variation_count
-                 rb_class_singleton_p].freeze
+                 rb_class_singleton_p rb_hash_stlike_foreach].freeze
 
 needed = WALKER_FUNCS + (shapes ? SHAPE_FUNCS : [])
 have = (needed.flat_map { |f| f.split("|") } + OTHER_FUNCS).uniq.to_h { |f| [f, have_func(f)] }

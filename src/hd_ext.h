@@ -52,6 +52,11 @@ _Bool rb_shape_obj_too_complex(VALUE obj);
 uint32_t rb_obj_shape_id(VALUE obj);
 unsigned char rb_class_variation_count(VALUE klass);
 VALUE rb_class_singleton_p(VALUE klass);
+/* a Hash's entries in order, without rb_hash_foreach's iteration level
+ * (a write to the hash) and rb_ensure: for a callback that never
+ * changes the hash nor raises (3.0 - 4.0) */
+int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func,
+			   st_data_t arg);
 
 /* Flag bits MRI keeps in its private headers, each the same on every
  * Ruby that has it, and each proven on the running Ruby by

@@ -123,12 +123,24 @@ static inline void add(struct hdx_names *nm, VALUE target, int kind, const char 
 	push(nm, &nm->list, &nm->len, &nm->cap, target, kind, s, n);
 }
 
+/* the bytes written as is in a JSON string: printable ASCII but " and \\
+ * (filled by hdx_names_new) */
+static unsigned char PLAIN[256];
+
+static void plain_init(void)
+{
+	int c;
+
+	for (c = 0; c < 256; c++)
+		PLAIN[c] = c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+}
+
 static int plain_text(const char *s, long n)
 {
 	long i;
 
 	for (i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
+		if (!PLAIN[(unsigned char)s[i]])
 			return 0;
 	return 1;
 }
@@ -504,6 +516,7 @@ struct hdx_names *hdx_names_new(void)
 		return NULL;
 	}
 	nm->id_members = rb_intern("__members__");
+	plain_init();
 	return nm;
 }
 
@@ -591,14 +604,7 @@ static int ivar_i(ID key, VALUE val, st_data_t arg)
 /* a key printed in the name: printable ASCII but " and \, <= 32 bytes */
 static int short_key(const char *s, long n)
 {
-	long i;
-
-	if (n > 32)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\')
-			return 0;
-	return 1;
+	return n <= 32 && plain_text(s, n);
 }
 
 static int hash_i(VALUE key, VALUE val, VALUE arg)
@@ -786,7 +792,11 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
 		break;
 	case RUBY_T_HASH:
 		if (RHASH_SIZE(obj))
+#ifdef HAVE_RB_HASH_STLIKE_FOREACH
+			rb_hash_stlike_foreach(obj, hash_i, (st_data_t)nm);
+#else
 			rb_hash_foreach(obj, hash_i, (VALUE)nm);
+#endif
 		break;
 	case RUBY_T_STRUCT:
 		struct_names(nm, obj);
@@ -877,6 +887,20 @@ static void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
 {
 	size_t len = 0;
 
+	if (plain && na + n + nb + 2 <= 256 && o->cap >= 256) {
+		char *p;
+
+		if (o->len + 256 > o->cap)
+			hdx_out_flush(o);
+		p = o->buf + o->len;
+		*p++ = '"';
+		memcpy(p, a, na);
+		memcpy(p + na, s, n);
+		memcpy(p + na + n, b, nb);
+		p[na + n + nb] = '"';
+		o->len += na + n + nb + 2;
+		return;
+	}
 	if (plain) {
 		HD_PUTS(o, "\"");
 		hdx_put(o, a, na);
@@ -937,6 +961,27 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 	}
 }
 
+/* ',' (comma) and the decimal i, straight into the buffer */
+static inline void put_index(struct hdx_out *o, int comma, long i)
+{
+	char b[24], *p;
+	int k = sizeof(b);
+
+	do {
+		b[--k] = (char)('0' + i % 10);
+		i /= 10;
+	} while (i);
+	if (comma)
+		b[--k] = ',';
+	if (o->len + sizeof(b) > o->cap) {
+		hdx_put(o, b + k, sizeof(b) - (size_t)k);
+		return;
+	}
+	p = o->buf + o->len;
+	memcpy(p, b + k, sizeof(b) - (size_t)k);
+	o->len += sizeof(b) - (size_t)k;
+}
+
 /* Writes ', "ref_names":[...]' for refs (as written), unless none has a
  * name. global: the ROOT global_tbl record. */
 void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
@@ -963,6 +1008,23 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 	}
 	if (!nm->len && !nm->array)
 		return;
+	/* an array without other names whose first reference is an element
+	 * (the common case): written in one pass */
+	if (!nm->len && array_index(nm, refs[0]) >= 0) {
+		HD_PUTS(o, ", \"ref_names\":[");
+		put_index(o, 0, nm->acursor - 1);
+		for (i = 1; i < nrefs; i++) {
+			long k = array_index(nm, refs[i]);
+
+			if (k >= 0)
+				put_index(o, 1, k);
+			else
+				HD_PUTS(o, ",null");
+		}
+		HD_PUTS(o, "]");
+		return;
+	}
+	nm->acursor = 0;
 	if (nrefs > nm->rescap) {
 		size_t c = nrefs < 64 ? 64 : nrefs * 2;
 
@@ -998,11 +1060,13 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 	if (named) {
 		HD_PUTS(o, ", \"ref_names\":[");
 		for (i = 0; i < nrefs; i++) {
+			if (idx[i] >= 0) {
+				put_index(o, i != 0, idx[i]);
+				continue;
+			}
 			if (i)
 				HD_PUTS(o, ",");
-			if (idx[i] >= 0)
-				hdx_put_u64(o, (uint64_t)idx[i]);
-			else if (e[i])
+			if (e[i])
 				put_name(nm, o, e[i]);
 			else
 				HD_PUTS(o, "null");
