@@ -335,21 +335,6 @@ static int parse_args(int argc, char **argv, int *first, enum fmt *f,
 	return 0;
 }
 
-/* The values are read back from the dump: a store indexed from a pipe
- * has none to read (exit 1, as roots-of says it). */
-static int source_on_disk(const hd_store *s, const char *name)
-{
-	hd_store_info si;
-
-	hd_store_info_get(&si, s);
-	if (si.source_path && *si.source_path &&
-	    strcmp(si.source_path, "-") != 0)
-		return 0;
-	cli_error("'%s' was indexed from standard input: its values are not "
-		  "on disk; index the dump from a file", name);
-	return EXIT_FAIL;
-}
-
 int cmd_strings(int argc, char **argv)
 {
 	struct cli_input in;
@@ -372,7 +357,8 @@ int cmd_strings(int argc, char **argv)
 		return rc;
 	cli_input_init(&in, argv[first], A.strict, A.quiet);
 	if ((rc = cli_spool_stdin(&in)) || (rc = cli_open_store(&in, &s)) ||
-	    (rc = source_on_disk(s, in.name)) ||
+	    (rc = cli_store_on_disk(s, in.name,
+				       "values are not on disk; index the dump from a file")) ||
 	    (A.sel.n &&
 	     (rc = cli_select_nodes(&A.sel, s, in.name, A.quiet, &set))))
 		goto out;

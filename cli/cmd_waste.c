@@ -166,21 +166,6 @@ static void output(const hd_store *s, const hd_waste_result *r, enum fmt f)
 		printf("]}\n");
 }
 
-/* The values are read back from the dump: a store indexed from a pipe
- * has none to read (exit 1, as roots-of says it). */
-static int source_on_disk(const hd_store *s, const char *name)
-{
-	hd_store_info si;
-
-	hd_store_info_get(&si, s);
-	if (si.source_path && *si.source_path &&
-	    strcmp(si.source_path, "-") != 0)
-		return 0;
-	cli_error("'%s' was indexed from standard input: its strings and arrays are not "
-		  "on disk; index the dump from a file", name);
-	return EXIT_FAIL;
-}
-
 int cmd_waste(int argc, char **argv)
 {
 	struct cli_input in;
@@ -208,7 +193,8 @@ int cmd_waste(int argc, char **argv)
 		return rc;
 	cli_input_init(&in, argv[first], A.strict, A.quiet);
 	if ((rc = cli_spool_stdin(&in)) || (rc = cli_open_store(&in, &s)) ||
-	    (rc = source_on_disk(s, in.name)) ||
+	    (rc = cli_store_on_disk(s, in.name,
+				       "strings and arrays are not on disk; index the dump from a file")) ||
 	    (A.sel.n &&
 	     (rc = cli_select_nodes(&A.sel, s, in.name, A.quiet, &set))))
 		goto out;

@@ -81,6 +81,10 @@ int cli_stats_feed(hd_stats *st, struct cli_input *in, const char *cmd);
  * is malloc'ed. Returns 0 or an exit code.
  */
 int cli_store_source(const char *store_path, char **dump_out);
+/* 0 if the store s (named name) was indexed from a file; else says
+ * "'NAME' was indexed from standard input: its WHAT" and returns
+ * EXIT_FAIL, for commands that read records back from the dump. */
+int cli_store_on_disk(const hd_store *s, const char *name, const char *what);
 
 /*
  * Inputs and outputs. Every file a command reads is registered (by

@@ -102,6 +102,18 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	return 0;
 }
 
+int cli_store_on_disk(const hd_store *s, const char *name, const char *what)
+{
+	hd_store_info si;
+
+	hd_store_info_get(&si, s);
+	if (si.source_path && *si.source_path &&
+	    strcmp(si.source_path, "-") != 0)
+		return 0;
+	cli_error("'%s' was indexed from standard input: its %s", name, what);
+	return EXIT_FAIL;
+}
+
 int cli_store_source(const char *store_path, char **dump_out)
 {
 	hd_store *s = NULL;
@@ -115,14 +127,11 @@ int cli_store_source(const char *store_path, char **dump_out)
 	hd_store_info_get(&si, s);
 	cli_input_register(store_path);
 	register_source(s);
-	if (!si.source_path || !*si.source_path ||
-	    strcmp(si.source_path, "-") == 0) {
-		cli_error("'%s' was indexed from standard input: its records "
-			  "are not on disk", store_path);
-		rc = EXIT_FAIL;
-	} else if ((rc = hd_store_check_source(s, si.source_path, &err))) {
+	if ((rc = cli_store_on_disk(s, store_path, "records are not on disk")))
+		; /* said */
+	else if ((rc = hd_store_check_source(s, si.source_path, &err)))
 		rc = cli_lib_error(&err);
-	} else if (!(*dump_out = strdup(si.source_path))) {
+	else if (!(*dump_out = strdup(si.source_path))) {
 		cli_error("out of memory");
 		rc = EXIT_FAIL;
 	}
