@@ -88,20 +88,26 @@ static inline int own(const struct hdx_dump *d, VALUE v)
 }
 
 /* Keeps a written reference for ref_names (names wanted only). */
-static void keep_ref(struct hdx_dump *d, VALUE ref)
+static void grow_refs(struct hdx_dump *d, VALUE ref)
 {
-	if (d->nref == d->refcap) {
-		size_t c = d->refcap ? d->refcap * 2 : 256;
-		VALUE *p = realloc(d->refs, c * sizeof(*p));
+	size_t c = d->refcap ? d->refcap * 2 : 256;
+	VALUE *p = realloc(d->refs, c * sizeof(*p));
 
-		if (!p) {
-			d->nomem = 1;
-			return;
-		}
-		d->refs = p;
-		d->refcap = c;
+	if (!p) {
+		d->nomem = 1;
+		return;
 	}
+	d->refs = p;
+	d->refcap = c;
 	d->refs[d->nref++] = ref;
+}
+
+static inline void keep_ref(struct hdx_dump *d, VALUE ref)
+{
+	if (RB_LIKELY(d->nref < d->refcap))
+		d->refs[d->nref++] = ref;
+	else
+		grow_refs(d, ref);
 }
 
 /* ---- ROOT lines ---- */

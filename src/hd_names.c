@@ -73,9 +73,6 @@ struct hdx_names {
 	int err;
 	char *text;                   /* the name being formatted */
 	size_t textcap;
-	const struct hdx_name **res;  /* per reference: its name, or NULL */
-	long *idx;                    /* per reference: its index, or -1 */
-	size_t rescap;
 	ID id_members;
 	/* ID -> its name, for the walk (rb_id2str is a table lookup) */
 	struct idc {
@@ -583,8 +580,6 @@ void hdx_names_free(struct hdx_names *nm)
 	if (nm->have_lookup)
 		hdx_table_free(&nm->lookup);
 	free(nm->text);
-	free(nm->res);
-	free(nm->idx);
 	free(nm);
 }
 
@@ -982,18 +977,53 @@ static inline void put_index(struct hdx_out *o, int comma, long i)
 	o->len += sizeof(b) - (size_t)k;
 }
 
+/* The name of a reference, resolved in order: its array index (*k >= 0),
+ * else its entry (*e), else neither (0 returned). */
+static inline int resolve(struct hdx_names *nm, VALUE ref,
+			  const struct hdx_name **e, long *k)
+{
+	*e = NULL;
+	*k = -1;
+	if (nm->array && (*k = array_index(nm, ref)) >= 0)
+		return 1;
+	if (nm->cursor < nm->len && nm->list[nm->cursor].target == ref) {
+		*e = &nm->list[nm->cursor++];
+		return 1;
+	}
+	return nm->len && (*e = lookup(nm, ref)) != NULL;
+}
+
+/* One entry of ref_names, after a comma unless first */
+static inline void put_entry(struct hdx_names *nm, struct hdx_out *o, int comma,
+			     const struct hdx_name *e, long k)
+{
+	if (k >= 0) {
+		put_index(o, comma, k);
+		return;
+	}
+	if (e) {
+		if (comma)
+			HD_PUTS(o, ",");
+		put_name(nm, o, e);
+	} else if (comma) {
+		HD_PUTS(o, ",null");
+	} else {
+		HD_PUTS(o, "null");
+	}
+}
+
 /* Writes ', "ref_names":[...]' for refs (as written), unless none has a
- * name. global: the ROOT global_tbl record. */
+ * name. global: the ROOT global_tbl record. One pass: the references
+ * before the first named one are nulls. */
 void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 		     const VALUE *refs, size_t nrefs, int global)
 {
-	size_t i, named = 0;
-	const struct hdx_name **e;
-	long *idx;
+	const struct hdx_name *e;
+	size_t i, j;
+	long k;
 
 	if (!nrefs)
 		return;
-	/* the names of this record, resolved once */
 	if (global) {
 		nm->len = 0;
 		nm->cursor = 0;
@@ -1008,71 +1038,20 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 	}
 	if (!nm->len && !nm->array)
 		return;
-	/* an array without other names whose first reference is an element
-	 * (the common case): written in one pass */
-	if (!nm->len && array_index(nm, refs[0]) >= 0) {
-		HD_PUTS(o, ", \"ref_names\":[");
-		put_index(o, 0, nm->acursor - 1);
-		for (i = 1; i < nrefs; i++) {
-			long k = array_index(nm, refs[i]);
-
-			if (k >= 0)
-				put_index(o, 1, k);
-			else
-				HD_PUTS(o, ",null");
-		}
-		HD_PUTS(o, "]");
+	for (i = 0; i < nrefs; i++)
+		if (resolve(nm, refs[i], &e, &k))
+			break;
+	if (i == nrefs)
 		return;
+	HD_PUTS(o, ", \"ref_names\":[");
+	for (j = 0; j < i; j++)
+		put_entry(nm, o, j != 0, NULL, -1);
+	put_entry(nm, o, i != 0, e, k);
+	for (i++; i < nrefs; i++) {
+		resolve(nm, refs[i], &e, &k);
+		put_entry(nm, o, 1, e, k);
 	}
-	nm->acursor = 0;
-	if (nrefs > nm->rescap) {
-		size_t c = nrefs < 64 ? 64 : nrefs * 2;
-
-		free(nm->res);
-		free(nm->idx);
-		nm->res = malloc(c * sizeof(*nm->res));
-		nm->idx = malloc(c * sizeof(*nm->idx));
-		nm->rescap = c;
-		if (!nm->res || !nm->idx) {
-			free(nm->res);
-			free(nm->idx);
-			nm->res = NULL;
-			nm->idx = NULL;
-			nm->rescap = 0;
-			nm->err = 1;
-			return;
-		}
-	}
-	e = nm->res;
-	idx = nm->idx;
-	for (i = 0; i < nrefs; i++) {
-		e[i] = NULL;
-		idx[i] = -1;
-		if (nm->array && (idx[i] = array_index(nm, refs[i])) >= 0)
-			named++;
-		else if (nm->cursor < nm->len &&
-			 nm->list[nm->cursor].target == refs[i]) {
-			e[i] = &nm->list[nm->cursor++];
-			named++;
-		} else if (nm->len && (e[i] = lookup(nm, refs[i])))
-			named++;
-	}
-	if (named) {
-		HD_PUTS(o, ", \"ref_names\":[");
-		for (i = 0; i < nrefs; i++) {
-			if (idx[i] >= 0) {
-				put_index(o, i != 0, idx[i]);
-				continue;
-			}
-			if (i)
-				HD_PUTS(o, ",");
-			if (e[i])
-				put_name(nm, o, e[i]);
-			else
-				HD_PUTS(o, "null");
-		}
-		HD_PUTS(o, "]");
-	}
+	HD_PUTS(o, "]");
 }
 
 int hdx_names_failed(const struct hdx_names *nm)
