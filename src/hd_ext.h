@@ -209,8 +209,9 @@ int hdx_names_failed(const struct hdx_names *nm);
 int hdx_names_own_p(const struct hdx_names *nm, VALUE v);
 /* ... asked only when its bit of this filter (HD_BLOOM_WORDS words) is set */
 #define HD_BLOOM_WORDS 1024
-#define HD_BLOOM_BIT(v) \
-	((size_t)(((uint64_t)(v) >> 3) * 0x9e3779b97f4a7c15ULL >> 40) % (HD_BLOOM_WORDS * 64))
+/* the slot's address itself, modulo 512 KB in 8-byte units: the few
+ * objects the preparation allocates fall on distinct bits, no multiply */
+#define HD_BLOOM_BIT(v) ((size_t)((uint64_t)(v) >> 3) % (HD_BLOOM_WORDS * 64))
 const uint64_t *hdx_names_bloom(const struct hdx_names *nm);
 /* Whether obj's references may have names (the walk keeps them only then). */
 int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,

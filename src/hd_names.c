@@ -908,6 +908,15 @@ static void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
 	hdx_put_json(o, nm->text, len);
 }
 
+/* a literal into the buffer, which has room (put_entry made it) */
+#define PUT_LIT(o, lit) \
+	do { \
+		memcpy((o)->buf + (o)->len, (lit), sizeof(lit) - 1); \
+		(o)->len += sizeof(lit) - 1; \
+	} while (0)
+/* what put_entry makes room for: the longest literal, or a short key */
+#define ENTRY_ROOM 64
+
 static void put_name(struct hdx_names *nm, struct hdx_out *o,
 		     const struct hdx_name *e)
 {
@@ -922,36 +931,37 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 	case NM_CONST:
 		put_parts(nm, o, "::", 2, e->s, n, "", 0, plain);
 		return;
-	case NM_STRKEY: /* printable, no quote or backslash: as is */
-		HD_PUTS(o, "\"[\\\"");
-		hdx_put(o, e->s, n);
-		HD_PUTS(o, "\\\"]\"");
+	case NM_STRKEY: /* printable, no quote or backslash, <= 32 bytes: as is */
+		PUT_LIT(o, "\"[\\\"");
+		memcpy(o->buf + o->len, e->s, n);
+		o->len += n;
+		PUT_LIT(o, "\\\"]\"");
 		return;
 	case NM_SYMKEY:
 		put_parts(nm, o, "[:", 2, e->s, n, "]", 1, plain);
 		return;
 	case NM_INTKEY:
-		HD_PUTS(o, "\"[");
+		PUT_LIT(o, "\"[");
 		hdx_put_i64(o, e->n);
 		HD_PUTS(o, "]\"");
 		return;
 	case NM_KEY:
-		HD_PUTS(o, "\"[key]\"");
+		PUT_LIT(o, "\"[key]\"");
 		return;
 	case NM_VALUE:
-		HD_PUTS(o, "\"[value]\"");
+		PUT_LIT(o, "\"[value]\"");
 		return;
 	case NM_MEMBER:
 		put_parts(nm, o, ".", 1, e->s, n, "", 0, plain);
 		return;
 	case NM_SUPER:
-		HD_PUTS(o, "\"(superclass)\"");
+		PUT_LIT(o, "\"(superclass)\"");
 		return;
 	case NM_INCLUDE:
-		HD_PUTS(o, "\"(include)\"");
+		PUT_LIT(o, "\"(include)\"");
 		return;
 	default:
-		HD_PUTS(o, "null");
+		PUT_LIT(o, "null");
 		return;
 	}
 }
@@ -1001,15 +1011,14 @@ static inline void put_entry(struct hdx_names *nm, struct hdx_out *o, int comma,
 		put_index(o, comma, k);
 		return;
 	}
-	if (e) {
-		if (comma)
-			HD_PUTS(o, ",");
+	if (RB_UNLIKELY(o->len + ENTRY_ROOM > o->cap))
+		hdx_out_flush(o);
+	if (comma)
+		o->buf[o->len++] = ',';
+	if (e)
 		put_name(nm, o, e);
-	} else if (comma) {
-		HD_PUTS(o, ",null");
-	} else {
-		HD_PUTS(o, "null");
-	}
+	else
+		PUT_LIT(o, "null");
 }
 
 /* Writes ', "ref_names":[...]' for refs (as written), unless none has a
