@@ -55,6 +55,8 @@ struct hdx_dump {
 	VALUE *refs;              /* the references written for the record */
 	size_t nref, refcap;
 	int keep;                 /* the current record's references are kept */
+	VALUE obj;                /* the current object, and its type */
+	int type;
 	const uint64_t *bloom;    /* hdx_names_bloom */
 	int nomem;
 	/* totals, for the sidecar */
@@ -516,10 +518,14 @@ static void ref_i(VALUE ref, void *data)
 
 	if (ref == d->klass || own(d, ref))
 		return;
-	if (d->nrefs++)
+	if (d->nrefs++) {
 		HD_PUTS(&d->out, ", ");
-	else
+	} else {
 		HD_PUTS(&d->out, ", \"references\":[");
+		/* names asked for only where there are references */
+		d->keep = d->names && !d->nomem &&
+			  hdx_names_wanted(d->names, d->obj, d->type, d->imemo);
+	}
 	hdx_put_addr(&d->out, ref);
 	if (d->keep)
 		keep_ref(d, ref);
@@ -708,8 +714,9 @@ static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 		return;
 	}
 	type_fields(d, obj, type);
-	d->keep = d->names && !d->nomem &&
-		  hdx_names_wanted(d->names, obj, type, d->imemo);
+	d->keep = 0; /* ref_i decides at the first reference */
+	d->obj = obj;
+	d->type = type;
 	rb_objspace_reachable_objects_from(obj, ref_i, d);
 	if (d->nrefs)
 		HD_PUTS(o, "]");

@@ -87,6 +87,33 @@ struct hdx_names {
 	 * to them, out of the dump, which shows the heap as it was */
 	struct hdx_table own;
 	uint64_t bloom[HD_BLOOM_WORDS]; /* a quick "certainly not" for own */
+	/* the ivar names of T_OBJECTs by position, per layout (layout_key):
+	 * learned from one object through rb_ivar_foreach, then read off the
+	 * fields of the others without a call (see object_ivars) */
+	struct hdx_table layouts;     /* key -> struct layout * */
+	struct ivrec {
+		ID id;
+		VALUE val;
+	} *rec;                       /* what rb_ivar_foreach gave */
+	size_t nrec, caprec;
+	VALUE obj, klass, key;        /* the current T_OBJECT, its layout key */
+	int fast;                     /* its names came from its layout */
+};
+
+/* a position of a layout: the ivar's name as ivar_i would add it */
+#define LN_KNOWN 1u
+#define LN_NAMED 2u  /* an "@name": added for a heap value */
+struct lname {
+	ID id;
+	const char *s;
+	long n;
+	int kind;
+	unsigned flags;
+};
+
+struct layout {
+	long n;              /* positions */
+	struct lname e[];
 };
 
 /* ---- growing the lists (malloc only) ---- */
@@ -512,6 +539,12 @@ struct hdx_names *hdx_names_new(void)
 		free(nm);
 		return NULL;
 	}
+	if (hdx_table_init(&nm->layouts, 256)) {
+		hdx_table_free(&nm->held);
+		hdx_table_free(&nm->own);
+		free(nm);
+		return NULL;
+	}
 	nm->id_members = rb_intern("__members__");
 	plain_init();
 	return nm;
@@ -573,6 +606,11 @@ void hdx_names_free(struct hdx_names *nm)
 	}
 	hdx_table_free(&nm->held);
 	hdx_table_free(&nm->own);
+	for (i = 0; i < nm->layouts.cap; i++)
+		if (nm->layouts.keys[i] > 1)
+			free(nm->layouts.vals[i]);
+	hdx_table_free(&nm->layouts);
+	free(nm->rec);
 	for (i = 0; i < nm->nglobals; i++)
 		free((char *)nm->globals[i].s);
 	free(nm->globals);
@@ -594,6 +632,232 @@ static int ivar_i(ID key, VALUE val, st_data_t arg)
 	    c->s[0] == '@')
 		add(nm, val, NM_IVAR | (c->plain ? NM_PLAIN : 0), c->s, c->n);
 	return ST_CONTINUE;
+}
+
+/* ---- T_OBJECT ivars by layout ----
+ *
+ * rb_ivar_foreach gives a T_OBJECT's ivars in the order of their
+ * positions in its fields (up to 3.1 the class's iv index table, whose
+ * order is the index order; from 3.2 the shape, root first), skipping the
+ * unset ones (Qundef) up to 3.4, and from 4.0 the object_id field. Which
+ * ivar is at which position depends only on the class (3.1) or the shape
+ * id (3.2 on), the layout key. The first object of a layout is asked
+ * through rb_ivar_foreach and its answer matched to its fields by
+ * identity, position by position; the layout is kept only if every ivar
+ * matched its own position (on 4.0, only from an object without an
+ * object_id field). The others read their fields through the layout; the
+ * writer checks that the references it gets are those values, in order
+ * (layout_checked), else asks rb_ivar_foreach after all. */
+
+#if HD_V >= 400
+#define OBJ_FIELDS(o) ROBJECT_FIELDS(o)
+#else
+#define OBJ_FIELDS(o) ROBJECT_IVPTR(o)
+#endif
+
+static VALUE layout_key(VALUE obj, VALUE klass)
+{
+#if defined(HAVE_RB_OBJ_SHAPE_ID)
+	uint32_t id = rb_obj_shape_id(obj); /* all of it: the flags too */
+
+	(void)klass;
+	if (id & HD_SHAPE_ID_FL_TOO_COMPLEX)
+		return 0;
+	return ((VALUE)id + 1) << 2;
+#elif defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+	(void)klass;
+	if (rb_shape_obj_too_complex(obj))
+		return 0;
+	return ((VALUE)rb_shape_get_shape_id(obj) + 1) << 2;
+#else
+	(void)obj;
+	return klass; /* 0 (hidden): none */
+#endif
+}
+
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+/* 4.0: an object_id field among the fields (rb_ivar_foreach skips it) */
+static int obj_id_field(VALUE obj)
+{
+	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
+	ID id = rb_intern("object_id"); /* interned before the walk */
+
+	for (; m->name; m++)
+		if (m->name == id)
+			return 1;
+	return 0;
+}
+#endif
+
+static int record_i(ID key, VALUE val, st_data_t arg)
+{
+	struct hdx_names *nm = (struct hdx_names *)arg;
+
+	if (nm->nrec == nm->caprec) {
+		size_t c = nm->caprec ? nm->caprec * 2 : 64;
+		struct ivrec *p = realloc(nm->rec, c * sizeof(*p));
+
+		if (!p) {
+			nm->err = 1;
+			return ST_STOP;
+		}
+		nm->rec = p;
+		nm->caprec = c;
+	}
+	nm->rec[nm->nrec].id = key;
+	nm->rec[nm->nrec++].val = val;
+	return ST_CONTINUE;
+}
+
+/* The layout of obj from what rb_ivar_foreach gave (nm->rec), kept under
+ * key if every ivar is at its own position. */
+static void learn(struct hdx_names *nm, VALUE key, VALUE obj)
+{
+	const VALUE *p = OBJ_FIELDS(obj);
+	struct layout *l;
+	void **slot;
+	long i;
+	size_t k;
+#if !defined(HAVE_RB_OBJ_SHAPE_ID) && !defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+	long num = (long)ROBJECT_NUMIV(obj);
+#endif
+
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+	if (obj_id_field(obj))
+		return;
+#endif
+	if (!nm->nrec)
+		return;
+	if ((slot = hdx_table_get(&nm->layouts, key)) && *slot &&
+	    ((struct layout *)*slot)->n >= (long)nm->nrec)
+		return;
+	/* the positions: up to 3.1 the set ones in order (unset: Qundef,
+	 * skipped), from 3.2 one per ivar (an unset one: no layout) */
+#if !defined(HAVE_RB_OBJ_SHAPE_ID) && !defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+	for (i = 0, k = 0; k < nm->nrec; i++) {
+		if (i >= num)
+			return;
+		if (p[i] == Qundef)
+			continue;
+		if (p[i] != nm->rec[k].val)
+			return;
+		k++;
+	}
+#else
+	for (k = 0; k < nm->nrec; k++)
+		if (p[k] != nm->rec[k].val || p[k] == Qundef)
+			return;
+	i = (long)nm->nrec;
+#endif
+	if (!(l = calloc(1, sizeof(*l) + (size_t)i * sizeof(l->e[0])))) {
+		nm->err = 1;
+		return;
+	}
+	l->n = i;
+	for (i = 0, k = 0; k < nm->nrec; i++) {
+		const struct idc *c;
+
+		if (p[i] == Qundef)
+			continue;
+		l->e[i].id = nm->rec[k].id;
+		l->e[i].flags = LN_KNOWN;
+		if ((c = id_text(nm, nm->rec[k].id)) && c->n && c->s[0] == '@') {
+			l->e[i].flags |= LN_NAMED;
+			l->e[i].s = c->s;
+			l->e[i].n = c->n;
+			l->e[i].kind = NM_IVAR | (c->plain ? NM_PLAIN : 0);
+		}
+		k++;
+	}
+	if (!slot && !(slot = hdx_table_put(&nm->layouts, key))) {
+		free(l);
+		nm->err = 1;
+		return;
+	}
+	free(*slot);
+	*slot = l;
+}
+
+/* obj's ivars asked through rb_ivar_foreach (and its layout learned) */
+static void ivars_asked(struct hdx_names *nm, VALUE obj, VALUE key)
+{
+	size_t k;
+
+	nm->nrec = 0;
+	rb_ivar_foreach(obj, record_i, (st_data_t)nm);
+	for (k = 0; k < nm->nrec; k++)
+		ivar_i(nm->rec[k].id, nm->rec[k].val, (st_data_t)nm);
+	if (key)
+		learn(nm, key, obj);
+}
+
+/* obj's ivars read through layout l: 0 if l does not cover them */
+static int ivars_by_layout(struct hdx_names *nm, const struct layout *l, VALUE obj)
+{
+	const VALUE *p = OBJ_FIELDS(obj);
+	long i;
+
+#if !defined(HAVE_RB_OBJ_SHAPE_ID) && !defined(HAVE_RB_SHAPE_GET_SHAPE_ID)
+	long num = (long)ROBJECT_NUMIV(obj);
+
+	for (i = 0; i < num; i++) {
+		VALUE v = p[i];
+
+		if (v == Qundef)
+			continue;
+		if (i >= l->n || !(l->e[i].flags & LN_KNOWN))
+			return 0;
+		if (!RB_SPECIAL_CONST_P(v) && (l->e[i].flags & LN_NAMED))
+			add(nm, v, l->e[i].kind, l->e[i].s, l->e[i].n);
+	}
+#else
+	for (i = 0; i < l->n; i++) {
+		VALUE v = p[i];
+
+		if (!RB_SPECIAL_CONST_P(v) && (l->e[i].flags & LN_NAMED))
+			add(nm, v, l->e[i].kind, l->e[i].s, l->e[i].n);
+	}
+#endif
+	return 1;
+}
+
+static void object_ivars(struct hdx_names *nm, VALUE obj, VALUE klass)
+{
+	VALUE key = layout_key(obj, klass);
+	void **slot = key ? hdx_table_get(&nm->layouts, key) : NULL;
+
+	nm->obj = obj;
+	nm->klass = klass;
+	nm->key = key;
+	if (slot && *slot && ivars_by_layout(nm, *slot, obj)) {
+		nm->fast = 1;
+		return;
+	}
+	nm->len = 0;
+	ivars_asked(nm, obj, key);
+}
+
+/* Whether the references of a T_OBJECT named through its layout are the
+ * listed values in order, but for those the walk leaves out (its class,
+ * the preparation's objects): then rb_ivar_foreach would have given the
+ * same names for them. */
+static int layout_checked(struct hdx_names *nm, const VALUE *refs, size_t nrefs)
+{
+	size_t c = 0, i;
+
+	for (i = 0; i < nrefs; i++, c++) {
+		for (; c < nm->len && nm->list[c].target != refs[i]; c++)
+			if (nm->list[c].target != nm->klass &&
+			    !hdx_names_own_p(nm, nm->list[c].target))
+				return 0;
+		if (c == nm->len)
+			return 0;
+	}
+	for (; c < nm->len; c++)
+		if (nm->list[c].target != nm->klass &&
+		    !hdx_names_own_p(nm, nm->list[c].target))
+			return 0;
+	return 1;
 }
 
 /* a key printed in the name: printable ASCII but " and \, <= 32 bytes */
@@ -762,6 +1026,7 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
 	nm->cursor = 0;
 	nm->array = 0;
 	nm->acursor = 0;
+	nm->fast = 0;
 	if (nm->have_lookup) {
 		hdx_table_free(&nm->lookup);
 		nm->have_lookup = 0;
@@ -770,7 +1035,9 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
 	if (type == RUBY_T_CLASS || type == RUBY_T_MODULE ||
 	    type == RUBY_T_DATA || type == RUBY_T_HASH)
 		add_held(nm, obj);
-	if (ivars_here(obj, type))
+	if (type == RUBY_T_OBJECT)
+		object_ivars(nm, obj, klass);
+	else if (ivars_here(obj, type))
 		rb_ivar_foreach(obj, ivar_i, (st_data_t)nm);
 #if HD_V >= 400
 	if (type == RUBY_T_IMEMO && klass && !RB_SPECIAL_CONST_P(klass) &&
@@ -876,7 +1143,7 @@ static void text(struct hdx_names *nm, size_t *len, const char *a, size_t na,
 }
 
 /* '"' a s b '"', JSON-escaped unless plain (a and b are) */
-static void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
+static inline void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
 		      size_t na, const char *s, size_t n, const char *b,
 		      size_t nb, int plain)
 {
@@ -884,16 +1151,20 @@ static void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
 
 	if (plain && na + n + nb + 2 <= 256 && o->cap >= 256) {
 		char *p;
+		size_t i;
 
 		if (o->len + 256 > o->cap)
 			hdx_out_flush(o);
 		p = o->buf + o->len;
 		*p++ = '"';
-		memcpy(p, a, na);
-		memcpy(p + na, s, n);
-		memcpy(p + na + n, b, nb);
-		p[na + n + nb] = '"';
-		o->len += na + n + nb + 2;
+		for (i = 0; i < na; i++) /* a and b: a byte or two */
+			*p++ = a[i];
+		memcpy(p, s, n);
+		p += n;
+		for (i = 0; i < nb; i++)
+			*p++ = b[i];
+		*p++ = '"';
+		o->len = (size_t)(p - o->buf);
 		return;
 	}
 	if (plain) {
@@ -1033,7 +1304,13 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 
 	if (!nrefs)
 		return;
+	if (nm->fast && !global && !layout_checked(nm, refs, nrefs)) {
+		nm->fast = 0; /* the layout did not cover them: ask MRI */
+		nm->len = 0;
+		ivars_asked(nm, nm->obj, nm->key);
+	}
 	if (global) {
+		nm->fast = 0;
 		nm->len = 0;
 		nm->cursor = 0;
 		nm->array = 0;
