@@ -1142,6 +1142,34 @@ static void text(struct hdx_names *nm, size_t *len, const char *a, size_t na,
 	*len = need;
 }
 
+/* n bytes (a name: a few) from s to d, without a call for up to 16; no
+ * byte of s beyond n is read */
+static inline void small_copy(char *d, const char *s, size_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a, b;
+
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t a, b;
+
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else if (n < 4) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			d[i] = s[i];
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
 /* '"' a s b '"', JSON-escaped unless plain (a and b are) */
 static inline void put_parts(struct hdx_names *nm, struct hdx_out *o, const char *a,
 		      size_t na, const char *s, size_t n, const char *b,
@@ -1159,7 +1187,7 @@ static inline void put_parts(struct hdx_names *nm, struct hdx_out *o, const char
 		*p++ = '"';
 		for (i = 0; i < na; i++) /* a and b: a byte or two */
 			*p++ = a[i];
-		memcpy(p, s, n);
+		small_copy(p, s, n);
 		p += n;
 		for (i = 0; i < nb; i++)
 			*p++ = b[i];
@@ -1204,7 +1232,7 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 		return;
 	case NM_STRKEY: /* printable, no quote or backslash, <= 32 bytes: as is */
 		PUT_LIT(o, "\"[\\\"");
-		memcpy(o->buf + o->len, e->s, n);
+		small_copy(o->buf + o->len, e->s, n);
 		o->len += n;
 		PUT_LIT(o, "\\\"]\"");
 		return;
@@ -1237,25 +1265,28 @@ static void put_name(struct hdx_names *nm, struct hdx_out *o,
 	}
 }
 
-/* ',' (comma) and the decimal i, straight into the buffer */
+/* ',' (comma) and the decimal i (>= 0), straight into the buffer */
 static inline void put_index(struct hdx_out *o, int comma, long i)
 {
-	char b[24], *p;
-	int k = sizeof(b);
+	unsigned long u = (unsigned long)i;
+	size_t digits = 1;
+	char *p;
 
-	do {
-		b[--k] = (char)('0' + i % 10);
-		i /= 10;
-	} while (i);
-	if (comma)
-		b[--k] = ',';
-	if (o->len + sizeof(b) > o->cap) {
-		hdx_put(o, b + k, sizeof(b) - (size_t)k);
-		return;
+	while (u >= 10 && digits < 20) {
+		u /= 10;
+		digits++;
 	}
+	if (RB_UNLIKELY(o->len + 24 > o->cap))
+		hdx_out_flush(o);
 	p = o->buf + o->len;
-	memcpy(p, b + k, sizeof(b) - (size_t)k);
-	o->len += sizeof(b) - (size_t)k;
+	if (comma)
+		*p++ = ',';
+	o->len = (size_t)(p + digits - o->buf);
+	u = (unsigned long)i;
+	do {
+		p[--digits] = (char)('0' + u % 10);
+		u /= 10;
+	} while (digits);
 }
 
 /* The name of a reference, resolved in order: its array index (*k >= 0),
