@@ -138,9 +138,13 @@ for r in "$B"/tests/replay_fuzz_*; do
 	tgt=${r##*/replay_fuzz_}
 	launch "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
-for s in tests/cli/*.sh tests/man/*.sh; do
+# nogvc.sh runs every other cli suite again (with the program built
+# without Graphviz): started first, it is not the one left running alone
+for s in tests/cli/nogvc.sh tests/cli/*.sh tests/man/*.sh; do
 	[ -f "$s" ] || continue
 	case "$s" in */lib.sh) continue ;; esac
+	[ "$s" = tests/cli/nogvc.sh ] && [ -n "${nogvc_done:-}" ] && continue
+	[ "$s" = tests/cli/nogvc.sh ] && nogvc_done=1
 	launch "${s#tests/}" sh "$s"
 done
 # tests/ext once per Ruby of HD_RUBIES (make check passes RUBIES), as
