@@ -77,6 +77,13 @@ unless recs.empty?
       "the env naming request is not referenced by the handler Proc")
 end
 
+unless recs.empty?
+  # the singleton class of an object or module is its "class", never one of its references
+  own_sc = recs.values.select { |r| r["class"] && (r["references"] || []).include?(r["class"]) }
+  say("singleton-class-not-a-reference", own_sc.empty? && recs[exp["Child"]]["class"] != recs[exp["Base"]]["class"],
+      "#{own_sc.size} records reference their own class: #{own_sc.first(2).map { |r| r['address'] }}")
+end
+
 # class structure: Child -(include)-> ICLASS of Helpers -(superclass)-> Base
 child = recs[exp["Child"]] unless recs.empty?
 i = child && (child["ref_names"] || []).index("(include)")
