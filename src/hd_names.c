@@ -553,6 +553,13 @@ struct envrefs {
 	int err;
 };
 
+static ID id_binding, id_local_variables, id_local_variable_get;
+
+/* the class of the closures seen last and whether its methods are MRI's
+ * own (basic() is a method lookup: once per class, not per closure) */
+static VALUE last_proc_class, last_binding_class;
+static int last_proc_ok, last_binding_ok;
+
 struct closure {
 	struct hdx_names *nm;
 	VALUE obj;      /* the Proc or Binding */
@@ -629,13 +636,22 @@ static VALUE closure_body(VALUE arg)
 	long i;
 
 	if (rb_obj_is_proc(b)) {
-		if (!basic(b, "binding"))
+		if (CLASS_OF(b) != last_proc_class) {
+			last_proc_class = CLASS_OF(b);
+			last_proc_ok = basic(b, "binding");
+		}
+		if (!last_proc_ok)
 			return Qnil;
-		b = rb_funcall(b, rb_intern("binding"), 0);
+		b = rb_funcall(b, id_binding, 0);
 	}
-	if (!basic(b, "local_variables") || !basic(b, "local_variable_get"))
+	if (CLASS_OF(b) != last_binding_class) {
+		last_binding_class = CLASS_OF(b);
+		last_binding_ok = basic(b, "local_variables") &&
+				  basic(b, "local_variable_get");
+	}
+	if (!last_binding_ok)
 		return Qnil;
-	names = rb_funcall(b, rb_intern("local_variables"), 0);
+	names = rb_funcall(b, id_local_variables, 0);
 	if (!RB_TYPE_P(names, T_ARRAY) || load_env(nm, &envs[0], cl->env))
 		return Qnil;
 	for (i = 0; i < RARRAY_LEN(names) && !nm->err; i++) {
@@ -645,7 +661,7 @@ static VALUE closure_body(VALUE arg)
 
 		if (!sym_text(sym, &s, &n))
 			continue;
-		v = rb_funcall(b, rb_intern("local_variable_get"), 1, sym);
+		v = rb_funcall(b, id_local_variable_get, 1, sym);
 		if (RB_SPECIAL_CONST_P(v))
 			continue;
 		for (;;) {
@@ -683,6 +699,10 @@ static void prepare_closures(struct hdx_names *nm, const VALUE *c, size_t n)
 	size_t i;
 
 	memset(envs, 0, sizeof(envs));
+	id_binding = rb_intern("binding");
+	id_local_variables = rb_intern("local_variables");
+	id_local_variable_get = rb_intern("local_variable_get");
+	last_proc_class = last_binding_class = 0;
 	for (i = 0; i < n && !nm->err; i++) {
 		struct closref r = { 0, 0 };
 		struct closure cl;
