@@ -70,6 +70,41 @@ all global|root global_tbl $names_global|String
 3.4,4.0 point_x|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
 TABLE
 
+# closures: no method a program redefined is called (a Proc subclass's
+# binding, Binding#local_variables redefined): such closures stay
+# unnamed, the others are named
+cat >"$TMP/hostile.rb" <<'RB'
+require "heapdump"
+$called = []
+class SneakyProc < Proc
+  def binding
+    $called << :binding
+    super
+  end
+end
+def sneaky; sneaky_local = "sneaky local"; SneakyProc.new { sneaky_local }; end
+def plain; plain_local = "plain local"; -> { plain_local }; end
+$sneaky = sneaky
+$plain = plain
+HeapDump.dump(ARGV[0], names: true)
+if ARGV[1] == "redefine"
+  class Binding
+    alias_method :hd_orig_local_variables, :local_variables
+    def local_variables
+      $called << :local_variables
+      hd_orig_local_variables
+    end
+  end
+  HeapDump.dump(ARGV[0] + ".2", names: true)
+end
+puts "called=#{$called.inspect}"
+RB
+ruby "$TMP/hostile.rb" "$TMP/h.json" redefine >"$TMP/h.out" 2>&1
+check closure-no-user-code "called=[]" "$(cat "$TMP/h.out")"
+check closure-plain-named 1 "$(grep -c '"ref_names":\["plain_local"' "$TMP/h.json")"
+check closure-redefined-proc-unnamed 0 "$(grep -c '"ref_names":\["sneaky_local"' "$TMP/h.json")"
+check closure-redefined-binding-unnamed 0 "$(grep -c '"ref_names":\["plain_local"' "$TMP/h.json.2")"
+
 # the dumps read strictly by the library
 for f in before later; do
 	check_rc "stats-strict-$f" 0 "$HEAPDUMP" stats -q --strict "$TMP/n/names_$f.json"
