@@ -11,6 +11,11 @@
  *    the fiber-locals and thread variables of every thread, the global
  *    variables (read through their getter, except the built-in ones
  *    whose getter has side effects or a frame-local value: SKIP_GLOBALS).
+ *    the locals every Proc (of Ruby code) and Binding captured, through
+ *    MRI's own Proc#binding and Binding#local_variables (see
+ *    "closures" below). GC is disabled meanwhile (rb_gc_disable first
+ *    ends a sweep under way), so no object the heap scan found is freed
+ *    while the preparation allocates.
  *    Each name is kept, malloc'ed, under the object that holds the value.
  *  - hdx_names_object, inside the walk (no Ruby allocation, no Ruby
  *    call, no raise): the names known from the object itself, in the
