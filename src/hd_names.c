@@ -11,6 +11,11 @@
  *    the fiber-locals and thread variables of every thread, the global
  *    variables (read through their getter, except the built-in ones
  *    whose getter has side effects or a frame-local value: SKIP_GLOBALS).
+ *    the locals every Proc (of Ruby code) and Binding captured, through
+ *    MRI's own Proc#binding and Binding#local_variables (see
+ *    "closures" below). GC is disabled meanwhile (rb_gc_disable first
+ *    ends a sweep under way), so no object the heap scan found is freed
+ *    while the preparation allocates.
  *    Each name is kept, malloc'ed, under the object that holds the value.
  *  - hdx_names_object, inside the walk (no Ruby allocation, no Ruby
  *    call, no raise): the names known from the object itself, in the
@@ -114,6 +119,7 @@ struct lname {
 struct layout {
 	long n;              /* positions */
 	struct lname e[];
+	struct hdx_table envs;        /* the envs the closures' names were looked up in */
 };
 
 /* ---- growing the lists (malloc only) ---- */
@@ -324,12 +330,41 @@ static int const_i(st_data_t key, st_data_t val, st_data_t arg)
 	return ST_CONTINUE;
 }
 
-/* the classes, modules and threads of the heap, found without allocating */
+/* the classes, modules and threads of the heap, found without allocating;
+ * and apart, the Procs and Bindings (closures) */
 struct mods {
 	VALUE *v;
 	size_t n, cap;
+	VALUE *c;
+	size_t nc, capc;
 	int err;
 };
+
+static int push_value(VALUE **v, size_t *n, size_t *cap, VALUE x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		VALUE *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* a Proc or a Binding (not hidden: its methods can be called) */
+static int closure_p(VALUE v)
+{
+	if (!RTYPEDDATA_P(v) || !RBASIC_CLASS(v))
+		return 0;
+	if (rb_obj_is_proc(v))
+		return 1;
+	return RTYPEDDATA_TYPE(v)->wrap_struct_name &&
+	       !strcmp(RTYPEDDATA_TYPE(v)->wrap_struct_name, "binding");
+}
 
 static int thread_p(VALUE v)
 {
@@ -349,25 +384,25 @@ static int mods_i(void *start, void *end, size_t stride, void *data)
 		if (!RBASIC(v)->flags)
 			continue;
 		t = RB_BUILTIN_TYPE(v);
-		if (t != RUBY_T_CLASS && t != RUBY_T_MODULE && !thread_p(v))
-			continue;
-		if (m->n == m->cap) {
-			size_t c = m->cap ? m->cap * 2 : 1024;
-			VALUE *p = realloc(m->v, c * sizeof(*p));
-
-			if (!p) {
+		if (t == RUBY_T_DATA && closure_p(v)) {
+			if (push_value(&m->c, &m->nc, &m->capc, v)) {
 				m->err = 1;
 				return 1;
 			}
-			m->v = p;
-			m->cap = c;
+			continue;
 		}
-		m->v[m->n++] = v;
+		if (t != RUBY_T_CLASS && t != RUBY_T_MODULE && !thread_p(v))
+			continue;
+		if (push_value(&m->v, &m->n, &m->cap, v)) {
+			m->err = 1;
+			return 1;
+		}
 	}
 	return 0;
 }
 
 static void prepare_thread(struct hdx_names *nm, VALUE th);
+static void prepare_closures(struct hdx_names *nm, const VALUE *c, size_t n);
 
 static void prepare_heap(struct hdx_names *nm)
 {
@@ -392,7 +427,10 @@ static void prepare_heap(struct hdx_names *nm)
 			st_free_table(tbl);
 		}
 	}
+	if (!nm->err)
+		prepare_closures(nm, m.c, m.nc);
 	free(m.v);
+	free(m.c);
 }
 
 /* Built-in globals not read: a getter with side effects ($! $@ call
@@ -524,6 +562,207 @@ static void prepare_thread(struct hdx_names *nm, VALUE th)
 	}
 }
 
+/* ---- closures: the locals a Proc or a Binding captured ----
+ *
+ * Binding#local_variables lists the locals of an environment and of its
+ * outer ones, innermost first, each in the order of its iseq's local
+ * table, which is also the order its IMEMO/env marks them (the locals,
+ * then the frame's own words, itself, the outer env, the iseq): each
+ * name's value is looked for in the current env from past the last match
+ * on, else in the next outer env. An env seen once (several Procs of one
+ * scope) is not done again, nor is any env outer to it. */
+
+#define ENV_DEPTH 64
+
+struct envrefs {
+	VALUE env;
+	VALUE *r;       /* its references, in marking order (itself left out) */
+	size_t n, cap;
+	VALUE prev;     /* the outer env, or 0 */
+	int err;
+};
+
+static ID id_binding, id_local_variables, id_local_variable_get;
+
+/* the class of the closures seen last and whether its methods are MRI's
+ * own (basic() is a method lookup: once per class, not per closure) */
+static VALUE last_proc_class, last_binding_class;
+static int last_proc_ok, last_binding_ok;
+
+struct closure {
+	struct hdx_names *nm;
+	VALUE obj;      /* the Proc or Binding */
+	VALUE env;      /* its innermost env */
+	struct envrefs *envs;
+};
+
+static int env_p(VALUE v)
+{
+	return RB_BUILTIN_TYPE(v) == RUBY_T_IMEMO && !strcmp(hdx_imemo_name(v), "env");
+}
+
+static void envref_i(VALUE ref, void *data)
+{
+	struct envrefs *e = data;
+
+	if (ref == e->env)
+		return;
+	if (!e->prev && env_p(ref))
+		e->prev = ref;
+	if (push_value(&e->r, &e->n, &e->cap, ref))
+		e->err = 1;
+}
+
+static int load_env(struct hdx_names *nm, struct envrefs *e, VALUE env)
+{
+	e->env = env;
+	e->n = 0;
+	e->prev = 0;
+	rb_objspace_reachable_objects_from(env, envref_i, e);
+	if (e->err)
+		nm->err = 1;
+	return e->err ? -1 : 0;
+}
+
+static int env_done(struct hdx_names *nm, VALUE env)
+{
+	return hdx_table_get(&nm->envs, env) != NULL;
+}
+
+/* The env of a Proc whose block is Ruby code (an IMEMO/iseq beside it),
+ * or of a Binding: 0 for a Proc of C code or of a Symbol, and for a
+ * Proc made from another Proc (the inner one is seen on its own). */
+struct closref {
+	VALUE env;
+	int iseq;
+};
+
+static void closref_i(VALUE ref, void *data)
+{
+	struct closref *c = data;
+	const char *t;
+
+	if (RB_BUILTIN_TYPE(ref) != RUBY_T_IMEMO)
+		return;
+	t = hdx_imemo_name(ref);
+	if (!strcmp(t, "env")) {
+		if (!c->env)
+			c->env = ref;
+	} else if (!strcmp(t, "iseq")) {
+		c->iseq = 1;
+	}
+}
+
+/* under rb_protect: Proc#binding, Binding#local_variables and
+ * #local_variable_get, each still MRI's own */
+static VALUE closure_body(VALUE arg)
+{
+	struct closure *cl = (struct closure *)arg;
+	struct hdx_names *nm = cl->nm;
+	struct envrefs *envs = cl->envs;
+	VALUE b = cl->obj, names;
+	size_t k = 0, c = 0, j;
+	long i;
+
+	if (rb_obj_is_proc(b)) {
+		if (CLASS_OF(b) != last_proc_class) {
+			last_proc_class = CLASS_OF(b);
+			last_proc_ok = basic(b, "binding");
+		}
+		if (!last_proc_ok)
+			return Qnil;
+		b = rb_funcall(b, id_binding, 0);
+	}
+	if (CLASS_OF(b) != last_binding_class) {
+		last_binding_class = CLASS_OF(b);
+		last_binding_ok = basic(b, "local_variables") &&
+				  basic(b, "local_variable_get");
+	}
+	if (!last_binding_ok)
+		return Qnil;
+	names = rb_funcall(b, id_local_variables, 0);
+	if (!RB_TYPE_P(names, T_ARRAY) || load_env(nm, &envs[0], cl->env))
+		return Qnil;
+	for (i = 0; i < RARRAY_LEN(names) && !nm->err; i++) {
+		VALUE sym = RARRAY_AREF(names, i), v;
+		const char *s;
+		long n;
+
+		if (!sym_text(sym, &s, &n))
+			continue;
+		v = rb_funcall(b, id_local_variable_get, 1, sym);
+		if (RB_SPECIAL_CONST_P(v))
+			continue;
+		for (;;) {
+			struct envrefs *e = &envs[k];
+			size_t p;
+
+			for (p = c; p < e->n && e->r[p] != v; p++)
+				;
+			if (p < e->n) {
+				hold(nm, e->env, v, "", s, (size_t)n, "");
+				c = p + 1;
+				break;
+			}
+			/* the local of an outer env: stop at one done before */
+			if (!e->prev || k + 1 == ENV_DEPTH || env_done(nm, e->prev))
+				goto out;
+			if (load_env(nm, &envs[k + 1], e->prev))
+				goto out;
+			k++;
+			c = 0;
+		}
+	}
+out:
+	for (j = 0; j <= k; j++)
+		if (!hdx_table_put(&nm->envs, envs[j].env))
+			nm->err = 1;
+	RB_GC_GUARD(names);
+	RB_GC_GUARD(b);
+	return Qnil;
+}
+
+static void prepare_closures(struct hdx_names *nm, const VALUE *c, size_t n)
+{
+	struct envrefs envs[ENV_DEPTH];
+	size_t i;
+
+	memset(envs, 0, sizeof(envs));
+	id_binding = rb_intern("binding");
+	id_local_variables = rb_intern("local_variables");
+	id_local_variable_get = rb_intern("local_variable_get");
+	last_proc_class = last_binding_class = 0;
+	for (i = 0; i < n && !nm->err; i++) {
+		struct closref r = { 0, 0 };
+		struct closure cl;
+		int state = 0;
+
+		rb_objspace_reachable_objects_from(c[i], closref_i, &r);
+		if (!r.env || env_done(nm, r.env) ||
+		    (rb_obj_is_proc(c[i]) && !r.iseq))
+			continue;
+		cl.nm = nm;
+		cl.obj = c[i];
+		cl.env = r.env;
+		cl.envs = envs;
+		rb_protect(closure_body, (VALUE)&cl, &state);
+		if (state) {
+			VALUE err = rb_errinfo();
+
+			/* an isolated Proc, a numbered parameter...: no names;
+			 * an interrupt goes on (rb_ensure ends the preparation) */
+			if (!rb_obj_is_kind_of(err, rb_eStandardError)) {
+				for (i = 0; i < ENV_DEPTH; i++)
+					free(envs[i].r);
+				rb_jump_tag(state);
+			}
+			rb_set_errinfo(Qnil);
+		}
+	}
+	for (i = 0; i < ENV_DEPTH; i++)
+		free(envs[i].r);
+}
+
 struct hdx_names *hdx_names_new(void)
 {
 	struct hdx_names *nm = calloc(1, sizeof(*nm));
@@ -545,6 +784,13 @@ struct hdx_names *hdx_names_new(void)
 		free(nm);
 		return NULL;
 	}
+	if (hdx_table_init(&nm->envs, 64)) {
+		hdx_table_free(&nm->layouts);
+		hdx_table_free(&nm->own);
+		hdx_table_free(&nm->held);
+		free(nm);
+		return NULL;
+	}
 	nm->id_members = rb_intern("__members__");
 	plain_init();
 	return nm;
@@ -552,6 +798,7 @@ struct hdx_names *hdx_names_new(void)
 
 static VALUE newobj_tp;
 static VALUE saved_verbose;
+static int gc_was_disabled;
 
 static VALUE prepare_body(VALUE arg)
 {
@@ -570,6 +817,8 @@ static VALUE prepare_end(VALUE arg)
 	ruby_verbose = saved_verbose;
 	rb_tracepoint_disable(newobj_tp);
 	preparing = NULL;
+	if (!gc_was_disabled)
+		rb_gc_enable();
 	return Qnil;
 }
 
@@ -583,6 +832,10 @@ int hdx_names_prepare(struct hdx_names *nm)
 		rb_gc_register_mark_object(newobj_tp);
 	}
 	saved_verbose = ruby_verbose;
+	/* no GC until the walk is done with the objects the heap scan found:
+	 * rb_gc_disable ends a sweep under way first, so each of them stays
+	 * as it is while the preparation allocates */
+	gc_was_disabled = RTEST(rb_gc_disable());
 	preparing = nm;
 	rb_tracepoint_enable(newobj_tp);
 	rb_ensure(prepare_body, (VALUE)nm, prepare_end, Qnil);
@@ -611,6 +864,7 @@ void hdx_names_free(struct hdx_names *nm)
 			free(nm->layouts.vals[i]);
 	hdx_table_free(&nm->layouts);
 	free(nm->rec);
+	hdx_table_free(&nm->envs);
 	for (i = 0; i < nm->nglobals; i++)
 		free((char *)nm->globals[i].s);
 	free(nm->globals);
@@ -998,7 +1252,11 @@ int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,
 	case RUBY_T_ICLASS:
 		return 1;
 	case RUBY_T_IMEMO:
-		return HD_V >= 400 && !strcmp(imemo, "fields");
+		if (HD_V >= 400 && !strcmp(imemo, "fields"))
+			return 1;
+		/* a closure's env whose locals have names */
+		return nm->envs.live && imemo[0] == 'e' && !strcmp(imemo, "env") &&
+		       (slot = hdx_table_get(&nm->held, obj)) && *slot;
 	case RUBY_T_DATA: /* threads, fibers */
 		if ((slot = hdx_table_get(&nm->held, obj)) && *slot)
 			return 1;
@@ -1033,7 +1291,8 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
 	}
 	/* first: the prepared names win over [:key] in a thread's Hash */
 	if (type == RUBY_T_CLASS || type == RUBY_T_MODULE ||
-	    type == RUBY_T_DATA || type == RUBY_T_HASH)
+	    type == RUBY_T_DATA || type == RUBY_T_HASH ||
+	    (type == RUBY_T_IMEMO && imemo[0] == 'e'))
 		add_held(nm, obj);
 	if (type == RUBY_T_OBJECT)
 		object_ivars(nm, obj, klass);

@@ -24,7 +24,12 @@
 #   Thread.current[:request_id]   a String             thread[:request_id] on the Thread
 #   thread_variable_set(:tenant)  a String             thread_variable[:tenant] on the Thread
 #                                 (or the Hash of thread variables, see man 5 heapdump-dump)
-#   CLOSURE (a lambda)            captures local `captured`
+#   CLOSURE (a lambda)            captures local `captured`: captured on its IMEMO/env
+#   $keep (a lambda)              captures local `request` (a Request): request on the env
+#   NESTED (a lambda in a block)  inner_local on the block's env; outer_local and
+#                                 alias_local (one String) on the method's env, in that order
+#   BOUND (a Binding)             bound_local on its env
+#   Child#child_method, Helpers#helper   #child_method on Child, #helper on Helpers
 #   Point.new(PAYLOAD, nil) .x    a String             .x on the Struct
 #   class Child < Base; include Helpers   Child: (superclass)/(include)
 require "heapdump"
@@ -40,6 +45,8 @@ class Base; end
 
 class Child < Base
   include Helpers
+
+  def child_method; end
 end
 
 class Request
@@ -70,10 +77,29 @@ def make_closure
   -> { captured }
 end
 
+def make_handler
+  request = Request.new(99)
+  -> { request }
+end
+
+def make_nested
+  outer_local = "outer local"
+  alias_local = outer_local
+  [1].map { inner_local = "inner local"; -> { [outer_local, alias_local, inner_local] } }.first
+end
+
+def make_binding
+  bound_local = "bound local"
+  binding
+end
+
 $names_global = "held by a global"
 Thread.current[:request_id] = "request id 7"
 Thread.current.thread_variable_set(:tenant, "tenant acme")
 CLOSURE = make_closure
+$keep = make_handler
+NESTED = make_nested
+BOUND = make_binding
 POINT = Point.new("point x", nil)
 list = Array.new(5) { |i| Request.new(i) }
 PriceCalculator::CACHE["user_42"] = list
@@ -119,6 +145,9 @@ expected = {
     "request_id" => addr(Thread.current[:request_id]),
     "tenant" => addr(Thread.current.thread_variable_get(:tenant)),
     "closure" => addr(CLOSURE), "captured" => addr(CLOSURE.call),
+    "handler" => addr($keep), "request" => addr($keep.call), "request_body" => addr($keep.call.body),
+    "nested" => addr(NESTED), "outer_local" => addr(NESTED.call[0]), "inner_local" => addr(NESTED.call[2]),
+    "bound" => addr(BOUND), "bound_local" => addr(BOUND.local_variable_get(:bound_local)),
     "point" => addr(POINT), "point_x" => addr(POINT.x),
     "Child" => addr(Child), "Base" => addr(Base), "Helpers" => addr(Helpers)
   }

@@ -4,19 +4,29 @@
 # data/README.md), asserted literally: for each scenario on each Ruby, the
 # root line and the hop line of `heapdump path` to an object whose holder
 # the script knows (a leaked request's body, the observer's last Proc,
-# each kind of name of data/gen/names.rb), and the same path read back
+# each kind of name of data/gen/names.rb, the closure's request through
+# $keep), and the same path read back
 # from `heapdump roots-of` (its records carry their ref_names; the
-# sub-dump reads with --strict and gives the same names per hop).
+# sub-dump reads with --strict and gives the same names per hop). The
+# same scenarios of names.rb on every Ruby (3.3.10 and 3.4.8 too) are
+# asserted by tests/ext/names.sh on dumps it makes at test time.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 H=$HEAPDUMP
 D=$TOP/data/dumps
 
-# VERSION SCENARIO ADDRESS|ROOT LINE|HOP LINE (the later dump of each set)
+# VERSION SCENARIO ADDRESS|ROOT LINE|HOP LINE (the later dump of each set);
+# ADDRESS =KEY: the address names.rb wrote under KEY in
+# named_rubyV_names_expected.json; =leaked: the first leaked String (the
+# leak script's expectation, leaked_later.objects[5])
 while IFS='|' read -r key root hops; do
 	[ -n "$key" ] || continue
 	set -- $key
 	v=$1 s=$2 a=$3
+	case $a in
+	=leaked) a=$(jq -r '.leaked_later.objects[5][0]' "$D/named_ruby${v}_${s}_expected.json") ;;
+	=*) a=$(jq -r ".objects.${a#=}" "$D/named_ruby${v}_names_expected.json") ;;
+	esac
 	f=$D/named_ruby${v}_${s%%:*}_later.json.gz
 	t=$v/$s
 	if [ ! -f "$f" ]; then notok "$t/fixture" "$f is missing (make fixtures-names)"; continue; fi
@@ -32,25 +42,31 @@ while IFS='|' read -r key root hops; do
 	check "$t/roots-of-names" "$want" "$("$H" path -q -f json "$TMP/sub.json" "$a" | jq -c '[.root_name, (.path[] | .name)]')"
 	case $want in *'"'*) ok "$t/has-names" ;; *) notok "$t/has-names" "no name on the path: $want" ;; esac
 done <<'TABLE'
-3.1 leak 0x7f60823db780|root vm|Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
-3.1 leak_ivar 0x7fa61a947790|root vm|Object ::LeakyCache -> LeakyCache @cache -> Hash [64] -> Request @body -> String
-3.1 observer 0x7f2bcfb03b80|root vm|Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
-3.1 names:admin 0x7f3c92c29270|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
-3.1 names:fortytwo 0x7f3c92c29220|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
-3.1 names:entries 0x7f3c92c29d38|root vm|Object ::Registry -> Registry @entries -> Array
-3.1 names:request_id 0x7f3c92c29810|root vm|Ractor -> Thread thread[:request_id] -> String
-3.1 names:tenant 0x7f3c92c29798|root vm|Ractor -> Thread -> Hash thread_variable[:tenant] -> String
-3.1 names:global 0x7f3c92c29888|root global_tbl $names_global|String
-3.1 names:point_x 0x7f3c92c29630|root vm|Object ::POINT -> Point .x -> String
-4.0.1 leak 0x7f223c7afa70|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
-4.0.1 leak_ivar 0x7f0a530cf8c8|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache -> ivars of LeakyCache @cache -> Hash [64] -> Request @body -> String
-4.0.1 observer 0x7f3e07220d98|root vm|(hidden DATA) -> Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
-4.0.1 names:admin 0x7fa7aab11120|root machine_context|IMEMO/iseq -> IMEMO/constcache -> Hash [:admin] -> String
-4.0.1 names:fortytwo 0x7fa7aab110d0|root machine_context|IMEMO/iseq -> IMEMO/constcache -> Hash [42] -> String
-4.0.1 names:entries 0x7fa7aab11af8|root vm|(hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
-4.0.1 names:request_id 0x7fa7aab115d0|root vm|Ractor -> Thread thread[:request_id] -> String
-4.0.1 names:tenant 0x7fa7aab11558|root vm|Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String
-4.0.1 names:global 0x7fa7aab0ae10|root global_tbl $names_global|String
-4.0.1 names:point_x 0x7fa7aab11418|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
+3.1 leak =leaked|root vm|Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
+3.1 leak_ivar =leaked|root vm|Object ::LeakyCache -> LeakyCache @cache -> Hash [64] -> Request @body -> String
+3.1 observer 0x7fba24e57a50|root vm|Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
+3.1 names:admin =admin|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
+3.1 names:fortytwo =fortytwo|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
+3.1 names:entries =entries|root vm|Object ::Registry -> Registry @entries -> Array
+3.1 names:request_id =request_id|root vm|Ractor -> Thread thread[:request_id] -> String
+3.1 names:tenant =tenant|root vm|Ractor -> Thread -> Hash thread_variable[:tenant] -> String
+3.1 names:global =global|root global_tbl $names_global|String
+3.1 names:point_x =point_x|root vm|Object ::POINT -> Point .x -> String
+3.1 names:request =request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
+3.1 names:outer_local =outer_local|root vm|Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+3.1 names:bound_local =bound_local|root vm|Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
+4.0.1 leak =leaked|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
+4.0.1 leak_ivar =leaked|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache -> ivars of LeakyCache @cache -> Hash [64] -> Request @body -> String
+4.0.1 observer 0x7ff7fd8e0c68|root vm|(hidden DATA) -> Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
+4.0.1 names:admin =admin|root machine_context|IMEMO/iseq -> IMEMO/constcache -> Hash [:admin] -> String
+4.0.1 names:fortytwo =fortytwo|root machine_context|IMEMO/iseq -> IMEMO/constcache -> Hash [42] -> String
+4.0.1 names:entries =entries|root vm|(hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
+4.0.1 names:request_id =request_id|root vm|Ractor -> Thread thread[:request_id] -> String
+4.0.1 names:tenant =tenant|root vm|Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String
+4.0.1 names:global =global|root global_tbl $names_global|String
+4.0.1 names:point_x =point_x|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
+4.0.1 names:request =request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
+4.0.1 names:outer_local =outer_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+4.0.1 names:bound_local =bound_local|root vm|(hidden DATA) -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
 TABLE
 exit 0

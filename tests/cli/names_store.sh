@@ -146,7 +146,7 @@ F31="$DATA/named_ruby3.1_names_after.json.gz"
 F40="$DATA/named_ruby4.0.1_names_after.json.gz"
 check fixture/3.1/hash-int "  Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String" "$(hop x "$F31" fortytwo)"
 check fixture/3.1/hash-sym "  Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String" "$(hop x "$F31" admin)"
-check fixture/3.1/array-ivar "  Binding -> IMEMO/env -> Array [3] -> Request @body -> String" "$(hop x "$F31" body3)"
+check fixture/3.1/array-ivar "  Binding -> IMEMO/env list -> Array [3] -> Request @body -> String" "$(hop x "$F31" body3)"
 check fixture/3.1/thread-local "  Ractor -> Thread thread[:request_id] -> String" "$(hop x "$F31" request_id)"
 check fixture/3.1/thread-variable "  Ractor -> Thread -> Hash thread_variable[:tenant] -> String" "$(hop x "$F31" tenant)"
 check fixture/3.1/struct "  Object ::POINT -> Point .x -> String" "$(hop x "$F31" point_x)"
@@ -158,11 +158,11 @@ check fixture/4.0.1/thread-variable "  Ractor -> Thread -> ivars of Thread -> Ha
 check fixture/4.0.1/class-ivar "  (hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array" "$(hop x "$F40" entries)"
 check fixture/4.0.1/struct "  (hidden DATA) -> Object ::POINT -> Point .x -> String" "$(hop x "$F40" point_x)"
 a=$(jq -r .objects.body3 "$DATA/named_ruby3.1_names_expected.json")
-check fixture/3.1/json "[null,null,\"[3]\",\"@body\",null]" \
+check fixture/3.1/json "[null,\"list\",\"[3]\",\"@body\",null]" \
 	"$("$H" path -q -f json "$F31" "$a" 2>/dev/null | jq -c '[.path[].name]')"
-# --via on the fixture: the 6 requests' bodies (names.rb adds one before
-# the after dump); the Array under "user_42"
-check fixture/3.1/via-body 6 "$("$H" path -q -n 0 -f json "$F31" --via @body 2>/dev/null | wc -l | tr -d ' ')"
+# --via on the fixture: the 7 requests' bodies (names.rb adds one before
+# the after dump, and the closure's request); the Array under "user_42"
+check fixture/3.1/via-body 7 "$("$H" path -q -n 0 -f json "$F31" --via @body 2>/dev/null | wc -l | tr -d ' ')"
 check fixture/3.1/via-hash-key "$(jq -r .objects.list "$DATA/named_ruby3.1_names_expected.json")" \
 	"$("$H" path -q -f json "$F31" --via '["user_42"]' 2>/dev/null | jq -r .target)"
 # roots-of -o on the fixture: re-read with --strict, the same names

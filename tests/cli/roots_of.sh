@@ -225,4 +225,4 @@ PY
 	check "with-paths/$tag/reads-as-dump" "" "$(cmp "$TMP/wp0.stats" "$TMP/wp1.stats" 2>&1)"
 done
 "$H" roots-of -q "$DATA/named_ruby3.1_names_after.json.gz" --class Request --with-paths >"$TMP/wpn.json"
-check with-paths/named-hop "$(grep -c '"root_path":' "$TMP/wpn.json")" "$(grep -c '"root_path":"root vm -> Binding -> IMEMO/env -> Array \[[0-9]\] -> Request"' "$TMP/wpn.json")"
+check with-paths/named-hop "$(grep -c '"root_path":' "$TMP/wpn.json")" "$(grep -Ec '"root_path":"root (vm -> Binding -> IMEMO/env list -> Array \[[0-9]\]|global_tbl \$keep -> Proc -> IMEMO/env request) -> Request"' "$TMP/wpn.json")"

@@ -10,6 +10,7 @@
 # reads the dumps.
 SUITE=ext/names
 . "$(dirname "$0")/lib.sh"
+needs jq jq
 
 mkdir "$TMP/n" "$TMP/p"
 if ruby "$TOP/data/gen/names.rb" "$TMP/n" 2>"$TMP/rb.err"; then ok run; else
@@ -29,6 +30,80 @@ for t in pair-plain-has-no-names pair-same-objects pair-same-references pair-sam
 		notok "$t" "$(grep "^not ok $t" "$TMP/pout" | head -c 400)$(grep -q "$t" "$TMP/pout" || head -c 300 "$TMP/pout")"
 	fi
 done
+
+# the printed paths on the later dump of this Ruby (heapdump path), to
+# objects names.rb knows: VERSIONS KEY|ROOT LINE|HOP LINE, VERSIONS a
+# comma-separated list of RUBY_VERSION prefixes or "all". The hops of the
+# machine stack (conservative, it varies) are left out.
+while IFS='|' read -r key root hops; do
+	[ -n "$key" ] || continue
+	set -- $key
+	want=0
+	for p in $(echo "$1" | tr , ' '); do
+		case $p in all) want=1 ;; *) case $HD_RUBY_VERSION in "$p"*) want=1 ;; esac ;; esac
+	done
+	[ $want = 1 ] || continue
+	a=$(jq -r ".objects.$2" "$TMP/n/names_expected.json" 2>/dev/null)
+	"$HEAPDUMP" path -q "$TMP/n/names_later.json" "$a" >"$TMP/path" 2>&1
+	check "path-$2" "$root
+  $hops" "$(grep -v '^  0x' "$TMP/path")"
+done <<'TABLE'
+all request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
+all request|root global_tbl $keep|Proc -> IMEMO/env request -> Request
+3.1,3.3 inner_local|root vm|Object ::NESTED -> Proc -> IMEMO/env inner_local -> String
+3.4,4.0 inner_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env inner_local -> String
+3.1,3.3 outer_local|root vm|Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+3.4,4.0 outer_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+3.1,3.3 bound_local|root vm|Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
+3.4,4.0 bound_local|root vm|(hidden DATA) -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
+3.1,3.3 admin|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
+3.1,3.3 fortytwo|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
+3.1,3.3 entries|root vm|Object ::Registry -> Registry @entries -> Array
+3.4 entries|root vm|(hidden DATA) -> Object ::Registry -> Registry @entries -> Array
+4.0 entries|root vm|(hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
+3.1 request_id|root vm|Ractor -> Thread thread[:request_id] -> String
+3.3,3.4,4.0 request_id|root vm|Ractor -> Thread -> Fiber thread[:request_id] -> String
+3.1,3.3,3.4 tenant|root vm|Ractor -> Thread -> Hash thread_variable[:tenant] -> String
+4.0 tenant|root vm|Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String
+all global|root global_tbl $names_global|String
+3.1,3.3 point_x|root vm|Object ::POINT -> Point .x -> String
+3.4,4.0 point_x|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
+TABLE
+
+# closures: no method a program redefined is called (a Proc subclass's
+# binding, Binding#local_variables redefined): such closures stay
+# unnamed, the others are named
+cat >"$TMP/hostile.rb" <<'RB'
+require "heapdump"
+$called = []
+class SneakyProc < Proc
+  def binding
+    $called << :binding
+    super
+  end
+end
+def sneaky; sneaky_local = "sneaky local"; SneakyProc.new { sneaky_local }; end
+def plain; plain_local = "plain local"; -> { plain_local }; end
+$sneaky = sneaky
+$plain = plain
+HeapDump.dump(ARGV[0], names: true)
+if ARGV[1] == "redefine"
+  class Binding
+    alias_method :hd_orig_local_variables, :local_variables
+    def local_variables
+      $called << :local_variables
+      hd_orig_local_variables
+    end
+  end
+  HeapDump.dump(ARGV[0] + ".2", names: true)
+end
+puts "called=#{$called.inspect}"
+RB
+ruby "$TMP/hostile.rb" "$TMP/h.json" redefine >"$TMP/h.out" 2>&1
+check closure-no-user-code "called=[]" "$(cat "$TMP/h.out")"
+check closure-plain-named 1 "$(grep -c '"ref_names":\["plain_local"' "$TMP/h.json")"
+check closure-redefined-proc-unnamed 0 "$(grep -c '"ref_names":\["sneaky_local"' "$TMP/h.json")"
+check closure-redefined-binding-unnamed 0 "$(grep -c '"ref_names":\["plain_local"' "$TMP/h.json.2")"
 
 # the dumps read strictly by the library
 for f in before later; do

@@ -48,8 +48,11 @@ checks = {
   "thread-variable" => ["tenant", ->(r) { r["type"] == "HASH" }, "thread_variable[:tenant]"],
   "global" => ["global", ->(r) { r["type"] == "ROOT" && r["root"] == "global_tbl" }, "$names_global"],
   "constant-of-Object" => ["PriceCalculator", ->(r) { r["type"] == "CLASS" && r["name"] == "Object" }, "::PriceCalculator"],
-  # not named: locals of a closure's environment (man 5 heapdump-dump)
-  "closure-local-unnamed" => ["captured", ->(r) { r["imemo_type"] == "env" }, nil],
+  # locals of a closure's environment: on its IMEMO/env
+  "closure-local" => ["captured", ->(r) { r["imemo_type"] == "env" }, "captured"],
+  "closure-local-request" => ["request", ->(r) { r["imemo_type"] == "env" }, "request"],
+  "closure-local-inner" => ["inner_local", ->(r) { r["imemo_type"] == "env" }, "inner_local"],
+  "binding-local" => ["bound_local", ->(r) { r["imemo_type"] == "env" }, "bound_local"],
 }
 checks.each do |name, (what, holder, want)|
   break if recs.empty?
@@ -61,6 +64,24 @@ checks.each do |name, (what, holder, want)|
     bad = found.reject { |_, n| n == want }
     say(name, bad.empty?, "#{what}: want #{want.inspect}, got #{found.map(&:last).inspect}")
   end
+end
+
+# an outer scope's env: two locals holding one String, each its own name in order
+unless recs.empty?
+  found = refs_to(recs, roots, exp["outer_local"]).select { |r, _| r["imemo_type"] == "env" }
+  say("closure-outer-shared", found.map(&:last) == %w[outer_local alias_local] && found.map { |r, _| r["address"] }.uniq.size == 1,
+      "outer_local: want [\"outer_local\", \"alias_local\"] on one env, got #{found.map { |r, n| [r['address'], n] }.inspect}")
+  # the request's path: the global's Proc -> its env (request) -> the Request
+  env = refs_to(recs, roots, exp["request"]).map(&:first).find { |r| r["imemo_type"] == "env" }
+  say("closure-env-of-handler", env && recs[exp["handler"]] && recs[exp["handler"]]["references"].include?(env["address"]),
+      "the env naming request is not referenced by the handler Proc")
+end
+
+unless recs.empty?
+  # the singleton class of an object or module is its "class", never one of its references
+  own_sc = recs.values.select { |r| r["class"] && (r["references"] || []).include?(r["class"]) }
+  say("singleton-class-not-a-reference", own_sc.empty? && recs[exp["Child"]]["class"] != recs[exp["Base"]]["class"],
+      "#{own_sc.size} records reference their own class: #{own_sc.first(2).map { |r| r['address'] }}")
 end
 
 # class structure: Child -(include)-> ICLASS of Helpers -(superclass)-> Base
