@@ -103,6 +103,7 @@ struct hdx_names {
 	size_t nrec, caprec;
 	VALUE obj, klass, key;        /* the current T_OBJECT, its layout key */
 	int fast;                     /* its names came from its layout */
+	struct hdx_table envs;        /* the envs the closures' names were looked up in */
 };
 
 /* a position of a layout: the ivar's name as ivar_i would add it */
@@ -119,7 +120,6 @@ struct lname {
 struct layout {
 	long n;              /* positions */
 	struct lname e[];
-	struct hdx_table envs;        /* the envs the closures' names were looked up in */
 };
 
 /* ---- growing the lists (malloc only) ---- */
