@@ -396,7 +396,7 @@ static void node_json(FILE *f, const struct serve_state *st, hd_node_id v)
 	cli_node_json(f, st->s, v);
 	fseek(f, -1, SEEK_CUR); /* reopen the object */
 	hd_store_node_name(name, sizeof(name), st->s, v);
-	fprintf(f, ",\"name\":");
+	fprintf(f, ",\"label\":");
 	jstr(f, name);
 	rc = hd_domtree_retained(st->dt, v, &rm);
 	fprintf(f, ",\"retained_count\":%llu,\"retained_memsize\":%llu,"
@@ -1057,7 +1057,7 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"objects\":[%llu,%llu,%llu],\"traced\":%s,"
-		"\"added\":{\"count\":%zu,\"memsize\":%llu},",
+		"\"new\":{\"count\":%zu,\"memsize\":%llu},",
 		(unsigned long long)d->objects[0],
 		(unsigned long long)d->objects[1],
 		(unsigned long long)d->objects[2],
@@ -1068,7 +1068,7 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 			d->retained.n, (unsigned long long)d->retained_memsize);
 	else
 		fprintf(f, "\"retained\":null,");
-	fprintf(f, "\"uncertain\":%llu,\"by_match\":{",
+	fprintf(f, "\"uncertain\":%llu,\"verdicts\":{",
 		(unsigned long long)d->uncertain);
 	for (m = 1, k = 0; m < HD_MATCH__COUNT; m++) {
 		if (!d->by_match[m])
@@ -1079,7 +1079,7 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	}
 	rows = hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &n);
 	fprintf(f, "},\"classes_of\":\"%s\",\"rows_total\":%zu,\"offset\":%llu,"
-		"\"rows\":[", d->has_later ? "retained" : "added", n,
+		"\"rows\":[", d->has_later ? "retained" : "new", n,
 		(unsigned long long)off);
 	for (k = 0; off + k < n && k < lim; k++) {
 		fprintf(f, "%s{\"key\":", k ? "," : "");
@@ -1130,7 +1130,7 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 			node_json(f, st, sp->holder);
 		else
 			fprintf(f, "null");
-		fprintf(f, ",\"first\":");
+		fprintf(f, ",\"first_border\":");
 		node_json(f, st, sp->first);
 		fprintf(f, ",\"holders\":%u,\"roots\":%u,\"border_count\":%llu,"
 			"\"retained_count\":%llu,\"retained_memsize\":%llu,"

@@ -60,7 +60,7 @@ typedef enum MHD_Result MHD_RESULT;
 /* No inline script, no style attribute from data, nothing from the
  * network: the page's scripts and styles are files of the program. */
 #define CSP "default-src 'none'; script-src 'self'; style-src 'self'; " \
-	    "img-src 'self'; connect-src 'self'; base-uri 'none'; " \
+	    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; " \
 	    "form-action 'none'; frame-ancestors 'none'"
 
 struct server {
