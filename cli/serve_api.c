@@ -47,10 +47,20 @@ struct serve_state {
 	hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
 	hd_leaks *leaks;
-	/* the group asked for last, its objects by retained size */
-	int sel_g;
-	char *sel_key;
-	hd_nodes sel;
+	/* the counted nodes (not the tracer's or dump_all's) by retained
+	 * memsize, largest first: a group's objects are walked in it */
+	hd_node_id *order;
+	size_t norder;
+	/* each node's class (its stats --by class key), as an index into
+	 * the class names sorted */
+	uint32_t *cls;
+	const char **cls_name;
+	size_t *cls_len;
+	size_t ncls;
+	/* where the walk of the group asked for last stopped */
+	int walk_g;
+	char *walk_key;
+	size_t walk_pos, walk_matched;
 };
 
 /* ---- start ---- */
@@ -110,6 +120,94 @@ static int build_kids(struct serve_state *st)
 	return 0;
 }
 
+static int cmp_mem(const char *a, size_t an, const char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? c : (an < bn ? -1 : an > bn);
+}
+
+static size_t cls_find(const struct serve_state *st, const char *name,
+		       size_t n)
+{
+	size_t lo = 0, hi = st->ncls, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = cmp_mem(st->cls_name[mid], st->cls_len[mid], name, n);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (size_t)-1;
+}
+
+static const char **sort_names;
+static const size_t *sort_lens;
+
+static int cmp_name_idx(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t n = sort_lens[x] < sort_lens[y] ? sort_lens[x] : sort_lens[y];
+	int c = memcmp(sort_names[x], sort_names[y], n);
+
+	return c ? c : (sort_lens[x] < sort_lens[y] ? -1 :
+			sort_lens[x] > sort_lens[y]);
+}
+
+/* The order of a group's objects, and each node's class index. */
+static int build_order(struct serve_state *st)
+{
+	uint32_t n = hd_store_node_count(st->s), i;
+	const hd_stats_row *rows;
+	size_t nr, j, *idx;
+	char buf[1024];
+
+	st->order = malloc(((size_t)n + 1) * sizeof(*st->order));
+	st->cls = malloc(((size_t)n + 1) * sizeof(*st->cls));
+	rows = hd_stats_rows(st->st, 1, HD_SORT_COUNT, &nr);
+	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
+	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
+	idx = malloc((nr + 1) * sizeof(*idx));
+	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx) {
+		free(idx);
+		return -1;
+	}
+	for (j = 0; j < nr; j++) {
+		st->cls_name[j] = rows[j].key[0];
+		st->cls_len[j] = rows[j].key_len[0];
+		idx[j] = j;
+	}
+	sort_names = st->cls_name;
+	sort_lens = st->cls_len;
+	qsort(idx, nr, sizeof(*idx), cmp_name_idx);
+	for (j = 0; j < nr; j++) {
+		st->cls_name[j] = rows[idx[j]].key[0];
+		st->cls_len[j] = rows[idx[j]].key_len[0];
+	}
+	free(idx);
+	st->ncls = nr;
+	for (i = 0; i < n; i++) {
+		size_t len;
+
+		if (hd_store_is_dumper(st->s, i)) {
+			st->cls[i] = UINT32_MAX;
+			continue;
+		}
+		st->order[st->norder++] = i;
+		len = hd_store_class_name(buf, sizeof(buf), st->s, i);
+		st->cls[i] = len < sizeof(buf) ?
+			     (uint32_t)cls_find(st, buf, len) : UINT32_MAX;
+	}
+	sort_ret = st->ret;
+	qsort(st->order, st->norder, sizeof(*st->order), cmp_ret);
+	return 0;
+}
+
 static const hd_class_retained *cr_base;
 
 static int cmp_cr_name(const void *a, const void *b)
@@ -135,7 +233,11 @@ static int open_analyses(struct serve_state *st, int quiet)
 		so.keys[i][0] = group_keys[i];
 		so.nkeys[i] = 1;
 	}
-	so.ngroupings = NGROUPS;
+	/* file and gem together: the files of each gem */
+	so.keys[NGROUPS][0] = HD_KEY_FILE;
+	so.keys[NGROUPS][1] = HD_KEY_GEM;
+	so.nkeys[NGROUPS] = 2;
+	so.ngroupings = NGROUPS + 1;
 	if (hd_stats_new(&st->st, &so, &err) ||
 	    hd_stats_add_store(st->st, st->s, &err) ||
 	    hd_stats_finish(st->st, &err))
@@ -147,6 +249,10 @@ static int open_analyses(struct serve_state *st, int quiet)
 		return lib_fail(&err);
 	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))) ||
 	    build_kids(st)) {
+		cli_error("serve: out of memory");
+		return EXIT_FAIL;
+	}
+	if (build_order(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
@@ -202,7 +308,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 		return EXIT_FAIL;
 	}
 	st->n = n;
-	st->sel_g = -1;
+	st->walk_g = -1;
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
@@ -240,8 +346,11 @@ void serve_state_free(struct serve_state *st)
 	hd_domtree_free(st->dt);
 	hd_reach_free(st->reach);
 	hd_stats_free(st->st);
-	hd_nodes_free(&st->sel);
-	free(st->sel_key);
+	free(st->order);
+	free(st->cls);
+	free(st->cls_name);
+	free(st->cls_len);
+	free(st->walk_key);
 	if (st->has_sc)
 		cli_sidecar_free(&st->sc);
 	for (i = 0; i < st->n; i++)
@@ -658,50 +767,185 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
-/* The objects of group g's key, by retained memsize (cached: the pages
- * of one group cost one selection). Returns 0 or a message. */
-static const char *select_group(struct serve_state *st, int g,
-				const char *key, char *msg, size_t msize)
+/* Walks st->order for the objects of group g's key, largest retained
+ * first. The membership test of each grouping reads the columns of the
+ * store: the class index (computed at start), type, imemo_type,
+ * generation, allocation site; a gem is the files the stats of
+ * (file, gem) put in it. Pointer-keyed caches: the store interns its
+ * strings, so one file is one pointer. */
+#define WCACHE 4096
+
+struct walk {
+	int k;
+	const char *key;
+	size_t klen;
+	int nosite;          /* the key is "(untraced)": no site, no gen */
+	int type;
+	uint32_t cls;
+	uint64_t num;        /* generation, line */
+	size_t flen;         /* location: the file part */
+	const char **files;  /* gem: its files, sorted */
+	size_t *flens;
+	size_t nfiles;
+	const char *cptr[WCACHE];
+	signed char cval[WCACHE];
+};
+
+/* Is the string at p (n bytes, interned) what the walk looks for? */
+static int str_test(struct walk *w, const char *p, size_t n)
 {
-	hd_select *sel = NULL;
-	hd_error err = { 0 };
-	hd_nodes set = { 0 };
-	int k = group_keys[g];
-	size_t i, m = 0;
+	size_t lo = 0, hi = w->nfiles, mid;
+	int c;
 
-	if (st->sel_g == g && st->sel_key && !strcmp(st->sel_key, key))
+	if (w->k != HD_KEY_GEM)
+		return n == w->flen && memcmp(p, w->key, n) == 0;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = cmp_mem(w->files[mid], w->flens[mid], p, n);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int str_match(struct walk *w, const char *p, size_t n)
+{
+	size_t h = ((uintptr_t)p >> 3) & (WCACHE - 1);
+
+	if (w->cptr[h] != p) {
+		w->cptr[h] = p;
+		w->cval[h] = (signed char)str_test(w, p, n);
+	}
+	return w->cval[h];
+}
+
+static int member(const struct serve_state *st, struct walk *w,
+		  hd_node_id v)
+{
+	const char *a;
+	hd_site site;
+	uint64_t gen;
+	size_t n = 0;
+
+	switch (w->k) {
+	case HD_KEY_CLASS:
+		return st->cls[v] == w->cls;
+	case HD_KEY_TYPE:
+		return hd_store_type(st->s, v) == w->type;
+	case HD_KEY_IMEMO:
+		if (hd_store_type(st->s, v) != HD_T_IMEMO)
+			return 0;
+		a = hd_store_aux(st->s, v, &n);
+		if (!a)
+			return w->klen == 6 && !memcmp(w->key, "(none)", 6);
+		return str_match(w, a, n);
+	case HD_KEY_GENERATION:
+		gen = hd_store_generation(st->s, v);
+		return gen == UINT64_MAX ? w->nosite : gen == w->num;
+	default: /* file, location, gem */
+		if (hd_store_site(&site, st->s, v) != 0 || !site.file)
+			return w->nosite;
+		if (w->k == HD_KEY_LOCATION && site.line != w->num)
+			return 0;
+		return str_match(w, site.file, site.file_len);
+	}
+}
+
+static void walk_free(struct walk *w)
+{
+	free(w->files);
+	free(w->flens);
+}
+
+/* Sets up w for group g's key; NULL or a message. */
+static const char *walk_init(struct serve_state *st, struct walk *w, int g,
+			     const char *key)
+{
+	const char *colon;
+	char *end;
+
+	memset(w, 0, sizeof(*w));
+	w->k = group_keys[g];
+	w->key = key;
+	w->klen = w->flen = strlen(key);
+	w->nosite = strcmp(key, "(untraced)") == 0;
+	switch (w->k) {
+	case HD_KEY_CLASS:
+		if ((w->cls = (uint32_t)cls_find(st, key, w->klen)) ==
+		    (uint32_t)-1)
+			return "no such class";
 		return NULL;
-	if (k == HD_KEY_GEM)
-		return "the objects of a gem are not listed: open its files "
-		       "(by file)";
-	if (hd_select_new(&sel, &err) ||
-	    hd_select_add(sel, k == HD_KEY_IMEMO ? "type" : hd_key_name(k),
-			  k == HD_KEY_IMEMO ? "IMEMO" : key, &err) ||
-	    hd_select_nodes(&set, NULL, sel, st->s, &err)) {
-		hd_select_free(sel);
-		snprintf(msg, msize, "%s", err.msg);
-		return msg;
-	}
-	hd_select_free(sel);
-	hd_nodes_drop_dumper(&set, st->s);
-	if (k == HD_KEY_IMEMO) {
-		for (i = 0; i < set.n; i++) {
-			size_t n = 0;
-			const char *a = hd_store_aux(st->s, set.ids[i], &n);
+	case HD_KEY_TYPE:
+		if (!(w->type = hd_type_from_name(key, w->klen)))
+			return "no such type";
+		return NULL;
+	case HD_KEY_GENERATION:
+		if (w->nosite)
+			return NULL;
+		errno = 0;
+		w->num = strtoull(key, &end, 10);
+		return (errno || *end || !*key) ? "generation: a number" : NULL;
+	case HD_KEY_LOCATION:
+		if (w->nosite)
+			return NULL;
+		if (!(colon = strrchr(key, ':')))
+			return "location: FILE:LINE";
+		w->flen = (size_t)(colon - key);
+		errno = 0;
+		w->num = strtoull(colon + 1, &end, 10);
+		return (errno || *end) ? "location: FILE:LINE" : NULL;
+	case HD_KEY_GEM: {
+		/* the files the library puts in this gem */
+		const hd_stats_row *rows;
+		size_t n, i;
 
-			if (a && n == strlen(key) && !memcmp(a, key, n))
-				set.ids[m++] = set.ids[i];
+		rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &n);
+		w->files = malloc((n + 1) * sizeof(*w->files));
+		w->flens = malloc((n + 1) * sizeof(*w->flens));
+		if (!w->files || !w->flens)
+			return "out of memory";
+		for (i = 0; i < n; i++)
+			if (rows[i].key_len[1] == w->klen &&
+			    !memcmp(rows[i].key[1], key, w->klen)) {
+				w->files[w->nfiles] = rows[i].key[0];
+				w->flens[w->nfiles++] = rows[i].key_len[0];
+			}
+		/* sorted for str_test's search */
+		for (i = 1; i < w->nfiles; i++) {
+			const char *f = w->files[i];
+			size_t fl = w->flens[i], j = i;
+
+			while (j > 0 && cmp_mem(w->files[j - 1],
+						w->flens[j - 1], f, fl) > 0) {
+				w->files[j] = w->files[j - 1];
+				w->flens[j] = w->flens[j - 1];
+				j--;
+			}
+			w->files[j] = f;
+			w->flens[j] = fl;
 		}
-		set.n = m;
+		return NULL;
 	}
-	sort_ret = st->ret;
-	qsort(set.ids, set.n, sizeof(*set.ids), cmp_ret);
-	hd_nodes_free(&st->sel);
-	free(st->sel_key);
-	st->sel = set;
-	st->sel_key = strdup(key);
-	st->sel_g = st->sel_key ? g : -1;
-	return NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* The number of objects in group g's key, from the stats. */
+static uint64_t group_count(struct serve_state *st, int g, const char *key)
+{
+	const hd_stats_row *rows;
+	size_t n, i, kl = strlen(key);
+
+	rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT, &n);
+	for (i = 0; i < n; i++)
+		if (rows[i].key_len[0] == kl && !memcmp(rows[i].key[0], key, kl))
+			return rows[i].count;
+	return 0;
 }
 
 static void api_objects(struct serve_state *st, const struct serve_req *r,
@@ -709,8 +953,9 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 {
 	int g = group_index(r->arg(r, "by"));
 	const char *key = r->arg(r, "key"), *e;
-	uint64_t off, lim, k;
-	char msg[300];
+	uint64_t off, lim, k = 0;
+	struct walk *w;
+	size_t pos = 0, matched = 0;
 
 	if (g < 0 || !key) {
 		bad_request(o, 400, "by (a grouping) and key (a group) are "
@@ -722,20 +967,44 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 			    "most 1000)");
 		return;
 	}
-	if ((e = select_group(st, g, key, msg, sizeof(msg)))) {
+	if (!(w = malloc(sizeof(*w)))) {
+		bad_request(o, 500, "out of memory");
+		return;
+	}
+	if ((e = walk_init(st, w, g, key))) {
+		walk_free(w);
+		free(w);
 		bad_request(o, 400, e);
 		return;
 	}
+	/* the next page starts where the last one stopped */
+	if (st->walk_g == g && st->walk_key && !strcmp(st->walk_key, key) &&
+	    st->walk_matched <= off) {
+		pos = st->walk_pos;
+		matched = st->walk_matched;
+	}
 	fprintf(o->f, "{\"by\":\"%s\",\"key\":", hd_key_name(group_keys[g]));
 	jstr(o->f, key);
-	fprintf(o->f, ",\"total\":%zu,\"offset\":%llu,\"objects\":[",
-		st->sel.n, (unsigned long long)off);
-	for (k = 0; off + k < st->sel.n && k < lim; k++) {
-		if (k)
+	fprintf(o->f, ",\"total\":%llu,\"offset\":%llu,\"objects\":[",
+		(unsigned long long)group_count(st, g, key),
+		(unsigned long long)off);
+	for (; pos < st->norder && k < lim; pos++) {
+		if (!member(st, w, st->order[pos]))
+			continue;
+		if (matched++ < off)
+			continue;
+		if (k++)
 			fputc(',', o->f);
-		node_json(o->f, st, st->sel.ids[off + k]);
+		node_json(o->f, st, st->order[pos]);
 	}
 	fprintf(o->f, "]}");
+	free(st->walk_key);
+	st->walk_key = strdup(key);
+	st->walk_g = st->walk_key ? g : -1;
+	st->walk_pos = pos;
+	st->walk_matched = matched;
+	walk_free(w);
+	free(w);
 	out_close(o, 200);
 }
 

@@ -86,10 +86,16 @@ static void add_headers(struct MHD_Response *resp, const char *mime)
 				"same-origin");
 }
 
+/* the server time of the API call being answered (Server-Timing), or
+ * a negative number */
+static double api_ms = -1;
+
 static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
 			   const char *mime, void *buf, size_t len,
 			   enum MHD_ResponseMemoryMode mode)
 {
+	char timing[64];
+
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
 
@@ -100,6 +106,11 @@ static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
 		return MHD_NO;
 	}
 	add_headers(resp, mime);
+	if (api_ms >= 0) {
+		snprintf(timing, sizeof(timing), "api;dur=%.2f", api_ms);
+		MHD_add_response_header(resp, "Server-Timing", timing);
+		api_ms = -1;
+	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, "Allow", "GET, HEAD");
 	ret = MHD_queue_response(c, status, resp);
@@ -204,6 +215,7 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
 	const struct serve_asset *a;
 	struct serve_req req;
 	struct serve_resp resp = { 200, NULL, 0 };
+	double t0;
 
 	(void)version;
 	(void)upload;
@@ -220,7 +232,9 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
 		req.path = url + 5;
 		req.arg = conn_arg;
 		req.conn = c;
+		t0 = cli_now();
 		serve_api(sv->st, &req, &resp);
+		api_ms = (cli_now() - t0) * 1000;
 		if (!resp.body)
 			return send_error(c, 500, "out of memory");
 		return send_json(c, resp.status, resp.body, resp.len);

@@ -118,6 +118,27 @@ check api/domtree-children "$(get "object?address=$kid" | jq .object.dominated)"
 check api/search-class Request "$(get 'search?q=request&kind=class' | jq -r '.classes.rows[].key')"
 check api/search-address "$holder" "$(get "search?q=$holder" | jq -r .address.address)"
 check api/objects-of-class "$(jq -r '[.[] | select(.[0] == "Request")][0][1]' "$TMP/cli_classes")" "$(get 'objects?by=class&key=Request' | jq .total)"
+# every grouping's drill-down lists as many objects as stats counts
+for by in type class file location gem generation imemo; do
+	get "stats?by=$by&limit=1000" | jq -c '.rows[] | [.key, .count]' | head -3 >"$TMP/keys"
+	bad=""
+	while read -r row; do
+		key=$(printf '%s' "$row" | jq -r '.[0]' | jq -Rr @uri)
+		want=$(printf '%s' "$row" | jq '.[1]')
+		got=$(get "objects?by=$by&key=$key&limit=1000" | jq '.objects | length')
+		[ "$got" = "$want" ] || [ "$want" -gt 1000 ] || bad="$bad $row:$got"
+	done <"$TMP/keys"
+	check "api/objects-count-$by" "" "$bad"
+done
+# pages of 7 put together are the whole list, in order
+get 'objects?by=type&key=STRING&limit=1000' | jq -c '[.objects[].address]' >"$TMP/all"
+: >"$TMP/pages"
+off=0
+while [ $off -lt 70 ]; do
+	get "objects?by=type&key=STRING&offset=$off&limit=7" | jq -c '.objects[].address' >>"$TMP/pages"
+	off=$((off + 7))
+done
+check api/objects-pages "$(jq -c '.[:70]' "$TMP/all")" "$(jq -sc . "$TMP/pages")"
 
 # ---- the page, in chromium ----
 cnt=$(jq -r '[.[] | select(.[0] == "Request")][0][1]' "$TMP/cli_classes")
