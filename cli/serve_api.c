@@ -7,6 +7,7 @@
  * through cli_json_string (and serve_http.c writes '<', '>' and '&' as
  * \u escapes).
  */
+#define _GNU_SOURCE /* memmem */
 #include "common.h"
 #include "order.h"
 #include "serve.h"
@@ -18,6 +19,8 @@
 #include <string.h>
 
 #define MAX_LIMIT 1000
+/* string values matching a search are counted up to this many */
+#define SEARCH_COUNT_MAX 10000
 #define NGROUPS 7
 
 static const int group_keys[NGROUPS] = {
@@ -41,6 +44,9 @@ struct serve_state {
 	uint32_t *kid_off;        /* dominator tree children (CSR); the */
 	hd_node_id *kids;         /* virtual root is node_count */
 	hd_strings *strs;         /* by value and site, for search */
+	char *lc;                 /* their values lowercased, each with a */
+	size_t *lc_off;           /* NUL after it, and where each starts */
+	size_t nlc;
 	char strs_msg[256];
 	struct cli_sidecar sc;
 	int has_sc;
@@ -216,6 +222,28 @@ static int cmp_cr_name(const void *a, const void *b)
 		      cr_base[*(const size_t *)b].name);
 }
 
+/* The string values lowercased into one buffer, searched by memmem. */
+static int build_lc(struct serve_state *st)
+{
+	const hd_strings_row *rows = hd_strings_rows(st->strs, &st->nlc);
+	size_t i, j, total = 1, k = 0;
+
+	for (i = 0; i < st->nlc; i++)
+		total += rows[i].value_len + 1;
+	st->lc = malloc(total);
+	st->lc_off = malloc((st->nlc + 1) * sizeof(*st->lc_off));
+	if (!st->lc || !st->lc_off)
+		return -1;
+	for (i = 0; i < st->nlc; i++) {
+		st->lc_off[i] = k;
+		for (j = 0; j < rows[i].value_len; j++)
+			st->lc[k++] = (char)tolower((unsigned char)rows[i].value[j]);
+		st->lc[k++] = '\0';
+	}
+	st->lc_off[st->nlc] = k;
+	return 0;
+}
+
 static int lib_fail(const hd_error *err)
 {
 	return cli_lib_error(err);
@@ -267,6 +295,9 @@ static int open_analyses(struct serve_state *st, int quiet)
 	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
 		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
 		st->strs = NULL;
+	} else if (build_lc(st)) {
+		cli_error("serve: out of memory");
+		return EXIT_FAIL;
 	}
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
@@ -338,6 +369,8 @@ void serve_state_free(struct serve_state *st)
 	hd_stats_free(st->diff_st);
 	hd_diff_result_free(st->diff);
 	hd_strings_free(st->strs);
+	free(st->lc);
+	free(st->lc_off);
 	free(st->kids);
 	free(st->kid_off);
 	free(st->ret);
@@ -1262,11 +1295,37 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 		fprintf(f, "}");
 	} else {
 		const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
+		size_t ql = strlen(q), pos = 0, lo, hi;
+		char *lq = strdup(q);
+		const char *hit;
+		int more = 0;
 
+		for (i = 0; lq && i < ql; i++)
+			lq[i] = (char)tolower((unsigned char)lq[i]);
 		fprintf(f, "{\"rows\":[");
-		for (i = 0; i < n; i++) {
-			if (!contains(rows[i].value, rows[i].value_len, q))
-				continue;
+		while (lq && pos < st->lc_off[st->nlc] &&
+		       (hit = memmem(st->lc + pos, st->lc_off[st->nlc] - pos,
+				     lq, ql))) {
+			/* the row holding the hit: the last that starts at
+			 * or before it */
+			lo = 0;
+			hi = st->nlc;
+			while (hi - lo > 1) {
+				size_t mid = (lo + hi) / 2;
+
+				if (st->lc_off[mid] <= (size_t)(hit - st->lc))
+					lo = mid;
+				else
+					hi = mid;
+			}
+			i = lo;
+			pos = st->lc_off[i + 1];
+			if (memchr(hit, '\0', ql))
+				continue; /* across two values */
+			if (m >= SEARCH_COUNT_MAX) {
+				more = 1; /* counted far enough */
+				break;
+			}
 			if (m++ >= lim)
 				continue;
 			fprintf(f, "%s{\"value\":", m > 1 ? "," : "");
@@ -1283,7 +1342,9 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 				fprintf(f, "null");
 			fputc('}', f);
 		}
-		fprintf(f, "],\"matched\":%zu}", m);
+		free(lq);
+		fprintf(f, "],\"matched\":%zu,\"more\":%s}", m,
+			more ? "true" : "false");
 	}
 	fprintf(f, "}");
 	out_close(o, 200);

@@ -291,7 +291,7 @@ async function viewSearch(ps) {
   nodes.push(table([{ label: 'class' }, { label: 'count', num: 1 }, { label: 'memsize', num: 1 }], j.classes.rows.map(r => [link('/group', { by: 'class', key: r.key }, r.key), num(r.count), num(r.memsize)]), { id: 'search-classes' }));
   nodes.push(el('h2', {}, 'Allocation sites (' + num(j.sites.matched) + ')'));
   nodes.push(table([{ label: 'site' }, { label: 'count', num: 1 }, { label: 'memsize', num: 1 }], j.sites.rows.map(r => [link('/group', { by: 'location', key: r.key }, r.key), num(r.count), num(r.memsize)]), { id: 'search-sites' }));
-  nodes.push(el('h2', {}, 'String values (' + num(j.strings.matched) + ')'));
+  nodes.push(el('h2', {}, 'String values (' + num(j.strings.matched) + (j.strings.more ? '+' : '') + ')'));
   if (j.strings.unavailable) nodes.push(el('p', { class: 'muted' }, j.strings.unavailable));
   nodes.push(table([{ label: 'value' }, { label: 'copies', num: 1 }, { label: 'bytesize', num: 1 }, { label: 'a copy' }], j.strings.rows.map(r => [el('code', {}, r.value), num(r.count), num(r.bytesize), r.object ? objLink(r.object) : '']), { id: 'search-strings' }));
   show(...nodes);

@@ -158,6 +158,7 @@ check xss/json-escapes-markup 0 "$(grep -c '<' "$TMP/xss.json")"
 check xss/json-valid 1 "$(jq '.strings.matched > 0 | if . then 1 else 0 end' "$TMP/xss.json")"
 cname=$("$HD" stats -q -f json --by class -n 0 "$X" | jq -r '.groupings[0].rows[] | select(.class | test("PWNED")) | .class')
 check xss/class-name-in-api "$cname" "$(get 'stats?by=class&filter=PWNED' | jq -r '.rows[0].key')"
+check xss/control-bytes-escaped "\"\\\"quoted\\\" 'single' & <b>bold</b> \\u0001\\u0007\\u001b[2J\"" "$(get 'search?q=QUOTED&kind=string' | jq -c '.strings.rows[0].value')"
 jq -n --arg c "$cname" '{class_name: $c}' >"$TMP/xexpect.json"
 (cd "$TOP/tests" && node tools/serve_browser.mjs xss "$URL" "$TMP/xexpect.json" "$SHOTS") 2>"$TMP/browser.err" ||
 	echo "# browser: $(head -c 500 "$TMP/browser.err")" >&2
