@@ -7,17 +7,25 @@ const TOKEN = new URLSearchParams(location.search).get('token') || '';
 const PAGE = 50;
 let OVERVIEW = null;
 
+// Control bytes and bidi controls of dump strings shown as \u00XX, as
+// the text output of the CLI shows them: visible, and unable to reorder
+// or hide the text around them.
+function visible(s) {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined) continue;
     if (k === 'onclick') e.addEventListener('click', v);
-    else if (k === 'text') e.textContent = v;
+    else if (k === 'text') e.textContent = visible(String(v));
     else e.setAttribute(k, v);
   }
   for (const k of kids) {
     if (k === null || k === undefined) continue;
-    e.append(typeof k === 'object' ? k : document.createTextNode(String(k)));
+    e.append(typeof k === 'object' ? k : document.createTextNode(visible(String(k))));
   }
   return e;
 }
