@@ -76,6 +76,12 @@ check bind/loopback-only "0100007F:$hexport" "$(awk -v p=":$hexport" '$4 == "0A"
 check_rc bind/bad-address 2 "$HD" serve --bind nowhere "$L"_later.json.gz
 check_grep bind/bad-address-says "no numeric IPv4 or IPv6 address" "$TMP/err"
 check_rc args/four-dumps 2 "$HD" serve "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz
+# a build where pkg-config finds no libmicrohttpd stops, saying what to
+# install (the Makefile's check, on an empty pkg-config path)
+mkdir -p "$TMP/nopc"
+(cd "$TOP" && PKG_CONFIG_LIBDIR="$TMP/nopc" PKG_CONFIG_PATH= make -s B="$TMP/b" "$TMP/b/.mhd-ok") >"$TMP/out" 2>"$TMP/err"
+check build/no-libmicrohttpd-fails 2 "$?"
+check_grep build/no-libmicrohttpd-says "install libmicrohttpd-dev" "$TMP/err"
 
 # ---- the API equals the CLI's JSON ----
 "$HD" stats -q -f json "$L"_later.json.gz >"$TMP/stats.json"
