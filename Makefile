@@ -173,9 +173,10 @@ MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
 MHD_OK := $(B)/.mhd-ok
 endif
 
+# (asked when the rule runs, so that make -n shows no pkg-config here)
 $(B)/.mhd-ok:
 	@mkdir -p $(B)
-	@pkg-config --exists libmicrohttpd || { echo "heapdump: pkg-config cannot find libmicrohttpd: install libmicrohttpd-dev (make deps), or build without the web UI: make MHD=0" >&2; exit 1; }
+	@test "$(shell pkg-config --exists libmicrohttpd && echo yes)" = yes || { echo "heapdump: the development files of libmicrohttpd are missing (no libmicrohttpd.pc): install libmicrohttpd-dev (make deps), or build without the web UI: make MHD=0" >&2; exit 1; }
 	@touch $@
 
 $(B)/cli/serve_http.o: cli/serve_http.c $(B)/.cflags | $(MHD_OK)
