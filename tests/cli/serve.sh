@@ -75,6 +75,10 @@ hexport=$(printf '%04X' "$PORT")
 check bind/loopback-only "0100007F:$hexport" "$(awk -v p=":$hexport" '$4 == "0A" && $2 ~ p"$" { print $2 }' /proc/net/tcp /proc/net/tcp6 | sort -u | tr '\n' ' ' | sed 's/ $//')"
 check_rc bind/bad-address 2 "$HD" serve --bind nowhere "$L"_later.json.gz
 check_grep bind/bad-address-says "no numeric IPv4 or IPv6 address" "$TMP/err"
+# an address that is not loopback warns (TEST-NET-2: not on this
+# machine, so nothing listens and no packet leaves)
+check_rc bind/non-loopback-fails 1 "$HD" serve -q --bind 198.51.100.7 "$L"_later.json.gz
+check_grep bind/non-loopback-warns "warning: listening on 198.51.100.7, not on loopback" "$TMP/err"
 check_rc args/four-dumps 2 "$HD" serve "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz
 # a build where pkg-config finds no libmicrohttpd stops, saying what to
 # install (the Makefile's check, on an empty pkg-config path)
