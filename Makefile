@@ -13,6 +13,8 @@
 #   make format-check    what clang-format (.clang-format) would change
 #   make GVC=0           without Graphviz: render and leaks --svg say how
 #                        to get it (make check still needs it)
+#   make MHD=0           without libmicrohttpd: serve says how to get it
+#                        (make check still needs it)
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
 #                        mkmf, for each Ruby of RUBIES (default: ruby and
 #                        /opt/rubies/*/bin/ruby)
@@ -28,6 +30,7 @@ pkgconfigdir ?= $(libdir)/pkgconfig
 CC ?= cc
 B := build
 GVC ?= 1
+MHD ?= 1
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wcast-align -Wundef -Wvla -Wwrite-strings -Wformat=2
 OPT ?= -O2 -g
@@ -68,7 +71,7 @@ VERSION_PARTS := $(subst ., ,$(VERSION))
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
-CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o) $(B)/cli/serve_assets.o
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC := $(wildcard tests/tools/*.c)
@@ -81,8 +84,8 @@ all: $(B)/libheapdump.a $(B)/libheapdump.so $(B)/heapdump
 # Rebuild everything when the flags change.
 $(B)/.cflags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' | cmp -s - $@ || \
-		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC)' > $@
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD)' > $@
 
 $(B)/%.o: %.c $(B)/.cflags
 	@mkdir -p $(dir $@)
@@ -156,9 +159,42 @@ $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
 
-$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK)
+# libmicrohttpd serves heapdump serve's pages: only cli/serve_http.o
+# includes its header, and only the program links it. MHD=0 builds
+# without it: serve then says how to get it. The page's files (cli/web/)
+# are compiled in by cli/web/embed.sh: nothing is loaded from elsewhere.
+ifeq ($(MHD),0)
+MHD_CFLAGS := -DHAVE_MHD=0
+MHD_LIBS :=
+MHD_OK :=
+else
+MHD_CFLAGS = -DHAVE_MHD=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libmicrohttpd 2>/dev/null))
+MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+MHD_OK := $(B)/.mhd-ok
+endif
+
+# (asked when the rule runs, so that make -n shows no pkg-config here)
+$(B)/.mhd-ok:
+	@mkdir -p $(B)
+	@test "$(shell pkg-config --exists libmicrohttpd && echo yes)" = yes || { echo "heapdump: the development files of libmicrohttpd are missing (no libmicrohttpd.pc): install libmicrohttpd-dev (make deps), or build without the web UI: make MHD=0" >&2; exit 1; }
+	@touch $@
+
+$(B)/cli/serve_http.o: cli/serve_http.c $(B)/.cflags | $(MHD_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/cli/serve_assets.c: cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css)
+	@mkdir -p $(dir $@)
+	$(Q)sh cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css) > $@.tmp && mv $@.tmp $@
+
+$(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Icli -c -o $@ $<
+
+$(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(EDIT_LIBS) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(MHD_LIBS) $(EDIT_LIBS) $(LIBS)
 
 # The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
 # for tests/cli/nogvc.sh.

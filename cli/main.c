@@ -44,6 +44,8 @@ const struct cli_command cli_commands[] = {
 	  "draw objects and references as SVG, PNG or PDF" },
 	{ "dump", cmd_dump,
 	  "ask a running Ruby process (heapdump gem) for a heap dump" },
+	{ "serve", cmd_serve,
+	  "browse a heap in a local web page: groups, objects, paths, leaks" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

@@ -1,0 +1,69 @@
+/*
+ * serve.h - heapdump serve: the HTTP server (serve_http.c, the one file
+ * that includes libmicrohttpd's header), the JSON API over the stores
+ * (serve_api.c) and the page's files compiled into the program
+ * (cli/web/, embedded by cli/web/embed.sh into serve_assets.c).
+ */
+#ifndef CLI_SERVE_H
+#define CLI_SERVE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* One file of the page, served as it is. NULL-terminated table. */
+struct serve_asset {
+	const char *path; /* "/app.js" */
+	const char *mime;
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct serve_asset serve_assets[];
+
+/* The length of the access token, in hex digits (128 random bits). */
+#define SERVE_TOKEN_LEN 32
+
+/* A request as the API sees it: the path after /api/ and a way to read
+ * its query arguments (decoded, NULL when absent). */
+struct serve_req {
+	const char *path;
+	const char *(*arg)(const struct serve_req *r, const char *name);
+	void *conn;
+};
+
+/* A response: status and a malloc'ed JSON body (mime NULL: JSON). */
+struct serve_resp {
+	unsigned status;
+	char *body;
+	size_t len;
+};
+
+struct serve_state;
+
+/* serve_api.c: the inputs opened and the analyses every request uses
+ * computed once (paths, dominators, groups, strings, diff and leaks).
+ * Returns 0 or an exit code after the message. */
+int serve_state_open(struct serve_state **out, char **paths, int n,
+		     int quiet);
+void serve_state_free(struct serve_state *st);
+/* Answers one API call. */
+void serve_api(struct serve_state *st, const struct serve_req *r,
+	       struct serve_resp *resp);
+
+/* serve_http.c */
+struct serve_http_opts {
+	const char *bind;   /* numeric address; NULL: 127.0.0.1 */
+	unsigned port;      /* 0: any free port */
+	const char *token;  /* SERVE_TOKEN_LEN hex digits */
+	int quiet;
+};
+/* 1 if the program was built with libmicrohttpd (make MHD=1). */
+int serve_http_available(void);
+/* Runs the server until SIGINT or SIGTERM. Returns 0 or an exit code. */
+int serve_http_run(const struct serve_http_opts *o, struct serve_state *st);
+/* 1 if the numeric address addr is a loopback address (127.0.0.0/8,
+ * ::1), 0 otherwise, -1 if it is no numeric address. */
+int serve_addr_loopback(const char *addr);
+/* Tokens compared in time that does not depend on where they differ. */
+int serve_token_equal(const char *given, const char *token);
+
+#endif
