@@ -32,6 +32,11 @@
 #    tests/cli/nogvc.sh leaves it out of its re-runs, and it runs the
 #    GVC=0 program itself.
 . "$(dirname "$0")/../lib.sh"
+# under ASan: what Graphviz's font stack keeps until exit is not ours
+# (the drawings link libgvc); the same suppressions as export.sh
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS ASAN_OPTIONS
 needs python3 python3
 needs chromium chromium
 cd "$TOP" || exit 1
