@@ -65,6 +65,22 @@ static int check_png(Agraph_t *g, const char *out_path)
 }
 
 /*
+ * The one Graphviz context of the process, made at the first drawing and
+ * kept until exit: a second context after gvFreeContext() reads what the
+ * first one freed (the pango plugin keeps font names from the context's
+ * dictionaries: a use after free under ASan at the second drawing of
+ * report and leaks --svg).
+ */
+static GVC_t *context(void)
+{
+	static GVC_t *gvc;
+
+	if (!gvc)
+		gvc = gvContext();
+	return gvc;
+}
+
+/*
  * Lays the graph out and renders it in memory as fmt: *data_out (NUL
  * terminated, malloc'ed) and *len_out. what names the drawing in
  * messages. Refuses a graph over lim before the layout, and a PNG
@@ -83,7 +99,7 @@ int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
 	*data_out = NULL;
 	*len_out = 0;
 	agseterr(AGERR); /* warnings off, errors on stderr */
-	if (!(gvc = gvContext())) {
+	if (!(gvc = context())) {
 		cli_error("cannot start graphviz");
 		goto out;
 	}
@@ -121,8 +137,6 @@ out:
 		gvFreeLayout(gvc, g);
 	if (g)
 		agclose(g);
-	if (gvc)
-		gvFreeContext(gvc);
 	return rc;
 }
 

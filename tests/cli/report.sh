@@ -173,6 +173,15 @@ wait
 check out/fifo-in-place yes "$([ -p "$TMP/fifo" ] && echo yes || echo no)"
 check out/fifo-content "$(cksum <"$TMP/stdout.html")" "$(cksum <"$TMP/fifo.out")"
 
+# ---- several drawings in one process ----
+# Each drawing once had its own Graphviz context, freed after it: the
+# second one read what the first freed (a use after free under ASan, in
+# report and in leaks --svg alike); one context now serves them all.
+check_rc drawings/leaks-svg-four 0 "$H" leaks -q --svg "$TMP/svgs" "$D/leak_clusters_before.json.gz" \
+	"$D/leak_clusters_after.json.gz" "$D/leak_clusters_later.json.gz"
+check drawings/leaks-svg-files 4 "$(ls "$TMP/svgs" | grep -c '^suspect-[0-9]*\.svg$')"
+check drawings/report-svgs 4 "$(grep -c '<svg' "$ART/clusters3.html")"
+
 # ---- without Graphviz ----
 if [ -x "$NOGVC" ]; then
 	"$NOGVC" report -q "$D/named_ruby3.1_leak_before.json.gz" "$D/named_ruby3.1_leak_after.json.gz" \
