@@ -16,6 +16,7 @@ int cmd_query(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_dominators(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_trend(int argc, char **argv);
 int cmd_strings(int argc, char **argv);
 int cmd_waste(int argc, char **argv);

@@ -118,4 +118,15 @@ int cli_render_available(const char *what);
 int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		   const char *like, const struct cli_render_limits *lim);
 
+/* graphviz.c: cli_render_dot into memory: *data_out (NUL-terminated,
+ * free it with free()) and *len_out; what names the drawing in
+ * messages. Returns 0 or an exit code, after the message. */
+int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
+			const struct cli_render_limits *lim, char **data_out,
+			size_t *len_out);
+
+/* graphviz.c: 1 when this heapdump draws with Graphviz, 0 when it was
+ * built without it (make GVC=0); says nothing. */
+int cli_render_compiled(void);
+
 #endif

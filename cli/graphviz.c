@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef HAVE_GVC
@@ -64,23 +65,41 @@ static int check_png(Agraph_t *g, const char *out_path)
 }
 
 /*
- * Lays the graph out and renders it in memory, then writes it through
- * the CLI's atomic output (a temporary file beside out_path, checked
- * writes, fsync, rename): nothing is left behind on failure. libgvc's
- * own file output neither syncs nor reports a failed close.
+ * The one Graphviz context of the process, made at the first drawing and
+ * kept until exit: a second context after gvFreeContext() reads what the
+ * first one freed (the pango plugin keeps font names from the context's
+ * dictionaries: a use after free under ASan at the second drawing of
+ * report and leaks --svg).
  */
-int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
-		   const char *like, const struct cli_render_limits *lim)
+static GVC_t *context(void)
+{
+	static GVC_t *gvc;
+
+	if (!gvc)
+		gvc = gvContext();
+	return gvc;
+}
+
+/*
+ * Lays the graph out and renders it in memory as fmt: *data_out (NUL
+ * terminated, malloc'ed) and *len_out. what names the drawing in
+ * messages. Refuses a graph over lim before the layout, and a PNG
+ * larger than cairo can hold.
+ */
+int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
+			const struct cli_render_limits *lim, char **data_out,
+			size_t *len_out)
 {
 	GVC_t *gvc = NULL;
 	Agraph_t *g = NULL;
-	struct cli_out out;
 	char *data = NULL;
 	unsigned int len = 0;
 	int rc = EXIT_FAIL, laid = 0;
 
+	*data_out = NULL;
+	*len_out = 0;
 	agseterr(AGERR); /* warnings off, errors on stderr */
-	if (!(gvc = gvContext())) {
+	if (!(gvc = context())) {
 		cli_error("cannot start graphviz");
 		goto out;
 	}
@@ -88,7 +107,7 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		cli_error("graphviz cannot read the graph");
 		goto out;
 	}
-	if (cli_render_check(out_path, (uint64_t)agnnodes(g),
+	if (cli_render_check(what, (uint64_t)agnnodes(g),
 			     (uint64_t)agnedges(g), lim))
 		goto out;
 	if (gvLayout(gvc, g, "dot") != 0) {
@@ -96,12 +115,47 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 		goto out;
 	}
 	laid = 1;
-	if (strcmp(fmt, "png") == 0 && check_png(g, out_path))
+	if (strcmp(fmt, "png") == 0 && check_png(g, what))
 		goto out;
 	if (gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
 		cli_error("graphviz cannot render %s", fmt);
 		goto out;
 	}
+	/* the caller frees it with free(): a copy of graphviz's buffer */
+	if (!(*data_out = malloc((size_t)len + 1))) {
+		cli_error("out of memory");
+		goto out;
+	}
+	memcpy(*data_out, data, len);
+	(*data_out)[len] = '\0';
+	*len_out = len;
+	rc = EXIT_OK;
+out:
+	if (data)
+		gvFreeRenderData(data);
+	if (laid)
+		gvFreeLayout(gvc, g);
+	if (g)
+		agclose(g);
+	return rc;
+}
+
+/*
+ * Renders in memory (cli_render_dot_data), then writes it through the
+ * CLI's atomic output (a temporary file beside out_path, checked writes,
+ * fsync, rename): nothing is left behind on failure. libgvc's own file
+ * output neither syncs nor reports a failed close.
+ */
+int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
+		   const char *like, const struct cli_render_limits *lim)
+{
+	struct cli_out out;
+	char *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = cli_render_dot_data(dot, fmt, out_path, lim, &data, &len)))
+		return rc;
 	/* a picture of a heap tells its secrets: the dump's permissions */
 	if ((rc = cli_out_open(&out, out_path, like)))
 		goto out;
@@ -113,15 +167,13 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 	}
 	rc = cli_out_commit(&out);
 out:
-	if (data)
-		gvFreeRenderData(data);
-	if (laid)
-		gvFreeLayout(gvc, g);
-	if (g)
-		agclose(g);
-	if (gvc)
-		gvFreeContext(gvc);
+	free(data);
 	return rc;
+}
+
+int cli_render_compiled(void)
+{
+	return 1;
 }
 
 #else /* !HAVE_GVC */
@@ -142,6 +194,24 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 	(void)like;
 	(void)lim;
 	return cli_render_available("a drawing");
+}
+
+int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
+			const struct cli_render_limits *lim, char **data_out,
+			size_t *len_out)
+{
+	(void)dot;
+	(void)fmt;
+	(void)what;
+	(void)lim;
+	*data_out = NULL;
+	*len_out = 0;
+	return cli_render_available("a drawing");
+}
+
+int cli_render_compiled(void)
+{
+	return 0;
 }
 
 #endif

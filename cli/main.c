@@ -29,6 +29,8 @@ const struct cli_command cli_commands[] = {
 	  "the chain of objects that alone keep an object alive" },
 	{ "leaks", cmd_leaks,
 	  "the leak workflow in one report: diff, border, suspects, paths" },
+	{ "report", cmd_report,
+	  "one self-contained HTML page: the leak report, or one dump's overview" },
 	{ "trend", cmd_trend,
 	  "how each class or site grows over many dumps of one process" },
 	{ "strings", cmd_strings,

@@ -107,12 +107,10 @@ static void say_reversed(const hd_order_pair *p, const char *first,
 			  first, second, why);
 }
 
-int cli_check_order(hd_store *const *s, const struct cli_input *in,
-		    size_t n, int force)
+int cli_order_pairs(hd_order_pair *p, char (*times)[40],
+		    hd_store *const *s, const struct cli_input *in, size_t n)
 {
 	hd_dump_origin o[3];
-	hd_order_pair p[2];
-	char times[3][40];
 	hd_error err = { 0 };
 	size_t k;
 
@@ -122,6 +120,20 @@ int cli_check_order(hd_store *const *s, const struct cli_input *in,
 		origin_of(s[k], &in[k], &o[k], times[k], sizeof(times[k]));
 	if (hd_order_check(p, (const hd_store *const *)s, o, n, &err))
 		return cli_lib_error(&err);
+	return 0;
+}
+
+int cli_check_order(hd_store *const *s, const struct cli_input *in,
+		    size_t n, int force)
+{
+	hd_order_pair p[2];
+	char times[3][40];
+	int rc;
+
+	if (n < 2 || n > 3)
+		return 0;
+	if ((rc = cli_order_pairs(p, times, s, in, n)))
+		return rc;
 	return cli_order_report(p, in, times, n, force);
 }
 

@@ -19,6 +19,15 @@
 int cli_check_order(hd_store *const *s, const struct cli_input *in,
 		    size_t n, int force);
 
+/*
+ * What cli_check_order checks, without a word: the n - 1 pairs of the n
+ * stores s (opened from in[k]) into p, and each one's sidecar time into
+ * times[k] ("" if none), for cli_order_report and for commands that
+ * also say it elsewhere (report). Returns 0 or an exit code.
+ */
+int cli_order_pairs(hd_order_pair *p, char (*times)[40],
+		    hd_store *const *s, const struct cli_input *in, size_t n);
+
 /* The pid and time of the sidecar beside dump (zeros when there is none,
  * or for "-"), and its time as written into time[size] ("" if none). */
 void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,

@@ -49,7 +49,8 @@ roots-of|roots-of -q $IN --class Request -o @OUT@
 subgraph-of|subgraph-of -q $IN --class Request -o @OUT@
 to-gml|to-gml -q $IN --class Request -o @OUT@
 to-dot|to-dot -q $IN --class Request -o @OUT@
-render|render -q $IN --class Request --format svg -o @OUT@"
+render|render -q $IN --class Request --format svg -o @OUT@
+report|report -q $TMP/in/before.json $IN -o @OUT@"
 
 run_cmd() { # run_cmd CMD OUT: the command with its output
 	args=$(printf '%s' "$1" | sed "s|@OUT@|$2|")

@@ -3,7 +3,7 @@
 # loopback only, security headers, the JSON API equal to the CLI's JSON)
 # and the page in Debian's headless chromium through puppeteer-core
 # (tests/tools/serve_browser.mjs): a real leak scenario clicked through,
-# and a dump of hostile names (data/gen/xss.rb) that must render as text.
+# and a dump of hostile names (data/gen/xss_page.rb) that must render as text.
 # Screenshots: build/serve-*.png.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
