@@ -44,6 +44,8 @@ const struct cli_command cli_commands[] = {
 	  "draw objects and references as SVG, PNG or PDF" },
 	{ "dump", cmd_dump,
 	  "ask a running Ruby process (heapdump gem) for a heap dump" },
+	{ "console", cmd_console,
+	  "irb with the dumps loaded: the gem's HeapDump::Heap API" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }
