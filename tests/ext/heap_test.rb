@@ -289,7 +289,7 @@ else
   check_eq "big/every-object", heap.size, n
   check_eq "big/memsize-as-stats", heap.totals(all: true)[:memsize], mem
   check "big/heap-slots-flat", grown < 100_000, "the Ruby heap grew by #{grown} slots over #{n} objects"
-  check "big/rss-flat", peak - rss0 < 24_000, "RSS #{rss0} kB -> peak #{peak} kB over #{n} objects"
+  check "big/rss-flat", peak - rss0 < 12_000, "RSS #{rss0} kB -> peak #{peak} kB over #{n} objects"
   puts "# big: #{n} objects, RSS #{rss0} -> peak #{peak} kB, heap slots +#{grown}"
   heap.close
 end

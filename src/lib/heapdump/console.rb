@@ -97,6 +97,7 @@ module HeapDump
       IRB::Command::Help.prepend(IrbHelp) if defined?(IRB::Command::Help) && IRB::Command::Help.method_defined?(:execute)
       IRB.setup(nil, argv: [])
       IRB.conf[:IRB_NAME] = "heapdump"
+      IRB.conf[:SAVE_HISTORY] = nil unless $stdin.tty? # a script is no history
       ws = IRB::WorkSpace.new(b)
       irb = IRB::Irb.new(ws)
       IRB.conf[:MAIN_CONTEXT] = irb.context
