@@ -15,6 +15,11 @@ HOME=$TMP # irb's history and rc files
 XDG_CACHE_HOME=$TMP/cache
 export HOME XDG_CACHE_HOME
 
+# The gem of this build for each Ruby: given through RUBYLIB, as the
+# program may be another build's (nogvc.sh runs this suite with
+# B/nogvc/heapdump); B/heapdump finding it by itself is checked below.
+case $B in /*) BDIR=$B ;; *) BDIR=$TOP/$B ;; esac
+
 # the commands' answers
 top_class=$("$HD" stats -q -f json --by class "$TMP/ok_ruby3.1_traced.json" | jq -r '.groupings[0].rows[0] | "\(.class) \(.count) \(.memsize)"')
 chain=$("$HD" path "$TMP/named_ruby3.1_names_after.json.gz" 0x7f3c92c29338 | sed -n '2s/^  //p')
@@ -23,6 +28,8 @@ suspect=$("$HD" leaks -q -f json "$TMP/leak_before.json" "$TMP/leak_after.json" 
 
 for r in ${HD_RUBIES:-ruby}; do
 	v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null) || { notok "ruby[$r]" "does not run"; continue; }
+	RUBYLIB="$BDIR/ext-$v:$TOP/src/lib"
+	export RUBYLIB
 	if ! "$r" -e 'require "irb"' 2>/dev/null; then
 		# no irb in this Ruby (4.0 made it a bundled gem): said, exit 1
 		echo 'heap.size' | "$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
@@ -51,6 +58,18 @@ for r in ${HD_RUBIES:-ruby}; do
 	check "three[$v]/bound" "NAMES leak_before.json,leak_after.json,leak_later.json true" "$(grep '^NAMES ' "$TMP/out")"
 	check_grep "three[$v]/banner" '^later = #<HeapDump::Heap' "$TMP/out"
 done
+
+unset RUBYLIB
+# the program of a build tree finds the gem built beside it (B/ext-VERSION,
+# src/lib) with the Ruby on PATH
+v=$(ruby -e 'print RUBY_VERSION')
+if [ -f "$BDIR/ext-$v/heapdump_ext.so" ]; then
+	echo 'puts "FOUND #{$LOADED_FEATURES.grep(/heapdump_ext/).first}"' |
+		"$BDIR/heapdump" console "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
+	check_grep finds-the-build-gem "^FOUND $BDIR/ext-$v/heapdump_ext.so" "$TMP/out"
+else
+	notok finds-the-build-gem "$BDIR/ext-$v/heapdump_ext.so is missing: make ext"
+fi
 
 # errors
 printf 'hello\n' >"$TMP/notes.txt"
