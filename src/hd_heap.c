@@ -510,18 +510,19 @@ static VALUE heap_stats(VALUE self, VALUE groupings, VALUE all, VALUE by_mem,
 {
 	struct hdx_heap *h = hdx_heap_get(self);
 	struct stats_run run = { NULL, HD_STATS_OPTIONS_INIT, 0 };
+	struct hdx_nodeset *set = NIL_P(nodeset) ? NULL :
+						   hdx_nodeset_get(nodeset);
 	hd_error err = { 0 };
 	int rc;
 
-	stats_options(&run.o, groupings, all);
+	stats_options(&run.o, groupings, all); /* raises before allocating */
 	run.sort = RTEST(by_mem) ? HD_SORT_MEMSIZE : HD_SORT_COUNT;
 	if ((rc = hd_stats_new(&run.st, &run.o, &err)))
 		hdx_raise(rc, &err);
-	if (NIL_P(nodeset))
+	if (!set)
 		rc = hd_stats_add_store(run.st, h->s, &err);
 	else
-		rc = hd_stats_add_nodes(run.st, h->s,
-					&hdx_nodeset_get(nodeset)->set, &err);
+		rc = hd_stats_add_nodes(run.st, h->s, &set->set, &err);
 	if (!rc)
 		rc = hd_stats_finish(run.st, &err);
 	if (rc) {

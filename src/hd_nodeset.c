@@ -176,6 +176,21 @@ static VALUE heap_nodeset(VALUE self, VALUE ids)
 	return obj;
 }
 
+/* Heap#_all_nodeset -> NodeSet of every node (0...size), made in C */
+static VALUE heap_all_nodeset(VALUE self)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	uint32_t i, n = hd_store_node_count(h->s);
+	hd_nodes set = { 0 };
+
+	if (n && !(set.ids = malloc((size_t)n * sizeof(hd_node_id))))
+		rb_raise(rb_eNoMemError, "cannot allocate %u node ids", n);
+	for (i = 0; i < n; i++)
+		set.ids[i] = i;
+	set.n = set.cap = n;
+	return hdx_nodeset_wrap(self, &set);
+}
+
 /* ---- the set ---- */
 
 static VALUE nodeset_heap(VALUE self)
@@ -411,6 +426,7 @@ void hdx_init_nodeset(VALUE mod)
 	rb_define_method(hdx_cHeap, "_select", heap_select, 1);
 	rb_define_method(hdx_cHeap, "_explain", heap_explain, 1);
 	rb_define_method(hdx_cHeap, "_nodeset", heap_nodeset, 1);
+	rb_define_method(hdx_cHeap, "_all_nodeset", heap_all_nodeset, 0);
 	rb_define_method(hdx_cNodeSet, "heap", nodeset_heap, 0);
 	rb_define_method(hdx_cNodeSet, "size", nodeset_size, 0);
 	rb_define_method(hdx_cNodeSet, "each_id", nodeset_each_id, 0);

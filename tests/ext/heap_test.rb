@@ -192,6 +192,11 @@ dot = smallsel.to_dot
 check "dot/string", dot.start_with?("digraph") && dot.scan(/0x\h+/).uniq.size >= 5, dot[0, 80]
 svg = IO.popen(["dot", "-Tsvg"], "r+") { |io| io.write(dot); io.close_write; io.read }
 check "dot/graphviz-draws-it", $?.success? && svg.include?("<svg"), svg[0, 80]
+svgfile = File.join(WORK, "s.svg")
+check_eq "render/returns-path", svgfile, smallsel.render(svgfile)
+check "render/svg", File.read(svgfile).include?("<svg"), File.read(svgfile)[0, 80]
+check_raises("render/unknown-format", ArgumentError) { smallsel.render(File.join(WORK, "s.txt")) }
+check_eq "write/everything", traced.size, HeapDump.load(File.join(WORK, "all.json").tap { |f| traced.objects.write(f, roots: false) }, cache: false).size
 cli_dot = IO.popen([HD, "to-dot", fixture("ok_ruby3.1_traced.json"), *small.flat_map { |o| ["--address", hex(o)] }], err: File::NULL, &:read)
 check_eq "dot/as-the-cli", cli_dot, dot
 

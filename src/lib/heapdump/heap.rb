@@ -706,7 +706,7 @@ module HeapDump
 
     # the NodeSet even for "everything"
     def full_nodes # :nodoc:
-      everything? ? (@nodes = @heap._nodeset((0...@heap.size).to_a)) : nodes
+      everything? ? (@nodes = @heap._all_nodeset) : nodes
     end
 
     protected
