@@ -71,7 +71,9 @@ else
 	notok finds-the-build-gem "$BDIR/ext-$v/heapdump_ext.so is missing: make ext"
 fi
 
-# errors
+# errors (the gem of this build through RUBYLIB again: see above)
+RUBYLIB="$BDIR/ext-$v:$TOP/src/lib"
+export RUBYLIB
 printf 'hello\n' >"$TMP/notes.txt"
 echo 'heap' | "$HD" console "$TMP/notes.txt" >"$TMP/out" 2>"$TMP/err"
 check not-a-dump/exit 1 $?
