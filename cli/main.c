@@ -48,6 +48,8 @@ const struct cli_command cli_commands[] = {
 	  "ask a running Ruby process (heapdump gem) for a heap dump" },
 	{ "serve", cmd_serve,
 	  "browse a heap in a local web page: groups, objects, paths, leaks" },
+	{ "console", cmd_console,
+	  "irb with the dumps loaded: the gem's HeapDump::Heap API" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

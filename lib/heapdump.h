@@ -29,10 +29,14 @@
 extern "C" {
 #endif
 
+/* The gem compiles the library into its extension with -DHD_API= (no
+ * symbol of it exported from the extension). */
+#ifndef HD_API
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define HD_API __attribute__((visibility("default")))
 #else
 #define HD_API
+#endif
 #endif
 
 /* ===================================================================== */

@@ -52,6 +52,20 @@ have_header("zlib.h") or abort "heapdump: zlib.h is missing (apt-get install zli
 have_library("z", "gzdopen") or abort "heapdump: cannot link zlib (apt-get install zlib1g-dev)"
 have_func("mallinfo2", "malloc.h")
 
+# The analysis half (HeapDump::Heap, hd_heap*.c) is libheapdump itself,
+# compiled in from its sources: libheapdump/ is lib/ (a link in the
+# repository, copied into the gem by gem build). No install step, no
+# pkg-config, one version of the library and the gem (src/README.md,
+# "How the gem gets libheapdump"). lib/sql.c (SQLite) is left out.
+LIBHD = File.join(__dir__, "libheapdump")
+abort "heapdump: #{LIBHD}/heapdump.h is missing: the gem needs libheapdump's sources" unless File.exist?(File.join(LIBHD, "heapdump.h"))
+lib_srcs = Dir[File.join(LIBHD, "*.c")].map { |f| File.basename(f) } - %w[sql.c]
+$srcs = Dir[File.join(__dir__, "*.c")].map { |f| File.basename(f) } + lib_srcs
+$VPATH << "$(srcdir)/libheapdump"
+$INCFLAGS << " -I$(srcdir)/libheapdump"
+$CFLAGS << " -DHD_API="
+have_library("m", "floor") or abort "heapdump: cannot link libm"
+
 $CFLAGS << " -std=gnu99 -Wall -Wextra -Wno-unused-parameter"
 $CFLAGS << " -Wno-missing-field-initializers -fvisibility=hidden"
 create_header("hd_config.h")

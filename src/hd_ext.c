@@ -1,8 +1,9 @@
 /*
  * hd_ext.c - Init_heapdump_ext: the HeapDump module's C primitives.
- * The public API (keywords, paths, fork, signals) is lib/heapdump.rb.
+ * The public API (keywords, paths, fork, signals) is lib/heapdump.rb;
+ * the analysis of dumps (HeapDump::Heap) lib/heapdump/heap.rb.
  */
-#include "hd_ext.h"
+#include "hd_heap.h"
 
 VALUE hdx_eError;
 
@@ -17,4 +18,7 @@ void Init_heapdump_ext(void)
 	hdx_init_trace(mod);
 	hdx_init_count(mod);
 	hdx_init_meta(mod);
+	hdx_init_heap(mod);
+	hdx_init_nodeset(mod);
+	hdx_init_graph(mod);
 }

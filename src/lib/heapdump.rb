@@ -529,3 +529,6 @@ module HeapDump
     end
   end
 end
+
+# HeapDump.load and HeapDump::Heap: analysing dumps (libheapdump)
+require "heapdump/heap"

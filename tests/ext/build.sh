@@ -16,13 +16,13 @@ so=$dir/heapdump_ext.so
 # the Ruby itself may have changed (a tree extracted again): it is in the stamp
 want="$ruby $("$ruby" -e 'print RUBY_DESCRIPTION')"
 if [ -f "$so" ] && [ -f "$dir/.ruby" ] && [ "$(cat "$dir/.ruby")" = "$want" ] &&
-	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h -newer "$so" 2>/dev/null)" ]; then
+	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h "$src"/libheapdump/*.[ch] -newer "$so" 2>/dev/null)" ]; then
 	exit 0
 fi
 mkdir -p "$dir" || exit 1
 echo "  MKMF    $so"
 cd "$dir" || exit 1
-if ! { "$ruby" "$src/extconf.rb" && MAKEFLAGS= make V=0; } >mkmf.out 2>&1; then
+if ! { "$ruby" "$src/extconf.rb" && MAKEFLAGS= make -j2 V=0; } >mkmf.out 2>&1; then
 	cat mkmf.out mkmf.log 2>/dev/null | tail -40 >&2
 	echo "heapdump: cannot build the extension for $ruby ($v): it needs that Ruby's headers (Debian: apt-get install ruby-dev) and zlib1g-dev" >&2
 	exit 1

@@ -25,6 +25,9 @@ if [ $rc -eq 0 ] && [ -s "$TMP/g.json" ]; then ok installed-dumps; else
 	notok installed-dumps "exit $rc: $(tail -c 300 "$TMP/err")"
 fi
 check_rc installed-dump-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/g.json"
+# the installed gem carries libheapdump: it reads back what it wrote
+n=$(GEM_HOME="$TMP/gems" GEM_PATH="$TMP/gems" ruby -e 'require "heapdump"; print HeapDump.load(ARGV[0], cache: false).totals(all: true)[:objects]' "$TMP/g.json" 2>"$TMP/err")
+check installed-loads "$("$HEAPDUMP" stats -q --all -f json "$TMP/g.json" | sed 's/.*"objects":\([0-9]*\).*/\1/')" "$n"
 
 # RUBIES naming a Ruby that is not there: make ext and the suites fail,
 # saying what to install, never skip it

@@ -1,0 +1,428 @@
+/*
+ * hd_graph.c - HeapDump::Heap's graph queries, each one call into
+ * libheapdump: a retention path (hd_reach_path), roots-of and
+ * subgraph-of (hd_roots_of, hd_subgraph_of), the dominator chain
+ * (hd_domtree_chain), diff (hd_diff), the leak model (hd_leaks_build)
+ * and the border of a set of new objects (hd_interface_with,
+ * hd_interface_rank). Results become plain Ruby values (Arrays, Hashes,
+ * NodeSets); lib/heapdump/heap.rb dresses them.
+ */
+#include "hd_heap.h"
+
+#include <stdlib.h>
+
+static VALUE sym(const char *name)
+{
+	return ID2SYM(rb_intern(name));
+}
+
+#define SET(hash, key, v) rb_hash_aset(hash, sym(key), v)
+#define SET_U64(hash, key, v) SET(hash, key, ULL2NUM(v))
+
+static VALUE ids_ary(const hd_node_id *ids, size_t n)
+{
+	VALUE r = rb_ary_new_capa((long)n);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		rb_ary_push(r, UINT2NUM(ids[i]));
+	return r;
+}
+
+VALUE hdx_path_value(const hd_store *s, const hd_root_path *p)
+{
+	const char *rn = NULL;
+	size_t nl = 0;
+	VALUE root = Qnil;
+
+	if (p->root != UINT32_MAX) {
+		root = rb_str_new_cstr(hd_store_root_name(s, p->root));
+		if (p->n)
+			rn = hd_store_root_ref_name(s, p->root, p->nodes[0], &nl);
+	}
+	return rb_ary_new_from_args(3, root, hdx_str(rn, nl),
+				    ids_ary(p->nodes, p->n));
+}
+
+/* #_path(id) -> [root, root_name, [ids]] or nil (no root reaches it):
+ * the path `heapdump path` prints */
+static VALUE heap_path(VALUE self, VALUE id)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	hd_node_id v = hdx_node_arg(h, id);
+	const hd_reach *r = hdx_heap_reach(h);
+	hd_root_path p = { 0 };
+	hd_error err = { 0 };
+	int rc = hd_reach_path(&p, r, v, &err);
+	VALUE out;
+
+	if (rc == HD_ENOTFOUND)
+		return Qnil;
+	if (rc) {
+		hd_root_path_free(&p);
+		hdx_raise(rc, &err);
+	}
+	out = hdx_path_value(h->s, &p);
+	hd_root_path_free(&p);
+	return out;
+}
+
+/* #_dominators(id) -> [root or nil, root_name, [ids]] or nil: the chain
+ * `heapdump dominators` prints */
+static VALUE heap_dominators(VALUE self, VALUE id)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	hd_node_id v = hdx_node_arg(h, id);
+	hd_domtree *d = hdx_heap_dom(h);
+	hd_root_path p = { 0 };
+	hd_error err = { 0 };
+	int rc = hd_domtree_chain(&p, d, v, &err);
+	VALUE out;
+
+	if (rc == HD_ENOTFOUND)
+		return Qnil;
+	if (rc) {
+		hd_root_path_free(&p);
+		hdx_raise(rc, &err);
+	}
+	out = hdx_path_value(h->s, &p);
+	hd_root_path_free(&p);
+	return out;
+}
+
+/* #_roots_of(nodeset, all_ancestors) -> [kept NodeSet, unreached
+ * NodeSet] (hd_reach_roots_of on the heap's search) */
+static VALUE heap_roots_of(VALUE self, VALUE targets, VALUE all)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	struct hdx_nodeset *t = hdx_nodeset_get(targets);
+	const hd_reach *r = hdx_heap_reach(h);
+	hd_nodes kept = { 0 }, unreached = { 0 };
+	hd_error err = { 0 };
+	int rc;
+	VALUE a;
+
+	rc = hd_reach_roots_of(&kept, &unreached, r, &t->set,
+			       RTEST(all) ? HD_ROOTS_ALL_ANCESTORS : 0, &err);
+	if (rc) {
+		hd_nodes_free(&kept);
+		hd_nodes_free(&unreached);
+		hdx_raise(rc, &err);
+	}
+	a = hdx_nodeset_wrap(self, &kept);
+	return rb_ary_new_from_args(2, a, hdx_nodeset_wrap(self, &unreached));
+}
+
+/* #_subgraph_of(nodeset, max_depth) -> NodeSet */
+static VALUE heap_subgraph_of(VALUE self, VALUE from, VALUE depth)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	struct hdx_nodeset *f = hdx_nodeset_get(from);
+	hd_nodes out = { 0 };
+	hd_error err = { 0 };
+	int rc = hd_subgraph_of(&out, h->s, &f->set, NUM2UINT(depth), &err);
+
+	if (rc) {
+		hd_nodes_free(&out);
+		hdx_raise(rc, &err);
+	}
+	return hdx_nodeset_wrap(self, &out);
+}
+
+/* ---- diff and leaks ---- */
+
+struct diff_run {
+	hd_diff_result *d;
+	hd_leaks *l;
+	VALUE heaps[3];
+	struct hdx_heap *h[3];
+	int top;
+	double min_share;
+};
+
+static void nodes_copy(hd_nodes *out, const hd_nodes *in)
+{
+	out->n = out->cap = 0;
+	out->ids = NULL;
+	if (!in->n)
+		return;
+	if (!(out->ids = malloc(in->n * sizeof(hd_node_id))))
+		rb_raise(rb_eNoMemError, "out of memory");
+	memcpy(out->ids, in->ids, in->n * sizeof(hd_node_id));
+	out->n = out->cap = in->n;
+}
+
+static VALUE set_value(VALUE heap, const hd_nodes *in)
+{
+	hd_nodes c;
+
+	nodes_copy(&c, in);
+	return hdx_nodeset_wrap(heap, &c);
+}
+
+static VALUE diff_hash(VALUE arg)
+{
+	struct diff_run *run = (struct diff_run *)arg;
+	const hd_diff_result *d = run->d;
+	VALUE r = rb_hash_new(), v;
+	int k;
+
+	SET(r, "traced", d->traced ? Qtrue : Qfalse);
+	SET(r, "has_later", d->has_later ? Qtrue : Qfalse);
+	SET_U64(r, "generation", d->generation);
+	v = rb_ary_new();
+	if (d->rules & HD_DIFF_RULE_OBJECT_ID)
+		rb_ary_push(v, rb_str_new_cstr("object_id"));
+	if (d->rules & HD_DIFF_RULE_GENERATION)
+		rb_ary_push(v, rb_str_new_cstr("generation"));
+	if (d->rules & HD_DIFF_RULE_ADDRESS)
+		rb_ary_push(v, rb_str_new_cstr("address+fingerprint"));
+	SET(r, "rules", v);
+	SET(r, "objects", rb_ary_new_from_args(3, ULL2NUM(d->objects[0]),
+					       ULL2NUM(d->objects[1]),
+					       ULL2NUM(d->objects[2])));
+	SET(r, "added", set_value(run->heaps[1], &d->added));
+	SET_U64(r, "added_memsize", d->added_memsize);
+	SET(r, "retained", set_value(run->heaps[1], &d->retained));
+	SET_U64(r, "retained_memsize", d->retained_memsize);
+	SET_U64(r, "uncertain", d->uncertain);
+	SET_U64(r, "retained_uncertain", d->retained_uncertain);
+	SET_U64(r, "retained_moved", d->retained_moved);
+	SET(r, "object_id_skipped", d->object_id_skipped ? Qtrue : Qfalse);
+	SET(r, "memsize_saturated", d->memsize_saturated ? Qtrue : Qfalse);
+	if (d->has_later) {
+		SET(r, "retained_later",
+		    set_value(run->heaps[2], &d->retained_later));
+		SET_U64(r, "retained_later_memsize", d->retained_later_memsize);
+	}
+	v = rb_hash_new();
+	for (k = 1; k < HD_MATCH__COUNT; k++)
+		if (hd_match_name(k))
+			rb_hash_aset(v, rb_str_new_cstr(hd_match_name(k)),
+				     ULL2NUM(d->by_match[k]));
+	SET(r, "verdicts", v);
+	return r;
+}
+
+static VALUE suspect_hash(struct diff_run *run, VALUE heap,
+			  const hd_store *s, const hd_leaks_suspect *x)
+{
+	VALUE r = rb_hash_new();
+
+	SET(r, "holder", x->holder == HD_NODE_NONE ? Qnil : UINT2NUM(x->holder));
+	SET(r, "first", UINT2NUM(x->first));
+	SET(r, "holders", UINT2NUM(x->holders));
+	SET(r, "roots", UINT2NUM(x->roots));
+	SET_U64(r, "border_count", x->border_count);
+	SET_U64(r, "retained_count", x->retained_count);
+	SET_U64(r, "retained_memsize", x->retained_memsize);
+	SET(r, "share", DBL2NUM(x->share));
+	SET_U64(r, "keepalive_count", x->keepalive_count);
+	SET_U64(r, "keepalive_memsize", x->keepalive_memsize);
+	SET(r, "path", x->path ? hdx_path_value(s, x->path) : Qnil);
+	SET(r, "border", x->border ? set_value(heap, x->border) : Qnil);
+	return r;
+}
+
+static VALUE leaks_hash(VALUE arg)
+{
+	struct diff_run *run = (struct diff_run *)arg;
+	int at = run->d->has_later ? 2 : 1;
+	const hd_store *s = run->h[at]->s;
+	hd_leaks_totals t;
+	const hd_leaks_cluster *c;
+	VALUE r = diff_hash(arg), sus = rb_ary_new(), cl = rb_ary_new(), v;
+	size_t i, k;
+
+	hd_leaks_totals_get(&t, run->l);
+	SET_U64(r, "leak_count", t.leak_count);
+	SET_U64(r, "leak_memsize", t.leak_memsize);
+	SET_U64(r, "border", t.border);
+	SET(r, "groups", SIZET2NUM(t.groups));
+	SET(r, "shown", SIZET2NUM(t.shown));
+	SET(r, "more", SIZET2NUM(t.more));
+	SET(r, "folded", SIZET2NUM(t.folded));
+	SET_U64(r, "folded_count", t.folded_count);
+	SET_U64(r, "folded_memsize", t.folded_memsize);
+	SET(r, "saturated", t.saturated ? Qtrue : Qfalse);
+	SET(r, "heap", run->heaps[at]);
+	for (i = 0; i < t.groups; i++)
+		rb_ary_push(sus, suspect_hash(run, run->heaps[at], s,
+					      hd_leaks_suspect_get(run->l, i)));
+	SET(r, "suspects", sus);
+	for (i = 0; (c = hd_leaks_cluster_get(run->l, i)); i++) {
+		VALUE h = rb_hash_new();
+
+		v = rb_ary_new_capa((long)c->suspects);
+		for (k = 0; k < c->suspects; k++)
+			rb_ary_push(v, SIZET2NUM(c->ranks[k]));
+		SET(h, "ranks", v);
+		SET_U64(h, "border_count", c->border_count);
+		SET_U64(h, "retained_count", c->retained_count);
+		SET_U64(h, "retained_memsize", c->retained_memsize);
+		SET(h, "share", DBL2NUM(c->share));
+		SET(h, "reached", c->reached ? Qtrue : Qfalse);
+		SET(h, "shape", c->shape ? rb_utf8_str_new_cstr(c->shape) : Qnil);
+		SET(h, "path", c->path ? hdx_path_value(s, c->path) : Qnil);
+		rb_ary_push(cl, h);
+	}
+	SET(r, "clusters", cl);
+	return r;
+}
+
+static VALUE diff_free(VALUE arg)
+{
+	struct diff_run *run = (struct diff_run *)arg;
+
+	hd_leaks_free(run->l);
+	hd_diff_result_free(run->d);
+	return Qnil;
+}
+
+static void diff_open(struct diff_run *run, VALUE self, VALUE after,
+		      VALUE later)
+{
+	hd_diff_options o = HD_DIFF_OPTIONS_INIT;
+	hd_error err = { 0 };
+	int rc;
+
+	memset(run, 0, sizeof(*run));
+	run->heaps[0] = self;
+	run->heaps[1] = after;
+	run->heaps[2] = later;
+	run->h[0] = hdx_heap_get(self);
+	run->h[1] = hdx_heap_get(after);
+	run->h[2] = NIL_P(later) ? NULL : hdx_heap_get(later);
+	if ((rc = hd_diff(&run->d, run->h[0]->s, run->h[1]->s,
+			  run->h[2] ? run->h[2]->s : NULL, &o, &err)))
+		hdx_raise(rc, &err);
+}
+
+/* #_diff(after, later_or_nil) -> Hash (hd_diff: self is BEFORE) */
+static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
+{
+	struct diff_run run;
+
+	diff_open(&run, self, after, later);
+	return rb_ensure(diff_hash, (VALUE)&run, diff_free, (VALUE)&run);
+}
+
+/* #_leaks(after, later_or_nil, top, min_share) -> Hash: the diff and
+ * the leak model (hd_leaks_build on LATER, else AFTER) */
+static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
+			VALUE min_share)
+{
+	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
+	struct diff_run run;
+	hd_error err = { 0 };
+	int rc;
+
+	lo.top = NUM2SIZET(top);
+	lo.min_share = NUM2DBL(min_share);
+	if (lo.top < 1)
+		rb_raise(rb_eArgError, "top must be at least 1");
+	diff_open(&run, self, after, later);
+	if ((rc = hd_leaks_build(&run.l, run.h[run.d->has_later ? 2 : 1]->s,
+				 run.d, &lo, &err))) {
+		hd_diff_result_free(run.d);
+		hdx_raise(rc, &err);
+	}
+	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
+}
+
+/* ---- interface ---- */
+
+struct iface_run {
+	hd_interface *x;
+	hd_interface_ranking *rk;
+	struct hdx_heap *h;
+	VALUE heap;
+};
+
+static VALUE iface_hash(VALUE arg)
+{
+	struct iface_run *run = (struct iface_run *)arg;
+	hd_interface_totals t;
+	const hd_border *b;
+	const hd_border_holder *hh;
+	VALUE r = rb_hash_new(), border = rb_ary_new(), selfb = rb_ary_new();
+	VALUE e, held;
+	size_t i;
+	unsigned k;
+
+	hd_interface_totals_get(&t, run->x);
+	SET_U64(r, "diff", t.diff);
+	SET_U64(r, "diff_memsize", t.diff_memsize);
+	SET_U64(r, "self_border", t.self_border);
+	SET_U64(r, "diff_border", t.diff_border);
+	SET_U64(r, "reached", t.reached);
+	SET_U64(r, "reached_memsize", t.reached_memsize);
+	SET_U64(r, "components", t.components);
+	SET(r, "memsize_saturated", t.memsize_saturated ? Qtrue : Qfalse);
+	for (i = 0; (b = hd_interface_ranking_border(run->rk, i)); i++) {
+		e = rb_hash_new();
+		SET(e, "id", UINT2NUM(b->id));
+		SET_U64(e, "keepalive_count", b->keepalive_count);
+		SET_U64(e, "keepalive_memsize", b->keepalive_memsize);
+		SET_U64(e, "retained_count", b->retained_count);
+		SET_U64(e, "retained_memsize", b->retained_memsize);
+		SET(e, "holders", UINT2NUM(b->holders));
+		SET(e, "roots", UINT2NUM(b->roots));
+		held = rb_ary_new();
+		for (k = 0; k < HD_BORDER_HOLDERS; k++)
+			if (b->holder[k] != HD_NODE_NONE)
+				rb_ary_push(held, UINT2NUM(b->holder[k]));
+		SET(e, "held_by", held);
+		rb_ary_push(border, e);
+	}
+	SET(r, "border", border);
+	for (i = 0; (hh = hd_interface_ranking_holder(run->rk, i)); i++) {
+		e = rb_hash_new();
+		SET(e, "id", UINT2NUM(hh->id));
+		SET_U64(e, "held", hh->held);
+		SET_U64(e, "keepalive", hh->keepalive);
+		rb_ary_push(selfb, e);
+	}
+	SET(r, "holders", selfb);
+	return r;
+}
+
+static VALUE iface_free(VALUE arg)
+{
+	struct iface_run *run = (struct iface_run *)arg;
+
+	hd_interface_ranking_free(run->rk);
+	hd_interface_free(run->x);
+	return Qnil;
+}
+
+/* #_interface_with(nodeset) -> Hash: the border of the new objects,
+ * ranked as interface-with reports it */
+static VALUE heap_interface_with(VALUE self, VALUE diff)
+{
+	struct iface_run run = { NULL, NULL, hdx_heap_get(self), self };
+	struct hdx_nodeset *n = hdx_nodeset_get(diff);
+	hd_error err = { 0 };
+	int rc;
+
+	if (n->heap != self)
+		rb_raise(rb_eArgError, "a selection of another heap");
+	if ((rc = hd_interface_with(&run.x, run.h->s, &n->set, &err)))
+		hdx_raise(rc, &err);
+	if ((rc = hd_interface_rank(&run.rk, run.x, run.h->s, &err))) {
+		hd_interface_free(run.x);
+		hdx_raise(rc, &err);
+	}
+	return rb_ensure(iface_hash, (VALUE)&run, iface_free, (VALUE)&run);
+}
+
+void hdx_init_graph(VALUE mod)
+{
+	rb_define_method(hdx_cHeap, "_path", heap_path, 1);
+	rb_define_method(hdx_cHeap, "_dominators", heap_dominators, 1);
+	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 2);
+	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
+	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 4);
+	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
+}

@@ -1,0 +1,871 @@
+# frozen_string_literal: true
+
+# HeapDump::Heap - analysing a dump from Ruby (irb, `heapdump console`).
+#
+# A thin layer over libheapdump, compiled into the extension: the store
+# (the graph of a dump, indexed once and mapped), statistics, selections,
+# retention paths, dominators, diff, leaks and the interface are the
+# library's, the same code the heapdump command runs, so the answers are
+# the command's. This file only shapes arguments and results:
+#
+#   heap = HeapDump.load("app.json")            # indexes once, then reuses app.json.hds
+#   heap.stats(by: [:class, :location]).first(5)
+#   sel = heap.select(class: /Plan/, generation: 30..)
+#   sel.count; sel.first; heap.path(sel.first)
+#
+# Objects are HeapDump::HeapObject values (a heap and a node id, every
+# field read from the store when asked); selections are lazy Enumerables
+# over sets of node ids, so a heap of millions of objects stays in the
+# store. See src/README.md ("Analysing dumps") and man 3 heapdump-ruby.
+module HeapDump
+  # call-seq:
+  #   HeapDump.load(path, cache: true, strict: false) -> HeapDump::Heap
+  #
+  # Opens a store (a .hds file, `heapdump index`) or a dump. A dump is
+  # indexed once into a store kept beside it (PATH.hds) when its directory
+  # is writable, else under $XDG_CACHE_HOME/heapdump (~/.cache/heapdump),
+  # and reused while the dump keeps its size, content and mtime; a changed
+  # dump is indexed again. cache: false indexes in memory only.
+  # Raises HeapDump::Error (a missing file, not a heap dump, a corrupt
+  # store).
+  def self.load(path, cache: true, strict: false)
+    Heap.load(path, cache: cache, strict: strict)
+  end
+
+  # A heap: a store of libheapdump, opened by HeapDump.load.
+  class Heap
+    include Enumerable
+
+    # the path given to HeapDump.load (a dump or a store), and the store
+    # file in use (nil when indexed in memory)
+    attr_reader :source, :store_path
+
+    class << self
+      # call-seq: Heap.load(path, cache: true, strict: false) -> Heap
+      def load(path, cache: true, strict: false)
+        path = File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_str)
+        raise Error, "cannot open '#{path}': No such file or directory" unless File.exist?(path)
+        raise Error, "'#{path}' is a directory, not a heap dump" if File.directory?(path)
+
+        heap, store = if _store?(path)
+                        [_open(path), path]
+                      elsif cache && File.file?(path)
+                        Cache.new(path).load(strict)
+                      else
+                        [_build(path, strict), nil]
+                      end
+        heap.__send__(:_loaded, path, store)
+      end
+
+      # the store file for a dump: beside it when its directory is
+      # writable, else in the cache directory, keyed by path, size and mtime
+      def cache_path(dump)
+        Cache.new(File.expand_path(dump)).candidates.last
+      end
+    end
+
+    # Where a dump's store is kept and when it is reused (HeapDump.load).
+    class Cache # :nodoc:
+      def initialize(dump)
+        @dump = dump
+        @stat = File.stat(dump)
+      end
+
+      # the store files to look at, in order: beside the dump, then the
+      # cache directory's
+      def candidates
+        beside = "#{@dump}.hds"
+        list = [beside]
+        list << File.join(cache_dir, "#{File.basename(@dump)}-#{key}.hds") unless beside_writable?(beside)
+        list
+      end
+
+      def load(strict)
+        list = candidates
+        list.each do |f|
+          heap = reuse(f) and return [heap, f]
+        end
+        heap = Heap._build(@dump, strict)
+        target = list.last
+        begin
+          FileUtils.mkdir_p(File.dirname(target), mode: 0o700)
+          heap._write(target)
+        rescue SystemCallError, Error => e
+          warn "heapdump: cannot keep the index of #{@dump} in #{target} (#{e.message}): it stays in memory"
+          return [heap, nil]
+        end
+        heap.close
+        [Heap._open(target), target]
+      end
+
+      private
+
+      def key
+        require "digest"
+        Digest::SHA256.hexdigest([@dump, @stat.size, @stat.mtime.to_i, @stat.mtime.nsec].join("\0"))[0, 32]
+      end
+
+      def cache_dir
+        base = ENV["XDG_CACHE_HOME"]
+        base = File.join(Dir.home, ".cache") if base.nil? || base.empty? || !base.start_with?("/")
+        File.join(base, "heapdump")
+      end
+
+      def beside_writable?(beside)
+        File.exist?(beside) ? File.writable?(beside) && File.writable?(File.dirname(beside)) : File.writable?(File.dirname(beside))
+      end
+
+      # the store at f, if it is one of this dump as it is now
+      def reuse(f)
+        return nil unless File.file?(f) && Heap._store?(f)
+
+        heap = Heap._open(f)
+        return heap if heap._check_source(@dump).nil? && heap._info[:source_mtime] == @stat.mtime.to_i
+
+        heap.close
+        nil
+      rescue Error
+        nil
+      end
+    end
+
+    # facts about the dump (nodes, edges, source_path, features...)
+    def info
+      _info
+    end
+
+    # the Ruby versions the dump's features fit ("3.1", "3.2 or later")
+    def ruby_version
+      _info[:ruby]
+    end
+
+    alias length size
+
+    # the number of objects (with arguments or a block: Enumerable#count)
+    def count(*args, &block)
+      return super if !args.empty? || block
+
+      size
+    end
+
+    def inspect
+      return "#<HeapDump::Heap #{@source} (closed)>" if closed?
+
+      format("#<HeapDump::Heap %s: %d objects, Ruby %s%s>", @source, size, ruby_version,
+             @store_path ? ", store #{@store_path}" : "")
+    end
+
+    # call-seq:
+    #   heap[address] -> HeapDump::HeapObject or nil
+    #
+    # The object at address (an Integer, or "0x7f..." as dumps write it).
+    def [](address)
+      id = _find(HeapDump.address(address))
+      id && HeapObject.new(self, id)
+    end
+
+    # The object of node id (0...size, in address order).
+    def object(id)
+      HeapObject.new(self, _node(id))
+    end
+
+    # Every object, one at a time, in address order.
+    def each(&block)
+      return enum_for(:each) { size } unless block
+
+      objects.each(&block)
+      self
+    end
+
+    # A selection of every object.
+    def objects
+      Selection.new(self, [])
+    end
+
+    # call-seq:
+    #   heap.stats(by: :class, all: false, sort: :count) -> [{class:, count:, memsize:}, ...]
+    #
+    # Objects and memsize grouped by the keys of by (one or several of
+    # :type :class :file :location :method :gem :generation :imemo
+    # :length), as `heapdump stats --by KEYS` counts them: most first by
+    # count (sort: :memsize by memsize). The allocation tracer and
+    # dump_all's own objects are left out unless all: true.
+    def stats(by: :class, all: false, sort: :count, nodes: nil)
+      keys = Array(by).map(&:to_s)
+      raise ArgumentError, "sort: :count or :memsize" unless %i[count memsize].include?(sort.to_sym)
+
+      _totals, groups = _stats([keys], all, sort.to_sym == :memsize, nodes)
+      syms = keys.map(&:to_sym)
+      groups.first.map do |k, count, memsize|
+        row = syms.zip(k).to_h
+        row[:count] = count
+        row[:memsize] = memsize
+        row
+      end
+    end
+
+    # The totals `heapdump stats` prints first: objects, memsize,
+    # references, roots, traced, generations, excluded...
+    def totals(all: false)
+      _stats([["type"]], all, false, nil).first
+    end
+
+    # call-seq:
+    #   heap.top(10) -> [HeapDump::HeapObject, ...]
+    #
+    # The objects that retain the most memory (`heapdump top`): the
+    # dominator tree of the whole heap, computed once (or read from a
+    # store indexed with --dominators). Each object's #retained and
+    # #retained_count are its retained set's.
+    def top(n = 10)
+      _top(n).map { |id| HeapObject.new(self, id) }
+    end
+
+    # `heapdump top --by class`: per class, the reached instances, their
+    # memsize and the memory they retain together.
+    def top_classes(n = nil)
+      rows = _top_classes
+      rows = rows.first(n) if n
+      rows.map do |name, objects, shallow, count, memsize|
+        { class: name, objects: objects, shallow: shallow, retained_count: count, retained_memsize: memsize }
+      end
+    end
+
+    # The objects the roots reach, and their memsize: [count, memsize].
+    def reached
+      _reached.first(2)
+    end
+
+    # The GC roots: { "vm" => [objects...], ... }
+    def roots
+      _roots.to_h { |name, ids| [name, ids.map { |id| HeapObject.new(self, id) }] }
+    end
+
+    # call-seq:
+    #   heap.select(class: /Plan/, file: "app/models/plan.rb", generation: 30.., type: :STRING,
+    #               via: "@cache", name: "Foo", location: "a.rb:3", address: 0x7f..,
+    #               from: "leaked.json") -> HeapDump::Selection
+    #
+    # The objects meeting every condition (man 7 heapdump-select); an
+    # Array value means any of its values. Lazy: evaluated when first
+    # counted or iterated, once.
+    def select(**conditions, &block)
+      return objects.select(&block) if block && conditions.empty?
+
+      Selection.new(self, Selection.conditions(conditions))
+    end
+    alias where select
+
+    # call-seq:
+    #   heap.path(obj) -> HeapDump::Path or nil
+    #
+    # One shortest path from a GC root to obj (`heapdump path`), nil when
+    # no root reaches it.
+    def path(obj)
+      r = _path(node_of(obj)) or return nil
+      Path.new(self, *r)
+    end
+
+    # call-seq:
+    #   heap.dominators(obj) -> HeapDump::Path or nil
+    #
+    # The dominator chain of obj (`heapdump dominators`): each object
+    # alone keeps the next alive; obj last.
+    def dominators(obj)
+      r = _dominators(node_of(obj)) or return nil
+      Path.new(self, *r)
+    end
+
+    # What keeps sel alive (`heapdump roots-of`): one shortest path from
+    # the roots to each of its objects (every ancestor with all: true),
+    # as a selection. The objects no root reaches are
+    # selection.unreached.
+    def roots_of(sel, all: false)
+      kept, unreached = _roots_of(nodes_of(sel), all)
+      Selection.from_nodes(self, kept, unreached: Selection.from_nodes(self, unreached))
+    end
+
+    # What sel's objects reach (`heapdump subgraph-of`), at most depth
+    # references away (0: no limit).
+    def subgraph_of(sel, depth: 0)
+      Selection.from_nodes(self, _subgraph_of(nodes_of(sel), depth))
+    end
+
+    # call-seq:
+    #   before.diff(after, later = nil) -> HeapDump::Diff
+    #
+    # The objects new in after since this heap (`heapdump diff`), and with
+    # later those still alive in it.
+    def diff(after, later = nil)
+      Diff.new(self, after, later, _diff(after, later))
+    end
+
+    # call-seq:
+    #   before.leaks(after, later = nil, top: 5, min_share: 0.01) -> HeapDump::Leaks
+    #
+    # `heapdump leaks`: the growth grouped by what holds it, ranked.
+    def leaks(after, later = nil, top: 5, min_share: 0.01)
+      Leaks.new(self, after, later, _leaks(after, later, top, min_share))
+    end
+
+    # call-seq:
+    #   heap.interface_with(sel) -> HeapDump::Interface
+    #
+    # `heapdump interface-with`: sel is the set of new objects (a
+    # selection, or a Diff's); the border between them and the old ones,
+    # each border object with its keepalive_count and retained_count.
+    def interface_with(sel)
+      sel = sel.added if sel.is_a?(Diff) && sel.after.equal?(self)
+      sel = sel.retained_later if sel.is_a?(Diff)
+      Interface.new(self, _interface_with(nodes_of(sel)))
+    end
+
+    # The id of a node argument: a HeapObject, an address or a node id.
+    def node_of(obj) # :nodoc:
+      case obj
+      when HeapObject
+        raise ArgumentError, "#{obj.inspect} is an object of another heap" unless obj.heap.equal?(self)
+
+        obj.id
+      else
+        id = _find(HeapDump.address(obj))
+        raise Error, "no object at #{obj.inspect} in #{@source}" unless id
+
+        id
+      end
+    end
+
+    # The NodeSet of a selection argument: a Selection, objects, or a Hash
+    # of conditions.
+    def nodes_of(sel) # :nodoc:
+      case sel
+      when Selection
+        raise ArgumentError, "a selection of another heap" unless sel.heap.equal?(self)
+
+        sel.nodes
+      when Hash then select(**sel).nodes
+      when HeapObject then _nodeset([node_of(sel)])
+      when Enumerable then _nodeset(sel.map { |o| node_of(o) })
+      else _nodeset([node_of(sel)])
+      end
+    end
+
+    private
+
+    def _loaded(source, store)
+      @source = source
+      @store_path = store
+      self
+    end
+
+    def _node(id)
+      raise IndexError, "node #{id} out of range (0...#{size})" unless id.is_a?(Integer) && id >= 0 && id < size
+
+      id
+    end
+  end
+
+  # An address argument as an Integer: 0x7f.. or "0x7f..".
+  def self.address(a) # :nodoc:
+    case a
+    when Integer then a
+    when String
+      s = a.strip
+      raise ArgumentError, "not an address: #{a.inspect}" unless s.match?(/\A(0x)?\h+\z/i)
+
+      s.delete_prefix("0x").delete_prefix("0X").to_i(16)
+    else raise TypeError, "an address is an Integer or a \"0x...\" String, not #{a.class}"
+    end
+  end
+
+  # An object of a heap: the heap and its node id; every field is read
+  # from the store when asked.
+  class HeapObject
+    attr_reader :heap, :id
+
+    def initialize(heap, id)
+      @heap = heap
+      @id = id
+    end
+
+    def ==(other) = other.is_a?(HeapObject) && other.heap.equal?(heap) && other.id == id
+    alias eql? ==
+    def hash = [heap.object_id, id].hash
+
+    def address = heap._address(id)
+    # "0x7f..."
+    def hexaddress = format("0x%x", address)
+    # :STRING, :OBJECT, :CLASS...
+    def type = heap._type(id)
+    # the class name `stats --by class` groups it by ("String", "IMEMO/iseq")
+    def class_name = heap._class_name(id)
+    # the name every command shows it by: a class by its own name
+    def name = heap._node_name(id)
+    def memsize = heap._memsize(id)
+    # the allocation generation, nil when not traced
+    def generation = heap._generation(id)
+    # a String's bytesize, an Array's length, a Hash's size; nil if none
+    def length = heap._length(id)
+    def frozen_in_dump? = heap._frozen(id)
+    # the imemo_type of an IMEMO, the struct of a DATA, a class's name
+    def aux = heap._aux(id)
+
+    # allocation site: file, line, method (nil when not traced)
+    def file = heap._site(id)&.at(0)
+    def line = heap._site(id)&.at(1)
+    def method_name = heap._site(id)&.at(2)
+
+    # "file:line", nil when not traced
+    def site
+      f, l, = heap._site(id)
+      f && (l ? "#{f}:#{l}" : f)
+    end
+
+    # the memsize of what it alone keeps alive (its dominator tree's
+    # retained set; the tree is computed once for the heap), 0 when no
+    # root reaches it
+    def retained = heap._retained(id)[1]
+    def retained_count = heap._retained(id)[0]
+
+    # the objects it references, in dump order
+    def references = heap._refs(id).map { |i| HeapObject.new(heap, i) }
+    # the objects referencing it
+    def referrers = heap._referrers(id).map { |i| HeapObject.new(heap, i) }
+    # the names of its references ("@cache", "[3]", nil), parallel to
+    # #references (dumped with the gem's names, or inferred)
+    def reference_names = heap._ref_names(id)
+
+    # [[name, object]] for its named references
+    def named_references
+      heap._ref_names(id).zip(heap._refs(id)).filter_map { |n, i| [n, HeapObject.new(heap, i)] if n }
+    end
+
+    # the object it references as name ("@cache"), or nil
+    def [](name)
+      i = heap._ref_names(id).index(name.to_s) and HeapObject.new(heap, heap._refs(id)[i])
+    end
+
+    def path = heap.path(self)
+    def dominators = heap.dominators(self)
+    # the allocation tracer's or dump_all's own object
+    def dumper? = heap._dumper?(id)
+
+    def to_h
+      f, l, m = heap._site(id)
+      { address: hexaddress, type: type, class: class_name, name: name, memsize: memsize,
+        generation: generation, file: f, line: l, method: m }
+    end
+
+    def inspect
+      s = +"#<#{hexaddress} #{name}"
+      s << " (#{type})" unless name == type.to_s
+      s << " memsize=#{memsize}"
+      s << " retained=#{retained}" if heap._dom_ready?
+      s << " len=#{length}" if length
+      st = site
+      s << " #{st}" if st
+      s << " gen=#{generation}" if generation
+      s << ">"
+      s
+    end
+    alias to_s inspect
+
+    def pretty_print(q) = q.text(inspect)
+  end
+
+  # A retention path or a dominator chain: a root category (nil for a
+  # chain that several roots lead to), the name under which it holds the
+  # first object, and the objects, the target last.
+  class Path
+    include Enumerable
+
+    attr_reader :heap, :root, :root_name, :ids
+
+    def initialize(heap, root, root_name, ids)
+      @heap = heap
+      @root = root
+      @root_name = root_name
+      @ids = ids
+    end
+
+    def objects = ids.map { |i| HeapObject.new(heap, i) }
+    def each(&block) = objects.each(&block)
+    def length = ids.length
+    alias size length
+    def target = HeapObject.new(heap, ids.last)
+
+    # the hops as every command prints them: "Node name -> Node name ->
+    # ... -> Target" (the chain line of `heapdump path`)
+    def to_s
+      ids.each_with_index.map { |id, i| heap._hop_text(id, ids[i + 1]) }.join(" -> ")
+    end
+
+    # the root and the hops: "vm $cache -> Hash [\"k\"] -> Request"
+    def text
+      r = [root, root_name].compact.join(" ")
+      r.empty? ? to_s : "#{r} -> #{to_s}"
+    end
+
+    def inspect = "#<HeapDump::Path #{text}>"
+    def pretty_print(q) = q.text(inspect)
+  end
+
+  # A lazy selection of a heap's objects (HeapDump::Heap#select): the
+  # conditions are evaluated by libheapdump when first needed, once, into
+  # a set of node ids; iterating makes one HeapObject at a time.
+  class Selection
+    include Enumerable
+
+    KEYS = %i[address class type file location generation name via from].freeze
+
+    attr_reader :heap
+
+    # [[key, value]...] for the library's grammar (man 7 heapdump-select)
+    def self.conditions(h) # :nodoc:
+      h.flat_map do |k, v|
+        key = k.to_sym
+        raise ArgumentError, "unknown condition #{k.inspect} (#{KEYS.join(' ')})" unless KEYS.include?(key)
+
+        (v.is_a?(Array) ? v : [v]).map { |x| [key.to_s, value(key, x)] }
+      end
+    end
+
+    def self.value(key, v) # :nodoc:
+      case v
+      when Regexp
+        raise ArgumentError, "#{v.inspect}: only plain /regex/ (POSIX extended) is supported" unless v.options.zero?
+
+        "/#{v.source}/"
+      when Range
+        raise ArgumentError, "a range is only for generation:" unless key == :generation
+
+        last = v.end && (v.exclude_end? ? v.end - 1 : v.end)
+        "#{v.begin}..#{last}"
+      when Integer then key == :address ? format("0x%x", v) : v.to_s
+      when HeapObject then format("0x%x", v.address)
+      when Symbol, String then v.to_s
+      else
+        raise ArgumentError, "#{key}: #{v.inspect} is not a String, Symbol, Integer, Range or Regexp" unless v.respond_to?(:to_path)
+
+        v.to_path
+      end
+    end
+
+    def self.from_nodes(heap, nodes, unreached: nil) # :nodoc:
+      s = new(heap, [], nodes: nodes)
+      s.instance_variable_set(:@unreached, unreached)
+      s
+    end
+
+    # the objects of roots_of's selection that no root reaches
+    attr_reader :unreached
+
+    def initialize(heap, conds, nodes: nil, parent: nil, desc: nil)
+      @heap = heap
+      @conds = conds
+      @nodes = nodes
+      @parent = parent
+      @desc = desc
+      @missing = 0
+    end
+
+    # everything, not evaluated
+    def everything? = @nodes.nil? && @parent.nil? && @conds.empty?
+
+    # the set of node ids (evaluated once)
+    def nodes # :nodoc:
+      @nodes ||= begin
+        set, @missing = @heap._select(@conds)
+        @parent ? @parent.nodes & set : set
+      end
+    end
+
+    # addresses given (address:, from:) that are not objects of the heap
+    def missing
+      nodes
+      @missing
+    end
+
+    # one HeapObject at a time, in address order
+    def each
+      return enum_for(:each) { size } unless block_given?
+
+      if everything?
+        @heap.size.times { |id| yield HeapObject.new(@heap, id) }
+      else
+        nodes.each_id { |id| yield HeapObject.new(@heap, id) }
+      end
+      self
+    end
+
+    # the number of objects, without making any
+    def size
+      everything? ? @heap.size : nodes.size
+    end
+    alias length size
+
+    def count(*args, &block)
+      return super if !args.empty? || block
+
+      size
+    end
+
+    def empty? = size.zero?
+
+    # the i-th object (address order)
+    def [](i)
+      if everything?
+        i += size if i.negative?
+        return (0...size).cover?(i) ? HeapObject.new(@heap, i) : nil
+      end
+      id = nodes[i] and HeapObject.new(@heap, id)
+    end
+
+    # the node ids, as an Array
+    def ids = everything? ? (0...@heap.size).to_a : nodes.each_id.to_a
+
+    # narrows the selection: both its conditions and these (with a block
+    # and no conditions: Enumerable#select)
+    def select(**conditions, &block)
+      return super(&block) if block && conditions.empty?
+
+      Selection.new(@heap, Selection.conditions(conditions), parent: self)
+    end
+    alias where select
+
+    def &(other) = combine(other, :&)
+    def |(other) = combine(other, :|)
+    def -(other) = combine(other, :-)
+
+    # without the allocation tracer's and dump_all's own objects
+    def without_dumper = Selection.from_nodes(@heap, full_nodes._drop_dumper)
+
+    # why it picks nothing (the conditions no object meets, the nearest
+    # names), as the commands say it
+    def explain
+      @heap._explain(@conds)
+    end
+
+    # stats of its objects (HeapDump::Heap#stats)
+    def stats(by: :class, all: true, sort: :count)
+      @heap.stats(by: by, all: all, sort: sort, nodes: full_nodes)
+    end
+
+    # call-seq:
+    #   sel.write(path, roots: true) -> path
+    #
+    # Writes the objects' records as NDJSON that every heapdump command
+    # reads (and --from selects): with roots: true (as roots-of -o) the
+    # ROOT records first and every reference restricted to the set, a
+    # dump of its own. Through a temporary file renamed over path.
+    def write(path, roots: true)
+      full_nodes._write(path.respond_to?(:to_path) ? path.to_path : path.to_str, roots)
+    end
+
+    # The records as a String (as write writes them).
+    def to_ndjson(roots: true) = full_nodes._write(nil, roots)
+
+    # call-seq:
+    #   sel.to_gml(path = nil, collapse: false, depth: 0, max_nodes: 50_000) -> path or String
+    #
+    # The objects (and depth references further) as GML (`heapdump
+    # to-gml`): networkx and Gephi read it.
+    def to_gml(path = nil, collapse: false, depth: 0, max_nodes: 50_000)
+      full_nodes._export(path && File.expand_path(path), false, collapse, depth, max_nodes)
+    end
+
+    # As to_gml, a Graphviz digraph (`heapdump to-dot`).
+    def to_dot(path = nil, collapse: false, depth: 0, max_nodes: 50_000)
+      full_nodes._export(path && File.expand_path(path), true, collapse, depth, max_nodes)
+    end
+
+    # Draws the graph with Graphviz's dot (svg, png or pdf by the name).
+    def render(path, collapse: true, depth: 0, max_nodes: 2_000)
+      fmt = File.extname(path).delete_prefix(".")
+      raise ArgumentError, "render: .svg, .png or .pdf, not #{path}" unless %w[svg png pdf].include?(fmt)
+
+      dot = to_dot(collapse: collapse, depth: depth, max_nodes: max_nodes)
+      IO.popen(["dot", "-T#{fmt}", "-o", path], "w") { |io| io.write(dot) }
+      raise Error, "dot failed (#{$?.inspect}): install graphviz" unless $?.success?
+
+      path
+    rescue Errno::ENOENT
+      raise Error, "render needs Graphviz's dot on PATH: install graphviz"
+    end
+
+    def roots_of(all: false) = @heap.roots_of(self, all: all)
+    def subgraph_of(depth: 0) = @heap.subgraph_of(self, depth: depth)
+    def interface_with = @heap.interface_with(self)
+
+    def inspect
+      what = @desc || describe
+      "#<HeapDump::Selection #{what}#{what.empty? ? '' : ': '}#{size} objects>"
+    end
+
+    def pretty_print(q) = q.text(inspect)
+
+    # the NodeSet even for "everything"
+    def full_nodes # :nodoc:
+      everything? ? (@nodes = @heap._all_nodeset) : nodes
+    end
+
+    protected
+
+    def describe
+      own = @conds.map { |k, v| "#{k}: #{v}" }.join(", ")
+      up = @parent&.describe
+      [up, own].reject { |x| x.nil? || x.empty? }.join(" & ")
+    end
+
+    private
+
+    def combine(other, op)
+      other = @heap.select(**other) if other.is_a?(Hash)
+      raise ArgumentError, "a selection of another heap" unless other.heap.equal?(@heap)
+
+      Selection.from_nodes(@heap, full_nodes.public_send(op, other.full_nodes))
+    end
+  end
+
+  # A diff of two heaps (HeapDump::Heap#diff): the counts `heapdump diff
+  # -f json` prints, and the objects as selections.
+  class Diff
+    attr_reader :before, :after, :later
+
+    def initialize(before, after, later, h)
+      @before = before
+      @after = after
+      @later = later
+      @h = h
+    end
+
+    # the objects new in after (objects of after)
+    def added = Selection.from_nodes(@after, @h[:added])
+    alias new_objects added
+    # with later: the new objects still alive in later (objects of after)
+    def retained = Selection.from_nodes(@after, @h[:retained])
+
+    # with later: the same objects as later holds them (objects of later)
+    def retained_later
+      raise ArgumentError, "no later heap: diff(after, later)" unless @later
+
+      Selection.from_nodes(@later, @h[:retained_later])
+    end
+
+    def added_count = @h[:added].size
+    def added_memsize = @h[:added_memsize]
+    def retained_count = @h[:retained].size
+    def retained_memsize = @h[:retained_memsize]
+    # how many AFTER objects each rule's verdict concerns
+    def verdicts = @h[:verdicts]
+    def rules = @h[:rules]
+    def uncertain = @h[:uncertain]
+    def generation = @h[:generation]
+    def traced? = @h[:traced]
+
+    # The counts as `heapdump diff -f json` has them.
+    def to_h
+      r = { rules: rules, generation: traced? ? generation : nil,
+            new: { count: added_count, memsize: added_memsize }, uncertain: uncertain, verdicts: verdicts }
+      r[:retained] = @later ? { count: retained_count, memsize: retained_memsize, uncertain: @h[:retained_uncertain], moved: @h[:retained_moved] } : nil
+      r
+    end
+
+    def inspect
+      s = "#<HeapDump::Diff new #{added_count} objects (#{added_memsize} bytes)"
+      s += ", still alive in later #{retained_count} (#{retained_memsize} bytes)" if @later
+      "#{s}, rules #{rules.join(', ')}>"
+    end
+
+    def pretty_print(q) = q.text(inspect)
+  end
+
+  # The leak model (HeapDump::Heap#leaks), `heapdump leaks`.
+  class Leaks
+    # A suspect: the one old holder (or, held by several, the first
+    # border object), and the growth it holds.
+    Suspect = Struct.new(:rank, :holder, :first, :holders, :roots, :border_count, :retained_count,
+                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border) do
+      def inspect
+        who = holder ? "held by #{holder.inspect}" : "#{first.inspect} (held by #{holders} old objects, #{roots} roots)"
+        format("#<Suspect #%d %s: %d objects, %d bytes retained (%.1f%%)%s>", rank, who, retained_count,
+               retained_memsize, share * 100, path ? ", path #{path.text}" : "")
+      end
+
+      def pretty_print(q) = q.text(inspect)
+    end
+
+    attr_reader :diff, :heap, :suspects, :clusters
+
+    def initialize(before, after, later, h)
+      @h = h
+      @diff = Diff.new(before, after, later, h)
+      @heap = h[:heap]
+      @suspects = h[:suspects].each_with_index.map do |s, i|
+        Suspect.new(i + 1, s[:holder] && HeapObject.new(@heap, s[:holder]), HeapObject.new(@heap, s[:first]),
+                    s[:holders], s[:roots], s[:border_count], s[:retained_count], s[:retained_memsize], s[:share],
+                    s[:keepalive_count], s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
+                    s[:border] && Selection.from_nodes(@heap, s[:border]))
+      end
+      @clusters = h[:clusters].map do |c|
+        c.merge(path: c[:path] && Path.new(@heap, *c[:path]))
+      end
+    end
+
+    # the leak: with later the new objects still alive in it, else the new ones
+    def count = @h[:leak_count]
+    def memsize = @h[:leak_memsize]
+    def border = @h[:border]
+    def groups = @h[:groups]
+    # the suspects described (paths, borders)
+    def shown = @suspects.first(@h[:shown])
+
+    # the totals as `heapdump leaks -f json` has them
+    def to_h
+      { leaked: { count: count, memsize: memsize }, border: border, groups: groups, more: @h[:more],
+        folded: { groups: @h[:folded], retained_count: @h[:folded_count], retained_memsize: @h[:folded_memsize] } }
+    end
+
+    def inspect
+      "#<HeapDump::Leaks #{count} objects (#{memsize} bytes) leaked, #{groups} suspects#{@suspects.first ? ", first #{@suspects.first.inspect}" : ''}>"
+    end
+
+    def pretty_print(q) = q.text(inspect)
+  end
+
+  # The border between a set of new objects and the old ones
+  # (HeapDump::Heap#interface_with), `heapdump interface-with`.
+  class Interface
+    # A new object held by old ones (or roots), ranked by keepalive_count
+    Border = Struct.new(:object, :keepalive_count, :keepalive_memsize, :retained_count, :retained_memsize,
+                        :holders, :roots, :held_by) do
+      def inspect
+        "#<Border #{object.inspect} keepalive_count=#{keepalive_count} retained_count=#{retained_count} holders=#{holders}>"
+      end
+
+      def pretty_print(q) = q.text(inspect)
+    end
+    # An old object holding new ones: how many, and what they keep alive
+    Holder = Struct.new(:object, :held, :keepalive)
+
+    attr_reader :heap, :border, :holders, :totals
+
+    def initialize(heap, h)
+      @heap = heap
+      @border = h[:border].map do |b|
+        Border.new(HeapObject.new(heap, b[:id]), b[:keepalive_count], b[:keepalive_memsize], b[:retained_count],
+                   b[:retained_memsize], b[:holders], b[:roots], b[:held_by].map { |i| HeapObject.new(heap, i) })
+      end
+      @holders = h[:holders].map { |x| Holder.new(HeapObject.new(heap, x[:id]), x[:held], x[:keepalive]) }
+      @totals = h.reject { |k, _| %i[border holders].include?(k) }
+    end
+
+    def inspect
+      "#<HeapDump::Interface #{@totals[:diff]} new objects, border #{@border.size} new held by #{@holders.size} old>"
+    end
+
+    def pretty_print(q) = q.text(inspect)
+  end
+end
+
+require "fileutils"
