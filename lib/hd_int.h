@@ -319,6 +319,8 @@ HD_HIDDEN size_t hd__reader_cut(const char *map, size_t len, size_t at);
  * records after dst's) into dst. */
 HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);
 HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
+/* Tests: the chunks the last hd_stats_add_dump merged (0: one reader). */
+HD_HIDDEN extern unsigned hd__pscan_parts;
 
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */

@@ -67,6 +67,8 @@ static void progress(const struct part *pt)
 	pt->so->progress(done, pt->len, pt->so->progress_payload);
 }
 
+unsigned hd__pscan_parts;
+
 static void keep_problem(const hd_problem *p, void *payload)
 {
 	struct part *pt = payload;
@@ -319,6 +321,7 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 
 	HD_ASSERT_ARG(st && path && so);
 	HD_ASSERT_ARG(so->version == HD_SCAN_OPTIONS_VERSION);
+	hd__pscan_parts = 0;
 	jobs = so->jobs > MAX_JOBS ? MAX_JOBS : so->jobs;
 	if (jobs <= 1 || !(map = map_dump(path, &len)))
 		return add_streamed(st, path, so, rs, err);
@@ -385,6 +388,7 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 	}
 	if (rs)
 		*rs = total;
+	hd__pscan_parts = n;
 out:
 	for (k = 0; k < n; k++) {
 		hd_stats_free(pt[k].st);
