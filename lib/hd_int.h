@@ -299,6 +299,23 @@ HD_HIDDEN int hd__scan_salvage(struct hd__scan *sc, const char *line,
 HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
 
 /*
+ * SIMD (simd.c): the level the scanner uses, chosen once from the CPU
+ * (AVX2 where __builtin_cpu_supports says so) unless HEAPDUMP_SIMD=portable;
+ * hd__simd_force sets it for tests (0: choose again) and returns the old
+ * one. hd__avx2_quote: the first '"' in [p, end), or end.
+ * hd__avx2_refs: reads the `"0x<1-15 hex digits>", ` at *pp into out (at
+ * most room), moves *pp past them and returns how many; stops where the
+ * portable code must decide. Both only for HD__SIMD_AVX2.
+ */
+#define HD__SIMD_PORTABLE 1
+#define HD__SIMD_AVX2 2
+HD_HIDDEN int hd__simd_level(void);
+HD_HIDDEN int hd__simd_force(int level);
+HD_HIDDEN const char *hd__avx2_quote(const char *p, const char *end);
+HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
+			       uint64_t *out, size_t room);
+
+/*
  * The parallel scan (pscan.c). A range reader reads the lines that start
  * in [from, stop) of a mapped dump of len bytes (offsets and columns as in
  * the whole file, line numbers counted from 1 in the range). Lines and

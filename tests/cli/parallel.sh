@@ -19,7 +19,8 @@ run() {
 	echo $? >"$o.rc"
 }
 
-# same NAME FILE ARGS...: -j1 beside -j2, -j3, -j4 and -j7
+# same NAME FILE ARGS...: -j1 beside -j2, -j3, -j4 and -j7, and beside
+# -j1 with HEAPDUMP_SIMD=portable
 same() {
 	n=$1 f=$2
 	shift 2
@@ -30,6 +31,11 @@ same() {
 		for x in out err rc; do
 			cmp -s "$TMP/j1.$x" "$TMP/jn.$x" || bad="$bad -j$j:$x"
 		done
+	done
+	# the portable scanner beside the AVX2 one (where the CPU has it)
+	HEAPDUMP_SIMD=portable run "$TMP/jn" "$f" -j1 "$@"
+	for x in out err rc; do
+		cmp -s "$TMP/j1.$x" "$TMP/jn.$x" || bad="$bad portable:$x"
 	done
 	if [ -z "$bad" ]; then ok "$n"; else
 		notok "$n" "differs from -j1 in$bad ($(head -c 200 "$TMP/jn.err"))"
@@ -154,6 +160,7 @@ check_rc jobs/too-many 2 "$HD" stats -q -j65 "$TMP/one.json"
 check_rc jobs/env-bad 2 env HEAPDUMP_JOBS=two "$HD" stats -q "$TMP/one.json"
 check_grep jobs/env-bad-message "HEAPDUMP_JOBS wants 1 to 64 threads, not 'two'" "$TMP/err"
 check_rc jobs/env-ok 0 env HEAPDUMP_JOBS=3 "$HD" stats -q "$TMP/mixed.json"
+check_rc simd/env-other 0 env HEAPDUMP_SIMD=whatever "$HD" stats -q "$TMP/mixed.json"
 check_rc jobs/trend 0 "$HD" trend -q -j2 "$TMP/mixed.json" "$TMP/mixed.json"
 "$HD" stats --help >"$TMP/help" 2>&1
 check_grep jobs/help '-j, --jobs N' "$TMP/help"
