@@ -421,7 +421,8 @@ awk -F '\t' -v jn="heapdump stats -j$JOBS" '
 # (cached beside the big dump, never committed): time linear, RSS flat.
 echo
 echo "== scaling: heapdump stats -j1 and -j$JOBS beside wc -l (gen_big.rb dumps)"
-printf '  %8s %10s %9s %9s %8s %9s %8s %9s\n' MB lines "wc -l s" "-j1 s" "RSS MB" "-j$JOBS s" "RSS MB" "GB/s"
+printf '  %8s %10s %8s %8s %8s %7s %8s %8s %7s %7s\n' MB lines "wc -l s" "-j1 s" "CPU s" "RSS MB" \
+	"-j$JOBS s" "CPU s" "RSS MB" "GB/s"
 sizes="100 1000"
 [ "$MB" -ge 6000 ] && sizes="$sizes 6000"
 for sz in $sizes; do
@@ -437,11 +438,12 @@ for sz in $sizes; do
 	row hd "stats -j$JOBS ($sz)" /dev/null "$HD" stats "$sd" -q -j"$JOBS" >/dev/null
 	RES=$RES_SAVE
 	awk -F '\t' -v sz="$sz" -v b="$(wc -c <"$sd")" -v l="$(wc -l <"$sd")" '
-		{ w[NR] = $4; m[NR] = $5 }
+		{ w[NR] = $4; m[NR] = $5; c[NR] = $6 }
 		END {
-			printf "  %8.0f %10d %9s %9s %8.0f %9s %8.0f %9.2f\n", b / 1e6, l,
-				w[1], w[2], m[2] * 1024 / 1e6, w[3], m[3] * 1024 / 1e6,
-				w[3] > 0 ? b / 1e9 / w[3] : 0
+			# (a ">" in printf's arguments would be a redirection)
+			printf "  %8.0f %10d %8s %8s %8s %7.0f %8s %8s %7.0f %7.2f\n", b / 1e6, l,
+				w[1], w[2], c[2], m[2] * 1024 / 1e6, w[3], c[3], m[3] * 1024 / 1e6,
+				(w[3] > 0 ? b / 1e9 / w[3] : 0)
 		}' "$sres"
 done
 if [ "${BENCH_ONLY:-}" = scan ]; then
