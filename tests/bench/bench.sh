@@ -440,7 +440,7 @@ for sz in $sizes; do
 	awk -F '\t' -v sz="$sz" -v b="$(wc -c <"$sd")" -v l="$(wc -l <"$sd")" '
 		{ w[NR] = $4; m[NR] = $5; c[NR] = $6 }
 		END {
-			# (a ">" in printf's arguments would be a redirection)
+			# parenthesized: a bare > among the arguments of printf redirects
 			printf "  %8.0f %10d %8s %8s %8s %7.0f %8s %8s %7.0f %7.2f\n", b / 1e6, l,
 				w[1], w[2], c[2], m[2] * 1024 / 1e6, w[3], c[3], m[3] * 1024 / 1e6,
 				(w[3] > 0 ? b / 1e9 / w[3] : 0)
