@@ -102,8 +102,8 @@ static void say_reversed(const hd_order_pair *p, const char *first,
 			  first, second, why);
 	else
 		cli_error("'%s' and '%s' seem to be in the wrong order: %s; "
-			  "give the dumps oldest first (BEFORE AFTER "
-			  "[LATER]), or --force to compare them as given",
+			  "give the dumps oldest first, or --force to "
+			  "compare them as given",
 			  first, second, why);
 }
 

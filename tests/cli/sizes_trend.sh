@@ -156,6 +156,8 @@ check_grep ascii-sparkline '^[_.:=+*#-]{6} ' "$TMP/ascii"
 check_rc reversed-refused 2 "$HEAPDUMP" trend -q "$DATA/growth_1.json.gz" \
 	"$DATA/growth_3.json.gz" "$DATA/growth_2.json.gz"
 check_grep reversed-message "'.*growth_3.json.gz' and '.*growth_2.json.gz' seem to be in the wrong order" "$TMP/err"
+check reversed-message-no-pair-words 0 "$(grep -c "BEFORE AFTER" "$TMP/err")"
+check_grep reversed-message-how "give the dumps oldest first, or --force" "$TMP/err"
 # shellcheck disable=SC2086
 check_rc reversed-all 2 "$HEAPDUMP" trend -q $(echo $GROWTH | tr ' ' '\n' | sort -r)
 check_rc reversed-force 0 "$HEAPDUMP" trend -q --force "$DATA/growth_2.json.gz" "$DATA/growth_1.json.gz"
