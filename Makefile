@@ -52,7 +52,7 @@ ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 # pkg-config; a build without them stops saying what to install.
 SQLITE_LIBS = $(or $(shell pkg-config --libs sqlite3 2>/dev/null),-lsqlite3)
 EDIT_LIBS = $(or $(shell pkg-config --libs libedit 2>/dev/null),-ledit)
-LIBS = $(SQLITE_LIBS) -lz -lm
+LIBS = $(SQLITE_LIBS) -lz -lm -lpthread
 
 ifeq ($(V),1)
 Q :=

@@ -24,7 +24,7 @@ struct stats_args {
 	const char *format;
 	const char *sort;
 	const char *ns;
-	unsigned long long top;
+	unsigned long long top, jobs;
 	int all, strict, quiet;
 };
 
@@ -54,6 +54,9 @@ static const struct cli_opt opts[] = {
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default), json, tsv or ndjson (one line a row, with "
 		   "the dump's identity: fleet summaries)"),
+	OPT_UINT('j', "jobs", "N", &A.jobs,
+		 "threads reading a plain dump file (default: $HEAPDUMP_JOBS, "
+		 "else the CPUs)"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
@@ -460,12 +463,15 @@ int cmd_stats(int argc, char **argv)
 	hd_error err = { 0 };
 	enum fmt fmt = FMT_TEXT;
 	int rc, first, sort = HD_SORT_COUNT, ns_g = -1;
-	unsigned i, shown;
+	unsigned i, shown, jobs;
 
 	memset(&A, 0, sizeof(A));
 	A.top = ULLONG_MAX; /* not given */
+	A.jobs = ULLONG_MAX;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = cli_jobs(&info, A.jobs, &jobs)))
+		return rc;
 	if (argc - first != 1)
 		return cli_usage_error(&info, argc - first ?
 						      "one dump or store, please" :
@@ -504,6 +510,7 @@ int cmd_stats(int argc, char **argv)
 	}
 
 	cli_input_init(&in, argv[first], A.strict, A.quiet);
+	in.jobs = jobs;
 	if ((rc = hd_stats_new(&st, &o, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;

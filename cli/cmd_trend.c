@@ -11,6 +11,7 @@
 #include "opt.h"
 #include "order.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 
 static struct trend_args {
 	const char *by, *format, *sort, *classes;
-	unsigned long long top;
+	unsigned long long top, jobs;
 	int all, strict, quiet, force, ascii;
 	unsigned nby;
 } A;
@@ -50,6 +51,9 @@ static const struct cli_opt opts[] = {
 		 "read dumps that seem out of order as given"),
 	OPT_FLAG('a', "all", &A.all,
 		 "keep the allocation tracer and dump_all's own objects"),
+	OPT_UINT('j', "jobs", "N", &A.jobs,
+		 "threads reading a plain dump file (default: $HEAPDUMP_JOBS, "
+		 "else the CPUs)"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
@@ -405,11 +409,15 @@ int cmd_trend(int argc, char **argv)
 	enum fmt fmt = FMT_TEXT;
 	int rc, first;
 	size_t n, k;
+	unsigned jobs;
 
 	memset(&A, 0, sizeof(A));
 	A.top = 20;
+	A.jobs = ULLONG_MAX; /* not given */
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = cli_jobs(&info, A.jobs, &jobs)))
+		return rc;
 	n = (size_t)(argc - first);
 	if (n < 2)
 		return cli_usage_error(&info, n ? "a trend needs at least two "
@@ -431,8 +439,10 @@ int cmd_trend(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		cli_input_init(&in[k], argv[first + (int)k], A.strict, A.quiet);
+		in[k].jobs = jobs;
+	}
 	for (k = 0; k < n; k++)
 		if ((rc = add_input(t, &in[k], times[k])))
 			goto out;

@@ -39,6 +39,7 @@ struct cli_input {
 	uint64_t repaired, skipped;
 	uint64_t first_line;
 	double t0, last;
+	unsigned jobs;       /* threads of a plain dump file (cli_jobs) */
 };
 
 /* input.c */
@@ -74,6 +75,11 @@ int cli_open_store(struct cli_input *in, hd_store **out);
  * problem summary; cmd names the command in messages. Returns 0 or an
  * exit code. */
 int cli_stats_feed(hd_stats *st, struct cli_input *in, const char *cmd);
+struct cli_cmd_info;
+/* The threads of -j N (given: N, else ULLONG_MAX), HEAPDUMP_JOBS, or the
+ * online CPUs, into *out. Returns 0 or EXIT_USAGE (said). */
+int cli_jobs(const struct cli_cmd_info *info, unsigned long long given,
+	     unsigned *out);
 
 /*
  * The dump a store was built from, for commands that output records byte

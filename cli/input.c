@@ -5,8 +5,10 @@
  * (cli_out_check).
  */
 #include "common.h"
+#include "opt.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,42 +185,59 @@ int cli_out_check(const char *path)
 	return 0;
 }
 
-/* Streams a dump (not a store) into st, with progress and the problem
- * summary. Returns 0 or an exit code. */
+int cli_jobs(const struct cli_cmd_info *info, unsigned long long given,
+	     unsigned *out)
+{
+	const char *env = getenv("HEAPDUMP_JOBS");
+	char *end;
+	unsigned long long v;
+	long cpus;
+
+	if (given != ULLONG_MAX) {
+		if (!given || given > 64)
+			return cli_usage_error(info, "-j wants 1 to 64 threads");
+		*out = (unsigned)given;
+		return 0;
+	}
+	if (env && *env) {
+		errno = 0;
+		v = strtoull(env, &end, 10);
+		if (errno || *end || !v || v > 64 || *env == '-')
+			return cli_usage_error(info, "HEAPDUMP_JOBS wants 1 to "
+						     "64 threads, not '%s'",
+					       env);
+		*out = (unsigned)v;
+		return 0;
+	}
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*out = cpus < 1 ? 1 : cpus > 64 ? 64 : (unsigned)cpus;
+	return 0;
+}
+
+/* Streams a dump (not a store) into st, on in->jobs threads for a plain
+ * file, with progress and the problem summary. Returns 0 or an exit
+ * code. */
 int cli_stats_feed(hd_stats *st, struct cli_input *in, const char *cmd)
 {
-	hd_read_options ro = cli_input_read_options(in);
-	hd_read_stats rs;
-	hd_reader *r = NULL;
-	const hd_record *rec;
+	hd_scan_options so = HD_SCAN_OPTIONS_INIT;
 	hd_error err = { 0 };
-	uint64_t n = 0;
 	int rc;
 
-	if ((rc = hd_reader_open(&r, in->path, &ro, &err))) {
-		if (rc == HD_ENOTDUMP && strcmp(in->path, "-") == 0) {
-			cli_input_done(in);
-			cli_lib_error(&err);
-			cli_error("a store is read from its path: heapdump "
-				  "%s STORE", cmd);
-			return EXIT_FAIL;
-		}
-		goto out;
+	so.jobs = in->jobs;
+	so.read = cli_input_read_options(in);
+	so.progress = cli_progress;
+	so.progress_payload = in;
+	rc = hd_stats_add_dump(st, in->path, &so, NULL, &err);
+	/* the reader's words for a store's bytes on standard input */
+	if (rc == HD_ENOTDUMP && strcmp(in->path, "-") == 0 &&
+	    strcmp(err.msg, "(stdin): not a heap dump but a heapdump "
+			    "store") == 0) {
+		cli_input_done(in);
+		cli_lib_error(&err);
+		cli_error("a store is read from its path: heapdump "
+			  "%s STORE", cmd);
+		return EXIT_FAIL;
 	}
-	hd_reader_stats(&rs, r);
-	cli_progress(rs.bytes, rs.total_bytes, in); /* names the input */
-	while ((rc = hd_reader_next(r, &rec, &err)) == 0) {
-		if ((rc = hd_stats_add(st, rec, &err)))
-			goto out;
-		if ((++n & 0xffff) == 0) {
-			hd_reader_stats(&rs, r);
-			cli_progress(rs.bytes, rs.total_bytes, in);
-		}
-	}
-	if (rc == HD_ITEROVER)
-		rc = 0;
-out:
-	hd_reader_free(r);
 	cli_input_done(in);
 	return rc ? cli_lib_error(&err) : 0;
 }

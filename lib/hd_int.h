@@ -315,6 +315,47 @@ HD_HIDDEN int hd__scan_salvage(struct hd__scan *sc, const char *line,
 			       size_t len, hd_record *rec);
 HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
 
+/*
+ * SIMD (simd.c): the level the scanner uses, chosen once from the CPU
+ * (AVX2 where __builtin_cpu_supports says so) unless HEAPDUMP_SIMD=portable;
+ * hd__simd_force sets it for tests (0: choose again) and returns the old
+ * one. hd__avx2_quote: the first '"' in [p, end), or end.
+ * hd__avx2_refs: reads the `"0x<1-15 hex digits>", ` at *pp into out (at
+ * most room), moves *pp past them and returns how many; stops where the
+ * portable code must decide. Both only for HD__SIMD_AVX2.
+ */
+#define HD__SIMD_PORTABLE 1
+#define HD__SIMD_AVX2 2
+HD_HIDDEN int hd__simd_level(void);
+HD_HIDDEN int hd__simd_force(int level);
+HD_HIDDEN const char *hd__avx2_quote(const char *p, const char *end);
+HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
+			       uint64_t *out, size_t room);
+
+/*
+ * The parallel scan (pscan.c). A range reader reads the lines that start
+ * in [from, stop) of a mapped dump of len bytes (offsets and columns as in
+ * the whole file, line numbers counted from 1 in the range). Lines and
+ * joins may run past stop; the caller cuts at a line that starts a
+ * record, so a join never does. A range ends without the end-of-input
+ * checks (the caller makes them), and with after_records the reader
+ * behaves as after a first record (no problem held back).
+ */
+HD_HIDDEN int hd__reader_open_range(hd_reader **out, const char *map,
+				    size_t len, size_t from, size_t stop,
+				    int after_records,
+				    const hd_read_options *opts,
+				    const char *name, hd_error *err);
+/* The first offset at or after at that starts a line starting a record
+ * (as the joiner sees one), or len. */
+HD_HIDDEN size_t hd__reader_cut(const char *map, size_t len, size_t at);
+/* An empty accumulator with st's options, and the merge of src (the
+ * records after dst's) into dst. */
+HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);
+HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
+/* Tests: the chunks the last hd_stats_add_dump merged (0: one reader). */
+HD_HIDDEN extern unsigned hd__pscan_parts;
+
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */
 HD_HIDDEN const struct hd__scan *hd__reader_scan(const hd_reader *r);
@@ -367,6 +408,10 @@ HD_HIDDEN void hd__classtab_free(struct hd__classtab *ct);
 /* Feeds one object record (class records and singleton users). */
 HD_HIDDEN int hd__classtab_add(struct hd__classtab *ct,
 			       const hd_record *rec);
+/* Adds src (the table of the records after dst's) to dst: the parallel
+ * scan's merge, in the order of the chunks. */
+HD_HIDDEN int hd__classtab_merge(struct hd__classtab *dst,
+				 const struct hd__classtab *src);
 /* Resolves display and real names of every class. */
 HD_HIDDEN int hd__classtab_resolve(struct hd__classtab *ct);
 /* The class entry at address, or NULL. */

@@ -766,6 +766,25 @@ typedef struct hd_stats_totals {
 	uint32_t saturated;
 } hd_stats_totals;
 
+/** Options of hd_stats_add_dump(); initialise with HD_SCAN_OPTIONS_INIT. */
+typedef struct hd_scan_options {
+	unsigned int version; /**< HD_SCAN_OPTIONS_VERSION */
+	/** Threads reading a regular, uncompressed dump file: 0 or 1 read
+	 * it on the calling thread (standard input, pipes and gzip always
+	 * are). Several threads call the allocator (hd_set_allocator)
+	 * at once. */
+	unsigned int jobs;
+	hd_read_options read;  /**< problems are reported on the calling
+				*  thread, in file order, once read */
+	/** Called now and then on the calling thread (may be NULL). */
+	void (*progress)(uint64_t done, uint64_t total, void *payload);
+	void *progress_payload;
+} hd_scan_options;
+
+#define HD_SCAN_OPTIONS_VERSION 1
+#define HD_SCAN_OPTIONS_INIT \
+	{ HD_SCAN_OPTIONS_VERSION, 1, HD_READ_OPTIONS_INIT, NULL, NULL }
+
 /** A result row; strings are borrowed from the hd_stats. */
 typedef struct hd_stats_row {
 	const char *key[HD_STATS_MAX_KEYS];
@@ -780,6 +799,19 @@ HD_API int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 
 /** Adds one record (any kind). @return 0, HD_ENOMEM */
 HD_API int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err);
+
+/**
+ * Reads a dump (a path, or "-" for standard input) into st, as
+ * hd_reader_open() and hd_stats_add() for each record would, on up to
+ * opts->jobs threads for a regular uncompressed file: the counts, the
+ * problems (their lines, columns and order), the errors and the read
+ * stats (rs, may be NULL) are those of one reader.
+ * @return 0, or an error of hd_reader_open(), hd_reader_next(),
+ * hd_stats_add()
+ */
+HD_API int hd_stats_add_dump(hd_stats *st, const char *path,
+			     const hd_scan_options *opts, hd_read_stats *rs,
+			     hd_error *err);
 
 /** Adds every node and root of a store. @return 0, HD_ENOMEM */
 HD_API int hd_stats_add_store(hd_stats *st, const hd_store *s,

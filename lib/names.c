@@ -898,3 +898,56 @@ const char *hd_features_ruby(char *buf, size_t size, uint32_t features)
 		snprintf(buf, size, "%s to %s", versions[lo], versions[hi]);
 	return buf;
 }
+
+/* ---- merging (the parallel scan) ---- */
+
+static int move_name(struct hd__classtab *dst, const struct hd__classtab *src,
+		     uint32_t id, uint32_t *out)
+{
+	const char *s;
+	size_t n;
+
+	*out = HD_STR_NONE;
+	if (id == HD_STR_NONE)
+		return 0;
+	s = hd__intern_str(src->strs, id, &n);
+	return hd__intern_put(dst->strs, s, n, out);
+}
+
+/*
+ * Adds src, the table of the records that follow those of dst, to dst,
+ * as if dst had been fed src's records too: entries keep their order of
+ * first appearance, the first record of an address wins, and an attached
+ * object follows add_candidate's rule (the first one, a weak one giving
+ * way to the first that is not).
+ */
+int hd__classtab_merge(struct hd__classtab *dst,
+		       const struct hd__classtab *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->count; i++) {
+		const struct hd__class *e = &src->v[i];
+		struct hd__class *d = slot_for(dst, e->address);
+
+		if (!d)
+			return HD_ENOMEM;
+		if (e->type && !d->type) {
+			if (move_name(dst, src, e->name, &d->name) ||
+			    move_name(dst, src, e->real_name, &d->real_name))
+				return HD_ENOMEM;
+			d->type = e->type;
+			d->klass = e->klass;
+			d->superclass = e->superclass;
+			d->flags |= e->flags & HD__CF_SINGLETON;
+		}
+		if (e->attached &&
+		    (!d->attached ||
+		     ((d->flags & CF_WEAK) && !(e->flags & CF_WEAK)))) {
+			d->attached = e->attached;
+			d->attached_type = e->attached_type;
+			d->flags = (d->flags & ~CF_WEAK) | (e->flags & CF_WEAK);
+		}
+	}
+	return 0;
+}

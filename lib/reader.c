@@ -24,6 +24,7 @@
  * end more skipped lines than records (see hd_reader_next). */
 #define NOT_DUMP_LINES 32
 #define CITE 40                      /* bytes of the cited line */
+#define RANGE_LINE ((size_t)1 << 30) /* longest line of a range */
 
 struct hd_reader {
 	int fd;
@@ -63,6 +64,10 @@ struct hd_reader {
 	size_t bad_len, bad_full;
 	const char *bad_msg;
 	int bad_cut;        /* it was the last line, cut short */
+	/* a range of a mapped dump (hd__reader_open_range) */
+	int range;
+	int after_records;
+	size_t stop;
 };
 
 static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
@@ -276,11 +281,15 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 
 		if (q) {
 			*nl = (size_t)(q - r->buf);
+			if (r->range && *nl - r->pos >= RANGE_LINE)
+				break;
 			return 0;
 		}
 		scan = r->len;
 		if (r->eof) {
 			*nl = r->len;
+			if (r->range && *nl - r->pos >= RANGE_LINE)
+				break;
 			return 0;
 		}
 		r->scanned = scan;
@@ -293,11 +302,14 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 		}
 		*from = r->pos + off;
 	}
+	/* the streaming reader's limit, or near it: the caller reads the
+	 * file again without ranges, to fail as it does */
+	return hd__error(err, HD_ELIMIT, "a long line in a range");
 }
 
 static uint64_t records(const hd_reader *r)
 {
-	return r->st.objects + r->st.roots + r->st.shapes + r->st.others;
+	return (uint64_t)r->after_records + r->st.objects + r->st.roots + r->st.shapes + r->st.others;
 }
 
 static void flush_held(hd_reader *r)
@@ -591,6 +603,8 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		uint64_t lineno;
 		int rc, got;
 
+		if (r->range && r->pos >= r->stop)
+			return HD_ITEROVER;
 		if (r->pos >= r->len && !r->eof && (rc = refill(r, err)))
 			goto fail;
 		start = r->pos;
@@ -730,6 +744,50 @@ int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 	}
 	*out = r;
 	return 0;
+}
+
+int hd__reader_open_range(hd_reader **out, const char *map, size_t len,
+			  size_t from, size_t stop, int after_records,
+			  const hd_read_options *opts, const char *name,
+			  hd_error *err)
+{
+	hd_reader *r;
+	int rc;
+
+	if ((rc = reader_new(&r, opts, name, err)))
+		return rc;
+	r->mem = 1;
+	r->eof = 1;
+	r->range = 1;
+	r->after_records = after_records != 0;
+	r->buf = (char *)(uintptr_t)map;
+	r->len = r->cap = len;
+	r->pos = r->scanned = from;
+	r->stop = stop;
+	r->st.total_bytes = len;
+	*out = r;
+	return 0;
+}
+
+size_t hd__reader_cut(const char *map, size_t len, size_t at)
+{
+	const char *p = map + at, *end = map + len, *nl;
+
+	if (at && map[at - 1] != '\n') {
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p)
+			return len;
+		p++;
+	}
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return len; /* the last line: no cut before it */
+		if (starts_object(p, nl))
+			return (size_t)(p - map);
+		p = nl + 1;
+	}
+	return len;
 }
 
 static int start_gzip(hd_reader *r, hd_error *err)

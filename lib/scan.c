@@ -24,6 +24,7 @@ struct cur {
 	const char *end;
 	const char *start;       /* the line, for error columns */
 	struct hd__scan *sc;
+	int avx2;                /* simd.c's forms of the hot loops */
 };
 
 static int fail(struct cur *c, const char *at, const char *msg)
@@ -333,8 +334,11 @@ static int read_key(struct cur *c, const char **k, size_t *klen)
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected a key");
 	/* keys are short: a plain loop beats a memchr call */
-	for (q = c->p + 1; q < c->end && *q != '"'; q++)
-		;
+	if (c->avx2 && c->end - c->p > 32)
+		q = hd__avx2_quote(c->p + 1, c->end);
+	else
+		for (q = c->p + 1; q < c->end && *q != '"'; q++)
+			;
 	if (q == c->end)
 		return fail(c, c->p, "unterminated key");
 	*k = c->p + 1;
@@ -608,8 +612,18 @@ static int read_refs(struct cur *c, hd_record *rec)
 		goto done;
 	}
 	for (;;) {
-		const char *p = c->p;
+		const char *p;
 
+		/* long runs of canonical references: simd.c */
+		if (c->avx2 && c->end - c->p >= 32) {
+			if (n >= sc->refs_cap &&
+			    hd__grow((void **)&sc->refs, &sc->refs_cap, n + 1,
+				     sizeof(*sc->refs)))
+				return HD_ENOMEM;
+			n += hd__avx2_refs(&c->p, c->end, sc->refs + n,
+					   sc->refs_cap - n);
+		}
+		p = c->p;
 		/* fast path: "0x" followed by lowercase hex and a quote */
 		if (HD_LIKELY(c->end - p > 3 && p[0] == '"' && p[1] == '0' &&
 			      p[2] == 'x')) {
@@ -1524,6 +1538,7 @@ int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
 	c.p = line;
 	c.end = line + len;
 	c.sc = sc;
+	c.avx2 = hd__simd_level() == HD__SIMD_AVX2;
 	sc->repaired = 0;
 	sc->need_more = 0;
 	sc->err_msg = NULL;
@@ -1558,6 +1573,7 @@ int hd__scan_salvage(struct hd__scan *sc, const char *line, size_t len,
 	c.p = line;
 	c.end = line + len;
 	c.sc = sc;
+	c.avx2 = 0;
 	if (salvage(&c, rec))
 		return HD__SCAN_BAD;
 	rec->origin |= HD_O_REPAIRED;

@@ -937,3 +937,110 @@ void hd_stats_free(hd_stats *st)
 	hd__map_free(&st->rootnames);
 	hd__free(st, sizeof(*st));
 }
+
+/* ---- the parallel scan: one accumulator a chunk, merged in order ---- */
+
+int hd__stats_new_like(hd_stats **out, const hd_stats *st)
+{
+	return hd_stats_new(out, &st->opts, NULL);
+}
+
+static int move_sid(hd_stats *dst, const hd_stats *src, uint32_t sid,
+		    uint32_t *out)
+{
+	const char *s;
+	size_t n;
+
+	if (sid == HD_STR_NONE) {
+		*out = sid;
+		return 0;
+	}
+	s = hd__intern_str(&src->strs, sid, &n);
+	return hd__intern_put(&dst->strs, s, n, out);
+}
+
+/* A key component of src in dst's string ids. */
+static int move_comp(hd_stats *dst, const hd_stats *src, int key,
+		     struct comp *c)
+{
+	uint32_t sid, kind;
+
+	switch (key) {
+	case HD_KEY_TYPE:
+		if (!c->b)
+			return 0;
+		break;
+	case HD_KEY_CLASS:
+		kind = (uint32_t)(c->b >> 32);
+		if (kind == CK_TYPED)
+			return 0;
+		if (move_sid(dst, src, (uint32_t)c->b, &sid))
+			return HD_ENOMEM;
+		c->b = (uint64_t)kind << 32 | sid;
+		return 0;
+	case HD_KEY_LENGTH:
+		return 0;
+	default:
+		break;
+	}
+	if (move_sid(dst, src, (uint32_t)c->a, &sid))
+		return HD_ENOMEM;
+	c->a = sid;
+	return 0;
+}
+
+int hd__stats_merge(hd_stats *dst, const hd_stats *src)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	const struct hd__map *rn = &src->rootnames;
+	uint32_t sid, v;
+	size_t i;
+	unsigned g, j;
+	int found;
+
+	if (dst->finished || src->finished)
+		return HD_EINVAL;
+	if (hd__classtab_merge(&dst->ct, &src->ct))
+		return HD_ENOMEM;
+	for (i = 0; i < rn->cap; i++) {
+		if (!rn->keys[i])
+			continue;
+		if (move_sid(dst, src, (uint32_t)(rn->keys[i] - 1), &sid) ||
+		    hd__map_put(&dst->rootnames, sid, 1, &v, &found))
+			return HD_ENOMEM;
+		if (!found)
+			dst->t.root_categories++;
+	}
+	for (g = 0; g < src->opts.ngroupings; g++) {
+		const struct grouping *sg = &src->g[g];
+
+		for (i = 0; i < sg->cap; i++) {
+			if (!sg->slots[i].used)
+				continue;
+			memcpy(k, sg->slots[i].k, sizeof(k));
+			for (j = 0; j < sg->nkeys; j++)
+				if (move_comp(dst, src, sg->keys[j], &k[j]))
+					return HD_ENOMEM;
+			if (accumulate(&dst->g[g], k, sg->slots[i].count,
+				       sg->slots[i].memsize,
+				       &dst->t.saturated))
+				return HD_ENOMEM;
+		}
+	}
+	dst->t.objects += src->t.objects;
+	sat_add(&dst->t.memsize, src->t.memsize, &dst->t.saturated);
+	dst->t.edges += src->t.edges;
+	dst->t.roots += src->t.roots;
+	dst->t.shapes += src->t.shapes;
+	dst->t.traced += src->t.traced;
+	if (src->t.gen_min < dst->t.gen_min)
+		dst->t.gen_min = src->t.gen_min;
+	if (src->t.gen_max > dst->t.gen_max)
+		dst->t.gen_max = src->t.gen_max;
+	dst->t.excluded += src->t.excluded;
+	sat_add(&dst->t.excluded_memsize, src->t.excluded_memsize,
+		&dst->t.saturated);
+	dst->t.features |= src->t.features;
+	dst->t.saturated |= src->t.saturated;
+	return 0;
+}

@@ -15,6 +15,10 @@
 #   BENCH_EXT_OBJECTS=N  objects in the gem's heap (2000000)
 #   BENCH_EXT_RUNS=N     runs of each dumper per Ruby, best kept (3)
 #   BENCH_ONLY=ext       only the gem's rows (HeapDump.dump, dump_all)
+#   BENCH_ONLY=scan      only the scanner: stats -j1 / -jN beside wc -l,
+#                        simdjson, heapy, jq, the targets and the scaling
+#                        rows (0.1 and 1 GB; 6 GB too with BENCH_MB=6000)
+#   BENCH_JOBS=N         the threads of the "-jN" rows (nproc)
 #
 # Exits 1 if any heapdump row failed, 2 if the benchmark could not run.
 set -u
@@ -192,6 +196,8 @@ echo "heapdump: $HD ($(git log -1 --format='%h %cd' --date=short 2>/dev/null || 
 # once per Ruby of HD_RUBIES, each with its own build of the extension
 # ($B/ext-VERSION, by make ext). Under 2x (CPU time) on one is a failure.
 ext_failed=0
+JOBS=${BENCH_JOBS:-$(nproc)}
+if [ "${BENCH_ONLY:-}" != scan ]; then
 echo "== gem: HeapDump.dump beside ObjectSpace.dump_all (tests/bench/ext_bench.rb ${BENCH_EXT_OBJECTS:-2000000}, best of ${BENCH_EXT_RUNS:-3})"
 printf '  %-8s %10s %14s %14s %10s %10s\n' ruby "live slots" "dump_all s" "HeapDump s" "wall x" "cpu x"
 for r in ${HD_RUBIES:-$RUBY}; do
@@ -244,6 +250,7 @@ for r in ${HD_RUBIES:-$RUBY}; do
 done
 echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+fi
 if [ "${BENCH_ONLY:-}" = ext ]; then
 	exit $ext_failed
 fi
@@ -257,7 +264,7 @@ else
 	ensure_dump tests/bench/gen_big.rb "$DUMP" "$MB"
 fi
 CHAIN=$OUT/chain.json
-ensure_dump tests/bench/gen_chain.rb "$CHAIN" 300000
+[ "${BENCH_ONLY:-}" = scan ] || ensure_dump tests/bench/gen_chain.rb "$CHAIN" 300000
 
 bytes=$(wc -c <"$DUMP")
 echo "warming the page cache ..."
@@ -280,6 +287,17 @@ if [ ! -x "$HD" ]; then
 	done
 else
 	row hd "heapdump stats" /dev/null "$HD" stats "$DUMP" -q
+	# the scanner: one thread, N threads, and the portable code
+	row hd "heapdump stats -j1" /dev/null "$HD" stats "$DUMP" -q -j1
+	row hd "heapdump stats -j$JOBS" /dev/null "$HD" stats "$DUMP" -q -j"$JOBS"
+	row hd "heapdump stats -j1 (portable)" /dev/null env HEAPDUMP_SIMD=portable \
+		"$HD" stats "$DUMP" -q -j1
+fi
+if [ "${BENCH_ONLY:-}" = scan ]; then
+	:
+elif [ ! -x "$HD" ]; then
+	:
+else
 	row hd "heapdump stats --by location" /dev/null "$HD" stats "$DUMP" --by location -q
 	if row hd "heapdump index" /dev/null "$HD" index "$DUMP" -o "$STORE" -q; then
 		if [ -s "$STORE" ]; then
@@ -365,6 +383,74 @@ awk -F '\t' -v bytes="$bytes" '$1 == "heapdump stats" && $3 == "ok" {
 if [ -s "$STORE" ]; then
 	awk -v s="$(wc -c <"$STORE")" -v b="$bytes" 'BEGIN {
 		printf "store %s: %.1f MB, %.1f%% of the dump\n", ARGV[1], s / 1e6, s * 100 / b }' "$STORE"
+fi
+
+# The scanner's targets (issue 14), as ratios of this run: stats (all
+# CPUs) within 4x wc -l and under simdjson On-Demand's CPU, heapy and jq
+# 50x and 100x slower, peak RSS under 100 MB with and without -j. A
+# "not met" does not fail the run: one run's ratios, not a timed test.
+echo
+echo "== scanner targets (this run)"
+awk -F '\t' -v jn="heapdump stats -j$JOBS" '
+	$3 == "ok" { w[$1] = $4; m[$1] = $5; c[$1] = $6 }
+	function verdict(ok) { return ok ? "met" : "NOT met" }
+	function line(what, val, goal, ok) {
+		printf "  %-44s %10s  %-10s %s\n", what, val, goal, verdict(ok) }
+	END {
+		s = w["heapdump stats"]
+		if (s == "" || s == 0) { print "  (no heapdump stats row)"; exit }
+		if (w["wc -l"] > 0)
+			line("heapdump stats / wc -l (wall)", sprintf("%.1fx", s / w["wc -l"]), "<= 4x", s / w["wc -l"] <= 4)
+		if (c["simdjson stats (reference)"] != "")
+			line("heapdump stats wall / simdjson CPU", sprintf("%.2f/%.2f s", s, c["simdjson stats (reference)"]), "< 1", s < c["simdjson stats (reference)"])
+		if (w["heapy read"] != "")
+			line("heapy read / heapdump stats", sprintf("%.0fx", w["heapy read"] / s), ">= 50x", w["heapy read"] / s >= 50)
+		if (w["jq count by type"] != "")
+			line("jq count by type / heapdump stats", sprintf("%.0fx", w["jq count by type"] / s), ">= 100x", w["jq count by type"] / s >= 100)
+		if (w["heapdump stats -j1"] != "" && w[jn] != "")
+			printf "  %-44s %10s\n", "-j1 / " substr(jn, 16) " (wall)", sprintf("%.2fx", w["heapdump stats -j1"] / w[jn])
+		if (w["heapdump stats -j1 (portable)"] != "" && w["heapdump stats -j1"] != "")
+			printf "  %-44s %10s\n", "portable / AVX2 scanner, -j1 (wall)", sprintf("%.2fx", w["heapdump stats -j1 (portable)"] / w["heapdump stats -j1"])
+		for (k in m)
+			if (k ~ /^heapdump stats( -j[0-9]+)?$/)
+				line(k " peak RSS", sprintf("%.0f MB", m[k] * 1024 / 1e6), "< 100 MB", m[k] * 1024 / 1e6 < 100)
+	}' "$RES"
+
+# Scaling: time and peak RSS of stats on dumps of about 0.1 and 1 GB
+# (and 6 GB with BENCH_MB=6000), made by gen_big.rb with real Ruby
+# (cached beside the big dump, never committed): time linear, RSS flat.
+echo
+echo "== scaling: heapdump stats -j1 and -j$JOBS beside wc -l (gen_big.rb dumps)"
+printf '  %8s %10s %8s %8s %8s %7s %8s %8s %7s %7s\n' MB lines "wc -l s" "-j1 s" "CPU s" "RSS MB" \
+	"-j$JOBS s" "CPU s" "RSS MB" "GB/s"
+sizes="100 1000"
+[ "$MB" -ge 6000 ] && sizes="$sizes 6000"
+for sz in $sizes; do
+	sd=$OUT/big-$sz.json
+	ensure_dump tests/bench/gen_big.rb "$sd" "$sz" >/dev/null
+	cat "$sd" >/dev/null
+	sres=$OUT/scaling-$sz.tsv
+	RES_SAVE=$RES
+	RES=$sres
+	: >"$RES"
+	row floor "wc -l ($sz)" /dev/null wc -l "$sd" >/dev/null
+	row hd "stats -j1 ($sz)" /dev/null "$HD" stats "$sd" -q -j1 >/dev/null
+	row hd "stats -j$JOBS ($sz)" /dev/null "$HD" stats "$sd" -q -j"$JOBS" >/dev/null
+	RES=$RES_SAVE
+	awk -F '\t' -v sz="$sz" -v b="$(wc -c <"$sd")" -v l="$(wc -l <"$sd")" '
+		{ w[NR] = $4; m[NR] = $5; c[NR] = $6 }
+		END {
+			# parenthesized: a bare > among the arguments of printf redirects
+			printf "  %8.0f %10d %8s %8s %8s %7.0f %8s %8s %7.0f %7.2f\n", b / 1e6, l,
+				w[1], w[2], c[2], m[2] * 1024 / 1e6, w[3], c[3], m[3] * 1024 / 1e6,
+				(w[3] > 0 ? b / 1e9 / w[3] : 0)
+		}' "$sres"
+done
+if [ "${BENCH_ONLY:-}" = scan ]; then
+	echo
+	[ $hd_failed -ne 0 ] && { echo "bench: some heapdump rows FAILED (details in $LOG/*.err)"; exit 1; }
+	echo "bench: all heapdump rows ran"
+	exit 0
 fi
 
 # A diff of two dumps of one process (tests/bench/gen_pair.rb, ~500 MB

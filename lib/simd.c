@@ -1,0 +1,165 @@
+/*
+ * simd.c - the scanner's structure finding with AVX2, chosen at run time.
+ *
+ * Two hot spots of scan.c have an AVX2 form here: finding the quote that
+ * ends a key, and reading the runs of `"0x<hex>", ` of a references
+ * array. Each takes only what the portable code in scan.c would take in
+ * the same way and hands everything else back to it (errors, whitespace,
+ * 16-digit and odd addresses, the last reference of an array), so both
+ * paths give the same records, problems and columns; t_simd and
+ * tests/cli/parallel.sh compare them. HEAPDUMP_SIMD=portable (or
+ * hd__simd_force) makes the portable path run on any CPU.
+ */
+#include "hd_int.h"
+
+#include <stdlib.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HD_HAVE_AVX2 1
+#include <immintrin.h>
+#endif
+
+/* 0: not chosen yet; else HD__SIMD_PORTABLE or HD__SIMD_AVX2 */
+static int level;
+
+static int choose(void)
+{
+	const char *e = getenv("HEAPDUMP_SIMD");
+	int l = HD__SIMD_PORTABLE;
+
+#ifdef HD_HAVE_AVX2
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		l = HD__SIMD_AVX2;
+#endif
+	if (e && strcmp(e, "portable") == 0)
+		l = HD__SIMD_PORTABLE;
+	return l;
+}
+
+int hd__simd_level(void)
+{
+	int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+
+	if (!l) {
+		l = choose();
+		__atomic_store_n(&level, l, __ATOMIC_RELAXED);
+	}
+	return l;
+}
+
+int hd__simd_force(int l)
+{
+	int old = hd__simd_level();
+
+	if (l == HD__SIMD_AVX2 && choose() != HD__SIMD_AVX2 &&
+	    getenv("HEAPDUMP_SIMD") == NULL)
+		return old; /* the CPU cannot */
+	__atomic_store_n(&level, l ? l : choose(), __ATOMIC_RELAXED);
+	return old;
+}
+
+#ifdef HD_HAVE_AVX2
+
+__attribute__((target("avx2"))) const char *
+hd__avx2_quote(const char *p, const char *end)
+{
+	const __m256i q = _mm256_set1_epi8('"');
+
+	while (end - p >= 32) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+		unsigned m = (unsigned)_mm256_movemask_epi8(
+			_mm256_cmpeq_epi8(v, q));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 32;
+	}
+	while (p < end && *p != '"')
+		p++;
+	return p;
+}
+
+/* shuffles that right-align k nibbles in 16 bytes, zeros before */
+static const unsigned char align_tab[16][16] = {
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 },
+	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 },
+	{ 0x80, 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 },
+	{ 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 },
+	{ 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 },
+	{ 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 },
+};
+
+__attribute__((target("avx2"))) size_t
+hd__avx2_refs(const char **pp, const char *end, uint64_t *out, size_t room)
+{
+	const char *p = *pp;
+	size_t n = 0;
+	const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8('9' + 1);
+	const __m128i ca = _mm_set1_epi8('a'), cf = _mm_set1_epi8('f' + 1);
+	const __m128i lo = _mm_set1_epi8(0x20);
+	const __m128i mul = _mm_set_epi8(1, 16, 1, 16, 1, 16, 1, 16, 1, 16, 1,
+					 16, 1, 16, 1, 16);
+
+	while (n < room && end - p >= 32 && p[0] == '"' && p[1] == '0' &&
+	       p[2] == 'x') {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 3));
+		__m128i l = _mm_or_si128(v, lo);
+		/* signed compares: every byte >= 0x80 is below '0' and 'a' */
+		__m128i dig = _mm_andnot_si128(_mm_cmplt_epi8(v, c0),
+					       _mm_cmplt_epi8(v, c9));
+		__m128i alp = _mm_andnot_si128(_mm_cmplt_epi8(l, ca),
+					       _mm_cmplt_epi8(l, cf));
+		unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+		unsigned d = (unsigned)__builtin_ctz(~ok | 0x10000u);
+		__m128i nib, a, pairs;
+		uint64_t val;
+
+		/* 1 to 15 digits, a closing quote and ", " after: else the
+		 * portable code decides */
+		if (d == 0 || d >= 16 || p[3 + d] != '"' || p[4 + d] != ',' ||
+		    p[5 + d] != ' ')
+			break;
+		nib = _mm_blendv_epi8(_mm_sub_epi8(l, _mm_set1_epi8('a' - 10)),
+				      _mm_sub_epi8(v, c0), dig);
+		a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
+						  const void *)align_tab[d]));
+		pairs = _mm_maddubs_epi16(a, mul);
+		val = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
+		out[n++] = __builtin_bswap64(val);
+		p += 6 + d;
+	}
+	*pp = p;
+	return n;
+}
+
+#else
+
+const char *hd__avx2_quote(const char *p, const char *end)
+{
+	while (p < end && *p != '"')
+		p++;
+	return p;
+}
+
+size_t hd__avx2_refs(const char **pp, const char *end, uint64_t *out,
+		     size_t room)
+{
+	(void)pp;
+	(void)end;
+	(void)out;
+	(void)room;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * t_simd.c - the AVX2 forms of the scanner's hot loops (simd.c) give the
+ * portable scanner's records, errors and columns, on random lines made
+ * to hit their edges: references of 0 to 18 digits, upper and lower
+ * case, odd separators and bytes, keys longer than a vector, lines cut
+ * anywhere. On a CPU without AVX2 both runs are portable.
+ */
+#include "t.h"
+#include "hd_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+static unsigned rnd(unsigned n)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return (unsigned)(seed % n);
+}
+
+static size_t put(char *b, size_t len, size_t size, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (len + n < size) {
+		memcpy(b + len, s, n);
+		len += n;
+	}
+	return len;
+}
+
+/* A record with a references array, mostly canonical, sometimes not. */
+static size_t make_line(char *b, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	static const char odd[] = "ABCDEFgx\" ,]\t\x80\xff\\";
+	static const char *const seps[] = { ", ", ", ", ", ", ",", " , ",
+					    ",  ", ", \"", "" };
+	size_t len = 0;
+	unsigned i, j, nrefs = rnd(80), nd;
+	char tmp[64];
+
+	len = put(b, len, size, "{\"address\":\"0x7f0012345678\", ");
+	if (rnd(4) == 0) { /* a key longer than a vector */
+		len = put(b, len, size, "\"");
+		for (i = rnd(70); i > 0; i--)
+			len = put(b, len, size, rnd(9) ? "k" : "\\");
+		len = put(b, len, size, rnd(9) ? "\":1, " : "\" : 1, ");
+	}
+	len = put(b, len, size, "\"type\":\"ARRAY\", \"references\":[");
+	for (i = 0; i < nrefs; i++) {
+		if (i)
+			len = put(b, len, size, rnd(20) ? ", " : seps[rnd(8)]);
+		len = put(b, len, size, rnd(40) ? "\"0x" : "\"0X");
+		nd = rnd(10) ? 12 : rnd(19);
+		for (j = 0; j < nd && j < sizeof(tmp) - 1; j++)
+			tmp[j] = rnd(50) ? digits[rnd(16)] :
+					   odd[rnd(sizeof(odd) - 1)];
+		tmp[j] = '\0';
+		len = put(b, len, size, tmp);
+		len = put(b, len, size, rnd(60) ? "\"" : "");
+	}
+	len = put(b, len, size, "], \"memsize\":40}");
+	if (rnd(5) == 0)
+		len = rnd((unsigned)len + 1);
+	return len;
+}
+
+/* What a scan says, as text. */
+static void describe(char *out, size_t size, const char *line, size_t len)
+{
+	struct hd__scan sc;
+	hd_record rec;
+	size_t n, i;
+	int rc;
+
+	memset(&sc, 0, sizeof(sc));
+	rc = hd__scan_line(&sc, line, len, &rec);
+	n = (size_t)snprintf(out, size,
+			     "rc %d col %zu msg %s more %d rep %d kind %d "
+			     "type %d has %llx addr %llx nrefs %zu close %zu "
+			     "%zu\n",
+			     rc, sc.err_col, sc.err_msg ? sc.err_msg : "-",
+			     sc.need_more, sc.repaired, (int)rec.kind,
+			     rec.type, (unsigned long long)rec.has,
+			     (unsigned long long)rec.address,
+			     rc ? 0 : rec.nrefs, sc.refs_close, sc.obj_close);
+	for (i = 0; rc == 0 && i < rec.nrefs && n + 20 < size; i++)
+		n += (size_t)snprintf(out + n, size - n, "%llx ",
+				      (unsigned long long)rec.refs[i]);
+	hd__scan_free(&sc);
+}
+
+static void test_simd__same_as_portable(void)
+{
+	static char line[8192], a[16384], b[16384];
+	int before = hd__simd_level(), k, differ = 0;
+	size_t len;
+
+	for (k = 0; k < 20000 && !differ; k++) {
+		len = make_line(line, sizeof(line));
+		hd__simd_force(HD__SIMD_PORTABLE);
+		describe(a, sizeof(a), line, len);
+		hd__simd_force(HD__SIMD_AVX2);
+		describe(b, sizeof(b), line, len);
+		if (strcmp(a, b) != 0) {
+			differ = 1;
+			T_FAIL("line %d differs: %.*s\nportable: %.100s\n"
+			       "avx2: %.100s", k, (int)(len < 100 ? len : 100),
+			       line, a, b);
+		}
+	}
+	hd__simd_force(before);
+}
+
+/* The AVX2 reader takes canonical runs and stops where it must. */
+static void test_simd__refs_stops(void)
+{
+	static const char run[] =
+		"\"0x7f0012345678\", \"0x1\", \"0xabcdefABCDEF012\", "
+		"\"0x7f0012345679\"]                             ";
+	const char *p = run, *end = run + sizeof(run) - 1;
+	uint64_t v[8];
+	size_t n;
+
+	if (hd__simd_force(HD__SIMD_AVX2) == 0 ||
+	    hd__simd_level() != HD__SIMD_AVX2) {
+		hd__simd_force(0);
+		return; /* no AVX2 here: the portable path is all there is */
+	}
+	n = hd__avx2_refs(&p, end, v, 8);
+	T_EQ(n, 3);
+	T_EQ(v[0], 0x7f0012345678ULL);
+	T_EQ(v[1], 1);
+	T_EQ(v[2], 0xabcdefabcdef012ULL);
+	T_ASSERT(p == run + 46);
+	p = run;
+	T_EQ(hd__avx2_refs(&p, end, v, 1), 1);
+	T_ASSERT(p == run + 18);
+	T_ASSERT(hd__avx2_quote(run + 1, end) == run + 15);
+	hd__simd_force(0);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(simd__same_as_portable),
+	T_CASE(simd__refs_stops),
+};
+
+T_MAIN(cases)
