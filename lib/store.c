@@ -34,7 +34,7 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"root offset",    "root",         "class name",
 	"dominator info", "dominator",    "retained count",
 	"retained memsize", "reference name info", "reference name",
-	"root reference name",
+	"root reference name", "stats summary",
 };
 
 static const char *sec_name(uint32_t id)
@@ -137,6 +137,8 @@ static uint64_t want_size(const hd_store *s, int id)
 	case HD__SEC_NAME_MAP:
 	case HD__SEC_NAME_ROOT:
 		return hd__store_names_size(s, id);
+	case HD__SEC_STATS:
+		return hd__store_stats_size(s);
 	}
 	return UINT64_MAX;
 }
@@ -454,7 +456,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			return bad(err, "store %s section is missing",
 				   s->sec[id] ? "dominator info" :
 						sec_name((uint32_t)id));
-	if ((rc = hd__store_names_check(s, full, err)))
+	if ((rc = hd__store_names_check(s, full, err)) ||
+	    (rc = hd__store_stats_check(s, err)))
 		return rc;
 	n = s->nodes;
 	if (!full) {
