@@ -135,3 +135,10 @@ ent=$("$SS" list "$TMP/good.hds" | awk -v id=$SUM '$1 == id { print NR - 1 }')
 poke "$TMP/bad.hds" $((32 + 24 * ent - 24)) '042'
 check_rc damaged/twice 1 "$HD" stats -q "$TMP/bad.hds"
 check_grep damaged/twice-message 'stats summary section appears twice' "$TMP/err"
+# a table whose count lost the summary's entry (the last) leaves its
+# bytes held by no section: refused, not opened as a store without it
+cp "$TMP/good.hds" "$TMP/bad.hds"
+cnt=$("$SS" list "$TMP/good.hds" | wc -l)
+poke "$TMP/bad.hds" 12 "$(printf '%03o' $((cnt - 1)))"
+check_rc damaged/count-lowered 1 "$HD" stats -q "$TMP/bad.hds"
+check_grep damaged/count-lowered-message 'store (file has [0-9]+ bytes no section holds|meta section is not where the table.s layout puts it)' "$TMP/err"
