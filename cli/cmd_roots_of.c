@@ -14,7 +14,7 @@
 static struct roots_of_args {
 	struct cli_select sel;
 	const char *out;
-	int all, skip_weak, strict, quiet;
+	int all, with_paths, skip_weak, strict, quiet;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -22,6 +22,9 @@ static const struct cli_opt opts[] = {
 	OPT_FLAG(0, "all-ancestors", &A.all,
 		 "keep every object from which a target can be reached, not "
 		 "one shortest path per target"),
+	OPT_FLAG(0, "with-paths", &A.with_paths,
+		 "give each selected object's record a root_path member: its "
+		 "path from the roots as text, reference names included"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
 		 "do not walk through WeakMap, WeakKeyMap and WeakRef"),
 	OPT_STRING('o', "output", "FILE", &A.out,
@@ -37,7 +40,8 @@ static const struct cli_cmd_info info = {
 	"Write, as NDJSON, the selected objects and one shortest path from\n"
 	"the GC roots to each (--all-ancestors: every object that reaches\n"
 	"them), references restricted to the objects written. Targets no\n"
-	"root reaches are reported on stderr. Selection: man 7 heapdump-select.",
+	"root reaches are reported on stderr (--with-paths: each selected\n"
+	"record also says its path as text). Selection: man 7 heapdump-select.",
 	opts
 };
 
@@ -71,6 +75,7 @@ int cmd_roots_of(int argc, char **argv)
 {
 	struct cli_graph g;
 	hd_nodes kept = { 0 }, unreached = { 0 };
+	hd_reach *r = NULL;
 	hd_error err = { 0 };
 	unsigned flags;
 	int rc, first;
@@ -81,16 +86,20 @@ int cmd_roots_of(int argc, char **argv)
 	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
 				 A.strict, A.quiet)))
 		return rc;
-	flags = (A.all ? HD_ROOTS_ALL_ANCESTORS : 0) |
-		(A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0);
-	if ((rc = hd_roots_of(&kept, &unreached, g.s, &g.sel, flags, &err))) {
+	/* one search, kept for the paths' text with --with-paths */
+	if ((rc = hd_reach_new(&r, g.s, A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0,
+			       &err)) ||
+	    (flags = A.all ? HD_ROOTS_ALL_ANCESTORS : 0,
+	     rc = hd_reach_roots_of(&kept, &unreached, r, &g.sel, flags,
+				    &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
 	if ((rc = report(&g, &kept, &unreached)))
 		goto out;
-	rc = cli_graph_write(&g, &kept, A.out);
+	rc = cli_graph_write(&g, &kept, A.with_paths ? r : NULL, A.out);
 out:
+	hd_reach_free(r);
 	hd_nodes_free(&kept);
 	hd_nodes_free(&unreached);
 	cli_graph_close(&g);

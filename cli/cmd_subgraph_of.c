@@ -62,7 +62,7 @@ int cmd_subgraph_of(int argc, char **argv)
 		fprintf(stderr, "%s: %s selected, %s object(s) written\n",
 			PROGRAM_NAME, cli_commas(g.sel.n, a, sizeof(a)),
 			cli_commas(out.n, b, sizeof(b)));
-	rc = cli_graph_write(&g, &out, A.out);
+	rc = cli_graph_write(&g, &out, NULL, A.out);
 out:
 	hd_nodes_free(&out);
 	cli_graph_close(&g);

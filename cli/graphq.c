@@ -54,7 +54,7 @@ static int write_bytes(const void *buf, size_t n, void *payload)
 }
 
 int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
-		    const char *out_path)
+		    const hd_reach *paths, const char *out_path)
 {
 	hd_read_options ro = cli_input_read_options(&g->in);
 	struct cli_out out;
@@ -66,8 +66,13 @@ int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
 	/* the problems of the dump were reported when it was indexed */
 	ro.problem = NULL;
 	errno = 0;
-	rc = hd_subdump_write(g->s, set, HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT,
-			      &ro, write_bytes, out.f, &err);
+	if (paths)
+		rc = hd_roots_of_write(g->s, paths, set, &g->sel, &ro,
+				       write_bytes, out.f, &err);
+	else
+		rc = hd_subdump_write(g->s, set,
+				      HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT,
+				      &ro, write_bytes, out.f, &err);
 	if (rc) {
 		int e = errno ? errno : EIO; /* of the failed write */
 

@@ -32,10 +32,11 @@ void cli_graph_close(struct cli_graph *g);
  * Writes the ROOT records then the records of set, byte for byte from
  * the dump, with their references restricted to set, to out_path ("-"
  * or NULL: standard output; a file is written atomically). Returns 0 or
- * an exit code.
+ * an exit code. With paths (a search on g's store), each selected
+ * object's record also carries its "root_path" (hd_roots_of_write).
  */
 int cli_graph_write(struct cli_graph *g, const hd_nodes *set,
-		    const char *out_path);
+		    const hd_reach *paths, const char *out_path);
 
 /*
  * Calls one(g, id, err, payload) for the first max selected objects (0:

@@ -36,6 +36,23 @@ HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
 HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
 HD_HIDDEN char *hd__strdup(const char *s);
 
+/* ---- one output line built in memory (records.c) ---- */
+
+/* A growing byte buffer; hd__line_put is an hd_write_cb into it. */
+struct hd__line {
+	char *p;
+	size_t len, cap;
+};
+HD_HIDDEN int hd__line_put(const void *p, size_t n, void *payload);
+HD_HIDDEN void hd__line_free(struct hd__line *l);
+/* l emptied, then rec as hd_record_write writes it (keep as there)
+ * without its final '}' and newline: members may be appended, starting
+ * with ", ", before hd__line_close. 0, HD_ENOMEM or HD_EPARSE. */
+HD_HIDDEN int hd__record_open(struct hd__line *l, const hd_record *rec,
+			      const hd_store *s, const unsigned char *keep);
+/* "}\n" appended: 0 or HD_ENOMEM */
+HD_HIDDEN int hd__record_close(struct hd__line *l);
+
 /* The one set of array macros: n items of *p, through the allocator. */
 #define HD_ALLOC(p, n) ((p) = hd__array_alloc((n), sizeof(*(p))))
 #define HD_FREE(p, n) hd__free((p), (size_t)(n) * sizeof(*(p)))

@@ -1130,6 +1130,25 @@ HD_API int hd_reach_roots_of(hd_nodes *kept_out, hd_nodes *unreached_out,
 			     unsigned flags, hd_error *err);
 
 /**
+ * What roots-of writes: hd_subdump_write(s, kept, HD_SUBDUMP_ROOTS |
+ * HD_SUBDUMP_RESTRICT), each record of a node of targets that r reaches
+ * given a "root_path" member before its closing '}': its path from the
+ * roots (hd_reach_path) as text, "root CATEGORY [NAME] -> Node name ->
+ * ... -> Target", each hop as hd_store_hop_text() writes it (reference
+ * names included), JSON-escaped. Readers that do not know the member
+ * ignore it; the output reads as a dump again.
+ * @param r a search on s; kept a set closed under r's paths to targets
+ *        (hd_reach_roots_of()); targets the selected nodes
+ * @param ro read options of the source dump (NULL: the defaults)
+ * @return 0, HD_ENOMEM, the codes of hd_store_records(), or the sink's
+ *         non-zero value unchanged
+ */
+HD_API int hd_roots_of_write(const hd_store *s, const hd_reach *r,
+			     const hd_nodes *kept, const hd_nodes *targets,
+			     const hd_read_options *ro, hd_write_cb w,
+			     void *payload, hd_error *err);
+
+/**
  * The nodes reachable from the nodes of from (included) by following
  * references, at most max_depth references away (0: no limit).
  * @return 0, HD_ENOMEM, HD_EINVAL

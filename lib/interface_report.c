@@ -174,29 +174,8 @@ struct emit {
 	size_t nborder;
 	hd_write_cb w;
 	void *payload;
-	char *buf;
-	size_t len, cap;
+	struct hd__line line;
 };
-
-static int buf_put(const void *p, size_t n, void *payload)
-{
-	struct emit *e = payload;
-
-	if (e->len + n + 1 > e->cap) {
-		size_t cap = e->cap ? e->cap : 4096;
-		char *nb;
-
-		while (cap < e->len + n + 1)
-			cap *= 2;
-		if (!(nb = hd__realloc(e->buf, e->cap, cap)))
-			return HD_ENOMEM;
-		e->buf = nb;
-		e->cap = cap;
-	}
-	memcpy(e->buf + e->len, p, n);
-	e->len += n;
-	return 0;
-}
 
 /* The members added to a diff-border record, starting with ", ". */
 static int border_fields(struct emit *e, const hd_border *b)
@@ -213,20 +192,20 @@ static int border_fields(struct emit *e, const hd_border *b)
 		     (unsigned long long)b->keepalive_memsize,
 		     (unsigned long long)b->retained_count,
 		     (unsigned long long)b->retained_memsize, b->holders);
-	if (buf_put(tmp, (size_t)n, e))
+	if (hd__line_put(tmp, (size_t)n, &e->line))
 		return HD_ENOMEM;
 	for (i = 0; i < HD_BORDER_HOLDERS && i < b->holders; i++) {
 		n = snprintf(tmp, sizeof(tmp), "%s\"0x%llx\"", i ? ", " : "",
 			     (unsigned long long)hd_store_address(
 				     e->s, b->holder[i]));
-		if (buf_put(tmp, (size_t)n, e))
+		if (hd__line_put(tmp, (size_t)n, &e->line))
 			return HD_ENOMEM;
 	}
-	if (buf_put("]", 1, e))
+	if (hd__line_put("]", 1, &e->line))
 		return HD_ENOMEM;
 	if (b->roots) {
 		n = snprintf(tmp, sizeof(tmp), ", \"roots\":%u", b->roots);
-		if (buf_put(tmp, (size_t)n, e))
+		if (hd__line_put(tmp, (size_t)n, &e->line))
 			return HD_ENOMEM;
 	}
 	return 0;
@@ -240,25 +219,17 @@ static int on_record(const hd_record *rec, hd_node_id id, void *payload)
 {
 	struct emit *e = payload;
 	const hd_border *b = find_border(e->border, e->nborder, id);
-	size_t close;
 	int rc;
 
-	e->len = 0;
-	if ((rc = hd_record_write(rec, e->s, NULL, buf_put, e)))
-		return rc;
-	close = e->len;
-	while (close > 0 && e->buf[close - 1] != '}')
-		close--;
-	if (!close)
-		return 0; /* not an object: cannot happen for a record */
-	e->len = close - 1;
+	if ((rc = hd__record_open(&e->line, rec, e->s, NULL)))
+		return rc == HD_EPARSE ? 0 : rc; /* not an object: cannot be */
 	if (b)
 		rc = border_fields(e, b);
 	else
-		rc = buf_put(", \"border\":\"self\"", 17, e);
-	if (rc || (rc = buf_put("}\n", 2, e)))
+		rc = hd__line_put(", \"border\":\"self\"", 17, &e->line);
+	if (rc || (rc = hd__record_close(&e->line)))
 		return rc;
-	return e->w(e->buf, e->len, e->payload);
+	return e->w(e->line.p, e->line.len, e->payload);
 }
 
 /* The union of the diff border and (with the flag) the self border. */
@@ -303,6 +274,6 @@ int hd_interface_records(const hd_interface *x, const hd_store *s,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	rc = hd_store_records(s, NULL, &set, ro, on_record, &e, err);
 	hd_nodes_free(&set);
-	hd__free(e.buf, e.cap);
+	hd__line_free(&e.line);
 	return rc;
 }

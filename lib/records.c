@@ -508,3 +508,52 @@ int hd_record_write(const hd_record *rec, const hd_store *s,
 	hd__free(b.p, b.cap);
 	return rc;
 }
+
+int hd__line_put(const void *p, size_t n, void *payload)
+{
+	struct hd__line *l = payload;
+
+	if (l->len + n + 1 > l->cap) {
+		size_t cap = l->cap ? l->cap : 4096;
+		char *np;
+
+		while (cap < l->len + n + 1)
+			cap *= 2;
+		if (!(np = hd__realloc(l->p, l->cap, cap)))
+			return HD_ENOMEM;
+		l->p = np;
+		l->cap = cap;
+	}
+	memcpy(l->p + l->len, p, n);
+	l->len += n;
+	return 0;
+}
+
+void hd__line_free(struct hd__line *l)
+{
+	hd__free(l->p, l->cap);
+	memset(l, 0, sizeof(*l));
+}
+
+int hd__record_open(struct hd__line *l, const hd_record *rec,
+		    const hd_store *s, const unsigned char *keep)
+{
+	size_t close;
+	int rc;
+
+	l->len = 0;
+	if ((rc = hd_record_write(rec, s, keep, hd__line_put, l)))
+		return rc;
+	close = l->len;
+	while (close > 0 && l->p[close - 1] != '}')
+		close--;
+	if (!close)
+		return HD_EPARSE; /* not an object: a record always is */
+	l->len = close - 1;
+	return 0;
+}
+
+int hd__record_close(struct hd__line *l)
+{
+	return hd__line_put("}\n", 2, l);
+}

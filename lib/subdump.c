@@ -3,7 +3,8 @@
  * a node set byte for byte from the source dump, optionally with their
  * references (and the ROOT records') restricted to the set, so that the
  * output is a dump whose retention paths can be asked for again
- * (hd_subdump_write); and a set closed under the retention paths from
+ * (hd_subdump_write), roots-of's targets with their paths as text
+ * (hd_roots_of_write); and a set closed under the retention paths from
  * the roots (hd_paths_union), as `diff -o --with-paths` writes it.
  */
 #include "hd_int.h"
@@ -147,13 +148,83 @@ struct writer {
 	const unsigned char *keep;
 	hd_write_cb w;
 	void *payload;
+	/* hd_roots_of_write: the targets, their paths, a line and a text */
+	const hd_reach *r;
+	const unsigned char *targets;
+	hd_root_path path;
+	struct hd__line line, text;
 };
+
+/* Appends hop from -> to of a path to t (hd_store_hop_text, whole). */
+static int hop_text(struct hd__line *t, const hd_store *s, hd_node_id from,
+		    hd_node_id to)
+{
+	char small[512], *big;
+	size_t n = hd_store_hop_text(small, sizeof(small), s, from, to);
+	int rc;
+
+	if (n < sizeof(small))
+		return hd__line_put(small, n, t);
+	if (!(big = hd__malloc(n + 1)))
+		return HD_ENOMEM;
+	hd_store_hop_text(big, n + 1, s, from, to);
+	rc = hd__line_put(big, n, t);
+	hd__free(big, n + 1);
+	return rc;
+}
+
+/* "root CATEGORY [NAME] -> Node name -> ... -> Target" into wr->text. */
+static int path_text(struct writer *wr)
+{
+	const hd_root_path *p = &wr->path;
+	const char *root = hd_store_root_name(wr->s, p->root);
+	const char *rn;
+	size_t i, nl;
+	int rc;
+
+	wr->text.len = 0;
+	if ((rc = hd__line_put("root ", 5, &wr->text)) ||
+	    (rc = hd__line_put(root, strlen(root), &wr->text)))
+		return rc;
+	rn = p->n ? hd_store_root_ref_name(wr->s, p->root, p->nodes[0], &nl) :
+		    NULL;
+	if (rn && ((rc = hd__line_put(" ", 1, &wr->text)) ||
+		   (rc = hd__line_put(rn, nl, &wr->text))))
+		return rc;
+	for (i = 0; i < p->n; i++)
+		if ((rc = hd__line_put(" -> ", 4, &wr->text)) ||
+		    (rc = hop_text(&wr->text, wr->s, p->nodes[i],
+				   i + 1 < p->n ? p->nodes[i + 1] :
+						  HD_NODE_NONE)))
+			return rc;
+	return 0;
+}
+
+/* A target's record with its "root_path" member, in one piece. */
+static int write_target(struct writer *wr, const hd_record *rec,
+			hd_node_id id)
+{
+	int rc = hd_reach_path(&wr->path, wr->r, id, NULL);
+
+	if (rc == HD_ENOTFOUND) /* no root reaches it: written as it is */
+		return hd_record_write(rec, wr->s, wr->keep, wr->w,
+				       wr->payload);
+	if (rc || (rc = path_text(wr)) ||
+	    (rc = hd__record_open(&wr->line, rec, wr->s, wr->keep)) ||
+	    (rc = hd__line_put(", \"root_path\":", 14, &wr->line)) ||
+	    (rc = json_string(wr->text.p, wr->text.len, hd__line_put,
+			      &wr->line)) ||
+	    (rc = hd__record_close(&wr->line)))
+		return rc;
+	return wr->w(wr->line.p, wr->line.len, wr->payload);
+}
 
 static int write_record(const hd_record *rec, hd_node_id id, void *payload)
 {
 	struct writer *wr = payload;
 
-	(void)id;
+	if (wr->targets && IS_SET(wr->targets, id))
+		return write_target(wr, rec, id);
 	return hd_record_write(rec, wr->s, wr->keep, wr->w, wr->payload);
 }
 
@@ -171,6 +242,7 @@ int hd_subdump_write(const hd_store *s, const hd_nodes *set, unsigned flags,
 	if ((flags & (HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT)) &&
 	    !(keep = bitmap_of(s, set)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	memset(&wr, 0, sizeof(wr));
 	wr.s = s;
 	wr.keep = flags & HD_SUBDUMP_RESTRICT ? keep : NULL;
 	wr.w = w;
@@ -179,6 +251,45 @@ int hd_subdump_write(const hd_store *s, const hd_nodes *set, unsigned flags,
 	if (!rc)
 		rc = hd_store_records(s, NULL, set, ro, write_record, &wr, err);
 	hd__free(keep, size);
+	return rc;
+}
+
+int hd_roots_of_write(const hd_store *s, const hd_reach *r,
+		      const hd_nodes *kept, const hd_nodes *targets,
+		      const hd_read_options *ro, hd_write_cb w, void *payload,
+		      hd_error *err)
+{
+	struct writer wr;
+	unsigned char *keep, *tbits;
+	size_t size = (size_t)(s ? hd_store_node_count(s) : 0) / 8 + 1;
+	int rc;
+
+	HD_ASSERT_ARG(s && r && kept && targets && w);
+	keep = bitmap_of(s, kept);
+	tbits = bitmap_of(s, targets);
+	if (!keep || !tbits) {
+		hd__free(keep, size);
+		hd__free(tbits, size);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.s = s;
+	wr.keep = keep;
+	wr.w = w;
+	wr.payload = payload;
+	wr.r = r;
+	wr.targets = tbits;
+	rc = write_roots(s, keep, w, payload);
+	if (!rc)
+		rc = hd_store_records(s, NULL, kept, ro, write_record, &wr,
+				      err);
+	if (rc == HD_ENOMEM)
+		hd__error(err, HD_ENOMEM, "out of memory");
+	hd_root_path_free(&wr.path);
+	hd__line_free(&wr.line);
+	hd__line_free(&wr.text);
+	hd__free(keep, size);
+	hd__free(tbits, size);
 	return rc;
 }
 

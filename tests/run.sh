@@ -85,19 +85,63 @@ run_suite() {
 	if [ -n "$wrapdir" ]; then wrap_verdict "$name"; fi
 }
 
+# The suites run TEST_JOBS at a time (default: the online CPUs; 1 runs
+# them one after another), each into its own file; their lines are
+# printed in the order below as soon as every suite before them is done,
+# so the output reads the same whatever the number of jobs.
+JOBS=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+case $JOBS in '' | *[!0-9]* | 0) JOBS=1 ;; esac
+q=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$q" ${wrapdir:+"$wrapdir"}' EXIT
+mkfifo "$q/slots"
+exec 3<>"$q/slots"
+i=0
+while [ "$i" -lt "$JOBS" ]; do
+	echo >&3
+	i=$((i + 1))
+done
+launched=0
+printed=0
+
+# flush: prints the finished suites in order, stopping at the first
+# that is still running
+flush() {
+	while [ "$printed" -lt "$launched" ] && [ -e "$q/$printed.done" ]; do
+		cat "$q/$printed.out"
+		cat "$q/$printed.log" >>"$log"
+		printed=$((printed + 1))
+	done
+}
+
+# launch NAME CMD...: run_suite in the background once a slot is free
+launch() {
+	want "$1" || return 0
+	read -r _ <&3
+	n=$launched
+	(
+		log=$q/$n.log
+		: >"$log"
+		run_suite "$@" >"$q/$n.out" 2>&1 3>&-
+		: >"$q/$n.done"
+		echo >&3
+	) &
+	launched=$((launched + 1))
+	flush
+}
+
 for t in "$B"/tests/t_*; do
 	[ -x "$t" ] || continue
-	run_suite "unit/$(basename "$t")" ${TEST_WRAP:-} "$t"
+	launch "unit/$(basename "$t")" ${TEST_WRAP:-} "$t"
 done
 for r in "$B"/tests/replay_fuzz_*; do
 	[ -x "$r" ] || continue
 	tgt=${r##*/replay_fuzz_}
-	run_suite "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
+	launch "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
 for s in tests/cli/*.sh tests/man/*.sh; do
 	[ -f "$s" ] || continue
 	case "$s" in */lib.sh) continue ;; esac
-	run_suite "${s#tests/}" sh "$s"
+	launch "${s#tests/}" sh "$s"
 done
 # tests/ext once per Ruby of HD_RUBIES (make check passes RUBIES), as
 # "ext/SUITE.sh[VERSION]"; a Ruby that does not run is a failure
@@ -106,10 +150,18 @@ for r in ${HD_RUBIES:-ruby}; do
 		want "ext/" && echo "not ok - ext[$r]: this Ruby does not run: install ruby and ruby-dev, or extract the trees into /opt/rubies (tests/README.md)" | tee -a "$log"
 		continue
 	fi
+	HD_RUBY=$r
+	HD_RUBY_VERSION=$v
+	export HD_RUBY HD_RUBY_VERSION
 	for s in tests/ext/*.sh; do
 		case "$s" in */lib.sh | */build.sh) continue ;; esac
-		HD_RUBY=$r HD_RUBY_VERSION=$v run_suite "${s#tests/}[$v]" sh "$s"
+		launch "${s#tests/}[$v]" sh "$s"
 	done
+	unset HD_RUBY HD_RUBY_VERSION
+done
+while [ "$printed" -lt "$launched" ]; do
+	wait
+	flush
 done
 
 if [ -n "$wrapdir" ] && ! grep -q '^ok - wrapped/' "$log" &&

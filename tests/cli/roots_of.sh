@@ -160,3 +160,69 @@ if command -v timeout >/dev/null 2>&1 && mkfifo "$TMP/fifo" 2>/dev/null; then
 		notok o-fifo-still-fifo "the FIFO was replaced by a file"; fi
 	check o-fifo-same "" "$(cmp "$TMP/r.json" "$TMP/fifo-out" 2>&1)"
 fi
+
+# --with-paths: each selected object's record carries "root_path", the
+# chain `path` prints for it ("root CATEGORY [NAME]" joined to the hops
+# by " -> ", reference names included); every other line, and each
+# target line up to the added member, is byte for byte what roots-of
+# writes without it; the output still reads as a dump.
+for N in "$DATA/named_ruby3.1_names_after.json.gz" "$D"; do
+	tag=$(basename "$N" .json.gz)
+	tag=${tag%.json}
+	"$H" roots-of -q "$N" --class Request >"$TMP/wp0.json"
+	check_rc "with-paths/$tag/exit" 0 "$H" roots-of -q "$N" --class Request --with-paths
+	cp "$TMP/out" "$TMP/wp1.json"
+	"$H" path -q -n 0 -f json "$N" --class Request >"$TMP/wp.path"
+	"$H" path -q -n 0 "$N" --class Request >"$TMP/wp.text"
+	verdict=$(python3 - "$TMP/wp0.json" "$TMP/wp1.json" "$TMP/wp.path" "$TMP/wp.text" <<'PY'
+import json, sys
+plain = open(sys.argv[1], 'rb').read().split(b'\n')
+withp = open(sys.argv[2], 'rb').read().split(b'\n')
+paths = [json.loads(l) for l in open(sys.argv[3])]
+text = open(sys.argv[4]).read().split('\n\n')
+if len(plain) != len(withp):
+    print('line counts differ'); sys.exit()
+# text paths: "root CAT [NAME]" then, when named, the chain line, which
+# is what root_path must read; without names, the hop classes
+chains = {}
+for block in text:
+    lines = block.strip('\n').split('\n')
+    target = lines[-1].split()[0]
+    chains[target] = lines
+added = 0
+for a, b in zip(plain, withp):
+    if a == b:
+        continue
+    if not (a.endswith(b'}') and b.startswith(a[:-1] + b', "root_path":')):
+        print('a line changed beyond the member: %r' % b[:120]); sys.exit()
+    rec = json.loads(b)
+    rp = rec['root_path']
+    p = next((p for p in paths if p['target'] == rec['address']), None)
+    if p is None or p['root'] is None:
+        print('root_path on an unreached target %s' % rec['address']); sys.exit()
+    head = 'root ' + p['root'] + (' ' + p['root_name'] if p.get('root_name') else '')
+    lines = chains[rec['address']]
+    if lines[0] != head:
+        print('path printed %r, expected head %r' % (lines[0], head)); sys.exit()
+    if len(lines) > p['length'] + 1:     # a chain line was printed
+        want = head + ' -> ' + lines[1].strip()
+        if rp != want:
+            print('root_path %r != path chain %r' % (rp, want)); sys.exit()
+    elif not rp.startswith(head + ' -> ') or rp.count(' -> ') != p['length']:
+        print('root_path %r: %d hops, path has %d' % (rp, rp.count(' -> '), p['length'])); sys.exit()
+    added += 1
+reached = sum(1 for p in paths if p['root'] is not None)
+print('ok %d' % added if added == reached and added > 0 else
+      'root_path on %d records, %d targets reached' % (added, reached))
+PY
+)
+	case $verdict in
+	ok*) ok "with-paths/$tag/member ($verdict)" ;;
+	*) notok "with-paths/$tag/member" "$verdict" ;;
+	esac
+	"$H" stats -q -f json "$TMP/wp0.json" 2>&1 | jq -c 'del(.dump)' >"$TMP/wp0.stats"
+	"$H" stats -q -f json "$TMP/wp1.json" 2>&1 | jq -c 'del(.dump)' >"$TMP/wp1.stats"
+	check "with-paths/$tag/reads-as-dump" "" "$(cmp "$TMP/wp0.stats" "$TMP/wp1.stats" 2>&1)"
+done
+"$H" roots-of -q "$DATA/named_ruby3.1_names_after.json.gz" --class Request --with-paths >"$TMP/wpn.json"
+check with-paths/named-hop "$(grep -c '"root_path":' "$TMP/wpn.json")" "$(grep -c '"root_path":"root vm -> Binding -> IMEMO/env -> Array \[[0-9]\] -> Request"' "$TMP/wpn.json")"

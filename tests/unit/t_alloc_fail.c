@@ -351,7 +351,8 @@ static int sc_names(void)
 {
 	hd_store *s = NULL, *o = NULL;
 	hd_select *sel = NULL;
-	hd_nodes set = { NULL, 0, 0 };
+	hd_reach *r = NULL;
+	hd_nodes set = { NULL, 0, 0 }, kept = { NULL, 0, 0 };
 	char buf[64];
 	uint32_t i;
 	int rc;
@@ -368,9 +369,17 @@ static int sc_names(void)
 		result = result * 31 +
 			 hd_store_hop_text(buf, sizeof(buf), o, i,
 					   hd_store_find(o, 0x100));
-	rc = hd_subdump_write(o, &set, HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT,
-			      NULL, null_sink, NULL, NULL);
+	if ((rc = hd_subdump_write(o, &set,
+				   HD_SUBDUMP_ROOTS | HD_SUBDUMP_RESTRICT, NULL,
+				   null_sink, NULL, NULL)) ||
+	    (rc = hd_reach_new(&r, o, 0, NULL)) ||
+	    (rc = hd_reach_roots_of(&kept, NULL, r, &set, 0, NULL)))
+		goto out;
+	result = result * 31 + kept.n;
+	rc = hd_roots_of_write(o, r, &kept, &set, NULL, null_sink, NULL, NULL);
 out:
+	hd_reach_free(r);
+	hd_nodes_free(&kept);
 	hd_nodes_free(&set);
 	hd_select_free(sel);
 	hd_store_close(o);
