@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)le(e + 8, 8),
 			       (unsigned long long)le(e + 16, 8));
 		}
+		free(b);
 		return 0;
 	}
 	if (!(o = calloc(1, len)))
@@ -123,8 +124,10 @@ int main(int argc, char **argv)
 		w++;
 	}
 	put(o + 16, pos, 8);
-	if (!(f = fopen(argv[4], "wb")) || fwrite(o, 1, pos, f) != pos ||
-	    fclose(f))
-		return fail("cannot write the output");
-	return 0;
+	w = (f = fopen(argv[4], "wb")) && fwrite(o, 1, pos, f) == pos;
+	if (f && fclose(f))
+		w = 0;
+	free(o);
+	free(b);
+	return w ? 0 : fail("cannot write the output");
 }
