@@ -304,13 +304,20 @@ int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
 {
 	size_t n = 0, i;
 	hd_node_id id, x;
+	uint64_t worst = 0;
 
 	HD_ASSERT_ARG(d && n_out && (out || !k));
 	*n_out = 0;
 	if (!k)
 		return 0;
-	/* out is a heap whose top is the worst kept */
+	/* out is a heap whose top is the worst kept; once it is full, a
+	 * node retaining less memory than that one cannot enter, which the
+	 * retained memsize alone tells (read first, as it lies) */
 	for (id = 0; id < d->n; id++) {
+		if (n == k && (d->mem ? d->mem[id] :
+					hd__le64(d->mem_le + (size_t)id * 8)) <
+				      worst)
+			continue;
 		if (hd_domtree_idom(d, id) == HD_NODE_NONE)
 			continue;
 		if (n < k) {
@@ -325,6 +332,8 @@ int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
 			out[0] = id;
 			sift_down(d, out, n, 0);
 		}
+		if (n == k)
+			hd_domtree_retained(d, out[0], &worst);
 	}
 	/* heap sort: the worst goes last */
 	for (i = n; i > 1; i--) {

@@ -3,7 +3,7 @@
  * over a store: the allocation tracer and the objects dump_all
  * allocated itself (names.c's hd__is_dumper_object, for records).
  */
-#include "hd_int.h"
+#include "store_format.h"
 
 static int span_is(const char *s, size_t n, const char *lit)
 {
@@ -41,9 +41,18 @@ int hd_store_is_dumper(const hd_store *s, hd_node_id id)
 uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
 {
 	uint32_t i, n = s ? hd_store_node_count(s) : 0;
-	uint64_t k = 0, m = 0, v;
+	uint64_t k = 0, m = 0, v, r, rows = s ? hd__store_stats_rows(s) : 0;
+	struct hd__ss_row row;
 
-	for (i = 0; i < n; i++)
+	/* the stats summary has them counted (store_stats.c) */
+	for (r = 0; r < rows; r++) {
+		hd__store_stats_row(&row, s, r);
+		if (row.dumper) {
+			k += row.count;
+			hd__sat_add(&m, row.memsize);
+		}
+	}
+	for (i = 0; i < n && !rows; i++)
 		if (hd_store_is_dumper(s, i)) {
 			k++;
 			v = hd_store_memsize(s, i);

@@ -10,7 +10,7 @@
  * merges the groups whose strings coincide (two singleton classes of Foo
  * objects both count as Foo).
  */
-#include "hd_int.h"
+#include "store_format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -640,18 +640,91 @@ static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
 		       hd__is_dumper_object(&fake));
 }
 
+/* Does every grouping group by type and class only, what the store's
+ * stats summary (store_stats.c) holds? */
+static int summary_serves(const hd_stats *st)
+{
+	unsigned i, j;
+
+	for (i = 0; i < st->opts.ngroupings; i++)
+		for (j = 0; j < st->g[i].nkeys; j++)
+			if (st->g[i].keys[j] != HD_KEY_TYPE &&
+			    st->g[i].keys[j] != HD_KEY_CLASS)
+				return 0;
+	return 1;
+}
+
+/* A summary row: add_obj() of its r->count nodes at once. */
+static int add_row(hd_stats *st, const struct hd__ss_row *r,
+		   size_t bufsize)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	struct obj o;
+	unsigned i, j;
+
+	memset(&o, 0, sizeof(o));
+	o.type = r->type;
+	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
+	/* add_node's buffer cuts a class name as this does */
+	if (hd__intern_put(&st->strs, r->name,
+			   r->name_len < bufsize ? r->name_len : bufsize - 1,
+			   &o.class_sid))
+		return HD_ENOMEM;
+	st->t.saturated |= (uint32_t)r->saturated;
+	if (r->dumper && !(st->opts.flags & HD_STATS_ALL)) {
+		st->t.excluded += r->count;
+		sat_add(&st->t.excluded_memsize, r->memsize,
+			&st->t.saturated);
+		return 0;
+	}
+	st->t.objects += r->count;
+	sat_add(&st->t.memsize, r->memsize, &st->t.saturated);
+	st->t.edges += r->edges;
+	if (r->traced) {
+		st->t.traced += r->traced;
+		if (r->gen_min < st->t.gen_min)
+			st->t.gen_min = r->gen_min;
+		if (r->gen_max > st->t.gen_max)
+			st->t.gen_max = r->gen_max;
+	}
+	for (i = 0; i < st->opts.ngroupings; i++) {
+		struct grouping *g = &st->g[i];
+
+		memset(k, 0, sizeof(k));
+		for (j = 0; j < g->nkeys; j++)
+			if (make_comp(st, g->keys[j], &o, &k[j]))
+				return HD_ENOMEM;
+		if (accumulate(g, k, r->count, r->memsize, &st->t.saturated))
+			return HD_ENOMEM;
+	}
+	return 0;
+}
+
 int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 {
 	hd_store_info info;
+	struct hd__ss_row r;
+	uint64_t k, rows;
 	uint32_t i, n;
 	char buf[1024];
 
 	HD_ASSERT_ARG(st && s && !st->finished);
 	hd_store_info_get(&info, s);
 	n = hd_store_node_count(s);
-	for (i = 0; i < n; i++)
-		if (add_node(st, s, i, buf, sizeof(buf)))
-			return hd__error(err, HD_ENOMEM, "out of memory");
+	rows = summary_serves(st) ? hd__store_stats_rows(s) : 0;
+	if (rows) {
+		for (k = 0; k < rows; k++) {
+			hd__store_stats_row(&r, s, k);
+			if (add_row(st, &r, sizeof(buf)))
+				return hd__error(err, HD_ENOMEM,
+						 "out of memory");
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			if (add_node(st, s, i, buf, sizeof(buf)))
+				return hd__error(err, HD_ENOMEM,
+						 "out of memory");
+	}
 	st->t.edges += info.dangling;
 	st->t.roots += info.root_refs;
 	st->t.root_categories += info.root_categories;

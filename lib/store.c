@@ -34,7 +34,7 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"root offset",    "root",         "class name",
 	"dominator info", "dominator",    "retained count",
 	"retained memsize", "reference name info", "reference name",
-	"root reference name",
+	"root reference name", "stats summary",
 };
 
 static const char *sec_name(uint32_t id)
@@ -137,6 +137,8 @@ static uint64_t want_size(const hd_store *s, int id)
 	case HD__SEC_NAME_MAP:
 	case HD__SEC_NAME_ROOT:
 		return hd__store_names_size(s, id);
+	case HD__SEC_STATS:
+		return hd__store_stats_size(s);
 	}
 	return UINT64_MAX;
 }
@@ -242,17 +244,61 @@ static int check_strings(const hd_store *s, hd_error *err)
 
 /*
  * The validation loops below touch every entry of the big columns, so
- * they are written as branch-free reductions the compiler vectorises:
- * opening a store costs a sequential read of it (man 5 heapdump-store).
+ * they are branch-free reductions: with SSE2 (every x86-64) four u32 a
+ * step, elsewhere (HD_NO_SIMD, or another CPU) one at a time. Opening a
+ * store costs a sequential read of it (man 5 heapdump-store).
  */
+#if defined(__SSE2__) && !defined(HD_NO_SIMD) && \
+	defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HD_SSE2 1
+#include <emmintrin.h>
+
+/* Unsigned a > b, four u32 lanes (SSE2 compares signed: flip the sign). */
+static inline __m128i gt_u32(__m128i a, __m128i b)
+{
+	const __m128i sign = _mm_set1_epi32((int)0x80000000u);
+
+	return _mm_cmpgt_epi32(_mm_xor_si128(a, sign), _mm_xor_si128(b, sign));
+}
+
+static inline __m128i max_u32(__m128i a, __m128i b)
+{
+	__m128i g = gt_u32(a, b);
+
+	return _mm_or_si128(_mm_and_si128(g, a), _mm_andnot_si128(g, b));
+}
+
+static inline uint32_t lane_max(__m128i m)
+{
+	uint32_t v[4], r = 0;
+	int i;
+
+	_mm_storeu_si128((__m128i *)v, m);
+	for (i = 0; i < 4; i++)
+		r = v[i] > r ? v[i] : r;
+	return r;
+}
+#endif
 
 /* The largest u32 + add (mod 2^32) of p[0..n). */
 static uint32_t max32(const unsigned char *p, uint64_t n, uint32_t add)
 {
 	uint32_t m = 0, v;
-	uint64_t i;
+	uint64_t i = 0;
 
-	for (i = 0; i < n; i++) {
+#ifdef HD_SSE2
+	__m128i a = _mm_set1_epi32((int)add), m0 = _mm_setzero_si128(),
+		m1 = m0;
+
+	for (; i + 8 <= n; i += 8) {
+		m0 = max_u32(m0, _mm_add_epi32(a, _mm_loadu_si128(
+							  (const __m128i *)(p + i * 4))));
+		m1 = max_u32(m1, _mm_add_epi32(a, _mm_loadu_si128(
+							  (const __m128i *)(p + i * 4 + 16))));
+	}
+	m = lane_max(max_u32(m0, m1));
+#endif
+	for (; i < n; i++) {
 		v = hd__le32(p + i * 4) + add;
 		m = v > m ? v : m;
 	}
@@ -273,12 +319,43 @@ static int check_ids(const hd_store *s, int sec, uint64_t count, uint64_t lim,
 /* Is some u32 of p[0..n] smaller than the one before? */
 static int descends32(const unsigned char *p, uint64_t n)
 {
-	uint64_t i;
+	uint64_t i = 1;
 	int down = 0;
 
-	for (i = 1; i <= n; i++)
+#ifdef HD_SSE2
+	__m128i d = _mm_setzero_si128();
+
+	/* lanes i..i+3 against i-1..i+2 */
+	for (; i + 4 <= n + 1; i += 4)
+		d = _mm_or_si128(d, gt_u32(_mm_loadu_si128((const __m128i *)(p + i * 4 - 4)),
+					   _mm_loadu_si128((const __m128i *)(p + i * 4))));
+	down = _mm_movemask_epi8(d) != 0;
+#endif
+	for (; i <= n; i++)
 		down |= hd__le32(p + i * 4) < hd__le32(p + i * 4 - 4);
 	return down;
+}
+
+/* The largest byte of p[0..n). */
+static unsigned char max8(const unsigned char *p, uint64_t n)
+{
+	unsigned char m = 0;
+	uint64_t i = 0;
+
+#ifdef HD_SSE2
+	__m128i v = _mm_setzero_si128();
+	unsigned char b[16];
+	int k;
+
+	for (; i + 16 <= n; i += 16)
+		v = _mm_max_epu8(v, _mm_loadu_si128((const __m128i *)(p + i)));
+	_mm_storeu_si128((__m128i *)b, v);
+	for (k = 0; k < 16; k++)
+		m = b[k] > m ? b[k] : m;
+#endif
+	for (; i < n; i++)
+		m = p[i] > m ? p[i] : m;
+	return m;
 }
 
 static int check_nodes(const hd_store *s, hd_error *err)
@@ -294,8 +371,7 @@ static int check_nodes(const hd_store *s, hd_error *err)
 			hd__le64(a + (size_t)i * 8 - 8);
 	if (down)
 		return bad(err, "store %s section is not sorted", "address");
-	for (i = 0; i < n; i++)
-		maxt = t[i] > maxt ? t[i] : maxt;
+	maxt = max8(t, n);
 	if (maxt >= HD_T__COUNT)
 		return bad(err, "store %s section has an invalid value",
 			   "type");
@@ -332,9 +408,26 @@ static int check_csr(const hd_store *s, int off, int tgt, uint64_t n,
 /* The number of HD__ESC in a u32 column. */
 static uint64_t count_esc(const unsigned char *p, uint64_t n)
 {
-	uint64_t i, c = 0;
+	uint64_t i = 0, c = 0;
 
-	for (i = 0; i < n; i++)
+#ifdef HD_SSE2
+	const __m128i esc = _mm_set1_epi32((int)HD__ESC);
+	uint32_t v[4];
+
+	/* each lane counts down by one per match, at most 2^16 steps */
+	while (i + 4 <= n) {
+		__m128i acc = _mm_setzero_si128();
+		uint64_t end = i + 4 * 65536 < n ? i + 4 * 65536 : n;
+
+		for (; i + 4 <= end; i += 4)
+			acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(
+						 esc, _mm_loadu_si128(
+							      (const __m128i *)(p + i * 4))));
+		_mm_storeu_si128((__m128i *)v, acc);
+		c += (uint64_t)v[0] + v[1] + v[2] + v[3];
+	}
+#endif
+	for (; i < n; i++)
 		c += hd__le32(p + i * 4) == HD__ESC;
 	return c;
 }
@@ -417,7 +510,6 @@ static int check_dom(const hd_store *s, hd_error *err)
 {
 	const unsigned char *idom = s->sec[HD__SEC_DOM_IDOM];
 	const unsigned char *cnt = s->sec[HD__SEC_DOM_COUNT];
-	uint32_t i, d;
 
 	if (!s->sec[HD__SEC_DOM_INFO])
 		return 0;
@@ -425,15 +517,12 @@ static int check_dom(const hd_store *s, hd_error *err)
 	    ~(uint64_t)(HD_ROOTS_SKIP_WEAK | HD_DOMTREE_SKIP_DUMPER))
 		return bad(err, "store %s section has unknown flags",
 			   "dominator info");
-	for (i = 0; i < s->nodes; i++) {
-		d = hd__le32(idom + (size_t)i * 4);
-		if (d >= s->nodes && d != HD_NODE_NONE && d != HD_DOM_ROOT)
-			return bad(err, "store %s section is corrupt",
-				   "dominator");
-		if (hd__le32(cnt + (size_t)i * 4) > s->nodes)
-			return bad(err, "store %s section is corrupt",
-				   "retained count");
-	}
+	/* d < nodes, NONE or ROOT: d + 2 wraps those two to 1 and 0 */
+	if (s->nodes && max32(idom, s->nodes, 2) >= s->nodes + (uint64_t)2)
+		return bad(err, "store %s section is corrupt", "dominator");
+	if (s->nodes && max32(cnt, s->nodes, 0) > s->nodes)
+		return bad(err, "store %s section is corrupt",
+			   "retained count");
 	return 0;
 }
 
@@ -454,7 +543,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			return bad(err, "store %s section is missing",
 				   s->sec[id] ? "dominator info" :
 						sec_name((uint32_t)id));
-	if ((rc = hd__store_names_check(s, full, err)))
+	if ((rc = hd__store_names_check(s, full, err)) ||
+	    (rc = hd__store_stats_check(s, err)))
 		return rc;
 	n = s->nodes;
 	if (!full) {
@@ -508,6 +598,36 @@ static int check_overlaps(struct ent *e, uint32_t n, hd_error *err)
 					 "store %s and %s sections overlap",
 					 sec_name(e[i - 1].id),
 					 sec_name(e[i].id));
+	return 0;
+}
+
+/*
+ * Sections (sorted by offset) tile the file as a writer lays them out:
+ * each at the 8-byte boundary after the table or the one before, the
+ * last ending the file. Else a table that lost an entry (its count
+ * lowered, the last optional section dropped) would open as a store
+ * without it.
+ */
+static int check_tiling(const struct ent *e, uint32_t n, uint64_t table_end,
+			uint64_t fsize, hd_error *err)
+{
+	uint64_t pos = (table_end + HD__STORE_ALIGN - 1) &
+		       ~(uint64_t)(HD__STORE_ALIGN - 1);
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].off != pos)
+			return hd__error(err, HD_EFORMAT,
+					 "store %s section is not where the "
+					 "table's layout puts it",
+					 sec_name(e[i].id));
+		pos = (pos + e[i].size + HD__STORE_ALIGN - 1) &
+		      ~(uint64_t)(HD__STORE_ALIGN - 1);
+	}
+	if (pos != fsize)
+		return hd__error(err, HD_EFORMAT,
+				 "store file has %llu bytes no section holds",
+				 (unsigned long long)(fsize - pos));
 	return 0;
 }
 
@@ -589,7 +709,8 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 		if ((rc = parse_entry(s, base, i, fsize, table_end, &e[i],
 				      err)))
 			return rc;
-	if ((rc = check_overlaps(e, count, err)))
+	if ((rc = check_overlaps(e, count, err)) ||
+	    (rc = check_tiling(e, count, table_end, fsize, err)))
 		return rc;
 	for (id = 1; id < HD__SEC__REQUIRED; id++)
 		if (!s->sec[id])

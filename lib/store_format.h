@@ -66,6 +66,8 @@ enum hd__sec {
 	HD__SEC_NAME_INFO,    /* u64[4]: encoding, entries, flags, roots */
 	HD__SEC_NAME_MAP,     /* edge -> string: sparse pairs or dense */
 	HD__SEC_NAME_ROOT,    /* u32[root refs kept] string id + 1, or empty */
+	/* The stats summary (store_stats.c), alone in its group: */
+	HD__SEC_STATS,        /* head, rows by type, class name, dumper */
 	HD__SEC__COUNT        /* one past the last id */
 };
 
@@ -209,6 +211,28 @@ HD_HIDDEN uint64_t hd__store_names_size(const hd_store *s, int id);
 /* The name sections: all or none, flags known; with full every entry. */
 HD_HIDDEN int hd__store_names_check(const hd_store *s, int full,
 				    hd_error *err);
+
+/* The stats summary (store_stats.c). A row: */
+#define HD__SS_DUMPER 1u    /* row flag: hd_store_is_dumper's objects */
+#define HD__SS_SATURATED 2u /* row flag: the memsize sum saturated */
+struct hd__ss_row {
+	int type;
+	int dumper, saturated;
+	const char *name; /* the stats class name, not NUL-terminated */
+	size_t name_len;
+	uint64_t count, memsize, edges, traced, gen_min, gen_max;
+};
+/* The section image of the summary of s (hd__malloc'd, *len bytes). */
+HD_HIDDEN int hd__store_stats_image(const hd_store *s, unsigned char **img,
+				    size_t *len, hd_error *err);
+/* The size the section must have (UINT64_MAX: unknowable); its rows
+ * checked (sorted, valid, summing to the nodes and edges). */
+HD_HIDDEN uint64_t hd__store_stats_size(const hd_store *s);
+HD_HIDDEN int hd__store_stats_check(const hd_store *s, hd_error *err);
+/* The rows (0 when the store has no summary) and row i of them. */
+HD_HIDDEN uint64_t hd__store_stats_rows(const hd_store *s);
+HD_HIDDEN void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
+				   uint64_t i);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);

@@ -89,14 +89,27 @@ int hd_store_write(const hd_store *s, const char *path, hd_error *err)
 {
 	hd_outfile *o = NULL;
 	hd_store_info si;
+	hd_store w;
+	unsigned char *sum = NULL;
+	size_t sum_len = 0;
 	int rc;
 
 	HD_ASSERT_ARG(s && path);
+	/* every written store carries the stats summary (store_stats.c):
+	 * a shallow copy of s that has it is what gets written */
+	w = *s;
+	if (!s->sec[HD__SEC_STATS]) {
+		if ((rc = hd__store_stats_image(s, &sum, &sum_len, err)))
+			return rc;
+		w.sec[HD__SEC_STATS] = sum;
+		w.len[HD__SEC_STATS] = sum_len;
+	}
 	/* the store holds the dump's strings: it gets the dump's mode */
 	hd_store_info_get(&si, s);
 	if (!(rc = hd_outfile_open(&o, path, si.source_path, 0, err)) &&
-	    !(rc = write_store(o, s, err)))
+	    !(rc = write_store(o, &w, err)))
 		rc = hd_outfile_commit(o, err);
 	hd_outfile_free(o);
+	hd__free(sum, sum_len);
 	return rc;
 }

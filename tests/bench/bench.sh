@@ -184,6 +184,30 @@ table() {
 	}' "$RES"
 }
 
+# store_ratios STORE_BYTES DOM_STORE_BYTES DUMP_BYTES: issue 14's store
+# figures from this run's rows, as ratios: the store and index's time and
+# RSS against the dump (targets: store <= 20%, RSS <= 30%, <= 2 s on the
+# 1.26 GB dump), the store-backed rows against their store (targets:
+# stats and top with a stored tree <= 50 ms, RSS <= the store + 20%).
+store_ratios() {
+	awk -F '\t' -v s="$1" -v ds="$2" -v d="$3" '
+	$3 == "ok" { w[$1] = $4; m[$1] = $5 * 1024 }
+	END {
+		print "== store figures (one run; targets of issue 14 in brackets)"
+		printf "  %-30s %7.1f MB  %5.1f%% of the dump [<= 20%%]\n", "store", s / 1e6, 100 * s / d
+		if (ds > 0)
+			printf "  %-30s %7.1f MB  %5.1f%% of the dump\n", "store with dominators", ds / 1e6, 100 * ds / d
+		if ("heapdump index" in w)
+			printf "  %-30s %7.2f s   RSS %5.1f%% of the dump [<= 2 s, <= 30%%]\n", "heapdump index", w["heapdump index"], 100 * m["heapdump index"] / d
+		n = split("heapdump stats (store)|top (dominators of the heap)|top --by class", L, "|")
+		for (i = 1; i <= n; i++)
+			if (L[i] in w)
+				printf "  %-30s %7.2f s   RSS %5.1f%% of the store [%s, <= 120%%]\n", L[i], w[L[i]], 100 * m[L[i]] / s, i == 1 ? "<= 0.05 s" : "<= 1 s"
+		if (ds > 0 && ("top (stored dominators)" in w))
+			printf "  %-30s %7.2f s   RSS %5.1f%% of the store [<= 0.05 s, <= 120%%]\n", "top (stored dominators)", w["top (stored dominators)"], 100 * m["top (stored dominators)"] / ds
+	}' "$RES"
+}
+
 echo "== heapdump benchmark"
 mem=$(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo)
 echo "host: $(uname -srm), $(nproc) cores, $mem"
@@ -330,12 +354,15 @@ else
 				"$HD" top "$STORE" --by class -q
 			row hd "dominators (10 Nodes)" /dev/null \
 				"$HD" dominators "$STORE" --class Shop::Node --max 10 -q
+			domsize=0
 			if row hd "index --dominators" /dev/null "$HD" index \
 				--dominators "$DUMP" -o "$OUT/big-dom.hds" -q; then
 				row hd "top (stored dominators)" /dev/null \
 					"$HD" top "$OUT/big-dom.hds" -q
+				domsize=$(wc -c <"$OUT/big-dom.hds")
 			fi
 			rm -f "$OUT/big-dom.hds"
+			store_ratios "$(wc -c <"$STORE")" "$domsize" "$bytes"
 		else
 			hd_missing "heapdump stats (store)" "index exited 0 but wrote no $STORE"
 		fi

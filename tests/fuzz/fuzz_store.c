@@ -134,6 +134,20 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 		*sink += nrows;
 	}
 	hd_stats_free(st);
+	/* by type and by class: the stats summary's rows, when it has one */
+	st = NULL;
+	so.keys[0][0] = HD_KEY_TYPE;
+	so.nkeys[1] = 1;
+	so.keys[1][0] = HD_KEY_CLASS;
+	so.flags = HD_STATS_ALL;
+	if (hd_stats_new(&st, &so, NULL) == 0 &&
+	    hd_stats_add_store(st, s, NULL) == 0 &&
+	    hd_stats_finish(st, NULL) == 0) {
+		hd_stats_rows(st, 1, HD_SORT_MEMSIZE, &nrows);
+		*sink += nrows;
+	}
+	hd_stats_free(st);
+	*sink += hd_store_dumper_count(s, NULL);
 
 	/* the upper half of the nodes as "new" objects */
 	for (i = n / 2; i < n; i++) {

@@ -1,0 +1,423 @@
+/*
+ * store_stats.c - the stats summary of a store (man 5 heapdump-store,
+ * STATS SUMMARY): per type, stats class name and dumper flag, the count,
+ * memsize, references, traced objects and generation range of the nodes.
+ * hd_store_write() adds it to a store without one, so that stats by type and class (its default) and
+ * top's excluded line read a few thousand rows instead of every node.
+ *
+ * The build groups the nodes by what their class name and dumper flag
+ * depend on (type, class node, class address, aux string, the dumper
+ * flag of the site), all integers, then names each group once and merges
+ * the groups whose names coincide. Rows are sorted by type, name and
+ * flag, so the section is the same bytes for the same store.
+ */
+#include "store_format.h"
+
+#include <stdlib.h>
+
+/* The head: u64 version, rows, name bytes, flags (0). */
+#define SS_VERSION 1u
+#define SS_HEAD 32u
+/* A row: u32 type, u32 flags (HD__SS_), u32 name offset, u32 name
+ * length, u64 count, memsize (saturated), references, traced, least and
+ * greatest generation (0 when none is traced). */
+#define SS_ROW 64u
+
+struct agg {
+	uint64_t count, memsize, edges, traced, gmin, gmax;
+	int sat; /* the memsize stopped at 2^64-1 */
+};
+
+/* A group of nodes with one class name and dumper flag. */
+struct tup {
+	uint64_t k[3];
+	uint32_t rep;   /* a node of the group */
+	int dumper;
+	const char *name;
+	size_t name_len;
+	struct agg a;
+};
+
+struct tab {
+	struct tup *v;
+	size_t n, cap;
+	uint32_t *slot;  /* tuple index + 1, 0 empty */
+	size_t scap;
+	struct hd__hkey key;
+};
+
+static void agg_init(struct agg *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->gmin = UINT64_MAX;
+}
+
+static void agg_merge(struct agg *a, const struct agg *b)
+{
+	a->count += b->count;
+	a->sat |= hd__sat_add(&a->memsize, b->memsize) | b->sat;
+	a->edges += b->edges;
+	a->traced += b->traced;
+	a->gmin = b->gmin < a->gmin ? b->gmin : a->gmin;
+	a->gmax = b->gmax > a->gmax ? b->gmax : a->gmax;
+}
+
+static int tab_grow(struct tab *t)
+{
+	size_t cap = t->scap ? t->scap * 2 : 1024, i, h;
+	uint32_t *slot = hd__array_alloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return HD_ENOMEM;
+	memset(slot, 0, cap * sizeof(*slot));
+	for (i = 0; i < t->n; i++) {
+		h = hd__hash_keyed(&t->key, t->v[i].k, sizeof(t->v[i].k));
+		while (slot[h & (cap - 1)])
+			h++;
+		slot[h & (cap - 1)] = (uint32_t)i + 1;
+	}
+	HD_FREE(t->slot, t->scap);
+	t->slot = slot;
+	t->scap = cap;
+	return 0;
+}
+
+/* The group of key k (made with rep as its node if new), or NULL. */
+static struct tup *tab_get(struct tab *t, const uint64_t *k, uint32_t rep)
+{
+	size_t h;
+	uint32_t x;
+
+	if ((t->n + 1) * 2 > t->scap && tab_grow(t))
+		return NULL;
+	h = hd__hash_keyed(&t->key, k, 3 * sizeof(*k));
+	for (;; h++) {
+		x = t->slot[h & (t->scap - 1)];
+		if (!x)
+			break;
+		if (!memcmp(t->v[x - 1].k, k, 3 * sizeof(*k)))
+			return &t->v[x - 1];
+	}
+	if (hd__grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return NULL;
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	memcpy(t->v[t->n].k, k, 3 * sizeof(*k));
+	t->v[t->n].rep = rep;
+	agg_init(&t->v[t->n].a);
+	t->slot[h & (t->scap - 1)] = (uint32_t)++t->n;
+	return &t->v[t->n - 1];
+}
+
+/* The dumper flag of every site (hd_store_is_dumper's site half). */
+static int site_flags(const hd_store *s, unsigned char **out, size_t *n)
+{
+	const unsigned char *p = s->sec[HD__SEC_SITES];
+	uint64_t i, ns = s->meta[HD__M_SITES];
+	hd_record fake;
+	uint32_t f, m;
+
+	*n = (size_t)ns;
+	*out = hd__array_alloc(ns ? (size_t)ns : 1, 1);
+	if (!*out)
+		return HD_ENOMEM;
+	for (i = 0; i < ns; i++, p += HD__SITE_SIZE) {
+		memset(&fake, 0, sizeof(fake));
+		fake.kind = HD_REC_OBJECT;
+		f = hd__le32(p);
+		m = hd__le32(p + 4);
+		if (f < s->nstrings) {
+			fake.file.ptr = (const char *)s->sec[HD__SEC_STRINGS] +
+					hd__le32(s->sec[HD__SEC_STROFFS] + 4 * f);
+			fake.file.len = hd__le32(s->sec[HD__SEC_STROFFS] +
+						 4 * (f + 1)) -
+					hd__le32(s->sec[HD__SEC_STROFFS] + 4 * f) - 1;
+			fake.has |= HD_HAS_FILE;
+		}
+		if (m < s->nstrings) {
+			fake.method.ptr = (const char *)s->sec[HD__SEC_STRINGS] +
+					  hd__le32(s->sec[HD__SEC_STROFFS] + 4 * m);
+			fake.method.len = hd__le32(s->sec[HD__SEC_STROFFS] +
+						   4 * (m + 1)) -
+					  hd__le32(s->sec[HD__SEC_STROFFS] + 4 * m) - 1;
+			fake.has |= HD_HAS_METHOD;
+		}
+		(*out)[i] = (unsigned char)hd__is_dumper_object(&fake);
+	}
+	return 0;
+}
+
+/* One pass over the nodes into groups of integer keys. */
+static int group_nodes(const hd_store *s, struct tab *t)
+{
+	const unsigned char *type = s->sec[HD__SEC_TYPE];
+	const unsigned char *roff = s->sec[HD__SEC_REFS_OFF];
+	int has_site = (s->meta[HD__M_COLUMNS] & HD__COL_SITE) != 0;
+	unsigned char *sf = NULL;
+	size_t nsf = 0;
+	struct tup *last = NULL;
+	uint64_t k[3], g;
+	uint32_t i, c, aux, site;
+	int ty, rc = HD_ENOMEM;
+
+	if (site_flags(s, &sf, &nsf))
+		return HD_ENOMEM;
+	for (i = 0; i < s->nodes; i++) {
+		ty = type[i];
+		c = hd__le32(s->sec[HD__SEC_CLASS] + (size_t)i * 4);
+		aux = ty == HD_T_IMEMO || ty == HD_T_NODE || ty == HD_T_DATA ?
+			      hd__le32(s->sec[HD__SEC_AUX] + (size_t)i * 4) :
+			      HD_STR_NONE;
+		site = has_site ? hd__le32(s->sec[HD__SEC_SITE] +
+					   (size_t)i * 4) :
+				  HD_STR_NONE;
+		k[0] = (uint64_t)ty |
+		       (uint64_t)(site < nsf ? sf[site] : 0) << 8 |
+		       (uint64_t)aux << 32;
+		k[1] = c;
+		k[2] = c == HD_NODE_NONE ? hd_store_class_address(s, i) : 0;
+		if (!last || memcmp(last->k, k, sizeof(k))) {
+			if (!(last = tab_get(t, k, i)))
+				goto out;
+		}
+		last->a.count++;
+		last->a.sat |= hd__sat_add(&last->a.memsize,
+					   hd_store_memsize(s, i));
+		last->a.edges += hd__le32(roff + (size_t)i * 4 + 4) -
+				 hd__le32(roff + (size_t)i * 4);
+		g = hd_store_generation(s, i);
+		if (g != UINT64_MAX) {
+			last->a.traced++;
+			last->a.gmin = g < last->a.gmin ? g : last->a.gmin;
+			last->a.gmax = g > last->a.gmax ? g : last->a.gmax;
+		}
+	}
+	rc = 0;
+out:
+	hd__free(sf, nsf ? nsf : 1);
+	return rc;
+}
+
+static int span_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? c : an < bn ? -1 : an > bn;
+}
+
+static int cmp_tup(const void *x, const void *y)
+{
+	const struct tup *a = x, *b = y;
+	int c;
+
+	if ((a->k[0] & 0xff) != (b->k[0] & 0xff))
+		return (a->k[0] & 0xff) < (b->k[0] & 0xff) ? -1 : 1;
+	if ((c = span_cmp(a->name, a->name_len, b->name, b->name_len)))
+		return c;
+	return a->dumper - b->dumper;
+}
+
+/* Names every group (into names) and sorts them by type, name, flag. */
+static int name_groups(const hd_store *s, struct tab *t,
+		       struct hd__intern *names)
+{
+	char small[256], *buf = small;
+	size_t cap = sizeof(small), n, i;
+	const char *aux;
+	uint32_t sid;
+	int rc = 0;
+
+	for (i = 0; i < t->n && !rc; i++) {
+		struct tup *u = &t->v[i];
+
+		n = hd_store_class_name(buf, cap, s, u->rep);
+		if (n >= cap) {
+			if (buf != small)
+				hd__free(buf, cap);
+			cap = n + 1;
+			if (!(buf = hd__malloc(cap)))
+				return HD_ENOMEM;
+			hd_store_class_name(buf, cap, s, u->rep);
+		}
+		rc = hd__intern_put(names, buf, n, &sid);
+		u->k[1] = sid; /* the name, once the interner stops moving */
+		aux = hd_store_aux(s, u->rep, &n);
+		u->dumper = ((u->k[0] >> 8) & 1) ||
+			    ((u->k[0] & 0xff) == HD_T_DATA && aux &&
+			     n == 36 &&
+			     !memcmp(aux, "ObjectTracing/allocation_info_tracer",
+				     36));
+	}
+	if (buf != small)
+		hd__free(buf, cap);
+	if (rc)
+		return rc;
+	for (i = 0; i < t->n; i++)
+		t->v[i].name = hd__intern_str(names, (uint32_t)t->v[i].k[1],
+					      &t->v[i].name_len);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_tup);
+	return 0;
+}
+
+/* Lays out the section from the sorted groups, merging equal neighbours. */
+static int lay_out(struct tab *t, unsigned char **img, size_t *len)
+{
+	size_t rows = 0, bytes = 0, i, j, r, nb;
+	unsigned char *p, *q;
+
+	for (i = 0; i < t->n; i = j) {
+		for (j = i + 1; j < t->n && !cmp_tup(&t->v[i], &t->v[j]); j++)
+			agg_merge(&t->v[i].a, &t->v[j].a);
+		rows++;
+		bytes += t->v[i].name_len;
+	}
+	if (bytes > UINT32_MAX)
+		return HD_ELIMIT;
+	*len = SS_HEAD + rows * SS_ROW + bytes;
+	if (!(p = hd__malloc(*len)))
+		return HD_ENOMEM;
+	memset(p, 0, *len);
+	hd__put_le64(p, SS_VERSION);
+	hd__put_le64(p + 8, rows);
+	hd__put_le64(p + 16, bytes);
+	q = p + SS_HEAD;
+	nb = 0;
+	for (i = 0, r = 0; i < t->n; i = j, r++, q += SS_ROW) {
+		const struct tup *u = &t->v[i];
+
+		for (j = i + 1; j < t->n && !cmp_tup(u, &t->v[j]); j++)
+			;
+		hd__put_le32(q, (uint32_t)(u->k[0] & 0xff));
+		hd__put_le32(q + 4, (u->dumper ? HD__SS_DUMPER : 0) |
+					    (u->a.sat ? HD__SS_SATURATED : 0));
+		hd__put_le32(q + 8, (uint32_t)nb);
+		hd__put_le32(q + 12, (uint32_t)u->name_len);
+		hd__put_le64(q + 16, u->a.count);
+		hd__put_le64(q + 24, u->a.memsize);
+		hd__put_le64(q + 32, u->a.edges);
+		hd__put_le64(q + 40, u->a.traced);
+		hd__put_le64(q + 48, u->a.traced ? u->a.gmin : 0);
+		hd__put_le64(q + 56, u->a.gmax);
+		memcpy(p + SS_HEAD + rows * SS_ROW + nb, u->name, u->name_len);
+		nb += u->name_len;
+	}
+	*img = p;
+	return 0;
+}
+
+int hd__store_stats_image(const hd_store *s, unsigned char **img,
+			  size_t *len, hd_error *err)
+{
+	struct tab t;
+	struct hd__intern names;
+	int rc;
+
+	*img = NULL;
+	*len = 0;
+	memset(&t, 0, sizeof(t));
+	hd__hash_key_new(&t.key);
+	if (hd__intern_init(&names))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	rc = group_nodes(s, &t);
+	if (!rc)
+		rc = name_groups(s, &t, &names);
+	if (!rc)
+		rc = lay_out(&t, img, len);
+	HD_FREE(t.slot, t.scap);
+	HD_FREE(t.v, t.cap);
+	hd__intern_free(&names);
+	if (rc == HD_ELIMIT)
+		return hd__error(err, rc, "class names too long for the "
+					  "store's stats summary");
+	if (rc)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	return 0;
+}
+
+uint64_t hd__store_stats_size(const hd_store *s)
+{
+	const unsigned char *p = s->sec[HD__SEC_STATS];
+	uint64_t rows, bytes;
+
+	if (!p || s->len[HD__SEC_STATS] < SS_HEAD)
+		return UINT64_MAX;
+	rows = hd__le64(p + 8);
+	bytes = hd__le64(p + 16);
+	if (rows > s->len[HD__SEC_STATS] / SS_ROW ||
+	    bytes > s->len[HD__SEC_STATS])
+		return UINT64_MAX;
+	return SS_HEAD + rows * SS_ROW + bytes;
+}
+
+#define corrupt(err, what) \
+	hd__error(err, HD_EFORMAT, "store stats summary section %s", what)
+
+int hd__store_stats_check(const hd_store *s, hd_error *err)
+{
+	const unsigned char *p = s->sec[HD__SEC_STATS], *q, *prev = NULL;
+	const char *names;
+	uint64_t rows, bytes, i, count = 0, edges = 0, o, l;
+
+	if (!p)
+		return 0;
+	rows = hd__le64(p + 8);
+	bytes = hd__le64(p + 16);
+	if (hd__le64(p) != SS_VERSION || hd__le64(p + 24))
+		return corrupt(err, "has an unknown version or flags");
+	names = (const char *)p + SS_HEAD + rows * SS_ROW;
+	for (i = 0, q = p + SS_HEAD; i < rows; i++, q += SS_ROW) {
+		o = hd__le32(q + 8);
+		l = hd__le32(q + 12);
+		if (hd__le32(q) >= HD_T__COUNT ||
+		    (hd__le32(q + 4) & ~(HD__SS_DUMPER | HD__SS_SATURATED)) || o > bytes ||
+		    l > bytes - o || !hd__le64(q + 16) ||
+		    hd__le64(q + 40) > hd__le64(q + 16) ||
+		    hd__le64(q + 48) > hd__le64(q + 56))
+			return corrupt(err, "has an invalid row");
+		if (prev) {
+			int c = hd__le32(prev) != hd__le32(q) ?
+					(hd__le32(prev) < hd__le32(q) ? -1 : 1) :
+					span_cmp(names + hd__le32(prev + 8),
+						 hd__le32(prev + 12), names + o,
+						 (size_t)l);
+
+			if (c > 0 || (!c && hd__le32(prev + 4) >=
+						    hd__le32(q + 4)))
+				return corrupt(err, "is not sorted");
+		}
+		count += hd__le64(q + 16);
+		edges += hd__le64(q + 32);
+		if (count > s->nodes || edges > s->meta[HD__M_EDGES])
+			return corrupt(err, "does not match the nodes");
+		prev = q;
+	}
+	if (count != s->nodes || edges != s->meta[HD__M_EDGES])
+		return corrupt(err, "does not match the nodes");
+	return 0;
+}
+
+uint64_t hd__store_stats_rows(const hd_store *s)
+{
+	return s->sec[HD__SEC_STATS] ? hd__le64(s->sec[HD__SEC_STATS] + 8) :
+				       0;
+}
+
+void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
+			 uint64_t i)
+{
+	const unsigned char *p = s->sec[HD__SEC_STATS];
+	const unsigned char *q = p + SS_HEAD + i * SS_ROW;
+
+	r->type = (int)hd__le32(q);
+	r->dumper = (hd__le32(q + 4) & HD__SS_DUMPER) != 0;
+	r->saturated = (hd__le32(q + 4) & HD__SS_SATURATED) != 0;
+	r->name = (const char *)p + SS_HEAD + hd__le64(p + 8) * SS_ROW +
+		  hd__le32(q + 8);
+	r->name_len = hd__le32(q + 12);
+	r->count = hd__le64(q + 16);
+	r->memsize = hd__le64(q + 24);
+	r->edges = hd__le64(q + 32);
+	r->traced = hd__le64(q + 40);
+	r->gen_min = hd__le64(q + 48);
+	r->gen_max = hd__le64(q + 56);
+}
