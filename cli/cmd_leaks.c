@@ -38,25 +38,9 @@ static struct leaks_args {
 	struct cli_render_limits lim;
 } A;
 
-/* --min-share PCT: a percentage, 0 to 100, with or without '%' */
-static const char *parse_share(const char *arg, void *target)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end != arg && *end == '%')
-		end++;
-	if (end == arg || *end || errno || !(v >= 0 && v <= 100))
-		return "--min-share takes a percentage from 0 to 100";
-	*(double *)target = v;
-	return NULL;
-}
-
 static const struct cli_opt opts[] = {
 	OPT_UINT('n', "top", "N", &A.top, "suspects to report (default 5)"),
-	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, parse_share,
+	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, cli_parse_share,
 		     "fold the groups under PCT% of the leak into one line "
 		     "(default 1; 0 shows every group)"),
 	OPT_UINT(0, "sites", "N",
@@ -99,28 +83,6 @@ struct report {
 	hd_leaks *l;
 	hd_leaks_totals t;
 };
-
-static int push(hd_nodes *v, hd_node_id id)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		hd_node_id *p = realloc(v->ids, cap * sizeof(*p));
-
-		if (!p)
-			return HD_ENOMEM;
-		v->ids = p;
-		v->cap = cap;
-	}
-	v->ids[v->n++] = id;
-	return 0;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* ---- the report ---- */
 
@@ -656,35 +618,17 @@ static void print_tsv(const struct report *r)
 static int svg_one(const struct report *r, const hd_leaks_suspect *sp,
 		   size_t rank)
 {
-	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
-	hd_export *x = NULL;
-	hd_nodes set = { NULL, 0, 0 };
 	hd_error err = { 0 };
 	struct cli_membuf m = { NULL, 0, 0 };
 	char *path = NULL;
-	size_t i, k;
 	int rc = EXIT_FAIL;
 
-	for (i = 0; sp->path && i < sp->path->n; i++)
-		if (push(&set, sp->path->nodes[i]))
+	if (cli_suspect_dot(&m, r->s[r->at], sp, SVG_BORDER, &err)) {
+		if (err.code == HD_ENOMEM)
 			goto oom;
-	if (sp->holder != HD_NODE_NONE && push(&set, sp->holder))
-		goto oom;
-	for (i = 0; i < sp->border->n && i < SVG_BORDER; i++)
-		if (push(&set, sp->border->ids[i]))
-			goto oom;
-	qsort(set.ids, set.n, sizeof(*set.ids), cmp_id);
-	for (i = k = 0; i < set.n; i++)
-		if (!k || set.ids[k - 1] != set.ids[i])
-			set.ids[k++] = set.ids[i];
-	set.n = k;
-	eo.flags = HD_EXPORT_COLLAPSE;
-	if (hd_export_new(&x, r->s[r->at], &set, &eo, &err)) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
-	if (hd_export_write_dot(x, cli_membuf_write, &m, &err))
-		goto oom;
 	if (!(path = malloc(strlen(A.svg) + 32)))
 		goto oom;
 	sprintf(path, "%s/suspect-%zu.svg", A.svg, rank);
@@ -695,8 +639,6 @@ oom:
 out:
 	free(path);
 	free(m.p);
-	free(set.ids);
-	hd_export_free(x);
 	return rc;
 }
 

@@ -45,21 +45,6 @@ static struct report_args {
 	struct cli_render_limits lim;
 } A;
 
-static const char *parse_share(const char *arg, void *target)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end != arg && *end == '%')
-		end++;
-	if (end == arg || *end || errno || !(v >= 0 && v <= 100))
-		return "--min-share takes a percentage from 0 to 100";
-	*(double *)target = v;
-	return NULL;
-}
-
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "FILE", &A.output,
 		   "write the page to FILE (default: standard output)"),
@@ -67,7 +52,7 @@ static const struct cli_opt opts[] = {
 		 "suspects and clusters to describe (default 5)"),
 	OPT_UINT(0, "rows", "N", &A.rows,
 		 "rows per table (default 20, 0: all)"),
-	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, parse_share,
+	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, cli_parse_share,
 		     "fold the groups under PCT% of the leak (default 1)"),
 	OPT_UINT(0, "sites", "N", &A.sites,
 		 "allocation sites per suspect (default 5)"),
@@ -293,28 +278,6 @@ struct leak {
 	hd_stats *diff_st; /* the leak by class, by location */
 };
 
-static int push(hd_nodes *v, hd_node_id id)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		hd_node_id *p = realloc(v->ids, cap * sizeof(*p));
-
-		if (!p)
-			return HD_ENOMEM;
-		v->ids = p;
-		v->cap = cap;
-	}
-	v->ids[v->n++] = id;
-	return 0;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * A suspect's drawing, as leaks --svg draws it: its path, its holder
  * and up to DRAW_BORDER border objects, IMEMOs and hidden collections
@@ -325,13 +288,10 @@ static int cmp_id(const void *a, const void *b)
 static int drawing(const struct leak *r, const hd_leaks_suspect *sp,
 		   size_t rank)
 {
-	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
-	hd_export *x = NULL;
-	hd_nodes set = { NULL, 0, 0 };
 	hd_error err = { 0 };
 	struct cli_membuf m = { NULL, 0, 0 };
 	char *svg = NULL, what[64];
-	size_t len = 0, i, k;
+	size_t len = 0;
 	int rc = EXIT_OK;
 
 	fputs("<h4>Drawing</h4>\n", F);
@@ -347,23 +307,8 @@ static int drawing(const struct leak *r, const hd_leaks_suspect *sp,
 		      "the suspects.</p>\n", F);
 		return EXIT_OK;
 	}
-	for (i = 0; sp->path && i < sp->path->n; i++)
-		if (push(&set, sp->path->nodes[i]))
-			goto oom;
-	if (sp->holder != HD_NODE_NONE && push(&set, sp->holder))
-		goto oom;
-	for (i = 0; sp->border && i < sp->border->n && i < DRAW_BORDER; i++)
-		if (push(&set, sp->border->ids[i]))
-			goto oom;
-	qsort(set.ids, set.n, sizeof(*set.ids), cmp_id);
-	for (i = k = 0; i < set.n; i++)
-		if (!k || set.ids[k - 1] != set.ids[i])
-			set.ids[k++] = set.ids[i];
-	set.n = k;
-	eo.flags = HD_EXPORT_COLLAPSE;
 	snprintf(what, sizeof(what), "the drawing of suspect %zu", rank);
-	if (hd_export_new(&x, r->s[r->at], &set, &eo, &err) ||
-	    hd_export_write_dot(x, cli_membuf_write, &m, &err) ||
+	if (cli_suspect_dot(&m, r->s[r->at], sp, DRAW_BORDER, &err) ||
 	    cli_render_dot_data(m.p, "svg", what, &A.lim, &svg, &len)) {
 		if (err.code == HD_ENOMEM)
 			goto oom;
@@ -385,8 +330,6 @@ oom:
 out:
 	free(svg);
 	free(m.p);
-	free(set.ids);
-	hd_export_free(x);
 	return rc;
 }
 

@@ -83,6 +83,20 @@ struct cli_membuf {
 };
 int cli_membuf_write(const void *buf, size_t n, void *payload);
 
+/*
+ * The DOT of a leak suspect's drawing (leaks --svg, report): its path,
+ * its holder and up to max_border of its border objects, IMEMOs and
+ * hidden collections folded into the edges, appended to m. Returns 0,
+ * or a library code with err set (HD_ENOMEM: out of memory).
+ */
+int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
+		    const hd_leaks_suspect *sp, size_t max_border,
+		    hd_error *err);
+
+/* --min-share PCT (an OPT_CALLBACK into a double): 0 to 100, with or
+ * without '%'. */
+const char *cli_parse_share(const char *arg, void *target);
+
 /* The limits of a drawing laid out by Graphviz (0: none); advice says
  * how to draw less, or NULL. */
 struct cli_render_limits {

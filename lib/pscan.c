@@ -196,8 +196,12 @@ static const char *map_dump(const char *path, size_t *len)
 	char *m;
 	int fd;
 
-	if (strcmp(path, "-") == 0 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* a FIFO or a device is never opened here: the streaming reader
+	 * opens it, once (a named pipe opened twice loses what its writer
+	 * wrote to the first open, and the second waits for a writer) */
+	if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return NULL;
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 2 ||
 	    (uint64_t)sb.st_size > SIZE_MAX / 2) {

@@ -22,7 +22,10 @@ case $B in /*) BDIR=$B ;; *) BDIR=$TOP/$B ;; esac
 
 # the commands' answers
 top_class=$("$HD" stats -q -f json --by class "$TMP/ok_ruby3.1_traced.json" | jq -r '.groupings[0].rows[0] | "\(.class) \(.count) \(.memsize)"')
-chain=$("$HD" path "$TMP/named_ruby3.1_names_after.json.gz" 0x7f3c92c29338 | sed -n '2s/^  //p')
+# a request body of the named fixture (its address from the fixture's record)
+body=$(jq -r '.objects.body3' "$DATA/named_ruby3.1_names_expected.json")
+chain=$("$HD" path "$TMP/named_ruby3.1_names_after.json.gz" "$body" | sed -n '2s/^  //p')
+check body-path-known yes "$([ -n "$chain" ] && echo yes)"
 suspect=$("$HD" leaks -q -f json "$TMP/leak_before.json" "$TMP/leak_after.json" "$TMP/leak_later.json" |
 	jq -r '.suspects[0] | "\(.holder.address) \(.retained_count) \(.retained_memsize)"')
 
@@ -47,7 +50,7 @@ for r in ${HD_RUBIES:-ruby}; do
 	check_grep "one[$v]/help-lists-the-api" 'heap\.select\(class: /Plan/' "$TMP/out"
 	check_grep "one[$v]/help-interface" 'interface_with' "$TMP/out"
 	check "one[$v]/store-kept" yes "$([ -f "$TMP/ok_ruby3.1_traced.json.hds" ] && echo yes)"
-	printf '%s\n' 'puts "PATH #{heap.path(heap["0x7f3c92c29338"])}"' |
+	printf '%s\n' "puts \"PATH #{heap.path(heap[\"$body\"])}\"" |
 		"$HD" console --ruby "$r" "$TMP/named_ruby3.1_names_after.json.gz" >"$TMP/out" 2>"$TMP/err"
 	check "path[$v]/as-the-command" "PATH $chain" "$(grep '^PATH ' "$TMP/out")"
 	printf '%s\n' 's = before.leaks(after, later).suspects.first' \

@@ -164,3 +164,16 @@ check_rc simd/env-other 0 env HEAPDUMP_SIMD=whatever "$HD" stats -q "$TMP/mixed.
 check_rc jobs/trend 0 "$HD" trend -q -j2 "$TMP/mixed.json" "$TMP/mixed.json"
 "$HD" stats --help >"$TMP/help" 2>&1
 check_grep jobs/help '-j, --jobs N' "$TMP/help"
+
+# A named pipe is opened once, by the streaming reader: opened twice, what
+# its writer wrote to the first open is lost and the second open waits
+# for a writer that never comes (hostile.sh's pipe/stats hung so, now and
+# then). strace counts the opens of its path.
+needs strace strace
+mkfifo "$TMP/once.fifo"
+(timeout 20 sh -c 'cat "$1" >"$2"' sh "$DATA/edge_dangling_refs.json" "$TMP/once.fifo" &)
+timeout 20 strace -f -qq -e trace=open,openat -o "$TMP/once.trace" \
+	"$HEAPDUMP" stats -q -j2 "$TMP/once.fifo" >"$TMP/once.out" 2>"$TMP/once.err"
+check fifo/exit 0 $?
+check fifo/opened-once 1 "$(grep -c "once.fifo\"" "$TMP/once.trace")"
+check fifo/same "$("$HEAPDUMP" stats -q -j1 "$DATA/edge_dangling_refs.json" | sed 1d)" "$(sed 1d "$TMP/once.out")"
