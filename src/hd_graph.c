@@ -44,6 +44,24 @@ VALUE hdx_path_value(const hd_store *s, const hd_root_path *p)
 				    ids_ary(p->nodes, p->n));
 }
 
+/* What hd_reach_path or hd_domtree_chain gave (rc) as a Ruby value:
+ * nil when there is no such path, else hdx_path_value; p is freed. */
+static VALUE path_or_nil(struct hdx_heap *h, hd_root_path *p, int rc,
+			 hd_error *err)
+{
+	VALUE out;
+
+	if (rc == HD_ENOTFOUND)
+		return Qnil;
+	if (rc) {
+		hd_root_path_free(p);
+		hdx_raise(rc, err);
+	}
+	out = hdx_path_value(h->s, p);
+	hd_root_path_free(p);
+	return out;
+}
+
 /* #_path(id) -> [root, root_name, [ids]] or nil (no root reaches it):
  * the path `heapdump path` prints */
 static VALUE heap_path(VALUE self, VALUE id)
@@ -54,17 +72,8 @@ static VALUE heap_path(VALUE self, VALUE id)
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	int rc = hd_reach_path(&p, r, v, &err);
-	VALUE out;
 
-	if (rc == HD_ENOTFOUND)
-		return Qnil;
-	if (rc) {
-		hd_root_path_free(&p);
-		hdx_raise(rc, &err);
-	}
-	out = hdx_path_value(h->s, &p);
-	hd_root_path_free(&p);
-	return out;
+	return path_or_nil(h, &p, rc, &err);
 }
 
 /* #_dominators(id) -> [root or nil, root_name, [ids]] or nil: the chain
@@ -77,17 +86,8 @@ static VALUE heap_dominators(VALUE self, VALUE id)
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	int rc = hd_domtree_chain(&p, d, v, &err);
-	VALUE out;
 
-	if (rc == HD_ENOTFOUND)
-		return Qnil;
-	if (rc) {
-		hd_root_path_free(&p);
-		hdx_raise(rc, &err);
-	}
-	out = hdx_path_value(h->s, &p);
-	hd_root_path_free(&p);
-	return out;
+	return path_or_nil(h, &p, rc, &err);
 }
 
 /* #_roots_of(nodeset, all_ancestors) -> [kept NodeSet, unreached
