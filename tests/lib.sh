@@ -45,3 +45,21 @@ needs() {
 		exit 1
 	fi
 }
+
+# cpu_le NAME SECONDS command...: the command's CPU time (user + system,
+# from /usr/bin/time) is at most SECONDS. CPU time, not wall time, so a
+# loaded machine does not fail it: what it catches is quadratic work.
+# The command's stdout goes to $TMP/out, its stderr to $TMP/err.
+cpu_le() {
+	n=$1 max=$2
+	shift 2
+	if [ ! -x /usr/bin/time ]; then
+		notok "$n" "/usr/bin/time is missing: apt-get install time"
+		return
+	fi
+	/usr/bin/time -f '%U %S' -o "$TMP/cpu" "$@" >"$TMP/out" 2>"$TMP/err"
+	secs=$(awk '{ printf "%d", $1 + $2 + 0.999 }' "$TMP/cpu" | tail -1)
+	if [ "$secs" -le "$max" ]; then ok "$n"; else
+		notok "$n" "$secs s of CPU, more than $max"
+	fi
+}
