@@ -94,19 +94,21 @@ dumped() {
 # a target busy in Ruby code
 start busy busy
 t0=$(date +%s)
-check_rc busy/attach 0 "$HEAPDUMP" dump -q --attach --timeout 30 "$pid"
+check_rc busy/attach 0 "$HEAPDUMP" dump -q --attach --timeout 120 "$pid"
 t1=$(date +%s)
 dumped busy
-[ $((t1 - t0)) -le 10 ] && ok busy/fast || notok busy/fast "$((t1 - t0)) s"
+# well before --timeout: it reached the safe point, not the deadline
+[ $((t1 - t0)) -le 60 ] && ok busy/fast || notok busy/fast "$((t1 - t0)) s"
 finish busy stop
 
 # a target blocked in sleep: SIGCHLD wakes it to the safe point
 start sleep sleep
 t0=$(date +%s)
-check_rc sleep/attach 0 "$HEAPDUMP" dump --attach --timeout 30 "$pid"
+check_rc sleep/attach 0 "$HEAPDUMP" dump --attach --timeout 120 "$pid"
 t1=$(date +%s)
 dumped sleep
-[ $((t1 - t0)) -le 10 ] && ok sleep/fast || notok sleep/fast "$((t1 - t0)) s"
+# well before --timeout: it reached the safe point, not the deadline
+[ $((t1 - t0)) -le 60 ] && ok sleep/fast || notok sleep/fast "$((t1 - t0)) s"
 check_grep sleep/says-what-it-does "attaching to process $pid with gdb" "$TMP/err"
 # again, with -o and --dir: the process writes there, heapdump moves it
 mkdir "$TMP/elsewhere"
