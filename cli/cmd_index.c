@@ -6,6 +6,7 @@
 #include "common.h"
 #include "opt.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 
 static const char *out_path;
 static int strict, quiet, dominators, skip_weak;
+static unsigned long long jobs_given;
 
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "STORE", &out_path,
@@ -23,6 +25,9 @@ static const struct cli_opt opts[] = {
 		 "and leaks then read it instead of computing it)"),
 	OPT_FLAG(0, "skip-weak", &skip_weak,
 		 "with --dominators: weak references keep nothing alive"),
+	OPT_UINT('j', "jobs", "N", &jobs_given,
+		 "threads reading a plain dump file (default: $HEAPDUMP_JOBS, "
+		 "else the CPUs); the store is the same"),
 	OPT_FLAG(0, "strict", &strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &quiet, "no progress meter and no summary line (problems in the dump are still reported)"),
 	OPT_END()
@@ -61,12 +66,16 @@ int cmd_index(int argc, char **argv)
 	struct stat sb;
 	char *def = NULL, a[32], b[32];
 	double t0 = cli_now();
+	unsigned jobs;
 	int rc, first;
 
 	out_path = NULL;
 	strict = quiet = dominators = skip_weak = 0;
+	jobs_given = ULLONG_MAX; /* not given */
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = cli_jobs(&info, jobs_given, &jobs)))
+		return rc;
 	if (argc - first != 1)
 		return cli_usage_error(&info, "which dump?");
 	if (skip_weak && !dominators)
@@ -93,6 +102,7 @@ int cmd_index(int argc, char **argv)
 	if ((rc = cli_out_check(out_path)))
 		goto out;
 	o = cli_input_index_options(&in);
+	o.jobs = jobs;
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
 	if (!rc && dominators)

@@ -353,7 +353,35 @@ HD_HIDDEN size_t hd__reader_cut(const char *map, size_t len, size_t at);
  * records after dst's) into dst. */
 HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);
 HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
-/* Tests: the chunks the last hd_stats_add_dump merged (0: one reader). */
+/*
+ * The parallel driver: an accumulator per chunk, made on the calling
+ * thread (part_new), fed that chunk's records on its own thread (add;
+ * any error has the file read again by one reader), and, when every
+ * chunk has been read, all of them, in file order, handed to merge,
+ * which owns and frees them (part_free frees those never merged). merge
+ * returns 0, an error, or HD__PSCAN_STREAM: read it again by one
+ * reader (what only a whole reading decides). rs: the merged read
+ * stats of one reader.
+ */
+struct hd__pscan_ops {
+	int (*part_new)(void **out, void *payload);
+	int (*add)(void *acc, const hd_record *rec, hd_error *err);
+	int (*merge)(void *payload, void *const *acc, unsigned n,
+		     const hd_read_stats *rs, hd_error *err);
+	void (*part_free)(void *acc);
+};
+#define HD__PSCAN_STREAM 1
+/*
+ * Reads the regular, plain dump at path on so->jobs threads into
+ * payload through ops, problems passed on in order at the end (once
+ * merged). 0, an error, or HD__PSCAN_STREAM, nothing passed on: the
+ * caller reads it with one streaming reader (jobs <= 1, standard input,
+ * a pipe, gzip, a store, or what only a whole reading decides).
+ */
+HD_HIDDEN int hd__pscan(const char *path, const hd_scan_options *so,
+			const struct hd__pscan_ops *ops, void *payload,
+			hd_read_stats *rs, hd_error *err);
+/* Tests: the chunks the last hd__pscan merged (0: one reader). */
 HD_HIDDEN extern unsigned hd__pscan_parts;
 
 /* The scanner state of a reader's last record (positions relative to

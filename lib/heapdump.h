@@ -431,11 +431,17 @@ typedef struct hd_index_options {
 	 * built from it. */
 	hd_progress_cb progress;
 	void *progress_payload;
+	/** Threads reading a regular, uncompressed dump file (version 2):
+	 * 0 or 1 read it on the calling thread, as standard input, pipes
+	 * and gzip always are; the store is the same. Several threads call
+	 * the allocator (hd_set_allocator) at once. */
+	unsigned int jobs;
 } hd_index_options;
 
-#define HD_INDEX_OPTIONS_VERSION 1
+/* Version 1 (without jobs) is still accepted. */
+#define HD_INDEX_OPTIONS_VERSION 2
 #define HD_INDEX_OPTIONS_INIT \
-	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL }
+	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL, 1 }
 
 /**
  * Reads a dump and builds its store in memory.

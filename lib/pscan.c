@@ -1,5 +1,5 @@
 /*
- * pscan.c - a dump file into a stats accumulator on several threads.
+ * pscan.c - a dump file read on several threads.
  *
  * A regular, uncompressed dump is mapped and cut into one chunk a thread,
  * each cut before a line that starts a record (the joiner never joins
@@ -17,8 +17,10 @@
  * chunk keeps, and the file is read again by one reader, which fails or
  * reports exactly as it always does. Nothing was passed on before.
  *
- * Standard input, pipes, gzip and stores are read by one streaming
- * reader, as are all inputs with jobs <= 1.
+ * The driver (hd__pscan) serves any accumulator through its operations:
+ * the stats (hd_stats_add_dump, here) and the store build
+ * (store_build.c). Standard input, pipes, gzip and stores are read by one
+ * streaming reader, as are all inputs with jobs <= 1.
  */
 #include "hd_int.h"
 #include "store_format.h"
@@ -41,7 +43,8 @@ struct part {
 	int after_records;
 	const hd_read_options *ro;
 	const char *name;
-	hd_stats *st;
+	const struct hd__pscan_ops *ops;
+	void *acc;         /* the part's accumulator */
 	hd_read_stats rs;
 	hd_problem *kept;
 	size_t nkept, cap;
@@ -118,7 +121,7 @@ static void run_part(struct part *pt)
 	rc = hd__reader_open_range(&r, pt->map, pt->len, pt->from, pt->stop,
 				   pt->after_records, &o, pt->name, &err);
 	while (!rc && (rc = hd_reader_next(r, &rec, &err)) == 0) {
-		if ((rc = hd_stats_add(pt->st, rec, &err)))
+		if ((rc = pt->ops->add(pt->acc, rec, &err)))
 			break;
 		if (pt->over) {
 			rc = HD_ELIMIT;
@@ -154,39 +157,6 @@ static void *part_thread(void *arg)
 {
 	run_part(arg);
 	return NULL;
-}
-
-/* One streaming reader: stdin, pipes, gzip, stores, -j1 and the re-read. */
-static int add_streamed(hd_stats *st, const char *path,
-			const hd_scan_options *so, hd_read_stats *rs,
-			hd_error *err)
-{
-	hd_reader *r = NULL;
-	const hd_record *rec;
-	hd_read_stats s;
-	uint64_t n = 0;
-	int rc;
-
-	if ((rc = hd_reader_open(&r, path, &so->read, err)))
-		return rc;
-	hd_reader_stats(&s, r);
-	if (so->progress)
-		so->progress(s.bytes, s.total_bytes, so->progress_payload);
-	while ((rc = hd_reader_next(r, &rec, err)) == 0) {
-		if ((rc = hd_stats_add(st, rec, err)))
-			break;
-		if ((++n & PROGRESS_EVERY) == 0 && so->progress) {
-			hd_reader_stats(&s, r);
-			so->progress(s.bytes, s.total_bytes,
-				     so->progress_payload);
-		}
-	}
-	if (rc == HD_ITEROVER)
-		rc = 0;
-	if (rs)
-		hd_reader_stats(rs, r);
-	hd_reader_free(r);
-	return rc;
 }
 
 /* The map of a regular, plain dump of at least 2 bytes, or NULL. */
@@ -310,11 +280,12 @@ static int looks_like_no_dump(const hd_read_stats *rs)
 	return !n || rs->skipped > n;
 }
 
-int hd_stats_add_dump(hd_stats *st, const char *path,
-		      const hd_scan_options *so, hd_read_stats *rs,
-		      hd_error *err)
+int hd__pscan(const char *path, const hd_scan_options *so,
+	      const struct hd__pscan_ops *ops, void *payload,
+	      hd_read_stats *rs, hd_error *err)
 {
 	struct part pt[MAX_JOBS];
+	void *acc[MAX_JOBS];
 	hd_read_stats total;
 	const char *map;
 	size_t len = 0;
@@ -323,12 +294,10 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 	uint64_t base;
 	size_t i;
 
-	HD_ASSERT_ARG(st && path && so);
-	HD_ASSERT_ARG(so->version == HD_SCAN_OPTIONS_VERSION);
 	hd__pscan_parts = 0;
 	jobs = so->jobs > MAX_JOBS ? MAX_JOBS : so->jobs;
 	if (jobs <= 1 || !(map = map_dump(path, &len)))
-		return add_streamed(st, path, so, rs, err);
+		return HD__PSCAN_STREAM;
 	memset(pt, 0, sizeof(pt));
 	n = cut_parts(pt, jobs, map, len);
 	for (k = 0; k < n; k++) {
@@ -337,11 +306,12 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 		pt[k].after_records = k > 0;
 		pt[k].ro = &so->read;
 		pt[k].name = path;
+		pt[k].ops = ops;
 		pt[k].stop_all = &stop_all;
 		pt[k].all = pt;
 		pt[k].nall = n;
 		pt[k].so = k == 0 && so->progress ? so : NULL;
-		if (hd__stats_new_like(&pt[k].st, st)) {
+		if (ops->part_new(&pt[k].acc, payload)) {
 			rc = hd__error(err, HD_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -359,26 +329,24 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 			run_part(&pt[k]); /* no thread: here, in order */
 	}
 	merge_stats(&total, pt, n, len);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		if (pt[k].rc)
 			again = 1;
+		acc[k] = pt[k].acc;
+	}
 	if (again || !(pt[0].rs.objects + pt[0].rs.roots + pt[0].rs.shapes +
 		       pt[0].rs.others) ||
 	    looks_like_no_dump(&total)) {
-		for (k = 0; k < n; k++) {
-			hd_stats_free(pt[k].st);
-			pt[k].st = NULL;
-		}
-		unmap_dump(map, len);
-		map = NULL;
-		rc = add_streamed(st, path, so, rs, err);
+		rc = HD__PSCAN_STREAM;
 		goto out;
 	}
+	/* the accumulators are the merge's now, whatever it says */
 	for (k = 0; k < n; k++)
-		if (hd__stats_merge(st, pt[k].st)) {
-			rc = hd__error(err, HD_ENOMEM, "out of memory");
-			goto out;
-		}
+		pt[k].acc = NULL;
+	unmap_dump(map, len);
+	map = NULL;
+	if ((rc = ops->merge(payload, acc, n, &total, err)))
+		goto out;
 	if (so->progress)
 		so->progress(len, len, so->progress_payload);
 	for (k = 0, base = 0; k < n; k++) {
@@ -395,10 +363,93 @@ int hd_stats_add_dump(hd_stats *st, const char *path,
 	hd__pscan_parts = n;
 out:
 	for (k = 0; k < n; k++) {
-		hd_stats_free(pt[k].st);
+		if (pt[k].acc)
+			ops->part_free(pt[k].acc);
 		hd__free(pt[k].kept, pt[k].cap * sizeof(*pt[k].kept));
 	}
 	if (map)
 		unmap_dump(map, len);
 	return rc;
+}
+
+/* ---- the stats ---- */
+
+/* One streaming reader: stdin, pipes, gzip, stores, -j1 and the re-read. */
+static int add_streamed(hd_stats *st, const char *path,
+			const hd_scan_options *so, hd_read_stats *rs,
+			hd_error *err)
+{
+	hd_reader *r = NULL;
+	const hd_record *rec;
+	hd_read_stats s;
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = hd_reader_open(&r, path, &so->read, err)))
+		return rc;
+	hd_reader_stats(&s, r);
+	if (so->progress)
+		so->progress(s.bytes, s.total_bytes, so->progress_payload);
+	while ((rc = hd_reader_next(r, &rec, err)) == 0) {
+		if ((rc = hd_stats_add(st, rec, err)))
+			break;
+		if ((++n & PROGRESS_EVERY) == 0 && so->progress) {
+			hd_reader_stats(&s, r);
+			so->progress(s.bytes, s.total_bytes,
+				     so->progress_payload);
+		}
+	}
+	if (rc == HD_ITEROVER)
+		rc = 0;
+	if (rs)
+		hd_reader_stats(rs, r);
+	hd_reader_free(r);
+	return rc;
+}
+
+static int stats_part_new(void **out, void *payload)
+{
+	return hd__stats_new_like((hd_stats **)out, payload);
+}
+
+static int stats_add(void *acc, const hd_record *rec, hd_error *err)
+{
+	return hd_stats_add(acc, rec, err);
+}
+
+static void stats_part_free(void *acc)
+{
+	hd_stats_free(acc);
+}
+
+static int stats_merge(void *payload, void *const *acc, unsigned n,
+		       const hd_read_stats *rs, hd_error *err)
+{
+	unsigned k;
+	int rc = 0;
+
+	(void)rs;
+	for (k = 0; k < n; k++) {
+		if (!rc && hd__stats_merge(payload, acc[k]))
+			rc = hd__error(err, HD_ENOMEM, "out of memory");
+		hd_stats_free(acc[k]);
+	}
+	return rc;
+}
+
+static const struct hd__pscan_ops stats_ops = {
+	stats_part_new, stats_add, stats_merge, stats_part_free
+};
+
+int hd_stats_add_dump(hd_stats *st, const char *path,
+		      const hd_scan_options *so, hd_read_stats *rs,
+		      hd_error *err)
+{
+	int rc;
+
+	HD_ASSERT_ARG(st && path && so);
+	HD_ASSERT_ARG(so->version == HD_SCAN_OPTIONS_VERSION);
+	rc = hd__pscan(path, so, &stats_ops, st, rs, err);
+	return rc == HD__PSCAN_STREAM ? add_streamed(st, path, so, rs, err) :
+					rc;
 }

@@ -10,6 +10,18 @@
  * node order, each column is permuted into node order one at a time and
  * the reverse CSR is built in place. Peak memory is about the finished
  * store plus one column.
+ *
+ * A regular, plain dump is read on opts->jobs threads (pscan.c): each
+ * chunk into an accumulator of its own (a struct bld with its own
+ * interner, sites, class dictionary and class table, so ids are local),
+ * then the accumulators are merged in file order into the first one: a
+ * chunk's strings, sites, class pointers and root categories are added
+ * to the first's in their local order, which is the order one reader
+ * would have met them in, and its columns appended with the local ids
+ * translated. The store is byte-identical to one reader's. What only one
+ * reader can decide (an error, a limit, a class record whose address an
+ * earlier chunk holds: one reader would not intern its names) has the
+ * dump read again on one thread.
  */
 #include "store_format.h"
 
@@ -101,6 +113,7 @@ struct bld {
 	uint64_t root_listed;
 	uint32_t features;
 	int has_gen, has_site;
+	hd_read_stats rs;            /* the reader's counts, once read */
 	/* after sorting */
 	uint32_t *perm;
 	size_t N;
@@ -532,26 +545,36 @@ static void progress(struct bld *b, int last)
 			  b->opts->progress_payload);
 }
 
+static int add_record(struct bld *b, const hd_record *rec)
+{
+	b->features |= hd__record_features(rec);
+	if (rec->kind == HD_REC_OBJECT)
+		return add_object(b, rec);
+	if (rec->kind == HD_REC_ROOT)
+		return add_root(b, rec);
+	return 0;
+}
+
+/* The dump read by one streaming reader. */
 static int read_dump(struct bld *b, hd_error *err)
 {
 	const hd_record *rec;
 	uint64_t count = 0;
 	int rc;
 
+	if ((rc = hd_reader_open(&b->r, b->path,
+				 b->opts ? &b->opts->read : NULL, err)))
+		return rc;
 	progress(b, 0);
 	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
-		b->features |= hd__record_features(rec);
-		if (rec->kind == HD_REC_OBJECT)
-			rc = add_object(b, rec);
-		else if (rec->kind == HD_REC_ROOT)
-			rc = add_root(b, rec);
-		if (rc)
+		if ((rc = add_record(b, rec)))
 			return limit_error(b, err, rc);
 		if (++count % PROGRESS_EVERY == 0)
 			progress(b, 0);
 	}
 	if (rc == HD_ITEROVER)
 		progress(b, 1);
+	hd_reader_stats(&b->rs, b->r);
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
@@ -1152,7 +1175,7 @@ static int meta(struct bld *b, hd_error *err)
 		return rc;
 	if ((rc = intern_source_path(b, &sid, err)))
 		return rc;
-	hd_reader_stats(&st, b->r);
+	st = b->rs;
 	if (!b->nroots && b->N)
 		b->features |= HD_FEAT_PARTIAL;
 	m[HD__M_NODES] = b->N;
@@ -1195,8 +1218,11 @@ static int meta(struct bld *b, hd_error *err)
 
 /* ---- the whole build ---- */
 
-static void bld_free(struct bld *b)
+/* Frees and empties what the reading gathered (the accumulator: all
+ * but opts, path, r and s). */
+static void acc_free(struct bld *b)
 {
+	struct bld keep;
 	int i;
 
 	for (i = 0; i < C__N; i++)
@@ -1222,8 +1248,317 @@ static void bld_free(struct bld *b)
 	lut_free(&b->lut);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
+	keep = *b;
+	memset(b, 0, sizeof(*b));
+	b->opts = keep.opts;
+	b->path = keep.path;
+	b->r = keep.r;
+	b->s = keep.s;
+}
+
+static void bld_free(struct bld *b)
+{
+	acc_free(b);
 	hd_reader_free(b->r);
 	hd__store_release(b->s);
+}
+
+/* An empty accumulator (b zeroed but for opts, path, r and s). */
+static int acc_init(struct bld *b)
+{
+	b->last_file = b->last_method = HD_STR_NONE;
+	if (hd__intern_init(&b->strs) || hd__classtab_init(&b->ct, &b->strs) ||
+	    hd__map_init(&b->cmap, 1024) || hd__map_init(&b->rmap, 16))
+		return HD_ENOMEM;
+	return 0;
+}
+
+/* ---- the parallel reading (pscan.c) ---- */
+
+static int part_new(void **out, void *payload)
+{
+	struct bld *p = hd__calloc(1, sizeof(*p));
+
+	(void)payload;
+	*out = p;
+	if (!p)
+		return HD_ENOMEM;
+	if (acc_init(p)) {
+		acc_free(p);
+		hd__free(p, sizeof(*p));
+		*out = NULL;
+		return HD_ENOMEM;
+	}
+	return 0;
+}
+
+static void part_free(void *acc)
+{
+	struct bld *p = acc;
+
+	if (!p)
+		return;
+	acc_free(p);
+	hd__free(p, sizeof(*p));
+}
+
+static int part_add(void *acc, const hd_record *rec, hd_error *err)
+{
+	(void)err;
+	return add_record(acc, rec);
+}
+
+/* Column ci of b: room for exactly n records (and one more). */
+static int col_room(struct bld *b, int ci, size_t n)
+{
+	void *p;
+
+	if (n + 1 <= b->c[ci].cap)
+		return 0;
+	p = hd__realloc(b->c[ci].p, b->c[ci].cap * col_w[ci],
+			(n + 1) * col_w[ci]);
+	if (!p)
+		return HD_ENOMEM;
+	b->c[ci].p = p;
+	b->c[ci].cap = n + 1;
+	return 0;
+}
+
+/* Local ids of a part (string, site, class pointer, root category) to
+ * the merged ones. */
+struct idmap {
+	uint32_t *str, *site, *cd, *cat;
+	size_t nstr, nsite, ncd, ncat;
+};
+
+static void idmap_free(struct idmap *m)
+{
+	HD_FREE(m->str, m->nstr);
+	HD_FREE(m->site, m->nsite);
+	HD_FREE(m->cd, m->ncd);
+	HD_FREE(m->cat, m->ncat);
+}
+
+static uint32_t map_id(const uint32_t *m, uint32_t id)
+{
+	return id == HD_STR_NONE ? id : m[id];
+}
+
+/* A name code (string id + 1, 0 for none) of p in b. */
+static uint32_t map_code(const struct idmap *m, uint32_t code)
+{
+	return code ? m->str[code - 1] + 1 : 0;
+}
+
+/*
+ * The ids of p (the records after b's) in b, added to b's tables in p's
+ * local order: as if b had read p's records. HD__PSCAN_STREAM when a
+ * class record of p has an address a class record of b has (one reader
+ * would not have interned its names).
+ */
+static int merge_ids(struct bld *b, const struct bld *p, struct idmap *m)
+{
+	struct site k;
+	const char *str;
+	size_t i, n;
+	uint32_t cat;
+	int found;
+
+	for (i = 0; i < p->ct.count; i++)
+		if (p->ct.v[i].type &&
+		    hd__classtab_find(&b->ct, p->ct.v[i].address))
+			return HD__PSCAN_STREAM;
+	/* (at least one item each: the sizes they are freed with) */
+	m->nstr = p->strs.count ? p->strs.count : 1;
+	m->nsite = p->nsites ? p->nsites : 1;
+	m->ncd = p->ncd ? p->ncd : 1;
+	m->ncat = p->nroots ? p->nroots : 1;
+	if (!HD_ALLOC(m->str, m->nstr) || !HD_ALLOC(m->site, m->nsite) ||
+	    !HD_ALLOC(m->cd, m->ncd) || !HD_ALLOC(m->cat, m->ncat))
+		return HD_ENOMEM;
+	for (i = 0; i < p->strs.count; i++) {
+		str = hd__intern_str(&p->strs, (uint32_t)i, &n);
+		if (hd__intern_put(&b->strs, str, n, &m->str[i]))
+			return HD_ENOMEM;
+	}
+	for (i = 0; i < p->nsites; i++) {
+		k = p->sites[i];
+		k.file = map_id(m->str, k.file);
+		k.method = map_id(m->str, k.method);
+		if (site_id(b, &k, &m->site[i]))
+			return HD_ENOMEM;
+	}
+	for (i = 0; i < p->ncd; i++)
+		if (class_id(b, p->cdict[i], &m->cd[i]))
+			return HD_ENOMEM;
+	for (i = 0; i < p->nroots; i++) {
+		if (hd__grow((void **)&b->rnames, &b->rnames_cap,
+			     b->nroots + 1, sizeof(*b->rnames)) ||
+		    hd__map_put(&b->rmap, m->str[p->rnames[i]],
+				(uint32_t)b->nroots, &cat, &found))
+			return HD_ENOMEM;
+		if (!found)
+			b->rnames[b->nroots++] = m->str[p->rnames[i]];
+		m->cat[i] = cat;
+	}
+	return hd__classtab_merge(&b->ct, &p->ct) ? HD_ENOMEM : 0;
+}
+
+/* codes[at..at + n) = p's codes (or none) translated; allocated zeroed
+ * when b had none. */
+static int merge_codes(uint32_t **codes, size_t *cap, size_t at,
+		       const uint32_t *src, size_t n, const struct idmap *m)
+{
+	size_t k, old = *cap;
+
+	if (!*codes && !src)
+		return 0;
+	if (hd__grow((void **)codes, cap, at + n + 1, sizeof(**codes)))
+		return HD_ENOMEM;
+	if (old < *cap)
+		memset(*codes + old, 0, (*cap - old) * sizeof(**codes));
+	for (k = 0; k < n; k++)
+		(*codes)[at + k] = src ? map_code(m, src[k]) : 0;
+	return 0;
+}
+
+static int merge_wide(struct wlist *dst, const struct wlist *src,
+		      size_t base)
+{
+	size_t i;
+
+	if (hd__grow((void **)&dst->v, &dst->cap, dst->n + src->n + 1,
+		     sizeof(*dst->v)))
+		return HD_ENOMEM;
+	for (i = 0; i < src->n; i++) {
+		dst->v[dst->n].idx = (uint32_t)(src->v[i].idx + base);
+		dst->v[dst->n++].v = src->v[i].v;
+	}
+	return 0;
+}
+
+/* p's records appended to b's, its local ids translated; p's columns
+ * freed one by one. */
+static int merge_records(struct bld *b, struct bld *p, const struct idmap *m)
+{
+	size_t n = b->n, pn = p->n, i;
+	int ci;
+
+	if (merge_codes(&b->nm, &b->nm_cap, b->nrefs, p->nm, p->nrefs, m) ||
+	    add_refs(b, p->refs, p->nrefs) ||
+	    merge_codes(&b->rnm, &b->rnm_cap, b->nraddr, p->rnm, p->nraddr,
+			m) ||
+	    hd__grow((void **)&b->raddr, &b->raddr_cap, b->nraddr + p->nraddr,
+		     sizeof(*b->raddr)) ||
+	    hd__grow((void **)&b->rcat, &b->rcat_cap, b->nraddr + p->nraddr,
+		     sizeof(*b->rcat)) ||
+	    merge_wide(&b->wmem, &p->wmem, n) ||
+	    merge_wide(&b->wgen, &p->wgen, n) ||
+	    merge_wide(&b->wsize, &p->wsize, n))
+		return HD_ENOMEM;
+	for (i = 0; i < p->nraddr; i++) {
+		b->raddr[b->nraddr + i] = p->raddr[i];
+		b->rcat[b->nraddr + i] = m->cat[p->rcat[i]];
+	}
+	b->nraddr += p->nraddr;
+	b->root_listed += p->root_listed;
+	for (ci = 0; ci < C__N; ci++) {
+		unsigned w = col_w[ci];
+		uint32_t *d;
+
+		if (col_room(b, ci, n + pn))
+			return HD_ENOMEM;
+		d = (uint32_t *)b->c[ci].p + n;
+		if (ci == C_CLS || ci == C_SITE || ci == C_AUX) {
+			const uint32_t *src = p->c[ci].p;
+			const uint32_t *tr = ci == C_CLS ? m->cd :
+					     ci == C_SITE ? m->site : m->str;
+
+			for (i = 0; i < pn; i++)
+				d[i] = map_id(tr, src[i]);
+		} else if (pn) {
+			memcpy((unsigned char *)b->c[ci].p + n * w, p->c[ci].p,
+			       pn * w);
+		}
+		hd__free(p->c[ci].p, p->c[ci].cap * w);
+		p->c[ci].p = NULL;
+		p->c[ci].cap = 0;
+	}
+	b->n += pn;
+	b->features |= p->features;
+	b->has_gen |= p->has_gen;
+	b->has_site |= p->has_site;
+	return 0;
+}
+
+/* Would b and p together pass a limit one reader stops at? */
+static int merged_over(const struct bld *b, const struct bld *p)
+{
+	return b->n + p->n > hd__max_nodes ||
+	       b->nrefs + p->nrefs > hd__max_refs ||
+	       b->nraddr + p->nraddr > hd__max_refs;
+}
+
+/* The first part becomes b's accumulator (b's own, empty, is freed). */
+static void take_first(struct bld *b, struct bld *p)
+{
+	struct bld keep;
+
+	acc_free(b);
+	keep = *b;
+	*b = *p;
+	b->opts = keep.opts;
+	b->path = keep.path;
+	b->r = keep.r;
+	b->s = keep.s;
+	b->ct.strs = &b->strs;
+	memset(p, 0, sizeof(*p));
+}
+
+static int merge_parts(void *payload, void *const *acc, unsigned n,
+		       const hd_read_stats *rs, hd_error *err)
+{
+	struct bld *b = payload;
+	struct idmap m;
+	unsigned k;
+	int rc = 0;
+
+	(void)err;
+	take_first(b, acc[0]);
+	for (k = 1; k < n && !rc; k++) {
+		struct bld *p = acc[k];
+
+		memset(&m, 0, sizeof(m));
+		if (merged_over(b, p))
+			rc = HD__PSCAN_STREAM;
+		else if ((rc = merge_ids(b, p, &m)) == 0)
+			rc = merge_records(b, p, &m);
+		idmap_free(&m);
+	}
+	for (k = 0; k < n; k++)
+		part_free(acc[k]);
+	b->rs = *rs;
+	/* out of memory, too: one reader says it as it always does */
+	return rc ? HD__PSCAN_STREAM : 0;
+}
+
+static const struct hd__pscan_ops build_ops = {
+	part_new, part_add, merge_parts, part_free
+};
+
+/* The dump read on opts->jobs threads: 0, an error or HD__PSCAN_STREAM
+ * (read it with one reader). */
+static int read_parallel(struct bld *b, hd_error *err)
+{
+	hd_scan_options so = HD_SCAN_OPTIONS_INIT;
+
+	if (!b->opts || b->opts->version < 2 || b->opts->jobs <= 1)
+		return HD__PSCAN_STREAM;
+	so.jobs = b->opts->jobs;
+	so.read = b->opts->read;
+	so.progress = b->opts->progress;
+	so.progress_payload = b->opts->progress_payload;
+	return hd__pscan(b->path, &so, &build_ops, b, NULL, err);
 }
 
 /* Everything after the dump has been read. */
@@ -1266,21 +1601,27 @@ int hd_store_build(hd_store **out, const char *dump_path,
 	int rc;
 
 	HD_ASSERT_ARG(out && dump_path);
-	HD_ASSERT_ARG(!opts || opts->version == HD_INDEX_OPTIONS_VERSION);
+	HD_ASSERT_ARG(!opts || opts->version == 1 ||
+		      opts->version == HD_INDEX_OPTIONS_VERSION);
 	*out = NULL;
 	memset(&b, 0, sizeof(b));
 	b.opts = opts;
 	b.path = dump_path;
-	b.last_file = b.last_method = HD_STR_NONE;
-	if (!(b.s = hd__calloc(1, sizeof(*b.s))) || hd__intern_init(&b.strs) ||
-	    hd__classtab_init(&b.ct, &b.strs) || hd__map_init(&b.cmap, 1024) ||
-	    hd__map_init(&b.rmap, 16)) {
+	if (!(b.s = hd__calloc(1, sizeof(*b.s))) || acc_init(&b)) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = hd_reader_open(&b.r, dump_path, opts ? &opts->read : NULL,
-				 err)) ||
-	    (rc = read_dump(&b, err)) || (rc = assemble(&b, err)))
+	rc = read_parallel(&b, err);
+	if (rc == HD__PSCAN_STREAM) {
+		/* one reader, from a clean accumulator */
+		acc_free(&b);
+		if (acc_init(&b)) {
+			rc = hd__error(err, HD_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = read_dump(&b, err);
+	}
+	if (rc || (rc = assemble(&b, err)))
 		goto out;
 	if ((rc = hd__store_validate(b.s, 0, err)))
 		goto out;

@@ -1,0 +1,319 @@
+/*
+ * t_store_par.c - hd_store_build on several threads (store_build.c over
+ * pscan.c) writes the store one reader writes, byte for byte: on the
+ * fixture, on a shuffled heap with classes, sites, roots and reference
+ * names, and whatever allocation fails; it really merges chunks, and
+ * leaves to one reader what only one reader decides (a class record
+ * whose address an earlier chunk holds, a limit of the format).
+ */
+#include "t.h"
+#include "store_format.h"
+#include "store_fixture.h"
+
+/* The store of path built on jobs threads, written to out: 0 or rc. */
+static int build(const char *path, unsigned jobs, const char *out,
+		 hd_error *err)
+{
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	int rc;
+
+	o.jobs = jobs;
+	if ((rc = hd_store_build(&s, path, &o, err)))
+		return rc;
+	rc = hd_store_write(s, out, err);
+	hd_store_close(s);
+	return rc;
+}
+
+/* Are the files a and b the same bytes? */
+static int same_file(const char *a, const char *b)
+{
+	size_t na = 0, nb = 0;
+	unsigned char *pa = fx_read(a, &na), *pb = fx_read(b, &nb);
+	int same = pa && pb && na == nb && memcmp(pa, pb, na) == 0;
+
+	free(pa);
+	free(pb);
+	return same;
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/*
+ * n records at shuffled addresses (some repeated), classes and their
+ * instances, sites, generations, wide memsizes, reference names, ROOT
+ * lines of several categories all over.
+ */
+static size_t shuffled(char *buf, size_t size, size_t n)
+{
+	size_t len = 0, i;
+	uint64_t a, prev = 0x1000;
+
+	for (i = 0; i < n && len + 400 < size; i++) {
+		a = i % 89 == 7 ? prev : ((rng() % (n * 64)) * 8) | 0x10000;
+		if (i % 61 == 0)
+			len += (size_t)snprintf(buf + len, size - len,
+				"{\"type\":\"ROOT\", \"root\":\"r%u\", "
+				"\"references\":[\"0x%llx\"], "
+				"\"ref_names\":[\"g%u\"]}\n",
+				(unsigned)(rng() % 5), (unsigned long long)prev,
+				(unsigned)(i % 13));
+		if (i % 40 == 0)
+			len += (size_t)snprintf(buf + len, size - len,
+				"{\"address\":\"0x%llx\", \"type\":\"CLASS\", "
+				"\"class\":\"0x%llx\", \"name\":\"C%u\", "
+				"\"memsize\":480}\n",
+				(unsigned long long)(0x100 + (i / 40) * 8),
+				(unsigned long long)(0x8000 + i),
+				(unsigned)(i / 40));
+		else
+			len += (size_t)snprintf(buf + len, size - len,
+				"{\"address\":\"0x%llx\", \"type\":\"%s\", "
+				"\"class\":\"0x%llx\", \"references\":"
+				"[\"0x%llx\", \"0x%llx\"], \"ref_names\":"
+				"[\"@a%u\", %u], \"file\":\"f%u.rb\", "
+				"\"line\":%u, \"method\":\"m%u\", "
+				"\"generation\":%u, \"memsize\":%llu}\n",
+				(unsigned long long)a,
+				i % 3 ? "OBJECT" : "ARRAY",
+				(unsigned long long)(0x100 + (rng() % (n / 40 + 1)) * 8),
+				(unsigned long long)prev,
+				(unsigned long long)(a + 8 * (rng() % 3)),
+				(unsigned)(rng() % 50), (unsigned)(i % 4),
+				(unsigned)(rng() % 30), (unsigned)(rng() % 100),
+				(unsigned)(rng() % 20), (unsigned)(i % 9),
+				(unsigned long long)(i % 17 == 0 ?
+					(1ULL << 33) + i : i));
+		prev = a;
+	}
+	return len;
+}
+
+static void test_store_par__same_as_one_reader(void)
+{
+	enum { SIZE = 4 << 20 };
+	char *buf = malloc(SIZE);
+	hd_store *s = NULL;
+	hd_error err;
+	unsigned j;
+	size_t len;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	T_RC(fx_write(fx_path("fx.json"), fixture_dump, strlen(fixture_dump)),
+	     0);
+	T_RC(build(fx_path("fx.json"), 1, fx_path("fx1.hds"), &err), 0);
+	T_EQ(hd__pscan_parts, 0);
+	len = shuffled(buf, SIZE, 20000);
+	T_RC(fx_write(fx_path("sh.json"), buf, len), 0);
+	T_RC(build(fx_path("sh.json"), 1, fx_path("sh1.hds"), &err), 0);
+	for (j = 2; j <= 9; j++) {
+		T_RC(build(fx_path("fx.json"), j, fx_path("fxn.hds"), &err), 0);
+		T_ASSERT(hd__pscan_parts > 1);
+		T_ASSERT(same_file(fx_path("fx1.hds"), fx_path("fxn.hds")));
+		T_RC(build(fx_path("sh.json"), j, fx_path("shn.hds"), &err), 0);
+		T_EQ(hd__pscan_parts, j);
+		T_ASSERT(same_file(fx_path("sh1.hds"), fx_path("shn.hds")));
+	}
+	/* and it reads back whole, every accessor */
+	T_RC(hd_store_open(&s, fx_path("shn.hds"), &err), 0);
+	if (s)
+		T_ASSERT(fx_walk(s) != 0);
+	hd_store_close(s);
+	free(buf);
+}
+
+/* A class record at an address an earlier chunk's class holds: one
+ * reader keeps the first and never interns the second's name. */
+static void test_store_par__duplicate_class_read_again(void)
+{
+	char buf[1 << 16];
+	size_t len = 0;
+	hd_error err;
+	int i;
+
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		"{\"address\":\"0x10\", \"type\":\"CLASS\", \"name\":\"A\"}\n");
+	for (i = 0; i < 200; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			"{\"address\":\"0x%x\", \"type\":\"OBJECT\", "
+			"\"class\":\"0x10\"}\n", 4096 + i * 8);
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		"{\"address\":\"0x10\", \"type\":\"CLASS\", \"name\":\"B\"}\n");
+	T_RC(fx_write(fx_path("dc.json"), buf, len), 0);
+	T_RC(build(fx_path("dc.json"), 1, fx_path("dc1.hds"), &err), 0);
+	T_RC(build(fx_path("dc.json"), 2, fx_path("dc2.hds"), &err), 0);
+	T_EQ(hd__pscan_parts, 0); /* read again by one reader */
+	T_ASSERT(same_file(fx_path("dc1.hds"), fx_path("dc2.hds")));
+}
+
+/* A limit no chunk passes but all of them together do: one reader's
+ * error, word for word. */
+static void test_store_par__limit_of_the_whole(void)
+{
+	enum { SIZE = 4 << 20 };
+	char *buf = malloc(SIZE);
+	hd_error e1, e3;
+	uint64_t keep = hd__max_nodes;
+	size_t len;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	len = shuffled(buf, SIZE, 3000);
+	T_RC(fx_write(fx_path("lim.json"), buf, len), 0);
+	hd__max_nodes = 2000;
+	memset(&e1, 0, sizeof(e1));
+	memset(&e3, 0, sizeof(e3));
+	T_RC(build(fx_path("lim.json"), 1, fx_path("lim.hds"), &e1),
+	     HD_ELIMIT);
+	T_RC(build(fx_path("lim.json"), 3, fx_path("lim.hds"), &e3),
+	     HD_ELIMIT);
+	hd__max_nodes = keep;
+	T_ASSERT(strcmp(e3.msg, e1.msg) == 0);
+	T_ASSERT(strstr(e1.msg, "objects") != NULL);
+	free(buf);
+}
+
+/* Version 1 options (without jobs) still build, on one thread. */
+static void test_store_par__options_v1(void)
+{
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	hd_error err;
+
+	T_RC(fx_write(fx_path("v1.json"), fixture_dump, strlen(fixture_dump)),
+	     0);
+	o.version = 1;
+	T_RC(hd_store_build(&s, fx_path("v1.json"), &o, &err), 0);
+	T_EQ(hd__pscan_parts, 0);
+	hd_store_close(s);
+}
+
+/* ---- allocation failures, on several threads ---- */
+
+static long fail_at = -1, n_alloc;
+static long long outstanding;
+
+static void *f_malloc(void *ctx, size_t n)
+{
+	void *p;
+
+	(void)ctx;
+	if (__atomic_fetch_add(&n_alloc, 1, __ATOMIC_SEQ_CST) ==
+	    __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST))
+		return NULL;
+	p = malloc(n);
+	if (p)
+		__atomic_add_fetch(&outstanding, (long long)n,
+				   __ATOMIC_SEQ_CST);
+	return p;
+}
+
+static void *f_realloc(void *ctx, void *old, size_t old_n, size_t n)
+{
+	void *p;
+
+	(void)ctx;
+	if (__atomic_fetch_add(&n_alloc, 1, __ATOMIC_SEQ_CST) ==
+	    __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST))
+		return NULL;
+	p = realloc(old, n);
+	if (p)
+		__atomic_add_fetch(&outstanding,
+				   (long long)n - (long long)old_n,
+				   __ATOMIC_SEQ_CST);
+	return p;
+}
+
+static void f_free(void *ctx, void *p, size_t old_n)
+{
+	(void)ctx;
+	__atomic_sub_fetch(&outstanding, (long long)old_n, __ATOMIC_SEQ_CST);
+	free(p);
+}
+
+/* Fails the Nth allocation of a 3-thread build, for every N: the build
+ * fails with HD_ENOMEM or writes the store of one reader, and nothing
+ * stays allocated. */
+static void test_store_par__alloc_failures(void)
+{
+	hd_allocator a = { f_malloc, f_realloc, f_free, NULL };
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	hd_error err;
+	long n, total, ok = 0;
+	int rc;
+
+	T_RC(fx_write(fx_path("af.json"), fixture_dump, strlen(fixture_dump)),
+	     0);
+	T_RC(build(fx_path("af.json"), 1, fx_path("af1.hds"), &err), 0);
+	o.jobs = 3;
+	hd_set_allocator(&a);
+	fail_at = -1;
+	n_alloc = 0;
+	rc = hd_store_build(&s, fx_path("af.json"), &o, &err);
+	hd_store_close(s);
+	s = NULL;
+	total = n_alloc;
+	T_RC(rc, 0);
+	T_ASSERT(total > 10);
+	for (n = 0; n < total; n++) {
+		fail_at = n;
+		n_alloc = 0;
+		outstanding = 0;
+		rc = hd_store_build(&s, fx_path("af.json"), &o, &err);
+		if (rc == 0) {
+			fail_at = -1;
+			rc = hd_store_write(s, fx_path("afn.hds"), &err);
+			hd_store_close(s);
+			s = NULL;
+			if (rc || !same_file(fx_path("af1.hds"),
+					     fx_path("afn.hds"))) {
+				hd_set_allocator(NULL);
+				T_FAIL("failing at allocation %ld: a store "
+				       "unlike one reader's (rc %d)", n, rc);
+				return;
+			}
+			ok++;
+		} else if (rc != HD_ENOMEM) {
+			hd_set_allocator(NULL);
+			T_FAIL("failing at allocation %ld: rc %d", n, rc);
+			return;
+		}
+		if (outstanding != 0) {
+			hd_set_allocator(NULL);
+			T_FAIL("failing at allocation %ld: %lld bytes "
+			       "outstanding", n, outstanding);
+			return;
+		}
+	}
+	hd_set_allocator(NULL);
+	T_ASSERT(ok > 0); /* a part's failure: read again by one reader */
+}
+
+static void test_store_par__cleanup(void)
+{
+	fx_cleanup();
+}
+
+static const struct t_case cases[] = {
+	T_CASE(store_par__same_as_one_reader),
+	T_CASE(store_par__duplicate_class_read_again),
+	T_CASE(store_par__limit_of_the_whole),
+	T_CASE(store_par__options_v1),
+	T_CASE(store_par__alloc_failures),
+	T_CASE(store_par__cleanup),
+};
+
+T_MAIN(cases)
