@@ -290,6 +290,11 @@ struct hd__scan {
 	size_t class_at, class_end;  /* the class value, quotes included */
 	size_t refs_close;           /* the ']' closing references */
 	size_t obj_close;            /* the '}' closing the record */
+	/* read_flags' cache: the text of the last flags object that held
+	 * only true/false members, and the HD_B_ bits it gave */
+	unsigned flags_len;
+	uint32_t flags_bits;
+	char flags_text[96];
 };
 
 /* Scan results */
@@ -320,6 +325,7 @@ HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
  * (AVX2 where __builtin_cpu_supports says so) unless HEAPDUMP_SIMD=portable;
  * hd__simd_force sets it for tests (0: choose again) and returns the old
  * one. hd__avx2_quote: the first '"' in [p, end), or end.
+ * hd__avx2_strend: the first '"' or '\\' in [p, end), or end.
  * hd__avx2_refs: reads the `"0x<1-15 hex digits>", ` at *pp into out (at
  * most room), moves *pp past them and returns how many; stops where the
  * portable code must decide. Both only for HD__SIMD_AVX2.
@@ -329,6 +335,7 @@ HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
 HD_HIDDEN int hd__simd_level(void);
 HD_HIDDEN int hd__simd_force(int level);
 HD_HIDDEN const char *hd__avx2_quote(const char *p, const char *end);
+HD_HIDDEN const char *hd__avx2_strend(const char *p, const char *end);
 HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
 			       uint64_t *out, size_t room);
 

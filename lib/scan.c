@@ -41,32 +41,44 @@ static inline void skip_ws(struct cur *c)
 		c->p++;
 }
 
+/* hex digit values, 0xff for every other byte */
+static const unsigned char hexv[256] = {
+#define X16 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, \
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+	X16, X16, X16,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 10, 11, 12, 13, 14, 15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, X16,
+	0xff, 10, 11, 12, 13, 14, 15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, X16,
+	X16, X16, X16, X16, X16, X16, X16, X16,
+#undef X16
+};
+
 static inline int hexval(unsigned char ch)
 {
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch |= 0x20;
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
+	return hexv[ch] == 0xff ? -1 : hexv[ch];
 }
 
 int hd__parse_hex(const char *p, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i = 0;
+	unsigned bad = 0;
 
 	if (n >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		i = 2;
 	if (i == n || n - i > 16)
 		return -1;
+	/* no branch per digit: a non-digit sets the high bits of bad */
 	for (; i < n; i++) {
-		int h = hexval((unsigned char)p[i]);
+		unsigned h = hexv[(unsigned char)p[i]];
 
-		if (h < 0)
-			return -1;
-		v = v << 4 | (uint64_t)h;
+		bad |= h;
+		v = v << 4 | (uint64_t)(h & 15);
 	}
+	if (bad & 0xf0)
+		return -1;
 	*out = v;
 	return 0;
 }
@@ -87,25 +99,65 @@ const char *hd_type_name(int type)
 	return type_names[type];
 }
 
-static const unsigned char type_lens[HD_T__COUNT] = {
-	7, 4, 6, 5, 6, 5, 6, 6, 5, 4, 6, 6, 4, 4, 5, 7, 8, 6, 5, 6, 4, 6,
-};
 
-int hd_type_from_name(const char *name, size_t len)
+static int type_is(const char *name, size_t len, int t)
 {
-	int t;
+	const char *n = type_names[t];
 	size_t i;
 
-	for (t = 1; t < HD_T__COUNT; t++) {
-		const char *n = type_names[t];
+	for (i = 0; i < len; i++)
+		if ((name[i] & ~0x20) != n[i])
+			return HD_T_UNKNOWN;
+	return t;
+}
 
-		if (type_lens[t] != len || (name[0] & ~0x20) != n[0])
-			continue;
-		for (i = 0; i < len; i++)
-			if ((name[i] & ~0x20) != n[i])
-				break;
-		if (i == len)
-			return t;
+/* Case-insensitive; by length and first letter, then one comparison. */
+int hd_type_from_name(const char *name, size_t len)
+{
+	int c;
+
+	if (len < 4 || len > 8)
+		return HD_T_UNKNOWN;
+	c = name[0] & ~0x20;
+	switch (len) {
+	case 4:
+		return type_is(name, len, c == 'N' ?
+					       ((name[2] & ~0x20) == 'N' ?
+							HD_T_NONE :
+							HD_T_NODE) :
+				       c == 'H' ? HD_T_HASH :
+				       c == 'F' ? HD_T_FILE :
+				       c == 'D' ? HD_T_DATA : HD_T_UNKNOWN);
+	case 5:
+		return type_is(name, len, c == 'C' ? HD_T_CLASS :
+				       c == 'F' ? HD_T_FLOAT :
+				       c == 'A' ? HD_T_ARRAY :
+				       c == 'M' ? HD_T_MATCH :
+				       c == 'I' ? HD_T_IMEMO : HD_T_UNKNOWN);
+	case 6:
+		switch (c) {
+		case 'O': return type_is(name, len, HD_T_OBJECT);
+		case 'M': return type_is(name, len, HD_T_MODULE);
+		case 'S':
+			return type_is(name, len,
+				       (name[1] & ~0x20) == 'T' ?
+					       ((name[2] & ~0x20) == 'R' &&
+							(name[3] & ~0x20) == 'I' ?
+							HD_T_STRING :
+							HD_T_STRUCT) :
+					       HD_T_SYMBOL);
+		case 'R': return type_is(name, len, HD_T_REGEXP);
+		case 'B': return type_is(name, len, HD_T_BIGNUM);
+		case 'I': return type_is(name, len, HD_T_ICLASS);
+		case 'Z': return type_is(name, len, HD_T_ZOMBIE);
+		}
+		return HD_T_UNKNOWN;
+	case 7:
+		return type_is(name, len, c == 'U' ? HD_T_UNKNOWN :
+				       c == 'C' ? HD_T_COMPLEX : HD_T_UNKNOWN);
+	case 8:
+		return type_is(name, len,
+			       c == 'R' ? HD_T_RATIONAL : HD_T_UNKNOWN);
 	}
 	return HD_T_UNKNOWN;
 }
@@ -211,8 +263,30 @@ size_t hd_json_unescape(char *dst, const char *src, size_t len)
 
 /* Is q (just after a closing quote) a plausible continuation of the
  * top-level object: `, "key":` or the final `}`? */
+/* the bytes of a member key continues_object() accepts */
+static const unsigned char keych[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['_'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+};
+
 static int continues_object(const char *q, const char *end)
 {
+	/* the dumper's ", \"" first */
+	if (HD_LIKELY(end - q >= 3 && q[0] == ',' && q[1] == ' ' &&
+		      q[2] == '"')) {
+		q += 3;
+		goto key;
+	}
 	while (q < end && (*q == ' ' || *q == '\t'))
 		q++;
 	if (q == end)
@@ -230,11 +304,10 @@ static int continues_object(const char *q, const char *end)
 		;
 	if (q == end || *q != '"')
 		return 0;
-	for (q++; q < end && ((*q >= 'a' && *q <= 'z') || *q == '_' ||
-			      (*q >= '0' && *q <= '9') ||
-			      (*q >= 'A' && *q <= 'Z'));
-	     q++)
-		;
+	q++;
+key:
+	while (q < end && keych[(unsigned char)*q])
+		q++;
 	return q + 1 < end && q[0] == '"' && q[1] == ':';
 }
 
@@ -272,6 +345,63 @@ static int check_strict(struct cur *c, const char *s, const char *e)
 	return 0;
 }
 
+/* ---- finding bytes, eight at a time ---- */
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+static inline uint64_t load8(const char *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x;
+}
+
+/* The high bit of each byte of x equal to b; exact up to the first one,
+ * which is all a caller looks at (the lowest set bit). */
+static inline uint64_t eq8(uint64_t x, unsigned char b)
+{
+	uint64_t y = x ^ (ONES * b);
+
+	return (y - ONES) & ~y & HIGHS;
+}
+
+/* The first '"' or '\\' in [p, c->end), or c->end. */
+static inline const char *strend(const struct cur *c, const char *p)
+{
+	if (c->avx2)
+		return hd__avx2_strend(p, c->end);
+	while (c->end - p >= 8) {
+		uint64_t x = load8(p), m = eq8(x, '"') | eq8(x, '\\');
+
+		if (m)
+			return p + (__builtin_ctzll(m) >> 3);
+		p += 8;
+	}
+	while (p < c->end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
+/* The first '"' in [p, c->end), or c->end. */
+static inline const char *quote(const struct cur *c, const char *p)
+{
+	while (c->end - p >= 8) {
+		uint64_t m = eq8(load8(p), '"');
+
+		if (m)
+			return p + (__builtin_ctzll(m) >> 3);
+		p += 8;
+	}
+	while (p < c->end && *p != '"')
+		p++;
+	return p;
+}
+
 /*
  * Reads a string at c->p (on its opening quote) into out. member: the
  * string is a top-level member value, so a raw quote may be repaired by
@@ -280,21 +410,18 @@ static int check_strict(struct cur *c, const char *s, const char *e)
 static int read_string(struct cur *c, hd_str *out, int member)
 {
 	const char *s = c->p + 1, *q = s;
-	const char *lim = c->end - s > 24 ? s + 24 : c->end;
 
-	/* most values are short: look at them inline before memchr */
-	while (q < lim && *q != '"')
-		q++;
 	for (;;) {
-		if (q == c->end || *q != '"')
-			q = memchr(q, '"', (size_t)(c->end - q));
-		if (!q) {
+		/* the next quote or backslash; a backslash takes the byte
+		 * after it, so the quote found is never escaped */
+		q = strend(c, q);
+		if (HD_UNLIKELY(q < c->end && *q == '\\')) {
+			q = c->end - q > 2 ? q + 2 : c->end;
+			continue;
+		}
+		if (q == c->end) {
 			c->sc->need_more = 1;
 			return fail(c, c->p, "unterminated string");
-		}
-		if (escaped(q, s)) {
-			q++;
-			continue;
 		}
 		if (!member || continues_object(q + 1, c->end))
 			break;
@@ -333,12 +460,8 @@ static int read_key(struct cur *c, const char **k, size_t *klen)
 
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected a key");
-	/* keys are short: a plain loop beats a memchr call */
-	if (c->avx2 && c->end - c->p > 32)
-		q = hd__avx2_quote(c->p + 1, c->end);
-	else
-		for (q = c->p + 1; q < c->end && *q != '"'; q++)
-			;
+	/* keys are short: eight bytes at a time, inline */
+	q = quote(c, c->p + 1);
 	if (q == c->end)
 		return fail(c, c->p, "unterminated key");
 	*k = c->p + 1;
@@ -389,6 +512,15 @@ static int read_u64_over(struct cur *c, uint64_t *out, int *over)
 	*over = 0;
 	if (p >= c->end || *p < '0' || *p > '9')
 		return fail(c, p, "expected an unsigned number");
+	/* up to 19 digits cannot overflow: no check per digit */
+	{
+		const char *lim = c->end - p > 19 ? p + 19 : c->end;
+
+		while (p < lim && (unsigned char)(*p - '0') <= 9)
+			v = v * 10 + (uint64_t)(*p++ - '0');
+		if (p == c->end || (unsigned char)(*p - '0') > 9)
+			goto done;
+	}
 	for (; p < c->end && *p >= '0' && *p <= '9'; p++) {
 		unsigned d = (unsigned)(*p - '0');
 
@@ -399,6 +531,7 @@ static int read_u64_over(struct cur *c, uint64_t *out, int *over)
 			v = v * 10 + d;
 		}
 	}
+done:
 	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E'))
 		return fail(c, p, "expected an integer");
 	c->p = p;
@@ -459,6 +592,29 @@ static int read_lit(struct cur *c, int *val)
 	return fail(c, c->p, "expected true or false");
 }
 
+/*
+ * The usual address string at s (after its opening quote): "0x", 1 to 16
+ * hex digits and the closing quote, which is returned (NULL for anything
+ * else). No quote or backslash comes before it, so a string read ends
+ * there too, and hd__parse_hex gives the same value.
+ */
+static inline const char *canon_addr(const char *s, const char *end,
+				     uint64_t *out)
+{
+	const char *q;
+	uint64_t v = 0;
+	unsigned h;
+
+	if (end - s < 20 || s[0] != '0' || s[1] != 'x')
+		return NULL;
+	for (q = s + 2; q < s + 18 && (h = hexv[(unsigned char)*q]) < 16; q++)
+		v = v << 4 | h;
+	if (*q != '"' || q == s + 2)
+		return NULL;
+	*out = v;
+	return q;
+}
+
 static int read_addr(struct cur *c, uint64_t *out)
 {
 	const char *s, *q;
@@ -466,6 +622,10 @@ static int read_addr(struct cur *c, uint64_t *out)
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected an address string");
 	s = c->p + 1;
+	if ((q = canon_addr(s, c->end, out))) {
+		c->p = q + 1;
+		return 0;
+	}
 	q = memchr(s, '"', (size_t)(c->end - s));
 	if (!q)
 		return fail(c, c->p, "unterminated address");
@@ -837,10 +997,28 @@ static uint32_t flag_bit(const char *k, size_t n)
 	return 0;
 }
 
+/*
+ * Most records of a dump have the same flags object: one of only true and
+ * false members is kept with the bits it gave, and the same bytes again
+ * give the same bits without a parse (the parse of such an object depends
+ * on nothing else).
+ */
 static int read_flags(struct cur *c, hd_record *rec)
 {
+	struct hd__scan *sc = c->sc;
+	const char *start = c->p;
+	uint32_t bits = 0;
+	int plain = 1;
+
 	if (c->p >= c->end || *c->p != '{')
 		return fail(c, c->p, "expected '{' for flags");
+	if (sc->flags_len && (size_t)(c->end - c->p) >= sc->flags_len &&
+	    memcmp(c->p, sc->flags_text, sc->flags_len) == 0) {
+		rec->has |= HD_HAS_FLAGS;
+		rec->bits |= sc->flags_bits;
+		c->p += sc->flags_len;
+		return 0;
+	}
 	c->p++;
 	skip_ws(c);
 	rec->has |= HD_HAS_FLAGS;
@@ -860,6 +1038,7 @@ static int read_flags(struct cur *c, hd_record *rec)
 			const char *at = c->p;
 			uint64_t v;
 
+			plain = 0;
 			if (read_u64(c, &v))
 				return HD__SCAN_BAD;
 			if (v > 255 && out_of_range(c, at,
@@ -870,16 +1049,21 @@ static int read_flags(struct cur *c, hd_record *rec)
 			rec->has |= HD_HAS_AGE;
 		} else if (kl == 9 && memcmp(k, "object_id", 9) == 0 &&
 			   c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+			plain = 0;
 			if (read_u64(c, &rec->object_id))
 				return HD__SCAN_BAD;
 			rec->has |= HD_HAS_OBJECT_ID;
 		} else if (c->p < c->end && (*c->p == 't' || *c->p == 'f')) {
 			if (read_lit(c, &b))
 				return HD__SCAN_BAD;
-			if (b)
+			if (b) {
+				bits |= flag_bit(k, kl);
 				rec->bits |= flag_bit(k, kl);
-		} else if (skip_value(c)) {
-			return HD__SCAN_BAD;
+			}
+		} else {
+			plain = 0;
+			if (skip_value(c))
+				return HD__SCAN_BAD;
 		}
 		skip_ws(c);
 		if (c->p < c->end && *c->p == ',') {
@@ -889,6 +1073,12 @@ static int read_flags(struct cur *c, hd_record *rec)
 		}
 		if (c->p < c->end && *c->p == '}') {
 			c->p++;
+			if (plain &&
+			    (size_t)(c->p - start) <= sizeof(sc->flags_text)) {
+				sc->flags_len = (unsigned)(c->p - start);
+				sc->flags_bits = bits;
+				memcpy(sc->flags_text, start, sc->flags_len);
+			}
 			return 0;
 		}
 		return fail(c, c->p, "expected ',' or '}' in flags");
@@ -993,14 +1183,24 @@ static int set_class(struct cur *c, hd_record *rec)
 {
 	hd_str s;
 	uint64_t v;
+	const char *q;
+	int not_hex = 0;
 
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected an address string");
 	c->sc->class_at = (size_t)(c->p - c->start);
-	if (read_string(c, &s, 0))
-		return HD__SCAN_BAD;
+	if ((q = canon_addr(c->p + 1, c->end, &v))) {
+		/* what read_string() and hd__parse_hex() would give */
+		s.ptr = c->p + 1;
+		s.len = (size_t)(q - s.ptr);
+		c->p = q + 1;
+	} else {
+		if (read_string(c, &s, 0))
+			return HD__SCAN_BAD;
+		not_hex = hd__parse_hex(s.ptr, s.len, &v) != 0;
+	}
 	c->sc->class_end = (size_t)(c->p - c->start);
-	if (hd__parse_hex(s.ptr, s.len, &v) ||
+	if (not_hex ||
 	    ((rec->has & HD_HAS_CLASS) && v != rec->class_addr)) {
 		rec->class_name = s;
 		rec->has |= HD_HAS_CLASS_NAME;
@@ -1037,143 +1237,273 @@ static int set_class_address(struct cur *c, hd_record *rec)
 	return 0;
 }
 
-/* One member of a dump_all record. The value starts at c->p. */
-static int member(struct cur *c, hd_record *rec, const char *k, size_t kl)
+/* ---- member keys ---- */
+
+/* Each key member() knows has an id, found by a hash without collisions
+ * among them and one comparison: no chain of comparisons per key. */
+enum key_id {
+	K_OTHER = 0,
+	K_ADDRESS,
+	K_BYTESIZE,
+	K_BROKEN,
+	K_CLASS,
+	K_CLASS_ADDRESS,
+	K_CHILLED,
+	K_COMPLEX_SHAPE,
+	K_DEFAULT,
+	K_EMBEDDED,
+	K_ENCODING,
+	K_EDGE_NAME,
+	K_FILE,
+	K_FLAGS,
+	K_FROZEN,
+	K_FSTRING,
+	K_FD,
+	K_GENERATION,
+	K_IMEMO_TYPE,
+	K_IVARS,
+	K_ID,
+	K_LINE,
+	K_LENGTH,
+	K_MEMSIZE,
+	K_METHOD,
+	K_NAME,
+	K_NODE_TYPE,
+	K_PARENT_ID,
+	K_REFERENCES,
+	K_REF_NAMES,
+	K_REAL_CLASS_NAME,
+	K_ROOT,
+	K_SIZE,
+	K_SHAPE_ID,
+	K_SLOT_SIZE,
+	K_SHARED,
+	K_STRUCT,
+	K_SUPERCLASS,
+	K_SINGLETON,
+	K_SHAPE_TYPE,
+	K_TYPE,
+	K_TOO_COMPLEX_SHAPE,
+	K_VALUE,
+};
+
+/* kh(): ((w0 + 3 w1) * 0x73f6e53d3853933dULL) >> 57, w0 and w1 the key's bytes
+ * 0-7 and 8-15 as little-endian words, zero past the key */
+#define KH_MUL 0x73f6e53d3853933dULL
+static const struct kdef {
+	uint64_t w0, w1;
+	unsigned char len, id;
+} ktab[128] = {
+	[0] = { 0x0000000000006469ULL, 0x0000000000000000ULL, 2, K_ID }, /* id */
+	[1] = { 0x656d616e5f666572ULL, 0x0000000000000073ULL, 9, K_REF_NAMES }, /* ref_names */
+	[2] = { 0x616c637265707573ULL, 0x0000000000007373ULL, 10, K_SUPERCLASS }, /* superclass */
+	[12] = { 0x0073736572646461ULL, 0x0000000000000000ULL, 7, K_ADDRESS }, /* address */
+	[16] = { 0x676e69646f636e65ULL, 0x0000000000000000ULL, 8, K_ENCODING }, /* encoding */
+	[17] = { 0x00000000656d616eULL, 0x0000000000000000ULL, 4, K_NAME }, /* name */
+	[18] = { 0x695f746e65726170ULL, 0x0000000000000064ULL, 9, K_PARENT_ID }, /* parent_id */
+	[20] = { 0x0000007367616c66ULL, 0x0000000000000000ULL, 5, K_FLAGS }, /* flags */
+	[31] = { 0x0064656c6c696863ULL, 0x0000000000000000ULL, 7, K_CHILLED }, /* chilled */
+	[32] = { 0x79745f6570616873ULL, 0x0000000000006570ULL, 10, K_SHAPE_TYPE }, /* shape_type */
+	[40] = { 0x69746172656e6567ULL, 0x0000000000006e6fULL, 10, K_GENERATION }, /* generation */
+	[42] = { 0x00000000656c6966ULL, 0x0000000000000000ULL, 4, K_FILE }, /* file */
+	[44] = { 0x6465646465626d65ULL, 0x0000000000000000ULL, 8, K_EMBEDDED }, /* embedded */
+	[47] = { 0x616c635f6c616572ULL, 0x00656d616e5f7373ULL, 15, K_REAL_CLASS_NAME }, /* real_class_name */
+	[49] = { 0x0000646572616873ULL, 0x0000000000000000ULL, 6, K_SHARED }, /* shared */
+	[52] = { 0x6d616e5f65676465ULL, 0x0000000000000065ULL, 9, K_EDGE_NAME }, /* edge_name */
+	[55] = { 0x636e657265666572ULL, 0x0000000000007365ULL, 10, K_REFERENCES }, /* references */
+	[58] = { 0x00006e656b6f7262ULL, 0x0000000000000000ULL, 6, K_BROKEN }, /* broken */
+	[59] = { 0x5f78656c706d6f63ULL, 0x0000006570616873ULL, 13, K_COMPLEX_SHAPE }, /* complex_shape */
+	[63] = { 0x64695f6570616873ULL, 0x0000000000000000ULL, 8, K_SHAPE_ID }, /* shape_id */
+	[64] = { 0x00676e6972747366ULL, 0x0000000000000000ULL, 7, K_FSTRING }, /* fstring */
+	[70] = { 0x7a69735f746f6c73ULL, 0x0000000000000065ULL, 9, K_SLOT_SIZE }, /* slot_size */
+	[76] = { 0x0000646f6874656dULL, 0x0000000000000000ULL, 6, K_METHOD }, /* method */
+	[77] = { 0x79745f6f6d656d69ULL, 0x0000000000006570ULL, 10, K_IMEMO_TYPE }, /* imemo_type */
+	[82] = { 0x0000000000006466ULL, 0x0000000000000000ULL, 2, K_FD }, /* fd */
+	[85] = { 0x0000007373616c63ULL, 0x0000000000000000ULL, 5, K_CLASS }, /* class */
+	[87] = { 0x0000746375727473ULL, 0x0000000000000000ULL, 6, K_STRUCT }, /* struct */
+	[88] = { 0x0000000065707974ULL, 0x0000000000000000ULL, 4, K_TYPE }, /* type */
+	[97] = { 0x00000000657a6973ULL, 0x0000000000000000ULL, 4, K_SIZE }, /* size */
+	[98] = { 0x64615f7373616c63ULL, 0x0000007373657264ULL, 13, K_CLASS_ADDRESS }, /* class_address */
+	[101] = { 0x0000007372617669ULL, 0x0000000000000000ULL, 5, K_IVARS }, /* ivars */
+	[106] = { 0x00000000746f6f72ULL, 0x0000000000000000ULL, 4, K_ROOT }, /* root */
+	[107] = { 0x00000000656e696cULL, 0x0000000000000000ULL, 4, K_LINE }, /* line */
+	[109] = { 0x00006e657a6f7266ULL, 0x0000000000000000ULL, 6, K_FROZEN }, /* frozen */
+	[112] = { 0x6f74656c676e6973ULL, 0x000000000000006eULL, 9, K_SINGLETON }, /* singleton */
+	[113] = { 0x7079745f65646f6eULL, 0x0000000000000065ULL, 9, K_NODE_TYPE }, /* node_type */
+	[116] = { 0x00657a69736d656dULL, 0x0000000000000000ULL, 7, K_MEMSIZE }, /* memsize */
+	[117] = { 0x00000065756c6176ULL, 0x0000000000000000ULL, 5, K_VALUE }, /* value */
+	[119] = { 0x657a697365747962ULL, 0x0000000000000000ULL, 8, K_BYTESIZE }, /* bytesize */
+	[120] = { 0x00006874676e656cULL, 0x0000000000000000ULL, 6, K_LENGTH }, /* length */
+	[122] = { 0x00746c7561666564ULL, 0x0000000000000000ULL, 7, K_DEFAULT }, /* default */
+};
+
+static inline uint64_t low_bytes(size_t n)
 {
-	switch (k[0]) {
-	case 'a':
-		if (KEY("address"))
-			return set_addr(c, rec, &rec->address, HD_HAS_ADDRESS);
-		if (KEY("age"))
-			break;
-		break;
-	case 'b':
-		if (KEY("bytesize"))
-			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
-		if (KEY("broken"))
-			return set_bool(c, rec, HD_B_BROKEN);
-		break;
-	case 'c':
-		if (KEY("class"))
-			return set_class(c, rec);
-		if (KEY("class_address"))
-			return set_class_address(c, rec);
-		if (KEY("chilled"))
-			return set_bool(c, rec, HD_B_CHILLED);
-		if (KEY("complex_shape"))
-			return set_bool(c, rec, HD_B_TOO_COMPLEX);
-		break;
-	case 'd':
-		if (KEY("default"))
-			return set_addr(c, rec, &rec->default_addr,
-					HD_HAS_DEFAULT);
-		break;
-	case 'e':
-		if (KEY("embedded"))
-			return set_bool(c, rec, HD_B_EMBEDDED);
-		if (KEY("encoding"))
-			return set_str(c, &rec->encoding);
-		if (KEY("edge_name"))
-			return set_str(c, &rec->edge_name);
-		break;
-	case 'f':
-		if (KEY("file")) {
-			rec->has |= HD_HAS_FILE;
-			return set_raw(c, &rec->file);
-		}
-		if (KEY("flags"))
-			return read_flags(c, rec);
-		if (KEY("frozen"))
-			return set_bool(c, rec, HD_B_FROZEN);
-		if (KEY("fstring"))
-			return set_bool(c, rec, HD_B_FSTRING);
-		if (KEY("fd") && c->p < c->end &&
+	return n >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1;
+}
+
+/* The id of the key of the words w0, w1 (zero past the key), kl bytes. */
+static inline int key_id_words(uint64_t w0, uint64_t w1, size_t kl)
+{
+	const struct kdef *d = &ktab[((w0 + 3 * w1) * KH_MUL) >> 57];
+
+	return d->len == kl && d->w0 == w0 && d->w1 == w1 ? d->id : K_OTHER;
+}
+
+/* The id of the key k of kl bytes, wherever it is. */
+static int key_id(const char *k, size_t kl)
+{
+	uint64_t w[2] = { 0, 0 };
+	size_t i;
+
+	if (kl == 17 && memcmp(k, "too_complex_shape", 17) == 0)
+		return K_TOO_COMPLEX_SHAPE;
+	if (kl > 16)
+		return K_OTHER;
+	for (i = 0; i < kl; i++)
+		w[i / 8] |= (uint64_t)(unsigned char)k[i] << (8 * (i % 8));
+	return key_id_words(w[0], w[1], kl);
+}
+
+/*
+ * read_key() and key_id() at once for the usual key: at most 16 bytes
+ * that the line holds with room to spare, its quote and the colon right
+ * after. Two word loads find the quote and give the words of the key.
+ * Returns 0 and leaves c->p where read_key() would, or -1 (c untouched)
+ * for read_key() to do.
+ */
+static inline int fast_key(struct cur *c, const char **k, size_t *klen,
+			   int *id)
+{
+	const char *p = c->p;
+	uint64_t w0, w1 = 0, m;
+	size_t kl;
+
+	if (c->end - p < 20 || *p != '"')
+		return -1;
+	w0 = load8(p + 1);
+	if ((m = eq8(w0, '"'))) {
+		kl = (size_t)__builtin_ctzll(m) >> 3;
+		w0 &= low_bytes(kl);
+	} else {
+		w1 = load8(p + 9);
+		if (!(m = eq8(w1, '"')))
+			return -1;
+		kl = 8 + ((size_t)__builtin_ctzll(m) >> 3);
+		w1 &= low_bytes(kl - 8);
+	}
+	if (!kl || p[kl + 2] != ':')
+		return -1;
+	*k = p + 1;
+	*klen = kl;
+	*id = key_id_words(w0, w1, kl);
+	c->p = p + kl + 3;
+	if (HD_UNLIKELY(*c->p == ' '))
+		skip_ws(c);
+	return 0;
+}
+
+/* One member of a dump_all record. The value starts at c->p. */
+static int member(struct cur *c, hd_record *rec, const char *k, int id)
+{
+	switch (id) {
+	case K_ADDRESS:
+		return set_addr(c, rec, &rec->address, HD_HAS_ADDRESS);
+	case K_BYTESIZE:
+		return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+	case K_BROKEN:
+		return set_bool(c, rec, HD_B_BROKEN);
+	case K_CLASS:
+		return set_class(c, rec);
+	case K_CLASS_ADDRESS:
+		return set_class_address(c, rec);
+	case K_CHILLED:
+		return set_bool(c, rec, HD_B_CHILLED);
+	case K_COMPLEX_SHAPE:
+		return set_bool(c, rec, HD_B_TOO_COMPLEX);
+	case K_DEFAULT:
+		return set_addr(c, rec, &rec->default_addr, HD_HAS_DEFAULT);
+	case K_EMBEDDED:
+		return set_bool(c, rec, HD_B_EMBEDDED);
+	case K_ENCODING:
+		return set_str(c, &rec->encoding);
+	case K_EDGE_NAME:
+		return set_str(c, &rec->edge_name);
+	case K_FILE:
+		rec->has |= HD_HAS_FILE;
+		return set_raw(c, &rec->file);
+	case K_FLAGS:
+		return read_flags(c, rec);
+	case K_FROZEN:
+		return set_bool(c, rec, HD_B_FROZEN);
+	case K_FSTRING:
+		return set_bool(c, rec, HD_B_FSTRING);
+	case K_FD:
+		if (c->p < c->end &&
 		    (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
 			rec->has |= HD_HAS_FD;
 			return read_i64(c, &rec->fd);
 		}
 		break;
-	case 'g':
-		if (KEY("generation"))
-			return set_generation(c, rec);
-		break;
-	case 'i':
-		if (KEY("imemo_type"))
-			return set_str(c, &rec->imemo_type);
-		if (KEY("ivars") && c->p < c->end && *c->p != '{')
-			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
-		if (KEY("id"))
-			return set_u32(c, rec, &rec->shape_id,
-				       HD_HAS_SHAPE_ID);
-		break;
-	case 'l':
-		if (KEY("line"))
-			return set_u64(c, rec, &rec->line, HD_HAS_LINE);
-		if (KEY("length"))
+	case K_GENERATION:
+		return set_generation(c, rec);
+	case K_IMEMO_TYPE:
+		return set_str(c, &rec->imemo_type);
+	case K_IVARS:
+		if (c->p < c->end && *c->p != '{')
 			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
 		break;
-	case 'm':
-		if (KEY("memsize"))
-			return set_u64(c, rec, &rec->memsize, HD_HAS_MEMSIZE);
-		if (KEY("method")) {
-			rec->has |= HD_HAS_METHOD;
-			return set_raw(c, &rec->method);
-		}
-		break;
-	case 'n':
-		if (KEY("name"))
-			return set_raw(c, &rec->name);
-		if (KEY("node_type"))
-			return set_str(c, &rec->node_type);
-		break;
-	case 'p':
-		if (KEY("parent_id"))
-			return set_u32(c, rec, &rec->shape_parent, 0);
-		break;
-	case 'r':
-		if (KEY("references"))
-			return read_refs(c, rec);
-		if (KEY("ref_names"))
-			return read_ref_names(c, rec, k - 1);
-		if (KEY("real_class_name"))
-			return set_raw(c, &rec->real_class_name);
-		if (KEY("root"))
-			return set_str(c, &rec->root);
-		break;
-	case 's':
-		if (KEY("size"))
-			return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
-		if (KEY("shape_id"))
-			return set_u32(c, rec, &rec->shape_id,
-				       HD_HAS_SHAPE_ID);
-		if (KEY("slot_size"))
-			return set_u32(c, rec, &rec->slot_size,
-				       HD_HAS_SLOT_SIZE);
-		if (KEY("shared"))
-			return set_bool(c, rec, HD_B_SHARED);
-		if (KEY("struct"))
-			return set_str(c, &rec->struct_name);
-		if (KEY("superclass"))
-			return set_addr(c, rec, &rec->superclass,
-					HD_HAS_SUPERCLASS);
-		if (KEY("singleton"))
-			return set_bool(c, rec, HD_B_SINGLETON);
-		if (KEY("shape_type"))
-			return set_str(c, &rec->shape_type);
-		break;
-	case 't':
-		if (KEY("type")) {
-			if (set_str(c, &rec->type_name))
-				return HD__SCAN_BAD;
-			rec->type = hd_type_from_name(rec->type_name.ptr,
-						      rec->type_name.len);
-			return 0;
-		}
-		if (KEY("too_complex_shape"))
-			return set_bool(c, rec, HD_B_TOO_COMPLEX);
-		break;
-	case 'v':
-		if (KEY("value") && c->p < c->end && *c->p == '"')
+	case K_ID:
+		return set_u32(c, rec, &rec->shape_id, HD_HAS_SHAPE_ID);
+	case K_LINE:
+		return set_u64(c, rec, &rec->line, HD_HAS_LINE);
+	case K_LENGTH:
+		return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+	case K_MEMSIZE:
+		return set_u64(c, rec, &rec->memsize, HD_HAS_MEMSIZE);
+	case K_METHOD:
+		rec->has |= HD_HAS_METHOD;
+		return set_raw(c, &rec->method);
+	case K_NAME:
+		return set_raw(c, &rec->name);
+	case K_NODE_TYPE:
+		return set_str(c, &rec->node_type);
+	case K_PARENT_ID:
+		return set_u32(c, rec, &rec->shape_parent, 0);
+	case K_REFERENCES:
+		return read_refs(c, rec);
+	case K_REF_NAMES:
+		return read_ref_names(c, rec, k - 1);
+	case K_REAL_CLASS_NAME:
+		return set_raw(c, &rec->real_class_name);
+	case K_ROOT:
+		return set_str(c, &rec->root);
+	case K_SIZE:
+		return set_u64(c, rec, &rec->size, HD_HAS_SIZE);
+	case K_SHAPE_ID:
+		return set_u32(c, rec, &rec->shape_id, HD_HAS_SHAPE_ID);
+	case K_SLOT_SIZE:
+		return set_u32(c, rec, &rec->slot_size, HD_HAS_SLOT_SIZE);
+	case K_SHARED:
+		return set_bool(c, rec, HD_B_SHARED);
+	case K_STRUCT:
+		return set_str(c, &rec->struct_name);
+	case K_SUPERCLASS:
+		return set_addr(c, rec, &rec->superclass, HD_HAS_SUPERCLASS);
+	case K_SINGLETON:
+		return set_bool(c, rec, HD_B_SINGLETON);
+	case K_SHAPE_TYPE:
+		return set_str(c, &rec->shape_type);
+	case K_TYPE:
+		if (set_str(c, &rec->type_name))
+			return HD__SCAN_BAD;
+		rec->type = hd_type_from_name(rec->type_name.ptr,
+					      rec->type_name.len);
+		return 0;
+	case K_TOO_COMPLEX_SHAPE:
+		return set_bool(c, rec, HD_B_TOO_COMPLEX);
+	case K_VALUE:
+		if (c->p < c->end && *c->p == '"')
 			return set_str(c, &rec->value);
 		break;
 	}
@@ -1473,7 +1803,9 @@ static int scan_object(struct cur *c, hd_record *rec)
 		const char *k;
 		size_t kl;
 
-		if ((rc = read_key(c, &k, &kl)))
+		int id = -1;
+
+		if (fast_key(c, &k, &kl, &id) && (rc = read_key(c, &k, &kl)))
 			return rc;
 		if (first && KEY("_id"))
 			memprof = 1;
@@ -1481,7 +1813,7 @@ static int scan_object(struct cur *c, hd_record *rec)
 		if (memprof)
 			rc = memprof_member(c, rec, k, kl, &nmem);
 		else if (kl)
-			rc = member(c, rec, k, kl);
+			rc = member(c, rec, k, id >= 0 ? id : key_id(k, kl));
 		else
 			rc = skip_value(c);
 		if (rc)

@@ -1,8 +1,9 @@
 /*
  * simd.c - the scanner's structure finding with AVX2, chosen at run time.
  *
- * Two hot spots of scan.c have an AVX2 form here: finding the quote that
- * ends a key, and reading the runs of `"0x<hex>", ` of a references
+ * Hot spots of scan.c have an AVX2 form here: finding the quote or
+ * backslash where a string may end, finding the quote that ends a key
+ * (t_simd), and reading the runs of `"0x<hex>", ` of a references
  * array. Each takes only what the portable code in scan.c would take in
  * the same way and hands everything else back to it (errors, whitespace,
  * 16-digit and odd addresses, the last reference of an array), so both
@@ -80,6 +81,36 @@ hd__avx2_quote(const char *p, const char *end)
 	return p;
 }
 
+/* The first '"' or '\\' in [p, end), or end: where a string may end. */
+__attribute__((target("avx2"))) const char *
+hd__avx2_strend(const char *p, const char *end)
+{
+	const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\');
+
+	while (end - p >= 32) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+		unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
+			_mm256_cmpeq_epi8(v, q), _mm256_cmpeq_epi8(v, b)));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 32;
+	}
+	if (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+			_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
 /* shuffles that right-align k nibbles in 16 bytes, zeros before */
 static const unsigned char align_tab[16][16] = {
 	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 },
@@ -144,6 +175,13 @@ hd__avx2_refs(const char **pp, const char *end, uint64_t *out, size_t room)
 }
 
 #else
+
+const char *hd__avx2_strend(const char *p, const char *end)
+{
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
 
 const char *hd__avx2_quote(const char *p, const char *end)
 {
