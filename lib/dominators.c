@@ -99,7 +99,7 @@ static int compute(hd_domtree *d, hd_error *err)
 	struct hd__csr succ, pred;
 	struct hd__dom t;
 	unsigned char *weak = NULL, *skip = NULL;
-	uint32_t *roots = NULL, i, N = d->n;
+	uint32_t *roots = NULL, N = d->n;
 	size_t nroots = 0, rcap = 0;
 	int rc = HD_ENOMEM;
 
@@ -108,13 +108,9 @@ static int compute(hd_domtree *d, hd_error *err)
 	hd__store_csr(d->s, 1, &pred);
 	if (d->flags & HD_ROOTS_SKIP_WEAK && !(weak = hd__weak_bitmap(d->s)))
 		goto out;
-	if (d->flags & HD_DOMTREE_SKIP_DUMPER) {
-		if (!(skip = hd__bitmap_new(N)))
-			goto out;
-		for (i = 0; i < N; i++)
-			if (hd_store_is_dumper(d->s, i))
-				hd__bit_set(skip, i);
-	}
+	if (d->flags & HD_DOMTREE_SKIP_DUMPER &&
+	    !(skip = hd__store_dumper_bitmap(d->s, NULL, NULL)))
+		goto out;
 	if (root_list(d->s, &roots, &nroots, &rcap) ||
 	    hd__dominators(&t, &succ, &pred, weak, skip, roots, nroots))
 		goto out;
