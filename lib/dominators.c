@@ -51,47 +51,38 @@ static int root_list(const hd_store *s, uint32_t **v, size_t *n,
 
 /* Moves the result to node ids and sums the retained sets bottom-up in
  * decreasing dfn order (an idom has a smaller dfn than what it
- * dominates). */
+ * dominates), straight into the kept arrays: what the tree of millions
+ * of nodes needs besides them is vertex[] and idom[] alone. */
 static int finish(const struct hd__dom *t, hd_domtree *d)
 {
-	uint64_t *rmem = NULL;
-	uint32_t *rcnt = NULL;
-	uint32_t v, node, id;
-	int rc = HD_ENOMEM;
+	uint64_t rmem = 0;
+	uint32_t v, node, p;
 
-	if (!HD_ALLOC(rmem, (size_t)t->n + 1) ||
-	    !HD_ALLOC(rcnt, (size_t)t->n + 1) ||
-	    !HD_ALLOC(d->idom, (size_t)t->N + 1) ||
-	    !HD_ALLOC(d->count, (size_t)t->N + 1) ||
-	    !HD_ALLOC(d->mem, (size_t)t->N + 1))
-		goto out;
-	for (v = 1; v <= t->n; v++) {
-		rcnt[v] = 1;
-		rmem[v] = v == 1 ? 0 : hd_store_memsize(d->s, t->vertex[v]);
-	}
-	for (v = t->n; v >= 2; v--) {
-		rcnt[t->idom[v]] += rcnt[v];
-		hd__sat_add(&rmem[t->idom[v]], rmem[v]);
-	}
-	for (id = 0; id < t->N; id++) {
-		d->idom[id] = HD_NODE_NONE;
-		d->count[id] = 0;
-		d->mem[id] = 0;
-	}
+	if (!HD_ALLOC(d->idom, (size_t)t->N + 1) ||
+	    !(d->count = hd__calloc((size_t)t->N + 1, sizeof(*d->count))) ||
+	    !(d->mem = hd__calloc((size_t)t->N + 1, sizeof(*d->mem))))
+		return HD_ENOMEM;
+	memset(d->idom, 0xff, ((size_t)t->N + 1) * sizeof(*d->idom));
 	for (v = 2; v <= t->n; v++) {
 		node = t->vertex[v];
-		d->idom[node] = t->idom[v] == 1 ? HD_DOM_ROOT :
-						  t->vertex[t->idom[v]];
-		d->count[node] = rcnt[v];
-		d->mem[node] = rmem[v];
+		d->count[node] = 1;
+		d->mem[node] = hd_store_memsize(d->s, node);
+	}
+	for (v = t->n; v >= 2; v--) {
+		node = t->vertex[v];
+		if (t->idom[v] <= 1) { /* the virtual root */
+			d->idom[node] = HD_DOM_ROOT;
+			hd__sat_add(&rmem, d->mem[node]);
+			continue;
+		}
+		p = t->vertex[t->idom[v]];
+		d->idom[node] = p;
+		d->count[p] += d->count[node];
+		hd__sat_add(&d->mem[p], d->mem[node]);
 	}
 	d->reached = t->n - 1;
-	d->reached_mem = rmem[1];
-	rc = 0;
-out:
-	HD_FREE(rmem, (size_t)t->n + 1);
-	HD_FREE(rcnt, (size_t)t->n + 1);
-	return rc;
+	d->reached_mem = rmem;
+	return 0;
 }
 
 static int compute(hd_domtree *d, hd_error *err)
@@ -99,7 +90,7 @@ static int compute(hd_domtree *d, hd_error *err)
 	struct hd__csr succ, pred;
 	struct hd__dom t;
 	unsigned char *weak = NULL, *skip = NULL;
-	uint32_t *roots = NULL, i, N = d->n;
+	uint32_t *roots = NULL, N = d->n;
 	size_t nroots = 0, rcap = 0;
 	int rc = HD_ENOMEM;
 
@@ -108,16 +99,15 @@ static int compute(hd_domtree *d, hd_error *err)
 	hd__store_csr(d->s, 1, &pred);
 	if (d->flags & HD_ROOTS_SKIP_WEAK && !(weak = hd__weak_bitmap(d->s)))
 		goto out;
-	if (d->flags & HD_DOMTREE_SKIP_DUMPER) {
-		if (!(skip = hd__bitmap_new(N)))
-			goto out;
-		for (i = 0; i < N; i++)
-			if (hd_store_is_dumper(d->s, i))
-				hd__bit_set(skip, i);
-	}
+	if (d->flags & HD_DOMTREE_SKIP_DUMPER &&
+	    !(skip = hd__store_dumper_bitmap(d->s, NULL, NULL)))
+		goto out;
 	if (root_list(d->s, &roots, &nroots, &rcap) ||
 	    hd__dominators(&t, &succ, &pred, weak, skip, roots, nroots))
 		goto out;
+	/* the vertex -> dfn map is done with: out before the kept arrays */
+	HD_FREE(t.dfn, (size_t)t.N + 1);
+	t.dfn = NULL;
 	rc = finish(&t, d);
 out:
 	hd__bitmap_free(weak, N);

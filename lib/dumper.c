@@ -40,9 +40,9 @@ int hd_store_is_dumper(const hd_store *s, hd_node_id id)
 
 uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
 {
-	uint32_t i, n = s ? hd_store_node_count(s) : 0;
-	uint64_t k = 0, m = 0, v, r, rows = s ? hd__store_stats_rows(s) : 0;
+	uint64_t k = 0, m = 0, r, rows = s ? hd__store_stats_rows(s) : 0;
 	struct hd__ss_row row;
+	unsigned char *bits;
 
 	/* the stats summary has them counted (store_stats.c) */
 	for (r = 0; r < rows; r++) {
@@ -52,12 +52,21 @@ uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
 			hd__sat_add(&m, row.memsize);
 		}
 	}
-	for (i = 0; i < n && !rows; i++)
-		if (hd_store_is_dumper(s, i)) {
-			k++;
-			v = hd_store_memsize(s, i);
-			hd__sat_add(&m, v);
+	/* else one pass with the site table's flags computed once; out of
+	 * memory, node by node */
+	if (s && !rows) {
+		uint32_t i, n = hd_store_node_count(s);
+
+		if ((bits = hd__store_dumper_bitmap(s, &k, &m))) {
+			hd__bitmap_free(bits, n);
+		} else {
+			for (i = 0; i < n; i++)
+				if (hd_store_is_dumper(s, i)) {
+					k++;
+					hd__sat_add(&m, hd_store_memsize(s, i));
+				}
 		}
+	}
 	if (memsize)
 		*memsize = m;
 	return k;

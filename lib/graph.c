@@ -241,68 +241,120 @@ out:
  *     parent's bucket is emptied, giving each vertex in it either its
  *     idom or a vertex with the same idom;
  *  3. in increasing dfn order the deferred idoms are resolved.
+ *
+ * Memory is five u32 per vertex and a bitmap: on a heap of millions of
+ * objects each array is megabytes, so the arrays serve twice where their
+ * lives do not overlap. Vertices are linked in decreasing dfn order, so
+ * "linked" is "dfn >= lo" and ancestor[] holds the DFS parent from the
+ * start (the one value link would give it). A bucket lives only while
+ * its owner is unprocessed, when the owner's semi[] slot is free: it
+ * holds the bucket's head, and idom[] of a vertex waiting in a bucket
+ * holds the next one (its idom is written when it leaves). In step 1
+ * idom[] and semi[] are the DFS stack: vertex and next edge by depth.
  */
 struct lt {
 	const struct hd__csr *pred;
 	const unsigned char *cut;
 	unsigned char *isroot;     /* bitmap: a successor of the root */
-	uint32_t *parent, *semi, *label, *ancestor, *head, *next, *stack;
+	uint32_t *ancestor, *semi, *label;
+	uint32_t lo;               /* vertices >= lo are linked */
+	uint32_t *stack;           /* compress's, grown as needed */
+	size_t sp_cap;
 };
 
 static void lt_free(struct lt *t, size_t k, uint32_t N)
 {
-	HD_FREE(t->parent, k);
+	HD_FREE(t->ancestor, k);
 	HD_FREE(t->semi, k);
 	HD_FREE(t->label, k);
-	HD_FREE(t->ancestor, k);
-	HD_FREE(t->head, k);
-	HD_FREE(t->next, k);
-	HD_FREE(t->stack, k);
+	HD_FREE(t->stack, t->sp_cap);
 	hd__bitmap_free(t->isroot, N);
 }
 
-/* Step 1: numbers the vertices reached from the roots. */
-static int lt_number(struct hd__dom *d, struct lt *t, const struct hd__csr *succ,
-		     const unsigned char *skip, const uint32_t *roots,
-		     size_t nroots)
+static int lt_visitable(const unsigned char *skip, uint32_t x, uint32_t N)
 {
-	struct hd__dfs s;
-	uint32_t v, x, r;
-	size_t i;
-	int ev;
+	return x < N && !(skip && hd__bit(skip, x));
+}
 
-	if (hd__dfs_init(&s, succ, t->cut, skip))
-		return HD_ENOMEM;
+/* Enters x (dfn ++n, parent p) and pushes it at depth sp. */
+static void lt_enter(struct hd__dom *d, struct lt *t,
+		     const struct hd__csr *succ, uint32_t x, uint32_t p,
+		     uint32_t sp)
+{
+	uint32_t a, b;
+
+	d->dfn[x] = ++d->n;
+	d->vertex[d->n] = x;
+	t->ancestor[d->n] = p;
+	if (t->cut && hd__bit(t->cut, x))
+		a = 0;
+	else
+		hd__csr_range(succ, x, &a, &b);
+	d->idom[sp] = x;
+	t->semi[sp] = a;
+}
+
+/* Step 1: numbers the vertices reached from the roots, depth first,
+ * successors in CSR order (as hd__dfs walks). */
+static void lt_number(struct hd__dom *d, struct lt *t,
+		      const struct hd__csr *succ, const unsigned char *skip,
+		      const uint32_t *roots, size_t nroots)
+{
+	uint32_t *stk = d->idom, *pos = t->semi, sp, u, x, y, a, end;
+	size_t i;
+
 	d->n = 1; /* the virtual root */
 	d->vertex[1] = d->N;
-	t->parent[1] = 0;
+	t->ancestor[1] = 0;
 	for (i = 0; i < nroots; i++) {
-		r = roots[i];
-		if (r >= d->N || (skip && hd__bit(skip, r)))
+		x = roots[i];
+		if (!lt_visitable(skip, x, d->N))
 			continue;
-		hd__bit_set(t->isroot, r);
-		if (!hd__dfs_start(&s, r))
+		hd__bit_set(t->isroot, x);
+		if (d->dfn[x])
 			continue;
-		while ((ev = hd__dfs_step(&s, &v, &x)) != HD__DFS_DONE) {
-			if (ev != HD__DFS_ENTER)
-				continue;
-			d->dfn[x] = ++d->n;
-			d->vertex[d->n] = x;
-			t->parent[d->n] = v == HD__NONE ? 1 : d->dfn[v];
+		lt_enter(d, t, succ, x, 1, 0);
+		sp = 1;
+		while (sp) {
+			u = stk[sp - 1];
+			if (t->cut && hd__bit(t->cut, u))
+				end = 0;
+			else
+				hd__csr_range(succ, u, &a, &end);
+			x = HD__NONE;
+			while (pos[sp - 1] < end) {
+				y = hd__csr_at(succ, pos[sp - 1]++);
+				if (lt_visitable(skip, y, d->N) && !d->dfn[y]) {
+					x = y;
+					break;
+				}
+			}
+			if (x != HD__NONE) {
+				lt_enter(d, t, succ, x, d->dfn[u], sp);
+				sp++;
+			} else {
+				sp--;
+			}
 		}
 	}
-	hd__dfs_free(&s);
-	return 0;
+	/* the stack's leftovers out: every idom[] read stays in [0, n] */
+	d->idom[0] = d->idom[1] = 0;
+	d->vertex[0] = d->N;
 }
 
 /* Path compression, iterative: the chain up to the tree's top is
  * collected on the stack, then shortened from the top down. */
-static void compress(struct lt *t, uint32_t v)
+static int compress(struct lt *t, uint32_t v)
 {
 	uint32_t *a = t->ancestor, *l = t->label, *sm = t->semi;
-	uint32_t sp = 0, y, p;
+	uint32_t y, p;
+	size_t sp = 0;
 
-	while (a[a[v]]) {
+	while (a[v] >= t->lo) {
+		if (sp == t->sp_cap &&
+		    hd__grow((void **)&t->stack, &t->sp_cap, sp + 1,
+			     sizeof(*t->stack)))
+			return HD_ENOMEM;
 		t->stack[sp++] = v;
 		v = a[v];
 	}
@@ -313,53 +365,71 @@ static void compress(struct lt *t, uint32_t v)
 			l[y] = l[p];
 		a[y] = a[p];
 	}
+	return 0;
 }
 
-static uint32_t eval(struct lt *t, uint32_t v)
+/* EVAL of a linked v (v >= t->lo) into *u. */
+static int eval(struct lt *t, uint32_t v, uint32_t *u)
 {
-	if (!t->ancestor[v])
-		return v;
-	compress(t, v);
-	return t->label[v];
+	if (t->ancestor[v] >= t->lo && compress(t, v))
+		return HD_ENOMEM;
+	*u = t->label[v];
+	return 0;
 }
 
 /* Steps 2 and 3. */
-static void lt_semi(struct hd__dom *d, struct lt *t)
+static int lt_semi(struct hd__dom *d, struct lt *t)
 {
-	uint32_t i, w, p, v, u, node, r, a, b, k;
+	uint32_t *semi = t->semi, *idom = d->idom;
+	uint32_t i, w, p, v, u, node, r, a, b, k, sw, su, nx;
 
 	for (i = 1; i <= d->n; i++) {
-		t->semi[i] = t->label[i] = i;
-		t->ancestor[i] = 0;
+		t->label[i] = i;
+		semi[i] = 0; /* empty buckets */
 	}
+	t->lo = d->n + 1;
 	for (w = d->n; w >= 2; w--) {
 		node = d->vertex[w];
-		p = t->parent[w];
-		if (hd__bit(t->isroot, node))
-			t->semi[w] = 1; /* the virtual root: dfn 1 */
+		p = t->ancestor[w]; /* unlinked: its DFS parent */
+		sw = hd__bit(t->isroot, node) ? 1 : w; /* 1: the root */
 		hd__csr_range(t->pred, node, &a, &b);
 		for (k = a; k < b; k++) {
 			r = hd__csr_at(t->pred, k);
 			if (r >= d->N || !(v = d->dfn[r]) ||
 			    (t->cut && hd__bit(t->cut, r)))
 				continue;
-			u = eval(t, v);
-			if (t->semi[u] < t->semi[w])
-				t->semi[w] = t->semi[u];
+			/* an unlinked v is its own EVAL and semi */
+			su = v;
+			if (v >= t->lo) {
+				if (eval(t, v, &u))
+					return HD_ENOMEM;
+				su = semi[u];
+			}
+			if (su < sw)
+				sw = su;
 		}
-		t->next[w] = t->head[t->semi[w]];
-		t->head[t->semi[w]] = w;
-		t->ancestor[w] = p;
-		for (v = t->head[p]; v; v = t->next[v]) {
-			u = eval(t, v);
-			d->idom[v] = t->semi[u] < t->semi[v] ? u : p;
+		/* the DFS parent is a predecessor: a store whose referrers
+		 * missed it still gets sw < w, and w a bucket */
+		if (p < sw)
+			sw = p;
+		/* w's own bucket was emptied at step w + 1 */
+		semi[w] = sw;
+		idom[w] = semi[sw]; /* into the bucket of sw (unprocessed) */
+		semi[sw] = w;
+		t->lo = w; /* linked under p */
+		for (v = semi[p]; v; v = nx) {
+			nx = idom[v];
+			if (eval(t, v, &u))
+				return HD_ENOMEM;
+			idom[v] = semi[u] < semi[v] ? u : p;
 		}
-		t->head[p] = 0;
+		semi[p] = 0;
 	}
-	d->idom[1] = 0;
+	idom[1] = 0;
 	for (w = 2; w <= d->n; w++)
-		if (d->idom[w] != t->semi[w])
-			d->idom[w] = d->idom[d->idom[w]];
+		if (idom[w] != semi[w])
+			idom[w] = idom[idom[w]];
+	return 0;
 }
 
 int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
@@ -378,16 +448,12 @@ int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
 	t.cut = cut;
 	if (!(d->dfn = hd__calloc((size_t)d->N + 1, sizeof(*d->dfn))) ||
 	    !HD_ALLOC(d->vertex, k) || !HD_ALLOC(d->idom, k) ||
-	    !HD_ALLOC(t.parent, k) || !(t.isroot = hd__bitmap_new(d->N)) ||
-	    lt_number(d, &t, succ, skip, roots, nroots))
+	    !HD_ALLOC(t.ancestor, k) || !HD_ALLOC(t.semi, k) ||
+	    !(t.isroot = hd__bitmap_new(d->N)))
 		goto out;
-	/* the DFS is over: its stacks are freed before these are taken */
-	if (!HD_ALLOC(t.semi, k) || !HD_ALLOC(t.label, k) ||
-	    !(t.ancestor = hd__calloc(k, sizeof(*t.ancestor))) ||
-	    !(t.head = hd__calloc(k, sizeof(*t.head))) ||
-	    !HD_ALLOC(t.next, k) || !HD_ALLOC(t.stack, k))
+	lt_number(d, &t, succ, skip, roots, nroots);
+	if (!HD_ALLOC(t.label, k) || lt_semi(d, &t))
 		goto out;
-	lt_semi(d, &t);
 	rc = 0;
 out:
 	lt_free(&t, k, d->N);

@@ -707,17 +707,29 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	uint64_t k, rows;
 	uint32_t i, n;
 	char buf[1024];
+	unsigned char *img = NULL;
+	size_t len = 0;
 
 	HD_ASSERT_ARG(st && s && !st->finished);
 	hd_store_info_get(&info, s);
 	n = hd_store_node_count(s);
 	rows = summary_serves(st) ? hd__store_stats_rows(s) : 0;
+	/* a store without the summary (an older build's): the same rows,
+	 * made in memory by the writer's one pass of integer keys */
+	if (!rows && summary_serves(st) &&
+	    hd__store_stats_image(s, &img, &len, NULL) == 0)
+		rows = hd__stats_image_rows(img);
 	if (rows) {
 		for (k = 0; k < rows; k++) {
-			hd__store_stats_row(&r, s, k);
-			if (add_row(st, &r, sizeof(buf)))
+			if (img)
+				hd__stats_image_row(&r, img, k);
+			else
+				hd__store_stats_row(&r, s, k);
+			if (add_row(st, &r, sizeof(buf))) {
+				hd__free(img, len);
 				return hd__error(err, HD_ENOMEM,
 						 "out of memory");
+			}
 		}
 	} else {
 		for (i = 0; i < n; i++)
@@ -725,6 +737,7 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 				return hd__error(err, HD_ENOMEM,
 						 "out of memory");
 	}
+	hd__free(img, len);
 	st->t.edges += info.dangling;
 	st->t.roots += info.root_refs;
 	st->t.root_categories += info.root_categories;

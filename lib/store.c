@@ -220,6 +220,24 @@ static void fill_info(hd_store *s)
 
 /* ---- content validation ---- */
 
+/*
+ * The validation reads every page of the mapping once; a command then
+ * reads a few sections. Unmapping the pages from the process after each
+ * check (they stay in the page cache, and come back on the next touch
+ * without I/O) keeps its resident size to what it reads and one check's
+ * columns, not the whole store. Nothing for a store in memory.
+ */
+static void release_pages(const hd_store *s)
+{
+#if !defined(HD_NO_MMAP) && defined(MADV_DONTNEED)
+	if (s->map)
+		(void)madvise(s->map, s->map_len, MADV_DONTNEED);
+#else
+	(void)s;
+#endif
+}
+
+
 static int check_strings(const hd_store *s, hd_error *err)
 {
 	const unsigned char *b = s->sec[HD__SEC_STRINGS];
@@ -239,19 +257,28 @@ static int check_strings(const hd_store *s, hd_error *err)
 				   "string");
 		prev = o;
 	}
+	release_pages(s);
 	return 0;
 }
 
 /*
  * The validation loops below touch every entry of the big columns, so
  * they are branch-free reductions: with SSE2 (every x86-64) four u32 a
- * step, elsewhere (HD_NO_SIMD, or another CPU) one at a time. Opening a
- * store costs a sequential read of it (man 5 heapdump-store).
+ * step, elsewhere (HD_NO_SIMD, or another CPU) one at a time. The
+ * scanner's switch chooses at run time too: where it takes its portable
+ * path (HEAPDUMP_SIMD=portable, a CPU without AVX2, hd__simd_force), so
+ * do these, and tests/cli/store_mem.sh compares both. Opening a store
+ * costs a sequential read of it (man 5 heapdump-store).
  */
 #if defined(__SSE2__) && !defined(HD_NO_SIMD) && \
 	defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HD_SSE2 1
 #include <emmintrin.h>
+
+static int sse2(void)
+{
+	return hd__simd_level() != HD__SIMD_PORTABLE;
+}
 
 /* Unsigned a > b, four u32 lanes (SSE2 compares signed: flip the sign). */
 static inline __m128i gt_u32(__m128i a, __m128i b)
@@ -287,16 +314,18 @@ static uint32_t max32(const unsigned char *p, uint64_t n, uint32_t add)
 	uint64_t i = 0;
 
 #ifdef HD_SSE2
-	__m128i a = _mm_set1_epi32((int)add), m0 = _mm_setzero_si128(),
-		m1 = m0;
+	if (sse2()) {
+		__m128i a = _mm_set1_epi32((int)add),
+			m0 = _mm_setzero_si128(), m1 = m0;
 
-	for (; i + 8 <= n; i += 8) {
-		m0 = max_u32(m0, _mm_add_epi32(a, _mm_loadu_si128(
-							  (const __m128i *)(p + i * 4))));
-		m1 = max_u32(m1, _mm_add_epi32(a, _mm_loadu_si128(
-							  (const __m128i *)(p + i * 4 + 16))));
+		for (; i + 8 <= n; i += 8) {
+			m0 = max_u32(m0, _mm_add_epi32(a, _mm_loadu_si128(
+					(const __m128i *)(p + i * 4))));
+			m1 = max_u32(m1, _mm_add_epi32(a, _mm_loadu_si128(
+					(const __m128i *)(p + i * 4 + 16))));
+		}
+		m = lane_max(max_u32(m0, m1));
 	}
-	m = lane_max(max_u32(m0, m1));
 #endif
 	for (; i < n; i++) {
 		v = hd__le32(p + i * 4) + add;
@@ -323,13 +352,16 @@ static int descends32(const unsigned char *p, uint64_t n)
 	int down = 0;
 
 #ifdef HD_SSE2
-	__m128i d = _mm_setzero_si128();
+	if (sse2()) {
+		__m128i d = _mm_setzero_si128();
 
-	/* lanes i..i+3 against i-1..i+2 */
-	for (; i + 4 <= n + 1; i += 4)
-		d = _mm_or_si128(d, gt_u32(_mm_loadu_si128((const __m128i *)(p + i * 4 - 4)),
-					   _mm_loadu_si128((const __m128i *)(p + i * 4))));
-	down = _mm_movemask_epi8(d) != 0;
+		/* lanes i..i+3 against i-1..i+2 */
+		for (; i + 4 <= n + 1; i += 4)
+			d = _mm_or_si128(d, gt_u32(
+				_mm_loadu_si128((const __m128i *)(p + i * 4 - 4)),
+				_mm_loadu_si128((const __m128i *)(p + i * 4))));
+		down = _mm_movemask_epi8(d) != 0;
+	}
 #endif
 	for (; i <= n; i++)
 		down |= hd__le32(p + i * 4) < hd__le32(p + i * 4 - 4);
@@ -343,15 +375,18 @@ static unsigned char max8(const unsigned char *p, uint64_t n)
 	uint64_t i = 0;
 
 #ifdef HD_SSE2
-	__m128i v = _mm_setzero_si128();
-	unsigned char b[16];
-	int k;
+	if (sse2()) {
+		__m128i v = _mm_setzero_si128();
+		unsigned char b[16];
+		int k;
 
-	for (; i + 16 <= n; i += 16)
-		v = _mm_max_epu8(v, _mm_loadu_si128((const __m128i *)(p + i)));
-	_mm_storeu_si128((__m128i *)b, v);
-	for (k = 0; k < 16; k++)
-		m = b[k] > m ? b[k] : m;
+		for (; i + 16 <= n; i += 16)
+			v = _mm_max_epu8(v, _mm_loadu_si128(
+					    (const __m128i *)(p + i)));
+		_mm_storeu_si128((__m128i *)b, v);
+		for (k = 0; k < 16; k++)
+			m = b[k] > m ? b[k] : m;
+	}
 #endif
 	for (; i < n; i++)
 		m = p[i] > m ? p[i] : m;
@@ -369,6 +404,7 @@ static int check_nodes(const hd_store *s, hd_error *err)
 	for (i = 1; i < n; i++)
 		down |= hd__le64(a + (size_t)i * 8) <=
 			hd__le64(a + (size_t)i * 8 - 8);
+	release_pages(s);
 	if (down)
 		return bad(err, "store %s section is not sorted", "address");
 	maxt = max8(t, n);
@@ -378,12 +414,15 @@ static int check_nodes(const hd_store *s, hd_error *err)
 	if (check_ids(s, HD__SEC_CLASS, n, n, 1))
 		return bad(err, "store %s section points out of range",
 			   "class");
+	release_pages(s);
 	if (check_ids(s, HD__SEC_AUX, n, s->nstrings, 1))
 		return bad(err, "store %s section points out of range", "aux");
+	release_pages(s);
 	if ((s->meta[HD__M_COLUMNS] & HD__COL_SITE) &&
 	    check_ids(s, HD__SEC_SITE, n, s->meta[HD__M_SITES], 1))
 		return bad(err, "store %s section points out of range",
 			   "site");
+	release_pages(s);
 	return 0;
 }
 
@@ -399,9 +438,11 @@ static int check_csr(const hd_store *s, int off, int tgt, uint64_t n,
 	if (descends32(p, n))
 		return bad(err, "store %s section is not monotonic",
 			   sec_name((uint32_t)off));
+	release_pages(s);
 	if (check_ids(s, tgt, total, lim, 0))
 		return bad(err, "store %s section points out of range",
 			   sec_name((uint32_t)tgt));
+	release_pages(s);
 	return 0;
 }
 
@@ -415,7 +456,7 @@ static uint64_t count_esc(const unsigned char *p, uint64_t n)
 	uint32_t v[4];
 
 	/* each lane counts down by one per match, at most 2^16 steps */
-	while (i + 4 <= n) {
+	while (sse2() && i + 4 <= n) {
 		__m128i acc = _mm_setzero_si128();
 		uint64_t end = i + 4 * 65536 < n ? i + 4 * 65536 : n;
 
@@ -459,6 +500,7 @@ static int check_wide(const hd_store *s, int sec, int col, uint64_t count,
 				       HD__COL_GENERATION)))
 		return 0;
 	escs = count_esc(s->sec[col], s->nodes);
+	release_pages(s);
 	if (escs != count)
 		return bad(err, "store %s section does not match its column",
 			   sec_name((uint32_t)sec));
@@ -498,6 +540,7 @@ static int check_tables(const hd_store *s, hd_error *err)
 		      s->nstrings, 0))
 		return bad(err, "store %s section points out of range",
 			   "root name");
+	release_pages(s);
 	return 0;
 }
 
@@ -551,6 +594,7 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 		fill_info(s);
 		return 0;
 	}
+	/* each check in turn, its pages released after it */
 	if ((rc = check_strings(s, err)) || (rc = check_nodes(s, err)) ||
 	    (rc = check_tables(s, err)) ||
 	    (rc = check_wide(s, HD__SEC_CLASSX, HD__SEC_CLASS,
@@ -570,6 +614,7 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			    s->meta[HD__M_ROOT_KEPT], n, err)) ||
 	    (rc = check_dom(s, err)))
 		return rc;
+	release_pages(s);
 	fill_info(s);
 	return 0;
 }

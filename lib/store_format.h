@@ -236,6 +236,23 @@ HD_HIDDEN uint64_t hd__store_stats_rows(const hd_store *s);
 HD_HIDDEN void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
 				   uint64_t i);
 
+/*
+ * hd_store_is_dumper() of every node in one pass (the site table's
+ * flags computed once), as a bitmap over node ids (hd__bitmap_new's
+ * layout; free with hd__bitmap_free(m, nodes)), or NULL when out of
+ * memory. count and memsize (optional) receive the nodes set and the
+ * saturated sum of their memsize (hd_store_dumper_count).
+ */
+HD_HIDDEN unsigned char *hd__store_dumper_bitmap(const hd_store *s,
+						 uint64_t *count,
+						 uint64_t *memsize);
+
+/* The same of a section image (hd__store_stats_image's, in memory for a
+ * store without the section). */
+HD_HIDDEN uint64_t hd__stats_image_rows(const unsigned char *img);
+HD_HIDDEN void hd__stats_image_row(struct hd__ss_row *r,
+				   const unsigned char *img, uint64_t i);
+
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
 

@@ -146,6 +146,48 @@ static int site_flags(const hd_store *s, unsigned char **out, size_t *n)
 	return 0;
 }
 
+static int is_tracer(const hd_store *s, uint32_t id)
+{
+	size_t n;
+	const char *aux = hd_store_aux(s, id, &n);
+
+	return aux && n == 36 &&
+	       !memcmp(aux, "ObjectTracing/allocation_info_tracer", 36);
+}
+
+unsigned char *hd__store_dumper_bitmap(const hd_store *s, uint64_t *count,
+				       uint64_t *memsize)
+{
+	const unsigned char *type = s->sec[HD__SEC_TYPE];
+	int has_site = (s->meta[HD__M_COLUMNS] & HD__COL_SITE) != 0;
+	unsigned char *sf = NULL, *m;
+	size_t nsf = 0;
+	uint64_t k = 0, mem = 0;
+	uint32_t i, site;
+
+	if (!(m = hd__bitmap_new(s->nodes)) || site_flags(s, &sf, &nsf)) {
+		hd__bitmap_free(m, s->nodes);
+		return NULL;
+	}
+	for (i = 0; i < s->nodes; i++) {
+		site = has_site ? hd__le32(s->sec[HD__SEC_SITE] +
+					   (size_t)i * 4) :
+				  HD_STR_NONE;
+		if ((site < nsf && sf[site]) ||
+		    (type[i] == HD_T_DATA && is_tracer(s, i))) {
+			hd__bit_set(m, i);
+			k++;
+			hd__sat_add(&mem, hd_store_memsize(s, i));
+		}
+	}
+	hd__free(sf, nsf ? nsf : 1);
+	if (count)
+		*count = k;
+	if (memsize)
+		*memsize = mem;
+	return m;
+}
+
 /* One pass over the nodes into groups of integer keys. */
 static int group_nodes(const hd_store *s, struct tab *t)
 {
@@ -402,10 +444,14 @@ uint64_t hd__store_stats_rows(const hd_store *s)
 				       0;
 }
 
-void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
+uint64_t hd__stats_image_rows(const unsigned char *img)
+{
+	return hd__le64(img + 8);
+}
+
+void hd__stats_image_row(struct hd__ss_row *r, const unsigned char *p,
 			 uint64_t i)
 {
-	const unsigned char *p = s->sec[HD__SEC_STATS];
 	const unsigned char *q = p + SS_HEAD + i * SS_ROW;
 
 	r->type = (int)hd__le32(q);
@@ -420,4 +466,10 @@ void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
 	r->traced = hd__le64(q + 40);
 	r->gen_min = hd__le64(q + 48);
 	r->gen_max = hd__le64(q + 56);
+}
+
+void hd__store_stats_row(struct hd__ss_row *r, const hd_store *s,
+			 uint64_t i)
+{
+	hd__stats_image_row(r, s->sec[HD__SEC_STATS], i);
 }

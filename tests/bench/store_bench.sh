@@ -1,0 +1,102 @@
+#!/bin/sh
+# tests/bench/store_bench.sh - the store-backed queries against issue 14's
+# targets: stats and top from a store (with and without a stored
+# dominator tree, with and without the stats summary), their CPU time,
+# wall time and peak RSS beside the store's size. bench.sh may call it;
+# it runs alone too:
+#
+#   sh tests/bench/store_bench.sh [DUMP]
+#
+# DUMP (default build/bench/big-$BENCH_MB.json, BENCH_MB 1000) is indexed
+# into build/bench/store-plain.hds and, with --dominators, store-tree.hds
+# (again when the dump or the program is newer); store-nosum.hds is the
+# plain store without its stats summary (what builds before it wrote).
+# Knobs: HEAPDUMP (build/heapdump), B (build), BENCH_RUNS (1: each row
+# N times, the least CPU kept). Prints one table; rows go to
+# build/bench/results-store.tsv (label, status, wall s, peak RSS KB, CPU
+# s, store bytes). Exits 1 if a row failed, 2 if it cannot run.
+set -u
+LC_ALL=C
+export LC_ALL
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+
+B=${B:-build}
+HD=${HEAPDUMP:-$B/heapdump}
+RUNS=${BENCH_RUNS:-1}
+TIME=/usr/bin/time
+OUT=$B/bench
+DUMP=${1:-$OUT/big-${BENCH_MB:-1000}.json}
+SS=$B/tests/store_sections
+RES=$OUT/results-store.tsv
+
+die() {
+	echo "store_bench: $*" >&2
+	exit 2
+}
+
+[ -x "$TIME" ] || die "$TIME is missing: apt-get install time"
+[ -x "$HD" ] || die "no $HD: make first"
+[ -f "$DUMP" ] || die "no dump '$DUMP': run make bench (or give one)"
+[ -x "$SS" ] || make --no-print-directory -s "$SS" >/dev/null 2>&1 ||
+	die "cannot build $SS"
+mkdir -p "$OUT" || die "cannot create $OUT"
+tf=$(mktemp) || die "mktemp failed"
+trap 'rm -f "$tf"' EXIT
+
+# fresh STORE: STORE is newer than the dump and the program
+fresh() {
+	[ -s "$1" ] && [ "$1" -nt "$DUMP" ] && [ "$1" -nt "$HD" ]
+}
+fresh "$OUT/store-plain.hds" ||
+	"$HD" index -q -o "$OUT/store-plain.hds" "$DUMP" || die "index failed"
+fresh "$OUT/store-tree.hds" ||
+	"$HD" index -q --dominators -o "$OUT/store-tree.hds" "$DUMP" ||
+	die "index --dominators failed"
+fresh "$OUT/store-nosum.hds" ||
+	"$SS" strip "$OUT/store-plain.hds" 34 "$OUT/store-nosum.hds" ||
+	die "cannot strip the summary"
+
+: >"$RES"
+failed=0
+# row LABEL TARGET-CPU-S STORE ARGS...: the least CPU of RUNS runs
+row() {
+	label=$1 tcpu=$2 store=$3
+	shift 3
+	best="" i=0
+	while [ $i -lt "$RUNS" ]; do
+		i=$((i + 1))
+		if ! "$TIME" -f '%e %M %U %S' -o "$tf" "$HD" "$@" "$store" >/dev/null 2>&1; then
+			echo "FAILED: $label: exit $(head -1 "$tf")"
+			printf '%s\tFAILED\t\t\t\t\n' "$label" >>"$RES"
+			failed=1
+			return
+		fi
+		line=$(tail -1 "$tf")
+		cpu=$(echo "$line" | awk '{ printf "%.3f", $3 + $4 }')
+		if [ -z "$best" ] || awk -v a="$cpu" -v b="$(echo "$best" | cut -d' ' -f1)" 'BEGIN { exit !(a < b) }'; then
+			best="$cpu $line"
+		fi
+	done
+	set -- $best
+	size=$(wc -c <"$store")
+	pct=$(awk -v m="$3" -v z="$size" 'BEGIN { printf "%.0f%%", m * 1024 * 100 / z }')
+	verdict=$(awk -v c="$1" -v t="$tcpu" -v m="$3" -v z="$size" 'BEGIN {
+		v = (c <= t) ? "ok" : "OVER"
+		if (m * 1024 > z * 1.2) v = v ", RSS OVER"
+		printf "<= %s s CPU, RSS <= store + 20%%: %s", t, v }')
+	printf '%-34s %8s %8s %8.0f %9s  %s\n' "$label" "$1" "$2" "$(($3 / 1024))" "$pct" "$verdict"
+	printf '%s\tok\t%s\t%s\t%s\t%s\n' "$label" "$2" "$3" "$1" "$size" >>"$RES"
+}
+
+echo "dump $DUMP; stores $(($(wc -c <"$OUT/store-plain.hds") / 1000000)) MB" \
+	"(plain), $(($(wc -c <"$OUT/store-tree.hds") / 1000000)) MB (tree); load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-34s %8s %8s %8s %9s  %s\n' row "CPU s" "wall s" "RSS MB" "RSS/store" target
+row "stats STORE" 0.05 "$OUT/store-plain.hds" stats -q
+row "stats STORE (no summary)" 0.5 "$OUT/store-nosum.hds" stats -q
+row "stats --by location STORE" 1 "$OUT/store-plain.hds" stats -q --by location
+row "top STORE (stored tree)" 0.05 "$OUT/store-tree.hds" top -q
+row "top STORE (tree computed)" 1 "$OUT/store-plain.hds" top -q
+row "top --by class STORE (stored tree)" 1 "$OUT/store-tree.hds" top -q --by class
+row "dominators STORE (tree computed)" 1 "$OUT/store-plain.hds" dominators -q -n 1 --type STRING
+exit $failed
