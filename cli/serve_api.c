@@ -249,6 +249,7 @@ static int lib_fail(const hd_error *err)
 	return cli_lib_error(err);
 }
 
+#define PH(x) do { if (getenv("HD_PH")) fprintf(stderr, "PH %-10s %.2f s\n", x, cli_now() - t0); } while (0)
 static int open_analyses(struct serve_state *st, int quiet)
 {
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
@@ -271,19 +272,27 @@ static int open_analyses(struct serve_state *st, int quiet)
 	    hd_stats_finish(st->st, &err))
 		return lib_fail(&err);
 	hd_stats_totals_get(&st->tot, st->st);
-	if (hd_reach_new(&st->reach, st->s, 0, &err) ||
-	    hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err) ||
-	    hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
+	PH("stats");
+	if (hd_reach_new(&st->reach, st->s, 0, &err))
 		return lib_fail(&err);
+	PH("reach");
+	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
+		return lib_fail(&err);
+	PH("dom");
+	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
+		return lib_fail(&err);
+	PH("reach+dom+classes");
 	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))) ||
 	    build_kids(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
+	PH("kids");
 	if (build_order(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
+	PH("order");
 	for (i = 0; i < st->ncr; i++)
 		st->cr_name[i] = i;
 	cr_base = st->cr;
@@ -299,6 +308,7 @@ static int open_analyses(struct serve_state *st, int quiet)
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
+	PH("strings");
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
 		hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
@@ -320,6 +330,7 @@ static int open_analyses(struct serve_state *st, int quiet)
 		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
 			return lib_fail(&err);
 	}
+	PH("diff+leaks");
 	if (!quiet)
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects)\n",
 			PROGRAM_NAME, cli_now() - t0,
@@ -327,8 +338,37 @@ static int open_analyses(struct serve_state *st, int quiet)
 	return 0;
 }
 
+/* Input i through its cached store (or, no_cache, as cli_open_store),
+ * saying what was done. */
+static int open_input(struct serve_state *st, int i, int quiet,
+		      int no_cache)
+{
+	hd_cache_result res;
+	int rc;
+
+	if (no_cache)
+		return cli_open_store(&st->in[i], &st->ss[i]);
+	if ((rc = cli_open_store_cached(&st->in[i], &st->ss[i],
+					HD_CACHE_DOMINATORS, &res)))
+		return rc;
+	if (res.how == HD_CACHE_MEMORY && res.note[0])
+		cli_error("serve: %s: indexed in memory (%s)",
+			  st->in[i].name, res.note);
+	else if (quiet)
+		;
+	else if (res.how == HD_CACHE_REUSED)
+		fprintf(stderr, "%s: serve: %s: reusing its store %s\n",
+			PROGRAM_NAME, st->in[i].name, res.path);
+	else if (res.how == HD_CACHE_BUILT)
+		fprintf(stderr, "%s: serve: %s: indexed into %s%s%s%s\n",
+			PROGRAM_NAME, st->in[i].name, res.path,
+			res.note[0] ? " (" : "", res.note,
+			res.note[0] ? ")" : "");
+	return 0;
+}
+
 int serve_state_open(struct serve_state **out, char **paths, int n,
-		     int quiet)
+		     int quiet, int no_cache)
 {
 	struct serve_state *st = calloc(1, sizeof(*st));
 	int i, rc;
@@ -343,7 +383,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
-		if ((rc = cli_open_store(&st->in[i], &st->ss[i])))
+		if ((rc = open_input(st, i, quiet, no_cache)))
 			goto fail;
 	}
 	st->s = st->ss[n - 1];
