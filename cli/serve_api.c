@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,10 @@ struct serve_state {
 	size_t *lc_off;           /* NUL after it, and where each starts */
 	size_t nlc;
 	char strs_msg[256];
+	/* the strings are read from the dump by this thread while the
+	 * server starts; the first search joins it */
+	pthread_t strs_thread;
+	int strs_running;
 	struct cli_sidecar sc;
 	int has_sc;
 	hd_diff_result *diff;
@@ -244,6 +249,36 @@ static int build_lc(struct serve_state *st)
 	return 0;
 }
 
+/* The strings by value and site, and their values lowercased; without
+ * the dump, search finds no string and says why. */
+static void *strings_thread(void *arg)
+{
+	struct serve_state *st = arg;
+	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
+	hd_error err = { 0 };
+
+	xo.by = HD_STRINGS_BY_SITE;
+	xo.min_count = 1;
+	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
+		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
+		st->strs = NULL;
+	} else if (build_lc(st)) {
+		snprintf(st->strs_msg, sizeof(st->strs_msg), "out of memory");
+		hd_strings_free(st->strs);
+		st->strs = NULL;
+	}
+	return NULL;
+}
+
+/* The strings ready (waits for their thread). */
+static void strings_wait(struct serve_state *st)
+{
+	if (st->strs_running) {
+		pthread_join(st->strs_thread, NULL);
+		st->strs_running = 0;
+	}
+}
+
 static int lib_fail(const hd_error *err)
 {
 	return cli_lib_error(err);
@@ -253,11 +288,16 @@ static int lib_fail(const hd_error *err)
 static int open_analyses(struct serve_state *st, int quiet)
 {
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
-	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
 	hd_error err = { 0 };
 	double t0 = cli_now();
 	size_t i;
 
+	/* string values are read back from the dump (the longest part of a
+	 * start on a big dump), by a thread while the rest goes on */
+	st->strs_running = !pthread_create(&st->strs_thread, NULL,
+					   strings_thread, st);
+	if (!st->strs_running)
+		strings_thread(st);
 	for (i = 0; i < NGROUPS; i++) {
 		so.keys[i][0] = group_keys[i];
 		so.nkeys[i] = 1;
@@ -297,17 +337,6 @@ static int open_analyses(struct serve_state *st, int quiet)
 		st->cr_name[i] = i;
 	cr_base = st->cr;
 	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
-	/* string values are read back from the dump: without it, search
-	 * finds no string and says why */
-	xo.by = HD_STRINGS_BY_SITE;
-	xo.min_count = 1;
-	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
-		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
-		st->strs = NULL;
-	} else if (build_lc(st)) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
 	PH("strings");
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
@@ -405,6 +434,7 @@ void serve_state_free(struct serve_state *st)
 
 	if (!st)
 		return;
+	strings_wait(st);
 	hd_leaks_free(st->leaks);
 	hd_stats_free(st->diff_st);
 	hd_diff_result_free(st->diff);
@@ -1327,6 +1357,7 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"strings\":");
+	strings_wait(st);
 	if (!(all || !strcmp(kind, "string"))) {
 		fprintf(f, "null");
 	} else if (!st->strs) {
