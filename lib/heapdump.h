@@ -504,7 +504,7 @@ typedef struct hd_cache_result {
 } hd_cache_result;
 
 /**
- * Opens a dump through its cached store (man 5 heapdump-store, CACHE):
+ * Opens a dump through its cached store (man 1 heapdump-serve, CACHE):
  * DUMP.hds beside it when its directory is ours to write, else
  * $XDG_CACHE_HOME/heapdump (~/.cache/heapdump, made 0700, used only if
  * it is a directory of ours that no one else may write) under a name
