@@ -284,7 +284,6 @@ static int lib_fail(const hd_error *err)
 	return cli_lib_error(err);
 }
 
-#define PH(x) do { if (getenv("HD_PH")) fprintf(stderr, "PH %-10s %.2f s\n", x, cli_now() - t0); } while (0)
 static int open_analyses(struct serve_state *st, int quiet)
 {
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
@@ -312,32 +311,25 @@ static int open_analyses(struct serve_state *st, int quiet)
 	    hd_stats_finish(st->st, &err))
 		return lib_fail(&err);
 	hd_stats_totals_get(&st->tot, st->st);
-	PH("stats");
 	if (hd_reach_new(&st->reach, st->s, 0, &err))
 		return lib_fail(&err);
-	PH("reach");
 	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
 		return lib_fail(&err);
-	PH("dom");
 	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
 		return lib_fail(&err);
-	PH("reach+dom+classes");
 	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))) ||
 	    build_kids(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
-	PH("kids");
 	if (build_order(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
-	PH("order");
 	for (i = 0; i < st->ncr; i++)
 		st->cr_name[i] = i;
 	cr_base = st->cr;
 	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
-	PH("strings");
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
 		hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
@@ -359,7 +351,6 @@ static int open_analyses(struct serve_state *st, int quiet)
 		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
 			return lib_fail(&err);
 	}
-	PH("diff+leaks");
 	if (!quiet)
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects)\n",
 			PROGRAM_NAME, cli_now() - t0,
