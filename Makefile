@@ -9,6 +9,8 @@
 #   make demo            heapdump stats on a sample dump in data/
 #   make bench           benchmarks beside heapy and jq (generates ~1 GB), and
 #                        the gem beside dump_all on each Ruby of RUBIES
+#   make bench-serve     serve on three ~4.5 M-object dumps: first and second
+#                        start, RSS, every API call's server time
 #   make fuzz            libFuzzer targets (clang)
 #   make format-check    what clang-format (.clang-format) would change
 #   make GVC=0           without Graphviz: render and leaks --svg say how
@@ -290,6 +292,10 @@ fixtures-names:
 bench: all $(TOOL_BIN) ext
 	@HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
+# serve on three 4.5 M-object dumps: starts and every API call's time
+bench-serve: all
+	@sh tests/bench/serve_bench.sh --make $(B)/bench-serve
+
 # What clang-format (.clang-format) would change in the C sources: a count.
 FORMAT_SRC = $(wildcard lib/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
 format-check:
@@ -329,7 +335,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
-.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies fixtures-names bench fuzz install uninstall clean FORCE
+.PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies fixtures-names bench bench-serve fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \

@@ -20,6 +20,7 @@ static struct serve_args {
 	const char *bind;
 	unsigned long long port;
 	int quiet;
+	int no_cache;
 } A;
 
 static const struct cli_opt opts[] = {
@@ -28,6 +29,9 @@ static const struct cli_opt opts[] = {
 		   "anything else warns: the heap holds secrets)"),
 	OPT_UINT('p', "port", "N", &A.port,
 		 "listen on port N (default 0: any free port, printed)"),
+	OPT_FLAG(0, "no-cache", &A.no_cache,
+		 "index a dump in memory: neither read nor write its "
+		 "cached store (DUMP.hds, or in $XDG_CACHE_HOME/heapdump)"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()
 };
@@ -97,7 +101,8 @@ int cmd_serve(int argc, char **argv)
 		return serve_http_run(&ho, NULL);
 	if ((rc = make_token(tok)))
 		return rc;
-	if ((rc = serve_state_open(&st, argv + first, n, A.quiet)))
+	if ((rc = serve_state_open(&st, argv + first, n, A.quiet,
+				   A.no_cache)))
 		return rc;
 	ho.bind = A.bind;
 	ho.port = (unsigned)A.port;

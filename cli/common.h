@@ -70,6 +70,10 @@ int cli_spool_stdin(struct cli_input *in);
  * is read and indexed in memory. Returns 0 or an exit code.
  */
 int cli_open_store(struct cli_input *in, hd_store **out);
+/* The same through the dump's cached store (hd_store_open_cached with
+ * flags, HD_CACHE_ bits); res says what was done. */
+int cli_open_store_cached(struct cli_input *in, hd_store **out,
+			  unsigned flags, hd_cache_result *res);
 
 /* Streams the dump in into st (hd_stats_add), with progress and the
  * problem summary; cmd names the command in messages. Returns 0 or an

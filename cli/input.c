@@ -104,6 +104,25 @@ int cli_open_store(struct cli_input *in, hd_store **out)
 	return 0;
 }
 
+int cli_open_store_cached(struct cli_input *in, hd_store **out,
+			  unsigned flags, hd_cache_result *res)
+{
+	hd_cache_options o = HD_CACHE_OPTIONS_INIT;
+	hd_error err = { 0 };
+	int rc;
+
+	o.index = cli_input_index_options(in);
+	o.flags = flags;
+	rc = hd_store_open_cached(out, res, in->path, &o, &err);
+	cli_input_done(in);
+	if (rc)
+		return cli_lib_error(&err);
+	if (res->path[0])
+		cli_input_register(res->path);
+	register_source(*out);
+	return 0;
+}
+
 int cli_store_on_disk(const hd_store *s, const char *name, const char *what)
 {
 	hd_store_info si;

@@ -41,9 +41,11 @@ struct serve_state;
 
 /* serve_api.c: the inputs opened and the analyses every request uses
  * computed once (paths, dominators, groups, strings, diff and leaks).
+ * A dump is opened through its cached store (hd_store_open_cached, kept
+ * with its dominator tree) unless no_cache.
  * Returns 0 or an exit code after the message. */
 int serve_state_open(struct serve_state **out, char **paths, int n,
-		     int quiet);
+		     int quiet, int no_cache);
 void serve_state_free(struct serve_state *st);
 /* Answers one API call. */
 void serve_api(struct serve_state *st, const struct serve_req *r,

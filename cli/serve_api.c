@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,10 @@ struct serve_state {
 	size_t *lc_off;           /* NUL after it, and where each starts */
 	size_t nlc;
 	char strs_msg[256];
+	/* the strings are read from the dump by this thread while the
+	 * server starts; the first search joins it */
+	pthread_t strs_thread;
+	int strs_running;
 	struct cli_sidecar sc;
 	int has_sc;
 	hd_diff_result *diff;
@@ -244,6 +249,36 @@ static int build_lc(struct serve_state *st)
 	return 0;
 }
 
+/* The strings by value and site, and their values lowercased; without
+ * the dump, search finds no string and says why. */
+static void *strings_thread(void *arg)
+{
+	struct serve_state *st = arg;
+	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
+	hd_error err = { 0 };
+
+	xo.by = HD_STRINGS_BY_SITE;
+	xo.min_count = 1;
+	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
+		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
+		st->strs = NULL;
+	} else if (build_lc(st)) {
+		snprintf(st->strs_msg, sizeof(st->strs_msg), "out of memory");
+		hd_strings_free(st->strs);
+		st->strs = NULL;
+	}
+	return NULL;
+}
+
+/* The strings ready (waits for their thread). */
+static void strings_wait(struct serve_state *st)
+{
+	if (st->strs_running) {
+		pthread_join(st->strs_thread, NULL);
+		st->strs_running = 0;
+	}
+}
+
 static int lib_fail(const hd_error *err)
 {
 	return cli_lib_error(err);
@@ -252,11 +287,16 @@ static int lib_fail(const hd_error *err)
 static int open_analyses(struct serve_state *st, int quiet)
 {
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
-	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
 	hd_error err = { 0 };
 	double t0 = cli_now();
 	size_t i;
 
+	/* string values are read back from the dump (the longest part of a
+	 * start on a big dump), by a thread while the rest goes on */
+	st->strs_running = !pthread_create(&st->strs_thread, NULL,
+					   strings_thread, st);
+	if (!st->strs_running)
+		strings_thread(st);
 	for (i = 0; i < NGROUPS; i++) {
 		so.keys[i][0] = group_keys[i];
 		so.nkeys[i] = 1;
@@ -271,9 +311,11 @@ static int open_analyses(struct serve_state *st, int quiet)
 	    hd_stats_finish(st->st, &err))
 		return lib_fail(&err);
 	hd_stats_totals_get(&st->tot, st->st);
-	if (hd_reach_new(&st->reach, st->s, 0, &err) ||
-	    hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err) ||
-	    hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
+	if (hd_reach_new(&st->reach, st->s, 0, &err))
+		return lib_fail(&err);
+	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
+		return lib_fail(&err);
+	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
 		return lib_fail(&err);
 	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))) ||
 	    build_kids(st)) {
@@ -288,17 +330,6 @@ static int open_analyses(struct serve_state *st, int quiet)
 		st->cr_name[i] = i;
 	cr_base = st->cr;
 	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
-	/* string values are read back from the dump: without it, search
-	 * finds no string and says why */
-	xo.by = HD_STRINGS_BY_SITE;
-	xo.min_count = 1;
-	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
-		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
-		st->strs = NULL;
-	} else if (build_lc(st)) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
 		hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
@@ -327,8 +358,37 @@ static int open_analyses(struct serve_state *st, int quiet)
 	return 0;
 }
 
+/* Input i through its cached store (or, no_cache, as cli_open_store),
+ * saying what was done. */
+static int open_input(struct serve_state *st, int i, int quiet,
+		      int no_cache)
+{
+	hd_cache_result res;
+	int rc;
+
+	if (no_cache)
+		return cli_open_store(&st->in[i], &st->ss[i]);
+	if ((rc = cli_open_store_cached(&st->in[i], &st->ss[i],
+					HD_CACHE_DOMINATORS, &res)))
+		return rc;
+	if (res.how == HD_CACHE_MEMORY && res.note[0])
+		cli_error("serve: %s: indexed in memory (%s)",
+			  st->in[i].name, res.note);
+	else if (quiet)
+		;
+	else if (res.how == HD_CACHE_REUSED)
+		fprintf(stderr, "%s: serve: %s: reusing its store %s\n",
+			PROGRAM_NAME, st->in[i].name, res.path);
+	else if (res.how == HD_CACHE_BUILT)
+		fprintf(stderr, "%s: serve: %s: indexed into %s%s%s%s\n",
+			PROGRAM_NAME, st->in[i].name, res.path,
+			res.note[0] ? " (" : "", res.note,
+			res.note[0] ? ")" : "");
+	return 0;
+}
+
 int serve_state_open(struct serve_state **out, char **paths, int n,
-		     int quiet)
+		     int quiet, int no_cache)
 {
 	struct serve_state *st = calloc(1, sizeof(*st));
 	int i, rc;
@@ -343,7 +403,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
-		if ((rc = cli_open_store(&st->in[i], &st->ss[i])))
+		if ((rc = open_input(st, i, quiet, no_cache)))
 			goto fail;
 	}
 	st->s = st->ss[n - 1];
@@ -365,6 +425,7 @@ void serve_state_free(struct serve_state *st)
 
 	if (!st)
 		return;
+	strings_wait(st);
 	hd_leaks_free(st->leaks);
 	hd_stats_free(st->diff_st);
 	hd_diff_result_free(st->diff);
@@ -1287,6 +1348,7 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"strings\":");
+	strings_wait(st);
 	if (!(all || !strcmp(kind, "string"))) {
 		fprintf(f, "null");
 	} else if (!st->strs) {

@@ -480,6 +480,61 @@ HD_API int hd_store_open(hd_store **out, const char *path, hd_error *err);
 HD_API int hd_store_load(hd_store **out, const char *path,
 			 const hd_index_options *opts, hd_error *err);
 
+/** Options for hd_store_open_cached(); initialise with
+ * HD_CACHE_OPTIONS_INIT. */
+typedef struct hd_cache_options {
+	unsigned int version;   /**< HD_CACHE_OPTIONS_VERSION */
+	hd_index_options index; /**< how a dump is read when indexed */
+	unsigned int flags;     /**< HD_CACHE_ bits */
+} hd_cache_options;
+
+/** A store built by hd_store_open_cached() keeps the dominator tree
+ * (without the tracer's objects, as index --dominators). */
+#define HD_CACHE_DOMINATORS (1u << 0)
+#define HD_CACHE_OPTIONS_VERSION 1
+#define HD_CACHE_OPTIONS_INIT \
+	{ HD_CACHE_OPTIONS_VERSION, HD_INDEX_OPTIONS_INIT, 0 }
+
+/** What hd_store_open_cached() did (hd_cache_result.how). */
+enum hd_cache_how {
+	HD_CACHE_STORE = 1,  /**< path was a store file: opened */
+	HD_CACHE_REUSED,     /**< the dump's cached store, still its own */
+	HD_CACHE_BUILT,      /**< indexed, written to the cache, mapped */
+	HD_CACHE_MEMORY      /**< indexed in memory only (note says why) */
+};
+
+typedef struct hd_cache_result {
+	int how;           /**< an hd_cache_how */
+	char path[4096];   /**< the store file in use; "" for MEMORY */
+	char note[512];    /**< why a cache file was rebuilt or not kept */
+} hd_cache_result;
+
+/**
+ * Opens a dump through its cached store (man 1 heapdump-serve, CACHE):
+ * DUMP.hds beside it when its directory is ours to write, else
+ * $XDG_CACHE_HOME/heapdump (~/.cache/heapdump, made 0700, used only if
+ * it is a directory of ours that no one else may write) under a name
+ * keyed by the dump's path, size and mtime. A cached store is reused
+ * while it opens cleanly and its dump keeps its size, fingerprint and
+ * mtime; a damaged or stale one is rebuilt. A file that is not a store
+ * is never written over, nor a symbolic link. When no cache can be
+ * written the dump is indexed in memory (res->note says why). A store
+ * file given as path is opened as it is; a dump that is no regular file
+ * is indexed in memory.
+ * @return as hd_store_open() and hd_store_build()
+ */
+HD_API int hd_store_open_cached(hd_store **out, hd_cache_result *res,
+				const char *path,
+				const hd_cache_options *opts, hd_error *err);
+
+/**
+ * The store file hd_store_open_cached() would write for the dump at
+ * path (beside it, or in the cache directory), into buf.
+ * @return 0, HD_EIO (the dump cannot be stat'ed), HD_ELIMIT (too long)
+ */
+HD_API int hd_store_cache_path(char *buf, size_t size, const char *path,
+			       hd_error *err);
+
 /** Closes a store; every pointer borrowed from it dies. NULL is a no-op. */
 HD_API void hd_store_close(hd_store *s);
 

@@ -125,6 +125,49 @@ static VALUE heap_s_open(VALUE klass, VALUE path)
 	return obj;
 }
 
+/* Heap._open_cached(dump_path, strict) -> [Heap, store_path or nil,
+ * note or nil]: the dump through its cached store (hd_store_open_cached,
+ * the rule heapdump serve uses too): reused, or indexed and kept, or
+ * indexed in memory when no cache can be written (the note says why). */
+static VALUE heap_s_open_cached(VALUE klass, VALUE path, VALUE strict)
+{
+	VALUE obj = heap_alloc(klass);
+	struct hdx_heap *h = DATA_PTR(obj);
+	hd_cache_options o = HD_CACHE_OPTIONS_INIT;
+	hd_cache_result *r = ALLOC(hd_cache_result);
+	hd_error err = { 0 };
+	VALUE store, note;
+	int rc;
+
+	FilePathValue(path);
+	if (RTEST(strict))
+		o.index.read.flags |= HD_READ_STRICT;
+	rc = hd_store_open_cached(&h->s, r, StringValueCStr(path), &o, &err);
+	if (rc) {
+		xfree(r);
+		hdx_raise(rc, &err);
+	}
+	store = r->path[0] ? rb_str_new_cstr(r->path) : Qnil;
+	note = r->how == HD_CACHE_MEMORY && r->note[0] ?
+	       rb_str_new_cstr(r->note) : Qnil;
+	xfree(r);
+	return rb_ary_new_from_args(3, obj, store, note);
+}
+
+/* Heap._cache_path(dump_path) -> the store file _open_cached writes. */
+static VALUE heap_s_cache_path(VALUE klass, VALUE path)
+{
+	char buf[4096];
+	hd_error err = { 0 };
+	int rc;
+
+	FilePathValue(path);
+	if ((rc = hd_store_cache_path(buf, sizeof(buf), StringValueCStr(path),
+				      &err)))
+		hdx_raise(rc, &err);
+	return rb_str_new_cstr(buf);
+}
+
 /* Heap._store?(path): the file starts with the store magic. */
 static VALUE heap_s_is_store(VALUE klass, VALUE path)
 {
@@ -649,6 +692,10 @@ void hdx_init_heap(VALUE mod)
 	rb_define_singleton_method(hdx_cHeap, "_build", heap_s_build, 2);
 	rb_define_singleton_method(hdx_cHeap, "_open", heap_s_open, 1);
 	rb_define_singleton_method(hdx_cHeap, "_store?", heap_s_is_store, 1);
+	rb_define_singleton_method(hdx_cHeap, "_open_cached",
+				   heap_s_open_cached, 2);
+	rb_define_singleton_method(hdx_cHeap, "_cache_path",
+				   heap_s_cache_path, 1);
 	rb_define_method(hdx_cHeap, "_write", heap_write, 1);
 	rb_define_method(hdx_cHeap, "_check_source", heap_check_source, 1);
 	rb_define_method(hdx_cHeap, "close", heap_close, 0);

@@ -1,23 +1,60 @@
 #!/bin/sh
-# serve_bench.sh - the server time (Server-Timing) and the time curl sees
-# of every API call of heapdump serve on a big store, the costliest
-# arguments of each (man 1 heapdump-serve, API: every call within 200 ms
-# on a 4 M-object store).
+# serve_bench.sh - heapdump serve on big heaps: the first and the second
+# start (time to "serving on", RSS, what the cache did) and the server
+# time (Server-Timing) and the time curl sees of every API call, the
+# costliest arguments of each (man 1 heapdump-serve: every call within
+# 200 ms on a 4 M-object store). Not a test: it prints figures.
 #
-#   sh tests/bench/serve_bench.sh STORE [BEFORE AFTER]
-#   (a store of tests/bench/gen_big.rb's dump: heapdump index --dominators)
+#   sh tests/bench/serve_bench.sh DUMP|STORE [BEFORE AFTER [LATER]]
+#       one serve, started twice (the first builds the cached stores of
+#       dumps that have none, the second reuses them), then every call
+#   sh tests/bench/serve_bench.sh --make DIR
+#       (make bench-serve) in DIR, three dumps of one process of about
+#       4.5 M objects each (tests/bench/gen_trio.rb, SERVE_BENCH_MB, 1000
+#       MB by default), made once; their cached stores removed (the first
+#       start builds them); then the above for LATER alone and for the
+#       three
 set -eu
 HD=${HEAPDUMP:-build/heapdump}
+if [ "${1:-}" = --make ]; then
+	DIR=$2
+	mkdir -p "$DIR"
+	if [ ! -s "$DIR/later.json" ]; then
+		echo "# generating three dumps in $DIR (ruby tests/bench/gen_trio.rb)"
+		${RUBY:-ruby} tests/bench/gen_trio.rb "$DIR/before.json" "$DIR/after.json" \
+			"$DIR/later.json" "${SERVE_BENCH_MB:-1000}"
+	fi
+	rm -f "$DIR/before.json.hds" "$DIR/after.json.hds" "$DIR/later.json.hds"
+	echo "## one dump: $DIR/later.json"
+	sh "$0" "$DIR/later.json"
+	echo "## three dumps: before, after, later"
+	sh "$0" "$DIR/before.json" "$DIR/after.json" "$DIR/later.json"
+	exit 0
+fi
 TMP=$(mktemp -d)
-"$HD" serve -q "$@" 2>"$TMP/err" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
-t0=$(date +%s)
-while ! grep -q 'serving on' "$TMP/err"; do
-	kill -0 $pid || { cat "$TMP/err"; exit 1; }
-	sleep 0.2
-done
-echo "# ready after $(($(date +%s) - t0)) s; RSS $(awk '/VmRSS/ { print $2, $3 }' /proc/$pid/status)"
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# start N: serve started, the time to "serving on" and the RSS printed
+start() {
+	t0=$(date +%s.%N)
+	"$HD" serve "$@" 2>"$TMP/err" &
+	pid=$!
+	while ! grep -q 'serving on' "$TMP/err"; do
+		kill -0 $pid 2>/dev/null || { cat "$TMP/err"; exit 1; }
+		sleep 0.1
+	done
+	t1=$(date +%s.%N)
+	what=$(grep -o 'reusing its store\|indexed into\|indexed in memory' "$TMP/err" | sort | uniq -c | tr -s ' \n' '  ')
+	printf '# start %s: %.1f s to serve, RSS %s kB, peak %s kB (%s)\n' "$N" \
+		"$(echo "$t1 - $t0" | bc)" \
+		"$(awk '/VmRSS/ { print $2 }' /proc/$pid/status)" \
+		"$(awk '/VmHWM/ { print $2 }' /proc/$pid/status)" "${what:-a store}"
+}
+N=1 start "$@"
+kill $pid; wait $pid 2>/dev/null || true
+N=2 start "$@"
+echo "# stores: $(for f in "$@"; do [ -f "$f.hds" ] && ls -s --block-size=1M "$f.hds" | awk '{ printf "%s MB ", $1 }'; done)"
 URL=$(grep -o 'http://[^ ]*' "$TMP/err" | head -1)
 BASE=${URL%%/?token=*}
 TOKEN=${URL##*token=}
@@ -27,6 +64,8 @@ call() {
 	printf '%8s ms server %8.1f ms curl %9d bytes  %s\n' "$st" \
 		"$(awk '{ print $1 * 1000 }' "$TMP/t")" "$(wc -c <"$TMP/b")" "$1"
 }
+# the first search waits for the string values (read while starting)
+call "search?q=zzzzqqqq&limit=1000"
 call overview
 for by in type class file location gem generation imemo; do
 	call "stats?by=$by&limit=1000"
@@ -51,5 +90,8 @@ call "search?q=e&limit=1000"
 call "search?q=zzzzqqqq&limit=1000"
 if [ $# -gt 1 ]; then
 	call "diff?limit=1000"
+	call "diff?limit=1000&offset=1000"
 	call "leaks?limit=1000"
+	sus=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/leaks?limit=1" | jq -r '.suspects[0].holder.address // empty')
+	[ -z "$sus" ] || call "object?address=$sus&limit=1000"
 fi

@@ -25,7 +25,7 @@ trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 start() {
 	name=$1
 	shift
-	"$HD" serve -q "$@" 2>"$TMP/$name.err" &
+	"$HD" serve -q --no-cache "$@" 2>"$TMP/$name.err" &
 	pid=$!
 	PIDS="$PIDS $pid"
 	i=0
@@ -77,7 +77,7 @@ check_rc bind/bad-address 2 "$HD" serve --bind nowhere "$L"_later.json.gz
 check_grep bind/bad-address-says "no numeric IPv4 or IPv6 address" "$TMP/err"
 # an address that is not loopback warns (TEST-NET-2: not on this
 # machine, so nothing listens and no packet leaves)
-check_rc bind/non-loopback-fails 1 "$HD" serve -q --bind 198.51.100.7 "$L"_later.json.gz
+check_rc bind/non-loopback-fails 1 "$HD" serve -q --no-cache --bind 198.51.100.7 "$L"_later.json.gz
 check_grep bind/non-loopback-warns "warning: listening on 198.51.100.7, not on loopback" "$TMP/err"
 check_rc args/four-dumps 2 "$HD" serve "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz
 # a build where pkg-config finds no libmicrohttpd stops, saying what to

@@ -50,7 +50,7 @@ module HeapDump
         heap, store = if _store?(path)
                         [_open(path), path]
                       elsif cache && File.file?(path)
-                        Cache.new(path).load(strict)
+                        cached(path, strict)
                       else
                         [_build(path, strict), nil]
                       end
@@ -60,72 +60,17 @@ module HeapDump
       # the store file for a dump: beside it when its directory is
       # writable, else in the cache directory, keyed by path, size and mtime
       def cache_path(dump)
-        Cache.new(File.expand_path(dump)).candidates.last
-      end
-    end
-
-    # Where a dump's store is kept and when it is reused (HeapDump.load).
-    class Cache # :nodoc:
-      def initialize(dump)
-        @dump = dump
-        @stat = File.stat(dump)
-      end
-
-      # the store files to look at, in order: beside the dump, then the
-      # cache directory's
-      def candidates
-        beside = "#{@dump}.hds"
-        list = [beside]
-        list << File.join(cache_dir, "#{File.basename(@dump)}-#{key}.hds") unless beside_writable?(beside)
-        list
-      end
-
-      def load(strict)
-        list = candidates
-        list.each do |f|
-          heap = reuse(f) and return [heap, f]
-        end
-        heap = Heap._build(@dump, strict)
-        target = list.last
-        begin
-          FileUtils.mkdir_p(File.dirname(target), mode: 0o700)
-          heap._write(target)
-        rescue SystemCallError, Error => e
-          warn "heapdump: cannot keep the index of #{@dump} in #{target} (#{e.message}): it stays in memory"
-          return [heap, nil]
-        end
-        heap.close
-        [Heap._open(target), target]
+        _cache_path(File.expand_path(dump))
       end
 
       private
 
-      def key
-        require "digest"
-        Digest::SHA256.hexdigest([@dump, @stat.size, @stat.mtime.to_i, @stat.mtime.nsec].join("\0"))[0, 32]
-      end
-
-      def cache_dir
-        base = ENV["XDG_CACHE_HOME"]
-        base = File.join(Dir.home, ".cache") if base.nil? || base.empty? || !base.start_with?("/")
-        File.join(base, "heapdump")
-      end
-
-      def beside_writable?(beside)
-        File.exist?(beside) ? File.writable?(beside) && File.writable?(File.dirname(beside)) : File.writable?(File.dirname(beside))
-      end
-
-      # the store at f, if it is one of this dump as it is now
-      def reuse(f)
-        return nil unless File.file?(f) && Heap._store?(f)
-
-        heap = Heap._open(f)
-        return heap if heap._check_source(@dump).nil? && heap._info[:source_mtime] == @stat.mtime.to_i
-
-        heap.close
-        nil
-      rescue Error
-        nil
+      # the rule is libheapdump's (hd_store_open_cached), heapdump
+      # serve's too
+      def cached(path, strict)
+        heap, store, note = _open_cached(path, strict)
+        warn "heapdump: cannot keep the index of #{path} (#{note}): it stays in memory" if note
+        [heap, store]
       end
     end
 
@@ -868,4 +813,3 @@ module HeapDump
   end
 end
 
-require "fileutils"

@@ -1,0 +1,334 @@
+/*
+ * store_cache.c - a dump opened through its cached store: the one rule
+ * that the heapdump command (serve) and the gem's HeapDump.load share.
+ *
+ * Where: DUMP.hds beside the dump when its directory is writable and
+ * DUMP.hds is missing or a regular file holding a store; else
+ * $XDG_CACHE_HOME/heapdump/NAME-KEY.hds (~/.cache/heapdump when the
+ * variable is unset or relative), KEY 32 hex digits of a hash of the
+ * dump's absolute path, size and mtime. The cache directory is made
+ * 0700 and used only if it is a real directory of this user that no one
+ * else may write. When: a cached store is reused while it opens (every
+ * section validated) and hd_store_check_source() and the mtime say its
+ * dump is unchanged; otherwise the dump is indexed again and the store
+ * written (a temporary file renamed over the old one), then mapped.
+ * Never written: a file that does not start with the store magic, a
+ * symbolic link, a directory not ours.
+ */
+#include "hd_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_PATH_MAX 4096
+
+/* The absolute form of path (no resolution of links or ".."). */
+static int absolute(char *buf, size_t size, const char *path, hd_error *err)
+{
+	char cwd[CACHE_PATH_MAX];
+	int n;
+
+	if (path[0] == '/')
+		n = snprintf(buf, size, "%s", path);
+	else if (!getcwd(cwd, sizeof(cwd)))
+		return hd__error_sys(err, errno, "getcwd: %s", strerror(errno));
+	else
+		n = snprintf(buf, size, "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= size)
+		return hd__error(err, HD_ELIMIT, "'%s': path too long", path);
+	return 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* 32 hex digits of the dump's absolute path, size and mtime. The name
+ * only spreads dumps over files: what a file holds is always checked. */
+static void cache_key(char out[33], const char *abs, const struct stat *sb)
+{
+	uint64_t v[3] = { (uint64_t)sb->st_size, (uint64_t)sb->st_mtim.tv_sec,
+			  (uint64_t)sb->st_mtim.tv_nsec };
+	uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+
+	h1 = fnv1a(fnv1a(h1, abs, strlen(abs) + 1), v, sizeof(v));
+	h2 = fnv1a(fnv1a(h2, v, sizeof(v)), abs, strlen(abs) + 1);
+	snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1,
+		 (unsigned long long)h2);
+}
+
+/* The directory part of path ("." when none). */
+static void dir_of(char *buf, size_t size, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(buf, size, ".");
+	else if (slash == path)
+		snprintf(buf, size, "/");
+	else
+		snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+/* 1 if a store may be written at f: a missing name in a writable
+ * directory, or a regular file (no link) holding a store that we may
+ * replace there. Anything else is not ours. */
+static int ours_to_write(const char *f)
+{
+	char dir[CACHE_PATH_MAX];
+	struct stat sb;
+
+	dir_of(dir, sizeof(dir), f);
+	if (access(dir, W_OK) != 0)
+		return 0;
+	if (lstat(f, &sb) != 0)
+		return errno == ENOENT;
+	return S_ISREG(sb.st_mode) && access(f, W_OK) == 0 &&
+	       hd_store_is_store(f);
+}
+
+/* mkdir -p, every missing directory 0700. */
+static int make_dirs(char *path)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The cache directory into buf, made if missing; a note and -1 when
+ * there is none or it is not ours. */
+static int cache_dir(char *buf, size_t size, int make, char *note,
+		     size_t nsize)
+{
+	const char *base = getenv("XDG_CACHE_HOME"), *home;
+	struct stat sb;
+	int n;
+
+	if (base && base[0] == '/')
+		n = snprintf(buf, size, "%s/heapdump", base);
+	else if ((home = getenv("HOME")) && home[0] == '/')
+		n = snprintf(buf, size, "%s/.cache/heapdump", home);
+	else {
+		snprintf(note, nsize, "no cache directory: neither "
+			 "XDG_CACHE_HOME nor HOME is an absolute path");
+		return -1;
+	}
+	if (n < 0 || (size_t)n >= size) {
+		snprintf(note, nsize, "the cache directory's path is too long");
+		return -1;
+	}
+	if (make && make_dirs(buf) != 0) {
+		snprintf(note, nsize, "cannot make %.300s: %s", buf,
+			 strerror(errno));
+		return -1;
+	}
+	if (!make)
+		return 0;
+	if (lstat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+		snprintf(note, nsize, "%.300s is not a private directory of this "
+			 "user", buf);
+		return -1;
+	}
+	return 0;
+}
+
+/* The file in the cache directory for the dump (abs, sb). */
+static int cache_file(char *buf, size_t size, const char *abs,
+		      const struct stat *sb, int make, char *note,
+		      size_t nsize)
+{
+	char dir[CACHE_PATH_MAX], key[33];
+	const char *base = strrchr(abs, '/');
+	int n;
+
+	if (cache_dir(dir, sizeof(dir), make, note, nsize))
+		return -1;
+	cache_key(key, abs, sb);
+	n = snprintf(buf, size, "%s/%s-%s.hds", dir, base ? base + 1 : abs,
+		     key);
+	if (n < 0 || (size_t)n >= size) {
+		snprintf(note, nsize, "the cache file's path is too long");
+		return -1;
+	}
+	return 0;
+}
+
+int hd_store_cache_path(char *buf, size_t size, const char *path,
+			hd_error *err)
+{
+	char abs[CACHE_PATH_MAX], note[256];
+	struct stat sb;
+	int rc, n;
+
+	HD_ASSERT_ARG(buf && size && path);
+	if ((rc = absolute(abs, sizeof(abs), path, err)))
+		return rc;
+	if (stat(abs, &sb) != 0)
+		return hd__error_sys(err, errno, "cannot open '%s': %s", path,
+				     strerror(errno));
+	n = snprintf(buf, size, "%s.hds", abs);
+	if (n < 0 || (size_t)n >= size)
+		return hd__error(err, HD_ELIMIT, "'%s': path too long", path);
+	if (ours_to_write(buf))
+		return 0;
+	if (cache_file(buf, size, abs, &sb, 0, note, sizeof(note)))
+		return hd__error(err, HD_ELIMIT, "%s", note);
+	return 0;
+}
+
+/* The store at f, if it is one of the dump (abs, sb) as it is now;
+ * why not in note. */
+static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
+		       char *note, size_t nsize)
+{
+	hd_store *s = NULL;
+	hd_store_info info;
+	hd_error e = { 0 };
+	struct stat fs;
+
+	if (stat(f, &fs) != 0 || !S_ISREG(fs.st_mode) || !hd_store_is_store(f))
+		return NULL;
+	if (hd_store_open(&s, f, &e)) {
+		snprintf(note, nsize, "%.300s was damaged (%.150s): indexed again", f,
+			 e.msg);
+		return NULL;
+	}
+	hd_store_info_get(&info, s);
+	if (hd_store_check_source(s, abs, &e) ||
+	    info.source_mtime != (uint64_t)(sb->st_mtime > 0 ? sb->st_mtime : 0)) {
+		snprintf(note, nsize, "%.300s was stale (its dump changed): "
+			 "indexed again", f);
+		hd_store_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Indexes the dump; with HD_CACHE_DOMINATORS, keeps its dominator tree. */
+static int build(hd_store **out, const char *path,
+		 const hd_cache_options *o, hd_error *err)
+{
+	hd_domtree *d = NULL;
+	int rc;
+
+	if ((rc = hd_store_build(out, path, &o->index, err)))
+		return rc;
+	if (!(o->flags & HD_CACHE_DOMINATORS))
+		return 0;
+	if (!(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER, err)))
+		rc = hd_store_set_domtree(*out, d, err);
+	hd_domtree_free(d);
+	if (rc) {
+		hd_store_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int hd_store_open_cached(hd_store **out, hd_cache_result *res,
+			 const char *path, const hd_cache_options *opts,
+			 hd_error *err)
+{
+	hd_cache_options o = HD_CACHE_OPTIONS_INIT;
+	char abs[CACHE_PATH_MAX], beside[CACHE_PATH_MAX];
+	char xdg[CACHE_PATH_MAX], *target = NULL;
+	hd_store *s = NULL;
+	struct stat sb;
+	int rc, n, beside_ok;
+
+	HD_ASSERT_ARG(out && res && path);
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	if (opts) {
+		if (opts->version != HD_CACHE_OPTIONS_VERSION)
+			return hd__error(err, HD_EINVAL, "unknown cache "
+					 "options version %u", opts->version);
+		o = *opts;
+	}
+	/* a store, or what cannot be read twice: as hd_store_load */
+	if (strcmp(path, "-") == 0 || stat(path, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode) || hd_store_is_store(path)) {
+		if ((rc = hd_store_load(out, path, &o.index, err)))
+			return rc;
+		if (hd_store_is_store(path)) {
+			res->how = HD_CACHE_STORE;
+			snprintf(res->path, sizeof(res->path), "%s", path);
+		} else {
+			res->how = HD_CACHE_MEMORY; /* as it must: no note */
+		}
+		return 0;
+	}
+	if ((rc = absolute(abs, sizeof(abs), path, err)))
+		return rc;
+	n = snprintf(beside, sizeof(beside), "%s.hds", abs);
+	if (n < 0 || (size_t)n >= sizeof(beside))
+		return hd__error(err, HD_ELIMIT, "'%s': path too long", path);
+	beside_ok = ours_to_write(beside);
+	if ((s = reuse(beside, abs, &sb, res->note, sizeof(res->note)))) {
+		res->how = HD_CACHE_REUSED;
+		snprintf(res->path, sizeof(res->path), "%s", beside);
+		*out = s;
+		return 0;
+	}
+	if (beside_ok) {
+		target = beside;
+	} else if (!cache_file(xdg, sizeof(xdg), abs, &sb, 1, res->note,
+			       sizeof(res->note))) {
+		if ((s = reuse(xdg, abs, &sb, res->note, sizeof(res->note)))) {
+			res->how = HD_CACHE_REUSED;
+			snprintf(res->path, sizeof(res->path), "%s", xdg);
+			*out = s;
+			return 0;
+		}
+		if (ours_to_write(xdg))
+			target = xdg;
+		else
+			snprintf(res->note, sizeof(res->note), "%.300s is not a "
+				 "store: left alone", xdg);
+	}
+	if ((rc = build(&s, path, &o, err)))
+		return rc;
+	if (target) {
+		hd_error we = { 0 };
+
+		if (hd_store_write(s, target, &we)) {
+			snprintf(res->note, sizeof(res->note), "cannot write "
+				 "%.300s: %.150s", target, we.msg);
+			target = NULL;
+		} else {
+			hd_store_close(s);
+			s = NULL;
+			if ((rc = hd_store_open(&s, target, err)))
+				return rc;
+		}
+	}
+	res->how = target ? HD_CACHE_BUILT : HD_CACHE_MEMORY;
+	if (target)
+		snprintf(res->path, sizeof(res->path), "%s", target);
+	*out = s;
+	return 0;
+}
