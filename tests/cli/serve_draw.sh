@@ -86,13 +86,13 @@ check treemap/root-is-reached "$(jq .reached_memsize "$TMP/top.json")" "$(jq .ro
 get 'domtree?limit=1000' >"$TMP/dt.json"
 min=$(jq .min_retained "$TMP/tm.json")
 check treemap/min-is-half-percent "$(jq '.reached_memsize * 0.005 | ceil' "$TMP/top.json")" "$min"
-check treemap/children-are-domtree "$(jq -c --argjson m "$min" '[.children[] | select(.retained_memsize >= $m) | .address]' "$TMP/dt.json")" "$(jq -c '[.root.children[].address]' "$TMP/tm.json")"
+check treemap/children-are-domtree "$(jq -c --argjson m "${min:-null}" '[.children[] | select(.retained_memsize >= $m) | .address]' "$TMP/dt.json")" "$(jq -c '[.root.children[].address]' "$TMP/tm.json")"
 # (the virtual root holds no bytes of its own: what is not drawn is folded)
 check treemap/folded-sum "$(jq -c '[.total, .reached_memsize]' "$TMP/dt.json")" "$(jq -c '[(.root.children | length) + .root.folded.count, (.root.children | map(.retained_memsize) | add) + .root.folded.retained_memsize]' "$TMP/tm.json")"
 get "treemap?root=$(jq -r '.objects[0].object.address' "$TMP/top.json")&min_share=5" >"$TMP/tm5.json"
 get "domtree?node=$(jq -r '.objects[0].object.address' "$TMP/top.json")&limit=1000" >"$TMP/dt5.json"
 m5=$(jq .min_retained "$TMP/tm5.json")
-want=$(jq -c --argjson m "$m5" '[.children[] | select(.retained_memsize < $m)] | [length, (map(.retained_memsize) | add // 0)]' "$TMP/dt5.json")
+want=$(jq -c --argjson m "${m5:-null}" '[.children[] | select(.retained_memsize < $m)] | [length, (map(.retained_memsize) | add // 0)]' "$TMP/dt5.json")
 check treemap/folded-small "$want" "$(jq -c '.root.folded // {count: 0, retained_memsize: 0} | [.count, .retained_memsize]' "$TMP/tm5.json")"
 check treemap/depth-3 1 "$(jq '[.root.children[].children[]?.children[]?] | if length > 0 then 1 else 0 end' "$TMP/tm.json")"
 check treemap/no-deeper-than-3 0 "$(jq '[.root.children[].children[]?.children[]?.children[]?] | length' "$TMP/tm.json")"
@@ -150,7 +150,7 @@ jq -n --arg a "$top" --argjson r "$topret" --arg l "$(jq -r '.root.children[0].l
 	 suspect_path: [$lk[0].suspects[0].path.objects[].address],
 	 object_path: [$p[0].path[].address], path_word: "LeakyCache"}' >"$TMP/expect.json"
 (cd "$TOP/tests" && node tools/serve_draw_browser.mjs leak "$URL" "$TMP/expect.json" "$SHOTS") 2>"$TMP/browser.err" ||
-	echo "# browser: $(head -c 500 "$TMP/browser.err")" >&2
+	notok browser/leak-run "the browser run failed: $(head -c 500 "$TMP/browser.err")"
 kill "$SPID"
 
 # one dump: no suspects to draw, an object still drawn
@@ -176,5 +176,5 @@ check xss/svg-no-markup-from-dump 0 "$(grep -c '<img' "$TMP/x.svg")"
 check xss/svg-label-escaped 1 "$(grep -c '&lt;script&gt;window.PWNED=1&lt;/script&gt;&lt;img src=x onerror=&quot;window.PWNED=2&quot;&gt;' "$TMP/x.svg" | sed 's/^[1-9][0-9]*$/1/')"
 jq -n --arg c "$cname" --arg a "$evil" --arg h "$holder" '{class_name: $c, address: $a, holder: $h}' >"$TMP/xexpect.json"
 (cd "$TOP/tests" && node tools/serve_draw_browser.mjs xss "$URL" "$TMP/xexpect.json" "$SHOTS") 2>"$TMP/browser.err" ||
-	echo "# browser: $(head -c 500 "$TMP/browser.err")" >&2
+	notok browser/xss-run "the browser run failed: $(head -c 500 "$TMP/browser.err")"
 kill "$SPID"
