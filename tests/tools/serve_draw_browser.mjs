@@ -82,6 +82,7 @@ try {
     check('treemap-hover-title', big.title.includes(expect.top_address) && big.title.includes(expect.top_retained.toLocaleString('en-US')), `title: ${big.title}`);
     check('treemap-label', big.text.includes(expect.top_label), `label: ${big.text}`);
     await page.screenshot({ path: `${shots}/treemap.png`, fullPage: true });
+    await page.screenshot({ path: `${shots}/treemap-view.png`, clip: { x: 0, y: 0, width: 1200, height: 880 } });
 
     // click it (its label strip, above its children): zoom into it
     const box = await (await page.$(`#treemap g.tm-node[data-depth="1"][data-address="${expect.top_address}"] rect`)).boundingBox();
