@@ -159,6 +159,26 @@ check graph/one-dump-no-suspect 404 "$(code -H "Authorization: Bearer $TOKEN" "$
 check graph/one-dump-object 200 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/graph.svg?address=$holder")"
 kill "$SPID"
 
+# ---- built without Graphviz (make GVC=0; make check builds it in
+# $B/nogvc): the treemap still, a drawing says what to install ----
+case ${B:-build} in
+/*) NOGVC=$B/nogvc/heapdump ;;
+*) NOGVC=$TOP/${B:-build}/nogvc/heapdump ;;
+esac
+if [ -x "$NOGVC" ]; then
+	HD_SAVE=$HD
+	HD=$NOGVC
+	start nogvc "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz
+	HD=$HD_SAVE
+	check nogvc/treemap 200 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/treemap")"
+	check nogvc/graph-501 501 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/graph.svg?suspect=1")"
+	check nogvc/graph-says "this heapdump was built without Graphviz (make GVC=0): install libgraphviz-dev and rebuild" \
+		"$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/graph.svg?suspect=1" | jq -r .error)"
+	kill "$SPID"
+else
+	notok nogvc/built "$NOGVC is missing: make check builds it (make B=${B:-build}/nogvc GVC=0)"
+fi
+
 # ---- hostile names ----
 X="$DATA/xss_ruby3.4.8.json.gz"
 start xss "$X"
