@@ -5,15 +5,17 @@
  * /api/graph.svg, a leak suspect's drawing (cli_suspect_dot, as leaks
  * --svg and report draw it) or an object's retention path and
  * neighbours, laid out and rendered by Graphviz (cli_render_dot_data:
- * the one context of the process; the server answers one request at a
- * time). Nothing here sends the whole heap: a treemap is at most
- * TM_MAX_NODES objects, a drawing at most CLI_RENDER_MAX_NODES.
+ * the one context of the process, which is not thread-safe: one drawing
+ * at a time, under render_lock, whatever threads the server runs).
+ * Nothing here sends the whole heap: a treemap is at most TM_MAX_NODES
+ * objects, a drawing at most CLI_RENDER_MAX_NODES.
  */
 #include "common.h"
 #include "draw.h"
 #include "serve.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,7 +118,7 @@ static int find_object(const hd_store *s, const char *a, hd_node_id *id,
 
 /* ---- /api/treemap ---- */
 
-struct tm {
+struct tmap {
 	const struct serve_state *st;
 	const hd_store *s;
 	const hd_domtree *dt;
@@ -128,7 +130,7 @@ struct tm {
 
 /* The object fields of v (the API's node: cli_node_json's, its label,
  * retained size and dominated count), its object left open. */
-static void tm_node(struct tm *t, hd_node_id v)
+static void tm_node(struct tmap *t, hd_node_id v)
 {
 	char name[256];
 	uint64_t rc, rm;
@@ -153,7 +155,7 @@ static void tm_node(struct tm *t, hd_node_id v)
  * {"count","retained_memsize"}. Recursion depth: t->depth, at most
  * TM_MAX_DEPTH.
  */
-static void tm_children(struct tm *t, hd_node_id v, unsigned level)
+static void tm_children(struct tmap *t, hd_node_id v, unsigned level)
 {
 	const hd_node_id *kids;
 	uint32_t nk, i, shown = 0;
@@ -216,7 +218,7 @@ static void api_treemap(struct serve_state *st, const struct serve_req *r,
 			struct serve_resp *resp)
 {
 	const char *a = r->arg(r, "root");
-	struct tm t;
+	struct tmap t;
 	struct dout o;
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
@@ -373,6 +375,8 @@ out:
 	return rc;
 }
 
+static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
 {
@@ -452,7 +456,10 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 	}
 	cli_render_limits_init(&lim);
 	lim.advice = "draw less: near=, depth=";
-	if (cli_render_dot_data(m.p, "svg", what, &lim, &svg, &len)) {
+	pthread_mutex_lock(&render_lock);
+	rc = cli_render_dot_data(m.p, "svg", what, &lim, &svg, &len);
+	pthread_mutex_unlock(&render_lock);
+	if (rc) {
 		free(m.p);
 		fail(resp, 500, "graphviz could not draw it (the server's "
 		     "standard error says why)");

@@ -47,9 +47,14 @@ call "object?address=$top&limit=1000"
 hub=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/domtree?node=$top&limit=1" | jq -r '.children[0].address')
 call "object?address=$hub&limit=1000"
 call "search?q=$top"
+call "treemap"
+call "treemap?min_share=0&depth=6"
+call "treemap?root=$top&min_share=0&depth=6"
+call "graph.svg?address=$hub"
 call "search?q=e&limit=1000"
 call "search?q=zzzzqqqq&limit=1000"
 if [ $# -gt 1 ]; then
 	call "diff?limit=1000"
 	call "leaks?limit=1000"
+	call "graph.svg?suspect=1"
 fi
