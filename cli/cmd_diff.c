@@ -369,7 +369,7 @@ int cmd_diff(int argc, char **argv)
 	hd_stats *st = NULL;
 	hd_error err = { 0 };
 	struct report r;
-	enum fmt fmt = FMT_TEXT;
+	int fmt = FMT_TEXT;
 	const hd_nodes *set;
 	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT, at;
 
@@ -387,12 +387,8 @@ int cmd_diff(int argc, char **argv)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
 		return cli_usage_error(&info, "only one input can be '-'");
-	if (A.format && strcmp(A.format, "json") == 0)
-		fmt = FMT_JSON;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		fmt = FMT_TSV;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+		return rc;
 	if (A.sort && strcmp(A.sort, "memsize") == 0)
 		sort = HD_SORT_MEMSIZE;
 	else if (A.sort && strcmp(A.sort, "count") != 0)

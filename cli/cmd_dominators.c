@@ -211,10 +211,8 @@ int cmd_dominators(int argc, char **argv)
 	A.max = 10;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
-	if (A.format && strcmp(A.format, "json") == 0)
-		json = 1;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 2, &json)))
+		return rc;
 	if ((rc = cli_graph_open(&g, &info, &A.sel, argc, argv, first,
 				 A.strict, A.quiet)))
 		return rc;

@@ -506,10 +506,8 @@ int cmd_interface_with(int argc, char **argv)
 	if (argc - first == 1 && A.sel.n == 0)
 		return cli_usage_error(&info, "which objects are new? give a "
 					      "DIFF file or selection options");
-	if (A.format && strcmp(A.format, "json") == 0)
-		json = 1;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 2, &json)))
+		return rc;
 	if (A.later && !*A.later)
 		return cli_usage_error(&info, "--later needs a dump or store");
 	if (A.force && !A.later)

@@ -698,12 +698,8 @@ int cmd_leaks(int argc, char **argv)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
 		return cli_usage_error(&info, "only one input can be '-'");
-	if (A.format && strcmp(A.format, "json") == 0)
-		fmt = 1;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		fmt = 2;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+		return rc;
 	if (!A.top)
 		return cli_usage_error(&info, "--top must be at least 1");
 	if (A.svg && !*A.svg)

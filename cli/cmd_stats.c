@@ -461,8 +461,8 @@ int cmd_stats(int argc, char **argv)
 	hd_stats *st = NULL;
 	struct cli_input in;
 	hd_error err = { 0 };
-	enum fmt fmt = FMT_TEXT;
-	int rc, first, sort = HD_SORT_COUNT, ns_g = -1;
+	enum fmt fmt;
+	int rc, first, f, sort = HD_SORT_COUNT, ns_g = -1;
 	unsigned i, shown, jobs;
 
 	memset(&A, 0, sizeof(A));
@@ -476,14 +476,9 @@ int cmd_stats(int argc, char **argv)
 		return cli_usage_error(&info, argc - first ?
 						      "one dump or store, please" :
 						      "which dump or store?");
-	if (A.format && strcmp(A.format, "json") == 0)
-		fmt = FMT_JSON;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		fmt = FMT_TSV;
-	else if (A.format && strcmp(A.format, "ndjson") == 0)
-		fmt = FMT_NDJSON;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 4, &f)))
+		return rc;
+	fmt = (enum fmt)f;
 	if (A.top == ULLONG_MAX) /* ndjson: every row, nothing lost in sums */
 		A.top = fmt == FMT_NDJSON ? 0 : 20;
 	if (fmt == FMT_NDJSON && A.ns)

@@ -300,7 +300,7 @@ static void totals_out(const hd_strings_totals *t, int by, enum fmt f)
 static int parse_args(int argc, char **argv, int *first, enum fmt *f,
 		      int *by)
 {
-	int rc;
+	int rc, fmt;
 	size_t i;
 
 	memset(&A, 0, sizeof(A));
@@ -310,15 +310,9 @@ static int parse_args(int argc, char **argv, int *first, enum fmt *f,
 		return rc < 0 ? -1 : rc;
 	if (argc - *first != 1)
 		return cli_usage_error(&info, "which dump or store?");
-	*f = F_TEXT;
-	if (A.format && strcmp(A.format, "json") == 0)
-		*f = F_JSON;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		*f = F_TSV;
-	else if (A.format && strcmp(A.format, "ndjson") == 0)
-		*f = F_NDJSON;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 4, &fmt)))
+		return rc;
+	*f = (enum fmt)fmt;
 	if (A.top == TOP_UNSET)
 		A.top = *f == F_NDJSON ? 0 : 20;
 	*by = HD_STRINGS_BY_VALUE;

@@ -228,7 +228,7 @@ int cmd_top(int argc, char **argv)
 	hd_domtree *d = NULL;
 	hd_error err = { 0 };
 	enum fmt f = F_TEXT;
-	int rc, first, by_class = 0;
+	int rc, first, fmt, by_class = 0;
 	double t0;
 
 	memset(&A, 0, sizeof(A));
@@ -237,12 +237,9 @@ int cmd_top(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
 		return cli_usage_error(&info, "which dump or store?");
-	if (A.format && strcmp(A.format, "json") == 0)
-		f = F_JSON;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		f = F_TSV;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+		return rc;
+	f = (enum fmt)fmt;
 	if (A.by && strcmp(A.by, "class") == 0)
 		by_class = 1;
 	else if (A.by && strcmp(A.by, "object") != 0)

@@ -329,18 +329,11 @@ static int make_options(hd_trend_options *o, const char **names,
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	static char buf[4096];
 	char *p;
-	int rc;
+	int rc, f;
 
-	if (!A.format || strcmp(A.format, "text") == 0)
-		*fmt = FMT_TEXT;
-	else if (strcmp(A.format, "json") == 0)
-		*fmt = FMT_JSON;
-	else if (strcmp(A.format, "tsv") == 0)
-		*fmt = FMT_TSV;
-	else if (strcmp(A.format, "ndjson") == 0)
-		*fmt = FMT_NDJSON;
-	else
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 4, &f)))
+		return rc;
+	*fmt = (enum fmt)f;
 	if (A.sort && strcmp(A.sort, "count") == 0)
 		o->sort = HD_SORT_COUNT;
 	else if (A.sort && strcmp(A.sort, "memsize") != 0)

@@ -175,7 +175,7 @@ int cmd_waste(int argc, char **argv)
 	hd_nodes set = { NULL, 0, 0 };
 	hd_error err = { 0 };
 	enum fmt f = F_TEXT;
-	int rc, first;
+	int rc, first, fmt;
 
 	memset(&A, 0, sizeof(A));
 	A.top = 3;
@@ -183,12 +183,9 @@ int cmd_waste(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	if (argc - first != 1)
 		return cli_usage_error(&info, "which dump or store?");
-	if (A.format && strcmp(A.format, "json") == 0)
-		f = F_JSON;
-	else if (A.format && strcmp(A.format, "tsv") == 0)
-		f = F_TSV;
-	else if (A.format && strcmp(A.format, "text") != 0)
-		return cli_usage_error(&info, "unknown format '%s'", A.format);
+	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+		return rc;
+	f = (enum fmt)fmt;
 	if (A.sel.n && (rc = cli_select_compile(&A.sel)))
 		return rc;
 	cli_input_init(&in, argv[first], A.strict, A.quiet);

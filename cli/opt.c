@@ -34,6 +34,24 @@ int cli_usage_error(const struct cli_cmd_info *info, const char *fmt, ...)
 	return 2;
 }
 
+int cli_parse_format(const struct cli_cmd_info *info, const char *name,
+		     int n, int *fmt)
+{
+	static const char *const names[] = { "text", "json", "tsv",
+					     "ndjson" };
+	int i;
+
+	*fmt = CLI_TEXT;
+	if (!name)
+		return 0;
+	for (i = 0; i < n && i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (strcmp(name, names[i]) == 0) {
+			*fmt = i;
+			return 0;
+		}
+	return cli_usage_error(info, "unknown format '%s'", name);
+}
+
 void cli_help(FILE *f, const struct cli_cmd_info *info)
 {
 	const struct cli_opt *o;

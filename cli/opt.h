@@ -56,6 +56,14 @@ void cli_help(FILE *f, const struct cli_cmd_info *info);
 int cli_usage_error(const struct cli_cmd_info *info, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The --format names, in this order; a command accepts the first n. */
+enum cli_format { CLI_TEXT, CLI_JSON, CLI_TSV, CLI_NDJSON };
+
+/* Sets *fmt to the format named name (NULL: text) among the first n of
+ * enum cli_format: 0, or the usage error (2) for any other name. */
+int cli_parse_format(const struct cli_cmd_info *info, const char *name,
+		     int n, int *fmt);
+
 /* Parses a --by value ("location,class") into one more grouping of o.
  * Returns 0 or EXIT_USAGE after a message. */
 int cli_parse_keys(const struct cli_cmd_info *info, const char *s,

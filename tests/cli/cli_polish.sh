@@ -203,3 +203,24 @@ check_grep progress/stats-reading "ok_ruby3\.1_traced\.json\.gz: reading" "$TMP/
 check progress/stats-no-indexing "" "$(grep 'indexing' "$TMP/p2.lines")"
 prog "$TMP/p3" stats -q "$DATA/ok_ruby3.1_traced.json.gz"
 check progress/quiet "" "$(grep 'reading' "$TMP/p3.lines")"
+
+# --format: every command names the format it does not know, exit 2;
+# ndjson only where it is written (stats, strings, trend)
+B="$DATA/leak_before.json" A="$DATA/leak_after.json"
+for c in diff dominators interface-with leaks path stats strings top trend waste; do
+	case $c in
+	diff | leaks | trend) set -- "$B" "$A" ;;
+	interface-with) set -- "$A" --class String ;;
+	*) set -- "$A" ;;
+	esac
+	"$HEAPDUMP" $c -f bogus "$@" >/dev/null 2>"$TMP/err"
+	check "format/$c/exit" 2 "$?"
+	check "format/$c/says" 1 "$(grep -c "unknown format 'bogus'" "$TMP/err")"
+done
+for c in diff leaks top waste; do
+	case $c in diff | leaks) set -- "$B" "$A" ;; *) set -- "$A" ;; esac
+	"$HEAPDUMP" $c -f ndjson "$@" >/dev/null 2>"$TMP/err"
+	check "format/$c/no-ndjson" 2 "$?"
+done
+"$HEAPDUMP" top -f tsv "$DATA/leak_after.json" >"$TMP/out" 2>/dev/null
+check format/top/tsv 0 "$?"
