@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "heapdump.h"
+
 /* One file of the page, served as it is. NULL-terminated table. */
 struct serve_asset {
 	const char *path; /* "/app.js" */
@@ -30,11 +32,15 @@ struct serve_req {
 	void *conn;
 };
 
-/* A response: status and a malloc'ed JSON body (mime NULL: JSON). */
+/* A response: status and a malloc'ed JSON body (mime NULL: JSON, with
+ * the page's Content-Security-Policy; else the body as it is, with csp:
+ * serve_draw.c's SVG drawings). */
 struct serve_resp {
 	unsigned status;
 	char *body;
 	size_t len;
+	const char *mime;
+	const char *csp;
 };
 
 struct serve_state;
@@ -50,6 +56,22 @@ void serve_state_free(struct serve_state *st);
 /* Answers one API call. */
 void serve_api(struct serve_state *st, const struct serve_req *r,
 	       struct serve_resp *resp);
+
+/* serve_api.c, what serve_draw.c reads of the state: the store examined,
+ * its dominator tree, its search from the roots, the leak model (NULL
+ * with one dump), and the dominator tree's children of v (HD_DOM_ROOT:
+ * of the virtual root), largest retained first, *n of them. */
+const hd_store *serve_state_store(const struct serve_state *st);
+const hd_domtree *serve_state_domtree(const struct serve_state *st);
+const hd_reach *serve_state_reach(const struct serve_state *st);
+const hd_leaks *serve_state_leaks(const struct serve_state *st);
+const hd_node_id *serve_state_kids(const struct serve_state *st,
+				   hd_node_id v, uint32_t *n);
+
+/* serve_draw.c: the drawings (/api/treemap, /api/graph.svg). Returns 1
+ * when the call is one of them (resp set), 0 otherwise. */
+int serve_draw_api(struct serve_state *st, const struct serve_req *r,
+		   struct serve_resp *resp);
 
 /* serve_http.c */
 struct serve_http_opts {

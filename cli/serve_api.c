@@ -1566,6 +1566,8 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 	size_t i;
 
 	resp->body = NULL;
+	if (serve_draw_api(st, r, resp))
+		return;
 	if (out_open(&o, resp))
 		return;
 	for (i = 0; routes[i].path; i++)
@@ -1574,5 +1576,37 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 			return;
 		}
 	bad_request(&o, 404, "no such API call: overview, stats, objects, "
-		    "object, domtree, search, diff, leaks");
+		    "object, domtree, search, diff, leaks, treemap, "
+		    "graph.svg");
+}
+
+/* ---- what serve_draw.c reads ---- */
+
+const hd_store *serve_state_store(const struct serve_state *st)
+{
+	return st->s;
+}
+
+const hd_domtree *serve_state_domtree(const struct serve_state *st)
+{
+	return st->dt;
+}
+
+const hd_reach *serve_state_reach(const struct serve_state *st)
+{
+	return st->reach;
+}
+
+const hd_leaks *serve_state_leaks(const struct serve_state *st)
+{
+	return st->n > 1 ? st->leaks : NULL;
+}
+
+const hd_node_id *serve_state_kids(const struct serve_state *st,
+				   hd_node_id v, uint32_t *n)
+{
+	uint32_t i = v == HD_DOM_ROOT ? hd_store_node_count(st->s) : v;
+
+	*n = st->kid_off[i + 1] - st->kid_off[i];
+	return st->kids + st->kid_off[i];
 }

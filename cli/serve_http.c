@@ -74,10 +74,13 @@ static const char *conn_arg(const struct serve_req *r, const char *name)
 					   name);
 }
 
-static void add_headers(struct MHD_Response *resp, const char *mime)
+/* The response's own csp, NULL: the page's (CSP). */
+static void add_headers(struct MHD_Response *resp, const char *mime,
+			const char *csp)
 {
 	MHD_add_response_header(resp, "Content-Type", mime);
-	MHD_add_response_header(resp, "Content-Security-Policy", CSP);
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				csp ? csp : CSP);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
@@ -90,9 +93,9 @@ static void add_headers(struct MHD_Response *resp, const char *mime)
  * a negative number */
 static double api_ms = -1;
 
-static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
-			   const char *mime, void *buf, size_t len,
-			   enum MHD_ResponseMemoryMode mode)
+static MHD_RESULT send_buf_csp(struct MHD_Connection *c, unsigned status,
+			       const char *mime, const char *csp, void *buf,
+			       size_t len, enum MHD_ResponseMemoryMode mode)
 {
 	char timing[64];
 
@@ -105,7 +108,7 @@ static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
 			free(buf);
 		return MHD_NO;
 	}
-	add_headers(resp, mime);
+	add_headers(resp, mime, csp);
 	if (api_ms >= 0) {
 		snprintf(timing, sizeof(timing), "api;dur=%.2f", api_ms);
 		MHD_add_response_header(resp, "Server-Timing", timing);
@@ -116,6 +119,13 @@ static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+static MHD_RESULT send_buf(struct MHD_Connection *c, unsigned status,
+			   const char *mime, void *buf, size_t len,
+			   enum MHD_ResponseMemoryMode mode)
+{
+	return send_buf_csp(c, status, mime, NULL, buf, len, mode);
 }
 
 /* A JSON body: '<', '>' and '&' (only ever inside strings) as \u00XX,
@@ -214,7 +224,7 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
 	struct server *sv = cls;
 	const struct serve_asset *a;
 	struct serve_req req;
-	struct serve_resp resp = { 200, NULL, 0 };
+	struct serve_resp resp = { 200, NULL, 0, NULL, NULL };
 	double t0;
 
 	(void)version;
@@ -237,6 +247,10 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
 		api_ms = (cli_now() - t0) * 1000;
 		if (!resp.body)
 			return send_error(c, 500, "out of memory");
+		if (resp.mime) /* a drawing, with its own policy */
+			return send_buf_csp(c, resp.status, resp.mime,
+					    resp.csp, resp.body, resp.len,
+					    MHD_RESPMEM_MUST_FREE);
 		return send_json(c, resp.status, resp.body, resp.len);
 	}
 	if (strcmp(url, "/") == 0)

@@ -194,6 +194,8 @@ async function viewObject(ps) {
     o.generation !== undefined ? ['generation', String(o.generation)] : null,
     o.length !== undefined ? ['length', o.length] : null,
     o.file ? ['allocated at', site(o)] : null, ['flags', o.flags.join(' ') || '-']], 'obj-fields'));
+  nodes.push(el('p', {}, link('/graph', { address: o.address }, 'drawing of its path and neighbours', 'obj-graph-link'),
+    o.dominated ? ' · ' : null, o.dominated ? link('/treemap', { root: o.address }, 'treemap of what it retains', 'obj-treemap-link') : null));
   nodes.push(el('h2', {}, 'Retention path from the roots'));
   nodes.push(j.path ? pathList(j.path, 'obj-path') : el('p', { class: 'muted', id: 'obj-path' }, j.path_error || 'no path'));
   nodes.push(el('h2', {}, 'Dominators (each alone keeps the next alive)'));
@@ -271,6 +273,7 @@ async function viewLeaks(ps) {
       ['new objects on the border', s.border_count], ['retained', num(s.retained_count) + ' objects, ' + num(s.retained_memsize) + ' bytes']]));
     sec.append(el('h3', {}, 'Path'));
     sec.append(pathList(s.path, 'suspect-path-' + s.rank));
+    sec.append(el('p', {}, link('/graph', { suspect: s.rank }, 'drawing (Graphviz)', 'suspect-graph-link-' + s.rank)));
     nodes.push(sec);
   });
   show(...nodes);
@@ -308,6 +311,7 @@ async function viewSearch(ps) {
 const ROUTES = {
   '/overview': viewOverview, '/groups': viewGroups, '/group': viewGroup, '/object': viewObject,
   '/domtree': viewDomtree, '/leaks': viewLeaks, '/diff': viewDiff, '/search': viewSearch,
+  '/treemap': viewTreemap, '/graph': viewGraph,
 };
 
 async function route() {

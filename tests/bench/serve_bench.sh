@@ -86,6 +86,10 @@ call "object?address=$top&limit=1000"
 hub=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/domtree?node=$top&limit=1" | jq -r '.children[0].address')
 call "object?address=$hub&limit=1000"
 call "search?q=$top"
+call "treemap"
+call "treemap?min_share=0&depth=6"
+call "treemap?root=$top&min_share=0&depth=6"
+call "graph.svg?address=$hub"
 call "search?q=e&limit=1000"
 call "search?q=zzzzqqqq&limit=1000"
 if [ $# -gt 1 ]; then
@@ -94,4 +98,5 @@ if [ $# -gt 1 ]; then
 	call "leaks?limit=1000"
 	sus=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/leaks?limit=1" | jq -r '.suspects[0].holder.address // empty')
 	[ -z "$sus" ] || call "object?address=$sus&limit=1000"
+	call "graph.svg?suspect=1"
 fi
