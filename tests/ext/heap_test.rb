@@ -369,6 +369,11 @@ check_raises("empty/subgraph_of-raises", HeapDump::Error) { hl.subgraph_of(none)
 e = check_raises("empty/interface_with-raises", HeapDump::Error) { hl.interface_with(none) }
 check "empty/interface_with-says-so", e && e.message.include?("picks no object"), e&.message
 check_raises("empty/interface_with-empty-array", HeapDump::Error) { hl.interface_with([]) }
+hb = HeapDump.load(lb)
+same = hb.diff(hb)
+e = check_raises("empty/interface_with-empty-diff", HeapDump::Error) { hb.interface_with(same) }
+check "empty/interface_with-empty-diff-says-so", e && e.message.include?("the diff found no new object"), e&.message
+hb.close
 notdump = File.join(WORK, "notes2.txt")
 File.write(notdump, "hello\n")
 e = check_raises("empty/from-not-a-dump-raises", HeapDump::Error) { hl.interface_with(hl.select(from: notdump)) }

@@ -337,8 +337,11 @@ module HeapDump
     # Raises HeapDump::Error when sel picks no object (an empty set of
     # new objects has no border to find: never an answer of "no leak").
     def interface_with(sel)
-      sel = sel.added if sel.is_a?(Diff) && sel.after.equal?(self)
-      sel = sel.retained_later if sel.is_a?(Diff)
+      if sel.is_a?(Diff)
+        diff = sel
+        sel = diff.after.equal?(self) ? diff.added : diff.retained_later
+        raise Error, "#{@source}: the diff found no new object#{diff.later ? ' still alive in later' : ''}: no border to find" if sel.empty?
+      end
       Interface.new(self, _interface_with(nonempty_nodes(sel)))
     end
 
