@@ -3,7 +3,7 @@
  * one process? The library compares them (hd_order_check); this file
  * finds each dump's sidecar (the gem's DUMP.meta.json, beside the dump or
  * beside a store's source dump) for the pid and time, and says what was
- * found.
+ * found (hd_order_text: the words the gem raises too).
  */
 #include "order.h"
 #include "sidecar.h"
@@ -11,39 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* "2026-11-24T10:00:00.123456Z" to microseconds since the epoch; 0 when
- * it is not that. */
-static int64_t parse_time(const char *t)
-{
-	struct tm tm;
-	unsigned long us = 0;
-	int n = 0, digits;
-	const char *p;
-	time_t secs;
-
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-		return 0;
-	p = t + n;
-	if (*p == '.') {
-		for (p++, digits = 0; *p >= '0' && *p <= '9'; p++, digits++)
-			if (digits < 6)
-				us = us * 10 + (unsigned long)(*p - '0');
-		for (; digits < 6; digits++)
-			us *= 10;
-	}
-	if (*p != 'Z' || p[1])
-		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	secs = timegm(&tm);
-	if (secs <= 0)
-		return 0;
-	return (int64_t)secs * 1000000 + (int64_t)us;
-}
 
 void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
 		     size_t size)
@@ -55,7 +22,7 @@ void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
 	if (strcmp(dump, "-") == 0 || !cli_sidecar_read(dump, &sc))
 		return;
 	o->pid = sc.pid;
-	o->time_us = parse_time(sc.time);
+	o->time_us = hd_time_us(sc.time);
 	if (o->time_us)
 		snprintf(time, size, "%s", sc.time);
 	cli_sidecar_free(&sc);
@@ -77,34 +44,23 @@ static void origin_of(hd_store *s, const struct cli_input *in,
 	cli_dump_origin(dump, o, time, size);
 }
 
-static void say_reversed(const hd_order_pair *p, const char *first,
-			 const char *second, const char *t0, const char *t1,
-			 int force)
+/* One finding of pair p (hd_order_text: the gem raises the same text). */
+static void say(const hd_order_pair *p, unsigned int finding,
+		const char *first, const char *second, const char *t0,
+		const char *t1, int force)
 {
-	char why[512];
+	char small[1024], *buf = small;
+	int n = hd_order_text(small, sizeof(small), p, finding, first, second,
+			      t0, t1, force);
 
-	if (p->flags & HD_ORDER_TIME_BACKWARDS)
-		snprintf(why, sizeof(why),
-			 "by their sidecars '%s' was taken at %s, before '%s' "
-			 "(%s)", second, t1, first, t0);
-	else
-		snprintf(why, sizeof(why),
-			 "the newest allocation generation goes back from "
-			 "%llu in '%s' to %llu in '%s' (GC.count never goes "
-			 "back in a process; or nothing allocated since '%s' "
-			 "is alive in '%s')",
-			 (unsigned long long)p->generation[0], first,
-			 (unsigned long long)p->generation[1], second, first,
-			 second);
-	if (force)
-		cli_error("warning: '%s' and '%s' seem to be in the wrong "
-			  "order: %s; compared as given (--force)",
-			  first, second, why);
-	else
-		cli_error("'%s' and '%s' seem to be in the wrong order: %s; "
-			  "give the dumps oldest first, or --force to "
-			  "compare them as given",
-			  first, second, why);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(small) && (buf = malloc((size_t)n + 1)))
+		hd_order_text(buf, (size_t)n + 1, p, finding, first, second,
+			      t0, t1, force);
+	cli_error("%s", buf ? buf : small);
+	if (buf != small)
+		free(buf);
 }
 
 int cli_order_pairs(hd_order_pair *p, char (*times)[40],
@@ -140,7 +96,6 @@ int cli_check_order(hd_store *const *s, const struct cli_input *in,
 int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
 		     char (*times)[40], size_t n, int force)
 {
-	char a[32], b[32];
 	size_t k;
 	int reversed = 0;
 
@@ -148,26 +103,12 @@ int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
 		const char *x = in[k].name, *y = in[k + 1].name;
 
 		if (p[k].flags & HD_ORDER_OTHER_PROCESS)
-			cli_error("warning: '%s' (pid %llu) and '%s' (pid %llu) "
-				  "are dumps of two different processes, by "
-				  "their sidecars: the objects of one are all "
-				  "new to the other",
-				  x, (unsigned long long)p[k].origin[0].pid, y,
-				  (unsigned long long)p[k].origin[1].pid);
+			say(&p[k], HD_ORDER_OTHER_PROCESS, x, y, NULL, NULL, 0);
 		else if (p[k].flags & HD_ORDER_FEW_SHARED)
-			cli_error("warning: '%s' and '%s' have only %s of %s "
-				  "addresses in common: dumps of two different "
-				  "processes? (or a compaction moved nearly "
-				  "everything between them); between two "
-				  "processes every object looks new",
-				  x, y, cli_commas(p[k].shared, a, sizeof(a)),
-				  cli_commas(p[k].objects[0] < p[k].objects[1] ?
-						     p[k].objects[0] :
-						     p[k].objects[1],
-					     b, sizeof(b)));
+			say(&p[k], HD_ORDER_FEW_SHARED, x, y, NULL, NULL, 0);
 		if (p[k].flags & HD_ORDER_REVERSED) {
-			say_reversed(&p[k], x, y, times[k], times[k + 1],
-				     force);
+			say(&p[k], HD_ORDER_REVERSED, x, y, times[k],
+			    times[k + 1], force);
 			reversed = 1;
 		}
 	}

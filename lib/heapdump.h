@@ -1761,6 +1761,26 @@ HD_API int hd_order_check(hd_order_pair *pairs,
 			  const hd_dump_origin *origins, size_t n,
 			  hd_error *err);
 
+/**
+ * One finding of an hd_order_pair in words, as the heapdump command
+ * prints it (and the gem raises it): finding is HD_ORDER_OTHER_PROCESS
+ * or HD_ORDER_FEW_SHARED (a warning) or HD_ORDER_REVERSED (an error, or
+ * with force a warning). first and second name the two dumps, t0 and t1
+ * their sidecar times ("" or NULL if none). buf is "" when the pair has
+ * not that finding.
+ * @return the length of the whole text (as snprintf), 0 when none, -1 on
+ * a bad argument
+ */
+HD_API int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
+			 unsigned int finding, const char *first,
+			 const char *second, const char *t0, const char *t1,
+			 int force);
+
+/** A UTC time as the gem's sidecar writes it ("2026-11-24T10:00:00.123456Z")
+ * in microseconds since the epoch (hd_dump_origin.time_us); 0 when it is
+ * not that. */
+HD_API int64_t hd_time_us(const char *iso8601);
+
 /* ===================================================================== */
 /* Trend: growth over many dumps                                         */
 /* ===================================================================== */

@@ -21,4 +21,5 @@ void Init_heapdump_ext(void)
 	hdx_init_heap(mod);
 	hdx_init_nodeset(mod);
 	hdx_init_graph(mod);
+	hdx_init_order(mod);
 }

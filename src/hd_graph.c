@@ -62,13 +62,13 @@ static VALUE path_or_nil(struct hdx_heap *h, hd_root_path *p, int rc,
 	return out;
 }
 
-/* #_path(id) -> [root, root_name, [ids]] or nil (no root reaches it):
- * the path `heapdump path` prints */
-static VALUE heap_path(VALUE self, VALUE id)
+/* #_path(id, skip_weak) -> [root, root_name, [ids]] or nil (no root
+ * reaches it): the path `heapdump path [--skip-weak]` prints */
+static VALUE heap_path(VALUE self, VALUE id, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
 	hd_node_id v = hdx_node_arg(h, id);
-	const hd_reach *r = hdx_heap_reach(h);
+	const hd_reach *r = hdx_heap_reach(h, RTEST(weak));
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	int rc = hd_reach_path(&p, r, v, &err);
@@ -76,13 +76,13 @@ static VALUE heap_path(VALUE self, VALUE id)
 	return path_or_nil(h, &p, rc, &err);
 }
 
-/* #_dominators(id) -> [root or nil, root_name, [ids]] or nil: the chain
- * `heapdump dominators` prints */
-static VALUE heap_dominators(VALUE self, VALUE id)
+/* #_dominators(id, skip_weak) -> [root or nil, root_name, [ids]] or nil:
+ * the chain `heapdump dominators [--skip-weak]` prints */
+static VALUE heap_dominators(VALUE self, VALUE id, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
 	hd_node_id v = hdx_node_arg(h, id);
-	hd_domtree *d = hdx_heap_dom(h);
+	hd_domtree *d = hdx_heap_dom(h, RTEST(weak));
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	int rc = hd_domtree_chain(&p, d, v, &err);
@@ -90,13 +90,13 @@ static VALUE heap_dominators(VALUE self, VALUE id)
 	return path_or_nil(h, &p, rc, &err);
 }
 
-/* #_roots_of(nodeset, all_ancestors) -> [kept NodeSet, unreached
- * NodeSet] (hd_reach_roots_of on the heap's search) */
-static VALUE heap_roots_of(VALUE self, VALUE targets, VALUE all)
+/* #_roots_of(nodeset, all_ancestors, skip_weak) -> [kept NodeSet,
+ * unreached NodeSet] (hd_reach_roots_of on the heap's search) */
+static VALUE heap_roots_of(VALUE self, VALUE targets, VALUE all, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
 	struct hdx_nodeset *t = hdx_nodeset_get(targets);
-	const hd_reach *r = hdx_heap_reach(h);
+	const hd_reach *r = hdx_heap_reach(h, RTEST(weak));
 	hd_nodes kept = { 0 }, unreached = { 0 };
 	hd_error err = { 0 };
 	int rc;
@@ -307,10 +307,10 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 	return rb_ensure(diff_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
-/* #_leaks(after, later_or_nil, top, min_share) -> Hash: the diff and
- * the leak model (hd_leaks_build on LATER, else AFTER) */
+/* #_leaks(after, later_or_nil, top, min_share, skip_weak) -> Hash: the
+ * diff and the leak model (hd_leaks_build on LATER, else AFTER) */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
-			VALUE min_share)
+			VALUE min_share, VALUE weak)
 {
 	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 	struct diff_run run;
@@ -319,6 +319,7 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 
 	lo.top = NUM2SIZET(top);
 	lo.min_share = NUM2DBL(min_share);
+	lo.flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
 	if (lo.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
 	diff_open(&run, self, after, later);
@@ -418,11 +419,11 @@ static VALUE heap_interface_with(VALUE self, VALUE diff)
 
 void hdx_init_graph(VALUE mod)
 {
-	rb_define_method(hdx_cHeap, "_path", heap_path, 1);
-	rb_define_method(hdx_cHeap, "_dominators", heap_dominators, 1);
-	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 2);
+	rb_define_method(hdx_cHeap, "_path", heap_path, 2);
+	rb_define_method(hdx_cHeap, "_dominators", heap_dominators, 2);
+	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 4);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 5);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 }

@@ -17,6 +17,8 @@ static void heap_free(void *p)
 
 	hd_reach_free(h->reach);
 	hd_domtree_free(h->dom);
+	hd_reach_free(h->reach_weak);
+	hd_domtree_free(h->dom_weak);
 	hd_store_close(h->s);
 	xfree(h);
 }
@@ -70,25 +72,30 @@ VALUE hdx_str(const char *p, size_t n)
 	return p ? rb_utf8_str_new(p, (long)n) : Qnil;
 }
 
-hd_domtree *hdx_heap_dom(struct hdx_heap *h)
+hd_domtree *hdx_heap_dom(struct hdx_heap *h, int weak)
 {
+	hd_domtree **d = weak ? &h->dom_weak : &h->dom;
 	hd_error err = { 0 };
 	int rc;
 
-	if (!h->dom &&
-	    (rc = hd_domtree_new(&h->dom, h->s, HD_DOMTREE_SKIP_DUMPER, &err)))
+	if (!*d && (rc = hd_domtree_new(d, h->s,
+					HD_DOMTREE_SKIP_DUMPER |
+						(weak ? HD_ROOTS_SKIP_WEAK : 0),
+					&err)))
 		hdx_raise(rc, &err);
-	return h->dom;
+	return *d;
 }
 
-const hd_reach *hdx_heap_reach(struct hdx_heap *h)
+const hd_reach *hdx_heap_reach(struct hdx_heap *h, int weak)
 {
+	hd_reach **r = weak ? &h->reach_weak : &h->reach;
 	hd_error err = { 0 };
 	int rc;
 
-	if (!h->reach && (rc = hd_reach_new(&h->reach, h->s, 0, &err)))
+	if (!*r && (rc = hd_reach_new(r, h->s, weak ? HD_ROOTS_SKIP_WEAK : 0,
+				      &err)))
 		hdx_raise(rc, &err);
-	return h->reach;
+	return *r;
 }
 
 /* ---- opening, building, writing ---- */
@@ -208,9 +215,13 @@ static VALUE heap_close(VALUE self)
 	TypedData_Get_Struct(self, struct hdx_heap, &heap_type, h);
 	hd_reach_free(h->reach);
 	hd_domtree_free(h->dom);
+	hd_reach_free(h->reach_weak);
+	hd_domtree_free(h->dom_weak);
 	hd_store_close(h->s);
 	h->reach = NULL;
 	h->dom = NULL;
+	h->reach_weak = NULL;
+	h->dom_weak = NULL;
 	h->s = NULL;
 	return Qnil;
 }
@@ -577,17 +588,22 @@ static VALUE heap_stats(VALUE self, VALUE groupings, VALUE all, VALUE by_mem,
 
 /* ---- the dominator tree (top, dominators, retained sizes) ---- */
 
-static VALUE heap_dom_ready(VALUE self)
+/* #_dom_ready?(skip_weak): that dominator tree is made */
+static VALUE heap_dom_ready(VALUE self, VALUE weak)
 {
-	return hdx_heap_get(self)->dom ? Qtrue : Qfalse;
+	struct hdx_heap *h = hdx_heap_get(self);
+
+	return (RTEST(weak) ? h->dom_weak : h->dom) ? Qtrue : Qfalse;
 }
 
-/* #_retained(id) -> [count, memsize] (0, 0 when no root reaches it) */
-static VALUE heap_retained(VALUE self, VALUE id)
+/* #_retained(id, skip_weak) -> [count, memsize] (0, 0 when no root
+ * reaches it) */
+static VALUE heap_retained(VALUE self, VALUE id, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
 	hd_node_id v = hdx_node_arg(h, id);
-	uint64_t mem = 0, n = hd_domtree_retained(hdx_heap_dom(h), v, &mem);
+	uint64_t mem = 0,
+		 n = hd_domtree_retained(hdx_heap_dom(h, RTEST(weak)), v, &mem);
 
 	return rb_ary_new_from_args(2, ULL2NUM(n), ULL2NUM(mem));
 }
@@ -596,7 +612,7 @@ static VALUE heap_retained(VALUE self, VALUE id)
 static VALUE heap_reached(VALUE self)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
-	hd_domtree *d = hdx_heap_dom(h);
+	hd_domtree *d = hdx_heap_dom(h, 0);
 	uint64_t mem = 0, n = hd_domtree_reached(d, &mem);
 
 	return rb_ary_new_from_args(3, ULL2NUM(n), ULL2NUM(mem),
@@ -604,10 +620,10 @@ static VALUE heap_reached(VALUE self)
 }
 
 /* #_top(k) -> the ids of the k largest retained sizes (hd_domtree_top) */
-static VALUE heap_top(VALUE self, VALUE vk)
+static VALUE heap_top(VALUE self, VALUE vk, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
-	hd_domtree *d = hdx_heap_dom(h);
+	hd_domtree *d = hdx_heap_dom(h, RTEST(weak));
 	long k = NUM2LONG(vk);
 	hd_node_id *ids;
 	size_t n = 0, i;
@@ -633,10 +649,10 @@ static VALUE heap_top(VALUE self, VALUE vk)
 
 /* #_top_classes -> [[class, objects, shallow, retained_count,
  * retained_memsize]], hd_domtree_classes' order */
-static VALUE heap_top_classes(VALUE self)
+static VALUE heap_top_classes(VALUE self, VALUE weak)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
-	hd_domtree *d = hdx_heap_dom(h);
+	hd_domtree *d = hdx_heap_dom(h, RTEST(weak));
 	hd_class_retained *rows = NULL;
 	size_t n = 0, i;
 	hd_error err = { 0 };
@@ -661,7 +677,7 @@ static VALUE heap_top_classes(VALUE self)
 static VALUE heap_idom(VALUE self, VALUE id)
 {
 	struct hdx_heap *h = hdx_heap_get(self);
-	hd_node_id v = hd_domtree_idom(hdx_heap_dom(h), hdx_node_arg(h, id));
+	hd_node_id v = hd_domtree_idom(hdx_heap_dom(h, 0), hdx_node_arg(h, id));
 
 	if (v == HD_DOM_ROOT)
 		return ID2SYM(rb_intern("root"));
@@ -719,11 +735,11 @@ void hdx_init_heap(VALUE mod)
 	rb_define_method(hdx_cHeap, "_hop_text", heap_hop_text, 2);
 	rb_define_method(hdx_cHeap, "_dumper?", heap_is_dumper, 1);
 	rb_define_method(hdx_cHeap, "_stats", heap_stats, 4);
-	rb_define_method(hdx_cHeap, "_dom_ready?", heap_dom_ready, 0);
-	rb_define_method(hdx_cHeap, "_retained", heap_retained, 1);
+	rb_define_method(hdx_cHeap, "_dom_ready?", heap_dom_ready, 1);
+	rb_define_method(hdx_cHeap, "_retained", heap_retained, 2);
 	rb_define_method(hdx_cHeap, "_reached", heap_reached, 0);
-	rb_define_method(hdx_cHeap, "_top", heap_top, 1);
-	rb_define_method(hdx_cHeap, "_top_classes", heap_top_classes, 0);
+	rb_define_method(hdx_cHeap, "_top", heap_top, 2);
+	rb_define_method(hdx_cHeap, "_top_classes", heap_top_classes, 1);
 	rb_define_method(hdx_cHeap, "_idom", heap_idom, 1);
 	rb_define_method(hdx_cHeap, "_roots", heap_roots, 0);
 }

@@ -17,6 +17,8 @@ struct hdx_heap {
 	hd_store *s;
 	hd_domtree *dom;  /* HD_DOMTREE_SKIP_DUMPER, as top and dominators */
 	hd_reach *reach;  /* flags 0, as path */
+	hd_domtree *dom_weak;  /* the same with HD_ROOTS_SKIP_WEAK (skip_weak:) */
+	hd_reach *reach_weak;
 };
 
 /* A set of node ids of one heap (kept alive by it). */
@@ -34,8 +36,10 @@ struct hdx_nodeset *hdx_nodeset_get(VALUE v);
 VALUE hdx_nodeset_wrap(VALUE heap, hd_nodes *set);
 /* raises HeapDump::Error with err's message (or HD code's text) */
 NORETURN(void hdx_raise(int rc, const hd_error *err));
-hd_domtree *hdx_heap_dom(struct hdx_heap *h);
-const hd_reach *hdx_heap_reach(struct hdx_heap *h);
+/* the heap's dominator tree and search from the roots, made on first use;
+ * weak: through no weak reference (HD_ROOTS_SKIP_WEAK, --skip-weak) */
+hd_domtree *hdx_heap_dom(struct hdx_heap *h, int weak);
+const hd_reach *hdx_heap_reach(struct hdx_heap *h, int weak);
 VALUE hdx_str(const char *p, size_t n);
 /* a path as [root, root_name, [ids]] (root nil when several) */
 VALUE hdx_path_value(const hd_store *s, const hd_root_path *p);
@@ -43,5 +47,6 @@ VALUE hdx_path_value(const hd_store *s, const hd_root_path *p);
 void hdx_init_heap(VALUE mod);
 void hdx_init_nodeset(VALUE mod);
 void hdx_init_graph(VALUE mod);
+void hdx_init_order(VALUE mod);
 
 #endif

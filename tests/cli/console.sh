@@ -1,9 +1,12 @@
 #!/bin/sh
-# console.sh - heapdump console: irb driven through standard input, on
-# every Ruby of HD_RUBIES (make check's RUBIES) that has irb, with the gem
-# built for it (B/ext-VERSION): the answers are the commands' (stats, path,
-# leaks); help lists the API; a Ruby without irb, a missing Ruby, a file
-# that is not a dump and no input fail with a clear message.
+# console.sh - heapdump console driven through standard input, on every
+# Ruby of HD_RUBIES (make check's RUBIES), with the gem built for it
+# (B/ext-VERSION): irb where the Ruby has it, and the basic prompt
+# (HEAPDUMP_CONSOLE=basic, and what runs where irb cannot be required, as
+# on 4.0.1) on every one; the answers are the commands' (stats, path,
+# leaks, the refusal of dumps given newest first); help lists the API; a
+# missing Ruby, a file that is not a dump and no input fail with a clear
+# message.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 
@@ -29,37 +32,87 @@ check body-path-known yes "$([ -n "$chain" ] && echo yes)"
 suspect=$("$HD" leaks -q -f json "$TMP/leak_before.json" "$TMP/leak_after.json" "$TMP/leak_later.json" |
 	jq -r '.suspects[0] | "\(.holder.address) \(.retained_count) \(.retained_memsize)"')
 
+# the CLI's refusal of dumps given newest first, as the console prints it
+order_err=$("$HD" leaks -q "$TMP/leak_after.json" "$TMP/leak_before.json" 2>&1 | sed 's/^heapdump: //')
+
+# One session, the same on every Ruby and every prompt: irb where the Ruby
+# has it, and the basic prompt (HEAPDUMP_CONSOLE=basic) everywhere, which
+# is what runs where irb cannot be required (4.0.1 here: irb is a bundled
+# gem there, not installed).
+session() { # TAG RUBY: the checks of one prompt
+	tag=$1 r=$2
+	printf '%s\n' 'r = heap.stats(by: :class).first' 'puts "ROW #{r[:class]} #{r[:count]} #{r[:memsize]}"' \
+		'puts "SIZE #{heap.size}"' 'help' |
+		"$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
+	check "one[$tag]/exit" 0 $?
+	check "one[$tag]/stats-as-the-command" "ROW $top_class" "$(grep '^ROW ' "$TMP/out")"
+	check "one[$tag]/size" "SIZE 8175" "$(grep '^SIZE ' "$TMP/out")"
+	check_grep "one[$tag]/banner" "^heap = #<HeapDump::Heap $TMP/ok_ruby3.1_traced.json: 8175 objects" "$TMP/out"
+	check_grep "one[$tag]/help-lists-the-api" 'heap\.select\(class: /Plan/' "$TMP/out"
+	check_grep "one[$tag]/help-interface" 'interface_with' "$TMP/out"
+	check "one[$tag]/store-kept" yes "$([ -f "$TMP/ok_ruby3.1_traced.json.hds" ] && echo yes)"
+	printf '%s\n' "puts \"PATH #{heap.path(heap[\"$body\"])}\"" |
+		"$HD" console --ruby "$r" "$TMP/named_ruby3.1_names_after.json.gz" >"$TMP/out" 2>"$TMP/err"
+	check "path[$tag]/as-the-command" "PATH $chain" "$(grep '^PATH ' "$TMP/out")"
+	printf '%s\n' 's = before.leaks(after, later).suspects.first' \
+		'puts "SUSPECT #{s.holder.hexaddress} #{s.retained_count} #{s.retained_memsize}"' \
+		'puts "NAMES #{[before, after, later].map { |h| File.basename(h.source) }.join(",")} #{heap.equal?(later)}"' \
+		'begin; after.leaks(before); rescue HeapDump::OrderError => e; puts "ORDER #{e.message}"; end' |
+		"$HD" console --ruby "$r" "$TMP/leak_before.json" "$TMP/leak_after.json" "$TMP/leak_later.json" >"$TMP/out" 2>"$TMP/err"
+	check "three[$tag]/leaks-as-the-command" "SUSPECT $suspect" "$(grep '^SUSPECT ' "$TMP/out")"
+	check "three[$tag]/bound" "NAMES leak_before.json,leak_after.json,leak_later.json true" "$(grep '^NAMES ' "$TMP/out")"
+	check_grep "three[$tag]/banner" '^later = #<HeapDump::Heap' "$TMP/out"
+	check "three[$tag]/order-as-the-command" "ORDER $order_err" "$(grep '^ORDER ' "$TMP/out")"
+}
+
+# What only the basic prompt does: an expression over several lines, an
+# exception printed and the session going on, exit.
+basic() { # TAG RUBY
+	tag=$1 r=$2
+	printf '%s\n' 'x = heap.stats(by: :class,' '  sort: :count).first' 'def twice(n)' '  n * 2' 'end' \
+		'puts "TWICE #{twice(x[:count])}"' 'no_such_name' '1 +* 2' 'puts "STR #{"a' 'b".size}"' \
+		'puts "STILL #{heap.size}"' 'heap.select(class: "NoSuchClass").roots_of' 'puts "IRB #{defined?(IRB::Irb).inspect}"' \
+		'exit' 'puts "NOT REACHED"' |
+		"$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
+	check "basic[$tag]/exit" 0 $?
+	check "basic[$tag]/multi-line" "TWICE $(( $(echo "$top_class" | cut -d' ' -f2) * 2 ))" "$(grep '^TWICE ' "$TMP/out")"
+	check_grep "basic[$tag]/value-printed" '^=> \{:?class' "$TMP/out"
+	check_grep "basic[$tag]/name-error-printed" "no_such_name.*\(NameError\)" "$TMP/out"
+	check_grep "basic[$tag]/syntax-error-printed" "\(SyntaxError\)" "$TMP/out"
+	check "basic[$tag]/string-over-lines" "STR 3" "$(grep '^STR ' "$TMP/out")"
+	check "basic[$tag]/goes-on" "STILL 8175" "$(grep '^STILL ' "$TMP/out")"
+	check_grep "basic[$tag]/empty-selection-error" "the selection picks no object.*\(HeapDump::Error\)" "$TMP/out"
+	check "basic[$tag]/exit-leaves" "" "$(grep 'NOT REACHED' "$TMP/out")"
+	check "basic[$tag]/not-irb" "IRB nil" "$(grep '^IRB ' "$TMP/out")"
+	printf 'puts "EOF #{heap.size}"\n' | "$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
+	check "basic[$tag]/eof-leaves" "0 EOF 8175" "$? $(grep '^EOF ' "$TMP/out")"
+}
+
 for r in ${HD_RUBIES:-ruby}; do
 	v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null) || { notok "ruby[$r]" "does not run"; continue; }
 	RUBYLIB="$BDIR/ext-$v:$TOP/src/lib"
 	export RUBYLIB
-	if ! "$r" -e 'require "irb"' 2>/dev/null; then
-		# no irb in this Ruby (4.0 made it a bundled gem): said, exit 1
-		echo 'heap.size' | "$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
-		check "no-irb[$v]/exit" 1 $?
-		check_grep "no-irb[$v]/says-so" "has no irb \(gem install irb\)" "$TMP/err"
-		continue
+	if "$r" -e 'require "irb"' 2>/dev/null; then
+		unset HEAPDUMP_CONSOLE
+		session "$v" "$r"
+		check "irb[$v]/no-basic-note" "" "$(grep 'basic prompt' "$TMP/err")"
+		HEAPDUMP_CONSOLE=basic
+		export HEAPDUMP_CONSOLE
+		session "$v/basic" "$r"
+		basic "$v/basic" "$r"
+		unset HEAPDUMP_CONSOLE
+	else
+		# no irb in this Ruby (4.0 made it a bundled gem): the basic
+		# prompt, said once on stderr
+		unset HEAPDUMP_CONSOLE
+		session "$v/no-irb" "$r"
+		check "no-irb[$v]/says-so" "heapdump console: irb was not found for $("$r" -e 'print RbConfig.ruby') (gem install irb for the full console): this is the basic prompt (help, exit)" "$(cat "$TMP/err")"
+		basic "$v/no-irb" "$r"
+		# HEAPDUMP_CONSOLE=irb insists on irb: exit 1, said
+		echo 'heap.size' | HEAPDUMP_CONSOLE=irb "$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
+		check "no-irb[$v]/irb-insisted-exit" 1 $?
+		check_grep "no-irb[$v]/irb-insisted-says-so" "has no irb \(gem install irb\)" "$TMP/err"
 	fi
-	printf '%s\n' 'r = heap.stats(by: :class).first' 'puts "ROW #{r[:class]} #{r[:count]} #{r[:memsize]}"' \
-		'puts "SIZE #{heap.size}"' 'help' |
-		"$HD" console --ruby "$r" "$TMP/ok_ruby3.1_traced.json" >"$TMP/out" 2>"$TMP/err"
-	check "one[$v]/exit" 0 $?
-	check "one[$v]/stats-as-the-command" "ROW $top_class" "$(grep '^ROW ' "$TMP/out")"
-	check "one[$v]/size" "SIZE 8175" "$(grep '^SIZE ' "$TMP/out")"
-	check_grep "one[$v]/banner" "^heap = #<HeapDump::Heap $TMP/ok_ruby3.1_traced.json: 8175 objects" "$TMP/out"
-	check_grep "one[$v]/help-lists-the-api" 'heap\.select\(class: /Plan/' "$TMP/out"
-	check_grep "one[$v]/help-interface" 'interface_with' "$TMP/out"
-	check "one[$v]/store-kept" yes "$([ -f "$TMP/ok_ruby3.1_traced.json.hds" ] && echo yes)"
-	printf '%s\n' "puts \"PATH #{heap.path(heap[\"$body\"])}\"" |
-		"$HD" console --ruby "$r" "$TMP/named_ruby3.1_names_after.json.gz" >"$TMP/out" 2>"$TMP/err"
-	check "path[$v]/as-the-command" "PATH $chain" "$(grep '^PATH ' "$TMP/out")"
-	printf '%s\n' 's = before.leaks(after, later).suspects.first' \
-		'puts "SUSPECT #{s.holder.hexaddress} #{s.retained_count} #{s.retained_memsize}"' \
-		'puts "NAMES #{[before, after, later].map { |h| File.basename(h.source) }.join(",")} #{heap.equal?(later)}"' |
-		"$HD" console --ruby "$r" "$TMP/leak_before.json" "$TMP/leak_after.json" "$TMP/leak_later.json" >"$TMP/out" 2>"$TMP/err"
-	check "three[$v]/leaks-as-the-command" "SUSPECT $suspect" "$(grep '^SUSPECT ' "$TMP/out")"
-	check "three[$v]/bound" "NAMES leak_before.json,leak_after.json,leak_later.json true" "$(grep '^NAMES ' "$TMP/out")"
-	check_grep "three[$v]/banner" '^later = #<HeapDump::Heap' "$TMP/out"
 done
 
 unset RUBYLIB

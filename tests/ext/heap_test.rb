@@ -270,6 +270,184 @@ check "dominators/as-the-cli", !got_addrs.empty? && got_addrs.last == expected["
   [b, a, l].each(&:close)
 end
 
+# ---- order: heaps given newest first are refused, with the command's words ----
+require "open3"
+require "stringio"
+
+# runs the block with $stderr captured: [its value or exception, what it warned]
+def stderr_of
+  old = $stderr
+  $stderr = StringIO.new
+  v = begin
+    yield
+  rescue StandardError => e
+    e
+  end
+  [v, $stderr.string]
+ensure
+  $stderr = old
+end
+
+def cli_err(*args)
+  _out, err, st = Open3.capture3(HD, *args)
+  [st.exitstatus, err.lines.map(&:chomp).reject { |l| l.include?("repaired") }]
+end
+
+check "order/error-class", defined?(HeapDump::OrderError) && HeapDump::OrderError < HeapDump::Error
+ORDER_ERROR = defined?(HeapDump::OrderError) ? HeapDump::OrderError : Class.new(StandardError)
+lb, la, ll = %w[leak_before.json leak_after.json leak_later.json].map { |n| fixture(n) }
+hb, ha, hl = [lb, la, ll].map { |f| HeapDump.load(f) }
+[["leaks-pair", :leaks, [ha, hb], [la, lb]],
+ ["leaks-three", :leaks, [hl, ha, hb], [ll, la, lb]],
+ ["diff-pair", :diff, [ha, hb], [la, lb]],
+ ["diff-later-reversed", :diff, [hb, hl, ha], [lb, ll, la]]].each do |tag, meth, heaps, paths|
+  cmd = meth.to_s
+  rc, err = cli_err(cmd, "-q", *paths)
+  check_eq "order/#{tag}/cli-refuses", 2, rc
+  e, warned = stderr_of { heaps[0].public_send(meth, *heaps[1..]) }
+  check "order/#{tag}/raises-order-error", e.is_a?(ORDER_ERROR), e.inspect[0, 300]
+  check_eq "order/#{tag}/cli-text", err,
+           (e.is_a?(Exception) ? warned.lines.map(&:chomp) + e.message.lines.map { |m| "heapdump: #{m.chomp}" } : [])
+  # force: true compares them as given, as --force does, and warns as it warns
+  rc, ferr = cli_err(cmd, "-q", "--force", "-f", "json", *paths)
+  got, fwarned = stderr_of { heaps[0].public_send(meth, *heaps[1..], force: true) }
+  check_eq "order/#{tag}/force-warns-as-cli", ferr, fwarned.lines.map(&:chomp)
+  want = cli_json(cmd, "--force", *paths)
+  if meth == :leaks
+    check_eq "order/#{tag}/force-as-cli",
+             [want["leaked"] || want["new"], want["border"], want["groups"],
+              want["suspects"].map { |x| [x["holder"] && x["holder"]["address"], x["retained_count"]] }],
+             (got.is_a?(HeapDump::Leaks) ? [{ "count" => got.count, "memsize" => got.memsize }, got.border, got.groups,
+                                             got.shown.map { |x| [x.holder && hex(x.holder), x.retained_count] }] : got)
+  else
+    check_eq "order/#{tag}/force-as-cli", [want["new"]["count"], want["retained"] && want["retained"]["count"]],
+             (got.is_a?(HeapDump::Diff) ? [got.added_count, got.later ? got.retained_count : nil] : got)
+  end
+end
+# the right order: no exception, no word
+ok, quiet = stderr_of { hb.leaks(ha, hl) }
+check "order/right-order-leaks", ok.is_a?(HeapDump::Leaks) && quiet.empty?, "#{ok.inspect[0, 200]} #{quiet}"
+ok, quiet = stderr_of { hb.diff(ha) }
+check "order/right-order-diff", ok.is_a?(HeapDump::Diff) && quiet.empty?, "#{ok.inspect[0, 200]} #{quiet}"
+# by the gem's sidecars: the same process, AFTER's time before BEFORE's
+sb = File.join(WORK, "sc_before.json")
+sa = File.join(WORK, "sc_after.json")
+FileUtils.cp(lb, sb)
+FileUtils.cp(la, sa)
+meta = ->(time, pid) { JSON.generate("pid" => pid, "time" => time, "rss_bytes" => 1000, "ruby_version" => "3.1.2") }
+File.write("#{sb}.meta.json", meta.call("2026-11-24T10:00:05.000000Z", 4242))
+File.write("#{sa}.meta.json", meta.call("2026-11-24T10:00:01.500000Z", 4242))
+hsb, hsa = HeapDump.load(sb), HeapDump.load(sa)
+rc, err = cli_err("leaks", "-q", sb, sa)
+check_eq "order/sidecar/cli-refuses", 2, rc
+e, = stderr_of { hsb.leaks(hsa) }
+check "order/sidecar/raises", e.is_a?(ORDER_ERROR) && e.message.include?("by their sidecars"), e.inspect[0, 300]
+check_eq "order/sidecar/cli-text", err, (e.is_a?(Exception) ? ["heapdump: #{e.message}"] : [])
+# a store whose source dump has the sidecar: found through the store, as the command finds it
+st = File.join(WORK, "sc_after.hds")
+system(HD, "index", "-q", "-o", st, sa, exception: true)
+hst = HeapDump.load(st)
+rc, err = cli_err("diff", "-q", sb, st)
+e, = stderr_of { hsb.diff(hst) }
+check_eq "order/sidecar-store/cli-text", [2, err], [rc, e.is_a?(ORDER_ERROR) ? ["heapdump: #{e.message}"] : e.inspect]
+# two processes by their sidecars: a warning (the command's), no refusal
+File.write("#{sa}.meta.json", meta.call("2026-11-24T10:00:01.500000Z", 4343))
+rc, err = cli_err("diff", "-q", sb, sa)
+got, warned = stderr_of { hsb.diff(hsa) }
+check_eq "order/two-processes/warns-as-cli", [0, err], [got.is_a?(HeapDump::Diff) ? 0 : got.inspect, warned.lines.map(&:chomp)]
+check "order/two-processes/warned", warned.include?("two different processes"), warned
+[hb, ha, hl, hsb, hsa, hst].each(&:close)
+
+# ---- an empty selection or a file that is no dump: an error, never "no leak" ----
+hl = HeapDump.load(ll)
+none = hl.select(class: "NoSuchClassAnywhere")
+rc, err = cli_err("roots-of", "-q", ll, "--class", "NoSuchClassAnywhere")
+e = check_raises("empty/roots_of-raises", HeapDump::Error) { hl.roots_of(none) }
+check "empty/roots_of-as-cli", rc == 1 && e && err.any? { |l| l.end_with?(e.message.sub("#{ll}: ", "")) } &&
+                               e.message.include?("picks no object"), "#{rc} #{err} #{e&.message}"
+check_raises("empty/subgraph_of-raises", HeapDump::Error) { hl.subgraph_of(none) }
+e = check_raises("empty/interface_with-raises", HeapDump::Error) { hl.interface_with(none) }
+check "empty/interface_with-says-so", e && e.message.include?("picks no object"), e&.message
+check_raises("empty/interface_with-empty-array", HeapDump::Error) { hl.interface_with([]) }
+hb = HeapDump.load(lb)
+same = hb.diff(hb)
+e = check_raises("empty/interface_with-empty-diff", HeapDump::Error) { hb.interface_with(same) }
+check "empty/interface_with-empty-diff-says-so", e && e.message.include?("the diff found no new object"), e&.message
+hb.close
+notdump = File.join(WORK, "notes2.txt")
+File.write(notdump, "hello\n")
+e = check_raises("empty/from-not-a-dump-raises", HeapDump::Error) { hl.interface_with(hl.select(from: notdump)) }
+check "empty/from-not-a-dump-says-so", e && e.message.include?("not a heap dump"), e&.message
+emptyf = File.join(WORK, "empty2.json")
+File.write(emptyf, "")
+check_raises("empty/from-empty-file-raises", HeapDump::Error) { hl.interface_with(hl.select(from: emptyf)) }
+check_raises("empty/leaks-after-not-a-heap", TypeError) { hb = HeapDump.load(lb); hb.leaks(notdump) }
+hl.close
+
+# ---- skip_weak: the weak references of real dumps (WeakKeyMap values), as --skip-weak ----
+%w[ok_ruby3.3.10_traced.json.gz ok_ruby3.4.8_traced.json.gz ok_ruby4.0.1_traced.json.gz].each do |name|
+  path = fixture(name)
+  heap = HeapDump.load(path)
+  wkm = heap.select(type: :DATA).find { |o| o.aux == "weakkeymap" }
+  val = wkm&.references&.first
+  unless val
+    check "weak/#{name}/fixture-has-weakkeymap", false, "no weakkeymap with a reference"
+    next
+  end
+  a = hex(val)
+  begin
+    want = cli_json("path", path, a)["path"].map { |o| o["address"] }
+    check_eq "weak/#{name}/path-as-cli", want, heap.path(val)&.objects&.map { |o| hex(o) }
+    check "weak/#{name}/path-through-weakkeymap", want.include?(hex(wkm)), want.inspect
+    rc, = cli_err("path", "-q", "--skip-weak", path, a)
+    check_eq "weak/#{name}/skip-path-as-cli", [1, nil], [rc, heap.path(val, skip_weak: true)]
+    check_eq "weak/#{name}/object-path-skip", nil, val.path(skip_weak: true)
+    want = JSON.generate(cli_json("dominators", path, a)).scan(/"address":"(0x\h+)"/).flatten
+    got = heap.dominators(val)&.objects&.map { |o| hex(o) }
+    check "weak/#{name}/dominators-as-cli", got && got.last == a && (got - want).empty?, "#{got} vs #{want}"
+    rc, = cli_err("dominators", "-q", "--skip-weak", path, a)
+    check_eq "weak/#{name}/skip-dominators-as-cli", [rc == 0 ? :chain : nil],
+             [heap.dominators(val, skip_weak: true) && :chain]
+    cli_ro = File.join(WORK, "ro-weak.json")
+    [[], ["--skip-weak"]].each do |opt|
+      rc, err = cli_err("roots-of", "-q", *opt, path, "--address", a, "-o", cli_ro)
+      got = heap.roots_of(heap.select(address: a), skip_weak: !opt.empty?)
+      if rc.zero?
+        cli_addrs = File.foreach(cli_ro).filter_map { |l| j = JSON.parse(l) and j["address"] }.sort
+        check_eq "weak/#{name}/roots_of#{opt.join}-as-cli", cli_addrs, got.map { |o| hex(o) }.sort
+      else
+        check_eq "weak/#{name}/roots_of#{opt.join}-as-cli", [[], [a]], [got.map { |o| hex(o) }, got.unreached.map { |o| hex(o) }]
+      end
+    end
+    want = cli_json("top", "-n", "0", "--skip-weak", path)["objects"].map { |o| [o["object"]["address"], o["retained_count"], o["retained_memsize"]] }
+    got = heap.top(heap.size, skip_weak: true).map { |o| [hex(o), o.retained_count, o.retained] }
+    check_eq "weak/#{name}/skip-top-as-cli", want, got
+    plain = cli_json("top", "-n", "0", path)["objects"].map { |o| [o["object"]["address"], o["retained_count"], o["retained_memsize"]] }
+    check "weak/#{name}/top-differs", plain != want, "top and top --skip-weak agree: the fixture tests nothing"
+    check_eq "weak/#{name}/top-unchanged", plain, heap.top(heap.size).map { |o| [hex(o), o.retained_count, o.retained] }
+  rescue StandardError => e
+    check "weak/#{name}/no-exception", false, "#{e.class}: #{e.message}"
+  end
+  heap.close
+end
+# leaks --skip-weak on the leak scenarios: the same answers as the command
+[%w[leak_before.json leak_after.json leak_later.json],
+ %w[leak_ruby4.0.1_before.json.gz leak_ruby4.0.1_after.json.gz leak_ruby4.0.1_later.json.gz]].each do |names|
+  paths = names.map { |n| fixture(n) }
+  b, a, l = paths.map { |f| HeapDump.load(f) }
+  want = cli_json("leaks", "--skip-weak", *paths)
+  begin
+    lk = b.leaks(a, l, skip_weak: true)
+    check_eq "weak/leaks-#{names[0]}-as-cli",
+             [want["leaked"]["count"], want["border"], want["groups"],
+              want["suspects"].map { |x| [x["holder"] && x["holder"]["address"], x["retained_count"], x["path"] && x["path"]["objects"].map { |o| o["address"] }] }],
+             [lk.count, lk.border, lk.groups, lk.shown.map { |x| [x.holder && hex(x.holder), x.retained_count, x.path&.objects&.map { |o| hex(o) }] }]
+  rescue StandardError => e
+    check "weak/leaks-#{names[0]}-no-exception", false, "#{e.class}: #{e.message}"
+  end
+  [b, a, l].each(&:close)
+end
+
 # ---- memory: iterating every object of a big store stays flat ----
 big = ENV["BIG"]
 if big.nil? || big.empty? || !File.exist?(big)

@@ -2,7 +2,9 @@
 
 # HeapDump::Console - what `heapdump console DUMP|STORE [MORE...]` runs:
 # the inputs loaded (HeapDump.load), then irb with heap, before, after,
-# later, heaps and help bound. man 1 heapdump-console.
+# later, heaps and help bound; where irb cannot be required (4.0 made it a
+# bundled gem), a basic prompt of its own (Console::Basic), said once on
+# stderr. man 1 heapdump-console.
 require "heapdump"
 
 module HeapDump
@@ -27,8 +29,10 @@ module HeapDump
         obj.path obj.dominators
       heap.path(obj)  heap.dominators(obj)                          # HeapDump::Path, #to_s
       heap.roots_of(sel)  heap.subgraph_of(sel, depth: 1)           # selections
+        skip_weak: true on path, dominators, roots_of, top, leaks   # as --skip-weak
       before.diff(after, later)                                     # .added .retained_later .to_h
       before.leaks(after, later)                                    # .suspects .shown .to_h
+        newest first: HeapDump::OrderError (force: true: compared as given)
       later.interface_with(diff_or_sel)                             # .border (keepalive_count,
                                                                     #  retained_count) .holders
     TXT
@@ -51,16 +55,36 @@ module HeapDump
       end
     end
 
-    # Loads the inputs and runs irb; returns the exit status.
+    # Loads the inputs and runs irb (or, where irb cannot be required,
+    # the basic prompt: Basic); returns the exit status. HEAPDUMP_CONSOLE
+    # =basic runs the basic prompt even where irb is, =irb insists on irb.
     def self.start(paths)
       heaps = paths.map { |p| HeapDump.load(p) }
       b = session(heaps)
       $stdout.puts banner(heaps)
-      run_irb(b)
+      case ENV["HEAPDUMP_CONSOLE"].to_s
+      when "basic" then Basic.new(b).run
+      when "irb" then run_irb(b)
+      else irb? ? run_irb(b) : basic_instead(b)
+      end
       0
     rescue HeapDump::Error => e
       warn "heapdump console: #{e.message}"
       1
+    end
+
+    # irb can be required (4.0 made it a bundled gem, not always installed)
+    def self.irb?
+      require "irb"
+      true
+    rescue LoadError
+      false
+    end
+
+    def self.basic_instead(b)
+      warn "heapdump console: irb was not found for #{RbConfig.ruby} (gem install irb for the full console): " \
+           "this is the basic prompt (help, exit)"
+      Basic.new(b).run
     end
 
     def self.banner(heaps)
@@ -92,7 +116,8 @@ module HeapDump
       begin
         require "irb"
       rescue LoadError
-        raise HeapDump::Error, "#{RbConfig.ruby} has no irb (gem install irb), or give heapdump console --ruby another Ruby"
+        raise HeapDump::Error, "#{RbConfig.ruby} has no irb (gem install irb), or give heapdump console --ruby another Ruby " \
+                               "(HEAPDUMP_CONSOLE=irb insists on irb; without it the basic prompt runs)"
       end
       IRB::Command::Help.prepend(IrbHelp) if defined?(IRB::Command::Help) && IRB::Command::Help.method_defined?(:execute)
       IRB.setup(nil, argv: [])
@@ -102,6 +127,113 @@ module HeapDump
       irb = IRB::Irb.new(ws)
       IRB.conf[:MAIN_CONTEXT] = irb.context
       irb.run(IRB.conf)
+    end
+
+    # The basic prompt, when irb is not there: a line read with Reline
+    # when it is there and standard input is a terminal, else with gets;
+    # more lines while the input is an incomplete expression (Basic.
+    # incomplete?); evaluated in the session's one binding; "=> " and the
+    # value's inspect; an exception printed, and the next line read.
+    # exit, quit or end of input leave; help prints the API.
+    class Basic
+      def initialize(binding, input: $stdin, output: $stdout)
+        @binding = binding
+        @in = input
+        @out = output
+        @line = 1
+        @reline = input.tty? && reline
+      end
+
+      def run
+        buf = +""
+        while (line = read(buf.empty? ? "heapdump> " : "heapdump* "))
+          if buf.empty?
+            word = line.strip
+            next if word.empty?
+            break if %w[exit quit exit! quit!].include?(word)
+            next @out.puts(HELP) if word == "help"
+          end
+          buf << line.chomp << "\n"
+          next if Basic.incomplete?(buf)
+
+          evaluate(buf)
+          buf = +""
+        end
+        evaluate(buf) unless buf.strip.empty? # end of input inside an expression: its error
+        @out.puts if @in.tty?
+      end
+
+      # src is an expression cut short (more lines may complete it), by
+      # the parser of this Ruby: Prism's errors at the end of the input
+      # (3.4 and later), parse.y's "unexpected end-of-input" (3.3 and
+      # earlier)
+      def self.incomplete?(src)
+        prism? ? prism_incomplete?(src) : parse_y_incomplete?(src)
+      end
+
+      def self.prism?
+        return @prism unless @prism.nil?
+
+        @prism = RUBY_VERSION >= "3.4" && begin
+          require "prism"
+          Prism.respond_to?(:parse)
+        rescue LoadError
+          false
+        end
+      end
+
+      # errors that more input cannot mend: a token where none goes
+      FINAL = %i[unexpected_token_ignore expect_eol_after_statement].freeze
+
+      def self.prism_incomplete?(src)
+        errs = Prism.parse(src).errors
+        return false if errs.empty? || errs.any? { |e| FINAL.include?(e.type) }
+
+        size = src.rstrip.bytesize
+        errs.any? { |e| e.location.start_offset >= size || e.type.to_s.match?(/_term|_eof|close_context/) }
+      end
+
+      def self.parse_y_incomplete?(src)
+        RubyVM::InstructionSequence.compile(src)
+        false
+      rescue SyntaxError => e
+        e.message.match?(/unexpected end-of-input|unexpected \$end|meets end of file|anywhere before EOF/)
+      end
+
+      private
+
+      def reline
+        require "reline"
+        true
+      rescue LoadError
+        false
+      end
+
+      def read(prompt)
+        return Reline.readline(prompt, true) if @reline
+
+        if @in.tty?
+          @out.print prompt
+          @out.flush
+        end
+        @in.gets
+      end
+
+      def evaluate(src)
+        first = @line
+        @line += src.count("\n")
+        value = @binding.eval(src, "(heapdump)", first)
+        @out.puts "=> #{value.inspect}"
+      rescue SystemExit
+        raise
+      rescue Interrupt
+        @out.puts "Interrupt"
+      rescue Exception => e # rubocop:disable Lint/RescueException: a session survives what it runs
+        where = e.backtrace&.find { |l| l.start_with?("(heapdump):") }
+        @out.puts "#{where ? "#{where}: " : ''}#{e.message} (#{e.class})"
+      ensure
+        @out.flush
+      end
     end
   end
 end

@@ -18,6 +18,11 @@
 # over sets of node ids, so a heap of millions of objects stays in the
 # store. See src/README.md ("Analysing dumps") and man 3 heapdump-ruby.
 module HeapDump
+  # Raised by Heap#diff and Heap#leaks for heaps given in the wrong order
+  # (newest first), with the words `heapdump diff` and `leaks` say it in;
+  # force: true compares them as given.
+  class OrderError < Error; end
+
   # call-seq:
   #   HeapDump.load(path, cache: true, strict: false) -> HeapDump::Heap
   #
@@ -162,14 +167,17 @@ module HeapDump
     # dominator tree of the whole heap, computed once (or read from a
     # store indexed with --dominators). Each object's #retained and
     # #retained_count are its retained set's.
-    def top(n = 10)
-      _top(n).map { |id| HeapObject.new(self, id) }
+    # With skip_weak: true (`top --skip-weak`) weak references (WeakMap,
+    # WeakKeyMap, WeakRef) keep nothing alive, in the tree and in the
+    # objects' #retained.
+    def top(n = 10, skip_weak: false)
+      _top(n, skip_weak).map { |id| HeapObject.new(self, id, skip_weak: skip_weak) }
     end
 
     # `heapdump top --by class`: per class, the reached instances, their
     # memsize and the memory they retain together.
-    def top_classes(n = nil)
-      rows = _top_classes
+    def top_classes(n = nil, skip_weak: false)
+      rows = _top_classes(skip_weak)
       rows = rows.first(n) if n
       rows.map do |name, objects, shallow, count, memsize|
         { class: name, objects: objects, shallow: shallow, retained_count: count, retained_memsize: memsize }
@@ -202,55 +210,67 @@ module HeapDump
     alias where select
 
     # call-seq:
-    #   heap.path(obj) -> HeapDump::Path or nil
+    #   heap.path(obj, skip_weak: false) -> HeapDump::Path or nil
     #
     # One shortest path from a GC root to obj (`heapdump path`), nil when
-    # no root reaches it.
-    def path(obj)
-      r = _path(node_of(obj)) or return nil
+    # no root reaches it. skip_weak: true (--skip-weak) walks through no
+    # WeakMap, WeakKeyMap or WeakRef.
+    def path(obj, skip_weak: false)
+      r = _path(node_of(obj), skip_weak) or return nil
       Path.new(self, *r)
     end
 
     # call-seq:
-    #   heap.dominators(obj) -> HeapDump::Path or nil
+    #   heap.dominators(obj, skip_weak: false) -> HeapDump::Path or nil
     #
     # The dominator chain of obj (`heapdump dominators`): each object
-    # alone keeps the next alive; obj last.
-    def dominators(obj)
-      r = _dominators(node_of(obj)) or return nil
+    # alone keeps the next alive; obj last. skip_weak: true
+    # (--skip-weak): weak references keep nothing alive.
+    def dominators(obj, skip_weak: false)
+      r = _dominators(node_of(obj), skip_weak) or return nil
       Path.new(self, *r)
     end
 
     # What keeps sel alive (`heapdump roots-of`): one shortest path from
     # the roots to each of its objects (every ancestor with all: true),
     # as a selection. The objects no root reaches are
-    # selection.unreached.
-    def roots_of(sel, all: false)
-      kept, unreached = _roots_of(nodes_of(sel), all)
+    # selection.unreached. skip_weak: true as --skip-weak. Raises
+    # HeapDump::Error when sel picks no object (as the command exits 1).
+    def roots_of(sel, all: false, skip_weak: false)
+      kept, unreached = _roots_of(nonempty_nodes(sel), all, skip_weak)
       Selection.from_nodes(self, kept, unreached: Selection.from_nodes(self, unreached))
     end
 
     # What sel's objects reach (`heapdump subgraph-of`), at most depth
-    # references away (0: no limit).
+    # references away (0: no limit). Raises HeapDump::Error when sel picks
+    # no object.
     def subgraph_of(sel, depth: 0)
-      Selection.from_nodes(self, _subgraph_of(nodes_of(sel), depth))
+      Selection.from_nodes(self, _subgraph_of(nonempty_nodes(sel), depth))
     end
 
     # call-seq:
-    #   before.diff(after, later = nil) -> HeapDump::Diff
+    #   before.diff(after, later = nil, force: false) -> HeapDump::Diff
     #
     # The objects new in after since this heap (`heapdump diff`), and with
-    # later those still alive in it.
-    def diff(after, later = nil)
+    # later those still alive in it. Heaps in the wrong order (by the
+    # gem's sidecars' times, else the dumps' allocation generations:
+    # libheapdump's check, the command's) raise HeapDump::OrderError
+    # unless force: true (then a warning on stderr, as --force).
+    def diff(after, later = nil, force: false)
+      check_order(after, later, force)
       Diff.new(self, after, later, _diff(after, later))
     end
 
     # call-seq:
-    #   before.leaks(after, later = nil, top: 5, min_share: 0.01) -> HeapDump::Leaks
+    #   before.leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false) -> HeapDump::Leaks
     #
     # `heapdump leaks`: the growth grouped by what holds it, ranked.
-    def leaks(after, later = nil, top: 5, min_share: 0.01)
-      Leaks.new(self, after, later, _leaks(after, later, top, min_share))
+    # skip_weak: true (--skip-weak): weak references hold nothing. Heaps
+    # in the wrong order raise HeapDump::OrderError unless force: true,
+    # as in #diff.
+    def leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false)
+      check_order(after, later, force)
+      Leaks.new(self, after, later, _leaks(after, later, top, min_share, skip_weak))
     end
 
     # call-seq:
@@ -259,10 +279,39 @@ module HeapDump
     # `heapdump interface-with`: sel is the set of new objects (a
     # selection, or a Diff's); the border between them and the old ones,
     # each border object with its keepalive_count and retained_count.
+    # Raises HeapDump::Error when sel picks no object (an empty set of
+    # new objects has no border to find: never an answer of "no leak").
     def interface_with(sel)
-      sel = sel.added if sel.is_a?(Diff) && sel.after.equal?(self)
-      sel = sel.retained_later if sel.is_a?(Diff)
-      Interface.new(self, _interface_with(nodes_of(sel)))
+      if sel.is_a?(Diff)
+        diff = sel
+        sel = diff.after.equal?(self) ? diff.added : diff.retained_later
+        raise Error, "#{@source}: the diff found no new object#{diff.later ? ' still alive in later' : ''}: no border to find" if sel.empty?
+      end
+      Interface.new(self, _interface_with(nonempty_nodes(sel)))
+    end
+
+    # The pid and sidecar time of the dump ([0, nil] when unknown): the
+    # gem's PATH.meta.json beside the dump, or beside a store's source
+    # dump, as the commands find it.
+    def origin
+      dump = Heap._store?(@source) ? info[:source_path] : @source
+      return [0, nil] if dump.nil? || dump.empty?
+
+      sidecar = "#{dump}.meta.json"
+      return [0, nil] unless File.file?(sidecar)
+
+      require "json"
+      j = begin
+        JSON.parse(File.read(sidecar))
+      rescue JSON::ParserError, SystemCallError, EncodingError
+        nil
+      end
+      unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
+        warn "heapdump: ignoring '#{sidecar}': not a heapdump sidecar"
+        return [0, nil]
+      end
+      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
+      [pid, j["time"].is_a?(String) ? j["time"] : nil]
     end
 
     # The id of a node argument: a HeapObject, an address or a node id.
@@ -297,6 +346,33 @@ module HeapDump
 
     private
 
+    # hd_order_check on self, after (and later): warnings on stderr; a
+    # reversed pair raises OrderError, its message a line per reversed
+    # pair as the command prints them (with force, warnings)
+    def check_order(after, later, force)
+      heaps = [self, after, later].compact
+      heaps.each { |h| raise TypeError, "#{h.inspect} is not a HeapDump::Heap" unless h.is_a?(Heap) }
+      refused = []
+      Heap._order(heaps, heaps.map(&:source), heaps.map(&:origin)).each do |warnings, reversed, forced|
+        warnings.each { |w| warn "heapdump: #{w}" }
+        next unless reversed
+
+        force ? warn("heapdump: #{forced}") : refused << reversed
+      end
+      raise OrderError, refused.join("\n") unless refused.empty?
+    end
+
+    # nodes_of(sel), or HeapDump::Error when it holds no object: the
+    # command's "the selection picks no object"
+    def nonempty_nodes(sel)
+      nodes = nodes_of(sel)
+      return nodes unless nodes.size.zero?
+
+      why = sel.is_a?(Selection) ? sel.explain.to_s : ""
+      why = "no object given" if why.empty?
+      raise Error, "#{@source}: the selection picks no object: #{why}"
+    end
+
     def _loaded(source, store)
       @source = source
       @store_path = store
@@ -328,9 +404,12 @@ module HeapDump
   class HeapObject
     attr_reader :heap, :id
 
-    def initialize(heap, id)
+    # skip_weak: #retained is from the tree where weak references keep
+    # nothing alive (Heap#top(skip_weak: true) makes such objects)
+    def initialize(heap, id, skip_weak: false)
       @heap = heap
       @id = id
+      @skip_weak = skip_weak
     end
 
     def ==(other) = other.is_a?(HeapObject) && other.heap.equal?(heap) && other.id == id
@@ -369,8 +448,8 @@ module HeapDump
     # the memsize of what it alone keeps alive (its dominator tree's
     # retained set; the tree is computed once for the heap), 0 when no
     # root reaches it
-    def retained = heap._retained(id)[1]
-    def retained_count = heap._retained(id)[0]
+    def retained(skip_weak: @skip_weak) = heap._retained(id, skip_weak)[1]
+    def retained_count(skip_weak: @skip_weak) = heap._retained(id, skip_weak)[0]
 
     # the objects it references, in dump order
     def references = heap._refs(id).map { |i| HeapObject.new(heap, i) }
@@ -390,8 +469,8 @@ module HeapDump
       i = heap._ref_names(id).index(name.to_s) and HeapObject.new(heap, heap._refs(id)[i])
     end
 
-    def path = heap.path(self)
-    def dominators = heap.dominators(self)
+    def path(skip_weak: false) = heap.path(self, skip_weak: skip_weak)
+    def dominators(skip_weak: false) = heap.dominators(self, skip_weak: skip_weak)
     # the allocation tracer's or dump_all's own object
     def dumper? = heap._dumper?(id)
 
@@ -405,7 +484,7 @@ module HeapDump
       s = +"#<#{hexaddress} #{name}"
       s << " (#{type})" unless name == type.to_s
       s << " memsize=#{memsize}"
-      s << " retained=#{retained}" if heap._dom_ready?
+      s << " retained=#{retained}" if heap._dom_ready?(@skip_weak)
       s << " len=#{length}" if length
       st = site
       s << " #{st}" if st
@@ -638,7 +717,7 @@ module HeapDump
       raise Error, "render needs Graphviz's dot on PATH: install graphviz"
     end
 
-    def roots_of(all: false) = @heap.roots_of(self, all: all)
+    def roots_of(all: false, skip_weak: false) = @heap.roots_of(self, all: all, skip_weak: skip_weak)
     def subgraph_of(depth: 0) = @heap.subgraph_of(self, depth: depth)
     def interface_with = @heap.interface_with(self)
 

@@ -1,0 +1,130 @@
+/*
+ * order_text.c - what hd_order_check() found, in words: the one text the
+ * heapdump command prints (diff, leaks, interface-with --later, report)
+ * and the gem raises (HeapDump::OrderError), so the two never differ;
+ * and the time of the gem's sidecar ("2026-11-24T10:00:00.123456Z") as
+ * microseconds for hd_dump_origin.
+ */
+#include "hd_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int64_t hd_time_us(const char *t)
+{
+	struct tm tm;
+	unsigned long us = 0;
+	int n = 0, digits;
+	const char *p;
+	time_t secs;
+
+	if (!t)
+		return 0;
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
+		return 0;
+	p = t + n;
+	if (*p == '.') {
+		for (p++, digits = 0; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 6)
+				us = us * 10 + (unsigned long)(*p - '0');
+		for (; digits < 6; digits++)
+			us *= 10;
+	}
+	if (*p != 'Z' || p[1])
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	secs = timegm(&tm);
+	if (secs <= 0)
+		return 0;
+	return (int64_t)secs * 1000000 + (int64_t)us;
+}
+
+static const char *commas(uint64_t v, char buf[32])
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), i,
+	    k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+static int reversed_text(char *buf, size_t size, const hd_order_pair *p,
+			 const char *first, const char *second,
+			 const char *t0, const char *t1, int force)
+{
+	char why[512];
+
+	if (p->flags & HD_ORDER_TIME_BACKWARDS)
+		snprintf(why, sizeof(why),
+			 "by their sidecars '%s' was taken at %s, before '%s' "
+			 "(%s)", second, t1, first, t0);
+	else
+		snprintf(why, sizeof(why),
+			 "the newest allocation generation goes back from "
+			 "%llu in '%s' to %llu in '%s' (GC.count never goes "
+			 "back in a process; or nothing allocated since '%s' "
+			 "is alive in '%s')",
+			 (unsigned long long)p->generation[0], first,
+			 (unsigned long long)p->generation[1], second, first,
+			 second);
+	if (force)
+		return snprintf(buf, size,
+				"warning: '%s' and '%s' seem to be in the "
+				"wrong order: %s; compared as given (--force)",
+				first, second, why);
+	return snprintf(buf, size,
+			"'%s' and '%s' seem to be in the wrong order: %s; "
+			"give the dumps oldest first, or --force to "
+			"compare them as given",
+			first, second, why);
+}
+
+int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
+		  unsigned int finding, const char *first, const char *second,
+		  const char *t0, const char *t1, int force)
+{
+	char a[32], b[32];
+
+	if (!buf || !size || !p || !first || !second)
+		return -1;
+	buf[0] = '\0';
+	if (!(p->flags & finding))
+		return 0;
+	switch (finding) {
+	case HD_ORDER_OTHER_PROCESS:
+		return snprintf(buf, size,
+				"warning: '%s' (pid %llu) and '%s' (pid %llu) "
+				"are dumps of two different processes, by "
+				"their sidecars: the objects of one are all "
+				"new to the other",
+				first, (unsigned long long)p->origin[0].pid,
+				second, (unsigned long long)p->origin[1].pid);
+	case HD_ORDER_FEW_SHARED:
+		return snprintf(buf, size,
+				"warning: '%s' and '%s' have only %s of %s "
+				"addresses in common: dumps of two different "
+				"processes? (or a compaction moved nearly "
+				"everything between them); between two "
+				"processes every object looks new",
+				first, second, commas(p->shared, a),
+				commas(p->objects[0] < p->objects[1] ?
+					       p->objects[0] :
+					       p->objects[1],
+				       b));
+	case HD_ORDER_REVERSED:
+		return reversed_text(buf, size, p, first, second,
+				     t0 ? t0 : "", t1 ? t1 : "", force);
+	default:
+		return -1;
+	}
+}
