@@ -182,6 +182,10 @@ counted() {
 	if [ "$2" != "$objects" ]; then
 		echo "  MISMATCH: $1 counted '$2' objects, the dump holds $objects"
 		mismatch=1
+		# no figure of that row may be read as a speed
+		awk -F '\t' -v OFS='\t' -v l="$1" -v n="counted $2 objects of $objects" \
+			'$1 == l { $4 = "MISMATCH"; $9 = n } { print }' "$RES" >"$RES.tmp" &&
+			mv "$RES.tmp" "$RES"
 	fi
 }
 
@@ -211,12 +215,12 @@ table() {
 		return sprintf(a / b < 1 ? "%.2fx" : "%.1fx", a / b)
 	}
 	END {
-		f = "  %-34s %7s %7s %6s %7s %9s %8s %8s %8s\n"
+		f = "  %-36s %7s %7s %6s %7s %9s %8s %8s %8s\n"
 		printf f, "tool", "wall s", "user s", "sys s", "RSS MB", "objects", "x floor", "/hd wall", "/hd CPU"
 		for (i = 1; i <= n; i++) {
 			c = (lab[i] in got) ? got[lab[i]] : "-"
 			if (st[i] != "ok") {
-				printf "  %-34s %s\n", lab[i], st[i] " (" note[i] ")"
+				printf "  %-36s %s\n", lab[i], st[i] " (" note[i] ")"
 				continue
 			}
 			if (c != "-" && c != objects) {
