@@ -242,7 +242,7 @@ echo "cpu: $(awk -F ': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates wall times; CPU times hold better)"
 echo "ruby: $("$RUBY" -v)"
 echo "heapdump: $HD ($(git log -1 --format='%h %cd' --date=short 2>/dev/null || echo 'no git'))"
-echo "sections: $SECTIONS; sizes: $SIZES(MB); heapy and jq on the $PEER_MB MB dump only"
+echo "sections: $SECTIONS; sizes: $SIZES(MB); heapy and jq on the $PEER_MB MB dump only; heapdump stats: -j$JOBS"
 echo
 
 # ---------------------------------------------------------------- scan
@@ -251,6 +251,7 @@ if want scan; then
 	need gzip gzip
 	need zcat gzip
 	need libdeflate-gunzip libdeflate-tools
+	need igzip isal
 	need c++ g++
 	pkg-config --exists simdjson 2>/dev/null ||
 		die "simdjson is missing: apt-get install libsimdjson-dev pkg-config"
@@ -329,8 +330,10 @@ if want scan; then
 		if row hd plain "heapdump index --dominators" /dev/null "$HD" index --dominators "$DUMP" -o "$DSTORE" -q; then
 			row hd plain "heapdump top STORE (stored tree)" "$S-dtop.out" "$HD" top "$DSTORE" -q
 		fi
-		# gzip: heapdump streams it; zcat | wc -l is its floor;
-		# libdeflate (whole-buffer, so the whole dump in memory) beside
+		# gzip: heapdump streams it through zlib; zcat | wc -l is its
+		# floor; beside it two faster inflates from Debian: libdeflate
+		# (whole-buffer: the whole dump in memory) and ISA-L's igzip
+		# (streaming)
 		cat "$DUMP.gz" >/dev/null
 		row hd gz "heapdump stats DUMP.gz" "$S-gz.json" "$HD" stats "$DUMP.gz" -q -f json &&
 			counted "heapdump stats DUMP.gz" "$(hd_objects "$S-gz.json")"
@@ -339,6 +342,9 @@ if want scan; then
 		row floor gz "libdeflate-gunzip -c | wc -l" "$S-ldf.out" \
 			sh -c 'libdeflate-gunzip -c "$1" | wc -l' sh "$DUMP.gz" &&
 			counted "libdeflate-gunzip -c | wc -l" $(($(cat "$S-ldf.out") - roots))
+		row floor gz "igzip -dc | wc -l" "$S-igzip.out" \
+			sh -c 'igzip -dc "$1" | wc -l' sh "$DUMP.gz" &&
+			counted "igzip -dc | wc -l" $(($(cat "$S-igzip.out") - roots))
 		echo
 		echo "-- $sz MB: $(awk -v b="$bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }'), $objects objects; gzip $(wc -c <"$DUMP.gz" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
 		[ "$sz" = "$PEER_MB" ] || echo "   (heapy and jq: on the $PEER_MB MB dump only)"
@@ -350,18 +356,20 @@ if want scan; then
 
 	# Scaling: stats on each size, per GB, and RSS: time linear, RSS flat.
 	echo
-	echo "== scaling: heapdump stats (gen_big.rb dumps; s/GB should stay level, RSS flat)"
-	printf '  %7s %9s %8s %8s %8s %7s %8s %8s %7s %8s\n' MB objects "wc -l s" "stats s" "CPU s" "s/GB" "RSS MB" "-j1 s" "s/GB" "RSS MB"
+	echo "== scaling: heapdump stats on each size (linear: s/GB level; flat: RSS the same)"
+	printf '  %7s %9s %7s | %7s %7s %7s %7s %6s | %7s %7s %6s\n' "" "" "" "-j$JOBS" "" "" "" "" -j1 "" ""
+	printf '  %7s %9s %7s | %7s %7s %7s %7s %6s | %7s %7s %6s\n' MB objects "wc -l s" "wall s" "CPU s" "s/GB" "CPU/GB" "RSS MB" \
+		"wall s" "CPU/GB" "RSS MB"
 	for sz in $SIZES; do
 		awk -F '\t' -v b="$(wc -c <"$OUT/big-$sz.json")" -v o="$(awk -F '\t' '$1 == "wc -l" { print $2 }' "$OUT/results-$sz.tsv.count")" '
 			$4 == "ok" { w[$1] = $5; m[$1] = $6; c[$1] = $7 + $8 }
 			function per(x) { return x == "" ? "-" : sprintf("%.2f", x / (b / 1e9)) }
 			function mem(x) { return x == "" ? "-" : sprintf("%.0f", x * 1024 / 1e6) }
 			END {
-				printf "  %7.0f %9s %8s %8s %8s %7s %8s %8s %7s %8s\n", b / 1e6, o,
-					w["wc -l"], w["heapdump stats"], c["heapdump stats"], per(w["heapdump stats"]),
-					mem(m["heapdump stats"]), w["heapdump stats -j1"], per(w["heapdump stats -j1"]),
-					mem(m["heapdump stats -j1"])
+				s = "heapdump stats"; s1 = "heapdump stats -j1"
+				printf "  %7.0f %9s %7s | %7s %7s %7s %7s %6s | %7s %7s %6s\n", b / 1e6, o,
+					w["wc -l"], (s in w) ? w[s] : "-", (s in c) ? c[s] : "-", per(w[s]), per(c[s]), mem(m[s]),
+					(s1 in w) ? w[s1] : "-", per(c[s1]), mem(m[s1])
 			}' "$OUT/results-$sz.tsv"
 	done
 
@@ -430,10 +438,14 @@ if want scan; then
 			line("top STORE (stored tree) RSS / store", sprintf("%.0f%%", 100 * M["b", "heapdump top STORE (stored tree)"] * 1e6 / dsb), "<= 120%", M["b", "heapdump top STORE (stored tree)"] * 1e6 / dsb <= 1.2)
 		}
 		g = W["b", "heapdump stats DUMP.gz"]; z = W["b", "zcat | wc -l"]; l = W["b", "libdeflate-gunzip -c | wc -l"]
+		cz = C["b", "zcat | wc -l"]
 		if (g > 0 && z > 0)
-			printf "  %-48s %14s\n", "stats DUMP.gz / zcat | wc -l (wall)", sprintf("%.2fx", g / z)
+			printf "  %-48s %14s  CPU %.2fx\n", "stats DUMP.gz / zcat | wc -l (wall)", sprintf("%.2fx", g / z), (cz > 0 ? C["b", "heapdump stats DUMP.gz"] / cz : 0)
 		if (l > 0 && z > 0)
-			printf "  %-48s %14s  (RSS %.0f MB: whole-buffer)\n", "libdeflate-gunzip | wc -l / zcat | wc -l", sprintf("%.2fx", l / z), M["b", "libdeflate-gunzip -c | wc -l"]
+			printf "  %-48s %14s  CPU %.2fx, RSS %.0f MB (whole-buffer)\n", "libdeflate-gunzip | wc -l / zcat | wc -l", sprintf("%.2fx", l / z), (cz > 0 ? C["b", "libdeflate-gunzip -c | wc -l"] / cz : 0), M["b", "libdeflate-gunzip -c | wc -l"]
+		ig = W["b", "igzip -dc | wc -l"]
+		if (ig > 0 && z > 0)
+			printf "  %-48s %14s  CPU %.2fx, RSS %.0f MB (streaming)\n", "igzip -dc | wc -l / zcat | wc -l", sprintf("%.2fx", ig / z), (cz > 0 ? C["b", "igzip -dc | wc -l"] / cz : 0), M["b", "igzip -dc | wc -l"]
 	}'
 fi
 
