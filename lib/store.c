@@ -734,6 +734,7 @@ void hd__store_release(hd_store *s)
 	hd__free(s->buf, s->buf_len);
 	for (i = 0; i < HD__SEC__COUNT; i++)
 		hd__free(s->own[i], s->own_len[i]);
+	hd__free(s->source_found, s->source_found_len);
 	hd__free(s, sizeof(*s));
 }
 
@@ -787,6 +788,58 @@ static int load_file(hd_store *s, int fd, const char *path, size_t size,
 	return 0;
 }
 
+/* Points s->info.source_path at dir/name (dir: the first dlen bytes of
+ * the store's path) when that file is the dump indexed; 0 if it is. */
+static int try_beside(hd_store *s, const char *dir, size_t dlen,
+		      const char *name)
+{
+	size_t n = dlen + strlen(name) + 1;
+	char *p = hd__malloc(n);
+	hd_error e = { 0 };
+
+	if (!p)
+		return -1;
+	memcpy(p, dir, dlen);
+	strcpy(p + dlen, name);
+	if (hd_store_check_source(s, p, &e)) {
+		hd__free(p, n);
+		return -1;
+	}
+	s->source_found = p;
+	s->source_found_len = n;
+	s->info.source_path = p;
+	return 0;
+}
+
+/*
+ * A store records the path its dump was given by (absolute since the
+ * dump is indexed by its real path, relative in older stores). When no
+ * file is there any more, or a relative path is read from another
+ * directory, the dump is looked for beside the store: by the recorded
+ * path taken from the store's directory, then by its file name alone
+ * (a store and its dump moved together). A candidate is used only if it
+ * is the very dump indexed (size and fingerprint); otherwise the
+ * recorded path stays, and reading records says what is wrong with it.
+ */
+static void find_source(hd_store *s, const char *store_path)
+{
+	const char *rec = s->info.source_path, *slash, *base;
+	size_t dlen;
+	struct stat st;
+
+	if (!rec || !*rec || strcmp(rec, "-") == 0 || stat(rec, &st) == 0)
+		return;
+	slash = strrchr(store_path, '/');
+	dlen = slash ? (size_t)(slash - store_path) + 1 : 0;
+	base = strrchr(rec, '/');
+	base = base ? base + 1 : rec;
+	if (!*base)
+		return;
+	if (rec[0] != '/' && try_beside(s, store_path, dlen, rec) == 0)
+		return;
+	(void)try_beside(s, store_path, dlen, base);
+}
+
 int hd_store_open(hd_store **out, const char *path, hd_error *err)
 {
 	hd_store *s = NULL;
@@ -828,6 +881,7 @@ int hd_store_open(hd_store **out, const char *path, hd_error *err)
 	    (rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
 	    (rc = hd__store_validate(s, 1, err)))
 		goto out;
+	find_source(s, path);
 	*out = s;
 	s = NULL;
 out:

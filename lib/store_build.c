@@ -13,6 +13,8 @@
  */
 #include "store_format.h"
 
+#include <stdlib.h>
+
 #define PROGRESS_EVERY 65536u
 
 enum {
@@ -1124,6 +1126,18 @@ static int strings(struct bld *b)
 	return 0;
 }
 
+/* The dump's path as the store records it: its real path, so the store
+ * finds it from any directory ("-" for standard input). */
+static int intern_source_path(struct bld *b, uint32_t *sid, hd_error *err)
+{
+	char *real = strcmp(b->path, "-") ? realpath(b->path, NULL) : NULL;
+	const char *p = real ? real : b->path;
+	int bad = hd__intern_put(&b->strs, p, strlen(p), sid);
+
+	free(real);
+	return bad ? hd__error(err, HD_ENOMEM, "out of memory") : 0;
+}
+
 static int meta(struct bld *b, hd_error *err)
 {
 	uint64_t *m = b->s->meta, fp = 0, size = 0, mtime = 0;
@@ -1136,8 +1150,8 @@ static int meta(struct bld *b, hd_error *err)
 	    (rc = hd__store_fingerprint(b->path, &fp, &kind, &size, &mtime,
 					err)))
 		return rc;
-	if (hd__intern_put(&b->strs, b->path, strlen(b->path), &sid))
-		return hd__error(err, HD_ENOMEM, "out of memory");
+	if ((rc = intern_source_path(b, &sid, err)))
+		return rc;
 	hd_reader_stats(&st, b->r);
 	if (!b->nroots && b->N)
 		b->features |= HD_FEAT_PARTIAL;

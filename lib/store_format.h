@@ -161,6 +161,8 @@ struct hd_store {
 	size_t buf_len;
 	void *own[HD__SEC__COUNT];      /* sections of a built store */
 	size_t own_len[HD__SEC__COUNT];
+	char *source_found;             /* the dump found beside the store */
+	size_t source_found_len;
 };
 
 /*

@@ -185,6 +185,19 @@ generate_rubies() {
 	clean_env "$RUBIES_DIR/ruby-$v/bin/ruby" --disable-gems waste.rb "$tmp/waste.json"
 	gzip -9 -n -c "$tmp/waste.json" >"$OUT/waste_ruby${v}.json.gz"
 	say "waste_ruby${v}.json.gz: ruby $v native waste.rb"
+	# hostile names (Module#set_temporary_name, 3.3+): report's three
+	# dumps (xss.rb) and serve's one page (xss_page.rb), under 3.4.8
+	v=3.4.8
+	r=$RUBIES_DIR/ruby-$v/bin/ruby
+	mkdir "$tmp/xss"
+	clean_env "$r" --disable-gems xss.rb "$tmp/xss"
+	for f in before after later; do
+		gzip -9 -n -c "$tmp/xss/xss_$f.json" >"$OUT/xss_ruby${v}_$f.json.gz"
+	done
+	say "xss_ruby${v}_{before,after,later}.json.gz: ruby $v native xss.rb"
+	clean_env "$r" --disable-gems xss_page.rb "$tmp/xss_page.json"
+	gzip -9 -n -c "$tmp/xss_page.json" >"$OUT/xss_ruby${v}.json.gz"
+	say "xss_ruby${v}.json.gz: ruby $v native xss_page.rb"
 }
 
 # The named sets: the four scenarios dumped by the heapdump gem (src/)
