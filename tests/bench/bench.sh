@@ -368,7 +368,7 @@ if want scan; then
 			END {
 				s = "heapdump stats"; s1 = "heapdump stats -j1"
 				printf "  %7.0f %9s %7s | %7s %7s %7s %7s %6s | %7s %7s %6s\n", b / 1e6, o,
-					w["wc -l"], (s in w) ? w[s] : "-", (s in c) ? c[s] : "-", per(w[s]), per(c[s]), mem(m[s]),
+					w["wc -l"], (s in w) ? w[s] : "-", (s in c) ? sprintf("%.2f", c[s]) : "-", per(w[s]), per(c[s]), mem(m[s]),
 					(s1 in w) ? w[s1] : "-", per(c[s1]), mem(m[s1])
 			}' "$OUT/results-$sz.tsv"
 	done
