@@ -450,8 +450,8 @@ if want scan; then
 fi
 
 # --------------------------------------------------------------- store
-# The store's query and server benchmarks, on the 1 GB dump's stores
-# (left by the scan section, built here otherwise).
+# The store's query and server benchmarks, on the 1 GB dump and its
+# stores (left by the scan section, built here otherwise).
 if want store; then
 	sz=$BIG
 	DUMP=$OUT/big-$sz.json
@@ -460,9 +460,13 @@ if want store; then
 	ensure_dump tests/bench/gen_big.rb "$DUMP" "$sz"
 	[ -s "$STORE" ] || "$HD" index "$DUMP" -o "$STORE" -q || die "index $DUMP failed"
 	[ -s "$DSTORE" ] || "$HD" index --dominators "$DUMP" -o "$DSTORE" -q || die "index --dominators $DUMP failed"
+	# store_bench.sh takes the dump (it builds its own stores),
+	# serve_bench.sh the store with the dominator tree
 	for script in store_bench.sh serve_bench.sh; do
+		arg=$DSTORE
+		[ "$script" = store_bench.sh ] && arg=$DUMP
 		echo
-		echo "== tests/bench/$script on $DSTORE"
+		echo "== tests/bench/$script $arg"
 		echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 		if [ ! -f "tests/bench/$script" ]; then
 			echo "  FAILED: tests/bench/$script is missing"
@@ -470,7 +474,7 @@ if want store; then
 			continue
 		fi
 		need curl curl
-		if ! HEAPDUMP=$HD timeout "$HD_TMO" sh "tests/bench/$script" "$DSTORE" >"$LOG/$script.out" 2>&1; then
+		if ! B=$B HEAPDUMP=$HD timeout "$HD_TMO" sh "tests/bench/$script" "$arg" >"$LOG/$script.out" 2>&1; then
 			echo "  FAILED: $script (exit $?):"
 			hd_failed=1
 		fi
