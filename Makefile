@@ -7,8 +7,9 @@
 #   make deps            install missing Debian packages (root or sudo)
 #   make version         VERSION written into heapdump.h, the gem, the man pages
 #   make demo            heapdump stats on a sample dump in data/
-#   make bench           benchmarks beside heapy and jq (generates ~1 GB), and
-#                        the gem beside dump_all on each Ruby of RUBIES
+#   make bench           benchmarks beside wc -l, simdjson, heapy and jq on
+#                        0.1 and 1 GB dumps (generated once), and the store's
+#                        (tests/bench/README.md; BENCH_SECTIONS=all: the gem too)
 #   make bench-serve     serve on three ~4.5 M-object dumps: first and second
 #                        start, RSS, every API call's server time
 #   make fuzz            libFuzzer targets (clang)
@@ -289,8 +290,9 @@ fixtures-rubies:
 fixtures-names:
 	@B=$(B) RUBY=/usr/bin/ruby bash data/gen/make_fixtures.sh --names
 
-bench: all $(TOOL_BIN) ext
-	@HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
+# tests/bench/README.md; the gem's rows only with BENCH_SECTIONS=ext or all
+bench: all $(TOOL_BIN) $(if $(filter ext all,$(BENCH_SECTIONS)),ext)
+	@B=$(B) HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
 # serve on three 4.5 M-object dumps: starts and every API call's time
 bench-serve: all
