@@ -176,7 +176,7 @@ int cli_membuf_write(const void *buf, size_t n, void *payload)
 	return 0;
 }
 
-static int push_node(hd_nodes *v, hd_node_id id)
+int cli_nodes_push(hd_nodes *v, hd_node_id id)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 64;
@@ -198,37 +198,50 @@ static int cmp_node(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int cli_nodes_dot(struct cli_membuf *m, const hd_store *s, hd_nodes *set,
+		  uint32_t depth, size_t max_nodes, hd_error *err)
+{
+	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
+	hd_export *x = NULL;
+	size_t i, k;
+	int rc;
+
+	qsort(set->ids, set->n, sizeof(*set->ids), cmp_node);
+	for (i = k = 0; i < set->n; i++)
+		if (!k || set->ids[k - 1] != set->ids[i])
+			set->ids[k++] = set->ids[i];
+	set->n = k;
+	eo.flags = HD_EXPORT_COLLAPSE;
+	eo.depth = depth;
+	if (max_nodes)
+		eo.max_nodes = max_nodes;
+	if (!(rc = hd_export_new(&x, s, set, &eo, err)))
+		rc = hd_export_write_dot(x, cli_membuf_write, m, err);
+	hd_export_free(x);
+	return rc;
+}
+
 int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
 		    const hd_leaks_suspect *sp, size_t max_border,
 		    hd_error *err)
 {
-	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
-	hd_export *x = NULL;
 	hd_nodes set = { NULL, 0, 0 };
-	size_t i, k;
+	size_t i;
 	int rc = HD_ENOMEM;
 
 	for (i = 0; sp->path && i < sp->path->n; i++)
-		if (push_node(&set, sp->path->nodes[i]))
+		if (cli_nodes_push(&set, sp->path->nodes[i]))
 			goto out;
-	if (sp->holder != HD_NODE_NONE && push_node(&set, sp->holder))
+	if (sp->holder != HD_NODE_NONE && cli_nodes_push(&set, sp->holder))
 		goto out;
 	for (i = 0; sp->border && i < sp->border->n && i < max_border; i++)
-		if (push_node(&set, sp->border->ids[i]))
+		if (cli_nodes_push(&set, sp->border->ids[i]))
 			goto out;
-	qsort(set.ids, set.n, sizeof(*set.ids), cmp_node);
-	for (i = k = 0; i < set.n; i++)
-		if (!k || set.ids[k - 1] != set.ids[i])
-			set.ids[k++] = set.ids[i];
-	set.n = k;
-	eo.flags = HD_EXPORT_COLLAPSE;
-	if (!(rc = hd_export_new(&x, s, &set, &eo, err)))
-		rc = hd_export_write_dot(x, cli_membuf_write, m, err);
+	rc = cli_nodes_dot(m, s, &set, 0, 0, err);
 out:
 	if (rc == HD_ENOMEM && err && !err->code)
 		err->code = HD_ENOMEM;
 	free(set.ids);
-	hd_export_free(x);
 	return rc;
 }
 

@@ -83,6 +83,19 @@ struct cli_membuf {
 };
 int cli_membuf_write(const void *buf, size_t n, void *payload);
 
+/* Appends id to set (grown with realloc): 0, or HD_ENOMEM. */
+int cli_nodes_push(hd_nodes *set, hd_node_id id);
+
+/*
+ * The DOT of the objects of set (sorted and made unique here; freed by
+ * the caller), grown by depth references, IMEMOs and hidden collections
+ * folded into the edges (render and to-dot --collapse), appended to m;
+ * max_nodes as hd_export_options. Returns 0 or a library code with err
+ * set.
+ */
+int cli_nodes_dot(struct cli_membuf *m, const hd_store *s, hd_nodes *set,
+		  uint32_t depth, size_t max_nodes, hd_error *err);
+
 /*
  * The DOT of a leak suspect's drawing (leaks --svg, report): its path,
  * its holder and up to max_border of its border objects, IMEMOs and

@@ -299,28 +299,6 @@ static void api_treemap(struct serve_state *st, const struct serve_req *r,
 
 /* ---- /api/graph.svg ---- */
 
-static int push(hd_nodes *v, hd_node_id id)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		hd_node_id *p = realloc(v->ids, cap * sizeof(*p));
-
-		if (!p)
-			return HD_ENOMEM;
-		v->ids = p;
-		v->cap = cap;
-	}
-	v->ids[v->n++] = id;
-	return 0;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The DOT of an object's drawing: its retention path from the roots,
  * the object, its first near references and referrers, grown by depth
@@ -332,46 +310,35 @@ static int object_dot(struct cli_membuf *m, const hd_store *s,
 		      unsigned long near, unsigned long depth,
 		      hd_error *err)
 {
-	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
-	hd_export *x = NULL;
 	hd_nodes set = { NULL, 0, 0 };
 	hd_root_path p = { 0 };
 	hd_edge_iter it;
 	hd_node_id v;
-	size_t i, k;
+	size_t i;
 	int rc = HD_ENOMEM;
 
-	if (push(&set, id))
+	if (cli_nodes_push(&set, id))
 		goto out;
 	if (hd_reach_path(&p, reach, id, err) == 0)
 		for (i = 0; i < p.n; i++)
-			if (push(&set, p.nodes[i]))
+			if (cli_nodes_push(&set, p.nodes[i]))
 				goto out;
 	memset(err, 0, sizeof(*err));
 	hd_store_refs(s, id, &it);
 	for (i = 0; i < near && hd_edge_iter_next(&it, &v) == 0; i++)
-		if (push(&set, v))
+		if (cli_nodes_push(&set, v))
 			goto out;
 	hd_store_referrers(s, id, &it);
 	for (i = 0; i < near && hd_edge_iter_next(&it, &v) == 0; i++)
-		if (push(&set, v))
+		if (cli_nodes_push(&set, v))
 			goto out;
-	qsort(set.ids, set.n, sizeof(*set.ids), cmp_id);
-	for (i = k = 0; i < set.n; i++)
-		if (!k || set.ids[k - 1] != set.ids[i])
-			set.ids[k++] = set.ids[i];
-	set.n = k;
-	eo.flags = HD_EXPORT_COLLAPSE;
-	eo.depth = (uint32_t)depth;
-	eo.max_nodes = CLI_RENDER_MAX_NODES;
-	if (!(rc = hd_export_new(&x, s, &set, &eo, err)))
-		rc = hd_export_write_dot(x, cli_membuf_write, m, err);
+	rc = cli_nodes_dot(m, s, &set, (uint32_t)depth, CLI_RENDER_MAX_NODES,
+			   err);
 out:
 	if (rc == HD_ENOMEM && !err->code)
 		err->code = HD_ENOMEM;
 	hd_root_path_free(&p);
 	free(set.ids);
-	hd_export_free(x);
 	return rc;
 }
 

@@ -92,3 +92,18 @@ int hd__error_at(hd_error *err, int code, uint64_t line, uint64_t column,
 	va_end(ap);
 	return code;
 }
+
+const char *hd__commas(uint64_t v, char buf[32])
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), i,
+	    k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}

@@ -106,6 +106,9 @@ static inline void hd__bit_clear(unsigned char *m, uint32_t i)
 
 /* ---- errors (error.c) ---- */
 
+/* v in decimal with a comma every three digits ("1,234,567"), in buf. */
+HD_HIDDEN const char *hd__commas(uint64_t v, char buf[32]);
+
 HD_HIDDEN int hd__error(hd_error *err, int code, const char *fmt, ...)
 	HD_PRINTF(3, 4);
 HD_HIDDEN int hd__error_sys(hd_error *err, int sys_errno, const char *fmt,

@@ -43,21 +43,6 @@ int64_t hd_time_us(const char *t)
 	return (int64_t)secs * 1000000 + (int64_t)us;
 }
 
-static const char *commas(uint64_t v, char buf[32])
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), i,
-	    k = 0;
-
-	for (i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = tmp[i];
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
 static int reversed_text(char *buf, size_t size, const hd_order_pair *p,
 			 const char *first, const char *second,
 			 const char *t0, const char *t1, int force)
@@ -116,8 +101,8 @@ int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
 				"processes? (or a compaction moved nearly "
 				"everything between them); between two "
 				"processes every object looks new",
-				first, second, commas(p->shared, a),
-				commas(p->objects[0] < p->objects[1] ?
+				first, second, hd__commas(p->shared, a),
+				hd__commas(p->objects[0] < p->objects[1] ?
 					       p->objects[0] :
 					       p->objects[1],
 				       b));

@@ -236,21 +236,6 @@ static void HD_PRINTF(2, 3) sb_add(struct sb *o, const char *fmt, ...)
 						      o->size - 1;
 }
 
-static const char *commas(uint64_t v, char buf[32])
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), i,
-	    k = 0;
-
-	for (i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = tmp[i];
-	}
-	buf[k] = '\0';
-	return buf;
-}
-
 /* A value, cut to a sane length: a hostile one may be huge
  * (suggestions are shorter than that: they are shown whole). Its bytes
  * are as they are: escaping control bytes is the printer's business. */
@@ -434,7 +419,7 @@ static void why_addresses(const hd_select *sel, struct sb *o)
 		char a[32];
 
 		sb_add(o, "no object is at any of the %s addresses ",
-		       commas(sel->naddrs, a));
+		       hd__commas(sel->naddrs, a));
 	}
 	for (i = 0; i < sel->naddrs && k < 3; i++) {
 		if (i && sel->addrs[i] == sel->addrs[i - 1])
@@ -600,7 +585,7 @@ int hd_select_explain(char *buf, size_t size, const hd_select *sel,
 			if (o.n && o.b[o.n - 1] != '(')
 				sb_add(&o, "; ");
 			sb_condition(&o, sel, k);
-			sb_add(&o, ": %s object%s", commas(cnt[k], a),
+			sb_add(&o, ": %s object%s", hd__commas(cnt[k], a),
 			       cnt[k] == 1 ? "" : "s");
 		}
 		sb_add(&o, "), but no object meets them all");
