@@ -14,14 +14,15 @@ DATA = ENV.fetch("DATA")
 WORK = ENV.fetch("WORK")
 
 def cli_json(*args)
-  out = IO.popen([HD, *args, "-f", "json"], err: File::NULL, &:read)
+  # the command writes UTF-8 whatever the locale (LANG may be unset)
+  out = IO.popen([HD, *args, "-f", "json"], err: File::NULL, external_encoding: Encoding::UTF_8, &:read)
   raise "heapdump #{args.join(' ')} failed (#{$?.exitstatus})" unless $?.success?
 
   JSON.parse(out)
 end
 
 def cli_text(*args)
-  IO.popen([HD, *args], err: File::NULL, &:read)
+  IO.popen([HD, *args], err: File::NULL, external_encoding: Encoding::UTF_8, &:read)
 end
 
 def fixture(name)
