@@ -63,3 +63,31 @@ cpu_le() {
 		notok "$n" "$secs s of CPU, more than $max"
 	fi
 }
+
+# serve_start NAME TRIES command...: runs a `heapdump serve` command in
+# the background (stderr in $TMP/NAME.err, its pid added to PIDS) until
+# it prints its URL (then URL, BASE, TOKEN, PORT and SPID are set) or
+# exits or TRIES tenths of a second pass (then NAME/start fails, SPID is
+# empty and it returns 1).
+serve_start() {
+	name=$1 tries=$2
+	shift 2
+	"$@" 2>"$TMP/$name.err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	SPID=""
+	i=0
+	while ! grep -q 'serving on' "$TMP/$name.err" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt "$tries" ] || ! kill -0 "$pid" 2>/dev/null; then
+			notok "$name/start" "no URL on stderr: $(head -c 300 "$TMP/$name.err")"
+			return 1
+		fi
+		sleep 0.1
+	done
+	URL=$(grep -o 'http://[^ ]*' "$TMP/$name.err" | head -1)
+	BASE=${URL%%/?token=*}
+	TOKEN=${URL##*token=}
+	PORT=${BASE##*:}
+	SPID=$pid
+}

@@ -23,23 +23,7 @@ trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 start() {
 	name=$1
 	shift
-	"$@" 2>"$TMP/$name.err" &
-	pid=$!
-	PIDS="$PIDS $pid"
-	SPID=""
-	i=0
-	while ! grep -q 'serving on' "$TMP/$name.err" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 600 ] || ! kill -0 "$pid" 2>/dev/null; then
-			notok "$name/start" "no URL on stderr: $(head -c 300 "$TMP/$name.err")"
-			return 1
-		fi
-		sleep 0.1
-	done
-	URL=$(grep -o 'http://[^ ]*' "$TMP/$name.err" | head -1)
-	BASE=${URL%%/?token=*}
-	TOKEN=${URL##*token=}
-	SPID=$pid
+	serve_start "$name" 600 "$@"
 }
 stop() { [ -n "$SPID" ] && kill "$SPID" && wait "$SPID" 2>/dev/null; SPID=""; }
 get() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/$1"; }

@@ -36,22 +36,7 @@ export LSAN_OPTIONS
 start() {
 	name=$1
 	shift
-	"$HD" serve -q "$@" 2>"$TMP/$name.err" &
-	pid=$!
-	PIDS="$PIDS $pid"
-	i=0
-	while ! grep -q 'serving on' "$TMP/$name.err" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 300 ] || ! kill -0 "$pid" 2>/dev/null; then
-			notok "$name/start" "no URL on stderr: $(head -c 300 "$TMP/$name.err")"
-			exit 1
-		fi
-		sleep 0.1
-	done
-	URL=$(grep -o 'http://[^ ]*' "$TMP/$name.err" | head -1)
-	BASE=${URL%%/?token=*}
-	TOKEN=${URL##*token=}
-	SPID=$pid
+	serve_start "$name" 300 "$HD" serve -q "$@" || exit 1
 }
 
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
