@@ -50,7 +50,7 @@ struct serve_state {
 	size_t nlc;
 	char strs_msg[256];
 	/* the strings are read from the dump by this thread while the
-	 * server starts; the first search joins it */
+	 * rest of the start goes on; the start joins it before serving */
 	pthread_t strs_thread;
 	int strs_running;
 	struct cli_sidecar sc;
@@ -351,6 +351,8 @@ static int open_analyses(struct serve_state *st, int quiet)
 		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
 			return lib_fail(&err);
 	}
+	/* every call, search too, is answered at once once serving */
+	strings_wait(st);
 	if (!quiet)
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects)\n",
 			PROGRAM_NAME, cli_now() - t0,
