@@ -10,35 +10,11 @@
 # the second phase are reused by its objects. With "compact", GC.compact
 # runs before the second dump (moved objects keep their generation).
 # Prints the number of objects kept by the second phase.
-require "objspace"
-
 before, after = ARGV[0], ARGV[1]
 abort "usage: ruby gen_pair.rb BEFORE.json AFTER.json [TARGET_MB] [compact]" unless after
-target_mb = Float(ARGV[2] || 500)
 compact = ARGV[3] == "compact"
-# one item: an object, 3 strings, an array, a hash: about 6 lines of
-# about 250 bytes
-ITEMS = (target_mb * 1e6 / 1500).round
-
-ObjectSpace.trace_object_allocations_start
-
-class Item
-  def initialize(i)
-    @name = "item-#{i}"
-    @tags = ["t#{i % 17}", "u#{i % 5}"]
-    @attrs = { "id" => i, "kind" => (i % 3).to_s }
-  end
-end
-
-class Leak
-  def initialize(i)
-    @payload = "leak-#{i} " + ("x" * (i % 50))
-    @refs = [i, i.to_s]
-  end
-end
-
-STORE = Array.new(ITEMS) { |i| Item.new(i) }
-KEEP = []
+require_relative "gen_items"
+gen_items(Float(ARGV[2] || 500))
 GC.start
 File.open(before, "w") { |f| ObjectSpace.dump_all(output: f) }
 

@@ -11,34 +11,10 @@
 # phase has a generation newer than any of the dump before it. The
 # default TARGET_MB (1000) gives dumps of about 1.1 GB and 4.5 million
 # objects each. Prints the number of objects kept by the later phases.
-require "objspace"
-
 before, after, later = ARGV[0], ARGV[1], ARGV[2]
 abort "usage: ruby gen_trio.rb BEFORE.json AFTER.json LATER.json [TARGET_MB]" unless later
-target_mb = Float(ARGV[3] || 1000)
-# one item: an object, 3 strings, an array, a hash: about 6 lines of
-# about 250 bytes
-ITEMS = (target_mb * 1e6 / 1500).round
-
-ObjectSpace.trace_object_allocations_start
-
-class Item
-  def initialize(i)
-    @name = "item-#{i}"
-    @tags = ["t#{i % 17}", "u#{i % 5}"]
-    @attrs = { "id" => i, "kind" => (i % 3).to_s }
-  end
-end
-
-class Leak
-  def initialize(i)
-    @payload = "leak-#{i} " + ("x" * (i % 50))
-    @refs = [i, i.to_s]
-  end
-end
-
-STORE = Array.new(ITEMS) { |i| Item.new(i) }
-KEEP = []
+require_relative "gen_items"
+gen_items(Float(ARGV[3] || 1000))
 GC.start
 File.open(before, "w") { |f| ObjectSpace.dump_all(output: f) }
 
