@@ -60,10 +60,14 @@ static hd_store *load(char *path)
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
-	T_ASSERT(f);
+	if (!f) {
+		T_FAIL("cannot write %s", path);
+		return NULL;
+	}
 	fputs(dump, f);
 	fclose(f);
-	T_RC(hd_store_build(&s, path, &o, &err), 0);
+	if (hd_store_build(&s, path, &o, &err) != 0)
+		T_FAIL("hd_store_build: %s", err.msg);
 	return s;
 }
 
@@ -92,6 +96,7 @@ static void test_strings__groups(void)
 	hd_error err = { 0 };
 	size_t n;
 
+	T_ASSERT(s);
 	o.min_count = 1;
 	T_RC(hd_strings_build(&st, s, NULL, &o, NULL, &err), 0);
 	hd_strings_totals_get(&t, st);
@@ -163,7 +168,7 @@ static void test_strings__waste(void)
 	hd_waste_result *w = calloc(1, sizeof(*w));
 	hd_error err = { 0 };
 
-	T_ASSERT(w);
+	T_ASSERT(s && w);
 	T_RC(hd_waste_compute(w, s, NULL, 0, NULL, &err), 0);
 	T_EQ(w->heap_objects, 14);
 	T_EQ(w->rows[HD_WASTE_EMPTY_ARRAYS].count, 1);
@@ -200,6 +205,7 @@ static void test_strings__bad_arguments(void)
 	hd_waste_result w;
 	hd_error err = { 0 };
 
+	T_ASSERT(s);
 	o.by = 7;
 	T_RC(hd_strings_build(&st, s, NULL, &o, NULL, &err), HD_EINVAL);
 	T_ASSERT(!st);
