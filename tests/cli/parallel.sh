@@ -6,6 +6,7 @@
 # cases made to put a chunk cut where it hurts. With SIMD (HEAPDUMP_SIMD),
 # also the portable scanner beside the AVX2 one.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../cut_inputs.sh"
 needs gzip gzip
 
 HD=$HEAPDUMP
@@ -78,6 +79,7 @@ awk 'BEGIN {
 			print "garbage line " i
 	}
 }' >"$TMP/mixed.json"
+cut_inputs "$TMP"
 for j in 2 3 4 5 6 7 8 9 10 16 31 64; do
 	"$HD" stats -q -j1 --format json "$TMP/mixed.json" >"$TMP/a" 2>"$TMP/ae"
 	"$HD" stats -q -j$j --format json "$TMP/mixed.json" >"$TMP/b" 2>"$TMP/be"
@@ -94,51 +96,30 @@ check cut/mixed-strict-line 'heapdump: '"$TMP"'/mixed.json:7:47: unterminated st
 	"$(cat "$TMP/j1.err")"
 
 # CRLF line ends
-sed 's/$/\r/' "$TMP/mixed.json" >"$TMP/crlf.json"
 same cut/crlf "$TMP/crlf.json" --format json
 
 # no newline at the end, and a last record cut short
-head -c -1 "$TMP/mixed.json" >"$TMP/nonl.json"
 same cut/no-trailing-newline "$TMP/nonl.json" --format json
-head -c -9 "$TMP/mixed.json" >"$TMP/cut.json"
 same cut/last-line-cut "$TMP/cut.json" --format json
 same cut/last-line-cut-strict "$TMP/cut.json" --strict
 
 # smaller than the chunks: one record, two records, one byte short
-printf '{"address":"0x1", "type":"OBJECT", "memsize":1}\n' >"$TMP/one.json"
 same cut/one-line "$TMP/one.json"
-printf '{"address":"0x1", "type":"OBJECT"}\n{"address":"0x2", "type":"OBJECT"}' >"$TMP/two.json"
 same cut/two-lines "$TMP/two.json"
-printf '{' >"$TMP/brace.json"
 same cut/one-byte "$TMP/brace.json"
-: >"$TMP/empty.json"
 same cut/empty "$TMP/empty.json"
 
 # one giant line (8 MB of references) between small ones
-awk 'BEGIN {
-	print "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1\"]}"
-	printf "{\"address\":\"0x1\", \"type\":\"ARRAY\", \"references\":["
-	for (i = 0; i < 450000; i++)
-		printf "%s\"0x%x\"", i ? ", " : "", 65536 + i
-	print "], \"memsize\":8}"
-	print "{\"address\":\"0x2\", \"type\":\"STRING\", \"memsize\":40}"
-}' >"$TMP/giant.json"
 same cut/giant-line "$TMP/giant.json" --format json
 check cut/giant-line-references 450000 \
 	"$("$HD" stats -q -j4 --format json "$TMP/giant.json" | sed 's/.*"references":\([0-9]*\).*/\1/')"
 
 # garbage before the first record (held back by one reader), a not-a-dump
 # and more skipped lines than records
-{ printf 'junk %s\n' 1 2 3; cat "$TMP/mixed.json"; } >"$TMP/junkfirst.json"
 same cut/junk-first "$TMP/junkfirst.json"
-awk 'BEGIN { for (i = 0; i < 200; i++) print "not json " i }' >"$TMP/nodump.json"
 same cut/not-a-dump "$TMP/nodump.json"
-{ cat "$TMP/one.json"; awk 'BEGIN { for (i = 0; i < 50; i++) print "x" i }'; } >"$TMP/mostly.json"
 same cut/mostly-garbage "$TMP/mostly.json"
 # more problems than a chunk keeps (65536): read again by one reader
-awk 'BEGIN { for (i = 1; i <= 70000; i++) {
-	printf "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"memsize\":1}\n", i
-	print "bad " i } }' >"$TMP/many.json"
 same cut/many-problems "$TMP/many.json"
 check_grep cut/many-problems-summary '70,000 skipped' "$TMP/j1.err"
 
