@@ -8,7 +8,7 @@
 //
 //   node serve_draw_browser.mjs leak URL EXPECT.json SHOTS
 //   node serve_draw_browser.mjs xss URL EXPECT.json SHOTS
-import puppeteer from 'puppeteer-core';
+import { openPage } from './browser.mjs';
 import { readFileSync } from 'node:fs';
 
 const [mode, url, expectFile, shots] = process.argv.slice(2);
@@ -19,22 +19,7 @@ function check(name, cond, why) {
   else { failed++; console.log(`not ok - serve_draw/browser/${name}: ${why}`); }
 }
 
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'],
-});
-const page = await browser.newPage();
-await page.setViewport({ width: 1200, height: 900 });
-const errors = [];
-const offsite = [];
-page.on('pageerror', e => errors.push(String(e)));
-page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-page.on('request', r => {
-  const u = new URL(r.url());
-  if (u.protocol !== 'data:' && u.origin !== new URL(url).origin) offsite.push(r.url());
-});
-page.on('dialog', async d => { errors.push('dialog: ' + d.message()); await d.dismiss(); });
+const { browser, page, errors, offsite } = await openPage(url);
 
 async function view(name) {
   await page.waitForFunction(n => document.body.getAttribute('data-view') === n || document.body.getAttribute('data-view') === 'error', { timeout: 20000 }, name);
