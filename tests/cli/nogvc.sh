@@ -58,7 +58,7 @@ check_rc leaks-text 0 "$NOGVC" leaks -q "$DATA/leak_before.json" \
 	"$DATA/leak_after.json" "$DATA/leak_later.json"
 
 # Every suite that draws nothing (none runs render or leaks --svg), with
-# this program; their lines read "nogvc-SUITE/...". NOGVC_SUITES=0 leaves
+# this program (but the scanner's and the store's, below); their lines read "nogvc-SUITE/...". NOGVC_SUITES=0 leaves
 # this loop out, said on stderr: .ci/run sets it for its sanitized stage
 # only, as the normal stage runs the loop (the suites twice over under
 # ASan took CI past its 30 minutes).
@@ -69,6 +69,9 @@ fi
 for s in tests/cli/*.sh; do
 	n=$(basename "$s" .sh)
 	case $n in nogvc | install) continue ;; esac # install: make install
+	# the scanner's and the store's suites, the longest, never reach
+	# cli/graphviz.c (all a build without Graphviz changes): run once
+	case $n in parallel | index_par | store_mem | store_speed) continue ;; esac
 	grep -qE '(^|[^-])\brender\b|--svg' "$s" && continue
 	out=$(SUITE="nogvc-$n" HEAPDUMP="$NOGVC" HEAPDUMP_REAL="$NOGVC" sh "$s" 2>&1)
 	rc=$?
