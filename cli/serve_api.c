@@ -1350,7 +1350,6 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"strings\":");
-	strings_wait(st);
 	if (!(all || !strcmp(kind, "string"))) {
 		fprintf(f, "null");
 	} else if (!st->strs) {
