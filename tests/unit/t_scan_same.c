@@ -240,6 +240,18 @@ static const char *const crafted[] = {
 	"{\"address\":\"0x1\", \"type\":\"UNKNOWN\"}",
 	"{\"address\":\"0x1\", \"type\":\"STRINX\"}",
 	"{\"address\":\"0x1\", \"type\":\"ZOMBIE\"}",
+	/* ... with the line going on (the word load of a type name) */
+	"{\"type\":\"node\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"rAtIoNaL\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"ICLASS\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"ICLAS\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"HAS\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"H\\u0041SH\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"\xcfBJECT\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"OBJ\x05CT\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"COMPLEXX\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"unknown\", \"address\":\"0x1\", \"memsize\":1}",
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1\"]}",
 	/* flags */
 	"{\"address\":\"0x1\", \"type\":\"OBJECT\", \"flags\":{\"wb_protected\""
 	":true, \"old\":true, \"uncollectible\":true, \"marked\":true}}",
