@@ -369,6 +369,12 @@ static inline uint64_t load8(const char *p)
 	return x;
 }
 
+/* The bytes below the n-th (all for n >= 8). */
+static inline uint64_t low_bytes(size_t n)
+{
+	return n >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1;
+}
+
 /* The high bit of each byte of x equal to b; exact up to the first one,
  * which is all a caller looks at (the lowest set bit). */
 static inline uint64_t eq8(uint64_t x, unsigned char b)
@@ -511,6 +517,42 @@ static int out_of_range(struct cur *c, const char *at, const char *msg)
 
 static const char over_u64[] = "number out of range: saturated at 2^64-1";
 
+/*
+ * The usual number: 1 to 7 digits, the line going on after them with
+ * neither '.', 'e' nor 'E'. Eight bytes loaded at once, the digits found
+ * and converted without a loop (SWAR). Returns 0, or -1 (c untouched)
+ * for read_u64_over() to decide.
+ */
+static inline int fast_u64(struct cur *c, uint64_t *out)
+{
+	const char *p = c->p;
+	uint64_t x, nd, v;
+	unsigned n;
+
+	if (c->end - p < 8)
+		return -1;
+	x = load8(p);
+	/* the high bit of each byte that is not '0'..'9' */
+	nd = ((x & 0xf0f0f0f0f0f0f0f0ULL) ^ 0x3030303030303030ULL) |
+	     (((x & 0x0f0f0f0f0f0f0f0fULL) + 0x0606060606060606ULL) &
+	      0xf0f0f0f0f0f0f0f0ULL);
+	nd = ((nd & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | nd;
+	nd &= HIGHS;
+	if (!nd)
+		return -1;
+	n = (unsigned)__builtin_ctzll(nd) >> 3;
+	if (!n || p[n] == '.' || p[n] == 'e' || p[n] == 'E')
+		return -1;
+	/* the digits in the high bytes, zeros (leading '0's) below */
+	v = (x & 0x0f0f0f0f0f0f0f0fULL) << (8 * (8 - n));
+	v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffULL;
+	v = (v * (1 + ((uint64_t)100 << 16)) >> 16) & 0x0000ffff0000ffffULL;
+	v = (v * (1 + ((uint64_t)10000 << 32))) >> 32;
+	*out = v;
+	c->p = p + n;
+	return 0;
+}
+
 /* *over is set when the number does not fit (then *out is UINT64_MAX). */
 static int read_u64_over(struct cur *c, uint64_t *out, int *over)
 {
@@ -553,6 +595,8 @@ static int read_u64(struct cur *c, uint64_t *out)
 	const char *at = c->p;
 	int over;
 
+	if (!fast_u64(c, out))
+		return 0;
 	if (read_u64_over(c, out, &over))
 		return HD__SCAN_BAD;
 	return over ? out_of_range(c, at, over_u64) : 0;
@@ -606,21 +650,64 @@ static int read_lit(struct cur *c, int *val)
  * else). No quote or backslash comes before it, so a string read ends
  * there too, and hd__parse_hex gives the same value.
  */
+/* The high bit of each byte of w that is not a hex digit (hexv): exact
+ * in every byte, no borrow crosses one. */
+static inline uint64_t nonhex8(uint64_t w)
+{
+	const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+	uint64_t d = w ^ 0x3030303030303030ULL;            /* digit: < 10 */
+	uint64_t l = (w | 0x2020202020202020ULL) ^
+		     0x6060606060606060ULL;              /* a-f: 1..6 */
+	uint64_t ge10 = ((d & lo7) + 0x7676767676767676ULL) | d;
+	uint64_t ge7 = ((l & lo7) + 0x7979797979797979ULL) | l;
+	uint64_t zero = ~(((l & lo7) + lo7) | l);
+
+	return ge10 & (ge7 | zero) & HIGHS;
+}
+
+/* The value of the hex digits of w (byte 0 the first, zero bytes after
+ * the last), 8 nibbles in 32 bits. */
+static inline uint64_t hex8(uint64_t w, uint64_t keep)
+{
+	uint64_t n = ((w & 0x0f0f0f0f0f0f0f0fULL) +
+		      ((w >> 6) & 0x0101010101010101ULL) * 9) & keep;
+
+	n = ((n << 4) | (n >> 8)) & 0x00ff00ff00ff00ffULL;
+	n = ((n << 8) | (n >> 16)) & 0x0000ffff0000ffffULL;
+	return (n & 0xffff) << 16 | n >> 32;
+}
+
+/*
+ * The usual address string at s (after its opening quote): "0x", 1 to 16
+ * hex digits and the closing quote, which is returned (NULL for anything
+ * else). No quote or backslash comes before it, so a string read ends
+ * there too, and hd__parse_hex gives the same value. Two word loads,
+ * no loop.
+ */
 static inline const char *canon_addr(const char *s, const char *end,
 				     uint64_t *out)
 {
-	const char *q;
-	uint64_t v = 0;
-	unsigned h;
+	uint64_t w0, w1, m;
+	size_t n;
 
 	if (end - s < 20 || s[0] != '0' || s[1] != 'x')
 		return NULL;
-	for (q = s + 2; q < s + 18 && (h = hexv[(unsigned char)*q]) < 16; q++)
-		v = v << 4 | h;
-	if (*q != '"' || q == s + 2)
+	w0 = load8(s + 2);
+	w1 = load8(s + 10);
+	if ((m = nonhex8(w0)))
+		n = (size_t)__builtin_ctzll(m) >> 3;
+	else if ((m = nonhex8(w1)))
+		n = 8 + ((size_t)__builtin_ctzll(m) >> 3);
+	else
+		n = 16;
+	if (!n || s[2 + n] != '"')
 		return NULL;
-	*out = v;
-	return q;
+	if (n <= 8)
+		*out = hex8(w0, low_bytes(n)) >> (4 * (8 - n));
+	else
+		*out = (hex8(w0, ~(uint64_t)0) << 32 |
+			hex8(w1, low_bytes(n - 8))) >> (4 * (16 - n));
+	return s + 2 + n;
 }
 
 static int read_addr(struct cur *c, uint64_t *out)
@@ -1005,6 +1092,21 @@ static uint32_t flag_bit(const char *k, size_t n)
 	return 0;
 }
 
+/* memcmp(a, b, n) == 0 for the flags object, n > 0: word loads inline,
+ * the last word overlapping, instead of a call per record */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t d = 0;
+	size_t i;
+
+	if (n < 8)
+		return memcmp(a, b, n) == 0;
+	for (i = 0; i + 8 < n; i += 8)
+		d |= load8(a + i) ^ load8(b + i);
+	d |= load8(a + n - 8) ^ load8(b + n - 8);
+	return d == 0;
+}
+
 /*
  * Most records of a dump have the same flags object: one of only true and
  * false members is kept with the bits it gave, and the same bytes again
@@ -1021,7 +1123,7 @@ static int read_flags(struct cur *c, hd_record *rec)
 	if (c->p >= c->end || *c->p != '{')
 		return fail(c, c->p, "expected '{' for flags");
 	if (sc->flags_len && (size_t)(c->end - c->p) >= sc->flags_len &&
-	    memcmp(c->p, sc->flags_text, sc->flags_len) == 0) {
+	    same_bytes(c->p, sc->flags_text, sc->flags_len)) {
 		rec->has |= HD_HAS_FLAGS;
 		rec->bits |= sc->flags_bits;
 		c->p += sc->flags_len;
@@ -1142,8 +1244,12 @@ static int set_u32(struct cur *c, hd_record *rec, uint32_t *dst,
 static int set_generation(struct cur *c, hd_record *rec)
 {
 	const char *at = c->p;
-	int over;
+	int over = 0;
 
+	if (!fast_u64(c, &rec->generation)) {
+		rec->has |= HD_HAS_GENERATION;
+		return 0;
+	}
 	if (read_u64_over(c, &rec->generation, &over))
 		return HD__SCAN_BAD;
 	if (over || rec->generation == UINT64_MAX)
@@ -1345,10 +1451,6 @@ static const struct kdef {
 	[122] = { 0x00746c7561666564ULL, 0x0000000000000000ULL, 7, K_DEFAULT }, /* default */
 };
 
-static inline uint64_t low_bytes(size_t n)
-{
-	return n >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1;
-}
 
 /* The id of the key of the words w0, w1 (zero past the key), kl bytes. */
 static inline int key_id_words(uint64_t w0, uint64_t w1, size_t kl)

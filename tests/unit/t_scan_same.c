@@ -230,6 +230,23 @@ static const char *const crafted[] = {
 	"{\"address\":\"0x\", \"type\":\"OBJECT\"}",
 	"{\"address\":\"0xg1\", \"type\":\"OBJECT\"}",
 	"{\"address\":\"7f01\", \"type\":\"OBJECT\"}",
+	/* ... with the line going on (the word loads of an address) */
+	"{\"address\":\"0x1\", \"type\":\"OBJECT\", \"class\":\"0xaF\", "
+	"\"memsize\":1, \"flags\":{}}",
+	"{\"address\":\"0x0123456789abcdef\", \"type\":\"OBJECT\", "
+	"\"class\":\"0xFEDCBA9876543210\", \"memsize\":1}",
+	"{\"address\":\"0x0123456789abcdef0\", \"type\":\"OBJECT\", "
+	"\"class\":\"0x12345678\", \"memsize\":1}",
+	"{\"address\":\"0x123456789\", \"type\":\"OBJECT\", "
+	"\"class\":\"0x1234567\", \"superclass\":\"0xg\", \"memsize\":1}",
+	"{\"address\":\"0x12:4\", \"type\":\"OBJECT\", \"class\":\"0x12@\", "
+	"\"memsize\":1}",
+	"{\"address\":\"0x12\xe6\", \"type\":\"OBJECT\", \"class\":\"0x`f\", "
+	"\"memsize\":1}",
+	"{\"address\":\"0x/9G\", \"type\":\"OBJECT\", \"class\":\"0xF\", "
+	"\"default\":\"0x7fab12cd34ef\", \"memsize\":1}",
+	"{\"address\":\"0x7fAB12cD34eF\", \"type\":\"OBJECT\", "
+	"\"class\":\"0x7fab12cd34e\\\"\", \"memsize\":1}",
 	/* type names of every length, in any case */
 	"{\"address\":\"0x1\", \"type\":\"node\"}",
 	"{\"address\":\"0x1\", \"type\":\"NONE\"}",
