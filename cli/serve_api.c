@@ -173,7 +173,7 @@ static int cmp_name_idx(const void *a, const void *b)
 /* The order of a group's objects, and each node's class index. */
 static int build_order(struct serve_state *st)
 {
-	uint32_t n = hd_store_node_count(st->s), i, *grp, *gcls;
+	uint32_t n = hd_store_node_count(st->s), i, *gcls;
 	const hd_stats_row *rows;
 	size_t nr, j, *idx;
 	char buf[1024];
@@ -185,11 +185,10 @@ static int build_order(struct serve_state *st)
 	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
 	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
 	idx = malloc((nr + 1) * sizeof(*idx));
-	grp = malloc(((size_t)n + 1) * sizeof(*grp));
+	/* st->cls holds each node's class group first */
 	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx ||
-	    !grp || hd_store_class_groups(grp, &reps, st->s, NULL)) {
+	    hd_store_class_groups(st->cls, &reps, st->s, NULL)) {
 		free(idx);
-		free(grp);
 		return -1;
 	}
 	for (j = 0; j < nr; j++) {
@@ -209,7 +208,6 @@ static int build_order(struct serve_state *st)
 	/* the nodes of a group share their class name and dumper flag:
 	 * each group's is looked up once (UINT32_MAX - 1: dumper) */
 	if (!(gcls = malloc((reps.n + 1) * sizeof(*gcls)))) {
-		free(grp);
 		hd_nodes_free(&reps);
 		return -1;
 	}
@@ -225,15 +223,13 @@ static int build_order(struct serve_state *st)
 			  (uint32_t)cls_find(st, buf, len) : UINT32_MAX;
 	}
 	for (i = 0; i < n; i++) {
-		if (gcls[grp[i]] == UINT32_MAX - 1) {
+		st->cls[i] = gcls[st->cls[i]];
+		if (st->cls[i] == UINT32_MAX - 1)
 			st->cls[i] = UINT32_MAX;
-			continue;
-		}
-		st->order[st->norder++] = i;
-		st->cls[i] = gcls[grp[i]];
+		else
+			st->order[st->norder++] = i;
 	}
 	free(gcls);
-	free(grp);
 	hd_nodes_free(&reps);
 	sort_ret = st->ret;
 	qsort(st->order, st->norder, sizeof(*st->order), cmp_ret);

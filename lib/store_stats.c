@@ -257,7 +257,7 @@ static void class_key(uint64_t *k, const hd_store *s, uint32_t i,
 	uint32_t aux = ty == HD_T_IMEMO || ty == HD_T_NODE || ty == HD_T_DATA ?
 			       hd__le32(s->sec[HD__SEC_AUX] + (size_t)i * 4) :
 			       HD_STR_NONE;
-	uint32_t site = (s->meta[HD__M_COLUMNS] & HD__COL_SITE) ?
+	uint32_t site = nsf && (s->meta[HD__M_COLUMNS] & HD__COL_SITE) ?
 				hd__le32(s->sec[HD__SEC_SITE] + (size_t)i * 4) :
 				HD_STR_NONE;
 
@@ -379,11 +379,12 @@ void hd__store_groups_free(struct hd__sgroup *g, size_t n)
 
 /*
  * Each node whose grp[i] is not HD_STR_NONE on entry, by its class_key()
- * in one pass: grp[i] receives the index of its group, reps (if not
- * NULL) the first node of each group, *ngroups their number.
+ * in one pass (without the dumper flag unless dumper: then the site
+ * column is not read): grp[i] receives the index of its group, reps (if
+ * not NULL) the first node of each group, *ngroups their number.
  */
 static int key_groups(uint32_t *grp, hd_nodes *reps, size_t *ngroups,
-		      const hd_store *s)
+		      const hd_store *s, int dumper)
 {
 	struct tab t;
 	unsigned char *sf = NULL;
@@ -395,7 +396,7 @@ static int key_groups(uint32_t *grp, hd_nodes *reps, size_t *ngroups,
 
 	memset(&t, 0, sizeof(t));
 	hd__hash_key_new(&t.key);
-	if (site_flags(s, &sf, &nsf))
+	if (dumper && site_flags(s, &sf, &nsf))
 		return HD_ENOMEM;
 	for (id = 0; id < s->nodes; id++) {
 		if (grp[id] == HD_STR_NONE)
@@ -431,7 +432,7 @@ int hd__store_class_names(uint32_t *grp, const hd_store *s,
 	size_t ng = 0, i, n;
 	int rc = HD_ENOMEM;
 
-	if (!size || key_groups(grp, &reps, &ng, s) ||
+	if (!size || key_groups(grp, &reps, &ng, s, 0) ||
 	    !(buf = hd__malloc(size)) ||
 	    !(sid = hd__array_alloc(ng ? ng : 1, sizeof(*sid))))
 		goto out;
@@ -462,7 +463,7 @@ int hd_store_class_groups(uint32_t *grp, hd_nodes *reps, const hd_store *s,
 	HD_ASSERT_ARG(grp && reps && s);
 	memset(grp, 0, (size_t)s->nodes * sizeof(*grp));
 	memset(reps, 0, sizeof(*reps));
-	if (key_groups(grp, reps, &ng, s)) {
+	if (key_groups(grp, reps, &ng, s, 1)) {
 		hd_nodes_free(reps);
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
