@@ -58,6 +58,7 @@ struct tab {
 	size_t scap;
 	struct hd__hkey key;
 	struct cent *cache; /* 1 << CACHE_BITS entries, or NULL */
+	int nocache;        /* its allocation failed: not tried again */
 };
 
 static void agg_init(struct agg *a)
@@ -112,9 +113,13 @@ static struct tup *tab_get(struct tab *t, const uint64_t *k, uint32_t rep)
 	struct tup *u;
 	size_t c;
 
-	if (!t->cache && (t->cache = hd__array_alloc((size_t)1 << CACHE_BITS,
-						     sizeof(*t->cache))))
-		memset(t->cache, 0, sizeof(*t->cache) << CACHE_BITS);
+	if (!t->cache && !t->nocache) {
+		t->cache = hd__array_alloc((size_t)1 << CACHE_BITS,
+					   sizeof(*t->cache));
+		if (t->cache)
+			memset(t->cache, 0, sizeof(*t->cache) << CACHE_BITS);
+		t->nocache = !t->cache;
+	}
 	if (!t->cache)
 		return tab_find(t, k, rep);
 	c = (size_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15u ^ k[2] ^ k[3]) *
