@@ -173,10 +173,11 @@ static int cmp_name_idx(const void *a, const void *b)
 /* The order of a group's objects, and each node's class index. */
 static int build_order(struct serve_state *st)
 {
-	uint32_t n = hd_store_node_count(st->s), i;
+	uint32_t n = hd_store_node_count(st->s), i, *gcls;
 	const hd_stats_row *rows;
 	size_t nr, j, *idx;
 	char buf[1024];
+	hd_nodes reps = { NULL, 0, 0 };
 
 	st->order = malloc(((size_t)n + 1) * sizeof(*st->order));
 	st->cls = malloc(((size_t)n + 1) * sizeof(*st->cls));
@@ -184,7 +185,9 @@ static int build_order(struct serve_state *st)
 	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
 	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
 	idx = malloc((nr + 1) * sizeof(*idx));
-	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx) {
+	/* st->cls holds each node's class group first */
+	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx ||
+	    hd_store_class_groups(st->cls, &reps, st->s, NULL)) {
 		free(idx);
 		return -1;
 	}
@@ -202,18 +205,32 @@ static int build_order(struct serve_state *st)
 	}
 	free(idx);
 	st->ncls = nr;
-	for (i = 0; i < n; i++) {
+	/* the nodes of a group share their class name and dumper flag:
+	 * each group's is looked up once (UINT32_MAX - 1: dumper) */
+	if (!(gcls = malloc((reps.n + 1) * sizeof(*gcls)))) {
+		hd_nodes_free(&reps);
+		return -1;
+	}
+	for (j = 0; j < reps.n; j++) {
 		size_t len;
 
-		if (hd_store_is_dumper(st->s, i)) {
-			st->cls[i] = UINT32_MAX;
+		if (hd_store_is_dumper(st->s, reps.ids[j])) {
+			gcls[j] = UINT32_MAX - 1;
 			continue;
 		}
-		st->order[st->norder++] = i;
-		len = hd_store_class_name(buf, sizeof(buf), st->s, i);
-		st->cls[i] = len < sizeof(buf) ?
-			     (uint32_t)cls_find(st, buf, len) : UINT32_MAX;
+		len = hd_store_class_name(buf, sizeof(buf), st->s, reps.ids[j]);
+		gcls[j] = len < sizeof(buf) ?
+			  (uint32_t)cls_find(st, buf, len) : UINT32_MAX;
 	}
+	for (i = 0; i < n; i++) {
+		st->cls[i] = gcls[st->cls[i]];
+		if (st->cls[i] == UINT32_MAX - 1)
+			st->cls[i] = UINT32_MAX;
+		else
+			st->order[st->norder++] = i;
+	}
+	free(gcls);
+	hd_nodes_free(&reps);
 	sort_ret = st->ret;
 	qsort(st->order, st->norder, sizeof(*st->order), cmp_ret);
 	return 0;

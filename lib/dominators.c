@@ -353,25 +353,17 @@ static int cmp_rows(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Each reached node's class group (interned display name). */
+/* Each reached node's class group (interned display name, cut at 511
+ * bytes), each distinct class key named once (hd__store_class_names). */
 static int class_groups(const hd_domtree *d, struct hd__intern *names,
 			uint32_t *grp)
 {
-	char buf[512];
 	hd_node_id id;
-	size_t len;
 
-	for (id = 0; id < d->n; id++) {
-		grp[id] = HD_STR_NONE;
-		if (hd_domtree_idom(d, id) == HD_NODE_NONE)
-			continue;
-		len = hd_store_class_name(buf, sizeof(buf), d->s, id);
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		if (hd__intern_put(names, buf, len, &grp[id]))
-			return HD_ENOMEM;
-	}
-	return 0;
+	for (id = 0; id < d->n; id++)
+		grp[id] = hd_domtree_idom(d, id) == HD_NODE_NONE ? HD_STR_NONE :
+								   0;
+	return hd__store_class_names(grp, d->s, names, 512);
 }
 
 /*

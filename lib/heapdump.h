@@ -959,6 +959,21 @@ HD_API void hd_nodes_free(hd_nodes *set);
 HD_API size_t hd_nodes_drop_dumper(hd_nodes *set, const hd_store *s);
 
 /**
+ * Groups every node by what its class name and dumper flag depend on
+ * (type, class, struct or imemo type, the site's dumper rule), in one pass
+ * of integers: the nodes of a group have one hd_store_class_name() and
+ * one hd_store_is_dumper(), so a caller formats each group's name once
+ * instead of each node's (serve's object order, top --by class).
+ * @param grp receives, for each of the hd_store_node_count(s) nodes, its
+ *        group, 0 .. reps->n - 1; groups are numbered in node order
+ * @param reps receives the first node of each group (ascending); free it
+ *        with hd_nodes_free
+ * @return 0, or HD_ENOMEM (reps is then empty)
+ */
+HD_API int hd_store_class_groups(uint32_t *grp, hd_nodes *reps,
+				 const hd_store *s, hd_error *err);
+
+/**
  * Adds the nodes of set to a stats accumulator, as hd_stats_add_store()
  * adds all of them (without the store's roots and shapes): the groups of
  * a selection or of a diff. @return 0, HD_ENOMEM, HD_EINVAL (an id out

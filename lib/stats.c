@@ -584,60 +584,133 @@ nomem:
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
 
-/* One store node as a streamed object; class names are final already. */
-static int add_node(hd_stats *st, const hd_store *s, hd_node_id id,
-		    char *buf, size_t bufsize)
+/* Store node id as a streamed object (its strings interned); class
+ * names are final already, cut to bufsize - 1 bytes. */
+static int node_obj(hd_stats *st, const hd_store *s, hd_node_id id,
+		    char *buf, size_t bufsize, struct obj *o)
 {
-	struct obj o;
 	hd_site site;
-	hd_record fake;
-	hd_edge_iter it;
 	size_t n;
-	const char *aux = hd_store_aux(s, id, &n);
+	const char *aux;
 
-	memset(&o, 0, sizeof(o));
-	memset(&fake, 0, sizeof(fake));
-	o.type = hd_store_type(s, id);
-	o.klass = hd_store_class_address(s, id);
-	o.memsize = hd_store_memsize(s, id);
-	o.generation = hd_store_generation(s, id);
-	o.has_gen = o.generation != UINT64_MAX;
-	o.has_len = hd_store_length(&o.len, s, id);
-	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
+	memset(o, 0, sizeof(*o));
+	o->type = hd_store_type(s, id);
+	o->klass = hd_store_class_address(s, id);
+	o->memsize = hd_store_memsize(s, id);
+	o->generation = hd_store_generation(s, id);
+	o->has_gen = o->generation != UINT64_MAX;
+	o->has_len = hd_store_length(&o->len, s, id);
+	o->file_sid = o->method_sid = o->aux_sid = HD_STR_NONE;
 	n = hd_store_class_name(buf, bufsize, s, id);
 	if (hd__intern_put(&st->strs, buf, n < bufsize ? n : bufsize - 1,
-			   &o.class_sid))
+			   &o->class_sid))
 		return HD_ENOMEM;
 	aux = hd_store_aux(s, id, &n);
-	if (aux && (o.type == HD_T_IMEMO || o.type == HD_T_DATA ||
-		    o.type == HD_T_NODE)) {
-		if (hd__intern_put(&st->strs, aux, n, &o.aux_sid))
-			return HD_ENOMEM;
-		fake.struct_name.ptr = aux;
-		fake.struct_name.len = n;
-	}
+	if (aux && (o->type == HD_T_IMEMO || o->type == HD_T_DATA ||
+		    o->type == HD_T_NODE) &&
+	    hd__intern_put(&st->strs, aux, n, &o->aux_sid))
+		return HD_ENOMEM;
 	if (hd_store_site(&site, s, id) == 0) {
-		o.line = site.line;
+		o->line = site.line;
 		if (site.file &&
 		    hd__intern_put(&st->strs, site.file, site.file_len,
-				   &o.file_sid))
+				   &o->file_sid))
 			return HD_ENOMEM;
 		if (site.method &&
 		    hd__intern_put(&st->strs, site.method, site.method_len,
-				   &o.method_sid))
+				   &o->method_sid))
 			return HD_ENOMEM;
-		fake.file.ptr = site.file;
-		fake.file.len = site.file ? site.file_len : 0;
-		fake.method.ptr = site.method;
-		fake.method.len = site.method ? site.method_len : 0;
-		fake.has |= (site.file ? HD_HAS_FILE : 0) |
-			    (site.method ? HD_HAS_METHOD : 0);
 	}
-	fake.kind = HD_REC_OBJECT;
-	fake.type = o.type;
-	hd_store_refs(s, id, &it);
-	return add_obj(st, &o, hd_edge_iter_count(&it),
-		       hd__is_dumper_object(&fake));
+	return 0;
+}
+
+/* add_obj() of r->count objects at once, all grouped as o is (r->name
+ * unused): the sums are r's. */
+static int add_sums(hd_stats *st, const struct obj *o,
+		    const struct hd__ss_row *r)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	unsigned i, j;
+
+	st->t.saturated |= (uint32_t)r->saturated;
+	if (r->dumper && !(st->opts.flags & HD_STATS_ALL)) {
+		st->t.excluded += r->count;
+		sat_add(&st->t.excluded_memsize, r->memsize,
+			&st->t.saturated);
+		return 0;
+	}
+	st->t.objects += r->count;
+	sat_add(&st->t.memsize, r->memsize, &st->t.saturated);
+	st->t.edges += r->edges;
+	if (r->traced) {
+		st->t.traced += r->traced;
+		if (r->gen_min < st->t.gen_min)
+			st->t.gen_min = r->gen_min;
+		if (r->gen_max > st->t.gen_max)
+			st->t.gen_max = r->gen_max;
+	}
+	for (i = 0; i < st->opts.ngroupings; i++) {
+		struct grouping *g = &st->g[i];
+		int skip = 0;
+
+		memset(k, 0, sizeof(k));
+		for (j = 0; j < g->nkeys; j++) {
+			if (g->keys[j] == HD_KEY_IMEMO &&
+			    o->type != HD_T_IMEMO)
+				skip = 1; /* only IMEMOs are grouped by it */
+			if (make_comp(st, g->keys[j], o, &k[j]))
+				return HD_ENOMEM;
+		}
+		if (!skip &&
+		    accumulate(g, k, r->count, r->memsize, &st->t.saturated))
+			return HD_ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The nodes of s (all, or ids[0..nids)) in groups of the integers that
+ * st's keys depend on (hd__store_groups), each group named once through
+ * its first node: what a pass node by node adds, without formatting and
+ * interning every node's class name, site and aux.
+ */
+static int add_groups(hd_stats *st, const hd_store *s, const hd_node_id *ids,
+		      size_t nids)
+{
+	struct hd__sgroup *v;
+	struct hd__ss_row r;
+	struct obj o;
+	size_t n, i;
+	unsigned what = 0;
+	char buf[1024];
+	int rc = 0;
+
+	if (st->need & (NEED(HD_KEY_FILE) | NEED(HD_KEY_LOCATION) |
+			NEED(HD_KEY_METHOD) | NEED(HD_KEY_GEM)))
+		what |= HD__SG_SITE;
+	if (st->need & NEED(HD_KEY_GENERATION))
+		what |= HD__SG_GEN;
+	if (st->need & NEED(HD_KEY_LENGTH))
+		what |= HD__SG_LEN;
+	if (hd__store_groups(&v, &n, s, ids, nids, what))
+		return HD_ENOMEM;
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < n && !rc; i++) {
+		r.type = (int)hd_store_type(s, v[i].rep);
+		r.dumper = v[i].dumper;
+		r.saturated = v[i].saturated;
+		r.count = v[i].count;
+		r.memsize = v[i].memsize;
+		r.edges = v[i].edges;
+		r.traced = v[i].traced;
+		r.gen_min = v[i].gen_min;
+		r.gen_max = v[i].gen_max;
+		rc = node_obj(st, s, v[i].rep, buf, sizeof(buf), &o);
+		if (!rc)
+			rc = add_sums(st, &o, &r);
+	}
+	hd__store_groups_free(v, n);
+	return rc;
 }
 
 /* Does every grouping group by type and class only, what the store's
@@ -658,46 +731,17 @@ static int summary_serves(const hd_stats *st)
 static int add_row(hd_stats *st, const struct hd__ss_row *r,
 		   size_t bufsize)
 {
-	struct comp k[HD_STATS_MAX_KEYS];
 	struct obj o;
-	unsigned i, j;
 
 	memset(&o, 0, sizeof(o));
 	o.type = r->type;
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
-	/* add_node's buffer cuts a class name as this does */
+	/* node_obj's buffer cuts a class name as this does */
 	if (hd__intern_put(&st->strs, r->name,
 			   r->name_len < bufsize ? r->name_len : bufsize - 1,
 			   &o.class_sid))
 		return HD_ENOMEM;
-	st->t.saturated |= (uint32_t)r->saturated;
-	if (r->dumper && !(st->opts.flags & HD_STATS_ALL)) {
-		st->t.excluded += r->count;
-		sat_add(&st->t.excluded_memsize, r->memsize,
-			&st->t.saturated);
-		return 0;
-	}
-	st->t.objects += r->count;
-	sat_add(&st->t.memsize, r->memsize, &st->t.saturated);
-	st->t.edges += r->edges;
-	if (r->traced) {
-		st->t.traced += r->traced;
-		if (r->gen_min < st->t.gen_min)
-			st->t.gen_min = r->gen_min;
-		if (r->gen_max > st->t.gen_max)
-			st->t.gen_max = r->gen_max;
-	}
-	for (i = 0; i < st->opts.ngroupings; i++) {
-		struct grouping *g = &st->g[i];
-
-		memset(k, 0, sizeof(k));
-		for (j = 0; j < g->nkeys; j++)
-			if (make_comp(st, g->keys[j], &o, &k[j]))
-				return HD_ENOMEM;
-		if (accumulate(g, k, r->count, r->memsize, &st->t.saturated))
-			return HD_ENOMEM;
-	}
-	return 0;
+	return add_sums(st, &o, r);
 }
 
 int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
@@ -705,14 +749,12 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	hd_store_info info;
 	struct hd__ss_row r;
 	uint64_t k, rows;
-	uint32_t i, n;
 	char buf[1024];
 	unsigned char *img = NULL;
 	size_t len = 0;
 
 	HD_ASSERT_ARG(st && s && !st->finished);
 	hd_store_info_get(&info, s);
-	n = hd_store_node_count(s);
 	rows = summary_serves(st) ? hd__store_stats_rows(s) : 0;
 	/* a store without the summary (an older build's): the same rows,
 	 * made in memory by the writer's one pass of integer keys */
@@ -731,11 +773,8 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 						 "out of memory");
 			}
 		}
-	} else {
-		for (i = 0; i < n; i++)
-			if (add_node(st, s, i, buf, sizeof(buf)))
-				return hd__error(err, HD_ENOMEM,
-						 "out of memory");
+	} else if (add_groups(st, s, NULL, 0)) {
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
 	hd__free(img, len);
 	st->t.edges += info.dangling;
@@ -751,15 +790,13 @@ int hd_stats_add_nodes(hd_stats *st, const hd_store *s, const hd_nodes *set,
 {
 	uint32_t n;
 	size_t i;
-	char buf[1024];
 
 	HD_ASSERT_ARG(st && s && set && !st->finished);
 	n = hd_store_node_count(s);
-	for (i = 0; i < set->n; i++) {
+	for (i = 0; i < set->n; i++)
 		HD_ASSERT_ARG(set->ids[i] < n);
-		if (add_node(st, s, set->ids[i], buf, sizeof(buf)))
-			return hd__error(err, HD_ENOMEM, "out of memory");
-	}
+	if (set->n && add_groups(st, s, set->ids, set->n))
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	return 0;
 }
 

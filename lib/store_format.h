@@ -247,6 +247,36 @@ HD_HIDDEN unsigned char *hd__store_dumper_bitmap(const hd_store *s,
 						 uint64_t *count,
 						 uint64_t *memsize);
 
+/*
+ * The nodes of s (all, or ids[0..nids), repeats counted) grouped by the
+ * integers their stats keys depend on, so that a stats accumulator names
+ * each group once instead of each node (stats.c): type, class, struct or
+ * imemo type and dumper flag always, and as what asks, HD__SG_SITE the
+ * site and whether the node is traced, HD__SG_GEN the generation and
+ * whether its site names a file, HD__SG_LEN the length bucket. Groups in
+ * the order of their first node (rep); free with hd__store_groups_free.
+ */
+#define HD__SG_SITE 1u
+#define HD__SG_GEN 2u
+#define HD__SG_LEN 4u
+struct hd__sgroup {
+	uint32_t rep;
+	int dumper, saturated;
+	uint64_t count, memsize, edges, traced, gen_min, gen_max;
+};
+HD_HIDDEN int hd__store_groups(struct hd__sgroup **out, size_t *n_out,
+			       const hd_store *s, const hd_node_id *ids,
+			       size_t nids, unsigned what);
+HD_HIDDEN void hd__store_groups_free(struct hd__sgroup *g, size_t n);
+/*
+ * The class name of each node whose grp[i] is not HD_STR_NONE, as
+ * hd_store_class_name into a buffer of size bytes (cut to size - 1),
+ * interned into names once a distinct class key and in node order:
+ * grp[i] receives its string id.
+ */
+HD_HIDDEN int hd__store_class_names(uint32_t *grp, const hd_store *s,
+				    struct hd__intern *names, size_t size);
+
 /* The same of a section image (hd__store_stats_image's, in memory for a
  * store without the section). */
 HD_HIDDEN uint64_t hd__stats_image_rows(const unsigned char *img);

@@ -28,14 +28,27 @@ struct agg {
 	int sat; /* the memsize stopped at 2^64-1 */
 };
 
-/* A group of nodes with one class name and dumper flag. */
+/* A group of nodes with one class name and dumper flag (and, for
+ * hd__store_groups, one of whatever else it was asked to key by). */
+#define NK 4
 struct tup {
-	uint64_t k[3];
+	uint64_t k[NK];
 	uint32_t rep;   /* a node of the group */
 	int dumper;
 	const char *name;
 	size_t name_len;
 	struct agg a;
+};
+
+/* A direct-mapped cache in front of the keyed table: consecutive nodes
+ * seldom share a key, but a few thousand keys cover most nodes, and a
+ * multiply-shift index costs less than the keyed hash. Only a shortcut:
+ * an entry is used when its whole key matches, so crafted keys that
+ * collide here cost nothing but the keyed lookup they take anyway. */
+#define CACHE_BITS 12
+struct cent {
+	uint64_t k[NK];
+	uint32_t x; /* tuple index + 1, 0 empty */
 };
 
 struct tab {
@@ -44,6 +57,8 @@ struct tab {
 	uint32_t *slot;  /* tuple index + 1, 0 empty */
 	size_t scap;
 	struct hd__hkey key;
+	struct cent *cache; /* 1 << CACHE_BITS entries, or NULL */
+	int nocache;        /* its allocation failed: not tried again */
 };
 
 static void agg_init(struct agg *a)
@@ -82,33 +97,73 @@ static int tab_grow(struct tab *t)
 	return 0;
 }
 
+static void tab_free(struct tab *t)
+{
+	HD_FREE(t->slot, t->scap);
+	HD_FREE(t->v, t->cap);
+	HD_FREE(t->cache, (size_t)1 << CACHE_BITS);
+}
+
+static struct tup *tab_find(struct tab *t, const uint64_t *k, uint32_t rep);
+
 /* The group of key k (made with rep as its node if new), or NULL. */
 static struct tup *tab_get(struct tab *t, const uint64_t *k, uint32_t rep)
+{
+	struct cent *e;
+	struct tup *u;
+	size_t c;
+
+	if (!t->cache && !t->nocache) {
+		t->cache = hd__array_alloc((size_t)1 << CACHE_BITS,
+					   sizeof(*t->cache));
+		if (t->cache)
+			memset(t->cache, 0, sizeof(*t->cache) << CACHE_BITS);
+		t->nocache = !t->cache;
+	}
+	if (!t->cache)
+		return tab_find(t, k, rep);
+	c = (size_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15u ^ k[2] ^ k[3]) *
+		      0xff51afd7ed558ccdu) >> (64 - CACHE_BITS));
+	e = &t->cache[c];
+	if (e->x && !memcmp(e->k, k, sizeof(e->k)))
+		return &t->v[e->x - 1];
+	if (!(u = tab_find(t, k, rep)))
+		return NULL;
+	memcpy(e->k, k, sizeof(e->k));
+	e->x = (uint32_t)(u - t->v) + 1;
+	return u;
+}
+
+/* tab_get through the keyed table. */
+static struct tup *tab_find(struct tab *t, const uint64_t *k, uint32_t rep)
 {
 	size_t h;
 	uint32_t x;
 
 	if ((t->n + 1) * 2 > t->scap && tab_grow(t))
 		return NULL;
-	h = hd__hash_keyed(&t->key, k, 3 * sizeof(*k));
+	h = hd__hash_keyed(&t->key, k, NK * sizeof(*k));
 	for (;; h++) {
 		x = t->slot[h & (t->scap - 1)];
 		if (!x)
 			break;
-		if (!memcmp(t->v[x - 1].k, k, 3 * sizeof(*k)))
+		if (!memcmp(t->v[x - 1].k, k, NK * sizeof(*k)))
 			return &t->v[x - 1];
 	}
 	if (hd__grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 		return NULL;
 	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-	memcpy(t->v[t->n].k, k, 3 * sizeof(*k));
+	memcpy(t->v[t->n].k, k, NK * sizeof(*k));
 	t->v[t->n].rep = rep;
 	agg_init(&t->v[t->n].a);
 	t->slot[h & (t->scap - 1)] = (uint32_t)++t->n;
 	return &t->v[t->n - 1];
 }
 
-/* The dumper flag of every site (hd_store_is_dumper's site half). */
+/* Per site: SF_DUMPER, hd_store_is_dumper's site half, and SF_FILE,
+ * whether it names a file. */
+#define SF_DUMPER 1u
+#define SF_FILE 2u
 static int site_flags(const hd_store *s, unsigned char **out, size_t *n)
 {
 	const unsigned char *p = s->sec[HD__SEC_SITES];
@@ -141,7 +196,8 @@ static int site_flags(const hd_store *s, unsigned char **out, size_t *n)
 					  hd__le32(s->sec[HD__SEC_STROFFS] + 4 * m) - 1;
 			fake.has |= HD_HAS_METHOD;
 		}
-		(*out)[i] = (unsigned char)hd__is_dumper_object(&fake);
+		(*out)[i] = (unsigned char)(hd__is_dumper_object(&fake) |
+					    (f < s->nstrings ? SF_FILE : 0));
 	}
 	return 0;
 }
@@ -173,7 +229,7 @@ unsigned char *hd__store_dumper_bitmap(const hd_store *s, uint64_t *count,
 		site = has_site ? hd__le32(s->sec[HD__SEC_SITE] +
 					   (size_t)i * 4) :
 				  HD_STR_NONE;
-		if ((site < nsf && sf[site]) ||
+		if ((site < nsf && (sf[site] & SF_DUMPER)) ||
 		    (type[i] == HD_T_DATA && is_tracer(s, i))) {
 			hd__bit_set(m, i);
 			k++;
@@ -188,35 +244,76 @@ unsigned char *hd__store_dumper_bitmap(const hd_store *s, uint64_t *count,
 	return m;
 }
 
-/* One pass over the nodes into groups of integer keys. */
-static int group_nodes(const hd_store *s, struct tab *t)
+static unsigned log2_floor(uint64_t v)
 {
-	const unsigned char *type = s->sec[HD__SEC_TYPE];
+	unsigned k = 0;
+
+	while (v >>= 1)
+		k++;
+	return k;
+}
+
+/* The class name and dumper flag of node i depend on these integers. */
+static void class_key(uint64_t *k, const hd_store *s, uint32_t i,
+		      const unsigned char *sf, size_t nsf)
+{
+	int ty = s->sec[HD__SEC_TYPE][i];
+	uint32_t c = hd__le32(s->sec[HD__SEC_CLASS] + (size_t)i * 4);
+	uint32_t aux = ty == HD_T_IMEMO || ty == HD_T_NODE || ty == HD_T_DATA ?
+			       hd__le32(s->sec[HD__SEC_AUX] + (size_t)i * 4) :
+			       HD_STR_NONE;
+	uint32_t site = nsf && (s->meta[HD__M_COLUMNS] & HD__COL_SITE) ?
+				hd__le32(s->sec[HD__SEC_SITE] + (size_t)i * 4) :
+				HD_STR_NONE;
+
+	k[0] = (uint64_t)ty |
+	       (uint64_t)(site < nsf ? sf[site] & SF_DUMPER : 0) << 8 |
+	       (uint64_t)aux << 32;
+	k[1] = c;
+	k[2] = c == HD_NODE_NONE ? hd_store_class_address(s, i) : 0;
+	k[3] = 0;
+}
+
+/*
+ * One pass over the nodes (all, or ids[0..nids)) into groups of integer
+ * keys: what class_key() holds and, as what asks (HD__SG_), the site and
+ * whether the node is traced, the generation and whether its site names
+ * a file, the length bucket.
+ */
+static int group_nodes(const hd_store *s, struct tab *t, const hd_node_id *ids,
+		       size_t nids, unsigned what)
+{
 	const unsigned char *roff = s->sec[HD__SEC_REFS_OFF];
 	int has_site = (s->meta[HD__M_COLUMNS] & HD__COL_SITE) != 0;
 	unsigned char *sf = NULL;
-	size_t nsf = 0;
+	size_t nsf = 0, j, n = ids ? nids : s->nodes;
 	struct tup *last = NULL;
-	uint64_t k[3], g;
-	uint32_t i, c, aux, site;
-	int ty, rc = HD_ENOMEM;
+	uint64_t k[NK], g, len;
+	uint32_t i, site;
+	int rc = HD_ENOMEM;
 
 	if (site_flags(s, &sf, &nsf))
 		return HD_ENOMEM;
-	for (i = 0; i < s->nodes; i++) {
-		ty = type[i];
-		c = hd__le32(s->sec[HD__SEC_CLASS] + (size_t)i * 4);
-		aux = ty == HD_T_IMEMO || ty == HD_T_NODE || ty == HD_T_DATA ?
-			      hd__le32(s->sec[HD__SEC_AUX] + (size_t)i * 4) :
-			      HD_STR_NONE;
+	for (j = 0; j < n; j++) {
+		i = ids ? ids[j] : (uint32_t)j;
+		class_key(k, s, i, sf, nsf);
+		g = hd_store_generation(s, i);
 		site = has_site ? hd__le32(s->sec[HD__SEC_SITE] +
 					   (size_t)i * 4) :
 				  HD_STR_NONE;
-		k[0] = (uint64_t)ty |
-		       (uint64_t)(site < nsf ? sf[site] : 0) << 8 |
-		       (uint64_t)aux << 32;
-		k[1] = c;
-		k[2] = c == HD_NODE_NONE ? hd_store_class_address(s, i) : 0;
+		if (site >= nsf)
+			site = HD_STR_NONE;
+		if (what & HD__SG_SITE) {
+			k[1] |= (uint64_t)site << 32;
+			k[0] |= (uint64_t)(g != UINT64_MAX) << 9;
+		}
+		if (what & HD__SG_GEN) {
+			k[3] = g;
+			k[0] |= (uint64_t)(site != HD_STR_NONE &&
+					   (sf[site] & SF_FILE)) << 10;
+		}
+		if ((what & HD__SG_LEN) && hd_store_length(&len, s, i))
+			k[0] |= (uint64_t)(len ? 2 + log2_floor(len) : 1) << 16;
 		if (!last || memcmp(last->k, k, sizeof(k))) {
 			if (!(last = tab_get(t, k, i)))
 				goto out;
@@ -226,7 +323,6 @@ static int group_nodes(const hd_store *s, struct tab *t)
 					   hd_store_memsize(s, i));
 		last->a.edges += hd__le32(roff + (size_t)i * 4 + 4) -
 				 hd__le32(roff + (size_t)i * 4);
-		g = hd_store_generation(s, i);
 		if (g != UINT64_MAX) {
 			last->a.traced++;
 			last->a.gmin = g < last->a.gmin ? g : last->a.gmin;
@@ -237,6 +333,146 @@ static int group_nodes(const hd_store *s, struct tab *t)
 out:
 	hd__free(sf, nsf ? nsf : 1);
 	return rc;
+}
+
+int hd__store_groups(struct hd__sgroup **out, size_t *n_out,
+		     const hd_store *s, const hd_node_id *ids, size_t nids,
+		     unsigned what)
+{
+	struct tab t;
+	struct hd__sgroup *v = NULL;
+	size_t i, n;
+	int rc;
+
+	*out = NULL;
+	*n_out = 0;
+	memset(&t, 0, sizeof(t));
+	hd__hash_key_new(&t.key);
+	rc = group_nodes(s, &t, ids, nids, what);
+	if (!rc && !(v = hd__array_alloc(t.n ? t.n : 1, sizeof(*v))))
+		rc = HD_ENOMEM;
+	for (i = 0; !rc && i < t.n; i++) {
+		const struct tup *u = &t.v[i];
+
+		v[i].rep = u->rep;
+		v[i].dumper = ((u->k[0] >> 8) & 1) ||
+			      ((u->k[0] & 0xff) == HD_T_DATA &&
+			       is_tracer(s, u->rep));
+		v[i].saturated = u->a.sat;
+		v[i].count = u->a.count;
+		v[i].memsize = u->a.memsize;
+		v[i].edges = u->a.edges;
+		v[i].traced = u->a.traced;
+		v[i].gen_min = u->a.gmin;
+		v[i].gen_max = u->a.gmax;
+	}
+	n = t.n;
+	tab_free(&t);
+	if (rc) {
+		hd__free(v, (n ? n : 1) * sizeof(*v));
+		return rc;
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+void hd__store_groups_free(struct hd__sgroup *g, size_t n)
+{
+	hd__free(g, (n ? n : 1) * sizeof(*g));
+}
+
+/*
+ * Each node whose grp[i] is not HD_STR_NONE on entry, by its class_key()
+ * in one pass (without the dumper flag unless dumper: then the site
+ * column is not read): grp[i] receives the index of its group, reps (if
+ * not NULL) the first node of each group, *ngroups their number.
+ */
+static int key_groups(uint32_t *grp, hd_nodes *reps, size_t *ngroups,
+		      const hd_store *s, int dumper)
+{
+	struct tab t;
+	unsigned char *sf = NULL;
+	size_t nsf = 0, i;
+	struct tup *last = NULL;
+	uint64_t k[NK];
+	uint32_t id;
+	int rc = HD_ENOMEM;
+
+	memset(&t, 0, sizeof(t));
+	hd__hash_key_new(&t.key);
+	if (dumper && site_flags(s, &sf, &nsf))
+		return HD_ENOMEM;
+	for (id = 0; id < s->nodes; id++) {
+		if (grp[id] == HD_STR_NONE)
+			continue;
+		class_key(k, s, id, sf, nsf);
+		if ((!last || memcmp(last->k, k, sizeof(k))) &&
+		    !(last = tab_get(&t, k, id)))
+			goto out;
+		grp[id] = (uint32_t)(last - t.v);
+	}
+	if (reps) {
+		reps->n = 0;
+		if (hd__grow((void **)&reps->ids, &reps->cap, t.n ? t.n : 1,
+			     sizeof(*reps->ids)))
+			goto out;
+		for (i = 0; i < t.n; i++)
+			reps->ids[reps->n++] = t.v[i].rep;
+	}
+	*ngroups = t.n;
+	rc = 0;
+out:
+	hd__free(sf, nsf ? nsf : 1);
+	tab_free(&t);
+	return rc;
+}
+
+int hd__store_class_names(uint32_t *grp, const hd_store *s,
+			  struct hd__intern *names, size_t size)
+{
+	hd_nodes reps = { NULL, 0, 0 };
+	uint32_t *sid = NULL, id;
+	char *buf = NULL;
+	size_t ng = 0, i, n;
+	int rc = HD_ENOMEM;
+
+	if (!size || key_groups(grp, &reps, &ng, s, 0) ||
+	    !(buf = hd__malloc(size)) ||
+	    !(sid = hd__array_alloc(ng ? ng : 1, sizeof(*sid))))
+		goto out;
+	/* the groups in the order of their first nodes: the names are
+	 * interned in the order a pass node by node interns them */
+	for (i = 0; i < ng; i++) {
+		n = hd_store_class_name(buf, size, s, reps.ids[i]);
+		if (hd__intern_put(names, buf, n < size ? n : size - 1,
+				   &sid[i]))
+			goto out;
+	}
+	for (id = 0; id < s->nodes; id++)
+		if (grp[id] != HD_STR_NONE)
+			grp[id] = sid[grp[id]];
+	rc = 0;
+out:
+	hd__free(sid, (ng ? ng : 1) * sizeof(*sid));
+	hd__free(buf, size);
+	hd_nodes_free(&reps);
+	return rc;
+}
+
+int hd_store_class_groups(uint32_t *grp, hd_nodes *reps, const hd_store *s,
+			  hd_error *err)
+{
+	size_t ng;
+
+	HD_ASSERT_ARG(grp && reps && s);
+	memset(grp, 0, (size_t)s->nodes * sizeof(*grp));
+	memset(reps, 0, sizeof(*reps));
+	if (key_groups(grp, reps, &ng, s, 1)) {
+		hd_nodes_free(reps);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 static int span_cmp(const char *a, size_t an, const char *b, size_t bn)
@@ -360,13 +596,12 @@ int hd__store_stats_image(const hd_store *s, unsigned char **img,
 	hd__hash_key_new(&t.key);
 	if (hd__intern_init(&names))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	rc = group_nodes(s, &t);
+	rc = group_nodes(s, &t, NULL, 0, 0);
 	if (!rc)
 		rc = name_groups(s, &t, &names);
 	if (!rc)
 		rc = lay_out(&t, img, len);
-	HD_FREE(t.slot, t.scap);
-	HD_FREE(t.v, t.cap);
+	tab_free(&t);
 	hd__intern_free(&names);
 	if (rc == HD_ELIMIT)
 		return hd__error(err, rc, "class names too long for the "
