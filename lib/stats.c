@@ -26,6 +26,9 @@ struct comp {
 #define CK_DATA 1   /* a = class address of a DATA; low b = struct sid */
 #define CK_STR 2    /* low b = a final string id */
 
+/* log2 of the entries of a grouping's cache of recent groups */
+#define RECENT_BITS 10
+
 struct group {
 	struct comp k[HD_STATS_MAX_KEYS];
 	uint64_t count;
@@ -39,6 +42,9 @@ struct grouping {
 	struct group *slots;
 	size_t cap, count;
 	struct hd__hkey hkey;  /* keyed hash (hash.c): keys hold addresses */
+	/* a direct-mapped cache in front of the keyed table: 1 + a slot
+	 * index, found by an unkeyed hash of the key (recent_slot()) */
+	uint32_t *recent;
 	hd_stats_row *rows;
 	size_t nrows;
 	int sorted;       /* the sort rows are in, or -1 */
@@ -127,7 +133,9 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		st->g[i].sorted = -1;
 		hd__hash_key_new(&st->g[i].hkey);
 		st->g[i].slots = hd__calloc(st->g[i].cap, sizeof(struct group));
-		if (!st->g[i].slots)
+		st->g[i].recent = hd__calloc((size_t)1 << RECENT_BITS,
+					     sizeof(uint32_t));
+		if (!st->g[i].slots || !st->g[i].recent)
 			goto nomem;
 	}
 	st->t.gen_min = UINT64_MAX;
@@ -166,6 +174,27 @@ static struct group *slot_for(const struct hd__hkey *hk, struct group *slots,
 	return &slots[i];
 }
 
+/*
+ * Most objects fall in a group seen a moment ago (String, Array, a few
+ * hot classes), so accumulate() looks first in g->recent, indexed by a
+ * multiply-mix of the key with no secret: a hit is verified against the
+ * slot's own key, and a miss takes the keyed table as before. Keys
+ * crafted to collide in the cache therefore only miss: one multiply and
+ * one key comparison more an object, while the table itself, and so the
+ * worst case, stays under SipHash's random key.
+ */
+static size_t recent_index(const struct comp *k, unsigned n)
+{
+	uint64_t h = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ k[i].a) * 0x9e3779b97f4a7c15ULL;
+		h = (h ^ k[i].b) * 0x9e3779b97f4a7c15ULL;
+	}
+	return (size_t)(h >> (64 - RECENT_BITS));
+}
+
 static int grow_groups(struct grouping *g)
 {
 	size_t ncap = g->cap * 2, i;
@@ -181,6 +210,8 @@ static int grow_groups(struct grouping *g)
 	hd__free(g->slots, g->cap * sizeof(*g->slots));
 	g->slots = ns;
 	g->cap = ncap;
+	if (g->recent) /* the slots moved */
+		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
 	return 0;
 }
 
@@ -201,15 +232,26 @@ static int accumulate(struct grouping *g, const struct comp *k,
 		      uint64_t count, uint64_t memsize, uint32_t *sat)
 {
 	struct group *s;
+	uint32_t *r = NULL;
 
+	if (g->recent) {
+		r = &g->recent[recent_index(k, g->nkeys)];
+		if (*r && same_key(g->slots[*r - 1].k, k, g->nkeys)) {
+			s = &g->slots[*r - 1];
+			goto add;
+		}
+	}
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
 	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
+	if (r && (size_t)(s - g->slots) < UINT32_MAX)
+		*r = (uint32_t)(s - g->slots) + 1;
 	if (!s->used) {
 		s->used = 1;
 		memcpy(s->k, k, sizeof(s->k));
 		g->count++;
 	}
+add:
 	s->count += count;
 	sat_add(&s->memsize, memsize, sat);
 	return 0;
@@ -861,6 +903,8 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	g->slots = merged.slots;
 	g->cap = merged.cap;
 	g->count = merged.count;
+	if (g->recent)
+		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
 	return 0;
 nomem:
 	hd__free(merged.slots, merged.cap * sizeof(struct group));
@@ -1012,6 +1056,8 @@ void hd_stats_free(hd_stats *st)
 		return;
 	for (i = 0; i < HD_STATS_MAX_GROUPINGS; i++) {
 		hd__free(st->g[i].slots, st->g[i].cap * sizeof(struct group));
+		hd__free(st->g[i].recent,
+			 st->g[i].recent ? sizeof(uint32_t) << RECENT_BITS : 0);
 		hd__free(st->g[i].rows,
 			 (st->g[i].count ? st->g[i].count : 1) *
 				 sizeof(hd_stats_row));
