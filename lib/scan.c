@@ -100,14 +100,17 @@ const char *hd_type_name(int type)
 }
 
 
+/* name (len 4..8, the length of type t's name) is t's name, each byte
+ * compared with bit 5 cleared: two overlapping 4-byte words. */
 static int type_is(const char *name, size_t len, int t)
 {
-	const char *n = type_names[t];
-	size_t i;
+	const unsigned char *n = (const unsigned char *)type_names[t];
+	const unsigned char *p = (const unsigned char *)name;
 
-	for (i = 0; i < len; i++)
-		if ((name[i] & ~0x20) != n[i])
-			return HD_T_UNKNOWN;
+	if (t == HD_T_UNKNOWN ||
+	    (hd__le32(p) & 0xdfdfdfdfu) != hd__le32(n) ||
+	    (hd__le32(p + len - 4) & 0xdfdfdfdfu) != hd__le32(n + len - 4))
+		return HD_T_UNKNOWN;
 	return t;
 }
 
