@@ -751,14 +751,21 @@ int hd__is_dumper_object(const hd_record *rec)
 	return 0;
 }
 
+/* Does the record's line contain lit? memchr(3) finds the candidates by
+ * lit's first '_' (rare in a dump line, unlike its leading quote). */
 static int text_has(const hd_record *rec, const char *lit)
 {
-	size_t n = strlen(lit), i;
+	size_t n = strlen(lit), i, a;
+	const char *u = strchr(lit, '_'), *p, *end;
 
 	if (!rec->text || rec->text_len < n)
 		return 0;
-	for (i = 0; i + n <= rec->text_len; i++)
-		if (rec->text[i] == lit[0] && !memcmp(rec->text + i, lit, n))
+	a = u ? (size_t)(u - lit) : 0;
+	end = rec->text + rec->text_len - (n - a - 1);
+	for (i = a; (p = memchr(rec->text + i, lit[a],
+				(size_t)(end - (rec->text + i))));
+	     i = (size_t)(p - rec->text) + 1)
+		if (!memcmp(p - a, lit, n))
 			return 1;
 	return 0;
 }
