@@ -45,6 +45,12 @@ struct grouping {
 	/* a direct-mapped cache in front of the keyed table: 1 + a slot
 	 * index, found by an unkeyed hash of the key (recent_slot()) */
 	uint32_t *recent;
+	/* a grouping by type alone counts known types here, without a key
+	 * or a table, until finish or merge folds them in (fold_types()) */
+	int by_type;
+	struct {
+		uint64_t count, memsize;
+	} types[HD_T__COUNT];
 	hd_stats_row *rows;
 	size_t nrows;
 	int sorted;       /* the sort rows are in, or -1 */
@@ -128,6 +134,8 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		for (j = 0; j < opts->nkeys[i]; j++)
 			st->need |= NEED(opts->keys[i][j]);
 		st->g[i].nkeys = opts->nkeys[i];
+		st->g[i].by_type = opts->nkeys[i] == 1 &&
+				   opts->keys[i][0] == HD_KEY_TYPE;
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
 		st->g[i].sorted = -1;
@@ -254,6 +262,28 @@ static int accumulate(struct grouping *g, const struct comp *k,
 add:
 	s->count += count;
 	sat_add(&s->memsize, memsize, sat);
+	return 0;
+}
+
+/* Moves the per-type counts of a grouping by type into its table, as
+ * make_comp() keys them: a = the type, b = 0. */
+static int fold_types(struct grouping *g, uint32_t *sat)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	int t;
+
+	if (!g->by_type)
+		return 0;
+	for (t = 0; t < HD_T__COUNT; t++) {
+		if (!g->types[t].count)
+			continue;
+		memset(k, 0, sizeof(k));
+		k[0].a = (uint64_t)t;
+		if (accumulate(g, k, g->types[t].count, g->types[t].memsize,
+			       sat))
+			return HD_ENOMEM;
+		g->types[t].count = g->types[t].memsize = 0;
+	}
 	return 0;
 }
 
@@ -522,6 +552,13 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 		struct grouping *g = &st->g[i];
 		int skip = 0;
 
+		if (g->by_type && o->type >= 0 && o->type < HD_T__COUNT &&
+		    (o->type != HD_T_UNKNOWN || !o->type_name.len)) {
+			g->types[o->type].count++;
+			sat_add(&g->types[o->type].memsize, o->memsize,
+				&st->t.saturated);
+			continue;
+		}
 		memset(k, 0, sizeof(k));
 		for (j = 0; j < g->nkeys; j++) {
 			if (g->keys[j] == HD_KEY_IMEMO &&
@@ -878,6 +915,8 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	unsigned j;
 	uint32_t sid;
 
+	if (fold_types(g, &st->t.saturated))
+		return HD_ENOMEM;
 	memset(&merged, 0, sizeof(merged));
 	merged.nkeys = g->nkeys;
 	merged.cap = g->cap;
@@ -1145,6 +1184,14 @@ int hd__stats_merge(hd_stats *dst, const hd_stats *src)
 	}
 	for (g = 0; g < src->opts.ngroupings; g++) {
 		const struct grouping *sg = &src->g[g];
+		struct grouping *dg = &dst->g[g];
+		int t;
+
+		for (t = 0; sg->by_type && t < HD_T__COUNT; t++) {
+			dg->types[t].count += sg->types[t].count;
+			sat_add(&dg->types[t].memsize, sg->types[t].memsize,
+				&dst->t.saturated);
+		}
 
 		for (i = 0; i < sg->cap; i++) {
 			if (!sg->slots[i].used)
