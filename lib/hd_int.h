@@ -438,6 +438,7 @@ struct hd__classtab {
 	size_t count, cap;
 	struct hd__map index;     /* address -> slot in v */
 	struct hd__intern *strs;  /* borrowed interner for names */
+	uint32_t recent[1024];    /* 1 + slot, by an unkeyed address hash */
 };
 
 HD_HIDDEN int hd__classtab_init(struct hd__classtab *ct,

@@ -65,18 +65,36 @@ void hd__classtab_free(struct hd__classtab *ct)
 	memset(ct, 0, sizeof(*ct));
 }
 
+/*
+ * Most objects are instances of a few classes, so ct->recent remembers the
+ * entry of each of the latest addresses, in the slot of a multiply-shift
+ * of the address (no secret). A hit is checked against the entry's own
+ * address; a miss goes to the keyed index as before, so addresses crafted
+ * to collide in the cache cost one multiply and one comparison more each,
+ * and the index, under SipHash's random key, keeps the worst case.
+ */
+#define NRECENT (sizeof(((struct hd__classtab *)0)->recent) / sizeof(uint32_t))
+
+static size_t recent_of(uint64_t addr)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 54) & (NRECENT - 1);
+}
+
 /* The entry for addr, created empty (type 0) if new; NULL on ENOMEM. */
 static struct hd__class *slot_for(struct hd__classtab *ct, uint64_t addr)
 {
 	struct hd__class *c;
-	uint32_t slot;
+	uint32_t slot, *r = &ct->recent[recent_of(addr)];
 	int found;
 
+	if (*r && *r <= ct->count && ct->v[*r - 1].address == addr)
+		return &ct->v[*r - 1];
 	if (ct->count >= UINT32_MAX - 1 ||
 	    hd__grow((void **)&ct->v, &ct->cap, ct->count + 1,
 		     sizeof(*ct->v)) ||
 	    hd__map_put(&ct->index, addr, (uint32_t)ct->count, &slot, &found))
 		return NULL;
+	*r = slot + 1;
 	if (found)
 		return &ct->v[slot];
 	c = &ct->v[ct->count++];
@@ -733,14 +751,21 @@ int hd__is_dumper_object(const hd_record *rec)
 	return 0;
 }
 
+/* Does the record's line contain lit? memchr(3) finds the candidates by
+ * lit's first '_' (rare in a dump line, unlike its leading quote). */
 static int text_has(const hd_record *rec, const char *lit)
 {
-	size_t n = strlen(lit), i;
+	size_t n = strlen(lit), i, a;
+	const char *u = strchr(lit, '_'), *p, *end;
 
 	if (!rec->text || rec->text_len < n)
 		return 0;
-	for (i = 0; i + n <= rec->text_len; i++)
-		if (rec->text[i] == lit[0] && !memcmp(rec->text + i, lit, n))
+	a = u ? (size_t)(u - lit) : 0;
+	end = rec->text + rec->text_len - (n - a - 1);
+	for (i = a; (p = memchr(rec->text + i, lit[a],
+				(size_t)(end - (rec->text + i))));
+	     i = (size_t)(p - rec->text) + 1)
+		if (!memcmp(p - a, lit, n))
 			return 1;
 	return 0;
 }

@@ -108,66 +108,49 @@ const char *hd_type_name(int type)
 }
 
 
-static int type_is(const char *name, size_t len, int t)
-{
-	const char *n = type_names[t];
-	size_t i;
+/*
+ * The type of a name by a perfect hash: its first and last four bytes,
+ * bit 5 of each cleared (case folding, as for letters), and its length,
+ * multiplied by a constant chosen so that the 22 names land in 22
+ * different entries of 32 (a search over random odd multipliers), then
+ * one check of the same words and length against the entry's name. No
+ * branch on the letters, which the types of consecutive records make
+ * unpredictable.
+ */
+#define TYPE_MUL 0x54dd7fd9746d04e3ULL
 
-	for (i = 0; i < len; i++)
-		if ((name[i] & ~0x20) != n[i])
-			return HD_T_UNKNOWN;
-	return t;
-}
+static const unsigned char type_slot[32] = {
+	HD_T_ARRAY,  HD_T_NODE,   HD_T_ZOMBIE,  0,
+	HD_T_MODULE, HD_T_FILE,   0,            HD_T_NONE,
+	HD_T_STRUCT, 0,           0,            HD_T_CLASS,
+	HD_T_COMPLEX, HD_T_MATCH, HD_T_DATA,    0,
+	0,           0,           HD_T_FLOAT,   HD_T_IMEMO,
+	HD_T_STRING, HD_T_OBJECT, 0,            HD_T_SYMBOL,
+	HD_T_ICLASS, HD_T_RATIONAL, HD_T_BIGNUM, 0,
+	HD_T_HASH,   HD_T_REGEXP, 0,            0,
+};
 
-/* Case-insensitive; by length and first letter, then one comparison. */
+static const unsigned char type_len[HD_T__COUNT] = {
+	7, 4, 6, 5, 6, 5, 6, 6, 5, 4, 6, 6, 4, 4, 5, 7, 8, 6, 5, 6, 4, 6,
+};
+
+/* Case-insensitive (bit 5 of each byte ignored, as before). */
 int hd_type_from_name(const char *name, size_t len)
 {
-	int c;
+	const unsigned char *p = (const unsigned char *)name, *n;
+	uint32_t w, w2;
+	int t;
 
 	if (len < 4 || len > 8)
 		return HD_T_UNKNOWN;
-	c = name[0] & ~0x20;
-	switch (len) {
-	case 4:
-		return type_is(name, len, c == 'N' ?
-					       ((name[2] & ~0x20) == 'N' ?
-							HD_T_NONE :
-							HD_T_NODE) :
-				       c == 'H' ? HD_T_HASH :
-				       c == 'F' ? HD_T_FILE :
-				       c == 'D' ? HD_T_DATA : HD_T_UNKNOWN);
-	case 5:
-		return type_is(name, len, c == 'C' ? HD_T_CLASS :
-				       c == 'F' ? HD_T_FLOAT :
-				       c == 'A' ? HD_T_ARRAY :
-				       c == 'M' ? HD_T_MATCH :
-				       c == 'I' ? HD_T_IMEMO : HD_T_UNKNOWN);
-	case 6:
-		switch (c) {
-		case 'O': return type_is(name, len, HD_T_OBJECT);
-		case 'M': return type_is(name, len, HD_T_MODULE);
-		case 'S':
-			return type_is(name, len,
-				       (name[1] & ~0x20) == 'T' ?
-					       ((name[2] & ~0x20) == 'R' &&
-							(name[3] & ~0x20) == 'I' ?
-							HD_T_STRING :
-							HD_T_STRUCT) :
-					       HD_T_SYMBOL);
-		case 'R': return type_is(name, len, HD_T_REGEXP);
-		case 'B': return type_is(name, len, HD_T_BIGNUM);
-		case 'I': return type_is(name, len, HD_T_ICLASS);
-		case 'Z': return type_is(name, len, HD_T_ZOMBIE);
-		}
+	w = hd__le32(p) & 0xdfdfdfdfu;
+	w2 = hd__le32(p + len - 4) & 0xdfdfdfdfu;
+	t = type_slot[((w ^ (uint64_t)w2 << 32 ^ len) * TYPE_MUL) >> 59];
+	n = (const unsigned char *)type_names[t];
+	if (!t || type_len[t] != len || w != hd__le32(n) ||
+	    w2 != hd__le32(n + len - 4))
 		return HD_T_UNKNOWN;
-	case 7:
-		return type_is(name, len, c == 'U' ? HD_T_UNKNOWN :
-				       c == 'C' ? HD_T_COMPLEX : HD_T_UNKNOWN);
-	case 8:
-		return type_is(name, len,
-			       c == 'R' ? HD_T_RATIONAL : HD_T_UNKNOWN);
-	}
-	return HD_T_UNKNOWN;
+	return t;
 }
 
 /* ---- JSON escapes ---- */

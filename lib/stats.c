@@ -26,6 +26,9 @@ struct comp {
 #define CK_DATA 1   /* a = class address of a DATA; low b = struct sid */
 #define CK_STR 2    /* low b = a final string id */
 
+/* log2 of the entries of a grouping's cache of recent groups */
+#define RECENT_BITS 10
+
 struct group {
 	struct comp k[HD_STATS_MAX_KEYS];
 	uint64_t count;
@@ -39,6 +42,15 @@ struct grouping {
 	struct group *slots;
 	size_t cap, count;
 	struct hd__hkey hkey;  /* keyed hash (hash.c): keys hold addresses */
+	/* a direct-mapped cache in front of the keyed table: 1 + a slot
+	 * index, found by an unkeyed hash of the key (recent_slot()) */
+	uint32_t *recent;
+	/* a grouping by type alone counts known types here, without a key
+	 * or a table, until finish or merge folds them in (fold_types()) */
+	int by_type;
+	struct {
+		uint64_t count, memsize;
+	} types[HD_T__COUNT];
 	hd_stats_row *rows;
 	size_t nrows;
 	int sorted;       /* the sort rows are in, or -1 */
@@ -122,12 +134,16 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		for (j = 0; j < opts->nkeys[i]; j++)
 			st->need |= NEED(opts->keys[i][j]);
 		st->g[i].nkeys = opts->nkeys[i];
+		st->g[i].by_type = opts->nkeys[i] == 1 &&
+				   opts->keys[i][0] == HD_KEY_TYPE;
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
 		st->g[i].sorted = -1;
 		hd__hash_key_new(&st->g[i].hkey);
 		st->g[i].slots = hd__calloc(st->g[i].cap, sizeof(struct group));
-		if (!st->g[i].slots)
+		st->g[i].recent = hd__calloc((size_t)1 << RECENT_BITS,
+					     sizeof(uint32_t));
+		if (!st->g[i].slots || !st->g[i].recent)
 			goto nomem;
 	}
 	st->t.gen_min = UINT64_MAX;
@@ -166,6 +182,27 @@ static struct group *slot_for(const struct hd__hkey *hk, struct group *slots,
 	return &slots[i];
 }
 
+/*
+ * Most objects fall in a group seen a moment ago (String, Array, a few
+ * hot classes), so accumulate() looks first in g->recent, indexed by a
+ * multiply-mix of the key with no secret: a hit is verified against the
+ * slot's own key, and a miss takes the keyed table as before. Keys
+ * crafted to collide in the cache therefore only miss: one multiply and
+ * one key comparison more an object, while the table itself, and so the
+ * worst case, stays under SipHash's random key.
+ */
+static size_t recent_index(const struct comp *k, unsigned n)
+{
+	uint64_t h = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ k[i].a) * 0x9e3779b97f4a7c15ULL;
+		h = (h ^ k[i].b) * 0x9e3779b97f4a7c15ULL;
+	}
+	return (size_t)(h >> (64 - RECENT_BITS));
+}
+
 static int grow_groups(struct grouping *g)
 {
 	size_t ncap = g->cap * 2, i;
@@ -181,6 +218,8 @@ static int grow_groups(struct grouping *g)
 	hd__free(g->slots, g->cap * sizeof(*g->slots));
 	g->slots = ns;
 	g->cap = ncap;
+	if (g->recent) /* the slots moved */
+		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
 	return 0;
 }
 
@@ -201,17 +240,50 @@ static int accumulate(struct grouping *g, const struct comp *k,
 		      uint64_t count, uint64_t memsize, uint32_t *sat)
 {
 	struct group *s;
+	uint32_t *r = NULL;
 
+	if (g->recent) {
+		r = &g->recent[recent_index(k, g->nkeys)];
+		if (*r && same_key(g->slots[*r - 1].k, k, g->nkeys)) {
+			s = &g->slots[*r - 1];
+			goto add;
+		}
+	}
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
 	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
+	if (r && (size_t)(s - g->slots) < UINT32_MAX)
+		*r = (uint32_t)(s - g->slots) + 1;
 	if (!s->used) {
 		s->used = 1;
 		memcpy(s->k, k, sizeof(s->k));
 		g->count++;
 	}
+add:
 	s->count += count;
 	sat_add(&s->memsize, memsize, sat);
+	return 0;
+}
+
+/* Moves the per-type counts of a grouping by type into its table, as
+ * make_comp() keys them: a = the type, b = 0. */
+static int fold_types(struct grouping *g, uint32_t *sat)
+{
+	struct comp k[HD_STATS_MAX_KEYS];
+	int t;
+
+	if (!g->by_type)
+		return 0;
+	for (t = 0; t < HD_T__COUNT; t++) {
+		if (!g->types[t].count)
+			continue;
+		memset(k, 0, sizeof(k));
+		k[0].a = (uint64_t)t;
+		if (accumulate(g, k, g->types[t].count, g->types[t].memsize,
+			       sat))
+			return HD_ENOMEM;
+		g->types[t].count = g->types[t].memsize = 0;
+	}
 	return 0;
 }
 
@@ -480,6 +552,13 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 		struct grouping *g = &st->g[i];
 		int skip = 0;
 
+		if (g->by_type && o->type >= 0 && o->type < HD_T__COUNT &&
+		    (o->type != HD_T_UNKNOWN || !o->type_name.len)) {
+			g->types[o->type].count++;
+			sat_add(&g->types[o->type].memsize, o->memsize,
+				&st->t.saturated);
+			continue;
+		}
 		memset(k, 0, sizeof(k));
 		for (j = 0; j < g->nkeys; j++) {
 			if (g->keys[j] == HD_KEY_IMEMO &&
@@ -873,6 +952,8 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	unsigned j;
 	uint32_t sid;
 
+	if (fold_types(g, &st->t.saturated))
+		return HD_ENOMEM;
 	memset(&merged, 0, sizeof(merged));
 	merged.nkeys = g->nkeys;
 	merged.cap = g->cap;
@@ -898,6 +979,8 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	g->slots = merged.slots;
 	g->cap = merged.cap;
 	g->count = merged.count;
+	if (g->recent)
+		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
 	return 0;
 nomem:
 	hd__free(merged.slots, merged.cap * sizeof(struct group));
@@ -1049,6 +1132,8 @@ void hd_stats_free(hd_stats *st)
 		return;
 	for (i = 0; i < HD_STATS_MAX_GROUPINGS; i++) {
 		hd__free(st->g[i].slots, st->g[i].cap * sizeof(struct group));
+		hd__free(st->g[i].recent,
+			 st->g[i].recent ? sizeof(uint32_t) << RECENT_BITS : 0);
 		hd__free(st->g[i].rows,
 			 (st->g[i].count ? st->g[i].count : 1) *
 				 sizeof(hd_stats_row));
@@ -1136,6 +1221,14 @@ int hd__stats_merge(hd_stats *dst, const hd_stats *src)
 	}
 	for (g = 0; g < src->opts.ngroupings; g++) {
 		const struct grouping *sg = &src->g[g];
+		struct grouping *dg = &dst->g[g];
+		int t;
+
+		for (t = 0; sg->by_type && t < HD_T__COUNT; t++) {
+			dg->types[t].count += sg->types[t].count;
+			sat_add(&dg->types[t].memsize, sg->types[t].memsize,
+				&dst->t.saturated);
+		}
 
 		for (i = 0; i < sg->cap; i++) {
 			if (!sg->slots[i].used)
