@@ -25,7 +25,10 @@
  */
 #include "store_format.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define PROGRESS_EVERY 65536u
 
@@ -121,6 +124,46 @@ struct bld {
 	uint64_t dangling, duplicates;
 	hd_store *s;
 };
+
+/* ---- phase timing (HEAPDUMP_TIMING) ---- */
+
+static double now_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double process_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void hd__timing(const char *phase)
+{
+	static double wall, cpu, thread;
+	const char *e = getenv("HEAPDUMP_TIMING");
+	double w, c, t;
+
+	if (!e || !*e || !strcmp(e, "0"))
+		return;
+	w = now_of(CLOCK_MONOTONIC);
+	c = process_cpu();
+	t = now_of(CLOCK_THREAD_CPUTIME_ID);
+	if (phase && wall > 0)
+		fprintf(stderr,
+			"heapdump: timing: %-10s wall %6.3f s, cpu %6.3f s, "
+			"this thread %6.3f s\n",
+			phase, w - wall, c - cpu, t - thread);
+	wall = w;
+	cpu = c;
+	thread = t;
+}
 
 /* ---- sections of the store being built ---- */
 
@@ -1524,6 +1567,7 @@ static int merge_parts(void *payload, void *const *acc, unsigned n,
 	int rc = 0;
 
 	(void)err;
+	hd__timing("scan");
 	take_first(b, acc[0]);
 	for (k = 1; k < n && !rc; k++) {
 		struct bld *p = acc[k];
@@ -1538,6 +1582,7 @@ static int merge_parts(void *payload, void *const *acc, unsigned n,
 	for (k = 0; k < n; k++)
 		part_free(acc[k]);
 	b->rs = *rs;
+	hd__timing("merge");
 	/* out of memory, too: one reader says it as it always does */
 	return rc ? HD__PSCAN_STREAM : 0;
 }
@@ -1566,18 +1611,27 @@ static int assemble(struct bld *b, hd_error *err)
 {
 	int rc;
 
-	if (grow_cols(b, b->n + 1) || sort_nodes(b) ||
-	    lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b) ||
-	    forward_csr(b) || roots_csr(b))
+	if (grow_cols(b, b->n + 1) || sort_nodes(b))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("sort");
+	if (lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("resolve");
+	if (forward_csr(b) || roots_csr(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("forward");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;
 	b->c[C_ADDR].cap = 0;
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
 	if ((rc = columns(b)) || (rc = sites_table(b)) ||
-	    (rc = classes_table(b)) || (rc = reverse_csr(b)))
+	    (rc = classes_table(b)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("columns");
+	if ((rc = reverse_csr(b)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("reverse");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
 	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);
@@ -1591,7 +1645,10 @@ static int assemble(struct bld *b, hd_error *err)
 	if ((rc = hd__store_names_build(b->s, &b->strs, b->enm, b->rknm,
 					err)))
 		return rc;
-	return meta(b, err);
+	hd__timing("names");
+	rc = meta(b, err);
+	hd__timing("meta");
+	return rc;
 }
 
 int hd_store_build(hd_store **out, const char *dump_path,
@@ -1611,6 +1668,7 @@ int hd_store_build(hd_store **out, const char *dump_path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
+	hd__timing(NULL);
 	rc = read_parallel(&b, err);
 	if (rc == HD__PSCAN_STREAM) {
 		/* one reader, from a clean accumulator */
@@ -1620,11 +1678,13 @@ int hd_store_build(hd_store **out, const char *dump_path,
 			goto out;
 		}
 		rc = read_dump(&b, err);
+		hd__timing("scan");
 	}
 	if (rc || (rc = assemble(&b, err)))
 		goto out;
 	if ((rc = hd__store_validate(b.s, 0, err)))
 		goto out;
+	hd__timing("validate");
 	*out = b.s;
 	b.s = NULL;
 out:

@@ -253,6 +253,16 @@ HD_HIDDEN uint64_t hd__stats_image_rows(const unsigned char *img);
 HD_HIDDEN void hd__stats_image_row(struct hd__ss_row *r,
 				   const unsigned char *img, uint64_t i);
 
+/*
+ * Phase timing of the build and the write (HEAPDUMP_TIMING=1 in the
+ * environment): each call prints to standard error the wall time, the
+ * process's CPU time (all threads) and the calling thread's CPU time
+ * since the previous call, under the name of the phase that just ended.
+ * Nothing when the variable is unset; a NULL phase only starts the clock.
+ * From one thread at a time.
+ */
+HD_HIDDEN void hd__timing(const char *phase);
+
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);
 

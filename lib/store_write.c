@@ -103,12 +103,16 @@ int hd_store_write(const hd_store *s, const char *path, hd_error *err)
 			return rc;
 		w.sec[HD__SEC_STATS] = sum;
 		w.len[HD__SEC_STATS] = sum_len;
+		hd__timing("summary");
 	}
 	/* the store holds the dump's strings: it gets the dump's mode */
 	hd_store_info_get(&si, s);
 	if (!(rc = hd_outfile_open(&o, path, si.source_path, 0, err)) &&
-	    !(rc = write_store(o, &w, err)))
+	    !(rc = write_store(o, &w, err))) {
+		hd__timing("write");
 		rc = hd_outfile_commit(o, err);
+		hd__timing("commit");
+	}
 	hd_outfile_free(o);
 	hd__free(sum, sum_len);
 	return rc;
