@@ -25,6 +25,7 @@
  */
 #include "store_format.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -621,6 +622,45 @@ static int read_dump(struct bld *b, hd_error *err)
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
+/* ---- two threads after the reading ---- */
+
+/* A task of the build: part 0 or 1 of a job split in two (or two jobs
+ * of their own), 0 or HD_ENOMEM. */
+typedef int (*task_fn)(struct bld *b, unsigned part);
+
+struct task {
+	task_fn f;
+	struct bld *b;
+	int rc;
+};
+
+static void *task_run(void *arg)
+{
+	struct task *t = arg;
+
+	t->rc = t->f(t->b, 1);
+	return NULL;
+}
+
+/* f0(b, 0) on this thread and f1(b, 1) on a second one when jobs >= 2
+ * (one after the other with fewer, or if no thread starts); the first
+ * error. */
+static int par2(struct bld *b, task_fn f0, task_fn f1)
+{
+	struct task t = { f1, b, 0 };
+	pthread_t tid;
+	int started = 0, rc;
+
+	if (b->opts && b->opts->version >= 2 && b->opts->jobs > 1)
+		started = pthread_create(&tid, NULL, task_run, &t) == 0;
+	rc = f0(b, 0);
+	if (started)
+		pthread_join(tid, NULL);
+	else
+		t.rc = f1(b, 1);
+	return rc ? rc : t.rc;
+}
+
 /* ---- sorting ---- */
 
 static void isort(uint64_t *k, uint32_t *v, size_t n)
@@ -796,18 +836,36 @@ static inline uint32_t lut_find(const struct lut *l, uint64_t x)
 
 /* ---- edges ---- */
 
+/*
+ * Half of the references to node ids, in place: the first half's ids
+ * go to the start of the array, the second half's to the start of its
+ * own addresses (each id written where an address was already read).
+ */
+static int resolve_half(struct bld *b, unsigned part)
+{
+	size_t h = b->nrefs / 2, from = part ? h : 0,
+	       to = part ? b->nrefs : h, k;
+	unsigned char *out = (unsigned char *)(b->refs + from);
+	uint32_t id;
+
+	for (k = from; k < to; k++) {
+		id = lut_find(&b->lut, b->refs[k]);
+		memcpy(out + (k - from) * 4, &id, 4);
+	}
+	return 0;
+}
+
 /* References (addresses, record order) to node ids, in place. */
 static int resolve_refs(struct bld *b)
 {
 	unsigned char *out = (unsigned char *)b->refs;
-	uint32_t *nref = b->c[C_NREF].p, sum = 0, c, id;
-	size_t k, r;
+	uint32_t *nref = b->c[C_NREF].p, sum = 0, c;
+	size_t r, h = b->nrefs / 2;
 	void *p;
 
-	for (k = 0; k < b->nrefs; k++) {
-		id = lut_find(&b->lut, b->refs[k]);
-		memcpy(out + k * 4, &id, 4);
-	}
+	par2(b, resolve_half, resolve_half);
+	if (b->nrefs)
+		memmove(out + h * 4, b->refs + h, (b->nrefs - h) * 4);
 	p = hd__realloc(b->refs, b->refs_cap * 8,
 			(b->nrefs ? b->nrefs : 1) * 4);
 	if (!p)
@@ -1606,6 +1664,27 @@ static int read_parallel(struct bld *b, hd_error *err)
 	return hd__pscan(b->path, &so, &build_ops, b, NULL, err);
 }
 
+/*
+ * After the references are resolved, two tasks that share nothing but
+ * what they read (the permutation, the address lookup): the edges
+ * (forward, then reverse CSR) and the nodes (root references, columns,
+ * the site and class tables).
+ */
+static int edges_task(struct bld *b, unsigned part)
+{
+	(void)part;
+	return forward_csr(b) || reverse_csr(b) ? HD_ENOMEM : 0;
+}
+
+static int nodes_task(struct bld *b, unsigned part)
+{
+	(void)part;
+	return roots_csr(b) || columns(b) || sites_table(b) ||
+			       classes_table(b) ?
+		       HD_ENOMEM :
+		       0;
+}
+
 /* Everything after the dump has been read. */
 static int assemble(struct bld *b, hd_error *err)
 {
@@ -1617,21 +1696,14 @@ static int assemble(struct bld *b, hd_error *err)
 	if (lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	hd__timing("resolve");
-	if (forward_csr(b) || roots_csr(b))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	hd__timing("forward");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;
 	b->c[C_ADDR].cap = 0;
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
-	if ((rc = columns(b)) || (rc = sites_table(b)) ||
-	    (rc = classes_table(b)))
+	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	hd__timing("columns");
-	if ((rc = reverse_csr(b)))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	hd__timing("reverse");
+	hd__timing("csr+cols");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
 	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);
