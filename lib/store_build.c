@@ -1757,6 +1757,7 @@ int hd_store_build(hd_store **out, const char *dump_path,
 	if ((rc = hd__store_validate(b.s, 0, err)))
 		goto out;
 	hd__timing("validate");
+	b.s->jobs = opts && opts->version >= 2 ? opts->jobs : 1;
 	*out = b.s;
 	b.s = NULL;
 out:

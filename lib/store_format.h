@@ -163,6 +163,8 @@ struct hd_store {
 	size_t own_len[HD__SEC__COUNT];
 	char *source_found;             /* the dump found beside the store */
 	size_t source_found_len;
+	unsigned jobs;                  /* a built store: the build's -j,
+					 * which hd_store_write() follows */
 };
 
 /*
