@@ -118,6 +118,7 @@ struct bld {
 	uint32_t features;
 	int has_gen, has_site;
 	hd_read_stats rs;            /* the reader's counts, once read */
+	void *task_arg;              /* what a task of par2 works on */
 	/* after sorting */
 	uint32_t *perm;
 	size_t N;
@@ -738,6 +739,118 @@ static void rsort(uint64_t *k, uint32_t *v, size_t n, unsigned shift)
 			rsort(k + start, v + start, end[d] - start, shift - 8);
 }
 
+/* Below this many records one thread sorts them all. */
+#define PAR_SORT_MIN 65536u
+
+/*
+ * The sort on two threads: each half of the records sorted in place,
+ * then the halves merged into new arrays, the first half of the output
+ * by this thread and the second by the other. Every key of the output's
+ * first half is at most the pivot (the second half's first key, a[i]),
+ * every key of its second half at least the pivot.
+ */
+struct psort {
+	uint64_t *k, *k2;
+	uint32_t *v, *v2;
+	size_t n, h;        /* records, the first half's */
+	size_t i, j;        /* the output's first half: k[0, i) and k[h, h + j) */
+	unsigned top;
+};
+
+static struct psort *the_psort(struct bld *b)
+{
+	return (struct psort *)b->task_arg;
+}
+
+static int sort_half(struct bld *b, unsigned part)
+{
+	struct psort *ps = the_psort(b);
+	size_t from = part ? ps->h : 0, to = part ? ps->n : ps->h;
+
+	rsort(ps->k + from, ps->v + from, to - from, ps->top);
+	return 0;
+}
+
+/* Merges k[a0, a1) and k[b0, b1) into k2 from o. */
+static void merge_runs(const struct psort *ps, size_t a0, size_t a1,
+		       size_t b0, size_t b1, size_t o)
+{
+	const uint64_t *k = ps->k;
+	const uint32_t *v = ps->v;
+
+	while (a0 < a1 && b0 < b1) {
+		if (k[b0] < k[a0]) {
+			ps->k2[o] = k[b0];
+			ps->v2[o++] = v[b0++];
+		} else {
+			ps->k2[o] = k[a0];
+			ps->v2[o++] = v[a0++];
+		}
+	}
+	for (; a0 < a1; a0++, o++) {
+		ps->k2[o] = k[a0];
+		ps->v2[o] = v[a0];
+	}
+	for (; b0 < b1; b0++, o++) {
+		ps->k2[o] = k[b0];
+		ps->v2[o] = v[b0];
+	}
+}
+
+static int merge_half(struct bld *b, unsigned part)
+{
+	const struct psort *ps = the_psort(b);
+
+	if (!part)
+		merge_runs(ps, 0, ps->i, ps->h, ps->h + ps->j, 0);
+	else
+		merge_runs(ps, ps->i, ps->h, ps->h + ps->j, ps->n,
+			   ps->i + ps->j);
+	return 0;
+}
+
+/* k (cap items) and v (n) sorted into new arrays; NULL: out of memory,
+ * nothing changed. */
+static int sort_parallel(struct bld *b, uint64_t **k, uint32_t **v,
+			 size_t n, unsigned top)
+{
+	size_t cap = b->c[C_ADDR].cap, lo, hi, mid;
+	struct psort ps;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.k = *k;
+	ps.v = *v;
+	ps.n = n;
+	ps.h = n / 2;
+	ps.top = top;
+	if (!(ps.k2 = hd__array_alloc(cap, sizeof(*ps.k2))))
+		return HD_ENOMEM;
+	if (!(ps.v2 = hd__array_alloc(n, sizeof(*ps.v2)))) {
+		hd__free(ps.k2, cap * sizeof(*ps.k2));
+		return HD_ENOMEM;
+	}
+	b->task_arg = &ps;
+	par2(b, sort_half, sort_half);
+	/* the pivot: the first half's middle key; the second half's keys
+	 * below it go to the output's first half */
+	ps.i = ps.h / 2;
+	for (lo = ps.h, hi = n; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (ps.k[mid] < ps.k[ps.i])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ps.j = lo - ps.h;
+	par2(b, merge_half, merge_half);
+	b->task_arg = NULL;
+	hd__free(*k, cap * sizeof(**k));
+	hd__free(*v, n * sizeof(**v));
+	*k = ps.k2;
+	*v = ps.v2;
+	return 0;
+}
+
 /* Sorts addresses carrying record numbers; keeps the first of equals. */
 static int sort_nodes(struct bld *b)
 {
@@ -759,7 +872,12 @@ static int sort_nodes(struct bld *b)
 	if (!sorted) {
 		for (x = lo ^ hi; x >> 8; x >>= 8)
 			top += 8;
-		rsort(k, v, n, top);
+		/* (out of memory for the merge: one thread, in place) */
+		if (n < PAR_SORT_MIN || !b->opts || b->opts->version < 2 ||
+		    b->opts->jobs < 2 || sort_parallel(b, &k, &v, n, top))
+			rsort(k, v, n, top);
+		b->c[C_ADDR].p = k;
+		b->perm = v;
 	}
 	for (i = 0; i < n; i = j) {
 		uint32_t first = v[i];
