@@ -739,8 +739,9 @@ static void rsort(uint64_t *k, uint32_t *v, size_t n, unsigned shift)
 			rsort(k + start, v + start, end[d] - start, shift - 8);
 }
 
-/* Below this many records one thread sorts them all. */
-#define PAR_SORT_MIN 65536u
+/* Below this many records one thread sorts them all (a variable only
+ * so that the tests can lower it). */
+size_t hd__par_sort_min = 65536;
 
 /*
  * The sort on two threads: each half of the records sorted in place,
@@ -873,7 +874,7 @@ static int sort_nodes(struct bld *b)
 		for (x = lo ^ hi; x >> 8; x >>= 8)
 			top += 8;
 		/* (out of memory for the merge: one thread, in place) */
-		if (n < PAR_SORT_MIN || !b->opts || b->opts->version < 2 ||
+		if (n < hd__par_sort_min || n < 2 || !b->opts || b->opts->version < 2 ||
 		    b->opts->jobs < 2 || sort_parallel(b, &k, &v, n, top))
 			rsort(k, v, n, top);
 		b->c[C_ADDR].p = k;
@@ -1821,7 +1822,7 @@ static int assemble(struct bld *b, hd_error *err)
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
 	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	hd__timing("csr+cols");
+	hd__timing("build");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
 	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);

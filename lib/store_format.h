@@ -183,6 +183,9 @@ HD_HIDDEN int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
 /* The limits hd_store_build() enforces (store_build.c): the format's,
  * lowered only by tests. */
 HD_HIDDEN extern uint64_t hd__max_nodes, hd__max_refs, hd__max_string_bytes;
+/* The records from which the build sorts on two threads (-j >= 2);
+ * lowered only by tests. */
+HD_HIDDEN extern size_t hd__par_sort_min;
 
 /* The image of section sid (and its length in bytes), or NULL when the
  * store has none. */
