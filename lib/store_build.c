@@ -964,9 +964,12 @@ static int resolve_half(struct bld *b, unsigned part)
 {
 	size_t h = b->nrefs / 2, from = part ? h : 0,
 	       to = part ? b->nrefs : h, k;
-	unsigned char *out = (unsigned char *)(b->refs + from);
+	unsigned char *out;
 	uint32_t id;
 
+	if (from >= to)
+		return 0;
+	out = (unsigned char *)(b->refs + from);
 	for (k = from; k < to; k++) {
 		id = lut_find(&b->lut, b->refs[k]);
 		memcpy(out + (k - from) * 4, &id, 4);

@@ -7,7 +7,8 @@
  * A store built on two threads or more (hd_index_options.jobs) into a
  * temporary file: the file is given its blocks (fallocate), and two
  * threads copy the sections into it through mappings of 4 MiB windows
- * (no more than two windows in memory), the second thread first
+ * (no more than two windows in memory; pwrite where a window cannot be
+ * mapped), the second thread first
  * computing the stats summary (the last section, so that no other
  * section's place depends on its size); each window's writeback starts
  * once it is copied, so the final fsync finds little left to do. The
@@ -118,7 +119,7 @@ struct mapped {
 	size_t len;             /* the bytes copied: [0, len) */
 	size_t nwin;            /* windows of WINDOW bytes */
 	size_t next;            /* the next window to copy (atomic) */
-	int map_errno;          /* a window that could not be mapped */
+	int werrno;             /* a window that could not be written */
 	/* the summary, made by the second thread */
 	unsigned char *sum;
 	size_t sum_len;
@@ -130,7 +131,10 @@ struct mapped {
  * than two are in memory at once. */
 #define WINDOW ((size_t)4 << 20)
 
-/* Copies the parts of w's sections that lie in window i. */
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t at);
+
+/* Copies the parts of w's sections that lie in window i (written with
+ * pwrite where the window cannot be mapped): 0 or an errno. */
 static int copy_window(struct mapped *m, size_t i)
 {
 	size_t at = i * WINDOW, n = m->len - at < WINDOW ? m->len - at :
@@ -141,20 +145,24 @@ static int copy_window(struct mapped *m, size_t i)
 
 	map = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd,
 		   (off_t)at);
-	if (map == MAP_FAILED)
-		return errno;
 	for (id = 1; id < HD__SEC__COUNT; id++) {
 		if (!present(m->w, id) || !m->w->len[id])
 			continue;
 		from = m->off[id] > at ? m->off[id] : at;
 		to = m->off[id] + m->w->len[id];
 		to = to < at + n ? to : at + n;
-		if (from < to)
+		if (from >= to)
+			continue;
+		if (map != MAP_FAILED)
 			memcpy(map + (from - at),
 			       m->w->sec[id] + (from - m->off[id]),
 			       (size_t)(to - from));
+		else if (pwrite_all(m->fd, m->w->sec[id] + (from - m->off[id]),
+				    (size_t)(to - from), from))
+			return errno;
 	}
-	munmap(map, n);
+	if (map != MAP_FAILED)
+		munmap(map, n);
 #ifdef SYNC_FILE_RANGE_WRITE
 	/* the disk starts on it while the rest is copied */
 	sync_file_range(m->fd, (off_t)at, (off_t)n, SYNC_FILE_RANGE_WRITE);
@@ -170,7 +178,7 @@ static void copy_windows(struct mapped *m)
 	while ((i = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED)) <
 	       m->nwin)
 		if ((e = copy_window(m, i)))
-			__atomic_store_n(&m->map_errno, e, __ATOMIC_RELAXED);
+			__atomic_store_n(&m->werrno, e, __ATOMIC_RELAXED);
 }
 
 static void *summary_thread(void *arg)
@@ -269,9 +277,9 @@ static int write_mapped(int fd, const hd_store *s, hd_store *w,
 		rc = m.sum_rc;
 		goto out;
 	}
-	if (m.map_errno) {
-		rc = hd__error_sys(err, m.map_errno, "cannot map '%s': %s",
-				   path, strerror(m.map_errno));
+	if (m.werrno) {
+		rc = hd__error_sys(err, m.werrno, "cannot write '%s': %s",
+				   path, strerror(m.werrno));
 		goto out;
 	}
 	if (own_sum) {

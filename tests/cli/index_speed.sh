@@ -9,7 +9,9 @@
 # dump (one record, dangling references, duplicate addresses, a shuffled
 # heap big enough for the two-thread sort); the mapped path really runs
 # for a regular output and only there; the store keeps the dump's mode;
-# HEAPDUMP_TIMING=1 prints every phase and nothing without it.
+# HEAPDUMP_TIMING=1 prints every phase and nothing without it; a file size
+# limit below the store (no blocks reserved) is written in order and fails
+# cleanly.
 . "$(dirname "$0")/../lib.sh"
 needs strace strace
 
@@ -122,3 +124,25 @@ check_grep timing/j1-summary "^heapdump: timing: summary " "$TMP/timing1"
 check timing/unset "" "$(cat "$TMP/notiming")"
 HEAPDUMP_TIMING=0 "$HD" index -q -j2 -o "$TMP/t.hds" "$TMP/leak.json" 2>"$TMP/notiming"
 check timing/zero "" "$(cat "$TMP/notiming")"
+
+# ---- failures of the two-thread write ----
+# A file size limit below the store: the blocks cannot be reserved
+# (fallocate: EFBIG), so the store is written in order, which fails
+# cleanly: exit 1, the error named, nothing left (SIGXFSZ ignored, as a
+# shell that sets a limit would)
+mkdir "$TMP/lim"
+(
+	trap '' XFSZ
+	ulimit -f 64
+	"$HD" index -q -j2 -o "$TMP/lim/s.hds" "$TMP/shuffled.json"
+) 2>"$TMP/lim.err"
+check fail/size-limit-exit 1 "$?"
+check_grep fail/size-limit-message "^heapdump: cannot write .*: File too large$" "$TMP/lim.err"
+check fail/size-limit-nothing-left "" "$(ls -A "$TMP/lim")"
+# the same store fits under a limit above it
+(
+	trap '' XFSZ
+	ulimit -f 100000
+	"$HD" index -q -j2 -o "$TMP/lim/s.hds" "$TMP/shuffled.json"
+) 2>"$TMP/lim.err"
+check fail/size-limit-above "0 " "$? $(cmp "$TMP/ref.hds" "$TMP/lim/s.hds" 2>&1)"
