@@ -489,4 +489,9 @@ HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
  */
 HD_HIDDEN void hd__order_judge(hd_order_pair *op);
 
+/* The descriptor of o's temporary file (a regular file the commit
+ * renames) when nothing is buffered, else -1: the store's writer maps
+ * it (outfile.c). */
+HD_HIDDEN int hd__outfile_fd(const hd_outfile *o);
+
 #endif /* HD_INT_H */

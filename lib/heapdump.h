@@ -433,8 +433,10 @@ typedef struct hd_index_options {
 	void *progress_payload;
 	/** Threads reading a regular, uncompressed dump file (version 2):
 	 * 0 or 1 read it on the calling thread, as standard input, pipes
-	 * and gzip always are; the store is the same. Several threads call
-	 * the allocator (hd_set_allocator) at once. */
+	 * and gzip always are; the store is the same. With 2 or more the
+	 * build after the reading, and hd_store_write() of the store into a
+	 * regular file, run on two threads. Several threads call the
+	 * allocator (hd_set_allocator) at once. */
 	unsigned int jobs;
 } hd_index_options;
 
@@ -458,7 +460,9 @@ HD_API int hd_store_build(hd_store **out, const char *dump_path,
  * regular file, renamed over it; a device or FIFO written in place; a
  * symbolic link followed). Nothing is left under path on failure. The
  * file gets the read and write permission bits of the store's source
- * dump, 0600 when that is not a regular file.
+ * dump, 0600 when that is not a regular file. A store built with jobs
+ * of 2 or more is written to a regular file by two threads (its blocks
+ * reserved first: a full disk is HD_EIO); the bytes are the same.
  * @return 0, HD_EIO, HD_ENOMEM
  */
 HD_API int hd_store_write(const hd_store *s, const char *path,

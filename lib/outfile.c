@@ -374,6 +374,14 @@ int hd_outfile_write(hd_outfile *o, const void *buf, size_t n, hd_error *err)
 	return 0;
 }
 
+int hd__outfile_fd(const hd_outfile *o)
+{
+	return o && o->kind == KIND_TEMP && o->tmp && !o->f && !o->len &&
+		       !o->werr ?
+		       o->fd :
+		       -1;
+}
+
 FILE *hd_outfile_stream(hd_outfile *o, hd_error *err)
 {
 	if (!o || o->len) {

@@ -25,7 +25,11 @@
  */
 #include "store_format.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define PROGRESS_EVERY 65536u
 
@@ -114,6 +118,7 @@ struct bld {
 	uint32_t features;
 	int has_gen, has_site;
 	hd_read_stats rs;            /* the reader's counts, once read */
+	void *task_arg;              /* what a task of par2 works on */
 	/* after sorting */
 	uint32_t *perm;
 	size_t N;
@@ -121,6 +126,46 @@ struct bld {
 	uint64_t dangling, duplicates;
 	hd_store *s;
 };
+
+/* ---- phase timing (HEAPDUMP_TIMING) ---- */
+
+static double now_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double process_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void hd__timing(const char *phase)
+{
+	static double wall, cpu, thread;
+	const char *e = getenv("HEAPDUMP_TIMING");
+	double w, c, t;
+
+	if (!e || !*e || !strcmp(e, "0"))
+		return;
+	w = now_of(CLOCK_MONOTONIC);
+	c = process_cpu();
+	t = now_of(CLOCK_THREAD_CPUTIME_ID);
+	if (phase && wall > 0)
+		fprintf(stderr,
+			"heapdump: timing: %-10s wall %6.3f s, cpu %6.3f s, "
+			"this thread %6.3f s\n",
+			phase, w - wall, c - cpu, t - thread);
+	wall = w;
+	cpu = c;
+	thread = t;
+}
 
 /* ---- sections of the store being built ---- */
 
@@ -578,6 +623,45 @@ static int read_dump(struct bld *b, hd_error *err)
 	return rc == HD_ITEROVER ? 0 : rc;
 }
 
+/* ---- two threads after the reading ---- */
+
+/* A task of the build: part 0 or 1 of a job split in two (or two jobs
+ * of their own), 0 or HD_ENOMEM. */
+typedef int (*task_fn)(struct bld *b, unsigned part);
+
+struct task {
+	task_fn f;
+	struct bld *b;
+	int rc;
+};
+
+static void *task_run(void *arg)
+{
+	struct task *t = arg;
+
+	t->rc = t->f(t->b, 1);
+	return NULL;
+}
+
+/* f0(b, 0) on this thread and f1(b, 1) on a second one when jobs >= 2
+ * (one after the other with fewer, or if no thread starts); the first
+ * error. */
+static int par2(struct bld *b, task_fn f0, task_fn f1)
+{
+	struct task t = { f1, b, 0 };
+	pthread_t tid;
+	int started = 0, rc;
+
+	if (b->opts && b->opts->version >= 2 && b->opts->jobs > 1)
+		started = pthread_create(&tid, NULL, task_run, &t) == 0;
+	rc = f0(b, 0);
+	if (started)
+		pthread_join(tid, NULL);
+	else
+		t.rc = f1(b, 1);
+	return rc ? rc : t.rc;
+}
+
 /* ---- sorting ---- */
 
 static void isort(uint64_t *k, uint32_t *v, size_t n)
@@ -655,6 +739,119 @@ static void rsort(uint64_t *k, uint32_t *v, size_t n, unsigned shift)
 			rsort(k + start, v + start, end[d] - start, shift - 8);
 }
 
+/* Below this many records one thread sorts them all (a variable only
+ * so that the tests can lower it). */
+size_t hd__par_sort_min = 65536;
+
+/*
+ * The sort on two threads: each half of the records sorted in place,
+ * then the halves merged into new arrays, the first half of the output
+ * by this thread and the second by the other. Every key of the output's
+ * first half is at most the pivot (the second half's first key, a[i]),
+ * every key of its second half at least the pivot.
+ */
+struct psort {
+	uint64_t *k, *k2;
+	uint32_t *v, *v2;
+	size_t n, h;        /* records, the first half's */
+	size_t i, j;        /* the output's first half: k[0, i) and k[h, h + j) */
+	unsigned top;
+};
+
+static struct psort *the_psort(struct bld *b)
+{
+	return (struct psort *)b->task_arg;
+}
+
+static int sort_half(struct bld *b, unsigned part)
+{
+	struct psort *ps = the_psort(b);
+	size_t from = part ? ps->h : 0, to = part ? ps->n : ps->h;
+
+	rsort(ps->k + from, ps->v + from, to - from, ps->top);
+	return 0;
+}
+
+/* Merges k[a0, a1) and k[b0, b1) into k2 from o. */
+static void merge_runs(const struct psort *ps, size_t a0, size_t a1,
+		       size_t b0, size_t b1, size_t o)
+{
+	const uint64_t *k = ps->k;
+	const uint32_t *v = ps->v;
+
+	while (a0 < a1 && b0 < b1) {
+		if (k[b0] < k[a0]) {
+			ps->k2[o] = k[b0];
+			ps->v2[o++] = v[b0++];
+		} else {
+			ps->k2[o] = k[a0];
+			ps->v2[o++] = v[a0++];
+		}
+	}
+	for (; a0 < a1; a0++, o++) {
+		ps->k2[o] = k[a0];
+		ps->v2[o] = v[a0];
+	}
+	for (; b0 < b1; b0++, o++) {
+		ps->k2[o] = k[b0];
+		ps->v2[o] = v[b0];
+	}
+}
+
+static int merge_half(struct bld *b, unsigned part)
+{
+	const struct psort *ps = the_psort(b);
+
+	if (!part)
+		merge_runs(ps, 0, ps->i, ps->h, ps->h + ps->j, 0);
+	else
+		merge_runs(ps, ps->i, ps->h, ps->h + ps->j, ps->n,
+			   ps->i + ps->j);
+	return 0;
+}
+
+/* k (cap items) and v (n) sorted into new arrays; NULL: out of memory,
+ * nothing changed. */
+static int sort_parallel(struct bld *b, uint64_t **k, uint32_t **v,
+			 size_t n, unsigned top)
+{
+	size_t cap = b->c[C_ADDR].cap, lo, hi, mid;
+	struct psort ps;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.k = *k;
+	ps.v = *v;
+	ps.n = n;
+	ps.h = n / 2;
+	ps.top = top;
+	if (!(ps.k2 = hd__array_alloc(cap, sizeof(*ps.k2))))
+		return HD_ENOMEM;
+	if (!(ps.v2 = hd__array_alloc(n, sizeof(*ps.v2)))) {
+		hd__free(ps.k2, cap * sizeof(*ps.k2));
+		return HD_ENOMEM;
+	}
+	b->task_arg = &ps;
+	par2(b, sort_half, sort_half);
+	/* the pivot: the first half's middle key; the second half's keys
+	 * below it go to the output's first half */
+	ps.i = ps.h / 2;
+	for (lo = ps.h, hi = n; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (ps.k[mid] < ps.k[ps.i])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ps.j = lo - ps.h;
+	par2(b, merge_half, merge_half);
+	b->task_arg = NULL;
+	hd__free(*k, cap * sizeof(**k));
+	hd__free(*v, n * sizeof(**v));
+	*k = ps.k2;
+	*v = ps.v2;
+	return 0;
+}
+
 /* Sorts addresses carrying record numbers; keeps the first of equals. */
 static int sort_nodes(struct bld *b)
 {
@@ -676,7 +873,12 @@ static int sort_nodes(struct bld *b)
 	if (!sorted) {
 		for (x = lo ^ hi; x >> 8; x >>= 8)
 			top += 8;
-		rsort(k, v, n, top);
+		/* (out of memory for the merge: one thread, in place) */
+		if (n < hd__par_sort_min || n < 2 || !b->opts || b->opts->version < 2 ||
+		    b->opts->jobs < 2 || sort_parallel(b, &k, &v, n, top))
+			rsort(k, v, n, top);
+		b->c[C_ADDR].p = k;
+		b->perm = v;
 	}
 	for (i = 0; i < n; i = j) {
 		uint32_t first = v[i];
@@ -753,18 +955,39 @@ static inline uint32_t lut_find(const struct lut *l, uint64_t x)
 
 /* ---- edges ---- */
 
+/*
+ * Half of the references to node ids, in place: the first half's ids
+ * go to the start of the array, the second half's to the start of its
+ * own addresses (each id written where an address was already read).
+ */
+static int resolve_half(struct bld *b, unsigned part)
+{
+	size_t h = b->nrefs / 2, from = part ? h : 0,
+	       to = part ? b->nrefs : h, k;
+	unsigned char *out;
+	uint32_t id;
+
+	if (from >= to)
+		return 0;
+	out = (unsigned char *)(b->refs + from);
+	for (k = from; k < to; k++) {
+		id = lut_find(&b->lut, b->refs[k]);
+		memcpy(out + (k - from) * 4, &id, 4);
+	}
+	return 0;
+}
+
 /* References (addresses, record order) to node ids, in place. */
 static int resolve_refs(struct bld *b)
 {
 	unsigned char *out = (unsigned char *)b->refs;
-	uint32_t *nref = b->c[C_NREF].p, sum = 0, c, id;
-	size_t k, r;
+	uint32_t *nref = b->c[C_NREF].p, sum = 0, c;
+	size_t r, h = b->nrefs / 2;
 	void *p;
 
-	for (k = 0; k < b->nrefs; k++) {
-		id = lut_find(&b->lut, b->refs[k]);
-		memcpy(out + k * 4, &id, 4);
-	}
+	par2(b, resolve_half, resolve_half);
+	if (b->nrefs)
+		memmove(out + h * 4, b->refs + h, (b->nrefs - h) * 4);
 	p = hd__realloc(b->refs, b->refs_cap * 8,
 			(b->nrefs ? b->nrefs : 1) * 4);
 	if (!p)
@@ -1524,6 +1747,7 @@ static int merge_parts(void *payload, void *const *acc, unsigned n,
 	int rc = 0;
 
 	(void)err;
+	hd__timing("scan");
 	take_first(b, acc[0]);
 	for (k = 1; k < n && !rc; k++) {
 		struct bld *p = acc[k];
@@ -1538,6 +1762,7 @@ static int merge_parts(void *payload, void *const *acc, unsigned n,
 	for (k = 0; k < n; k++)
 		part_free(acc[k]);
 	b->rs = *rs;
+	hd__timing("merge");
 	/* out of memory, too: one reader says it as it always does */
 	return rc ? HD__PSCAN_STREAM : 0;
 }
@@ -1561,23 +1786,46 @@ static int read_parallel(struct bld *b, hd_error *err)
 	return hd__pscan(b->path, &so, &build_ops, b, NULL, err);
 }
 
+/*
+ * After the references are resolved, two tasks that share nothing but
+ * what they read (the permutation, the address lookup): the edges
+ * (forward, then reverse CSR) and the nodes (root references, columns,
+ * the site and class tables).
+ */
+static int edges_task(struct bld *b, unsigned part)
+{
+	(void)part;
+	return forward_csr(b) || reverse_csr(b) ? HD_ENOMEM : 0;
+}
+
+static int nodes_task(struct bld *b, unsigned part)
+{
+	(void)part;
+	return roots_csr(b) || columns(b) || sites_table(b) ||
+			       classes_table(b) ?
+		       HD_ENOMEM :
+		       0;
+}
+
 /* Everything after the dump has been read. */
 static int assemble(struct bld *b, hd_error *err)
 {
 	int rc;
 
-	if (grow_cols(b, b->n + 1) || sort_nodes(b) ||
-	    lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b) ||
-	    forward_csr(b) || roots_csr(b))
+	if (grow_cols(b, b->n + 1) || sort_nodes(b))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("sort");
+	if (lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("resolve");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;
 	b->c[C_ADDR].cap = 0;
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
-	if ((rc = columns(b)) || (rc = sites_table(b)) ||
-	    (rc = classes_table(b)) || (rc = reverse_csr(b)))
+	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	hd__timing("build");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
 	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);
@@ -1591,7 +1839,10 @@ static int assemble(struct bld *b, hd_error *err)
 	if ((rc = hd__store_names_build(b->s, &b->strs, b->enm, b->rknm,
 					err)))
 		return rc;
-	return meta(b, err);
+	hd__timing("names");
+	rc = meta(b, err);
+	hd__timing("meta");
+	return rc;
 }
 
 int hd_store_build(hd_store **out, const char *dump_path,
@@ -1611,6 +1862,7 @@ int hd_store_build(hd_store **out, const char *dump_path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
+	hd__timing(NULL);
 	rc = read_parallel(&b, err);
 	if (rc == HD__PSCAN_STREAM) {
 		/* one reader, from a clean accumulator */
@@ -1620,11 +1872,14 @@ int hd_store_build(hd_store **out, const char *dump_path,
 			goto out;
 		}
 		rc = read_dump(&b, err);
+		hd__timing("scan");
 	}
 	if (rc || (rc = assemble(&b, err)))
 		goto out;
 	if ((rc = hd__store_validate(b.s, 0, err)))
 		goto out;
+	hd__timing("validate");
+	b.s->jobs = opts && opts->version >= 2 ? opts->jobs : 1;
 	*out = b.s;
 	b.s = NULL;
 out:

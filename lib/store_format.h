@@ -163,6 +163,8 @@ struct hd_store {
 	size_t own_len[HD__SEC__COUNT];
 	char *source_found;             /* the dump found beside the store */
 	size_t source_found_len;
+	unsigned jobs;                  /* a built store: the build's -j,
+					 * which hd_store_write() follows */
 };
 
 /*
@@ -181,6 +183,9 @@ HD_HIDDEN int hd__store_open_mem(hd_store **out, const void *buf, size_t len,
 /* The limits hd_store_build() enforces (store_build.c): the format's,
  * lowered only by tests. */
 HD_HIDDEN extern uint64_t hd__max_nodes, hd__max_refs, hd__max_string_bytes;
+/* The records from which the build sorts on two threads (-j >= 2);
+ * lowered only by tests. */
+HD_HIDDEN extern size_t hd__par_sort_min;
 
 /* The image of section sid (and its length in bytes), or NULL when the
  * store has none. */
@@ -282,6 +287,16 @@ HD_HIDDEN int hd__store_class_names(uint32_t *grp, const hd_store *s,
 HD_HIDDEN uint64_t hd__stats_image_rows(const unsigned char *img);
 HD_HIDDEN void hd__stats_image_row(struct hd__ss_row *r,
 				   const unsigned char *img, uint64_t i);
+
+/*
+ * Phase timing of the build and the write (HEAPDUMP_TIMING=1 in the
+ * environment): each call prints to standard error the wall time, the
+ * process's CPU time (all threads) and the calling thread's CPU time
+ * since the previous call, under the name of the phase that just ended.
+ * Nothing when the variable is unset; a NULL phase only starts the clock.
+ * From one thread at a time.
+ */
+HD_HIDDEN void hd__timing(const char *phase);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);

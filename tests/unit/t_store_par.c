@@ -10,6 +10,8 @@
 #include "store_format.h"
 #include "store_fixture.h"
 
+#include <dirent.h>
+
 /* The store of path built on jobs threads, written to out: 0 or rc. */
 static int build(const char *path, unsigned jobs, const char *out,
 		 hd_error *err)
@@ -130,6 +132,41 @@ static void test_store_par__same_as_one_reader(void)
 	if (s)
 		T_ASSERT(fx_walk(s) != 0);
 	hd_store_close(s);
+	free(buf);
+}
+
+/* The sort on two threads (from hd__par_sort_min records: lowered to
+ * every size here) and the store written through the mapped windows by
+ * two threads: the bytes of one reader, for shuffled heaps with
+ * duplicate addresses of 2 to 20000 records. */
+static void test_store_par__parallel_sort_and_write(void)
+{
+	enum { SIZE = 4 << 20 };
+	static const size_t sizes[] = { 2, 3, 7, 64, 1000, 20000 };
+	char *buf = malloc(SIZE);
+	size_t keep = hd__par_sort_min, len, i;
+	hd_error err;
+	unsigned j;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		len = shuffled(buf, SIZE, sizes[i]);
+		T_RC(fx_write(fx_path("ps.json"), buf, len), 0);
+		T_RC(build(fx_path("ps.json"), 1, fx_path("ps1.hds"), &err),
+		     0);
+		hd__par_sort_min = 2;
+		for (j = 2; j <= 3; j++) {
+			T_RC(build(fx_path("ps.json"), j, fx_path("psn.hds"),
+				   &err),
+			     0);
+			if (!same_file(fx_path("ps1.hds"), fx_path("psn.hds")))
+				T_FAIL("%zu records, -j%u: a store unlike "
+				       "one reader's", sizes[i], j);
+		}
+		hd__par_sort_min = keep;
+	}
 	free(buf);
 }
 
@@ -302,6 +339,138 @@ static void test_store_par__alloc_failures(void)
 	T_ASSERT(ok > 0); /* a part's failure: read again by one reader */
 }
 
+/* The temporary files (NAME.tmpXXXXXX) in the scratch directory. */
+static int fx_count_tmp(void)
+{
+	DIR *d = opendir(fx_dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, ".tmp") != NULL;
+	closedir(d);
+	return n;
+}
+
+/* Fails the Nth allocation of the build of a 3-thread store sorted on
+ * two threads, then the Nth of its writing (mapped windows, the summary
+ * on the second thread), for every N: HD_ENOMEM or one reader's store,
+ * nothing left allocated, no temporary file left, and a failed write
+ * leaves the file there before untouched. */
+static void test_store_par__alloc_failures_sort_write(void)
+{
+	enum { SIZE = 1 << 20 };
+	hd_allocator a = { f_malloc, f_realloc, f_free, NULL };
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	char *buf = malloc(SIZE);
+	unsigned char *got;
+	size_t keep = hd__par_sort_min, len;
+	hd_store *s = NULL;
+	hd_error err;
+	long n, total, ok = 0;
+	long long before;
+	int rc;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	len = shuffled(buf, SIZE, 500);
+	T_RC(fx_write(fx_path("aw.json"), buf, len), 0);
+	free(buf);
+	T_RC(build(fx_path("aw.json"), 1, fx_path("aw1.hds"), &err), 0);
+	o.jobs = 3;
+	hd__par_sort_min = 2;
+	hd_set_allocator(&a);
+	/* the build */
+	fail_at = -1;
+	n_alloc = 0;
+	rc = hd_store_build(&s, fx_path("aw.json"), &o, &err);
+	hd_store_close(s);
+	s = NULL;
+	total = n_alloc;
+	T_RC(rc, 0);
+	for (n = 0; n < total; n++) {
+		fail_at = n;
+		n_alloc = 0;
+		outstanding = 0;
+		rc = hd_store_build(&s, fx_path("aw.json"), &o, &err);
+		fail_at = -1;
+		if (rc == 0) {
+			rc = hd_store_write(s, fx_path("awn.hds"), &err);
+			hd_store_close(s);
+			s = NULL;
+			if (rc || !same_file(fx_path("aw1.hds"),
+					     fx_path("awn.hds"))) {
+				T_FAIL("build failing at allocation %ld: a "
+				       "store unlike one reader's (rc %d)",
+				       n, rc);
+				break;
+			}
+			ok++;
+		} else if (rc != HD_ENOMEM) {
+			T_FAIL("build failing at allocation %ld: rc %d", n, rc);
+			break;
+		}
+		if (outstanding != 0) {
+			T_FAIL("build failing at allocation %ld: %lld bytes "
+			       "outstanding", n, outstanding);
+			break;
+		}
+	}
+	/* the write, over a file that must stay as it was */
+	T_RC(fx_write(fx_path("aww.hds"), "before", 6), 0);
+	T_RC(fx_write(fx_path("awm.hds"), "before", 6), 0); /* as many */
+	fail_at = -1;
+	T_RC(hd_store_build(&s, fx_path("aw.json"), &o, &err), 0);
+	n_alloc = 0;
+	T_RC(hd_store_write(s, fx_path("awm.hds"), &err), 0);
+	T_ASSERT(same_file(fx_path("aw1.hds"), fx_path("awm.hds")));
+	total = n_alloc;
+	for (n = 0; s && n < total; n++) {
+		before = outstanding;
+		fail_at = n;
+		n_alloc = 0;
+		rc = hd_store_write(s, fx_path("aww.hds"), &err);
+		fail_at = -1;
+		if (rc == 0) {
+			/* (the directory's sync after the rename: only
+			 * tried) */
+			if (!same_file(fx_path("aw1.hds"), fx_path("aww.hds"))) {
+				T_FAIL("write failing at allocation %ld: a "
+				       "store unlike one reader's", n);
+				break;
+			}
+			T_RC(fx_write(fx_path("aww.hds"), "before", 6), 0);
+			continue;
+		}
+		if (rc != HD_ENOMEM || outstanding != before) {
+			T_FAIL("write failing at allocation %ld: rc %d, %lld "
+			       "bytes outstanding", n, rc,
+			       outstanding - before);
+			break;
+		}
+		if (fx_count_tmp() != 0) {
+			T_FAIL("write failing at allocation %ld: a temporary "
+			       "file left", n);
+			break;
+		}
+		got = fx_read(fx_path("aww.hds"), &len);
+		if (!got || len != 6 || memcmp(got, "before", 6)) {
+			free(got);
+			T_FAIL("write failing at allocation %ld: the file "
+			       "there before changed", n);
+			break;
+		}
+		free(got);
+	}
+	hd_store_close(s);
+	hd_set_allocator(NULL);
+	hd__par_sort_min = keep;
+	T_ASSERT(ok > 0);
+}
+
 static void test_store_par__cleanup(void)
 {
 	fx_cleanup();
@@ -313,6 +482,8 @@ static const struct t_case cases[] = {
 	T_CASE(store_par__limit_of_the_whole),
 	T_CASE(store_par__options_v1),
 	T_CASE(store_par__alloc_failures),
+	T_CASE(store_par__parallel_sort_and_write),
+	T_CASE(store_par__alloc_failures_sort_write),
 	T_CASE(store_par__cleanup),
 };
 
