@@ -18,6 +18,7 @@
 #                        to get it (make check still needs it)
 #   make MHD=0           without libmicrohttpd: serve says how to get it
 #                        (make check still needs it)
+#   make ISAL=0          gzip dumps inflated by zlib, not ISA-L's igzip
 #   make ext             the Ruby extension (src/) into build/ext-VERSION, by
 #                        mkmf, for each Ruby of RUBIES (default: ruby and
 #                        /opt/rubies/*/bin/ruby)
@@ -55,7 +56,20 @@ ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 # pkg-config; a build without them stops saying what to install.
 SQLITE_LIBS = $(or $(shell pkg-config --libs sqlite3 2>/dev/null),-lsqlite3)
 EDIT_LIBS = $(or $(shell pkg-config --libs libedit 2>/dev/null),-ledit)
-LIBS = $(SQLITE_LIBS) -lz -lm -lpthread
+# ISA-L's igzip inflates gzip dumps (lib/gz.c) at about a third of
+# zlib's CPU: Debian's libisal-dev. ISAL=0 builds with zlib alone;
+# $(B)/gzzlib/heapdump, for tests/cli/gzip.sh, is the program with zlib's.
+ISAL ?= 1
+ifeq ($(ISAL),0)
+ISAL_CFLAGS :=
+ISAL_LIBS :=
+ISAL_OK :=
+else
+ISAL_CFLAGS := -DHD_HAVE_ISAL=1
+ISAL_LIBS := -lisal
+ISAL_OK := $(B)/.isal-ok
+endif
+LIBS = $(SQLITE_LIBS) $(ISAL_LIBS) -lz -lm -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -87,8 +101,8 @@ all: $(B)/libheapdump.a $(B)/libheapdump.so $(B)/heapdump
 # Rebuild everything when the flags change.
 $(B)/.cflags: FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD)' | cmp -s - $@ || \
-		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD)' > $@
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' | cmp -s - $@ || \
+		echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' > $@
 
 $(B)/%.o: %.c $(B)/.cflags
 	@mkdir -p $(dir $@)
@@ -156,6 +170,27 @@ $(B)/.sql-ok:
 	@touch $@
 
 $(B)/lib/sql.o $(B)/cli/cmd_query.o $(B)/cli/query_shell.o: | $(B)/.sql-ok
+
+$(B)/.isal-ok:
+	@mkdir -p $(B)
+	@test -f /usr/include/isa-l/igzip_lib.h || { echo "heapdump: ISA-L's development files are missing (no isa-l/igzip_lib.h): install libisal-dev (make deps), or inflate with zlib: make ISAL=0" >&2; exit 1; }
+	@touch $@
+
+$(B)/lib/gz.o: lib/gz.c $(B)/.cflags | $(ISAL_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ISAL_CFLAGS) -Ilib -c -o $@ $<
+
+# The program with zlib's inflater (only lib/gz.c differs), for
+# tests/cli/gzip.sh: both inflaters pass its cases.
+$(B)/gzzlib/gz.o: lib/gz.c $(B)/.cflags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (zlib)")
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+
+$(B)/gzzlib/heapdump: $(CLI_OBJ) $(filter-out $(B)/lib/gz.o,$(LIB_OBJ)) $(B)/gzzlib/gz.o | $(GVC_OK) $(MHD_OK)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GVC_LIBS) $(MHD_LIBS) $(EDIT_LIBS) $(SQLITE_LIBS) -lz -lm -lpthread
 
 $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
@@ -251,7 +286,7 @@ ext:
 		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump
+	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump $(B)/gzzlib/heapdump
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
@@ -324,6 +359,7 @@ install: all
 	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
 		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		-e 's|@ISAL_LIBS@|$(ISAL_LIBS)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
 
 uninstall:

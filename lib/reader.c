@@ -9,13 +9,13 @@
  * through the problem callback, or, in strict mode, fail the read.
  */
 #include "hd_int.h"
+#include "gz.h"
 #include "store_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define CHUNK ((size_t)4 << 20)
 #define MAX_LINE ((size_t)1 << 32)  /* 4 GiB */
@@ -39,16 +39,12 @@ struct hd_reader {
 	size_t scanned;     /* buf[pos..scanned) has no newline */
 	int mem;            /* buf is the caller's memory */
 	uint64_t base;
-	/* gzip */
-	int gz;
-	int zend;           /* the last gzip member ended cleanly */
+	/* gzip, inflated on a thread of its own (gz.c) */
+	hd__gz *gz;
+	int zdone;          /* the end of the gzip stream was seen */
 	int zerr;           /* a gzip error held back until its data is read */
 	int gz_cut;         /* 1: stream truncated, not yet reported; 2: done */
-	int zpad;           /* reading the zero padding after the last member */
 	hd_error zerr_info;
-	z_stream zs;
-	unsigned char *zin;
-	uint64_t zin_total;
 	hd_read_options opts;
 	hd_read_stats st;
 	struct hd__scan sc;
@@ -83,47 +79,21 @@ static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
 	return 0;
 }
 
-/* zlib allocates through the library allocator too; a size header
- * gives hd__free the block size zlib does not pass back. */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-	size_t n = (size_t)items * size;
-	uint64_t *p;
-
-	(void)opaque;
-	if (size && n / size != items)
-		return NULL;
-	p = hd__malloc(n + sizeof(uint64_t));
-	if (!p)
-		return NULL;
-	p[0] = n + sizeof(uint64_t);
-	return p + 1;
-}
-
-static void z_free(voidpf opaque, voidpf ptr)
-{
-	uint64_t *p = (uint64_t *)ptr - 1;
-
-	(void)opaque;
-	hd__free(p, (size_t)p[0]);
-}
-
 /*
  * A gzip stream that stops before its end is a dump cut short, like a
  * plain dump without its last newline: lenient mode reports it and goes
  * on with what was read; strict mode fails (after the data before it).
  */
-static void gz_truncated(hd_reader *r)
+static void gz_truncated(hd_reader *r, uint64_t member_out)
 {
 	r->st.truncated = 1;
-	r->zend = 1; /* say it once */
 	if (!(r->opts.flags & HD_READ_STRICT)) {
 		r->gz_cut = 1; /* reported with the cut line, or at the end */
 		return;
 	}
 	r->zerr = hd__error(&r->zerr_info, HD_EPARSE,
 			    "gzip stream is truncated after %llu bytes",
-			    (unsigned long long)r->zs.total_out);
+			    (unsigned long long)member_out);
 }
 
 /* A held gzip error, placed at the line being read when it surfaces. */
@@ -137,82 +107,31 @@ static int gz_error(hd_reader *r, hd_error *err)
 }
 
 /*
- * Zero bytes after the last gzip member are padding (tape blocks, some
- * copy tools), accepted silently as gzip does; anything after them is
- * not. Returns 1 with a held error on a non-zero byte.
- */
-static int zero_padding(hd_reader *r)
-{
-	r->zpad = 1;
-	while (r->zs.avail_in && !r->zs.next_in[0]) {
-		r->zs.next_in++;
-		r->zs.avail_in--;
-	}
-	if (!r->zs.avail_in)
-		return 0;
-	r->zerr = hd__error(
-		&r->zerr_info, HD_EPARSE,
-		"data after the zero padding of the gzip stream at "
-		"compressed byte %llu",
-		(unsigned long long)(r->zin_total - r->zs.avail_in));
-	return 1;
-}
-
-/*
- * Appends decompressed bytes at buf + len, up to room bytes. A damaged or
- * truncated stream is reported only after the bytes before the damage
- * have been handed out, so that no readable record is lost.
+ * Appends inflated bytes at buf + len, up to room bytes. A damaged or
+ * truncated stream (see gz.c) is reported only after the bytes before
+ * the damage have been handed out, so that no readable record is lost.
  */
 static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 {
-	int zrc = Z_OK;
-	size_t n;
+	struct hd__gz_end end;
 
 	if (r->zerr)
 		return gz_error(r, err);
-	r->zs.next_out = (unsigned char *)r->buf + r->len;
-	r->zs.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
-	while (r->zs.avail_out) {
-		if (!r->zs.avail_in) {
-			if (read_raw(r, r->zin, CHUNK, &n))
-				return hd__error_sys(err, errno,
-						     "cannot read '%s': %s",
-						     r->name, strerror(errno));
-			if (!n) {
-				if (!r->zend)
-					gz_truncated(r);
-				break;
-			}
-			r->zs.next_in = r->zin;
-			r->zs.avail_in = (uInt)n;
-			r->zin_total += n;
-		}
-		if (r->zend && (r->zpad || !r->zs.next_in[0])) {
-			if (zero_padding(r))
-				break;
-			continue;
-		}
-		zrc = inflate(&r->zs, Z_NO_FLUSH);
-		if (zrc == Z_STREAM_END) {
-			/* a concatenation of gzip members is one stream */
-			r->zend = 1;
-			if (inflateReset(&r->zs) != Z_OK)
-				return hd__error(err, HD_ERROR, "zlib reset");
-			continue;
-		}
-		if (zrc == Z_OK || (zrc == Z_BUF_ERROR && !r->zs.avail_in)) {
-			r->zend = 0;
-			continue;
-		}
-		r->zerr = hd__error(
-			&r->zerr_info, HD_EPARSE,
-			"corrupt gzip stream near compressed byte %llu: %s",
-			(unsigned long long)(r->zin_total - r->zs.avail_in),
-			r->zs.msg ? r->zs.msg : "data error");
-		break;
+	hd__gz_read(r->gz, r->buf + r->len, room, got);
+	if (*got || r->zdone)
+		return 0;
+	r->zdone = 1;
+	hd__gz_end(r->gz, &end);
+	if (end.sys_errno)
+		return hd__error_sys(err, end.sys_errno, "cannot read '%s': %s",
+				     r->name, strerror(end.sys_errno));
+	if (end.truncated) {
+		gz_truncated(r, end.member_out);
+	} else if (end.rc) {
+		r->zerr = end.rc;
+		r->zerr_info = end.info;
 	}
-	*got = (size_t)((char *)r->zs.next_out - (r->buf + r->len));
-	if (!*got && r->zerr)
+	if (r->zerr)
 		return gz_error(r, err);
 	return 0;
 }
@@ -792,24 +711,14 @@ size_t hd__reader_cut(const char *map, size_t len, size_t at)
 
 static int start_gzip(hd_reader *r, hd_error *err)
 {
-	r->gz = 1;
+	int rc;
+
 	r->st.gzip = 1;
 	r->st.total_bytes = 0;
-	r->zin = hd__malloc(CHUNK);
-	if (!r->zin)
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	/* the two magic bytes already read are handed to zlib first */
-	memcpy(r->zin, r->buf, r->len);
-	r->zs.next_in = r->zin;
-	r->zs.avail_in = (uInt)r->len;
-	r->zin_total = r->len;
+	/* the magic bytes already read are inflated first */
+	if ((rc = hd__gz_open(&r->gz, r->fd, r->buf, r->len, err)))
+		return rc;
 	r->len = 0;
-	r->zs.zalloc = z_alloc;
-	r->zs.zfree = z_free;
-	if (inflateInit2(&r->zs, 15 + 16) != Z_OK) {
-		r->gz = 0;
-		return hd__error(err, HD_ENOMEM, "cannot start zlib");
-	}
 	return 0;
 }
 
@@ -896,13 +805,11 @@ void hd_reader_free(hd_reader *r)
 {
 	if (!r)
 		return;
+	hd__gz_close(r->gz); /* its thread reads fd */
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	if (!r->mem)
 		hd__free(r->buf, r->cap);
-	if (r->gz)
-		inflateEnd(&r->zs);
-	hd__free(r->zin, CHUNK);
 	hd__scan_free(&r->sc);
 	hd__free(r, sizeof(*r));
 }

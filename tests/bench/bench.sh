@@ -330,13 +330,17 @@ if want scan; then
 		if row hd plain "heapdump index --dominators" /dev/null "$HD" index --dominators "$DUMP" -o "$DSTORE" -q; then
 			row hd plain "heapdump top STORE (stored tree)" "$S-dtop.out" "$HD" top "$DSTORE" -q
 		fi
-		# gzip: heapdump streams it through zlib; zcat | wc -l is its
-		# floor; beside it two faster inflates from Debian: libdeflate
-		# (whole-buffer: the whole dump in memory) and ISA-L's igzip
-		# (streaming)
+		# gzip: heapdump inflates it on a thread of its own (ISA-L's
+		# igzip; zlib in a build with ISAL=0) while it scans, streaming;
+		# zcat | wc -l is its floor; beside it zcat piped into heapdump,
+		# and two faster inflates from Debian: libdeflate (whole-buffer:
+		# the whole dump in memory) and ISA-L's igzip (streaming)
 		cat "$DUMP.gz" >/dev/null
 		row hd gz "heapdump stats DUMP.gz" "$S-gz.json" "$HD" stats "$DUMP.gz" -q -f json &&
 			counted "heapdump stats DUMP.gz" "$(hd_objects "$S-gz.json")"
+		row hd gz "zcat | heapdump stats -" "$S-zgz.json" \
+			sh -c 'zcat "$1" | "$2" stats - -q -f json' sh "$DUMP.gz" "$HD" &&
+			counted "zcat | heapdump stats -" "$(hd_objects "$S-zgz.json")"
 		row floor gz "zcat | wc -l" "$S-zcat.out" sh -c 'zcat "$1" | wc -l' sh "$DUMP.gz" &&
 			counted "zcat | wc -l" $(($(cat "$S-zcat.out") - roots))
 		row floor gz "libdeflate-gunzip -c | wc -l" "$S-ldf.out" \

@@ -36,8 +36,10 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
+# linked statically with what the pkg-config file's Libs.private lists
 if ${CC:-cc} -std=c99 ${SAN_FLAGS:-} -I"$d/opt/hd/include" -o "$TMP/use" "$TMP/use.c" \
-	"$d/opt/hd/lib/libheapdump.a" -lz -lm 2>"$TMP/err"; then
+	"$d/opt/hd/lib/libheapdump.a" \
+	$(sed -n 's/^Libs.private: //p' "$d/opt/hd/lib/pkgconfig/heapdump.pc") 2>"$TMP/err"; then
 	want=$("$HEAPDUMP" stats -q --all --format json "$DATA/ok_ruby3.4_traced.json" 2>/dev/null | jq .totals.objects)
 	check installed-library-works "$want" "$("$TMP/use" "$DATA/ok_ruby3.4_traced.json")"
 else

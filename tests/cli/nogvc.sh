@@ -70,8 +70,9 @@ for s in tests/cli/*.sh; do
 	n=$(basename "$s" .sh)
 	case $n in nogvc | install) continue ;; esac # install: make install
 	# the scanner's and the store's suites, the longest, never reach
-	# cli/graphviz.c (all a build without Graphviz changes): run once
-	case $n in parallel | index_par | index_speed | store_mem | store_speed | store_groups) continue ;; esac
+	# cli/graphviz.c (all a build without Graphviz changes), and gzip.sh,
+	# which runs both inflaters itself: run once
+	case $n in parallel | index_par | index_speed | store_mem | store_speed | store_groups | gzip) continue ;; esac
 	grep -qE '(^|[^-])\brender\b|--svg' "$s" && continue
 	out=$(SUITE="nogvc-$n" HEAPDUMP="$NOGVC" HEAPDUMP_REAL="$NOGVC" sh "$s" 2>&1)
 	rc=$?
