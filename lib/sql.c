@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +127,9 @@ static inline uint32_t group_key(const struct group_keys *ks, uint32_t id)
 	return ks->k32 ? ks->k32[id] : ks->map[ks->k8[id]];
 }
 
-/* Counting sort of the node ids by their key (< k): start and perm. */
-static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
-		      const struct group_keys *ks)
+/* A grouping's arrays for n nodes in k groups, start[] zeroed. */
+static int group_alloc(struct grouping *g, uint32_t n, uint32_t k)
 {
-	uint32_t i, r;
-
 	HD_ALLOC(g->start, (size_t)k + 1);
 	HD_ALLOC(g->perm, NZ(n));
 	if (!g->start || !g->perm) {
@@ -141,17 +139,45 @@ static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
 		return HD_ENOMEM;
 	}
 	memset(g->start, 0, ((size_t)k + 1) * sizeof(*g->start));
-	for (i = 0; i < n; i++)
-		g->start[group_key(ks, i) + 1]++;
+	return 0;
+}
+
+/* start[r + 1] holding the size of group r: the groups' offsets. */
+static void group_offsets(struct grouping *g, uint32_t k)
+{
+	uint32_t r;
+
 	for (r = 0; r < k; r++)
 		g->start[r + 1] += g->start[r];
-	for (i = 0; i < n; i++)
-		g->perm[g->start[group_key(ks, i)]++] = i;
+}
+
+/* After perm[start[r]++] placed every node: start[] back to the groups'
+ * starts, and the grouping complete. */
+static void group_done(struct grouping *g, uint32_t k)
+{
+	uint32_t r;
+
 	for (r = k; r > 0; r--)
 		g->start[r] = g->start[r - 1];
 	g->start[0] = 0;
 	g->ngroups = k;
 	g->built = 1;
+}
+
+/* Counting sort of the node ids by their key (< k): start and perm. */
+static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
+		      const struct group_keys *ks)
+{
+	uint32_t i;
+
+	if (group_alloc(g, n, k))
+		return HD_ENOMEM;
+	for (i = 0; i < n; i++)
+		g->start[group_key(ks, i) + 1]++;
+	group_offsets(g, k);
+	for (i = 0; i < n; i++)
+		g->perm[g->start[group_key(ks, i)]++] = i;
+	group_done(g, k);
 	return 0;
 }
 
@@ -187,21 +213,25 @@ static int types_build(struct hd_sql_ctx *c)
 	return group_sort(&c->typ, c->n, HD_T__COUNT, &ks);
 }
 
+/* Whether a node of type t with a class node is a plain instance: its
+ * display name is its class's name. */
+static int plain_type(int t)
+{
+	return t != HD_T_IMEMO && t != HD_T_NODE && t != HD_T_DATA &&
+	       t != HD_T_NONE;
+}
+
 /* The class display name of id interned: a class node's plain instances
- * share one lookup (cache[class node], the group id + 1); the names that depend on more
- * (IMEMO, NODE, DATA, hidden, unresolved) are formatted and interned. */
+ * share one lookup (cache[class node], the group id + 1, which the
+ * caller reads first); the names that depend on more (IMEMO, NODE, DATA,
+ * hidden, unresolved) are formatted and interned. */
 static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
 		     hd_node_id k, int t, uint32_t *out)
 {
 	char small[256], *p = small;
-	int plain = k != HD_NODE_NONE && t != HD_T_IMEMO && t != HD_T_NODE &&
-		    t != HD_T_DATA && t != HD_T_NONE, rc;
+	int plain = k != HD_NODE_NONE && plain_type(t), rc;
 	size_t n;
 
-	if (plain && cache[k]) {
-		*out = cache[k] - 1;
-		return 0;
-	}
 	n = hd_store_class_name(small, sizeof(small), c->s, id);
 	if (n >= sizeof(small)) {
 		if (!(p = hd__malloc(n + 1)))
@@ -236,12 +266,13 @@ static int cmp_names(const void *a, const void *b)
  * sorted bytewise (SQLite's BINARY collation), the nodes grouped. */
 static int classes_build(struct hd_sql_ctx *c)
 {
-	struct group_keys ks = { NULL, NULL, NULL };
 	const unsigned char *kc, *kt;
 	struct name_ref *refs;
-	uint32_t *cache = NULL, i, g = 0;
+	uint32_t *cache = NULL, *cnt = NULL, i, r, k, g = 0;
+	size_t cnt_cap = 0, old;
 	uint64_t lc, lt;
-	int rc = 0;
+	unsigned char plain[256];
+	int rc = 0, t;
 
 	if (c->cls.built)
 		return 0;
@@ -257,16 +288,30 @@ static int classes_build(struct hd_sql_ctx *c)
 		c->names_init = 1;
 	}
 	HD_ALLOC(c->gid, NZ(c->n));
-	/* group id + 1 of a class node's plain instances, 0 unknown;
-	 * zeroed lazily by the system, only class nodes' pages touched */
+	/* group id + 1 of a class node's plain instances, 0 unknown */
 	cache = hd__calloc(NZ(c->n), sizeof(*cache));
 	if (!c->gid || !cache) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < c->n && !rc; i++)
-		rc = class_gid(c, cache, i, hd__le32(kc + (size_t)i * 4),
-			       kt[i], &c->gid[i]);
+	for (t = 0; t < 256; t++)
+		plain[t] = (unsigned char)plain_type(t);
+	for (i = 0; i < c->n && !rc; i++) {
+		k = hd__le32(kc + (size_t)i * 4);
+		if (k != HD_NODE_NONE && plain[kt[i]] && cache[k])
+			c->gid[i] = cache[k] - 1;
+		else if ((rc = class_gid(c, cache, i, k, kt[i], &c->gid[i])))
+			break;
+		/* the nodes of each group id, grown with the names */
+		if (c->gid[i] >= cnt_cap) {
+			old = cnt_cap;
+			if ((rc = hd__grow((void **)&cnt, &cnt_cap,
+					   (size_t)c->gid[i] + 1, sizeof(*cnt))))
+				break;
+			memset(cnt + old, 0, (cnt_cap - old) * sizeof(*cnt));
+		}
+		cnt[c->gid[i]]++;
+	}
 	if (rc)
 		goto out;
 	g = (uint32_t)c->names.count;
@@ -291,13 +336,22 @@ static int classes_build(struct hd_sql_ctx *c)
 		c->rank[refs[i].id] = i;
 	}
 	HD_FREE(refs, NZ(g));
-	/* from here each node's rank, the key of the grouping */
-	for (i = 0; i < c->n; i++)
-		c->gid[i] = c->rank[c->gid[i]];
-	ks.k32 = c->gid;
-	rc = group_sort(&c->cls, c->n, g, &ks);
+	/* the counting sort by rank, in the same pass as each node's group
+	 * id becomes its rank */
+	if ((rc = group_alloc(&c->cls, c->n, g)))
+		goto out;
+	for (r = 0; r < g; r++)
+		c->cls.start[r + 1] = cnt[c->by_rank[r]];
+	group_offsets(&c->cls, g);
+	for (i = 0; i < c->n; i++) {
+		r = c->rank[c->gid[i]];
+		c->gid[i] = r;
+		c->cls.perm[c->cls.start[r]++] = i;
+	}
+	group_done(&c->cls, g);
 out:
 	HD_FREE(cache, NZ(c->n));
+	hd__free(cnt, cnt_cap * sizeof(*cnt));
 	if (rc) {
 		HD_FREE(c->gid, NZ(c->n));
 		HD_FREE(c->rank, NZ(g));
@@ -562,6 +616,9 @@ struct obj_cursor {
 	 * type of a row is known without looking the node up */
 	const struct grouping *grp;
 	uint32_t rank, rank_end;
+	int gcol;             /* its column: O_CLASS or O_TYPE */
+	const char *gtext;    /* and that column's text in the group */
+	int glen;
 	char *buf;            /* class and name text */
 	size_t cap;
 };
@@ -632,6 +689,7 @@ static int obj_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (!cur)
 		return SQLITE_NOMEM;
 	memset(cur, 0, sizeof(*cur));
+	cur->gcol = -1;
 	cur->c = ((struct vtab *)v)->c;
 	*out = &cur->base;
 	return SQLITE_OK;
@@ -651,6 +709,33 @@ static int nomem(sqlite3_vtab_cursor *vc)
 	sqlite3_free(vc->pVtab->zErrMsg);
 	vc->pVtab->zErrMsg = sqlite3_mprintf("out of memory");
 	return SQLITE_NOMEM;
+}
+
+/* The text of the cursor's grouping column in its current group: the
+ * class name from the interned names, the type name; SQLITE_STATIC for
+ * SQLite (they live as long as the connection), one pointer a group. */
+static void group_text(struct obj_cursor *cur)
+{
+	const struct hd_sql_ctx *c = cur->c;
+	size_t len = 0;
+	int t;
+
+	cur->gtext = NULL;
+	if (cur->rank >= cur->grp->ngroups)
+		return;
+	if (cur->grp == &c->typ) {
+		t = c->type_by_rank[cur->rank];
+		cur->gcol = O_TYPE;
+		cur->gtext = hd_type_name(t);
+		len = (size_t)c->type_len[t];
+	} else {
+		cur->gcol = O_CLASS;
+		cur->gtext = hd__intern_str(&c->names, c->by_rank[cur->rank],
+					    &len);
+	}
+	if (len > INT_MAX)
+		cur->gtext = NULL;
+	cur->glen = (int)len;
 }
 
 /* The group that cur->pos is in (at or after cur->rank): its rank and
@@ -674,6 +759,7 @@ static void group_seek(struct obj_cursor *cur)
 	}
 	cur->rank = lo;
 	cur->rank_end = lo < g->ngroups ? g->start[lo + 1] : cur->end;
+	group_text(cur);
 }
 
 static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
@@ -690,6 +776,8 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 	(void)idx;
 	cur->perm = NULL;
 	cur->grp = NULL;
+	cur->gcol = -1;
+	cur->gtext = NULL;
 	cur->pos = cur->end = 0;
 	switch (plan) {
 	case P_ADDRESS:
@@ -827,35 +915,18 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 {
 	struct obj_cursor *cur = (struct obj_cursor *)vc;
-	struct hd_sql_ctx *c = cur->c;
-	uint32_t id = obj_id(cur), v;
-	const char *p;
-	size_t len;
-	int t;
+	const unsigned char *m = cur->c->memsize;
+	uint32_t id, v;
 
-	switch (col) {
-	case O_TYPE:
-		t = cur->grp == &c->typ ? c->type_by_rank[cur->rank] :
-					  hd_store_type(c->s, id);
-		p = hd_type_name(t);
-		sqlite3_result_text(ctx, p, t >= 0 && t < HD_T__COUNT ?
-						    c->type_len[t] : -1,
-				    SQLITE_STATIC);
+	/* the group's text (sqlite3_result_text64() would only add a
+	 * check to sqlite3_result_text()) */
+	if (col == cur->gcol && cur->gtext) {
+		sqlite3_result_text(ctx, cur->gtext, cur->glen, SQLITE_STATIC);
 		return SQLITE_OK;
-	case O_CLASS:
-		if (!c->cls.built)
-			break;
-		p = hd__intern_str(&c->names,
-				   c->by_rank[cur->grp == &c->cls ?
-						      cur->rank :
-						      c->gid[id]],
-				   &len);
-		sqlite3_result_text64(ctx, p, len, SQLITE_STATIC, SQLITE_UTF8);
-		return SQLITE_OK;
-	case O_MEMSIZE:
-		if (!c->memsize || (v = hd__le32(c->memsize + (size_t)id * 4)) ==
-					   HD__ESC)
-			break;
+	}
+	id = obj_id(cur);
+	if (col == O_MEMSIZE && m &&
+	    (v = hd__le32(m + (size_t)id * 4)) != HD__ESC) {
 		sqlite3_result_int64(ctx, v);
 		return SQLITE_OK;
 	}
@@ -880,10 +951,20 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		result_u64(ctx, hd_store_address(s, id));
 		break;
 	case O_TYPE:
-		p = hd_type_name(hd_store_type(s, id));
-		sqlite3_result_text(ctx, p, -1, SQLITE_STATIC);
+		t = hd_store_type(s, id);
+		p = hd_type_name(t);
+		sqlite3_result_text(ctx, p, t >= 0 && t < HD_T__COUNT ?
+						    c->type_len[t] : -1,
+				    SQLITE_STATIC);
 		break;
 	case O_CLASS:
+		if (c->cls.built) {
+			p = hd__intern_str(&c->names, c->by_rank[c->gid[id]],
+					   &len);
+			sqlite3_result_text64(ctx, p, len, SQLITE_STATIC,
+					      SQLITE_UTF8);
+			break;
+		}
 		return name_result(cur, ctx, hd_store_class_name, id);
 	case O_NAME:
 		return name_result(cur, ctx, hd_store_node_name, id);
