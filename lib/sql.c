@@ -16,8 +16,10 @@
  * indexes: objects.address = (hd_store_find, a binary search),
  * objects.class = and objects.type = (a per-connection permutation of
  * the node ids grouped by class display name or by type, built on first
- * use by one pass and a counting sort), ORDER BY / GROUP BY class (the
- * same permutation, so SQLite does not sort), refs."from" = (the forward
+ * use by one pass and a counting sort), ORDER BY / GROUP BY class and
+ * type (the same permutations, in name order, so SQLite does not sort;
+ * the cursor knows its group, so the class or type of such a row is one
+ * static text a group, not a lookup a row), refs."from" = (the forward
  * CSR) and refs."to" = (the reverse CSR). hd_rows_visited() counts the
  * rows the tables produced, so a test can see that an indexed filter
  * does not scan. The store keeps no values: the value column reads the
