@@ -16,8 +16,10 @@
  * indexes: objects.address = (hd_store_find, a binary search),
  * objects.class = and objects.type = (a per-connection permutation of
  * the node ids grouped by class display name or by type, built on first
- * use by one pass and a counting sort), ORDER BY / GROUP BY class (the
- * same permutation, so SQLite does not sort), refs."from" = (the forward
+ * use by one pass and a counting sort), ORDER BY / GROUP BY class and
+ * type (the same permutations, in name order, so SQLite does not sort;
+ * the cursor knows its group, so the class or type of such a row is one
+ * static text a group, not a lookup a row), refs."from" = (the forward
  * CSR) and refs."to" = (the reverse CSR). hd_rows_visited() counts the
  * rows the tables produced, so a test can see that an indexed filter
  * does not scan. The store keeps no values: the value column reads the
@@ -34,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +62,16 @@ struct hd_sql_ctx {
 	struct grouping cls;
 	struct hd__intern names; /* group id -> name */
 	int names_init;
-	uint32_t *gid;        /* [n] node -> group id */
+	uint32_t *gid;        /* [n] node -> its class name's rank (a group
+			       * id while the grouping is built) */
 	uint32_t *rank;       /* [ngroups] group id -> rank by name */
 	uint32_t *by_rank;    /* [ngroups] rank -> group id */
-	/* types */
+	/* types, grouped by name (BINARY order) like the classes */
 	struct grouping typ;
+	uint8_t type_rank[HD_T__COUNT];    /* type -> rank by name */
+	uint8_t type_by_rank[HD_T__COUNT]; /* rank -> type */
+	int type_len[HD_T__COUNT];         /* strlen(hd_type_name(type)) */
+	const unsigned char *memsize;      /* the MEMSIZE column or NULL */
 	/* graph queries, computed on first use */
 	hd_reach *reach;
 	hd_domtree *dom;      /* for retained() */
@@ -109,13 +117,21 @@ static void ctx_free(void *p)
 	hd__free(c, sizeof(*c));
 }
 
-/* Counting sort of the node ids by key[id] < k: start and perm. */
-static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
-		      uint32_t (*key)(const struct hd_sql_ctx *, uint32_t),
-		      const struct hd_sql_ctx *c)
-{
-	uint32_t i, r;
+/* The key of each node: k32[id], or map[k8[id]]. */
+struct group_keys {
+	const uint32_t *k32;
+	const unsigned char *k8;
+	const uint8_t *map;
+};
 
+static inline uint32_t group_key(const struct group_keys *ks, uint32_t id)
+{
+	return ks->k32 ? ks->k32[id] : ks->map[ks->k8[id]];
+}
+
+/* A grouping's arrays for n nodes in k groups, start[] zeroed. */
+static int group_alloc(struct grouping *g, uint32_t n, uint32_t k)
+{
 	HD_ALLOC(g->start, (size_t)k + 1);
 	HD_ALLOC(g->perm, NZ(n));
 	if (!g->start || !g->perm) {
@@ -125,51 +141,99 @@ static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
 		return HD_ENOMEM;
 	}
 	memset(g->start, 0, ((size_t)k + 1) * sizeof(*g->start));
-	for (i = 0; i < n; i++)
-		g->start[key(c, i) + 1]++;
+	return 0;
+}
+
+/* start[r + 1] holding the size of group r: the groups' offsets. */
+static void group_offsets(struct grouping *g, uint32_t k)
+{
+	uint32_t r;
+
 	for (r = 0; r < k; r++)
 		g->start[r + 1] += g->start[r];
-	for (i = 0; i < n; i++)
-		g->perm[g->start[key(c, i)]++] = i;
+}
+
+/* After perm[start[r]++] placed every node: start[] back to the groups'
+ * starts, and the grouping complete. */
+static void group_done(struct grouping *g, uint32_t k)
+{
+	uint32_t r;
+
 	for (r = k; r > 0; r--)
 		g->start[r] = g->start[r - 1];
 	g->start[0] = 0;
 	g->ngroups = k;
 	g->built = 1;
+}
+
+/* Counting sort of the node ids by their key (< k): start and perm. */
+static int group_sort(struct grouping *g, uint32_t n, uint32_t k,
+		      const struct group_keys *ks)
+{
+	uint32_t i;
+
+	if (group_alloc(g, n, k))
+		return HD_ENOMEM;
+	for (i = 0; i < n; i++)
+		g->start[group_key(ks, i) + 1]++;
+	group_offsets(g, k);
+	for (i = 0; i < n; i++)
+		g->perm[g->start[group_key(ks, i)]++] = i;
+	group_done(g, k);
 	return 0;
 }
 
-static uint32_t type_key(const struct hd_sql_ctx *c, uint32_t id)
+static int cmp_type_names(const void *a, const void *b)
 {
-	int t = hd_store_type(c->s, id);
-
-	return t >= 0 && t < HD_T__COUNT ? (uint32_t)t : HD_T_UNKNOWN;
+	return strcmp(hd_type_name(*(const uint8_t *)a),
+		      hd_type_name(*(const uint8_t *)b));
 }
 
+/* The type grouping: the nodes grouped by type name in BINARY order,
+ * so that ORDER BY / GROUP BY type needs no sorter. */
 static int types_build(struct hd_sql_ctx *c)
 {
+	struct group_keys ks = { NULL, NULL, NULL };
+	uint8_t map[256];
+	uint64_t len;
+	int t;
+
 	if (c->typ.built)
 		return 0;
-	return group_sort(&c->typ, c->n, HD_T__COUNT, type_key, c);
+	for (t = 0; t < HD_T__COUNT; t++)
+		c->type_by_rank[t] = (uint8_t)t;
+	qsort(c->type_by_rank, HD_T__COUNT, 1, cmp_type_names);
+	for (t = 0; t < HD_T__COUNT; t++)
+		c->type_rank[c->type_by_rank[t]] = (uint8_t)t;
+	/* the type column's bytes, out-of-range ones read as UNKNOWN */
+	for (t = 0; t < 256; t++)
+		map[t] = c->type_rank[t < HD_T__COUNT ? t : HD_T_UNKNOWN];
+	ks.k8 = hd__store_section(c->s, HD__SEC_TYPE, &len);
+	ks.map = map;
+	if (c->n && (!ks.k8 || len < c->n))
+		return HD_EFORMAT;
+	return group_sort(&c->typ, c->n, HD_T__COUNT, &ks);
+}
+
+/* Whether a node of type t with a class node is a plain instance: its
+ * display name is its class's name. */
+static int plain_type(int t)
+{
+	return t != HD_T_IMEMO && t != HD_T_NODE && t != HD_T_DATA &&
+	       t != HD_T_NONE;
 }
 
 /* The class display name of id interned: a class node's plain instances
- * share one lookup (cache[class node], the group id + 1); the names that depend on more
- * (IMEMO, NODE, DATA, hidden, unresolved) are formatted and interned. */
+ * share one lookup (cache[class node], the group id + 1, which the
+ * caller reads first); the names that depend on more (IMEMO, NODE, DATA,
+ * hidden, unresolved) are formatted and interned. */
 static int class_gid(struct hd_sql_ctx *c, uint32_t *cache, uint32_t id,
-		     uint32_t *out)
+		     hd_node_id k, int t, uint32_t *out)
 {
 	char small[256], *p = small;
-	hd_node_id k = hd_store_class(c->s, id);
-	int t = hd_store_type(c->s, id), rc;
-	int plain = k != HD_NODE_NONE && t != HD_T_IMEMO && t != HD_T_NODE &&
-		    t != HD_T_DATA && t != HD_T_NONE;
+	int plain = k != HD_NODE_NONE && plain_type(t), rc;
 	size_t n;
 
-	if (plain && cache[k]) {
-		*out = cache[k] - 1;
-		return 0;
-	}
 	n = hd_store_class_name(small, sizeof(small), c->s, id);
 	if (n >= sizeof(small)) {
 		if (!(p = hd__malloc(n + 1)))
@@ -200,36 +264,56 @@ static int cmp_names(const void *a, const void *b)
 	return r ? r : (x->len > y->len) - (x->len < y->len);
 }
 
-static uint32_t class_key(const struct hd_sql_ctx *c, uint32_t id)
-{
-	return c->rank[c->gid[id]];
-}
-
 /* The class grouping: every node's display name interned, the names
  * sorted bytewise (SQLite's BINARY collation), the nodes grouped. */
 static int classes_build(struct hd_sql_ctx *c)
 {
+	const unsigned char *kc, *kt;
 	struct name_ref *refs;
-	uint32_t *cache = NULL, i, g = 0;
-	int rc = 0;
+	uint32_t *cache = NULL, *cnt = NULL, i, r, k, g = 0;
+	size_t cnt_cap = 0, old;
+	uint64_t lc, lt;
+	unsigned char plain[256];
+	int rc = 0, t;
 
 	if (c->cls.built)
 		return 0;
+	/* the class and type columns, read in place (hd_store_class() and
+	 * hd_store_type() without the calls) */
+	kc = hd__store_section(c->s, HD__SEC_CLASS, &lc);
+	kt = hd__store_section(c->s, HD__SEC_TYPE, &lt);
+	if (c->n && (!kc || !kt || lc / 4 < c->n || lt < c->n))
+		return HD_EFORMAT;
 	if (!c->names_init) {
 		if ((rc = hd__intern_init(&c->names)))
 			return rc;
 		c->names_init = 1;
 	}
 	HD_ALLOC(c->gid, NZ(c->n));
-	/* group id + 1 of a class node's plain instances, 0 unknown;
-	 * zeroed lazily by the system, only class nodes' pages touched */
+	/* group id + 1 of a class node's plain instances, 0 unknown */
 	cache = hd__calloc(NZ(c->n), sizeof(*cache));
 	if (!c->gid || !cache) {
 		rc = HD_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < c->n && !rc; i++)
-		rc = class_gid(c, cache, i, &c->gid[i]);
+	for (t = 0; t < 256; t++)
+		plain[t] = (unsigned char)plain_type(t);
+	for (i = 0; i < c->n && !rc; i++) {
+		k = hd__le32(kc + (size_t)i * 4);
+		if (k != HD_NODE_NONE && plain[kt[i]] && cache[k])
+			c->gid[i] = cache[k] - 1;
+		else if ((rc = class_gid(c, cache, i, k, kt[i], &c->gid[i])))
+			break;
+		/* the nodes of each group id, grown with the names */
+		if (c->gid[i] >= cnt_cap) {
+			old = cnt_cap;
+			if ((rc = hd__grow((void **)&cnt, &cnt_cap,
+					   (size_t)c->gid[i] + 1, sizeof(*cnt))))
+				break;
+			memset(cnt + old, 0, (cnt_cap - old) * sizeof(*cnt));
+		}
+		cnt[c->gid[i]]++;
+	}
 	if (rc)
 		goto out;
 	g = (uint32_t)c->names.count;
@@ -254,9 +338,22 @@ static int classes_build(struct hd_sql_ctx *c)
 		c->rank[refs[i].id] = i;
 	}
 	HD_FREE(refs, NZ(g));
-	rc = group_sort(&c->cls, c->n, g, class_key, c);
+	/* the counting sort by rank, in the same pass as each node's group
+	 * id becomes its rank */
+	if ((rc = group_alloc(&c->cls, c->n, g)))
+		goto out;
+	for (r = 0; r < g; r++)
+		c->cls.start[r + 1] = cnt[c->by_rank[r]];
+	group_offsets(&c->cls, g);
+	for (i = 0; i < c->n; i++) {
+		r = c->rank[c->gid[i]];
+		c->gid[i] = r;
+		c->cls.perm[c->cls.start[r]++] = i;
+	}
+	group_done(&c->cls, g);
 out:
 	HD_FREE(cache, NZ(c->n));
+	hd__free(cnt, cnt_cap * sizeof(*cnt));
 	if (rc) {
 		HD_FREE(c->gid, NZ(c->n));
 		HD_FREE(c->rank, NZ(g));
@@ -509,13 +606,21 @@ static const char objects_schema[] =
 	"referrers INTEGER)";
 
 /* plans (idxNum) */
-enum { P_SCAN, P_ADDRESS, P_CLASS, P_TYPE, P_BY_CLASS };
+enum { P_SCAN, P_ADDRESS, P_CLASS, P_TYPE, P_BY_CLASS, P_BY_TYPE };
 
 struct obj_cursor {
 	sqlite3_vtab_cursor base;
 	struct hd_sql_ctx *c;
 	const uint32_t *perm; /* NULL: the ids pos..end themselves */
 	uint32_t pos, end;
+	/* walking a grouping (perm is its perm): the rank of the group
+	 * that pos is in and where that group ends, so that the class or
+	 * type of a row is known without looking the node up */
+	const struct grouping *grp;
+	uint32_t rank, rank_end;
+	int gcol;             /* its column: O_CLASS or O_TYPE */
+	const char *gtext;    /* and that column's text in the group */
+	int glen;
 	char *buf;            /* class and name text */
 	size_t cap;
 };
@@ -556,8 +661,8 @@ static int objects_best(sqlite3_vtab *v, sqlite3_index_info *info)
 	} else {
 		info->estimatedCost = n;
 		info->estimatedRows = (sqlite3_int64)n;
-		if (ob == O_CLASS) {
-			plan = P_BY_CLASS;
+		if (ob == O_CLASS || ob == O_TYPE) {
+			plan = ob == O_CLASS ? P_BY_CLASS : P_BY_TYPE;
 			info->estimatedCost = n * 1.05;
 		}
 	}
@@ -565,10 +670,15 @@ static int objects_best(sqlite3_vtab *v, sqlite3_index_info *info)
 		info->aConstraintUsage[use].argvIndex = 1;
 		info->aConstraintUsage[use].omit = 1;
 	}
-	/* the rows come in address order, except by class across classes */
-	if (ob == O_ADDRESS && plan != P_BY_CLASS)
+	/* the rows come in address order within a class or a type, in
+	 * name order (BINARY) across them */
+	if (ob == O_ADDRESS && plan != P_BY_CLASS && plan != P_BY_TYPE)
 		info->orderByConsumed = 1;
-	if (ob == O_CLASS && plan != P_SCAN && plan != P_TYPE)
+	if (ob == O_CLASS && (plan == P_ADDRESS || plan == P_CLASS ||
+			      plan == P_BY_CLASS))
+		info->orderByConsumed = 1;
+	if (ob == O_TYPE && (plan == P_ADDRESS || plan == P_TYPE ||
+			     plan == P_BY_TYPE))
 		info->orderByConsumed = 1;
 	info->idxNum = plan;
 	return SQLITE_OK;
@@ -581,6 +691,7 @@ static int obj_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (!cur)
 		return SQLITE_NOMEM;
 	memset(cur, 0, sizeof(*cur));
+	cur->gcol = -1;
 	cur->c = ((struct vtab *)v)->c;
 	*out = &cur->base;
 	return SQLITE_OK;
@@ -602,6 +713,57 @@ static int nomem(sqlite3_vtab_cursor *vc)
 	return SQLITE_NOMEM;
 }
 
+/* The text of the cursor's grouping column in its current group: the
+ * class name from the interned names, the type name; SQLITE_STATIC for
+ * SQLite (they live as long as the connection), one pointer a group. */
+static void group_text(struct obj_cursor *cur)
+{
+	const struct hd_sql_ctx *c = cur->c;
+	size_t len = 0;
+	int t;
+
+	cur->gtext = NULL;
+	if (cur->rank >= cur->grp->ngroups)
+		return;
+	if (cur->grp == &c->typ) {
+		t = c->type_by_rank[cur->rank];
+		cur->gcol = O_TYPE;
+		cur->gtext = hd_type_name(t);
+		len = (size_t)c->type_len[t];
+	} else {
+		cur->gcol = O_CLASS;
+		cur->gtext = hd__intern_str(&c->names, c->by_rank[cur->rank],
+					    &len);
+	}
+	if (len > INT_MAX)
+		cur->gtext = NULL;
+	cur->glen = (int)len;
+}
+
+/* The group that cur->pos is in (at or after cur->rank): its rank and
+ * end. A binary search from the start, a step forward after that. */
+static void group_seek(struct obj_cursor *cur)
+{
+	const struct grouping *g = cur->grp;
+	uint32_t lo = cur->rank, hi = g->ngroups, mid;
+
+	if (cur->rank_end == 0) {      /* first: start[lo + 1] > pos */
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (g->start[mid + 1] > cur->pos)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+	} else {                       /* next: skip empty groups */
+		while (lo < hi && g->start[lo + 1] <= cur->pos)
+			lo++;
+	}
+	cur->rank = lo;
+	cur->rank_end = lo < g->ngroups ? g->start[lo + 1] : cur->end;
+	group_text(cur);
+}
+
 static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 		      int argc, sqlite3_value **argv)
 {
@@ -615,6 +777,9 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 
 	(void)idx;
 	cur->perm = NULL;
+	cur->grp = NULL;
+	cur->gcol = -1;
+	cur->gtext = NULL;
 	cur->pos = cur->end = 0;
 	switch (plan) {
 	case P_ADDRESS:
@@ -630,6 +795,7 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 		if (classes_build(c))
 			return nomem(vc);
 		cur->perm = c->cls.perm;
+		cur->grp = &c->cls;
 		if (plan == P_BY_CLASS) {
 			cur->end = c->n;
 			break;
@@ -645,9 +811,15 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 		}
 		break;
 	case P_TYPE:
+	case P_BY_TYPE:
 		if (types_build(c))
 			return nomem(vc);
 		cur->perm = c->typ.perm;
+		cur->grp = &c->typ;
+		if (plan == P_BY_TYPE) {
+			cur->end = c->n;
+			break;
+		}
 		if (argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_TEXT)
 			break;
 		p = sqlite3_value_text(argv[0]);
@@ -655,15 +827,22 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 			if (strcmp(hd_type_name(t), (const char *)p) == 0)
 				break;
 		if (t < HD_T__COUNT) {
-			cur->pos = c->typ.start[t];
-			cur->end = c->typ.start[t + 1];
+			r = c->type_rank[t];
+			cur->pos = c->typ.start[r];
+			cur->end = c->typ.start[r + 1];
 		}
 		break;
 	default:
 		cur->end = c->n;
 	}
-	if (cur->pos < cur->end)
+	if (cur->pos < cur->end) {
 		c->visited++;
+		if (cur->grp) {
+			cur->rank = 0;
+			cur->rank_end = 0;
+			group_seek(cur);
+		}
+	}
 	return SQLITE_OK;
 }
 
@@ -671,8 +850,11 @@ static int obj_next(sqlite3_vtab_cursor *vc)
 {
 	struct obj_cursor *cur = (struct obj_cursor *)vc;
 
-	if (++cur->pos < cur->end)
+	if (++cur->pos < cur->end) {
 		cur->c->visited++;
+		if (cur->pos >= cur->rank_end && cur->grp)
+			group_seek(cur);
+	}
 	return SQLITE_OK;
 }
 
@@ -723,12 +905,41 @@ static int sized_type(int t)
 	       t == HD_T_SYMBOL || t == HD_T_OBJECT;
 }
 
+/* The columns a scan reads most, without the others' stack frame: the
+ * class or type of a grouped walk from the cursor's group, the memsize
+ * from its column in place; the rest in obj_column_more(). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
+			   int col, uint32_t id);
+
 static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 {
 	struct obj_cursor *cur = (struct obj_cursor *)vc;
+	const unsigned char *m = cur->c->memsize;
+	uint32_t id, v;
+
+	/* the group's text (sqlite3_result_text64() would only add a
+	 * check to sqlite3_result_text()) */
+	if (col == cur->gcol && cur->gtext) {
+		sqlite3_result_text(ctx, cur->gtext, cur->glen, SQLITE_STATIC);
+		return SQLITE_OK;
+	}
+	id = obj_id(cur);
+	if (col == O_MEMSIZE && m &&
+	    (v = hd__le32(m + (size_t)id * 4)) != HD__ESC) {
+		sqlite3_result_int64(ctx, v);
+		return SQLITE_OK;
+	}
+	return obj_column_more(cur, ctx, col, id);
+}
+
+static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
+			   int col, uint32_t id)
+{
 	struct hd_sql_ctx *c = cur->c;
 	const hd_store *s = c->s;
-	uint32_t id = obj_id(cur);
 	const hd_domtree *d;
 	hd_edge_iter it;
 	hd_site site;
@@ -742,12 +953,16 @@ static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 		result_u64(ctx, hd_store_address(s, id));
 		break;
 	case O_TYPE:
-		p = hd_type_name(hd_store_type(s, id));
-		sqlite3_result_text(ctx, p, -1, SQLITE_STATIC);
+		t = hd_store_type(s, id);
+		p = hd_type_name(t);
+		sqlite3_result_text(ctx, p, t >= 0 && t < HD_T__COUNT ?
+						    c->type_len[t] : -1,
+				    SQLITE_STATIC);
 		break;
 	case O_CLASS:
 		if (c->cls.built) {
-			p = hd__intern_str(&c->names, c->gid[id], &len);
+			p = hd__intern_str(&c->names, c->by_rank[c->gid[id]],
+					   &len);
 			sqlite3_result_text64(ctx, p, len, SQLITE_STATIC,
 					      SQLITE_UTF8);
 			break;
@@ -1442,6 +1657,7 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 {
 	struct hd_sql_ctx *c, *shared;
 	sqlite3 *db = NULL;
+	uint64_t len;
 	size_t i;
 	int rc;
 
@@ -1451,6 +1667,11 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	c->s = s;
 	c->n = hd_store_node_count(s);
+	for (i = 0; i < HD_T__COUNT; i++)
+		c->type_len[i] = (int)strlen(hd_type_name((int)i));
+	c->memsize = hd__store_section(s, HD__SEC_MEMSIZE, &len);
+	if (c->memsize && len / 4 < c->n)
+		c->memsize = NULL;
 	rc = sqlite3_open_v2(":memory:", &db,
 			     SQLITE_OPEN_READONLY | SQLITE_OPEN_MEMORY |
 				     SQLITE_OPEN_NOMUTEX,

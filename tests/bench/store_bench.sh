@@ -59,14 +59,26 @@ fresh "$OUT/store-nosum.hds" ||
 
 : >"$RES"
 failed=0
-# row LABEL TARGET-CPU-S STORE ARGS...: the least CPU of RUNS runs
+# row LABEL TARGET-CPU-S STORE ARGS...: the least CPU of RUNS runs; the
+# store is the last argument, or takes the place of an argument STORE
 row() {
 	label=$1 tcpu=$2 store=$3
 	shift 3
+	at_end=1
+	for a in "$@"; do
+		shift
+		if [ "$a" = STORE ]; then
+			set -- "$@" "$store"
+			at_end=0
+		else
+			set -- "$@" "$a"
+		fi
+	done
+	[ $at_end = 0 ] || set -- "$@" "$store"
 	best="" i=0
 	while [ $i -lt "$RUNS" ]; do
 		i=$((i + 1))
-		if ! "$TIME" -f '%e %M %U %S' -o "$tf" "$HD" "$@" "$store" >/dev/null 2>&1; then
+		if ! "$TIME" -f '%e %M %U %S' -o "$tf" "$HD" "$@" >/dev/null 2>&1; then
 			echo "FAILED: $label: exit $(head -1 "$tf")"
 			printf '%s\tFAILED\t\t\t\t\n' "$label" >>"$RES"
 			failed=1
@@ -85,13 +97,13 @@ row() {
 		v = (c <= t) ? "ok" : "OVER"
 		if (m * 1024 > z * 1.2) v = v ", RSS OVER"
 		printf "<= %s s CPU, RSS <= store + 20%%: %s", t, v }')
-	printf '%-34s %8s %8s %8.0f %9s  %s\n' "$label" "$1" "$2" "$(($3 / 1024))" "$pct" "$verdict"
+	printf '%-38s %8s %8s %8.0f %9s  %s\n' "$label" "$1" "$2" "$(($3 / 1024))" "$pct" "$verdict"
 	printf '%s\tok\t%s\t%s\t%s\t%s\n' "$label" "$2" "$3" "$1" "$size" >>"$RES"
 }
 
 echo "dump $DUMP; stores $(($(wc -c <"$OUT/store-plain.hds") / 1000000)) MB" \
 	"(plain), $(($(wc -c <"$OUT/store-tree.hds") / 1000000)) MB (tree); load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-34s %8s %8s %8s %9s  %s\n' row "CPU s" "wall s" "RSS MB" "RSS/store" target
+printf '%-38s %8s %8s %8s %9s  %s\n' row "CPU s" "wall s" "RSS MB" "RSS/store" target
 row "stats STORE" 0.05 "$OUT/store-plain.hds" stats -q
 row "stats STORE (no summary)" 0.5 "$OUT/store-nosum.hds" stats -q
 row "stats --by location STORE" 1 "$OUT/store-plain.hds" stats -q --by location
@@ -99,4 +111,34 @@ row "top STORE (stored tree)" 0.05 "$OUT/store-tree.hds" top -q
 row "top STORE (tree computed)" 1 "$OUT/store-plain.hds" top -q
 row "top --by class STORE (stored tree)" 1 "$OUT/store-tree.hds" top -q --by class
 row "dominators STORE (tree computed)" 1 "$OUT/store-plain.hds" dominators -q -n 1 --type STRING
+# SQL (heapdump query), issue 17's targets: the GROUP BY over every object
+# in <= 1 s; an address lookup in <= 1 ms, measured as 1 M lookups by a
+# join less the scan of the same rows, over their number
+PS=$OUT/store-plain.hds
+nobj=$("$HD" query -q -f tsv "$PS" 'select count(*) from objects' | tail -n 1)
+mobj=$(awk -v n="$nobj" 'BEGIN { printf "%.2f M", n / 1e6 }')
+gq="query group by class, $mobj objects"
+row "$gq" 1 "$PS" query -q STORE 'select class, count(*), sum(memsize) from objects group by 1'
+row "query group by type, $mobj objects" 1 "$PS" query -q STORE \
+	'select type, count(*), sum(memsize) from objects group by 1'
+row "query scan of 1M rows" 1 "$PS" query -q STORE \
+	'select count(*) from (select address a from objects limit 1000000)'
+row "query 1M address lookups (join)" 2 "$PS" query -q STORE \
+	'select count(*) from (select address a from objects limit 1000000) join objects o on o.address = a'
+echo "targets (issue 17), from these rows:"
+awk -F '\t' -v gq="$gq" -v n="$nobj" '
+	$2 == "ok" { C[$1] = $5 }
+	function line(what, val, goal, ok) {
+		printf "  %-48s %12s  %-8s %s\n", what, val, goal, ok ? "met" : "NOT met" }
+	END {
+		if (gq in C)
+			line(gq, C[gq] " s CPU", "<= 1 s", C[gq] <= 1)
+		l = "query 1M address lookups (join)"; s = "query scan of 1M rows"
+		k = n < 1000000 ? n : 1000000
+		if ((l in C) && (s in C) && k > 0) {
+			us = (C[l] - C[s]) * 1e6 / k
+			if (us < 0) us = 0
+			line("address lookup (1M by join less the scan)", sprintf("%.2f us", us), "<= 1 ms", us <= 1000)
+		}
+	}' "$RES"
 exit $failed
