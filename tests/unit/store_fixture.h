@@ -7,6 +7,7 @@
 
 #include "heapdump.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,22 @@ static const char *fx_path(const char *name)
 	i = (i + 1) % 4;
 	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fx_dir, name);
 	return buf[i];
+}
+
+/* How many temporary files of an atomic write (NAME.tmpXXXXXX) are left
+ * in the scratch directory; -1 if it cannot be read. */
+static inline int fx_count_tmp(void)
+{
+	DIR *d = opendir(fx_dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, ".tmp") != NULL;
+	closedir(d);
+	return n;
 }
 
 static int fx_write(const char *path, const void *data, size_t n)

@@ -9,7 +9,6 @@
 #include "store_format.h"
 #include "store_fixture.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -489,20 +488,6 @@ static void test_store__empty_dump(void)
 	hd_store_close(s);
 }
 
-static int tmp_files_left(void)
-{
-	DIR *d = opendir(fx_dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += strstr(e->d_name, ".tmp.") != NULL;
-	closedir(d);
-	return n;
-}
-
 static void test_store__atomic_write(void)
 {
 	int rc;
@@ -521,7 +506,7 @@ static void test_store__atomic_write(void)
 		 access(fx_path("dir.hds"), F_OK) == 0);
 	T_RC(fx_write(fx_path("dir.hds/inner"), "x", 1), 0);
 	T_RC(hd_store_write(s, fx_path("dir.hds"), &err), HD_EIO);
-	T_EQ(tmp_files_left(), 0);
+	T_EQ(fx_count_tmp(), 0);
 	hd_store_close(s);
 }
 

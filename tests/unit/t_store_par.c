@@ -10,7 +10,6 @@
 #include "store_format.h"
 #include "store_fixture.h"
 
-#include <dirent.h>
 
 /* The store of path built on jobs threads, written to out: 0 or rc. */
 static int build(const char *path, unsigned jobs, const char *out,
@@ -337,21 +336,6 @@ static void test_store_par__alloc_failures(void)
 	}
 	hd_set_allocator(NULL);
 	T_ASSERT(ok > 0); /* a part's failure: read again by one reader */
-}
-
-/* The temporary files (NAME.tmpXXXXXX) in the scratch directory. */
-static int fx_count_tmp(void)
-{
-	DIR *d = opendir(fx_dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += strstr(e->d_name, ".tmp") != NULL;
-	closedir(d);
-	return n;
 }
 
 /* Fails the Nth allocation of the build of a 3-thread store sorted on
