@@ -112,7 +112,8 @@ row "top STORE (tree computed)" 1 "$OUT/store-plain.hds" top -q
 row "top --by class STORE (stored tree)" 1 "$OUT/store-tree.hds" top -q --by class
 row "dominators STORE (tree computed)" 1 "$OUT/store-plain.hds" dominators -q -n 1 --type STRING
 # SQL (heapdump query), issue 17's targets: the GROUP BY over every object
-# in <= 1 s; an address lookup in <= 1 ms, measured as 1 M lookups by a
+# in <= 1 s on 4 M objects (the time of this store scaled to 4 M); an
+# address lookup in <= 1 ms, measured as 1 M lookups by a
 # join less the scan of the same rows, over their number
 PS=$OUT/store-plain.hds
 nobj=$("$HD" query -q -f tsv "$PS" 'select count(*) from objects' | tail -n 1)
@@ -131,8 +132,11 @@ awk -F '\t' -v gq="$gq" -v n="$nobj" '
 	function line(what, val, goal, ok) {
 		printf "  %-48s %12s  %-8s %s\n", what, val, goal, ok ? "met" : "NOT met" }
 	END {
-		if (gq in C)
-			line(gq, C[gq] " s CPU", "<= 1 s", C[gq] <= 1)
+		# the target is for 4 M objects: the time scaled to 4 M (linear)
+		if ((gq in C) && n > 0) {
+			t4 = C[gq] * 4e6 / n
+			line("query group by class, scaled to 4 M objects", sprintf("%.2f s CPU", t4), "<= 1 s", t4 <= 1)
+		}
 		l = "query 1M address lookups (join)"; s = "query scan of 1M rows"
 		k = n < 1000000 ? n : 1000000
 		if ((l in C) && (s in C) && k > 0) {
