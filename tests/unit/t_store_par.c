@@ -279,6 +279,20 @@ static void f_free(void *ctx, void *p, size_t old_n)
 	free(p);
 }
 
+/* How many allocations a build of dump through the counting allocator
+ * makes when none fails; its return code in *rc. */
+static long count_build_allocs(const char *dump, const hd_index_options *o,
+			       hd_error *err, int *rc)
+{
+	hd_store *s = NULL;
+
+	fail_at = -1;
+	n_alloc = 0;
+	*rc = hd_store_build(&s, dump, o, err);
+	hd_store_close(s);
+	return n_alloc;
+}
+
 /* Fails the Nth allocation of a 3-thread build, for every N: the build
  * fails with HD_ENOMEM or writes the store of one reader, and nothing
  * stays allocated. */
@@ -296,12 +310,7 @@ static void test_store_par__alloc_failures(void)
 	T_RC(build(fx_path("af.json"), 1, fx_path("af1.hds"), &err), 0);
 	o.jobs = 3;
 	hd_set_allocator(&a);
-	fail_at = -1;
-	n_alloc = 0;
-	rc = hd_store_build(&s, fx_path("af.json"), &o, &err);
-	hd_store_close(s);
-	s = NULL;
-	total = n_alloc;
+	total = count_build_allocs(fx_path("af.json"), &o, &err, &rc);
 	T_RC(rc, 0);
 	T_ASSERT(total > 10);
 	for (n = 0; n < total; n++) {
@@ -368,12 +377,7 @@ static void test_store_par__alloc_failures_sort_write(void)
 	hd__par_sort_min = 2;
 	hd_set_allocator(&a);
 	/* the build */
-	fail_at = -1;
-	n_alloc = 0;
-	rc = hd_store_build(&s, fx_path("aw.json"), &o, &err);
-	hd_store_close(s);
-	s = NULL;
-	total = n_alloc;
+	total = count_build_allocs(fx_path("aw.json"), &o, &err, &rc);
 	T_RC(rc, 0);
 	for (n = 0; n < total; n++) {
 		fail_at = n;
