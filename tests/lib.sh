@@ -46,6 +46,15 @@ needs() {
 	fi
 }
 
+# started SYSCALLS FILE: how many of the calls (an extended regex of
+# names, e.g. 'clone3?') an `strace -f` log FILE shows started. A call
+# one thread began while another thread's call was being printed shows
+# on two lines ("<unfinished ...>", then "<... resumed>"): only the first
+# begins with the call's name, so only it is counted.
+started() {
+	grep -cE "^[0-9]+ +($1)\\(" "$2"
+}
+
 # cpu_le NAME SECONDS command...: the command's CPU time (user + system,
 # from /usr/bin/time) is at most SECONDS. CPU time, not wall time, so a
 # loaded machine does not fail it: what it catches is quadratic work.

@@ -71,11 +71,11 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 # the scan's second part, then (index_speed.sh) the references' second
 # half, the nodes beside the edges and the write's summary; the sort stays
 # on one thread below 65536 records
-check threads/j2 "4" "$(grep -c 'clone' "$TMP/clone2.trace")"
+check threads/j2 "4" "$(started 'clone3?' "$TMP/clone2.trace")"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	strace -f -qq -e trace=clone,clone3 -o "$TMP/clone1.trace" \
 	"$HD" index -q -j1 -o "$TMP/t1.hds" "$p" 2>"$TMP/err"
-check threads/j1 "0" "$(grep -c 'clone' "$TMP/clone1.trace")"
+check threads/j1 "0" "$(started 'clone3?' "$TMP/clone1.trace")"
 check threads/same-store "" "$(cmp "$TMP/t1.hds" "$TMP/t2.hds" 2>&1)"
 HEAPDUMP_JOBS=3 "$HD" index -q -o "$TMP/t3.hds" "$p"
 check threads/env-jobs "" "$(cmp "$TMP/t1.hds" "$TMP/t3.hds" 2>&1)"
