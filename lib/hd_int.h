@@ -276,6 +276,7 @@ HD_HIDDEN const char *hd__store_root_name_at(const hd_store *s, uint32_t c,
 
 /* ---- scanner (scan.c): one line -> one record ---- */
 
+#define HD__SCAN_KEYS 48 /* scan.c's key ids, rounded up */
 struct hd__scan {
 	uint64_t *refs;   /* reusable references buffer */
 	size_t refs_cap;
@@ -298,6 +299,10 @@ struct hd__scan {
 	unsigned flags_len;
 	uint32_t flags_bits;
 	char flags_text[96];
+	/* scan.c's guess of the next member key of a record: by the type
+	 * read so far and the key before, the id of the key that followed
+	 * them last time (0: no guess). Only speed depends on it. */
+	unsigned char next_key[HD_T__COUNT][HD__SCAN_KEYS];
 };
 
 /* Scan results */

@@ -1382,7 +1382,9 @@ enum key_id {
 	K_TYPE,
 	K_TOO_COMPLEX_SHAPE,
 	K_VALUE,
+	K__COUNT
 };
+typedef char hd__keys_fit[K__COUNT <= HD__SCAN_KEYS ? 1 : -1];
 
 /* kh(): ((w0 + 3 w1) * 0x73f6e53d3853933dULL) >> 57, w0 and w1 the key's bytes
  * 0-7 and 8-15 as little-endian words, zero past the key */
@@ -1494,6 +1496,93 @@ static inline int fast_key(struct cur *c, const char **k, size_t *klen,
 	if (HD_UNLIKELY(*c->p == ' '))
 		skip_ws(c);
 	return 0;
+}
+
+/*
+ * The member separator and key the dumper writes, `, "key":`, of each
+ * key of at most 11 bytes (16 in all): its bytes (zero after), their
+ * count and the masks of them in the two words. A record's keys come in
+ * an order that depends on its type (address, type, class, frozen, ...):
+ * sc->next_key guesses the next one from the type and the key before,
+ * and two word loads and compares confirm the guess (next_member).
+ */
+#define KMASK(n) ((n) >= 8 ? ~0ULL : (1ULL << (8 * (n))) - 1)
+#define KP(s)                                                          \
+	{ ", \"" s "\":", sizeof(", \"" s "\":") - 1,                    \
+	  KMASK(sizeof(", \"" s "\":") - 1),                               \
+	  sizeof(", \"" s "\":") - 1 > 8 ?                                \
+		  KMASK(sizeof(", \"" s "\":") - 9) : 0 }
+static const struct kpat {
+	char text[16];
+	unsigned char len;   /* 0: no pattern (a longer key, or none) */
+	uint64_t m0, m1;
+} kpat[HD__SCAN_KEYS] = {
+	[K_ADDRESS] = KP("address"),
+	[K_BYTESIZE] = KP("bytesize"),
+	[K_BROKEN] = KP("broken"),
+	[K_CLASS] = KP("class"),
+	[K_CHILLED] = KP("chilled"),
+	[K_DEFAULT] = KP("default"),
+	[K_EMBEDDED] = KP("embedded"),
+	[K_ENCODING] = KP("encoding"),
+	[K_EDGE_NAME] = KP("edge_name"),
+	[K_FILE] = KP("file"),
+	[K_FLAGS] = KP("flags"),
+	[K_FROZEN] = KP("frozen"),
+	[K_FSTRING] = KP("fstring"),
+	[K_FD] = KP("fd"),
+	[K_GENERATION] = KP("generation"),
+	[K_IMEMO_TYPE] = KP("imemo_type"),
+	[K_IVARS] = KP("ivars"),
+	[K_ID] = KP("id"),
+	[K_LINE] = KP("line"),
+	[K_LENGTH] = KP("length"),
+	[K_MEMSIZE] = KP("memsize"),
+	[K_METHOD] = KP("method"),
+	[K_NAME] = KP("name"),
+	[K_NODE_TYPE] = KP("node_type"),
+	[K_PARENT_ID] = KP("parent_id"),
+	[K_REFERENCES] = KP("references"),
+	[K_REF_NAMES] = KP("ref_names"),
+	[K_ROOT] = KP("root"),
+	[K_SIZE] = KP("size"),
+	[K_SHAPE_ID] = KP("shape_id"),
+	[K_SLOT_SIZE] = KP("slot_size"),
+	[K_SHARED] = KP("shared"),
+	[K_STRUCT] = KP("struct"),
+	[K_SUPERCLASS] = KP("superclass"),
+	[K_SINGLETON] = KP("singleton"),
+	[K_SHAPE_TYPE] = KP("shape_type"),
+	[K_TYPE] = KP("type"),
+	[K_VALUE] = KP("value"),
+};
+#undef KP
+
+/*
+ * The next member's separator and key when they are the guessed ones
+ * (`, "key":`, more of the line after them): c->p is left where
+ * scan_object()'s usual path would leave it, after the colon and any
+ * whitespace, and *k at the key. Returns its id, or 0 (c untouched) for
+ * the usual path to decide.
+ */
+static inline int next_member(struct cur *c, const unsigned char *guess,
+			      const char **k)
+{
+	const struct kpat *kp = &kpat[*guess];
+	const char *p = c->p;
+	uint64_t d;
+
+	if (!kp->len || c->end - p <= 16)
+		return 0;
+	d = ((load8(p) & kp->m0) ^ load8(kp->text)) |
+	    ((load8(p + 8) & kp->m1) ^ load8(kp->text + 8));
+	if (d)
+		return 0;
+	*k = p + 3;
+	c->p = p + kp->len;
+	if (HD_UNLIKELY(*c->p == ' '))
+		skip_ws(c);
+	return *guess;
 }
 
 /*
@@ -1928,10 +2017,92 @@ static int classify(struct cur *c, hd_record *rec)
 	return HD__SCAN_OK;
 }
 
+/*
+ * After a member: the next key (returns 0, c->p after its colon, *id
+ * its id or -1 when not known yet), or the record's closing '}'
+ * (returns 1, c->p after it), or an error.
+ */
+static inline int next_key(struct cur *c, hd_record *rec, const char **k,
+			   size_t *kl, int *id)
+{
+	int rc;
+
+	*id = -1;
+	/* the dumper's own separator, ", ", first */
+	if (HD_LIKELY(c->end - c->p > 2 && c->p[0] == ',' && c->p[1] == ' ' &&
+		      c->p[2] == '"')) {
+		c->p += 2;
+		if (fast_key(c, k, kl, id) && (rc = read_key(c, k, kl)))
+			return rc;
+		return 0;
+	}
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ',') {
+		c->p++;
+		skip_ws(c);
+		if (fast_key(c, k, kl, id) && (rc = read_key(c, k, kl)))
+			return rc;
+		return 0;
+	}
+	if (c->p < c->end && *c->p == '}') {
+		c->sc->obj_close = (size_t)(c->p - c->start);
+		rec->obj_close = c->sc->obj_close;
+		c->p++;
+		return 1;
+	}
+	if (c->p >= c->end)
+		c->sc->need_more = 1;
+	return fail(c, c->p, "expected ',' or '}'");
+}
+
+/* The members of a memprof record, from the first key (k, kl) to the
+ * closing '}'; *nmem counts the references found. */
+static int memprof_members(struct cur *c, hd_record *rec, const char *k,
+			   size_t kl, size_t *nmem)
+{
+	int rc, id;
+
+	for (;;) {
+		if ((rc = memprof_member(c, rec, k, kl, nmem)))
+			return rc;
+		if ((rc = next_key(c, rec, &k, &kl, &id)))
+			return rc == 1 ? 0 : rc;
+	}
+}
+
+/* The members of a dump_all record, from the first key (k, its id) to
+ * the closing '}'. */
+static int dump_members(struct cur *c, hd_record *rec, const char *k,
+			int id)
+{
+	unsigned char (*next)[HD__SCAN_KEYS] = c->sc->next_key;
+	size_t kl;
+	int rc;
+
+	for (;;) {
+		unsigned char *guess;
+
+		if ((rc = member(c, rec, k, id)))
+			return rc;
+		/* the key that followed this one in the last record of this
+		 * type: two word compares when it comes again */
+		guess = &next[rec->type][id];
+		if ((id = next_member(c, guess, &k)))
+			continue;
+		if ((rc = next_key(c, rec, &k, &kl, &id)))
+			return rc == 1 ? 0 : rc;
+		if (id < 0)
+			id = key_id(k, kl);
+		*guess = (unsigned char)id;
+	}
+}
+
 static int scan_object(struct cur *c, hd_record *rec)
 {
-	int first = 1, rc, memprof = 0;
+	int rc, memprof, id = -1;
 	size_t nmem = 0;
+	const char *k;
+	size_t kl;
 
 	c->p++; /* '{' */
 	skip_ws(c);
@@ -1939,47 +2110,15 @@ static int scan_object(struct cur *c, hd_record *rec)
 		c->p++;
 		return fail(c, c->start, "empty object");
 	}
-	for (;;) {
-		const char *k;
-		size_t kl;
-
-		int id = -1;
-
-		if (fast_key(c, &k, &kl, &id) && (rc = read_key(c, &k, &kl)))
-			return rc;
-		if (first && KEY("_id"))
-			memprof = 1;
-		first = 0;
-		if (memprof)
-			rc = memprof_member(c, rec, k, kl, &nmem);
-		else if (kl)
-			rc = member(c, rec, k, id >= 0 ? id : key_id(k, kl));
-		else
-			rc = skip_value(c);
-		if (rc)
-			return rc;
-		/* the dumper's own separator, ", ", first */
-		if (HD_LIKELY(c->end - c->p > 2 && c->p[0] == ',' &&
-			      c->p[1] == ' ' && c->p[2] == '"')) {
-			c->p += 2;
-			continue;
-		}
-		skip_ws(c);
-		if (c->p < c->end && *c->p == ',') {
-			c->p++;
-			skip_ws(c);
-			continue;
-		}
-		if (c->p < c->end && *c->p == '}') {
-			c->sc->obj_close = (size_t)(c->p - c->start);
-			rec->obj_close = c->sc->obj_close;
-			c->p++;
-			break;
-		}
-		if (c->p >= c->end)
-			c->sc->need_more = 1;
-		return fail(c, c->p, "expected ',' or '}'");
-	}
+	if (fast_key(c, &k, &kl, &id) && (rc = read_key(c, &k, &kl)))
+		return rc;
+	memprof = KEY("_id");
+	if (HD_UNLIKELY(memprof))
+		rc = memprof_members(c, rec, k, kl, &nmem);
+	else
+		rc = dump_members(c, rec, k, id >= 0 ? id : key_id(k, kl));
+	if (rc)
+		return rc;
 	skip_ws(c);
 	if (c->p < c->end && *c->p != ',')
 		return fail(c, c->p, "text after the record");
@@ -2014,6 +2153,11 @@ static inline void clear_record(hd_record *rec)
 	const hd__v16 z = { 0 };
 	size_t i;
 
+#if defined(__clang__)
+#pragma unroll
+#elif defined(__GNUC__)
+#pragma GCC unroll 32
+#endif
 	for (i = 0; i + 16 <= sizeof(*rec); i += 16) {
 		*(hd__v16 *)(void *)(p + i) = z;
 		/* opaque, so that the loop is not made a memset again */
