@@ -336,7 +336,10 @@ HD_HIDDEN void hd__scan_free(struct hd__scan *sc);
  * hd__avx2_strend: the first '"' or '\\' in [p, end), or end.
  * hd__avx2_refs: reads the `"0x<1-15 hex digits>", ` at *pp into out (at
  * most room), moves *pp past them and returns how many; stops where the
- * portable code must decide. Both only for HD__SIMD_AVX2.
+ * portable code must decide. hd__avx2_addr: the value of the address
+ * string at s (after its opening quote) when it is "0x", 1 to 16 hex
+ * digits and a quote, with end - s >= 20 (else NULL): the closing quote.
+ * All only for HD__SIMD_AVX2.
  */
 #define HD__SIMD_PORTABLE 1
 #define HD__SIMD_AVX2 2
@@ -346,6 +349,8 @@ HD_HIDDEN const char *hd__avx2_quote(const char *p, const char *end);
 HD_HIDDEN const char *hd__avx2_strend(const char *p, const char *end);
 HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
 			       uint64_t *out, size_t room);
+HD_HIDDEN const char *hd__avx2_addr(const char *s, const char *end,
+				    uint64_t *out);
 
 /*
  * The parallel scan (pscan.c). A range reader reads the lines that start

@@ -19,6 +19,10 @@
  */
 #include "hd_int.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* hd__scan_line inlines most of this file; a helper inlined there can
  * cost its loop more than the call (type_of: measured) */
 #if defined(__GNUC__)
@@ -370,8 +374,24 @@ static inline uint64_t eq8(uint64_t x, unsigned char b)
 /* The first '"' or '\\' in [p, c->end), or c->end. */
 static inline const char *strend(const struct cur *c, const char *p)
 {
-	if (c->avx2)
+	if (c->avx2) {
+#if defined(__SSE2__)
+		/* the usual short string in one vector, inline (any CPU
+		 * with AVX2 has SSE2) */
+		if (c->end - p >= 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(
+				const void *)p);
+			unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+				_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+				_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+			if (m)
+				return p + __builtin_ctz(m);
+			p += 16;
+		}
+#endif
 		return hd__avx2_strend(p, c->end);
+	}
 	while (c->end - p >= 8) {
 		uint64_t x = load8(p), m = eq8(x, '"') | eq8(x, '\\');
 
@@ -404,7 +424,8 @@ static inline const char *quote(const struct cur *c, const char *p)
  * string is a top-level member value, so a raw quote may be repaired by
  * looking for a closing quote that continues the object.
  */
-static int read_string(struct cur *c, hd_str *out, int member)
+static OUT_OF_LINE int read_string_all(struct cur *c, hd_str *out,
+				       int member)
 {
 	const char *s = c->p + 1, *q = s;
 
@@ -448,6 +469,23 @@ static int read_string(struct cur *c, hd_str *out, int member)
 	out->len = (size_t)(q - s);
 	c->p = q + 1;
 	return 0;
+}
+
+/* read_string_all() inline for the usual string: no backslash before
+ * its closing quote, which (for a member) continues the object, and no
+ * --strict (whose check goes over the bytes); the rest from the start. */
+static inline int read_string(struct cur *c, hd_str *out, int member)
+{
+	const char *s = c->p + 1, *q = strend(c, s);
+
+	if (HD_LIKELY(q < c->end && *q == '"' && !c->sc->strict) &&
+	    (!member || continues_object(q + 1, c->end))) {
+		out->ptr = s;
+		out->len = (size_t)(q - s);
+		c->p = q + 1;
+		return 0;
+	}
+	return read_string_all(c, out, member);
 }
 
 /* Skips a key; leaves c->p after the colon. */
@@ -510,7 +548,7 @@ static inline int fast_u64(struct cur *c, uint64_t *out)
 {
 	const char *p = c->p;
 	uint64_t x, nd, v;
-	unsigned n;
+	unsigned n, ch;
 
 	if (c->end - p < 8)
 		return -1;
@@ -524,7 +562,9 @@ static inline int fast_u64(struct cur *c, uint64_t *out)
 	if (!nd)
 		return -1;
 	n = (unsigned)__builtin_ctzll(nd) >> 3;
-	if (!n || p[n] == '.' || p[n] == 'e' || p[n] == 'E')
+	/* the byte after the digits, p[n], is in x */
+	ch = (unsigned)(x >> (8 * n)) & 0xff;
+	if (!n || ch == '.' || (ch | 0x20) == 'e')
 		return -1;
 	/* the digits in the high bytes, zeros (leading '0's) below */
 	v = (x & 0x0f0f0f0f0f0f0f0fULL) << (8 * (8 - n));
@@ -572,17 +612,23 @@ done:
 	return 0;
 }
 
-/* An unsigned number; one past 2^64-1 is saturated and reported. */
-static int read_u64(struct cur *c, uint64_t *out)
+/* read_u64() for all but the usual number */
+static OUT_OF_LINE int read_u64_slow(struct cur *c, uint64_t *out)
 {
 	const char *at = c->p;
 	int over;
 
-	if (!fast_u64(c, out))
-		return 0;
 	if (read_u64_over(c, out, &over))
 		return HD__SCAN_BAD;
 	return over ? out_of_range(c, at, over_u64) : 0;
+}
+
+/* An unsigned number; one past 2^64-1 is saturated and reported. */
+static inline int read_u64(struct cur *c, uint64_t *out)
+{
+	if (HD_LIKELY(!fast_u64(c, out)))
+		return 0;
+	return read_u64_slow(c, out);
 }
 
 static int read_i64(struct cur *c, int64_t *out)
@@ -693,6 +739,15 @@ static inline const char *canon_addr(const char *s, const char *end,
 	return s + 2 + n;
 }
 
+/* canon_addr(), in simd.c's form where the CPU has it */
+static inline const char *addr_at(const struct cur *c, const char *s,
+				  uint64_t *out)
+{
+	if (c->avx2)
+		return hd__avx2_addr(s, c->end, out);
+	return canon_addr(s, c->end, out);
+}
+
 static int read_addr(struct cur *c, uint64_t *out)
 {
 	const char *s, *q;
@@ -700,7 +755,7 @@ static int read_addr(struct cur *c, uint64_t *out)
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected an address string");
 	s = c->p + 1;
-	if ((q = canon_addr(s, c->end, out))) {
+	if ((q = addr_at(c, s, out))) {
 		c->p = q + 1;
 		return 0;
 	}
@@ -862,10 +917,16 @@ static int read_refs(struct cur *c, hd_record *rec)
 					   sc->refs_cap - n);
 		}
 		p = c->p;
-		/* fast path: "0x" followed by lowercase hex and a quote */
+		/* fast path: "0x" followed by hex digits and a quote */
 		if (HD_LIKELY(c->end - p > 3 && p[0] == '"' && p[1] == '0' &&
 			      p[2] == 'x')) {
 			int h, digits = 0;
+			const char *q = addr_at(c, p + 1, &v);
+
+			if (HD_LIKELY(q != NULL)) { /* the usual one */
+				c->p = q + 1;
+				goto pushed;
+			}
 
 			v = 0;
 			p += 3;
@@ -881,6 +942,7 @@ static int read_refs(struct cur *c, hd_record *rec)
 		} else if (read_addr(c, &v)) {
 			return HD__SCAN_BAD;
 		}
+	pushed:
 		if (push_ref(sc, n++, v))
 			return HD_ENOMEM;
 		if (HD_LIKELY(c->end - c->p >= 2 && c->p[0] == ',' &&
@@ -1286,7 +1348,7 @@ static int set_class(struct cur *c, hd_record *rec)
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected an address string");
 	c->sc->class_at = (size_t)(c->p - c->start);
-	if ((q = canon_addr(c->p + 1, c->end, &v))) {
+	if ((q = addr_at(c, c->p + 1, &v))) {
 		/* what read_string() and hd__parse_hex() would give */
 		s.ptr = c->p + 1;
 		s.len = (size_t)(q - s.ptr);

@@ -112,7 +112,7 @@ hd__avx2_strend(const char *p, const char *end)
 }
 
 /* shuffles that right-align k nibbles in 16 bytes, zeros before */
-static const unsigned char align_tab[16][16] = {
+static const unsigned char align_tab[17][16] = {
 	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 },
 	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0 },
 	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 1 },
@@ -129,7 +129,59 @@ static const unsigned char align_tab[16][16] = {
 	{ 0x80, 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 },
 	{ 0x80, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 },
 	{ 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 },
+	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 },
 };
+
+/* The leading hex digits of the 16 bytes v (0 to 16), and the value of
+ * the first d of them (d < 16: right-aligned; 16: all). */
+__attribute__((target("avx2"))) static inline unsigned
+hex_digits(__m128i v)
+{
+	const __m128i l = _mm_or_si128(v, _mm_set1_epi8(0x20));
+	/* signed compares: every byte >= 0x80 is below '0' and 'a' */
+	__m128i dig = _mm_andnot_si128(_mm_cmplt_epi8(v, _mm_set1_epi8('0')),
+				       _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+	__m128i alp = _mm_andnot_si128(_mm_cmplt_epi8(l, _mm_set1_epi8('a')),
+				       _mm_cmplt_epi8(l, _mm_set1_epi8('f' + 1)));
+	unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+
+	return (unsigned)__builtin_ctz(~ok | 0x10000u);
+}
+
+__attribute__((target("avx2"))) static inline uint64_t
+hex_value(__m128i v, unsigned d)
+{
+	const __m128i l = _mm_or_si128(v, _mm_set1_epi8(0x20));
+	const __m128i mul = _mm_set_epi8(1, 16, 1, 16, 1, 16, 1, 16, 1, 16, 1,
+					 16, 1, 16, 1, 16);
+	__m128i dig = _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1));
+	__m128i nib, a, pairs;
+
+	/* the digits are hex here: below '9' + 1 is a decimal one */
+	nib = _mm_blendv_epi8(_mm_sub_epi8(l, _mm_set1_epi8('a' - 10)),
+			      _mm_sub_epi8(v, _mm_set1_epi8('0')), dig);
+	a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
+					  const void *)align_tab[d]));
+	pairs = _mm_maddubs_epi16(a, mul);
+	return __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(
+		_mm_packus_epi16(pairs, pairs)));
+}
+
+__attribute__((target("avx2"))) const char *
+hd__avx2_addr(const char *s, const char *end, uint64_t *out)
+{
+	__m128i v;
+	unsigned d;
+
+	if (end - s < 20 || s[0] != '0' || s[1] != 'x')
+		return NULL;
+	v = _mm_loadu_si128((const __m128i *)(const void *)(s + 2));
+	d = hex_digits(v);
+	if (!d || s[2 + d] != '"')
+		return NULL;
+	*out = hex_value(v, d);
+	return s + 2 + d;
+}
 
 __attribute__((target("avx2"))) size_t
 hd__avx2_refs(const char **pp, const char *end, uint64_t *out, size_t room)
@@ -188,6 +240,14 @@ const char *hd__avx2_quote(const char *p, const char *end)
 	while (p < end && *p != '"')
 		p++;
 	return p;
+}
+
+const char *hd__avx2_addr(const char *s, const char *end, uint64_t *out)
+{
+	(void)s;
+	(void)end;
+	(void)out;
+	return NULL;
 }
 
 size_t hd__avx2_refs(const char **pp, const char *end, uint64_t *out,
