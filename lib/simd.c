@@ -132,37 +132,44 @@ static const unsigned char align_tab[17][16] = {
 	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 },
 };
 
-/* The leading hex digits of the 16 bytes v (0 to 16), and the value of
- * the first d of them (d < 16: right-aligned; 16: all). */
-__attribute__((target("avx2"))) static inline unsigned
-hex_digits(__m128i v)
-{
-	const __m128i l = _mm_or_si128(v, _mm_set1_epi8(0x20));
-	/* signed compares: every byte >= 0x80 is below '0' and 'a' */
-	__m128i dig = _mm_andnot_si128(_mm_cmplt_epi8(v, _mm_set1_epi8('0')),
-				       _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-	__m128i alp = _mm_andnot_si128(_mm_cmplt_epi8(l, _mm_set1_epi8('a')),
-				       _mm_cmplt_epi8(l, _mm_set1_epi8('f' + 1)));
-	unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+/* constants read from memory: GCC builds them in registers otherwise,
+ * at a cost of more than the rest of an address (hex16 hides the
+ * table's address from it) */
+#define B16(b) { (long long)(0x0101010101010101ULL * (b)),               \
+		 (long long)(0x0101010101010101ULL * (b)) }
+static const __m128i hex_k[7] = {
+	B16('0'), B16(9), B16(0x20), B16('a'), B16(5), B16(10),
+	/* maddubs factors: 16 for the high nibble of each pair, 1 for the
+	 * low one */
+	{ 0x0110011001100110LL, 0x0110011001100110LL },
+};
+#undef B16
 
-	return (unsigned)__builtin_ctz(~ok | 0x10000u);
-}
-
+/*
+ * The address at s + 2: its leading hex digits (0 to 16) in *nd and
+ * the value of the first *nd of them (right-aligned; all 16 for 16).
+ * Each byte as unsigned: a digit is b - '0' <= 9, a letter
+ * (b | 0x20) - 'a' <= 5 (as the portable hexv[]).
+ */
 __attribute__((target("avx2"))) static inline uint64_t
-hex_value(__m128i v, unsigned d)
+hex16(__m128i v, unsigned *nd)
 {
-	const __m128i l = _mm_or_si128(v, _mm_set1_epi8(0x20));
-	const __m128i mul = _mm_set_epi8(1, 16, 1, 16, 1, 16, 1, 16, 1, 16, 1,
-					 16, 1, 16, 1, 16);
-	__m128i dig = _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1));
-	__m128i nib, a, pairs;
+	const __m128i *k = hex_k;
+	__m128i t, u, dig, alp, nib, a, pairs;
+	unsigned ok, d;
 
-	/* the digits are hex here: below '9' + 1 is a decimal one */
-	nib = _mm_blendv_epi8(_mm_sub_epi8(l, _mm_set1_epi8('a' - 10)),
-			      _mm_sub_epi8(v, _mm_set1_epi8('0')), dig);
+	__asm__("" : "+r"(k));
+	t = _mm_sub_epi8(v, k[0]);
+	u = _mm_sub_epi8(_mm_or_si128(v, k[2]), k[3]);
+	dig = _mm_cmpeq_epi8(_mm_min_epu8(t, k[1]), t);
+	alp = _mm_cmpeq_epi8(_mm_min_epu8(u, k[4]), u);
+	ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+	d = (unsigned)__builtin_ctz(~ok | 0x10000u);
+	*nd = d;
+	nib = _mm_blendv_epi8(_mm_add_epi8(u, k[5]), t, dig);
 	a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
 					  const void *)align_tab[d]));
-	pairs = _mm_maddubs_epi16(a, mul);
+	pairs = _mm_maddubs_epi16(a, k[6]);
 	return __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(
 		_mm_packus_epi16(pairs, pairs)));
 }
@@ -170,16 +177,15 @@ hex_value(__m128i v, unsigned d)
 __attribute__((target("avx2"))) const char *
 hd__avx2_addr(const char *s, const char *end, uint64_t *out)
 {
-	__m128i v;
+	uint64_t v;
 	unsigned d;
 
 	if (end - s < 20 || s[0] != '0' || s[1] != 'x')
 		return NULL;
-	v = _mm_loadu_si128((const __m128i *)(const void *)(s + 2));
-	d = hex_digits(v);
+	v = hex16(_mm_loadu_si128((const __m128i *)(const void *)(s + 2)), &d);
 	if (!d || s[2 + d] != '"')
 		return NULL;
-	*out = hex_value(v, d);
+	*out = v;
 	return s + 2 + d;
 }
 
