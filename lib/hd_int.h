@@ -295,9 +295,10 @@ struct hd__scan {
 	size_t refs_close;           /* the ']' closing references */
 	size_t obj_close;            /* the '}' closing the record */
 	/* read_flags' cache: the text of the last flags object that held
-	 * only true/false members, and the HD_B_ bits it gave */
+	 * only true/false members and an "age" within range, and the
+	 * HD_B_ bits, HD_HAS_AGE and age it gave */
 	unsigned flags_len;
-	uint32_t flags_bits;
+	uint32_t flags_bits, flags_has, flags_age;
 	char flags_text[96];
 	/* scan.c's guess of the next member key of a record: by the type
 	 * read so far and the key before, the id of the key that followed

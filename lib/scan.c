@@ -1162,15 +1162,17 @@ static int read_flags(struct cur *c, hd_record *rec)
 {
 	struct hd__scan *sc = c->sc;
 	const char *start = c->p;
-	uint32_t bits = 0;
+	uint32_t bits = 0, has = 0, age = 0;
 	int plain = 1;
 
 	if (c->p >= c->end || *c->p != '{')
 		return fail(c, c->p, "expected '{' for flags");
 	if (sc->flags_len && (size_t)(c->end - c->p) >= sc->flags_len &&
 	    same_bytes(c->p, sc->flags_text, sc->flags_len)) {
-		rec->has |= HD_HAS_FLAGS;
+		rec->has |= HD_HAS_FLAGS | sc->flags_has;
 		rec->bits |= sc->flags_bits;
+		if (sc->flags_has & HD_HAS_AGE)
+			rec->age = sc->flags_age;
 		c->p += sc->flags_len;
 		return 0;
 	}
@@ -1193,15 +1195,16 @@ static int read_flags(struct cur *c, hd_record *rec)
 			const char *at = c->p;
 			uint64_t v;
 
-			plain = 0;
 			if (read_u64(c, &v))
 				return HD__SCAN_BAD;
-			if (v > 255 && out_of_range(c, at,
-						    "age out of range: "
-						    "saturated at 255"))
-				return HD__SCAN_BAD;
-			rec->age = v > 255 ? 255 : (uint32_t)v;
-			rec->has |= HD_HAS_AGE;
+			if (v > 255) {
+				plain = 0; /* reported: parse it each time */
+				if (out_of_range(c, at, "age out of range: "
+							"saturated at 255"))
+					return HD__SCAN_BAD;
+			}
+			rec->age = age = v > 255 ? 255 : (uint32_t)v;
+			rec->has |= has = HD_HAS_AGE;
 		} else if (kl == 9 && memcmp(k, "object_id", 9) == 0 &&
 			   c->p < c->end && *c->p >= '0' && *c->p <= '9') {
 			plain = 0;
@@ -1232,6 +1235,8 @@ static int read_flags(struct cur *c, hd_record *rec)
 			    (size_t)(c->p - start) <= sizeof(sc->flags_text)) {
 				sc->flags_len = (unsigned)(c->p - start);
 				sc->flags_bits = bits;
+				sc->flags_has = has;
+				sc->flags_age = age;
 				memcpy(sc->flags_text, start, sc->flags_len);
 			}
 			return 0;
@@ -1311,17 +1316,6 @@ static int set_str(struct cur *c, hd_str *dst)
 	if (c->p >= c->end || *c->p != '"')
 		return fail(c, c->p, "expected a string");
 	return read_string(c, dst, 0);
-}
-
-/*
- * A string some Ruby writes raw or garbles (file, name, real_class_name,
- * method, 3.0/3.1 escapes): a quote ends it only where the object goes on.
- */
-static int set_raw(struct cur *c, hd_str *dst)
-{
-	if (c->p >= c->end || *c->p != '"')
-		return fail(c, c->p, "expected a string");
-	return read_string(c, dst, 1);
 }
 
 static int set_addr(struct cur *c, hd_record *rec, uint64_t *dst,
@@ -1627,18 +1621,23 @@ static const struct kpat {
  * whitespace, and *k at the key. Returns its id, or 0 (c untouched) for
  * the usual path to decide.
  */
+/* Do the bytes at p, more than 16 before end, start with kpat[id]? */
+static inline int key_follows(const char *p, const char *end, unsigned id)
+{
+	const struct kpat *kp = &kpat[id];
+
+	return kp->len && end - p > 16 &&
+	       !(((load8(p) & kp->m0) ^ load8(kp->text)) |
+		 ((load8(p + 8) & kp->m1) ^ load8(kp->text + 8)));
+}
+
 static inline int next_member(struct cur *c, const unsigned char *guess,
 			      const char **k)
 {
 	const struct kpat *kp = &kpat[*guess];
 	const char *p = c->p;
-	uint64_t d;
 
-	if (!kp->len || c->end - p <= 16)
-		return 0;
-	d = ((load8(p) & kp->m0) ^ load8(kp->text)) |
-	    ((load8(p + 8) & kp->m1) ^ load8(kp->text + 8));
-	if (d)
+	if (!key_follows(p, c->end, *guess))
 		return 0;
 	*k = p + 3;
 	c->p = p + kp->len;
@@ -1694,9 +1693,34 @@ static OUT_OF_LINE int type_of(const char *p, size_t len, const char *end)
 	return d->len == len && d->w == w ? d->type : HD_T_UNKNOWN;
 }
 
+/*
+ * A string some Ruby writes raw or garbles (file, name, real_class_name,
+ * method, 3.0/3.1 escapes): a quote ends it only where the object goes
+ * on. next: the key guessed after it (sc->next_key), whose `, "key":`
+ * after the usual closing quote says so in two word compares.
+ */
+static int set_raw(struct cur *c, hd_str *dst, unsigned next)
+{
+	const char *s, *q;
+
+	if (c->p >= c->end || *c->p != '"')
+		return fail(c, c->p, "expected a string");
+	s = c->p + 1;
+	q = strend(c, s);
+	if (HD_LIKELY(q < c->end && *q == '"' && !c->sc->strict) &&
+	    key_follows(q + 1, c->end, next)) {
+		dst->ptr = s;
+		dst->len = (size_t)(q - s);
+		c->p = q + 1;
+		return 0;
+	}
+	return read_string(c, dst, 1);
+}
+
 /* One member of a dump_all record. The value starts at c->p. */
 static int member(struct cur *c, hd_record *rec, const char *k, int id)
 {
+#define NEXT(id) c->sc->next_key[rec->type][id]
 	switch (id) {
 	case K_ADDRESS:
 		return set_addr(c, rec, &rec->address, HD_HAS_ADDRESS);
@@ -1722,7 +1746,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, int id)
 		return set_str(c, &rec->edge_name);
 	case K_FILE:
 		rec->has |= HD_HAS_FILE;
-		return set_raw(c, &rec->file);
+		return set_raw(c, &rec->file, NEXT(K_FILE));
 	case K_FLAGS:
 		return read_flags(c, rec);
 	case K_FROZEN:
@@ -1754,9 +1778,9 @@ static int member(struct cur *c, hd_record *rec, const char *k, int id)
 		return set_u64(c, rec, &rec->memsize, HD_HAS_MEMSIZE);
 	case K_METHOD:
 		rec->has |= HD_HAS_METHOD;
-		return set_raw(c, &rec->method);
+		return set_raw(c, &rec->method, NEXT(K_METHOD));
 	case K_NAME:
-		return set_raw(c, &rec->name);
+		return set_raw(c, &rec->name, NEXT(K_NAME));
 	case K_NODE_TYPE:
 		return set_str(c, &rec->node_type);
 	case K_PARENT_ID:
@@ -1766,7 +1790,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, int id)
 	case K_REF_NAMES:
 		return read_ref_names(c, rec, k - 1);
 	case K_REAL_CLASS_NAME:
-		return set_raw(c, &rec->real_class_name);
+		return set_raw(c, &rec->real_class_name, NEXT(K_REAL_CLASS_NAME));
 	case K_ROOT:
 		return set_str(c, &rec->root);
 	case K_SIZE:
@@ -1798,6 +1822,7 @@ static int member(struct cur *c, hd_record *rec, const char *k, int id)
 			return set_str(c, &rec->value);
 		break;
 	}
+#undef NEXT
 	return skip_value(c);
 }
 
