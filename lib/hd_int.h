@@ -294,12 +294,16 @@ struct hd__scan {
 	size_t class_at, class_end;  /* the class value, quotes included */
 	size_t refs_close;           /* the ']' closing references */
 	size_t obj_close;            /* the '}' closing the record */
-	/* read_flags' cache: the text of the last flags object that held
+	/* read_flags' cache: the texts of the last flags objects that held
 	 * only true/false members and an "age" within range, and the
-	 * HD_B_ bits, HD_HAS_AGE and age it gave */
-	unsigned flags_len;
-	uint32_t flags_bits, flags_has, flags_age;
-	char flags_text[96];
+	 * HD_B_ bits, HD_HAS_AGE and age each gave; the one that served
+	 * last, the one to replace next */
+	struct hd__flags_memo {
+		unsigned len;
+		uint32_t bits, has, age;
+		char text[128];
+	} flags[4];
+	unsigned flags_last, flags_next;
 	/* scan.c's guess of the next member key of a record: by the type
 	 * read so far and the key before, the id of the key that followed
 	 * them last time (0: no guess). Only speed depends on it. */

@@ -1153,10 +1153,12 @@ static inline int same_bytes(const char *a, const char *b, size_t n)
 }
 
 /*
- * Most records of a dump have the same flags object: one of only true and
- * false members is kept with the bits it gave, and the same bytes again
- * give the same bits without a parse (the parse of such an object depends
- * on nothing else).
+ * Most records of a dump have one of a few flags objects: the last four
+ * of only true and false members and an "age" of at most 255 (Ruby 3.4
+ * and later write one) are kept with what they gave, and the same bytes
+ * again give the same without a parse (the parse of such an object
+ * depends on nothing else; an age out of range is reported, so parsed
+ * each time).
  */
 static int read_flags(struct cur *c, hd_record *rec)
 {
@@ -1164,17 +1166,26 @@ static int read_flags(struct cur *c, hd_record *rec)
 	const char *start = c->p;
 	uint32_t bits = 0, has = 0, age = 0;
 	int plain = 1;
+	unsigned i, j;
 
 	if (c->p >= c->end || *c->p != '{')
 		return fail(c, c->p, "expected '{' for flags");
-	if (sc->flags_len && (size_t)(c->end - c->p) >= sc->flags_len &&
-	    same_bytes(c->p, sc->flags_text, sc->flags_len)) {
-		rec->has |= HD_HAS_FLAGS | sc->flags_has;
-		rec->bits |= sc->flags_bits;
-		if (sc->flags_has & HD_HAS_AGE)
-			rec->age = sc->flags_age;
-		c->p += sc->flags_len;
-		return 0;
+	/* the one that served last, then the others */
+	for (i = 0, j = sc->flags_last & 3; i < 4; i++, j = (j + 1) & 3) {
+		const struct hd__flags_memo *f = &sc->flags[j];
+
+		if (f->len && (size_t)(c->end - c->p) >= f->len &&
+		    same_bytes(c->p, f->text, f->len)) {
+			rec->has |= HD_HAS_FLAGS | f->has;
+			rec->bits |= f->bits;
+			if (HD_UNLIKELY(f->has))
+				rec->age = f->age;
+			c->p += f->len;
+			sc->flags_last = j;
+			return 0;
+		}
+		if (i == 0 && !sc->flags[(j + 1) & 3].len)
+			break; /* no other */
 	}
 	c->p++;
 	skip_ws(c);
@@ -1231,13 +1242,18 @@ static int read_flags(struct cur *c, hd_record *rec)
 		}
 		if (c->p < c->end && *c->p == '}') {
 			c->p++;
-			if (plain &&
-			    (size_t)(c->p - start) <= sizeof(sc->flags_text)) {
-				sc->flags_len = (unsigned)(c->p - start);
-				sc->flags_bits = bits;
-				sc->flags_has = has;
-				sc->flags_age = age;
-				memcpy(sc->flags_text, start, sc->flags_len);
+			if (plain && (size_t)(c->p - start) <=
+					     sizeof(sc->flags[0].text)) {
+				struct hd__flags_memo *f =
+					&sc->flags[sc->flags_next & 3];
+
+				f->len = (unsigned)(c->p - start);
+				f->bits = bits;
+				f->has = has;
+				f->age = age;
+				memcpy(f->text, start, f->len);
+				sc->flags_last = sc->flags_next;
+				sc->flags_next = (sc->flags_next + 1) & 3;
 			}
 			return 0;
 		}
