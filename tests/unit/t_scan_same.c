@@ -312,6 +312,161 @@ static void test_scan_same__crafted(void)
 	T_EQ(differ, 0);
 }
 
+/*
+ * The guesses the scanner learns (sc->next_key: the next member's key;
+ * the flags cache; a raw string's end) against the lines that break
+ * them. The scanner is trained on trained[] before each line of
+ * against[], which is checked whole and cut at every byte (the rest of
+ * the line still in the buffer after the cut, where a read past the end
+ * would find it).
+ */
+#define T1A "{\"address\":\"0x7f0000000001\", \"type\":\"STRING\", " \
+	"\"class\":\"0x7f0000000002\", \"frozen\":true, \"embedded\":true, " \
+	"\"fstring\":true, "
+#define T1B "\"encoding\":\"UTF-8\", \"file\":\"a.rb\", \"line\":3, " \
+	"\"method\":\"new\", \"generation\":12, \"memsize\":40, "
+#define FL31 "\"flags\":{\"wb_protected\":true, \"old\":true, " \
+	"\"uncollectible\":true, \"marked\":true}}"
+#define T2A "{\"address\":\"0x7f0000000003\", \"type\":\"CLASS\", " \
+	"\"shape_id\":0, \"slot_size\":160, \"class\":\"0x7f0000000004\", " \
+	"\"superclass\":\"0x7f0000000005\", "
+#define T2B "\"references\":[\"0x7f0000000006\", \"0x7f0000000007\"], " \
+	"\"file\":\"b.rb\", \"line\":1, \"real_class_name\":\"Foo\", " \
+	"\"memsize\":520, "
+#define FL40(x) "\"flags\":{\"wb_protected\":true, \"age\":" x ", " \
+	"\"old\":true}}"
+#define T4A "{\"address\":\"0x7f000000000a\", \"type\":\"OBJECT\", " \
+	"\"shape_id\":5, \"slot_size\":40, \"class\":\"0x7f000000000b\", " \
+	"\"ivars\":3, "
+
+static const char *const trained[] = {
+	T1A "\"bytesize\":3, \"value\":\"abc\", " T1B FL31,
+	T2A "\"name\":\"Foo\", " T2B FL40("3"),
+	"{\"address\":\"0x7f0000000008\", \"type\":\"SHAPE\", \"id\":3, "
+	"\"parent_id\":2, \"depth\":2, \"shape_type\":\"IVAR\", "
+	"\"edge_name\":\"@x\", \"edges\":1, \"memsize\":40}",
+	T4A "\"too_complex_shape\":true, \"references\":[\"0x7f000000000c\"],"
+	" \"memsize\":40, \"flags\":{\"wb_protected\":true, \"age\":1}}",
+	/* five flags objects: the first no longer cached */
+	T4A "\"memsize\":40, \"flags\":{\"age\":0, \"marked\":true}}",
+	T4A "\"memsize\":40, \"flags\":{\"age\":1, \"marked\":true}}",
+	T4A "\"memsize\":40, \"flags\":{\"age\":2, \"marked\":true}}",
+	T4A "\"memsize\":40, \"flags\":{\"age\":3, \"marked\":true}}",
+	/* a long one, the same as some below in its first 110 bytes */
+	T4A "\"flags\":{\"wb_protected\":true, \"age\":3, \"old\":true, "
+	"\"uncollectible\":true, \"marked\":true, \"shareable\":true, "
+	"\"pinned\":true, \"abcdefg\":true}}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", " T1B FL31,
+};
+
+static const char *const against[] = {
+	/* the trained lines themselves: every key guessed, cut anywhere */
+	T1A "\"bytesize\":3, \"value\":\"abc\", " T1B FL31,
+	T2A "\"name\":\"Foo\", " T2B FL40("3"),
+	/* keys in another order, or missing */
+	T1A "\"value\":\"abc\", \"bytesize\":3, " T1B FL31,
+	T1A T1B "\"bytesize\":3, \"value\":\"abc\", " FL31,
+	"{\"type\":\"STRING\", \"address\":\"0x7f0000000001\", "
+	"\"memsize\":40, \"class\":\"0x7f0000000002\"}",
+	/* a guessed key different in its last byte, or longer, or shorter */
+	T1A "\"bytesizf\":3, \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"valuE\":\"abc\", " T1B FL31,
+	T1A "\"bytesize_\":3, \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesiz\":3, \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a.rb\", \"lin\":3, \"method\":\"new\", \"memsize\":40}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a.rb\", \"linf\":3, \"method\":\"new\", \"memsize\":40}",
+	/* separators and spaces around a guessed key */
+	T1A "\"bytesize\":3,\"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3,  \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3 , \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\" :\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\": \"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\":\t\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\":\"abc\"\t, " T1B FL31,
+	/* keys longer than 11, 16 and 17 bytes, known and not */
+	T2A "\"name\":\"Foo\", \"complex_shape\":true, "
+	"\"real_class_name_\":\"Foo\", \"class_address\":\"0x1\", "
+	"\"too_complex_shape\":true, \"a_key_of_twenty_byte\":1, "
+	"\"too_complex_shapes\":true, \"memsize\":520}",
+	/* escapes in keys */
+	T1A "\"bytes\\u0069ze\":3, \"value\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"val\\\"ue\":\"abc\", " T1B FL31,
+	T1A "\"bytesize\":3, \"value\\\\\":\"abc\", " T1B FL31,
+	/* raw strings whose end the guessed key confirms, or not */
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a\"b.rb\", \"line\":3, \"memsize\":40}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a\", \"line\":3, \"x\", \"line\":3, \"memsize\":40}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a.rb\\\", \"line\":3, \"memsize\":40}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a.rb\" , \"line\":3, \"memsize\":40}",
+	T1A "\"bytesize\":3, \"value\":\"abc\", \"encoding\":\"UTF-8\", "
+	"\"file\":\"a.rb\"}",
+	T2A "\"name\":\"F\"o\"o\", " T2B FL40("3"),
+	T2A "\"name\":\"Foo\"x\", \"references\":[]}",
+	/* flags: cached, evicted, ages out of range, other members */
+	T4A "\"memsize\":40, \"flags\":{\"age\":0, \"marked\":true}}",
+	T4A "\"memsize\":40, \"flags\":{\"age\":3, \"marked\":true}}",
+	T4A "\"memsize\":40, \"flags\":{\"age\":3, \"marked\":true, "
+	"\"old\":true}}",
+	T2A "\"name\":\"Foo\", " T2B FL40("03"),
+	T2A "\"name\":\"Foo\", " T2B FL40("255"),
+	T2A "\"name\":\"Foo\", " T2B FL40("256"),
+	T2A "\"name\":\"Foo\", " T2B FL40("300"),
+	T2A "\"name\":\"Foo\", " T2B FL40("18446744073709551616"),
+	T2A "\"name\":\"Foo\", " T2B FL40("-1"),
+	T2A "\"name\":\"Foo\", " T2B FL40("3.5"),
+	T2A "\"name\":\"Foo\", " T2B "\"flags\":{\"wb_protected\":true, "
+	"\"age\":3, \"object_id\":8, \"old\":true}}",
+	T2A "\"name\":\"Foo\", " T2B "\"flags\":{\"wb_protected\":true, "
+	"\"age\":3, \"age\":300, \"old\":true}}",
+	/* flags objects of 127 to 130 bytes (the cache holds 128) */
+	T4A "\"flags\":{\"wb_protected\":true, \"age\":3, \"old\":true, "
+	"\"uncollectible\":true, \"marked\":true, \"shareable\":true, "
+	"\"pinned\":true, \"abcdef\":true}}",
+	T4A "\"flags\":{\"wb_protected\":true, \"age\":3, \"old\":true, "
+	"\"uncollectible\":true, \"marked\":true, \"shareable\":true, "
+	"\"pinned\":true, \"abcdefg\":true}}",
+	T4A "\"flags\":{\"wb_protected\":true, \"age\":3, \"old\":true, "
+	"\"uncollectible\":true, \"marked\":true, \"shareable\":true, "
+	"\"pinned\":true, \"abcdefgh\":true}}",
+	T4A "\"flags\":{\"wb_protected\":true, \"age\":3, \"old\":true, "
+	"\"uncollectible\":true, \"marked\":true, \"shareable\":true, "
+	"\"pinned\":true, \"abcdefghi\":true}}",
+	/* memprof after dump_all records */
+	"{\"_id\":\"0x7f01\", \"type\":\"string\", \"class\":\"0x7f02\", "
+	"\"bytesize\":3, \"value\":\"abc\", \"file\":\"a.rb\", \"line\":2}",
+};
+
+static void train(void)
+{
+	hd_record rec;
+	size_t i;
+
+	sa.strict = 0;
+	for (i = 0; i < sizeof(trained) / sizeof(trained[0]); i++)
+		hd__scan_line(&sa, trained[i], strlen(trained[i]), &rec);
+}
+
+static void test_scan_same__guesses(void)
+{
+	size_t i, n, len;
+
+	compared = differ = 0;
+	for (i = 0; i < sizeof(against) / sizeof(against[0]); i++) {
+		len = strlen(against[i]);
+		for (n = len + 1; n-- > 0;) {
+			train();
+			check(against[i], n);
+		}
+	}
+	T_ASSERT(compared > 20000);
+	T_EQ(differ, 0);
+}
+
 static void test_scan_same__cleanup(void)
 {
 	hd__scan_free(&sa);
@@ -321,6 +476,7 @@ static void test_scan_same__cleanup(void)
 static const struct t_case cases[] = {
 	T_CASE(scan_same__dumps),
 	T_CASE(scan_same__crafted),
+	T_CASE(scan_same__guesses),
 	T_CASE(scan_same__cleanup),
 };
 

@@ -1,9 +1,9 @@
 /*
  * t_simd.c - the AVX2 forms of the scanner's hot loops (simd.c) give the
  * portable scanner's records, errors and columns, on random lines made
- * to hit their edges: references of 0 to 18 digits, upper and lower
- * case, odd separators and bytes, keys longer than a vector, lines cut
- * anywhere. On a CPU without AVX2 both runs are portable.
+ * to hit their edges: addresses, classes and references of 0 to 18
+ * digits, upper and lower case, odd separators and bytes, keys longer
+ * than a vector, lines cut anywhere. On a CPU without AVX2 both runs are portable.
  */
 #include "t.h"
 #include "hd_int.h"
@@ -32,6 +32,27 @@ static size_t put(char *b, size_t len, size_t size, const char *s)
 	return len;
 }
 
+/* An address string: mostly the usual one; else 0 to 18 digits, some
+ * of them upper case or odd bytes, "0X", a missing quote. */
+static size_t addr(char *b, size_t len, size_t size)
+{
+	static const char digits[] = "0123456789abcdefABCDEF";
+	static const char odd[] = "gG/:@`\"\\ ,}\x80\xff";
+	char tmp[64];
+	unsigned j, nd;
+
+	if (rnd(3) == 0)
+		return put(b, len, size, "\"0x7f0012345678\"");
+	len = put(b, len, size, rnd(30) ? "\"0x" : rnd(2) ? "\"0X" : "\"x");
+	nd = rnd(3) ? 16 - rnd(5) : rnd(19);
+	for (j = 0; j < nd; j++)
+		tmp[j] = rnd(40) ? digits[rnd(sizeof(digits) - 1)] :
+				   odd[rnd(sizeof(odd) - 1)];
+	tmp[j] = '\0';
+	len = put(b, len, size, tmp);
+	return put(b, len, size, rnd(30) ? "\"" : "");
+}
+
 /* A record with a references array, mostly canonical, sometimes not. */
 static size_t make_line(char *b, size_t size)
 {
@@ -43,14 +64,18 @@ static size_t make_line(char *b, size_t size)
 	unsigned i, j, nrefs = rnd(80), nd;
 	char tmp[64];
 
-	len = put(b, len, size, "{\"address\":\"0x7f0012345678\", ");
+	len = put(b, len, size, "{\"address\":");
+	len = addr(b, len, size);
+	len = put(b, len, size, ", ");
 	if (rnd(4) == 0) { /* a key longer than a vector */
 		len = put(b, len, size, "\"");
 		for (i = rnd(70); i > 0; i--)
 			len = put(b, len, size, rnd(9) ? "k" : "\\");
 		len = put(b, len, size, rnd(9) ? "\":1, " : "\" : 1, ");
 	}
-	len = put(b, len, size, "\"type\":\"ARRAY\", \"references\":[");
+	len = put(b, len, size, "\"type\":\"ARRAY\", \"class\":");
+	len = addr(b, len, size);
+	len = put(b, len, size, ", \"references\":[");
 	for (i = 0; i < nrefs; i++) {
 		if (i)
 			len = put(b, len, size, rnd(20) ? ", " : seps[rnd(8)]);
@@ -81,12 +106,16 @@ static void describe(char *out, size_t size, const char *line, size_t len)
 	rc = hd__scan_line(&sc, line, len, &rec);
 	n = (size_t)snprintf(out, size,
 			     "rc %d col %zu msg %s more %d rep %d kind %d "
-			     "type %d has %llx addr %llx nrefs %zu close %zu "
-			     "%zu\n",
+			     "type %d has %llx addr %llx class %llx %.*s "
+			     "nrefs %zu close %zu %zu\n",
 			     rc, sc.err_col, sc.err_msg ? sc.err_msg : "-",
 			     sc.need_more, sc.repaired, (int)rec.kind,
 			     rec.type, (unsigned long long)rec.has,
 			     (unsigned long long)rec.address,
+			     (unsigned long long)rec.class_addr,
+			     rc ? 0 : (int)rec.class_name.len,
+			     rc || !rec.class_name.ptr ? "" :
+							 rec.class_name.ptr,
 			     rc ? 0 : rec.nrefs, sc.refs_close, sc.obj_close);
 	for (i = 0; rc == 0 && i < rec.nrefs && n + 20 < size; i++)
 		n += (size_t)snprintf(out + n, size - n, "%llx ",
