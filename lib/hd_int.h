@@ -306,7 +306,9 @@ struct hd__scan {
 	unsigned flags_last, flags_next;
 	/* scan.c's guess of the next member key of a record: by the type
 	 * read so far and the key before, the id of the key that followed
-	 * them last time (0: no guess). Only speed depends on it. */
+	 * them last time (0: no guess). Only speed depends on it, and on
+	 * the flags cache; like it, zero before the first line (every
+	 * user of struct hd__scan zeroes it). */
 	unsigned char next_key[HD_T__COUNT][HD__SCAN_KEYS];
 };
 

@@ -2125,8 +2125,8 @@ static int classify(struct cur *c, hd_record *rec)
  * its id or -1 when not known yet), or the record's closing '}'
  * (returns 1, c->p after it), or an error.
  */
-static inline int next_key(struct cur *c, hd_record *rec, const char **k,
-			   size_t *kl, int *id)
+static inline int after_member(struct cur *c, hd_record *rec,
+			       const char **k, size_t *kl, int *id)
 {
 	int rc;
 
@@ -2168,7 +2168,7 @@ static int memprof_members(struct cur *c, hd_record *rec, const char *k,
 	for (;;) {
 		if ((rc = memprof_member(c, rec, k, kl, nmem)))
 			return rc;
-		if ((rc = next_key(c, rec, &k, &kl, &id)))
+		if ((rc = after_member(c, rec, &k, &kl, &id)))
 			return rc == 1 ? 0 : rc;
 	}
 }
@@ -2192,7 +2192,7 @@ static int dump_members(struct cur *c, hd_record *rec, const char *k,
 		guess = &next[rec->type][id];
 		if ((id = next_member(c, guess, &k)))
 			continue;
-		if ((rc = next_key(c, rec, &k, &kl, &id)))
+		if ((rc = after_member(c, rec, &k, &kl, &id)))
 			return rc == 1 ? 0 : rc;
 		if (id < 0)
 			id = key_id(k, kl);

@@ -3,8 +3,8 @@
  *
  * Hot spots of scan.c have an AVX2 form here: finding the quote or
  * backslash where a string may end, finding the quote that ends a key
- * (t_simd), and reading the runs of `"0x<hex>", ` of a references
- * array. Each takes only what the portable code in scan.c would take in
+ * (t_simd), reading an address string and the runs of `"0x<hex>", `
+ * of a references array. Each takes only what the portable code in scan.c would take in
  * the same way and hands everything else back to it (errors, whitespace,
  * 16-digit and odd addresses, the last reference of an array), so both
  * paths give the same records, problems and columns; t_simd and
