@@ -1578,12 +1578,12 @@ static inline int fast_key(struct cur *c, const char **k, size_t *klen,
  * sc->next_key guesses the next one from the type and the key before,
  * and two word loads and compares confirm the guess (next_member).
  */
-#define KMASK(n) ((n) >= 8 ? ~0ULL : (1ULL << (8 * (n))) - 1)
-#define KP(s)                                                          \
-	{ ", \"" s "\":", sizeof(", \"" s "\":") - 1,                    \
-	  KMASK(sizeof(", \"" s "\":") - 1),                               \
-	  sizeof(", \"" s "\":") - 1 > 8 ?                                \
-		  KMASK(sizeof(", \"" s "\":") - 9) : 0 }
+#define KLEN(s) (sizeof(", \"" s "\":") - 1)
+/* the low bytes of the first word, then of the second (every shift in
+ * range, the one not taken too) */
+#define KM0(n) (~0ULL >> (8 * (8 - ((n) < 8 ? (n) : 8))))
+#define KM1(n) ((n) > 8 ? ~0ULL >> (8 * (16 - ((n) > 9 ? (n) : 9))) : 0)
+#define KP(s) { ", \"" s "\":", KLEN(s), KM0(KLEN(s)), KM1(KLEN(s)) }
 static const struct kpat {
 	char text[16];
 	unsigned char len;   /* 0: no pattern (a longer key, or none) */
@@ -1629,6 +1629,9 @@ static const struct kpat {
 	[K_VALUE] = KP("value"),
 };
 #undef KP
+#undef KM1
+#undef KM0
+#undef KLEN
 
 /*
  * The next member's separator and key when they are the guessed ones
