@@ -8,6 +8,10 @@
 needs ldd libc-bin
 needs curl curl
 REAL=${HEAPDUMP_REAL:-$HEAPDUMP}
+# under ASan: what Graphviz's font stack keeps until exit is not ours
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS ASAN_OPTIONS
 D="$DATA/ok_ruby3.1_since.json"
 PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
