@@ -144,22 +144,34 @@ $(B)/libheapdump.so: $(LIB_OBJ) $(B)/libheapdump.map
 		-Wl,--version-script,$(B)/libheapdump.map $(ALL_LDFLAGS) \
 		-o $@ $(LIB_OBJ) $(LIBS)
 
+# libgvc and libmicrohttpd (and the TLS, codec and font libraries they
+# need) are not linked: the program loads them by dlopen when a drawing
+# or serve needs them (cli/dynlib.c), so that the other commands start
+# without mapping and relocating them. soname_of,PKG,NAME is the file
+# that loads (the SONAME of the libNAME.so that -lNAME would link).
+soname_of = $(shell f="$$(pkg-config --variable=libdir $(1) 2>/dev/null)/lib$(2).so"; \
+	[ -e "$$f" ] || f="$$($(CC) -print-file-name=lib$(2).so)"; \
+	objdump -p "$$f" 2>/dev/null | sed -n 's/^ *SONAME *//p')
+# dlopen: in libc since glibc 2.34, in libdl before
+DL_LIBS := -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
+
 # Graphviz's libgvc draws for render and leaks --svg: only
-# cli/graphviz.o includes its headers, and only the program links it
+# cli/graphviz.o includes its headers, and only the program loads it
 # (never lib/). GVC=0 builds without it: those two then say how to get it.
 ifeq ($(GVC),0)
 GVC_CFLAGS := -DHAVE_GVC=0
-GVC_LIBS :=
 GVC_OK :=
 else
-GVC_CFLAGS = -DHAVE_GVC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
-GVC_LIBS = $(shell pkg-config --libs libgvc 2>/dev/null)
+GVC_SONAME = $(call soname_of,libgvc,gvc)
+GVC_CFLAGS = -DHAVE_GVC=1 -DHD_GVC_SONAME='"$(GVC_SONAME)"' \
+	$(patsubst -I%,-isystem %,$(shell pkg-config --cflags libgvc 2>/dev/null))
 GVC_OK := $(B)/.gvc-ok
 endif
 
 $(B)/.gvc-ok:
 	@mkdir -p $(B)
 	@pkg-config --exists libgvc || { echo "heapdump: pkg-config cannot find libgvc: install libgraphviz-dev (make deps), or build without drawings: make GVC=0" >&2; exit 1; }
+	@test -n '$(GVC_SONAME)' || { echo "heapdump: cannot read the SONAME of libgvc.so (objdump -p, from binutils): install libgraphviz-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
 # (asked when the rule runs, so that make -n shows no pkg-config here)
@@ -190,7 +202,7 @@ $(B)/gzzlib/gz.o: lib/gz.c $(B)/.cflags
 
 $(B)/gzzlib/heapdump: $(CLI_OBJ) $(filter-out $(B)/lib/gz.o,$(LIB_OBJ)) $(B)/gzzlib/gz.o | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GVC_LIBS) $(MHD_LIBS) $(EDIT_LIBS) $(SQLITE_LIBS) -lz -lm -lpthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EDIT_LIBS) $(SQLITE_LIBS) -lz -lm -lpthread $(DL_LIBS)
 
 $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
@@ -203,11 +215,11 @@ $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 # are compiled in by cli/web/embed.sh: nothing is loaded from elsewhere.
 ifeq ($(MHD),0)
 MHD_CFLAGS := -DHAVE_MHD=0
-MHD_LIBS :=
 MHD_OK :=
 else
-MHD_CFLAGS = -DHAVE_MHD=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libmicrohttpd 2>/dev/null))
-MHD_LIBS = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+MHD_SONAME = $(call soname_of,libmicrohttpd,microhttpd)
+MHD_CFLAGS = -DHAVE_MHD=1 -DHD_MHD_SONAME='"$(MHD_SONAME)"' \
+	$(patsubst -I%,-isystem %,$(shell pkg-config --cflags libmicrohttpd 2>/dev/null))
 MHD_OK := $(B)/.mhd-ok
 endif
 
@@ -215,6 +227,7 @@ endif
 $(B)/.mhd-ok:
 	@mkdir -p $(B)
 	@test "$(shell pkg-config --exists libmicrohttpd && echo yes)" = yes || { echo "heapdump: the development files of libmicrohttpd are missing (no libmicrohttpd.pc): install libmicrohttpd-dev (make deps), or build without the web UI: make MHD=0" >&2; exit 1; }
+	@test -n '$(MHD_SONAME)' || { echo "heapdump: cannot read the SONAME of libmicrohttpd.so (objdump -p, from binutils): install libmicrohttpd-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
 $(B)/cli/serve_http.o: cli/serve_http.c $(B)/.cflags | $(MHD_OK)
@@ -232,7 +245,7 @@ $(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(GVC_LIBS) $(MHD_LIBS) $(EDIT_LIBS) $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(EDIT_LIBS) $(LIBS) $(DL_LIBS)
 
 # The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
 # for tests/cli/nogvc.sh.

@@ -99,6 +99,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!serve_http_available())
 		return serve_http_run(&ho, NULL);
+	if ((rc = serve_http_load())) /* before the dumps are read */
+		return rc;
 	if ((rc = make_token(tok)))
 		return rc;
 	if ((rc = serve_state_open(&st, argv + first, n, A.quiet,

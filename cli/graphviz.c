@@ -1,11 +1,14 @@
 /*
  * graphviz.c - the drawing by Graphviz's dot that render and leaks --svg
- * share (libgvc linked in, no dot process): the one object that needs
- * Graphviz's headers and library. Built with HAVE_GVC=0 (make GVC=0),
- * it draws nothing and says how to get Graphviz.
+ * share (libgvc in the process, no dot process): the one object that
+ * needs Graphviz's headers and library. libgvc (HD_GVC_SONAME, from the
+ * Makefile) is loaded at the first drawing (dynlib.h): the other
+ * commands never map it. Built with HAVE_GVC=0 (make GVC=0), it draws
+ * nothing and says how to get Graphviz.
  */
 #include "draw.h"
 #include "common.h"
+#include "dynlib.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,10 +22,48 @@
 #if HAVE_GVC
 #include <gvc.h>
 
+#ifndef HD_GVC_SONAME
+#error "HD_GVC_SONAME: the file name of libgvc to load (the Makefile's)"
+#endif
+
+/* libgvc's functions (and libcgraph's, which it needs), with the types
+ * of the headers compiled against */
+#define GV_FN(f) __typeof__(f) *f
+static struct gv_api {
+	GV_FN(agclose);
+	GV_FN(agget);
+	GV_FN(agmemread);
+	GV_FN(agnedges);
+	GV_FN(agnnodes);
+	GV_FN(agseterr);
+	GV_FN(gvContext);
+	GV_FN(gvFreeLayout);
+	GV_FN(gvFreeRenderData);
+	GV_FN(gvLayout);
+	GV_FN(gvRenderData);
+} gv;
+#define GV_SYM(f) { #f, offsetof(struct gv_api, f) }
+static const struct cli_dynsym gv_syms[] = {
+	GV_SYM(agclose), GV_SYM(agget), GV_SYM(agmemread),
+	GV_SYM(agnedges), GV_SYM(agnnodes), GV_SYM(agseterr),
+	GV_SYM(gvContext), GV_SYM(gvFreeLayout), GV_SYM(gvFreeRenderData),
+	GV_SYM(gvLayout), GV_SYM(gvRenderData),
+};
+
+/* 0 once libgvc is loaded, or EXIT_FAIL after the message */
+static int gv_load(void)
+{
+	static int state;
+
+	return cli_dynload(&state, HD_GVC_SONAME, "Graphviz's libgvc "
+			   "(Debian: libgvc6)", gv_syms,
+			   sizeof(gv_syms) / sizeof(gv_syms[0]), &gv);
+}
+
 int cli_render_available(const char *what)
 {
 	(void)what;
-	return 0;
+	return gv_load();
 }
 
 /*
@@ -33,7 +74,7 @@ int cli_render_available(const char *what)
 static int png_size(Agraph_t *g, double *w, double *h)
 {
 	static char name[] = "bb"; /* agget wants a char * */
-	const char *bb = agget(g, name);
+	const char *bb = gv.agget(g, name);
 	double x0, y0, x1, y1;
 
 	if (!bb || sscanf(bb, "%lf%*[ ,]%lf%*[ ,]%lf%*[ ,]%lf", &x0, &y0,
@@ -75,8 +116,8 @@ static GVC_t *context(void)
 {
 	static GVC_t *gvc;
 
-	if (!gvc)
-		gvc = gvContext();
+	if (!gvc && gv_load() == 0)
+		gvc = gv.gvContext();
 	return gvc;
 }
 
@@ -98,26 +139,28 @@ int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
 
 	*data_out = NULL;
 	*len_out = 0;
-	agseterr(AGERR); /* warnings off, errors on stderr */
+	if (gv_load())
+		return EXIT_FAIL;
+	gv.agseterr(AGERR); /* warnings off, errors on stderr */
 	if (!(gvc = context())) {
 		cli_error("cannot start graphviz");
 		goto out;
 	}
-	if (!(g = agmemread(dot))) {
+	if (!(g = gv.agmemread(dot))) {
 		cli_error("graphviz cannot read the graph");
 		goto out;
 	}
-	if (cli_render_check(what, (uint64_t)agnnodes(g),
-			     (uint64_t)agnedges(g), lim))
+	if (cli_render_check(what, (uint64_t)gv.agnnodes(g),
+			     (uint64_t)gv.agnedges(g), lim))
 		goto out;
-	if (gvLayout(gvc, g, "dot") != 0) {
+	if (gv.gvLayout(gvc, g, "dot") != 0) {
 		cli_error("graphviz cannot lay the graph out");
 		goto out;
 	}
 	laid = 1;
 	if (strcmp(fmt, "png") == 0 && check_png(g, what))
 		goto out;
-	if (gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
+	if (gv.gvRenderData(gvc, g, fmt, &data, &len) != 0 || !data) {
 		cli_error("graphviz cannot render %s", fmt);
 		goto out;
 	}
@@ -132,11 +175,11 @@ int cli_render_dot_data(const char *dot, const char *fmt, const char *what,
 	rc = EXIT_OK;
 out:
 	if (data)
-		gvFreeRenderData(data);
+		gv.gvFreeRenderData(data);
 	if (laid)
-		gvFreeLayout(gvc, g);
+		gv.gvFreeLayout(gvc, g);
 	if (g)
-		agclose(g);
+		gv.agclose(g);
 	return rc;
 }
 

@@ -82,6 +82,9 @@ struct serve_http_opts {
 };
 /* 1 if the program was built with libmicrohttpd (make MHD=1). */
 int serve_http_available(void);
+/* Loads libmicrohttpd (once; dynlib.h): 0, or EXIT_FAIL after the
+ * message. */
+int serve_http_load(void);
 /* Runs the server until SIGINT or SIGTERM. Returns 0 or an exit code. */
 int serve_http_run(const struct serve_http_opts *o, struct serve_state *st);
 /* 1 if the numeric address addr is a loopback address (127.0.0.0/8,

@@ -46,9 +46,47 @@ int serve_token_equal(const char *given, const char *token)
 
 #include <microhttpd.h>
 
+#include "dynlib.h"
+
+#ifndef HD_MHD_SONAME
+#error "HD_MHD_SONAME: the file name of libmicrohttpd to load (the Makefile's)"
+#endif
+
+/* libmicrohttpd's functions, with the types of the header compiled
+ * against: the library (and the TLS libraries it needs) is loaded when
+ * serve starts (dynlib.h), so that no other command maps it */
+#define MHD_FN(f) __typeof__(f) *f
+static struct mhd_api {
+	MHD_FN(MHD_add_response_header);
+	MHD_FN(MHD_create_response_from_buffer);
+	MHD_FN(MHD_destroy_response);
+	MHD_FN(MHD_get_daemon_info);
+	MHD_FN(MHD_lookup_connection_value);
+	MHD_FN(MHD_queue_response);
+	MHD_FN(MHD_start_daemon);
+	MHD_FN(MHD_stop_daemon);
+} mhd;
+#define MHD_SYM(f) { #f, offsetof(struct mhd_api, f) }
+static const struct cli_dynsym mhd_syms[] = {
+	MHD_SYM(MHD_add_response_header),
+	MHD_SYM(MHD_create_response_from_buffer),
+	MHD_SYM(MHD_destroy_response), MHD_SYM(MHD_get_daemon_info),
+	MHD_SYM(MHD_lookup_connection_value), MHD_SYM(MHD_queue_response),
+	MHD_SYM(MHD_start_daemon), MHD_SYM(MHD_stop_daemon),
+};
+
 int serve_http_available(void)
 {
 	return 1;
+}
+
+int serve_http_load(void)
+{
+	static int state;
+
+	return cli_dynload(&state, HD_MHD_SONAME, "libmicrohttpd (Debian: "
+			   "libmicrohttpd12)", mhd_syms,
+			   sizeof(mhd_syms) / sizeof(mhd_syms[0]), &mhd);
 }
 
 #if MHD_VERSION < 0x00097002
@@ -70,7 +108,7 @@ struct server {
 
 static const char *conn_arg(const struct serve_req *r, const char *name)
 {
-	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+	return mhd.MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
 					   name);
 }
 
@@ -78,14 +116,15 @@ static const char *conn_arg(const struct serve_req *r, const char *name)
 static void add_headers(struct MHD_Response *resp, const char *mime,
 			const char *csp)
 {
-	MHD_add_response_header(resp, "Content-Type", mime);
-	MHD_add_response_header(resp, "Content-Security-Policy",
+	mhd.MHD_add_response_header(resp, "Content-Type", mime);
+	mhd.MHD_add_response_header(resp, "Content-Security-Policy",
 				csp ? csp : CSP);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	MHD_add_response_header(resp, "Cross-Origin-Resource-Policy",
+	mhd.MHD_add_response_header(resp, "X-Content-Type-Options",
+				    "nosniff");
+	mhd.MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	mhd.MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	mhd.MHD_add_response_header(resp, "Cache-Control", "no-store");
+	mhd.MHD_add_response_header(resp, "Cross-Origin-Resource-Policy",
 				"same-origin");
 }
 
@@ -102,7 +141,7 @@ static MHD_RESULT send_buf_csp(struct MHD_Connection *c, unsigned status,
 	struct MHD_Response *resp;
 	MHD_RESULT ret;
 
-	resp = MHD_create_response_from_buffer(len, buf, mode);
+	resp = mhd.MHD_create_response_from_buffer(len, buf, mode);
 	if (!resp) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
 			free(buf);
@@ -111,13 +150,13 @@ static MHD_RESULT send_buf_csp(struct MHD_Connection *c, unsigned status,
 	add_headers(resp, mime, csp);
 	if (api_ms >= 0) {
 		snprintf(timing, sizeof(timing), "api;dur=%.2f", api_ms);
-		MHD_add_response_header(resp, "Server-Timing", timing);
+		mhd.MHD_add_response_header(resp, "Server-Timing", timing);
 		api_ms = -1;
 	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, "Allow", "GET, HEAD");
-	ret = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
+		mhd.MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	ret = mhd.MHD_queue_response(c, status, resp);
+	mhd.MHD_destroy_response(resp);
 	return ret;
 }
 
@@ -205,13 +244,14 @@ static MHD_RESULT send_page(struct MHD_Connection *c,
 /* The token from ?token= or "Authorization: Bearer TOKEN". */
 static const char *given_token(struct MHD_Connection *c)
 {
-	const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-						    "token");
+	const char *t = mhd.MHD_lookup_connection_value(
+		c, MHD_GET_ARGUMENT_KIND, "token");
 	const char *h;
 
 	if (t)
 		return t;
-	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	h = mhd.MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					    "Authorization");
 	if (h && strncmp(h, "Bearer ", 7) == 0)
 		return h + 7;
 	return NULL;
@@ -280,6 +320,8 @@ int serve_http_run(const struct serve_http_opts *o, struct serve_state *st)
 	unsigned port;
 	int sig, v6 = 0;
 
+	if (serve_http_load())
+		return EXIT_FAIL;
 	memset(&ss, 0, sizeof(ss));
 	if (inet_pton(AF_INET, bind, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
@@ -302,17 +344,18 @@ int serve_http_run(const struct serve_http_opts *o, struct serve_state *st)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, &sv,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-			     MHD_OPTION_END);
+	d = mhd.MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle,
+				 &sv, MHD_OPTION_SOCK_ADDR,
+				 (struct sockaddr *)&ss,
+				 MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+				 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+				 MHD_OPTION_END);
 	if (!d) {
 		cli_error("cannot listen on %s port %u (in use, or not an "
 			  "address of this machine)", bind, o->port);
 		return EXIT_FAIL;
 	}
-	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	di = mhd.MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	port = di ? di->port : o->port;
 	fprintf(stderr, "%s: serving on http://%s%s%s:%u/?token=%s\n",
 		PROGRAM_NAME, v6 ? "[" : "", bind, v6 ? "]" : "", port,
@@ -320,7 +363,7 @@ int serve_http_run(const struct serve_http_opts *o, struct serve_state *st)
 	fprintf(stderr, "%s: port %u; Ctrl-C stops\n", PROGRAM_NAME, port);
 	fflush(stderr);
 	sigwait(&set, &sig);
-	MHD_stop_daemon(d);
+	mhd.MHD_stop_daemon(d);
 	if (!o->quiet)
 		fprintf(stderr, "%s: stopped\n", PROGRAM_NAME);
 	return 0;
@@ -331,6 +374,11 @@ int serve_http_run(const struct serve_http_opts *o, struct serve_state *st)
 int serve_http_available(void)
 {
 	return 0;
+}
+
+int serve_http_load(void)
+{
+	return EXIT_FAIL;
 }
 
 int serve_http_run(const struct serve_http_opts *o, struct serve_state *st)

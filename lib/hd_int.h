@@ -489,6 +489,28 @@ HD_HIDDEN int hd__is_dumper_object(const hd_record *rec);
 
 /* Features revealed by one record. */
 HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
+/* The same, or the same less some of known (for a caller that ORs them
+ * into known): only what the record reveals beyond known is certain. */
+HD_HIDDEN uint32_t hd__record_features_new(const hd_record *rec,
+					   uint32_t known);
+/* All that hd__record_features() (names.c) reads of rec, as one nonzero
+ * word, for a cache of the keys seen: records with equal keys have equal
+ * features. 0 for records whose features read more (IMEMO lines, whose
+ * text is searched, roots, memprof records). Inline: it is asked of
+ * every record; it changes with hd__record_features(). */
+static inline uint64_t hd__record_features_key(const hd_record *rec)
+{
+	const uint32_t has = HD_HAS_SUPERCLASS | HD_HAS_SLOT_SIZE |
+			     HD_HAS_AGE | HD_HAS_OBJECT_ID |
+			     HD_HAS_GENERATION | HD_HAS_METHOD;
+
+	if (rec->kind != HD_REC_OBJECT || (rec->origin & HD_O_MEMPROF) ||
+	    rec->type == HD_T_IMEMO)
+		return 0;
+	return 1 | (uint64_t)(rec->type == HD_T_NODE) << 1 |
+	       (uint64_t)((rec->bits & HD_B_CHILLED) != 0) << 2 |
+	       (uint64_t)(rec->has & has) << 3;
+}
 
 /*
  * The weak-reference internals of s whose references a search with

@@ -148,6 +148,24 @@ static int add_candidate(struct hd__classtab *ct, uint64_t klass,
 	return 0;
 }
 
+/*
+ * Is klass, found in ct->recent (checked against the entry's address,
+ * as slot_for() does), a class whose attached object add_candidate()
+ * would keep? Most objects are instances of such a class: they then
+ * cost no call and no table.
+ */
+static int settled(const struct hd__classtab *ct, uint64_t klass, int weak)
+{
+	uint32_t r = ct->recent[recent_of(klass)];
+	const struct hd__class *c;
+
+	if (!r || r > ct->count)
+		return 0;
+	c = &ct->v[r - 1];
+	return c->address == klass && c->attached &&
+	       (weak || !(c->flags & CF_WEAK));
+}
+
 static int add_class(struct hd__classtab *ct, const hd_record *rec)
 {
 	struct hd__class *c = slot_for(ct, rec->address);
@@ -198,6 +216,8 @@ int hd__classtab_add(struct hd__classtab *ct, const hd_record *rec)
 		return 0;
 	weak = is_mod(rec->type) &&
 	       ((rec->bits & HD_B_SINGLETON) || !rec->name.len);
+	if (settled(ct, rec->class_addr, weak))
+		return 0;
 	return add_candidate(ct, rec->class_addr, rec->address, rec->type,
 			     weak);
 }
@@ -786,7 +806,13 @@ static uint32_t root_features(const hd_record *rec)
 	return 0;
 }
 
+/* (what it reads of an object record: hd__record_features_key()) */
 uint32_t hd__record_features(const hd_record *rec)
+{
+	return hd__record_features_new(rec, 0);
+}
+
+uint32_t hd__record_features_new(const hd_record *rec, uint32_t known)
 {
 	uint32_t f = 0;
 
@@ -805,7 +831,8 @@ uint32_t hd__record_features(const hd_record *rec)
 		f |= HD_FEAT_IMEMO;
 		if (rec->imemo_type.len)
 			f |= HD_FEAT_IMEMO_TYPE;
-		if (text_has(rec, "\"called_id\":"))
+		if (!(known & HD_FEAT_CALLCACHE_ID) &&
+		    text_has(rec, "\"called_id\":"))
 			f |= HD_FEAT_CALLCACHE_ID;
 	}
 	if (rec->has & HD_HAS_SUPERCLASS)

@@ -519,6 +519,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 	}
 	for (;;) {
 		size_t start = r->pos, nl;
+		const char *q;
 		uint64_t lineno;
 		int rc, got;
 
@@ -544,7 +545,14 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 				goto fail;
 			return HD_ITEROVER;
 		}
-		if ((rc = line_end(r, &start, &nl, err)))
+		/* line_end()'s common case inline: the newline in the
+		 * buffer, past what an earlier call scanned, on a line
+		 * shorter than a range's limit (start is r->pos) */
+		if (r->scanned <= start &&
+		    (q = memchr(r->buf + start, '\n', r->len - start)) &&
+		    (!r->range || (size_t)(q - r->buf) - start < RANGE_LINE))
+			nl = (size_t)(q - r->buf);
+		else if ((rc = line_end(r, &start, &nl, err)))
 			goto fail;
 		lineno = ++r->st.lines;
 		if (nl == r->len)

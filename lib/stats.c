@@ -28,6 +28,10 @@ struct comp {
 
 /* log2 of the entries of a grouping's cache of recent groups */
 #define RECENT_BITS 10
+/* log2 of the entries of the cache of fixed class names (fixed_name()) */
+#define FIXED_BITS 6
+/* log2 of the entries of the features seen (hd_stats_add()) */
+#define FEAT_BITS 5
 
 struct group {
 	struct comp k[HD_STATS_MAX_KEYS];
@@ -48,6 +52,7 @@ struct grouping {
 	/* a grouping by type alone counts known types here, without a key
 	 * or a table, until finish or merge folds them in (fold_types()) */
 	int by_type;
+	int by_class; /* one key: the class */
 	struct {
 		uint64_t count, memsize;
 	} types[HD_T__COUNT];
@@ -73,6 +78,22 @@ struct hd_stats {
 	size_t last_file_len;
 	uint32_t last_file_sid;
 	char last_buf[256];
+	/* hd__record_features_key()s whose features are in t.features, by
+	 * a hash of the key (0: none): most records reveal nothing new */
+	uint64_t feat_seen[1u << FEAT_BITS];
+	/* the fixed class names of make_comp(), by (type, class address,
+	 * aux sid): a direct-mapped cache whose hits are checked */
+	struct {
+		uint64_t klass;
+		uint32_t aux, sid;
+		int type, used;
+	} fixed[1u << FIXED_BITS];
+	/* aux_sid()'s cache: raw type strings and their ids (len 0: none) */
+	struct {
+		size_t len;
+		uint32_t sid;
+		char raw[44];
+	} aux[32];
 	/* the merge sort's scratch, made by finish: sorting cannot fail */
 	hd_stats_row *sort_tmp;
 	size_t sort_tmp_n;
@@ -136,6 +157,8 @@ int hd_stats_new(hd_stats **out, const hd_stats_options *opts,
 		st->g[i].nkeys = opts->nkeys[i];
 		st->g[i].by_type = opts->nkeys[i] == 1 &&
 				   opts->keys[i][0] == HD_KEY_TYPE;
+		st->g[i].by_class = opts->nkeys[i] == 1 &&
+				    opts->keys[i][0] == HD_KEY_CLASS;
 		memcpy(st->g[i].keys, opts->keys[i], sizeof(st->g[i].keys));
 		st->g[i].cap = 64;
 		st->g[i].sorted = -1;
@@ -162,10 +185,13 @@ static uint64_t comp_hash(const struct hd__hkey *hk, const struct comp *k,
 	return hd__hash_keyed(hk, k, n * sizeof(*k));
 }
 
-static int same_key(const struct comp *x, const struct comp *y, unsigned n)
+static inline int same_key(const struct comp *x, const struct comp *y,
+			   unsigned n)
 {
 	unsigned i;
 
+	if (n == 1) /* the most common grouping, without a loop */
+		return x->a == y->a && x->b == y->b;
 	for (i = 0; i < n; i++)
 		if (x[i].a != y[i].a || x[i].b != y[i].b)
 			return 0;
@@ -236,19 +262,13 @@ uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated)
 	return a;
 }
 
-static int accumulate(struct grouping *g, const struct comp *k,
-		      uint64_t count, uint64_t memsize, uint32_t *sat)
+/* accumulate() past g->recent: r its entry for k, or NULL */
+static int accumulate_slow(struct grouping *g, const struct comp *k,
+			   uint32_t *r, uint64_t count, uint64_t memsize,
+			   uint32_t *sat)
 {
 	struct group *s;
-	uint32_t *r = NULL;
 
-	if (g->recent) {
-		r = &g->recent[recent_index(k, g->nkeys)];
-		if (*r && same_key(g->slots[*r - 1].k, k, g->nkeys)) {
-			s = &g->slots[*r - 1];
-			goto add;
-		}
-	}
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
 	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
@@ -259,10 +279,53 @@ static int accumulate(struct grouping *g, const struct comp *k,
 		memcpy(s->k, k, sizeof(s->k));
 		g->count++;
 	}
-add:
 	s->count += count;
 	sat_add(&s->memsize, memsize, sat);
 	return 0;
+}
+
+/* accumulate() of one object for a grouping of one key, (a, b): the
+ * index in g->recent is recent_index()'s */
+static inline int accumulate1(struct grouping *g, uint64_t a, uint64_t b,
+			      uint64_t memsize, uint32_t *sat)
+{
+	uint64_t h = ((a * 0x9e3779b97f4a7c15ULL) ^ b) * 0x9e3779b97f4a7c15ULL;
+	uint32_t *r = g->recent ? &g->recent[h >> (64 - RECENT_BITS)] : NULL;
+	struct comp k[HD_STATS_MAX_KEYS];
+	struct group *s;
+
+	if (r && *r) {
+		s = &g->slots[*r - 1];
+		if (s->k[0].a == a && s->k[0].b == b) {
+			s->count++;
+			sat_add(&s->memsize, memsize, sat);
+			return 0;
+		}
+	}
+	memset(k, 0, sizeof(k));
+	k[0].a = a;
+	k[0].b = b;
+	return accumulate_slow(g, k, r, 1, memsize, sat);
+}
+
+/* Adds count objects of memsize bytes to the group of key k; a hit in
+ * g->recent, the common case, inline. */
+static inline int accumulate(struct grouping *g, const struct comp *k,
+			     uint64_t count, uint64_t memsize, uint32_t *sat)
+{
+	struct group *s;
+	uint32_t *r = NULL;
+
+	if (g->recent) {
+		r = &g->recent[recent_index(k, g->nkeys)];
+		if (*r && same_key(g->slots[*r - 1].k, k, g->nkeys)) {
+			s = &g->slots[*r - 1];
+			s->count += count;
+			sat_add(&s->memsize, memsize, sat);
+			return 0;
+		}
+	}
+	return accumulate_slow(g, k, r, count, memsize, sat);
 }
 
 /* Moves the per-type counts of a grouping by type into its table, as
@@ -385,6 +448,8 @@ struct obj {
 	uint64_t memsize;
 	int has_len;        /* hd_record_length */
 	uint64_t len;
+	/* the class key is CK_TYPED: klass and type (see make_comp()) */
+	int typed;
 };
 
 static unsigned log2_floor(uint64_t v)
@@ -396,7 +461,8 @@ static unsigned log2_floor(uint64_t v)
 	return k;
 }
 
-int hd_record_length(uint64_t *len, const hd_record *rec)
+/* hd_record_length(), inline for hd_stats_add() */
+static inline int record_length(uint64_t *len, const hd_record *rec)
 {
 	if (!(rec->has & HD_HAS_SIZE))
 		return 0;
@@ -419,6 +485,11 @@ int hd_record_length(uint64_t *len, const hd_record *rec)
 	return 1;
 }
 
+int hd_record_length(uint64_t *len, const hd_record *rec)
+{
+	return record_length(len, rec);
+}
+
 size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
 {
 	uint64_t lo;
@@ -436,13 +507,49 @@ size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
 	return n < 0 ? 0 : (size_t)n;
 }
 
+/*
+ * The class name of an object whose class needs no late resolution (an
+ * IMEMO, NODE or free slot, or an object of no class): a function of its
+ * type, class address and aux string alone, so remembered in st->fixed,
+ * whose hits are checked against all three. Keys crafted to collide
+ * there only miss, and take hd__object_class_name() and the interner as
+ * before.
+ */
+static int fixed_name(hd_stats *st, const struct obj *o, uint32_t *sid)
+{
+	uint64_t h = ((o->klass ^ o->aux_sid) * 0x9e3779b97f4a7c15ULL ^
+		      (uint64_t)(unsigned)o->type) *
+		     0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> (64 - FIXED_BITS));
+	hd_str aux = { NULL, 0 };
+
+	if (st->fixed[i].used && st->fixed[i].klass == o->klass &&
+	    st->fixed[i].aux == o->aux_sid && st->fixed[i].type == o->type) {
+		*sid = st->fixed[i].sid;
+		return 0;
+	}
+	if (o->aux_sid != HD_STR_NONE)
+		aux.ptr = hd__intern_str(&st->strs, o->aux_sid, &aux.len);
+	if (hd__object_class_name(&st->ct, &st->strs, o->type, o->klass, aux,
+				  sid))
+		return HD_ENOMEM;
+	st->fixed[i].used = 1;
+	st->fixed[i].klass = o->klass;
+	st->fixed[i].aux = o->aux_sid;
+	st->fixed[i].type = o->type;
+	st->fixed[i].sid = *sid;
+	return 0;
+}
+
 static int make_comp(hd_stats *st, int key, const struct obj *o,
 		     struct comp *c)
 {
 	/* traced: any allocation information; a traced object without a
-	 * file, method or generation has "(none)" of it */
-	int traced = o->has_gen || o->file_sid != HD_STR_NONE;
-	uint32_t nofile = traced ? st->sid_none : st->sid_untraced;
+	 * file, method or generation has "(none)" of it (a macro: the
+	 * class and type keys, the most asked, need neither) */
+#define nofile \
+	(o->has_gen || o->file_sid != HD_STR_NONE ? st->sid_none : \
+						     st->sid_untraced)
 	char buf[96];
 	uint32_t sid;
 	int n, rc;
@@ -470,13 +577,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		else if (o->type == HD_T_IMEMO || o->type == HD_T_NODE ||
 			 o->type == HD_T_NONE || !o->klass) {
 			/* fixed names need no late resolution */
-			hd_str aux = { NULL, 0 };
-
-			if (o->aux_sid != HD_STR_NONE)
-				aux.ptr = hd__intern_str(&st->strs, o->aux_sid,
-							 &aux.len);
-			if (hd__object_class_name(&st->ct, &st->strs, o->type,
-						  o->klass, aux, &sid))
+			if (fixed_name(st, o, &sid))
 				return HD_ENOMEM;
 			c->a = 0;
 			c->b = (uint64_t)CK_STR << 32 | sid;
@@ -523,6 +624,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 				    0;
 		return 0;
 	}
+#undef nofile
 	return HD_EINVAL;
 }
 
@@ -559,13 +661,29 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 				&st->t.saturated);
 			continue;
 		}
+		if (g->by_class && o->typed) {
+			/* the default grouping's common case: make_comp()'s
+			 * key without the loops */
+			if (accumulate1(g, o->klass,
+					(uint64_t)CK_TYPED << 32 |
+						(uint32_t)o->type,
+					o->memsize, &st->t.saturated))
+				return HD_ENOMEM;
+			continue;
+		}
 		memset(k, 0, sizeof(k));
 		for (j = 0; j < g->nkeys; j++) {
 			if (g->keys[j] == HD_KEY_IMEMO &&
 			    o->type != HD_T_IMEMO)
 				skip = 1; /* only IMEMOs are grouped by it */
-			if (make_comp(st, g->keys[j], o, &k[j]))
+			if (g->keys[j] == HD_KEY_CLASS && o->typed) {
+				/* make_comp()'s most common case, inline */
+				k[j].a = o->klass;
+				k[j].b = (uint64_t)CK_TYPED << 32 |
+					 (uint32_t)o->type;
+			} else if (make_comp(st, g->keys[j], o, &k[j])) {
 				return HD_ENOMEM;
+			}
 		}
 		if (!skip && accumulate(g, k, 1, o->memsize, &st->t.saturated))
 			return HD_ENOMEM;
@@ -579,6 +697,33 @@ static int intern_opt(hd_stats *st, hd_str s, int present, uint32_t *id)
 	if (!present)
 		return 0;
 	return hd__intern_json(&st->strs, s, id);
+}
+
+/*
+ * intern_opt() of an IMEMO's, NODE's or DATA's type string, through
+ * st->aux, a direct-mapped cache of the raw (undecoded) strings of a few
+ * types: a hit is a string equal byte for byte to the entry's, so it has
+ * the entry's id; crafted strings that collide there only miss.
+ */
+static int aux_sid(hd_stats *st, hd_str s, int present, uint32_t *id)
+{
+	size_t i;
+
+	if (!present || !s.ptr || !s.len || s.len > sizeof(st->aux[0].raw))
+		return intern_opt(st, s, present, id);
+	i = ((size_t)(unsigned char)s.ptr[0] * 31 +
+	     (unsigned char)s.ptr[s.len - 1] + s.len) &
+	    (sizeof(st->aux) / sizeof(st->aux[0]) - 1);
+	if (st->aux[i].len == s.len && !memcmp(st->aux[i].raw, s.ptr, s.len)) {
+		*id = st->aux[i].sid;
+		return 0;
+	}
+	if (intern_opt(st, s, present, id))
+		return HD_ENOMEM;
+	memcpy(st->aux[i].raw, s.ptr, s.len);
+	st->aux[i].len = s.len;
+	st->aux[i].sid = *id;
+	return 0;
 }
 
 /* The file's string id, through a one-entry cache of the last file. */
@@ -606,8 +751,16 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	uint32_t sid;
 	int found;
 
+	uint64_t fk, *seen;
+
 	HD_ASSERT_ARG(st && rec && !st->finished);
-	st->t.features |= hd__record_features(rec);
+	fk = hd__record_features_key(rec);
+	seen = &st->feat_seen[(fk * 0x9e3779b97f4a7c15ULL) >>
+			      (64 - FEAT_BITS)];
+	if (!fk || *seen != fk) {
+		st->t.features |= hd__record_features_new(rec, st->t.features);
+		*seen = fk;
+	}
 	if (rec->kind == HD_REC_SHAPE) {
 		st->t.shapes++;
 		return 0;
@@ -625,7 +778,6 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 		return 0;
 	if (hd__classtab_add(&st->ct, rec))
 		goto nomem;
-	memset(&o, 0, sizeof(o));
 	o.type = rec->type;
 	o.type_name = rec->type_name;
 	o.klass = (rec->has & HD_HAS_CLASS) ? rec->class_addr : 0;
@@ -637,7 +789,11 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	o.generation = rec->generation;
 	o.line = (rec->has & HD_HAS_LINE) ? rec->line : 0;
 	o.file_sid = o.method_sid = o.aux_sid = HD_STR_NONE;
-	o.has_len = hd_record_length(&o.len, rec);
+	o.len = 0;
+	o.has_len = (st->need & NEED(HD_KEY_LENGTH)) &&
+		    record_length(&o.len, rec);
+	o.typed = o.klass && o.type != HD_T_DATA && o.type != HD_T_IMEMO &&
+		  o.type != HD_T_NODE && o.type != HD_T_NONE;
 	if ((st->need & (NEED(HD_KEY_FILE) | NEED(HD_KEY_LOCATION) |
 			 NEED(HD_KEY_GEM) | NEED(HD_KEY_METHOD))) &&
 	    (rec->has & HD_HAS_FILE) && file_sid(st, rec->file, &o.file_sid))
@@ -649,12 +805,12 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	if ((st->need & (NEED(HD_KEY_CLASS) | NEED(HD_KEY_IMEMO))) &&
 	    (rec->type == HD_T_IMEMO || rec->type == HD_T_NODE ||
 	     rec->type == HD_T_DATA) &&
-	    intern_opt(st, rec->type == HD_T_IMEMO ? rec->imemo_type :
-			   rec->type == HD_T_NODE ? rec->node_type :
-						    rec->struct_name,
-		       rec->imemo_type.ptr || rec->node_type.ptr ||
-			       rec->struct_name.ptr,
-		       &o.aux_sid))
+	    aux_sid(st, rec->type == HD_T_IMEMO ? rec->imemo_type :
+			rec->type == HD_T_NODE ? rec->node_type :
+						 rec->struct_name,
+		    rec->imemo_type.ptr || rec->node_type.ptr ||
+			    rec->struct_name.ptr,
+		    &o.aux_sid))
 		goto nomem;
 	if (add_obj(st, &o, rec->nrefs, hd__is_dumper_object(rec)))
 		goto nomem;
@@ -737,8 +893,14 @@ static int add_sums(hd_stats *st, const struct obj *o,
 			if (g->keys[j] == HD_KEY_IMEMO &&
 			    o->type != HD_T_IMEMO)
 				skip = 1; /* only IMEMOs are grouped by it */
-			if (make_comp(st, g->keys[j], o, &k[j]))
+			if (g->keys[j] == HD_KEY_CLASS && o->typed) {
+				/* make_comp()'s most common case, inline */
+				k[j].a = o->klass;
+				k[j].b = (uint64_t)CK_TYPED << 32 |
+					 (uint32_t)o->type;
+			} else if (make_comp(st, g->keys[j], o, &k[j])) {
 				return HD_ENOMEM;
+			}
 		}
 		if (!skip &&
 		    accumulate(g, k, r->count, r->memsize, &st->t.saturated))

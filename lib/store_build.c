@@ -61,6 +61,29 @@ struct site {
 	uint64_t line;
 };
 
+/*
+ * Direct-mapped caches in front of the keyed hash tables that the
+ * reading consults for nearly every record (class pointers, sites,
+ * strings): a hit returns the id the table would, a miss asks the table
+ * and fills the slot. They decide nothing (every id is still made by the
+ * table, in the order the records come), so the store is the same; a
+ * crafted dump only misses, and pays the table as before. All zeros is
+ * empty (a class pointer is never 0; the ids are kept plus one).
+ */
+#define CCACHE 512   /* class pointers */
+#define SCACHE 1024  /* sites */
+#define TCACHE 1024  /* strings without a backslash */
+
+struct ccache {
+	uint64_t klass;
+	uint32_t cd;
+};
+
+struct scache {
+	struct site k;
+	uint32_t sid1;
+};
+
 /* Sorted addresses with a bucket index on their high bits. */
 struct lut {
 	const uint64_t *a;
@@ -98,7 +121,6 @@ struct bld {
 	size_t cd_strong_cap;
 	uint64_t last_klass;
 	uint32_t last_cd;
-	uint32_t last_file, last_method; /* string ids of the last site */
 	/* allocation sites */
 	struct site *sites;
 	size_t nsites, sites_cap;
@@ -107,6 +129,9 @@ struct bld {
 	struct hd__hkey skey;        /* their hash key (hash.c) */
 	struct site last_site;
 	uint32_t last_sid;
+	struct ccache ccache[CCACHE];
+	struct scache scache[SCACHE];
+	uint32_t tcache[TCACHE];     /* string id + 1 */
 	/* roots */
 	struct hd__map rmap;         /* name sid -> category */
 	uint32_t *rnames;
@@ -247,8 +272,17 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	uint32_t id;
 	int found;
 
+	struct ccache *e;
+
 	if (klass == b->last_klass && b->ncd) {
 		*out = b->last_cd;
+		return 0;
+	}
+	e = &b->ccache[(size_t)((klass >> 3) ^ (klass >> 12) ^ (klass >> 21)) &
+		       (CCACHE - 1)];
+	if (e->klass == klass) {
+		b->last_klass = klass;
+		*out = b->last_cd = e->cd;
 		return 0;
 	}
 	if (b->ncd >= HD_NODE_NONE - 1 ||
@@ -264,6 +298,8 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	}
 	b->last_klass = klass;
 	b->last_cd = id;
+	e->klass = klass;
+	e->cd = id;
 	*out = id;
 	return 0;
 }
@@ -305,12 +341,28 @@ static int site_rehash(struct bld *b)
 	return 0;
 }
 
+static struct scache *site_slot(struct bld *b, const struct site *k)
+{
+	uint64_t h = (uint64_t)k->file * 0x9e3779b97f4a7c15u ^
+		     (uint64_t)k->method * 0xc2b2ae3d27d4eb4fu ^
+		     k->line * 0x165667b19e3779f9u;
+
+	return &b->scache[(size_t)(h >> 54) & (SCACHE - 1)];
+}
+
 static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 {
+	struct scache *e;
 	size_t j;
 
 	if (b->nsites && same_site(k, &b->last_site)) {
 		*out = b->last_sid;
+		return 0;
+	}
+	e = site_slot(b, k);
+	if (e->sid1 && same_site(k, &e->k)) {
+		b->last_site = *k;
+		b->last_sid = *out = e->sid1 - 1;
 		return 0;
 	}
 	if ((b->nsites + 1) * 2 > b->sslot_cap && site_rehash(b))
@@ -329,23 +381,50 @@ static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 	}
 	b->last_site = *k;
 	b->last_sid = *out = b->sslot[j] - 1;
+	e->k = *k;
+	e->sid1 = b->sslot[j];
 	return 0;
 }
 
-/* Is s (without escapes) the string id? Then *out = id. */
-static int same_str(const struct hd__intern *t, uint32_t id, hd_str s,
-		    uint32_t *out)
+/* The string cache's slot for s (not empty). */
+static uint32_t *str_slot(struct bld *b, hd_str s)
 {
-	const char *p;
-	size_t n;
+	const unsigned char *p = (const unsigned char *)s.ptr;
+	size_t h = s.len * 0x9e3779b1u + p[0] * 31u + p[s.len - 1] * 131u +
+		   p[s.len / 2] * 7u;
 
-	if (id == HD_STR_NONE || id >= t->count)
-		return 0;
-	p = hd__intern_str(t, id, &n);
-	if (n != s.len || (n && memcmp(p, s.ptr, n)) || memchr(p, '\\', n))
-		return 0;
-	*out = id;
-	return 1;
+	return &b->tcache[(h ^ h >> 8) & (TCACHE - 1)];
+}
+
+/*
+ * Interns s as hd__intern_json (json) or hd__intern_field would: the
+ * two keep a string without a backslash as it is, so a cached id whose
+ * bytes are s's (and none of them a backslash, or it would not have
+ * been cached) is the id either would give.
+ */
+static int intern_cached(struct bld *b, hd_str s, int json, uint32_t *out)
+{
+	uint32_t *e;
+	int rc;
+
+	if (!s.len)
+		return json ? hd__intern_json(&b->strs, s, out) :
+			      hd__intern_field(&b->strs, s, out);
+	e = str_slot(b, s);
+	if (*e) {
+		size_t n;
+		const char *p = hd__intern_str(&b->strs, *e - 1, &n);
+
+		if (n == s.len && !memcmp(p, s.ptr, n)) {
+			*out = *e - 1;
+			return 0;
+		}
+	}
+	rc = json ? hd__intern_json(&b->strs, s, out) :
+		    hd__intern_field(&b->strs, s, out);
+	if (!rc && *out < HD_STR_NONE - 1 && !memchr(s.ptr, '\\', s.len))
+		*e = *out + 1;
+	return rc;
 }
 
 static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
@@ -361,17 +440,11 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 	/* file is written raw by every Ruby, escaped by HeapDump.dump:
 	 * hd__intern_field keeps the path's own bytes either way */
 	if ((rec->has & HD_HAS_FILE) &&
-	    !same_str(&b->strs, b->last_file, rec->file, &k.file)) {
-		if (hd__intern_field(&b->strs, rec->file, &k.file))
-			return HD_ENOMEM;
-		b->last_file = k.file;
-	}
+	    intern_cached(b, rec->file, 0, &k.file))
+		return HD_ENOMEM;
 	if ((rec->has & HD_HAS_METHOD) &&
-	    !same_str(&b->strs, b->last_method, rec->method, &k.method)) {
-		if (hd__intern_json(&b->strs, rec->method, &k.method))
-			return HD_ENOMEM;
-		b->last_method = k.method;
-	}
+	    intern_cached(b, rec->method, 1, &k.method))
+		return HD_ENOMEM;
 	if (rec->has & HD_HAS_LINE)
 		k.line = rec->line;
 	return site_id(b, &k, out);
@@ -390,7 +463,7 @@ static int rec_aux(struct bld *b, const hd_record *rec, uint32_t *out)
 		a = rec->struct_name;
 	if (!a.ptr)
 		return 0;
-	return hd__intern_json(&b->strs, a, out);
+	return intern_cached(b, a, 1, out);
 }
 
 /* The format's limits (man 5 heapdump-store, LIMITS); variables only so
@@ -1489,7 +1562,6 @@ static void bld_free(struct bld *b)
 /* An empty accumulator (b zeroed but for opts, path, r and s). */
 static int acc_init(struct bld *b)
 {
-	b->last_file = b->last_method = HD_STR_NONE;
 	if (hd__intern_init(&b->strs) || hd__classtab_init(&b->ct, &b->strs) ||
 	    hd__map_init(&b->cmap, 1024) || hd__map_init(&b->rmap, 16))
 		return HD_ENOMEM;

@@ -410,6 +410,79 @@ static void test_names__features(void)
 	T_ASSERT(hd_features_ruby(NULL, 0, 0) == NULL);
 }
 
+/*
+ * hd__record_features_key(): records with equal nonzero keys have equal
+ * features (stats caches the keys seen). Each record of a dump of every
+ * kind is varied in every bit of has, bits and origin, in its kind and
+ * in its type: wherever the key stays the same, so must the features.
+ */
+static void test_names__features_key(void)
+{
+	const char *d =
+		"{\"type\":\"ROOT\", \"root\":\"object_id\", "
+		"\"references\":[\"0x1\"]}\n"
+		"{\"address\":\"0x1\", \"type\":\"IMEMO\", "
+		"\"imemo_type\":\"callcache\", \"called_id\":\"x\"}\n"
+		"{\"address\":\"0x2\", \"type\":\"STRING\", \"chilled\":true, "
+		"\"slot_size\":40, \"generation\":1, \"method\":\"m\", "
+		"\"file\":\"a.rb\", \"flags\":{\"age\":2}}\n"
+		"{\"address\":\"0x3\", \"type\":\"CLASS\", \"name\":\"A\", "
+		"\"superclass\":\"0x4\", \"object_id\":7}\n"
+		"{\"address\":\"0x5\", \"type\":\"NODE\", \"node_type\":\"x\"}\n"
+		"{\"address\":\"0x6\", \"type\":\"DATA\", "
+		"\"struct\":\"ObjectTracing/allocation_info_tracer\"}\n"
+		"{\"id\":1, \"type\":\"SHAPE\"}\n";
+	hd_reader *r;
+	const hd_record *rec;
+	hd_record v;
+	unsigned b, nrec = 0, same = 0;
+	int rc;
+
+	T_ASSERT(hd_reader_open_mem(&r, d, strlen(d), NULL, NULL) == 0);
+	while ((rc = hd_reader_next(r, &rec, NULL)) == 0) {
+		uint64_t key = hd__record_features_key(rec);
+		uint32_t f = hd__record_features(rec);
+
+		nrec++;
+		if (rec->kind != HD_REC_OBJECT || rec->type == HD_T_IMEMO)
+			T_EQ(key, 0);
+		/* what is new beyond known, with known, is all there is */
+		T_EQ(hd__record_features_new(rec, 0), f);
+		T_EQ(hd__record_features_new(rec, HD_FEAT_CALLCACHE_ID) |
+			     HD_FEAT_CALLCACHE_ID,
+		     f | HD_FEAT_CALLCACHE_ID);
+		T_EQ(hd__record_features_new(rec, ~0u) | ~0u, ~0u);
+		for (b = 0; b < 3 * 32 + 5 + HD_T__COUNT; b++) {
+			v = *rec;
+			if (b < 32)
+				v.has ^= 1u << b;
+			else if (b < 64)
+				v.bits ^= 1u << (b - 32);
+			else if (b < 96)
+				v.origin ^= 1u << (b - 64);
+			else if (b < 101)
+				v.kind = (int)(b - 96);
+			else
+				v.type = (int)(b - 101);
+			if (!key || hd__record_features_key(&v) != key)
+				continue;
+			same++;
+			if (hd__record_features(&v) != f) {
+				hd_reader_free(r);
+				T_FAIL("record %u, variation %u: key %#llx "
+				       "kept, features %#x -> %#x", nrec, b,
+				       (unsigned long long)key, f,
+				       hd__record_features(&v));
+				return;
+			}
+		}
+	}
+	hd_reader_free(r);
+	T_EQ(rc, HD_ITEROVER);
+	T_EQ(nrec, 7);
+	T_ASSERT(same > 100); /* the check did compare */
+}
+
 static const struct t_case cases[] = {
 	T_CASE(names__named_and_escaped),
 	T_CASE(names__singletons_31),
@@ -422,6 +495,7 @@ static const struct t_case cases[] = {
 	T_CASE(names__fmt_truncates),
 	T_CASE(names__dumper_objects),
 	T_CASE(names__features),
+	T_CASE(names__features_key),
 };
 
 T_MAIN(cases)
