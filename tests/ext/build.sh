@@ -22,6 +22,12 @@ fi
 mkdir -p "$dir" || exit 1
 echo "  MKMF    $so"
 cd "$dir" || exit 1
+# mkmf's Makefile knows no header dependencies: after a header change,
+# objects built against the old one would be linked with new ones
+if [ ! -f heapdump_ext.so ] ||
+	[ -n "$(find "$src"/*.h "$src"/libheapdump/*.h -newer heapdump_ext.so 2>/dev/null)" ]; then
+	rm -f ./*.o
+fi
 if ! { "$ruby" "$src/extconf.rb" && MAKEFLAGS= make -j2 V=0; } >mkmf.out 2>&1; then
 	cat mkmf.out mkmf.log 2>/dev/null | tail -40 >&2
 	echo "heapdump: cannot build the extension for $ruby ($v): it needs that Ruby's headers (Debian: apt-get install ruby-dev) and zlib1g-dev" >&2
