@@ -359,6 +359,22 @@ HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
 HD_HIDDEN const char *hd__avx2_addr(const char *s, const char *end,
 				    uint64_t *out);
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* Where a string may end ('"' or '\\') among the 16 bytes at p: its
+ * offset, or -1. Inline for the scanner's usual short string and the
+ * tail of hd__avx2_strend (any CPU with AVX2 has SSE2). */
+static inline int hd__sse2_strend16(const char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	unsigned m = (unsigned)_mm_movemask_epi8(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+			     _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+	return m ? __builtin_ctz(m) : -1;
+}
+#endif
+
 /*
  * The parallel scan (pscan.c). A range reader reads the lines that start
  * in [from, stop) of a mapped dump of len bytes (offsets and columns as in

@@ -19,10 +19,6 @@
  */
 #include "hd_int.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 /* hd__scan_line inlines most of this file; a helper inlined there can
  * cost its loop more than the call (type_of: measured) */
 #if defined(__GNUC__)
@@ -379,14 +375,10 @@ static inline const char *strend(const struct cur *c, const char *p)
 		/* the usual short string in one vector, inline (any CPU
 		 * with AVX2 has SSE2) */
 		if (c->end - p >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(
-				const void *)p);
-			unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-				_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-				_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+			int i = hd__sse2_strend16(p);
 
-			if (m)
-				return p + __builtin_ctz(m);
+			if (i >= 0)
+				return p + i;
 			p += 16;
 		}
 #endif

@@ -97,13 +97,10 @@ hd__avx2_strend(const char *p, const char *end)
 		p += 32;
 	}
 	if (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-			_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-			_mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+		int i = hd__sse2_strend16(p);
 
-		if (m)
-			return p + __builtin_ctz(m);
+		if (i >= 0)
+			return p + i;
 		p += 16;
 	}
 	while (p < end && *p != '"' && *p != '\\')
