@@ -383,7 +383,8 @@ if want scan; then
 	awk -F '\t' -v big="$BIG" -v peer="$PEER_MB" -v bigf="$OUT/results-$BIG.tsv" \
 		-v peerf="$OUT/results-$PEER_MB.tsv" -v bigb="$(wc -c <"$OUT/big-$BIG.json")" \
 		-v sb="$(wc -c <"$OUT/big-$BIG.hds" 2>/dev/null || echo 0)" \
-		-v dsb="$(wc -c <"$OUT/big-$BIG-dom.hds" 2>/dev/null || echo 0)" -v sizes="$SIZES" -v out="$OUT" '
+		-v dsb="$(wc -c <"$OUT/big-$BIG-dom.hds" 2>/dev/null || echo 0)" -v sizes="$SIZES" -v out="$OUT" \
+		-v objs="$(awk -F '\t' '$1 == "heapdump stats" { print $2 }' "$OUT/results-$BIG.tsv.count" 2>/dev/null)" '
 	function load(f, p,   l, a) {
 		while ((getline l < f) > 0) {
 			split(l, a, "\t")
@@ -393,6 +394,9 @@ if want scan; then
 	}
 	function line(what, val, goal, ok) {
 		printf "  %-48s %14s  %-12s %s\n", what, val, goal, ok ? "met" : "NOT met" }
+	# the store targets are set on 4 M objects: a time scaled to that
+	# from the objects of this dump (the queries are linear in them)
+	function at4m(t) { return objs > 0 ? t * 4e6 / objs : t }
 	BEGIN {
 		load(bigf, "b"); load(peerf, "p")
 		s = W["b", "heapdump stats"]; w = W["b", "wc -l"]
@@ -428,17 +432,18 @@ if want scan; then
 		if (sb > 0)
 			line("store / dump", sprintf("%.1f%%", 100 * sb / bigb), "<= 20%", sb / bigb <= 0.2)
 		if (W["b", "heapdump stats STORE"] != "") {
-			line("stats STORE (wall)", W["b", "heapdump stats STORE"] " s", "<= 0.05 s", W["b", "heapdump stats STORE"] <= 0.05)
+			t = at4m(W["b", "heapdump stats STORE"])
+			line("stats STORE (wall, scaled to 4 M objects)", sprintf("%.3f s", t), "<= 0.05 s", t <= 0.05)
 			line("stats STORE RSS / store", sprintf("%.0f%%", 100 * M["b", "heapdump stats STORE"] * 1e6 / sb), "<= 120%", M["b", "heapdump stats STORE"] * 1e6 / sb <= 1.2)
 		}
 		if (W["b", "heapdump top STORE (no stored tree)"] != "") {
-			t = W["b", "heapdump top STORE (no stored tree)"]
-			line("top STORE, no stored tree (wall)", t " s", "<= 1 s", t <= 1)
+			t = at4m(W["b", "heapdump top STORE (no stored tree)"])
+			line("top STORE, no stored tree (wall, at 4 M)", sprintf("%.2f s", t), "<= 1 s", t <= 1)
 			line("top STORE RSS / store", sprintf("%.0f%%", 100 * M["b", "heapdump top STORE (no stored tree)"] * 1e6 / sb), "<= 120%", M["b", "heapdump top STORE (no stored tree)"] * 1e6 / sb <= 1.2)
 		}
 		if (W["b", "heapdump top STORE (stored tree)"] != "" && dsb > 0) {
-			t = W["b", "heapdump top STORE (stored tree)"]
-			line("top STORE, stored tree (wall)", t " s", "<= 0.05 s", t <= 0.05)
+			t = at4m(W["b", "heapdump top STORE (stored tree)"])
+			line("top STORE, stored tree (wall, at 4 M)", sprintf("%.3f s", t), "<= 0.05 s", t <= 0.05)
 			line("top STORE (stored tree) RSS / store", sprintf("%.0f%%", 100 * M["b", "heapdump top STORE (stored tree)"] * 1e6 / dsb), "<= 120%", M["b", "heapdump top STORE (stored tree)"] * 1e6 / dsb <= 1.2)
 		}
 		g = W["b", "heapdump stats DUMP.gz"]; z = W["b", "zcat | wc -l"]; l = W["b", "libdeflate-gunzip -c | wc -l"]
