@@ -628,11 +628,35 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 	return HD_EINVAL;
 }
 
+/* The key of o in grouping g (k: HD_STATS_MAX_KEYS components): 0, 1
+ * when g does not count o (only IMEMOs are grouped by imemo type), or
+ * HD_ENOMEM. */
+static inline int group_key(hd_stats *st, const struct grouping *g,
+			    const struct obj *o, struct comp *k)
+{
+	unsigned j;
+	int skip = 0;
+
+	memset(k, 0, HD_STATS_MAX_KEYS * sizeof(*k));
+	for (j = 0; j < g->nkeys; j++) {
+		if (g->keys[j] == HD_KEY_IMEMO && o->type != HD_T_IMEMO)
+			skip = 1;
+		if (g->keys[j] == HD_KEY_CLASS && o->typed) {
+			/* make_comp()'s most common case, inline */
+			k[j].a = o->klass;
+			k[j].b = (uint64_t)CK_TYPED << 32 | (uint32_t)o->type;
+		} else if (make_comp(st, g->keys[j], o, &k[j])) {
+			return HD_ENOMEM;
+		}
+	}
+	return skip;
+}
+
 static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 		   int dumper)
 {
 	struct comp k[HD_STATS_MAX_KEYS];
-	unsigned i, j;
+	unsigned i;
 
 	if (dumper && !(st->opts.flags & HD_STATS_ALL)) {
 		st->t.excluded++;
@@ -652,7 +676,7 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 	}
 	for (i = 0; i < st->opts.ngroupings; i++) {
 		struct grouping *g = &st->g[i];
-		int skip = 0;
+		int skip;
 
 		if (g->by_type && o->type >= 0 && o->type < HD_T__COUNT &&
 		    (o->type != HD_T_UNKNOWN || !o->type_name.len)) {
@@ -671,20 +695,8 @@ static int add_obj(hd_stats *st, const struct obj *o, uint64_t nrefs,
 				return HD_ENOMEM;
 			continue;
 		}
-		memset(k, 0, sizeof(k));
-		for (j = 0; j < g->nkeys; j++) {
-			if (g->keys[j] == HD_KEY_IMEMO &&
-			    o->type != HD_T_IMEMO)
-				skip = 1; /* only IMEMOs are grouped by it */
-			if (g->keys[j] == HD_KEY_CLASS && o->typed) {
-				/* make_comp()'s most common case, inline */
-				k[j].a = o->klass;
-				k[j].b = (uint64_t)CK_TYPED << 32 |
-					 (uint32_t)o->type;
-			} else if (make_comp(st, g->keys[j], o, &k[j])) {
-				return HD_ENOMEM;
-			}
-		}
+		if ((skip = group_key(st, g, o, k)) < 0)
+			return HD_ENOMEM;
 		if (!skip && accumulate(g, k, 1, o->memsize, &st->t.saturated))
 			return HD_ENOMEM;
 	}
@@ -865,7 +877,7 @@ static int add_sums(hd_stats *st, const struct obj *o,
 		    const struct hd__ss_row *r)
 {
 	struct comp k[HD_STATS_MAX_KEYS];
-	unsigned i, j;
+	unsigned i;
 
 	st->t.saturated |= (uint32_t)r->saturated;
 	if (r->dumper && !(st->opts.flags & HD_STATS_ALL)) {
@@ -886,22 +898,10 @@ static int add_sums(hd_stats *st, const struct obj *o,
 	}
 	for (i = 0; i < st->opts.ngroupings; i++) {
 		struct grouping *g = &st->g[i];
-		int skip = 0;
+		int skip;
 
-		memset(k, 0, sizeof(k));
-		for (j = 0; j < g->nkeys; j++) {
-			if (g->keys[j] == HD_KEY_IMEMO &&
-			    o->type != HD_T_IMEMO)
-				skip = 1; /* only IMEMOs are grouped by it */
-			if (g->keys[j] == HD_KEY_CLASS && o->typed) {
-				/* make_comp()'s most common case, inline */
-				k[j].a = o->klass;
-				k[j].b = (uint64_t)CK_TYPED << 32 |
-					 (uint32_t)o->type;
-			} else if (make_comp(st, g->keys[j], o, &k[j])) {
-				return HD_ENOMEM;
-			}
-		}
+		if ((skip = group_key(st, g, o, k)) < 0)
+			return HD_ENOMEM;
 		if (!skip &&
 		    accumulate(g, k, r->count, r->memsize, &st->t.saturated))
 			return HD_ENOMEM;
