@@ -280,6 +280,9 @@ static int lt_visitable(const unsigned char *skip, uint32_t x, uint32_t N)
 	return x < N && !(skip && hd__bit(skip, x));
 }
 
+/* Targets whose data lt_enter asks for ahead. */
+#define LT_AHEAD 8
+
 /* Enters x (dfn ++n, parent p) and pushes it at depth sp. */
 static void lt_enter(struct hd__dom *d, struct lt *t,
 		     const struct hd__csr *succ, uint32_t x, uint32_t p,
@@ -290,12 +293,22 @@ static void lt_enter(struct hd__dom *d, struct lt *t,
 	d->dfn[x] = ++d->n;
 	d->vertex[d->n] = x;
 	t->ancestor[d->n] = p;
-	if (t->cut && hd__bit(t->cut, x))
-		a = 0;
-	else
+	if (t->cut && hd__bit(t->cut, x)) {
+		a = b = 0;
+	} else {
 		hd__csr_range(succ, x, &a, &b);
+	}
 	d->idom[sp] = x;
 	t->semi[sp] = a;
+	/* the search is a chain of cache misses (offsets, targets, dfn)
+	 * a vertex long: ask now for what the first targets will need */
+	for (b = b - a > LT_AHEAD ? a + LT_AHEAD : b; a < b; a++) {
+		x = hd__csr_at(succ, a);
+		if (x < d->N) {
+			HD__PREFETCH(d->dfn + x);
+			hd__csr_prefetch(succ, x);
+		}
+	}
 }
 
 /* Step 1: numbers the vertices reached from the roots, depth first,
