@@ -234,7 +234,8 @@ out:
 /*
  *  1. the DFS numbers the reached vertices from the virtual root (dfn 1,
  *     whose successors are the roots in order) and records each one's
- *     DFS-tree parent;
+ *     DFS-tree parent; then each one's predecessors are rewritten in
+ *     dfn numbers, in dfn order (lt_preds), for step 2 to read in turn;
  *  2. in decreasing dfn order, each vertex's semidominator is the least
  *     semi of EVAL(v) over its predecessors v; the vertex goes to its
  *     semidominator's bucket, is linked under its parent, and the
@@ -242,7 +243,10 @@ out:
  *     idom or a vertex with the same idom;
  *  3. in increasing dfn order the deferred idoms are resolved.
  *
- * Memory is five u32 per vertex and a bitmap: on a heap of millions of
+ * Memory is seven u32 per vertex, one per predecessor and a bitmap.
+ * The walks are bound by cache misses more than by instructions: each
+ * pass reads in order where it can, and its random reads are ones that
+ * do not wait for each other. On a heap of millions of
  * objects each array is megabytes, so the arrays serve twice where their
  * lives do not overlap. Vertices are linked in decreasing dfn order, so
  * "linked" is "dfn >= lo" and ancestor[] holds the DFS parent from the
