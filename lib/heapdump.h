@@ -461,8 +461,9 @@ HD_API int hd_store_build(hd_store **out, const char *dump_path,
  * symbolic link followed). Nothing is left under path on failure. The
  * file gets the read and write permission bits of the store's source
  * dump, 0600 when that is not a regular file. A store built with jobs
- * of 2 or more is written to a regular file by two threads (its blocks
- * reserved first: a full disk is HD_EIO); the bytes are the same.
+ * of 2 or more is written to a regular file while a second thread
+ * computes its stats summary (its blocks reserved first: a full disk is
+ * HD_EIO); the bytes are the same.
  * @return 0, HD_EIO, HD_ENOMEM
  */
 HD_API int hd_store_write(const hd_store *s, const char *path,

@@ -135,8 +135,8 @@ static void test_store_par__same_as_one_reader(void)
 }
 
 /* The sort on two threads (from hd__par_sort_min records: lowered to
- * every size here) and the store written through the mapped windows by
- * two threads: the bytes of one reader, for shuffled heaps with
+ * every size here) and the store written with pwrite while a second
+ * thread makes the summary: the bytes of one reader, for shuffled heaps with
  * duplicate addresses of 2 to 20000 records. */
 static void test_store_par__parallel_sort_and_write(void)
 {
@@ -348,8 +348,8 @@ static void test_store_par__alloc_failures(void)
 }
 
 /* Fails the Nth allocation of the build of a 3-thread store sorted on
- * two threads, then the Nth of its writing (mapped windows, the summary
- * on the second thread), for every N: HD_ENOMEM or one reader's store,
+ * two threads, then the Nth of its writing (the sections with pwrite,
+ * the summary on the second thread), for every N: HD_ENOMEM or one reader's store,
  * nothing left allocated, no temporary file left, and a failed write
  * leaves the file there before untouched. */
 static void test_store_par__alloc_failures_sort_write(void)
