@@ -471,7 +471,7 @@ struct hd__classtab {
 	size_t count, cap;
 	struct hd__map index;     /* address -> slot in v */
 	struct hd__intern *strs;  /* borrowed interner for names */
-	uint32_t recent[1024];    /* 1 + slot, by an unkeyed address hash */
+	uint32_t recent[1024];    /* a key cache (keycache.h) of slots */
 };
 
 HD_HIDDEN int hd__classtab_init(struct hd__classtab *ct,
