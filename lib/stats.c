@@ -462,15 +462,6 @@ struct obj {
 	int typed;
 };
 
-static unsigned log2_floor(uint64_t v)
-{
-	unsigned k = 0;
-
-	while (v >>= 1)
-		k++;
-	return k;
-}
-
 /* hd_record_length(), inline for hd_stats_add() */
 static inline int record_length(uint64_t *len, const hd_record *rec)
 {
@@ -510,7 +501,7 @@ size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
 	else if (len < 2)
 		n = snprintf(buf, size, "%llu", (unsigned long long)len);
 	else {
-		lo = (uint64_t)1 << log2_floor(len);
+		lo = (uint64_t)1 << hd__log2_floor(len);
 		n = snprintf(buf, size, "%llu-%llu", (unsigned long long)lo,
 			     (unsigned long long)(lo - 1 + lo));
 	}
@@ -628,9 +619,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		return 0;
 	case HD_KEY_LENGTH:
 		/* the bucket, named at finish: 0 "-", 1 "0", k + 2 2^k.. */
-		c->a = o->has_len ? (o->len ? 2 + (uint64_t)log2_floor(o->len) :
-					      1) :
-				    0;
+		c->a = o->has_len ? hd__length_bucket(o->len) : 0;
 		return 0;
 	}
 #undef nofile

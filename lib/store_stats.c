@@ -240,15 +240,6 @@ unsigned char *hd__store_dumper_bitmap(const hd_store *s, uint64_t *count,
 	return m;
 }
 
-static unsigned log2_floor(uint64_t v)
-{
-	unsigned k = 0;
-
-	while (v >>= 1)
-		k++;
-	return k;
-}
-
 /* The class name and dumper flag of node i depend on these integers. */
 static void class_key(uint64_t *k, const hd_store *s, uint32_t i,
 		      const unsigned char *sf, size_t nsf)
@@ -309,7 +300,7 @@ static int group_nodes(const hd_store *s, struct tab *t, const hd_node_id *ids,
 					   (sf[site] & SF_FILE)) << 10;
 		}
 		if ((what & HD__SG_LEN) && hd_store_length(&len, s, i))
-			k[0] |= (uint64_t)(len ? 2 + log2_floor(len) : 1) << 16;
+			k[0] |= (uint64_t)hd__length_bucket(len) << 16;
 		if (!last || memcmp(last->k, k, sizeof(k))) {
 			if (!(last = tab_get(t, k, i)))
 				goto out;
