@@ -234,6 +234,7 @@ int cli_render_dot(const char *dot, const char *fmt, const char *out_path,
 {
 	(void)dot;
 	(void)fmt;
+	(void)out_path;
 	(void)like;
 	(void)lim;
 	return cli_render_available("a drawing");

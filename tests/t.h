@@ -58,7 +58,7 @@ static char t_why_[512];
 	do {                                                            \
 		const char *a_ = (a), *b_ = (b);                        \
 		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                \
-			T_FAIL("%s is \"%s\", expected \"%s\"", #a,     \
+			T_FAIL("%s is \"%.200s\", expected \"%.200s\"", #a,    \
 			       a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
 			return;                                         \
 		}                                                       \

@@ -101,7 +101,7 @@ static const char fixture_dump[] =
 /* A scratch directory, removed by fx_cleanup(). */
 static char fx_dir[256];
 
-static const char *fx_path(const char *name)
+static inline const char *fx_path(const char *name)
 {
 	static char buf[4][512];
 	static int i;
@@ -135,7 +135,7 @@ static inline int fx_count_tmp(void)
 	return n;
 }
 
-static int fx_write(const char *path, const void *data, size_t n)
+static inline int fx_write(const char *path, const void *data, size_t n)
 {
 	FILE *f = fopen(path, "wb");
 	int ok;
@@ -146,7 +146,7 @@ static int fx_write(const char *path, const void *data, size_t n)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-static unsigned char *fx_read(const char *path, size_t *n)
+static inline unsigned char *fx_read(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
 	unsigned char *p;
@@ -167,7 +167,7 @@ static unsigned char *fx_read(const char *path, size_t *n)
 	return p;
 }
 
-static void fx_cleanup(void)
+static inline void fx_cleanup(void)
 {
 	char cmd[300];
 
@@ -182,7 +182,7 @@ static void fx_cleanup(void)
  * Reads everything a store offers, to be run on any store that opened:
  * it must neither crash nor read out of bounds. Returns a checksum.
  */
-static uint64_t fx_walk(const hd_store *s)
+static inline uint64_t fx_walk(const hd_store *s)
 {
 	hd_store_info in;
 	uint32_t i, n = hd_store_node_count(s), r;

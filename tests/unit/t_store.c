@@ -343,7 +343,7 @@ static void test_store__write_reopen(void)
 	/* a store written from an opened store is the same file */
 	T_RC(hd_store_write(o, fx_path("g.hds"), &err), 0);
 	{
-		size_t n1, n2;
+		size_t n1 = 0, n2 = 0;
 		unsigned char *a = fx_read(fx_path("f.hds"), &n1);
 		unsigned char *b = fx_read(fx_path("g.hds"), &n2);
 
