@@ -49,40 +49,64 @@ static int root_list(const hd_store *s, uint32_t **v, size_t *n,
 	return 0;
 }
 
-/* Moves the result to node ids and sums the retained sets bottom-up in
- * decreasing dfn order (an idom has a smaller dfn than what it
- * dominates), straight into the kept arrays: what the tree of millions
- * of nodes needs besides them is vertex[] and idom[] alone. */
-static int finish(const struct hd__dom *t, hd_domtree *d)
+/* Sums the retained sets bottom-up in decreasing dfn order (an idom
+ * has a smaller dfn than what it dominates) over arrays by dfn, which
+ * the tree's locality keeps near one another, then moves the result to
+ * node ids in node order: every pass writes in order and its random
+ * reads are independent of each other. t's vertex[] and idom[] go
+ * before the kept count and memsize arrays come, to keep the peak. */
+static int finish(struct hd__dom *t, hd_domtree *d)
 {
-	uint64_t rmem = 0;
-	uint32_t v, node, p;
+	uint64_t rmem = 0, *mem = NULL;
+	uint32_t *cnt = NULL, v, node, p, N = t->N;
+	size_t k = (size_t)t->n + 1;
+	int rc = HD_ENOMEM;
 
-	if (!HD_ALLOC(d->idom, (size_t)t->N + 1) ||
-	    !(d->count = hd__calloc((size_t)t->N + 1, sizeof(*d->count))) ||
-	    !(d->mem = hd__calloc((size_t)t->N + 1, sizeof(*d->mem))))
-		return HD_ENOMEM;
-	memset(d->idom, 0xff, ((size_t)t->N + 1) * sizeof(*d->idom));
-	for (v = 2; v <= t->n; v++) {
-		node = t->vertex[v];
-		d->count[node] = 1;
-		d->mem[node] = hd_store_memsize(d->s, node);
-	}
+	if (!HD_ALLOC(cnt, k) || !HD_ALLOC(mem, k) ||
+	    !HD_ALLOC(d->idom, (size_t)N + 1))
+		goto out;
+	for (node = 0; node < N; node++)
+		if ((v = t->dfn[node])) {
+			cnt[v] = 1;
+			mem[v] = hd_store_memsize(d->s, node);
+		}
 	for (v = t->n; v >= 2; v--) {
-		node = t->vertex[v];
-		if (t->idom[v] <= 1) { /* the virtual root */
-			d->idom[node] = HD_DOM_ROOT;
-			hd__sat_add(&rmem, d->mem[node]);
+		p = t->idom[v];
+		if (p <= 1) { /* the virtual root */
+			hd__sat_add(&rmem, mem[v]);
 			continue;
 		}
-		p = t->vertex[t->idom[v]];
-		d->idom[node] = p;
-		d->count[p] += d->count[node];
-		hd__sat_add(&d->mem[p], d->mem[node]);
+		cnt[p] += cnt[v];
+		hd__sat_add(&mem[p], mem[v]);
 	}
+	for (node = 0; node < N; node++) {
+		v = t->dfn[node];
+		p = v ? t->idom[v] : 0;
+		d->idom[node] = !v ? HD_NODE_NONE :
+			     p <= 1 ? HD_DOM_ROOT :
+				      t->vertex[p];
+	}
+	d->idom[N] = HD_NODE_NONE;
+	HD_FREE(t->vertex, (size_t)N + 2);
+	HD_FREE(t->idom, (size_t)N + 2);
+	t->vertex = t->idom = NULL;
+	if (!HD_ALLOC(d->count, (size_t)N + 1) ||
+	    !HD_ALLOC(d->mem, (size_t)N + 1))
+		goto out;
+	for (node = 0; node < N; node++) {
+		v = t->dfn[node];
+		d->count[node] = v ? cnt[v] : 0;
+		d->mem[node] = v ? mem[v] : 0;
+	}
+	d->count[N] = 0;
+	d->mem[N] = 0;
 	d->reached = t->n - 1;
 	d->reached_mem = rmem;
-	return 0;
+	rc = 0;
+out:
+	HD_FREE(cnt, k);
+	HD_FREE(mem, k);
+	return rc;
 }
 
 static int compute(hd_domtree *d, hd_error *err)
@@ -105,9 +129,6 @@ static int compute(hd_domtree *d, hd_error *err)
 	if (root_list(d->s, &roots, &nroots, &rcap) ||
 	    hd__dominators(&t, &succ, &pred, weak, skip, roots, nroots))
 		goto out;
-	/* the vertex -> dfn map is done with: out before the kept arrays */
-	HD_FREE(t.dfn, (size_t)t.N + 1);
-	t.dfn = NULL;
 	rc = finish(&t, d);
 out:
 	hd__bitmap_free(weak, N);

@@ -234,7 +234,8 @@ out:
 /*
  *  1. the DFS numbers the reached vertices from the virtual root (dfn 1,
  *     whose successors are the roots in order) and records each one's
- *     DFS-tree parent;
+ *     DFS-tree parent; then each one's predecessors are rewritten in
+ *     dfn numbers, in dfn order (lt_preds), for step 2 to read in turn;
  *  2. in decreasing dfn order, each vertex's semidominator is the least
  *     semi of EVAL(v) over its predecessors v; the vertex goes to its
  *     semidominator's bucket, is linked under its parent, and the
@@ -242,7 +243,10 @@ out:
  *     idom or a vertex with the same idom;
  *  3. in increasing dfn order the deferred idoms are resolved.
  *
- * Memory is five u32 per vertex and a bitmap: on a heap of millions of
+ * Memory is seven u32 per vertex, one per predecessor and a bitmap.
+ * The walks are bound by cache misses more than by instructions: each
+ * pass reads in order where it can, and its random reads are ones that
+ * do not wait for each other. On a heap of millions of
  * objects each array is megabytes, so the arrays serve twice where their
  * lives do not overlap. Vertices are linked in decreasing dfn order, so
  * "linked" is "dfn >= lo" and ancestor[] holds the DFS parent from the
@@ -255,8 +259,10 @@ out:
 struct lt {
 	const struct hd__csr *pred;
 	const unsigned char *cut;
-	unsigned char *isroot;     /* bitmap: a successor of the root */
+	unsigned char *isroot;     /* bitmap by dfn: a successor of the root */
 	uint32_t *ancestor, *semi, *label;
+	uint32_t *poff, *padj;     /* predecessors by dfn (lt_preds) */
+	size_t nadj;
 	uint32_t lo;               /* vertices >= lo are linked */
 	uint32_t *stack;           /* compress's, grown as needed */
 	size_t sp_cap;
@@ -267,14 +273,19 @@ static void lt_free(struct lt *t, size_t k, uint32_t N)
 	HD_FREE(t->ancestor, k);
 	HD_FREE(t->semi, k);
 	HD_FREE(t->label, k);
+	HD_FREE(t->poff, k + 1);
+	HD_FREE(t->padj, t->nadj);
 	HD_FREE(t->stack, t->sp_cap);
-	hd__bitmap_free(t->isroot, N);
+	hd__bitmap_free(t->isroot, N + 1);
 }
 
 static int lt_visitable(const unsigned char *skip, uint32_t x, uint32_t N)
 {
 	return x < N && !(skip && hd__bit(skip, x));
 }
+
+/* Targets whose data lt_enter asks for ahead. */
+#define LT_AHEAD 8
 
 /* Enters x (dfn ++n, parent p) and pushes it at depth sp. */
 static void lt_enter(struct hd__dom *d, struct lt *t,
@@ -286,12 +297,22 @@ static void lt_enter(struct hd__dom *d, struct lt *t,
 	d->dfn[x] = ++d->n;
 	d->vertex[d->n] = x;
 	t->ancestor[d->n] = p;
-	if (t->cut && hd__bit(t->cut, x))
-		a = 0;
-	else
+	if (t->cut && hd__bit(t->cut, x)) {
+		a = b = 0;
+	} else {
 		hd__csr_range(succ, x, &a, &b);
+	}
 	d->idom[sp] = x;
 	t->semi[sp] = a;
+	/* the search is a chain of cache misses (offsets, targets, dfn)
+	 * a vertex long: ask now for what the first targets will need */
+	for (b = b - a > LT_AHEAD ? a + LT_AHEAD : b; a < b; a++) {
+		x = hd__csr_at(succ, a);
+		if (x < d->N) {
+			HD__PREFETCH(d->dfn + x);
+			hd__csr_prefetch(succ, x);
+		}
+	}
 }
 
 /* Step 1: numbers the vertices reached from the roots, depth first,
@@ -310,10 +331,12 @@ static void lt_number(struct hd__dom *d, struct lt *t,
 		x = roots[i];
 		if (!lt_visitable(skip, x, d->N))
 			continue;
-		hd__bit_set(t->isroot, x);
-		if (d->dfn[x])
+		if (d->dfn[x]) {
+			hd__bit_set(t->isroot, d->dfn[x]);
 			continue;
+		}
 		lt_enter(d, t, succ, x, 1, 0);
+		hd__bit_set(t->isroot, d->dfn[x]);
 		sp = 1;
 		while (sp) {
 			u = stk[sp - 1];
@@ -340,6 +363,51 @@ static void lt_number(struct hd__dom *d, struct lt *t,
 	/* the stack's leftovers out: every idom[] read stays in [0, n] */
 	d->idom[0] = d->idom[1] = 0;
 	d->vertex[0] = d->N;
+}
+
+/*
+ * Step 1b: the predecessors of every reached vertex rewritten in dfn
+ * numbers, vertex w's in padj[poff[w] .. poff[w + 1]) and the runs in
+ * dfn order, so that step 2 reads them front to back instead of
+ * looking up each predecessor's dfn at random. Two passes in vertex
+ * order (each vertex's run length, then its run), whose random reads
+ * (dfn[] of a predecessor) are independent of each other; a
+ * predecessor unreached, cut or out of range is written as 0.
+ */
+static int lt_preds(struct hd__dom *d, struct lt *t)
+{
+	const struct hd__csr *pred = t->pred;
+	uint32_t *poff = t->poff, *padj, N = d->N, y, w, a, b, k, r, o;
+	uint64_t tot = 0;
+
+	memset(poff, 0, ((size_t)d->n + 2) * sizeof(*poff));
+	for (y = 0; y < N; y++)
+		if ((w = d->dfn[y])) {
+			hd__csr_range(pred, y, &a, &b);
+			poff[w + 1] = b - a;
+		}
+	for (w = 2; w <= d->n; w++) {
+		tot += poff[w + 1];
+		if (tot > UINT32_MAX)
+			return HD_ELIMIT;
+		poff[w + 1] = (uint32_t)tot;
+	}
+	t->nadj = tot ? (size_t)tot : 1;
+	if (!HD_ALLOC(t->padj, t->nadj))
+		return HD_ENOMEM;
+	padj = t->padj;
+	for (y = 0; y < N; y++)
+		if ((w = d->dfn[y])) {
+			hd__csr_range(pred, y, &a, &b);
+			o = poff[w];
+			for (k = a; k < b; k++) {
+				r = hd__csr_at(pred, k);
+				padj[o++] = r < N && !(t->cut && hd__bit(t->cut, r)) ?
+						    d->dfn[r] :
+						    0;
+			}
+		}
+	return 0;
 }
 
 /* Path compression, iterative: the chain up to the tree's top is
@@ -380,8 +448,8 @@ static int eval(struct lt *t, uint32_t v, uint32_t *u)
 /* Steps 2 and 3. */
 static int lt_semi(struct hd__dom *d, struct lt *t)
 {
-	uint32_t *semi = t->semi, *idom = d->idom;
-	uint32_t i, w, p, v, u, node, r, a, b, k, sw, su, nx;
+	uint32_t *semi = t->semi, *idom = d->idom, *padj = t->padj;
+	uint32_t i, w, p, v, u, b, k, sw, su, nx;
 
 	for (i = 1; i <= d->n; i++) {
 		t->label[i] = i;
@@ -389,14 +457,10 @@ static int lt_semi(struct hd__dom *d, struct lt *t)
 	}
 	t->lo = d->n + 1;
 	for (w = d->n; w >= 2; w--) {
-		node = d->vertex[w];
 		p = t->ancestor[w]; /* unlinked: its DFS parent */
-		sw = hd__bit(t->isroot, node) ? 1 : w; /* 1: the root */
-		hd__csr_range(t->pred, node, &a, &b);
-		for (k = a; k < b; k++) {
-			r = hd__csr_at(t->pred, k);
-			if (r >= d->N || !(v = d->dfn[r]) ||
-			    (t->cut && hd__bit(t->cut, r)))
+		sw = hd__bit(t->isroot, w) ? 1 : w; /* 1: the root */
+		for (k = t->poff[w], b = t->poff[w + 1]; k < b; k++) {
+			if (!(v = padj[k]))
 				continue;
 			/* an unlinked v is its own EVAL and semi */
 			su = v;
@@ -449,12 +513,12 @@ int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
 	if (!(d->dfn = hd__calloc((size_t)d->N + 1, sizeof(*d->dfn))) ||
 	    !HD_ALLOC(d->vertex, k) || !HD_ALLOC(d->idom, k) ||
 	    !HD_ALLOC(t.ancestor, k) || !HD_ALLOC(t.semi, k) ||
-	    !(t.isroot = hd__bitmap_new(d->N)))
+	    !(t.isroot = hd__bitmap_new(d->N + 1)))
 		goto out;
 	lt_number(d, &t, succ, skip, roots, nroots);
-	if (!HD_ALLOC(t.label, k) || lt_semi(d, &t))
+	if (!HD_ALLOC(t.poff, k + 1) || !HD_ALLOC(t.label, k) ||
+	    (rc = lt_preds(d, &t)) || (rc = lt_semi(d, &t)))
 		goto out;
-	rc = 0;
 out:
 	lt_free(&t, k, d->N);
 	if (rc)

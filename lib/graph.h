@@ -28,6 +28,19 @@ struct hd__csr {
 	uint64_t e;                  /* targets */
 };
 
+#if defined(__GNUC__)
+#define HD__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HD__PREFETCH(p) ((void)(p))
+#endif
+
+/* Asks for the cache line of v's offsets, to read them later. */
+static inline void hd__csr_prefetch(const struct hd__csr *g, uint32_t v)
+{
+	HD__PREFETCH(g->off ? (const void *)(g->off + v) :
+			      (const void *)(g->off_le + (size_t)v * 4));
+}
+
 /* The targets of v as [*a, *b) in adj; an empty range for a damaged
  * offset of a borrowed image. */
 static inline void hd__csr_range(const struct hd__csr *g, uint32_t v,

@@ -2,8 +2,11 @@
  * t_graph.c - the graph layer (lib/graph.c): CSR from edges and its
  * reverse, the DFS's event order, Tarjan's components on a cycle and on
  * a 300,000-long chain, Lengauer-Tarjan dominators on the classic
- * examples and against Cooper-Harvey-Kennedy's iterative algorithm (the
- * one interface.c used before the graph layer) on random graphs.
+ * examples, against Cooper-Harvey-Kennedy's iterative algorithm (the
+ * one interface.c used before the graph layer) on random graphs, against
+ * dominator sets by plain dataflow on random graphs with cut, skipped
+ * and damaged vertices (with the DFS numbering), and on a 300,000-long
+ * ladder.
  */
 #include "t.h"
 #include "graph.h"
@@ -370,6 +373,267 @@ static void test_graph__lt_vs_chk(void)
 	}
 }
 
+/* ---- the reference: dominator sets by iterative dataflow ---- */
+
+/*
+ * Graphs of at most 63 vertices plus the virtual root (bit 63): Dom(root)
+ * = {root}, Dom(v) = {v} + the intersection of Dom(p) over v's reached
+ * predecessors p whose references count (not cut), the root among them
+ * for a vertex of roots[]; iterated to the fixed point from "everything".
+ * idom(v) is v's strict dominator with the most dominators itself. Out
+ * of range targets and skipped vertices are not there. Obviously right
+ * and quadratic: small graphs only.
+ */
+#define DF_MAX 63
+
+static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
+		     size_t ne, const uint32_t *roots, size_t nr,
+		     const unsigned char *cut, const unsigned char *skip,
+		     uint32_t *out)
+{
+	uint64_t dom[DF_MAX], all = 0, reach = 0, nd, best;
+	const uint64_t R = 1ull << DF_MAX;
+	uint32_t v, d;
+	size_t i;
+	int changed;
+
+#define DF_OK(x) ((x) < n && !(skip && hd__bit(skip, (x))))
+#define DF_CUT(x) (cut && hd__bit(cut, (x)))
+	/* reached: from the roots, along edges of vertices not cut */
+	for (i = 0; i < nr; i++)
+		if (DF_OK(roots[i]))
+			reach |= 1ull << roots[i];
+	do {
+		changed = 0;
+		for (i = 0; i < ne; i++)
+			if (reach >> from[i] & 1 && !DF_CUT(from[i]) &&
+			    DF_OK(to[i]) && !(reach >> to[i] & 1)) {
+				reach |= 1ull << to[i];
+				changed = 1;
+			}
+	} while (changed);
+	all = reach | R;
+	for (v = 0; v < n; v++)
+		dom[v] = all;
+	do {
+		changed = 0;
+		for (v = 0; v < n; v++) {
+			if (!(reach >> v & 1))
+				continue;
+			nd = all;
+			for (i = 0; i < nr; i++)
+				if (roots[i] == v)
+					nd = R; /* Dom(root) = {root} */
+			for (i = 0; i < ne; i++)
+				if (to[i] == v && from[i] < n &&
+				    reach >> from[i] & 1 && !DF_CUT(from[i]))
+					nd &= dom[from[i]];
+			nd |= 1ull << v;
+			if (nd != dom[v]) {
+				dom[v] = nd;
+				changed = 1;
+			}
+		}
+	} while (changed);
+	for (v = 0; v < n; v++) {
+		out[v] = HD__NONE;
+		if (!(reach >> v & 1))
+			continue;
+		out[v] = n; /* the root, unless a vertex is nearer */
+		best = R;
+		for (d = 0; d < n; d++)
+			if (d != v && dom[v] >> d & 1 &&
+			    (dom[d] & ~best) && (dom[d] & best) == best) {
+				best = dom[d];
+				out[v] = d;
+			}
+	}
+#undef DF_OK
+#undef DF_CUT
+}
+
+/* An owned CSR whose targets may be out of range (a damaged store's):
+ * from[i] < n, to[i] anything; each vertex's targets in edge order. */
+static void raw_csr(struct hd__csr *g, uint32_t n, const uint32_t *from,
+		    const uint32_t *to, size_t ne)
+{
+	size_t i;
+	uint32_t v;
+
+	memset(g, 0, sizeof(*g));
+	g->n = n;
+	g->off = calloc(n + 1, 4);
+	g->adj = malloc((ne + 1) * 4);
+	g->acap = ne + 1;
+	g->e = ne;
+	if (!g->off || !g->adj)
+		abort();
+	for (i = 0; i < ne; i++)
+		g->off[from[i] + 1]++;
+	for (v = 0; v < n; v++)
+		g->off[v + 1] += g->off[v];
+	{
+		uint32_t *cur = malloc((n + 1) * 4);
+
+		memcpy(cur, g->off, (n + 1) * 4);
+		for (i = 0; i < ne; i++)
+			g->adj[cur[from[i]]++] = to[i];
+		free(cur);
+	}
+}
+
+static void raw_free(struct hd__csr *g)
+{
+	free(g->off);
+	free(g->adj);
+	memset(g, 0, sizeof(*g));
+}
+
+/*
+ * hd__dominators against df_idoms on random graphs: unreached vertices,
+ * self loops, multi-edges, several (and repeated, and skipped) roots,
+ * cut and skipped vertices, out-of-range targets and referrers, and
+ * chain-like graphs. Also the numbering: dfn is the preorder of
+ * hd__dfs from the roots in order (same cut and skip), vertex[] its
+ * inverse, idom[w] < w.
+ */
+static void test_graph__dom_vs_dataflow(void)
+{
+	uint32_t from[320], to[320], pf[330], pt[330], roots[8];
+	uint32_t want[DF_MAX], got[DF_MAX], pre[DF_MAX + 1];
+	unsigned char cut[8], skip[8];
+	struct hd__csr g, r;
+	struct hd__dom d;
+	struct hd__dfs s;
+	int round, ev, bad = 0;
+
+	for (round = 0; round < 20000 && !bad; round++) {
+		uint32_t n = 1 + rnd(DF_MAX), ne = rnd(300), nr = 1 + rnd(8);
+		uint32_t i, np = 0, npre = 0, u, x, v, shape = rnd(4);
+		int withcut = rnd(3) == 0, withskip = rnd(3) == 0;
+
+		if (shape == 0 && n > 1) { /* a chain, a few more edges */
+			ne = n - 1 + rnd(4);
+			for (i = 0; i < n - 1; i++) {
+				from[i] = i;
+				to[i] = i + 1;
+			}
+			for (; i < ne; i++) {
+				from[i] = rnd(n);
+				to[i] = rnd(n);
+			}
+		} else {
+			for (i = 0; i < ne; i++) {
+				from[i] = rnd(n);
+				/* sometimes a self loop, now and then damaged */
+				to[i] = rnd(8) == 0 ? from[i] :
+					rnd(40) == 0 ? n + rnd(3) :
+						       rnd(n);
+			}
+		}
+		for (i = 0; i < nr; i++)
+			roots[i] = rnd(12) == 0 ? n + rnd(2) : rnd(n);
+		memset(cut, 0, sizeof(cut));
+		memset(skip, 0, sizeof(skip));
+		for (v = 0; v < n; v++) {
+			if (withcut && rnd(6) == 0)
+				hd__bit_set(cut, v);
+			if (withskip && rnd(8) == 0)
+				hd__bit_set(skip, v);
+		}
+		raw_csr(&g, n, from, to, ne);
+		/* the referrers: the reverse, plus a damaged source or two */
+		for (i = 0; i < ne; i++)
+			if (to[i] < n) {
+				pf[np] = to[i];
+				pt[np++] = from[i];
+			}
+		for (i = rnd(3); i > 0; i--) {
+			pf[np] = rnd(n);
+			pt[np++] = n + rnd(5);
+		}
+		raw_csr(&r, n, pf, pt, np);
+		df_idoms(n, from, to, ne, roots, nr, withcut ? cut : NULL,
+			 withskip ? skip : NULL, want);
+		T_RC(hd__dominators(&d, &g, &r, withcut ? cut : NULL,
+				    withskip ? skip : NULL, roots, nr), 0);
+		idoms(&d, got);
+		for (v = 0; v < n && !bad; v++)
+			if (got[v] != want[v]) {
+				T_FAIL("round %d (n %u, %u edges, %u roots%s%s): "
+				       "idom(%u) = %u, dataflow says %u",
+				       round, n, ne, nr, withcut ? ", cut" : "",
+				       withskip ? ", skip" : "", v, got[v],
+				       want[v]);
+				bad = 1;
+			}
+		/* the numbering: hd__dfs's preorder */
+		T_RC(hd__dfs_init(&s, &g, withcut ? cut : NULL,
+				  withskip ? skip : NULL), 0);
+		for (i = 0; i < nr; i++) {
+			if (!hd__dfs_start(&s, roots[i]))
+				continue;
+			while ((ev = hd__dfs_step(&s, &u, &x)) != HD__DFS_DONE)
+				if (ev == HD__DFS_ENTER)
+					pre[npre++] = x;
+		}
+		hd__dfs_free(&s);
+		if (!bad && d.n != npre + 1) {
+			T_FAIL("round %d: %u numbered, the DFS enters %u",
+			       round, d.n - 1, npre);
+			bad = 1;
+		}
+		for (i = 0; i < npre && !bad; i++)
+			if (d.dfn[pre[i]] != i + 2 || d.vertex[i + 2] != pre[i] ||
+			    d.idom[i + 2] >= i + 2) {
+				T_FAIL("round %d: vertex %u is dfn %u, "
+				       "preorder %u", round, pre[i],
+				       d.dfn[pre[i]], i + 2);
+				bad = 1;
+			}
+		hd__dom_free(&d);
+		raw_free(&g);
+		raw_free(&r);
+	}
+	T_EQ(bad, 0);
+}
+
+/* A 300,000-long ladder (i -> i + 1 and i -> i + 2): every vertex but
+ * the first is dominated by the first alone, each semidominator found
+ * through a long EVAL path. Quadratic code would not finish. */
+static void test_graph__dom_ladder(void)
+{
+	uint32_t *a = malloc(2 * CHAIN * 4), *b = malloc(2 * CHAIN * 4);
+	uint32_t i, ne = 0, root = 0, bad = 0;
+	struct hd__csr g, r;
+	struct hd__dom d;
+
+	T_ASSERT(a && b);
+	for (i = 0; i + 1 < CHAIN; i++) {
+		a[ne] = i;
+		b[ne++] = i + 1;
+		if (i + 2 < CHAIN) {
+			a[ne] = i;
+			b[ne++] = i + 2;
+		}
+	}
+	T_RC(hd__csr_from_edges(&g, CHAIN, a, b, ne), 0);
+	T_RC(hd__csr_reverse(&r, &g), 0);
+	T_RC(hd__dominators(&d, &g, &r, NULL, NULL, &root, 1), 0);
+	T_EQ(d.n, CHAIN + 1);
+	for (i = 1; i < CHAIN; i++)
+		if (d.vertex[d.idom[d.dfn[i]]] != 0 ||
+		    d.dfn[i] != i + 2)
+			bad++;
+	T_EQ(bad, 0);
+	T_EQ(d.idom[d.dfn[0]], 1);
+	hd__dom_free(&d);
+	hd__csr_free(&g);
+	hd__csr_free(&r);
+	free(a);
+	free(b);
+}
+
 static void test_graph__vector_bitmap(void)
 {
 	uint32_t *v = NULL;
@@ -400,6 +664,8 @@ static const struct t_case cases[] = {
 	T_CASE(graph__chain),
 	T_CASE(graph__dominators_classic),
 	T_CASE(graph__lt_vs_chk),
+	T_CASE(graph__dom_vs_dataflow),
+	T_CASE(graph__dom_ladder),
 	T_CASE(graph__vector_bitmap),
 };
 
