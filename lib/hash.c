@@ -19,10 +19,11 @@
  * for an address, which the benchmark does not see (the tables are a
  * small part of reading a dump).
  *
- * stats.c and names.c put a small cache of recent keys, indexed by an
- * unkeyed multiply, in front of their tables; every hit is checked
- * against the key and every miss goes to the keyed table, so a crafted
- * dump can only make the cache miss, never the table degrade.
+ * stats.c, names.c, store_stats.c and store_build.c put a small cache
+ * of recent keys (keycache.h), indexed by an unkeyed multiply, in front
+ * of their tables; every hit is checked against the key and every miss
+ * goes to the keyed table, so a crafted dump can only make the cache
+ * miss, never the table degrade.
  *
  * If getrandom fails (an old kernel, a seccomp filter), the key comes
  * from /dev/urandom, and if that fails too from the clock, the pid and

@@ -170,6 +170,23 @@ static inline int hd__sat_add(uint64_t *a, uint64_t b)
 	return 0;
 }
 
+/* The largest k with 2^k <= v (0 for 0 and 1). */
+static inline unsigned hd__log2_floor(uint64_t v)
+{
+	unsigned k = 0;
+
+	while (v >>= 1)
+		k++;
+	return k;
+}
+
+/* The --by length bucket of a length: 1 for 0, k + 2 for 2^k to
+ * 2^(k+1) - 1 (0 is no length), from a dump as from a store. */
+static inline unsigned hd__length_bucket(uint64_t len)
+{
+	return len ? 2 + hd__log2_floor(len) : 1;
+}
+
 /* ---- hashing ---- */
 
 static inline uint64_t hd__mix64(uint64_t x)
@@ -471,7 +488,7 @@ struct hd__classtab {
 	size_t count, cap;
 	struct hd__map index;     /* address -> slot in v */
 	struct hd__intern *strs;  /* borrowed interner for names */
-	uint32_t recent[1024];    /* 1 + slot, by an unkeyed address hash */
+	uint32_t recent[1024];    /* a key cache (keycache.h) of slots */
 };
 
 HD_HIDDEN int hd__classtab_init(struct hd__classtab *ct,

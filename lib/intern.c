@@ -6,7 +6,7 @@
  * names, paths and method names come from the dump. Ids follow the
  * order of first insertion, never the slots.
  */
-#include "hd_int.h"
+#include "keycache.h"
 
 #include <ctype.h>
 
@@ -186,4 +186,17 @@ int hd__intern_field(struct hd__intern *t, hd_str s, uint32_t *id_out)
 	if (s.len && memchr(s.ptr, '\\', s.len) && json_body(s.ptr, s.len))
 		return hd__intern_json(t, s, id_out);
 	return hd__intern_put(t, s.len ? s.ptr : "", s.len, id_out);
+}
+
+int hd__intern_cached_miss(struct hd__strcache *c, struct hd__intern *t,
+			   hd_str s, int json, uint32_t *id_out)
+{
+	int rc = json ? hd__intern_json(t, s, id_out) :
+			hd__intern_field(t, s, id_out);
+
+	if (!rc && s.len && !memchr(s.ptr, '\\', s.len)) {
+		hd__kc_put(c->kc, hd__kc_str_slot(s), *id_out);
+		c->last = *id_out + 1;
+	}
+	return rc;
 }

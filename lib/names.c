@@ -28,8 +28,10 @@
  * Every walk is bounded and marks what it visits, so hostile cycles (a
  * class that is its own superclass, a loop of singletons) end.
  */
-#include "hd_int.h"
+#include "keycache.h"
 #include "store_format.h"
+
+#include <stddef.h>
 
 #include <stdio.h>
 
@@ -66,35 +68,43 @@ void hd__classtab_free(struct hd__classtab *ct)
 }
 
 /*
- * Most objects are instances of a few classes, so ct->recent remembers the
- * entry of each of the latest addresses, in the slot of a multiply-shift
- * of the address (no secret). A hit is checked against the entry's own
- * address; a miss goes to the keyed index as before, so addresses crafted
- * to collide in the cache cost one multiply and one comparison more each,
- * and the index, under SipHash's random key, keeps the worst case.
+ * Most objects are instances of a few classes, so ct->recent, a key
+ * cache (keycache.h), remembers the entry of each of the latest
+ * addresses, checked against the entry's own address: addresses crafted
+ * to collide in it cost one multiply and one comparison more each, and
+ * the index, under SipHash's random key, keeps the worst case.
  */
-#define NRECENT (sizeof(((struct hd__classtab *)0)->recent) / sizeof(uint32_t))
+#define RECENT_BITS 10 /* ct->recent has 1 << RECENT_BITS slots */
+typedef char recent_bits_ok[sizeof(((struct hd__classtab *)0)->recent) ==
+					    sizeof(uint32_t) << RECENT_BITS ?
+				    1 :
+				    -1];
 
-static size_t recent_of(uint64_t addr)
+/* Slot i of ct->recent, if it holds the entry of addr; else HD__NONE. */
+static inline uint32_t recent_find(const struct hd__classtab *ct, size_t i,
+				   uint64_t addr)
 {
-	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 54) & (NRECENT - 1);
+	return hd__kc_find(ct->recent, i, ct->v, ct->count, sizeof(*ct->v),
+			   offsetof(struct hd__class, address), &addr,
+			   sizeof(addr));
 }
 
 /* The entry for addr, created empty (type 0) if new; NULL on ENOMEM. */
 static struct hd__class *slot_for(struct hd__classtab *ct, uint64_t addr)
 {
 	struct hd__class *c;
-	uint32_t slot, *r = &ct->recent[recent_of(addr)];
+	size_t i = hd__kc_slot(addr, RECENT_BITS);
+	uint32_t slot = recent_find(ct, i, addr);
 	int found;
 
-	if (*r && *r <= ct->count && ct->v[*r - 1].address == addr)
-		return &ct->v[*r - 1];
+	if (slot != HD__NONE)
+		return &ct->v[slot];
 	if (ct->count >= UINT32_MAX - 1 ||
 	    hd__grow((void **)&ct->v, &ct->cap, ct->count + 1,
 		     sizeof(*ct->v)) ||
 	    hd__map_put(&ct->index, addr, (uint32_t)ct->count, &slot, &found))
 		return NULL;
-	*r = slot + 1;
+	hd__kc_put(ct->recent, i, slot);
 	if (found)
 		return &ct->v[slot];
 	c = &ct->v[ct->count++];
@@ -156,14 +166,13 @@ static int add_candidate(struct hd__classtab *ct, uint64_t klass,
  */
 static int settled(const struct hd__classtab *ct, uint64_t klass, int weak)
 {
-	uint32_t r = ct->recent[recent_of(klass)];
+	uint32_t r = recent_find(ct, hd__kc_slot(klass, RECENT_BITS), klass);
 	const struct hd__class *c;
 
-	if (!r || r > ct->count)
+	if (r == HD__NONE)
 		return 0;
-	c = &ct->v[r - 1];
-	return c->address == klass && c->attached &&
-	       (weak || !(c->flags & CF_WEAK));
+	c = &ct->v[r];
+	return c->attached && (weak || !(c->flags & CF_WEAK));
 }
 
 static int add_class(struct hd__classtab *ct, const hd_record *rec)

@@ -10,7 +10,10 @@
  * merges the groups whose strings coincide (two singleton classes of Foo
  * objects both count as Foo).
  */
+#include "keycache.h"
 #include "store_format.h"
+
+#include <stddef.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +49,8 @@ struct grouping {
 	struct group *slots;
 	size_t cap, count;
 	struct hd__hkey hkey;  /* keyed hash (hash.c): keys hold addresses */
-	/* a direct-mapped cache in front of the keyed table: 1 + a slot
-	 * index, found by an unkeyed hash of the key (recent_slot()) */
+	/* a key cache (keycache.h) of slots in front of the keyed table,
+	 * 1 << RECENT_BITS of them (recent_mix()) */
 	uint32_t *recent;
 	/* a grouping by type alone counts known types here, without a key
 	 * or a table, until finish or merge folds them in (fold_types()) */
@@ -73,11 +76,8 @@ struct hd_stats {
 	uint32_t sid_untraced, sid_none;
 	/* which record strings some grouping needs (HD_KEY_ bits) */
 	unsigned need;
-	/* consecutive objects often share their site: a one-entry cache */
-	const char *last_file;
-	size_t last_file_len;
-	uint32_t last_file_sid;
-	char last_buf[256];
+	/* strings' caches (keycache.h) of the files and type strings */
+	struct hd__strcache files, auxs;
 	/* hd__record_features_key()s whose features are in t.features, by
 	 * a hash of the key (0: none): most records reveal nothing new */
 	uint64_t feat_seen[1u << FEAT_BITS];
@@ -88,12 +88,6 @@ struct hd_stats {
 		uint32_t aux, sid;
 		int type, used;
 	} fixed[1u << FIXED_BITS];
-	/* aux_sid()'s cache: raw type strings and their ids (len 0: none) */
-	struct {
-		size_t len;
-		uint32_t sid;
-		char raw[44];
-	} aux[32];
 	/* the merge sort's scratch, made by finish: sorting cannot fail */
 	hd_stats_row *sort_tmp;
 	size_t sort_tmp_n;
@@ -210,23 +204,43 @@ static struct group *slot_for(const struct hd__hkey *hk, struct group *slots,
 
 /*
  * Most objects fall in a group seen a moment ago (String, Array, a few
- * hot classes), so accumulate() looks first in g->recent, indexed by a
- * multiply-mix of the key with no secret: a hit is verified against the
- * slot's own key, and a miss takes the keyed table as before. Keys
- * crafted to collide in the cache therefore only miss: one multiply and
- * one key comparison more an object, while the table itself, and so the
- * worst case, stays under SipHash's random key.
+ * hot classes), so accumulate() looks first in g->recent, a key cache
+ * (keycache.h) of the slots, indexed by a multiply-mix of the key with
+ * no secret: a hit is verified against the slot's own key, and a miss
+ * takes the keyed table as before. Keys crafted to collide in the cache
+ * therefore only miss: one multiply and one key comparison more an
+ * object, while the table itself, and so the worst case, stays under
+ * SipHash's random key.
  */
-static size_t recent_index(const struct comp *k, unsigned n)
+static uint64_t recent_mix(const struct comp *k, unsigned n)
 {
 	uint64_t h = 0;
 	unsigned i;
 
-	for (i = 0; i < n; i++) {
-		h = (h ^ k[i].a) * 0x9e3779b97f4a7c15ULL;
-		h = (h ^ k[i].b) * 0x9e3779b97f4a7c15ULL;
+	for (i = 0; i < n; i++)
+		h = hd__kc_mix(h, k[i].a) ^ k[i].b;
+	return h;
+}
+
+/* The slot g->recent's slot i holds if its key is k (n components, of
+ * 1 to HD_STATS_MAX_KEYS), else HD__NONE. */
+static inline uint32_t recent_find(const struct grouping *g, size_t i,
+				   const struct comp *k, unsigned n)
+{
+#define RECENT_FIND(n)                                                     \
+	hd__kc_find(g->recent, i, g->slots, g->cap, sizeof(*g->slots),     \
+		    offsetof(struct group, k), k, (n) * sizeof(*k))
+	switch (n) { /* constant sizes: the comparison inline */
+	case 1:
+		return RECENT_FIND(1);
+	case 2:
+		return RECENT_FIND(2);
+	case 3:
+		return RECENT_FIND(3);
+	default:
+		return RECENT_FIND(HD_STATS_MAX_KEYS);
 	}
-	return (size_t)(h >> (64 - RECENT_BITS));
+#undef RECENT_FIND
 }
 
 static int grow_groups(struct grouping *g)
@@ -245,7 +259,7 @@ static int grow_groups(struct grouping *g)
 	g->slots = ns;
 	g->cap = ncap;
 	if (g->recent) /* the slots moved */
-		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
+		hd__kc_clear(g->recent, RECENT_BITS);
 	return 0;
 }
 
@@ -262,9 +276,9 @@ uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated)
 	return a;
 }
 
-/* accumulate() past g->recent: r its entry for k, or NULL */
+/* accumulate() past g->recent: r its slot there for k */
 static int accumulate_slow(struct grouping *g, const struct comp *k,
-			   uint32_t *r, uint64_t count, uint64_t memsize,
+			   size_t r, uint64_t count, uint64_t memsize,
 			   uint32_t *sat)
 {
 	struct group *s;
@@ -272,8 +286,8 @@ static int accumulate_slow(struct grouping *g, const struct comp *k,
 	if ((g->count + 1) * 4 > g->cap * 3 && grow_groups(g))
 		return HD_ENOMEM;
 	s = slot_for(&g->hkey, g->slots, g->cap, k, g->nkeys);
-	if (r && (size_t)(s - g->slots) < UINT32_MAX)
-		*r = (uint32_t)(s - g->slots) + 1;
+	if (g->recent && (size_t)(s - g->slots) < UINT32_MAX)
+		hd__kc_put(g->recent, r, (uint32_t)(s - g->slots));
 	if (!s->used) {
 		s->used = 1;
 		memcpy(s->k, k, sizeof(s->k));
@@ -285,45 +299,41 @@ static int accumulate_slow(struct grouping *g, const struct comp *k,
 }
 
 /* accumulate() of one object for a grouping of one key, (a, b): the
- * index in g->recent is recent_index()'s */
-static inline int accumulate1(struct grouping *g, uint64_t a, uint64_t b,
+ * slot in g->recent is recent_mix()'s */
+HD__KC_INLINE int accumulate1(struct grouping *g, uint64_t a, uint64_t b,
 			      uint64_t memsize, uint32_t *sat)
 {
-	uint64_t h = ((a * 0x9e3779b97f4a7c15ULL) ^ b) * 0x9e3779b97f4a7c15ULL;
-	uint32_t *r = g->recent ? &g->recent[h >> (64 - RECENT_BITS)] : NULL;
+	size_t r = hd__kc_slot(hd__kc_mix(0, a) ^ b, RECENT_BITS);
 	struct comp k[HD_STATS_MAX_KEYS];
 	struct group *s;
+	uint32_t id;
 
-	if (r && *r) {
-		s = &g->slots[*r - 1];
-		if (s->k[0].a == a && s->k[0].b == b) {
-			s->count++;
-			sat_add(&s->memsize, memsize, sat);
-			return 0;
-		}
-	}
-	memset(k, 0, sizeof(k));
 	k[0].a = a;
 	k[0].b = b;
+	if (g->recent && (id = recent_find(g, r, k, 1)) != HD__NONE) {
+		s = &g->slots[id];
+		s->count++;
+		sat_add(&s->memsize, memsize, sat);
+		return 0;
+	}
+	memset(k + 1, 0, sizeof(k) - sizeof(k[0]));
 	return accumulate_slow(g, k, r, 1, memsize, sat);
 }
 
 /* Adds count objects of memsize bytes to the group of key k; a hit in
  * g->recent, the common case, inline. */
-static inline int accumulate(struct grouping *g, const struct comp *k,
+HD__KC_INLINE int accumulate(struct grouping *g, const struct comp *k,
 			     uint64_t count, uint64_t memsize, uint32_t *sat)
 {
+	size_t r = hd__kc_slot(recent_mix(k, g->nkeys), RECENT_BITS);
 	struct group *s;
-	uint32_t *r = NULL;
+	uint32_t id;
 
-	if (g->recent) {
-		r = &g->recent[recent_index(k, g->nkeys)];
-		if (*r && same_key(g->slots[*r - 1].k, k, g->nkeys)) {
-			s = &g->slots[*r - 1];
-			s->count += count;
-			sat_add(&s->memsize, memsize, sat);
-			return 0;
-		}
+	if (g->recent && (id = recent_find(g, r, k, g->nkeys)) != HD__NONE) {
+		s = &g->slots[id];
+		s->count += count;
+		sat_add(&s->memsize, memsize, sat);
+		return 0;
 	}
 	return accumulate_slow(g, k, r, count, memsize, sat);
 }
@@ -452,15 +462,6 @@ struct obj {
 	int typed;
 };
 
-static unsigned log2_floor(uint64_t v)
-{
-	unsigned k = 0;
-
-	while (v >>= 1)
-		k++;
-	return k;
-}
-
 /* hd_record_length(), inline for hd_stats_add() */
 static inline int record_length(uint64_t *len, const hd_record *rec)
 {
@@ -500,7 +501,7 @@ size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
 	else if (len < 2)
 		n = snprintf(buf, size, "%llu", (unsigned long long)len);
 	else {
-		lo = (uint64_t)1 << log2_floor(len);
+		lo = (uint64_t)1 << hd__log2_floor(len);
 		n = snprintf(buf, size, "%llu-%llu", (unsigned long long)lo,
 			     (unsigned long long)(lo - 1 + lo));
 	}
@@ -517,10 +518,9 @@ size_t hd_length_bucket(char *buf, size_t size, int known, uint64_t len)
  */
 static int fixed_name(hd_stats *st, const struct obj *o, uint32_t *sid)
 {
-	uint64_t h = ((o->klass ^ o->aux_sid) * 0x9e3779b97f4a7c15ULL ^
-		      (uint64_t)(unsigned)o->type) *
-		     0x9e3779b97f4a7c15ULL;
-	size_t i = (size_t)(h >> (64 - FIXED_BITS));
+	size_t i = hd__kc_slot(hd__kc_mix(o->klass, o->aux_sid) ^
+				       (uint64_t)(unsigned)o->type,
+			       FIXED_BITS);
 	hd_str aux = { NULL, 0 };
 
 	if (st->fixed[i].used && st->fixed[i].klass == o->klass &&
@@ -619,9 +619,7 @@ static int make_comp(hd_stats *st, int key, const struct obj *o,
 		return 0;
 	case HD_KEY_LENGTH:
 		/* the bucket, named at finish: 0 "-", 1 "0", k + 2 2^k.. */
-		c->a = o->has_len ? (o->len ? 2 + (uint64_t)log2_floor(o->len) :
-					      1) :
-				    0;
+		c->a = o->has_len ? hd__length_bucket(o->len) : 0;
 		return 0;
 	}
 #undef nofile
@@ -711,50 +709,15 @@ static int intern_opt(hd_stats *st, hd_str s, int present, uint32_t *id)
 	return hd__intern_json(&st->strs, s, id);
 }
 
-/*
- * intern_opt() of an IMEMO's, NODE's or DATA's type string, through
- * st->aux, a direct-mapped cache of the raw (undecoded) strings of a few
- * types: a hit is a string equal byte for byte to the entry's, so it has
- * the entry's id; crafted strings that collide there only miss.
- */
-static int aux_sid(hd_stats *st, hd_str s, int present, uint32_t *id)
+/* intern_opt() of an IMEMO's, NODE's or DATA's type string, or of a
+ * file (as the store interns it), through the strings' cache c. */
+HD__KC_INLINE int cached_sid(hd_stats *st, struct hd__strcache *c, hd_str s,
+		      int present, int json, uint32_t *id)
 {
-	size_t i;
-
-	if (!present || !s.ptr || !s.len || s.len > sizeof(st->aux[0].raw))
-		return intern_opt(st, s, present, id);
-	i = ((size_t)(unsigned char)s.ptr[0] * 31 +
-	     (unsigned char)s.ptr[s.len - 1] + s.len) &
-	    (sizeof(st->aux) / sizeof(st->aux[0]) - 1);
-	if (st->aux[i].len == s.len && !memcmp(st->aux[i].raw, s.ptr, s.len)) {
-		*id = st->aux[i].sid;
+	*id = HD_STR_NONE;
+	if (!present)
 		return 0;
-	}
-	if (intern_opt(st, s, present, id))
-		return HD_ENOMEM;
-	memcpy(st->aux[i].raw, s.ptr, s.len);
-	st->aux[i].len = s.len;
-	st->aux[i].sid = *id;
-	return 0;
-}
-
-/* The file's string id, through a one-entry cache of the last file. */
-static int file_sid(hd_stats *st, hd_str f, uint32_t *id)
-{
-	if (st->last_file && f.len == st->last_file_len &&
-	    memcmp(f.ptr, st->last_buf, f.len) == 0) {
-		*id = st->last_file_sid;
-		return 0;
-	}
-	if (hd__intern_field(&st->strs, f, id)) /* as the store does */
-		return HD_ENOMEM;
-	if (f.len <= sizeof(st->last_buf)) {
-		memcpy(st->last_buf, f.ptr, f.len);
-		st->last_file = st->last_buf;
-		st->last_file_len = f.len;
-		st->last_file_sid = *id;
-	}
-	return 0;
+	return hd__intern_cached(c, &st->strs, s, json, id);
 }
 
 int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
@@ -808,7 +771,8 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 		  o.type != HD_T_NODE && o.type != HD_T_NONE;
 	if ((st->need & (NEED(HD_KEY_FILE) | NEED(HD_KEY_LOCATION) |
 			 NEED(HD_KEY_GEM) | NEED(HD_KEY_METHOD))) &&
-	    (rec->has & HD_HAS_FILE) && file_sid(st, rec->file, &o.file_sid))
+	    cached_sid(st, &st->files, rec->file,
+		       (rec->has & HD_HAS_FILE) != 0, 0, &o.file_sid))
 		goto nomem;
 	if ((st->need & NEED(HD_KEY_METHOD)) &&
 	    intern_opt(st, rec->method, (rec->has & HD_HAS_METHOD) != 0,
@@ -817,12 +781,12 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	if ((st->need & (NEED(HD_KEY_CLASS) | NEED(HD_KEY_IMEMO))) &&
 	    (rec->type == HD_T_IMEMO || rec->type == HD_T_NODE ||
 	     rec->type == HD_T_DATA) &&
-	    aux_sid(st, rec->type == HD_T_IMEMO ? rec->imemo_type :
-			rec->type == HD_T_NODE ? rec->node_type :
-						 rec->struct_name,
-		    rec->imemo_type.ptr || rec->node_type.ptr ||
-			    rec->struct_name.ptr,
-		    &o.aux_sid))
+	    cached_sid(st, &st->auxs, rec->type == HD_T_IMEMO ? rec->imemo_type :
+			   rec->type == HD_T_NODE ? rec->node_type :
+						    rec->struct_name,
+		       rec->imemo_type.ptr || rec->node_type.ptr ||
+			       rec->struct_name.ptr,
+		       1, &o.aux_sid))
 		goto nomem;
 	if (add_obj(st, &o, rec->nrefs, hd__is_dumper_object(rec)))
 		goto nomem;
@@ -1142,7 +1106,7 @@ static int finish_grouping(hd_stats *st, struct grouping *g)
 	g->cap = merged.cap;
 	g->count = merged.count;
 	if (g->recent)
-		memset(g->recent, 0, sizeof(*g->recent) << RECENT_BITS);
+		hd__kc_clear(g->recent, RECENT_BITS);
 	return 0;
 nomem:
 	hd__free(merged.slots, merged.cap * sizeof(struct group));

@@ -23,6 +23,7 @@
  * earlier chunk holds: one reader would not intern its names) has the
  * dump read again on one thread.
  */
+#include "keycache.h"
 #include "store_format.h"
 
 #include <pthread.h>
@@ -62,27 +63,16 @@ struct site {
 };
 
 /*
- * Direct-mapped caches in front of the keyed hash tables that the
+ * Key caches (keycache.h) in front of the keyed hash tables that the
  * reading consults for nearly every record (class pointers, sites,
- * strings): a hit returns the id the table would, a miss asks the table
- * and fills the slot. They decide nothing (every id is still made by the
- * table, in the order the records come), so the store is the same; a
- * crafted dump only misses, and pays the table as before. All zeros is
- * empty (a class pointer is never 0; the ids are kept plus one).
+ * strings): a hit returns the id the table would, checked against the
+ * key the table keeps for it; a miss asks the table and fills the slot.
+ * They decide nothing (every id is still made by the table, in the order
+ * the records come), so the store is the same; a crafted dump only
+ * misses, and pays the table as before. All zeros is empty.
  */
-#define CCACHE 512   /* class pointers */
-#define SCACHE 1024  /* sites */
-#define TCACHE 1024  /* strings without a backslash */
-
-struct ccache {
-	uint64_t klass;
-	uint32_t cd;
-};
-
-struct scache {
-	struct site k;
-	uint32_t sid1;
-};
+#define CCACHE_BITS 9   /* class pointers */
+#define SCACHE_BITS 10  /* sites */
 
 /* Sorted addresses with a bucket index on their high bits. */
 struct lut {
@@ -129,9 +119,9 @@ struct bld {
 	struct hd__hkey skey;        /* their hash key (hash.c) */
 	struct site last_site;
 	uint32_t last_sid;
-	struct ccache ccache[CCACHE];
-	struct scache scache[SCACHE];
-	uint32_t tcache[TCACHE];     /* string id + 1 */
+	uint32_t ccache[1u << CCACHE_BITS];
+	uint32_t scache[1u << SCACHE_BITS];
+	struct hd__strcache files, methods, auxs;
 	/* roots */
 	struct hd__map rmap;         /* name sid -> category */
 	uint32_t *rnames;
@@ -272,17 +262,18 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	uint32_t id;
 	int found;
 
-	struct ccache *e;
+	size_t e;
 
 	if (klass == b->last_klass && b->ncd) {
 		*out = b->last_cd;
 		return 0;
 	}
-	e = &b->ccache[(size_t)((klass >> 3) ^ (klass >> 12) ^ (klass >> 21)) &
-		       (CCACHE - 1)];
-	if (e->klass == klass) {
+	e = hd__kc_slot(klass, CCACHE_BITS);
+	id = hd__kc_find(b->ccache, e, b->cdict, b->ncd, sizeof(*b->cdict), 0,
+			 &klass, sizeof(klass));
+	if (id != HD__NONE) {
 		b->last_klass = klass;
-		*out = b->last_cd = e->cd;
+		*out = b->last_cd = id;
 		return 0;
 	}
 	if (b->ncd >= HD_NODE_NONE - 1 ||
@@ -298,8 +289,7 @@ static int class_id(struct bld *b, uint64_t klass, uint32_t *out)
 	}
 	b->last_klass = klass;
 	b->last_cd = id;
-	e->klass = klass;
-	e->cd = id;
+	hd__kc_put(b->ccache, e, id);
 	*out = id;
 	return 0;
 }
@@ -341,28 +331,23 @@ static int site_rehash(struct bld *b)
 	return 0;
 }
 
-static struct scache *site_slot(struct bld *b, const struct site *k)
-{
-	uint64_t h = (uint64_t)k->file * 0x9e3779b97f4a7c15u ^
-		     (uint64_t)k->method * 0xc2b2ae3d27d4eb4fu ^
-		     k->line * 0x165667b19e3779f9u;
-
-	return &b->scache[(size_t)(h >> 54) & (SCACHE - 1)];
-}
-
 static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 {
-	struct scache *e;
-	size_t j;
+	size_t e, j;
+	uint32_t id;
 
 	if (b->nsites && same_site(k, &b->last_site)) {
 		*out = b->last_sid;
 		return 0;
 	}
-	e = site_slot(b, k);
-	if (e->sid1 && same_site(k, &e->k)) {
+	e = hd__kc_slot(((uint64_t)k->file << 32 | k->method) ^
+				k->line * 0xc2b2ae3d27d4eb4fu,
+			SCACHE_BITS);
+	id = hd__kc_find(b->scache, e, b->sites, b->nsites, sizeof(*b->sites),
+			 0, k, sizeof(*k));
+	if (id != HD__NONE) {
 		b->last_site = *k;
-		b->last_sid = *out = e->sid1 - 1;
+		b->last_sid = *out = id;
 		return 0;
 	}
 	if ((b->nsites + 1) * 2 > b->sslot_cap && site_rehash(b))
@@ -381,50 +366,8 @@ static int site_id(struct bld *b, const struct site *k, uint32_t *out)
 	}
 	b->last_site = *k;
 	b->last_sid = *out = b->sslot[j] - 1;
-	e->k = *k;
-	e->sid1 = b->sslot[j];
+	hd__kc_put(b->scache, e, *out);
 	return 0;
-}
-
-/* The string cache's slot for s (not empty). */
-static uint32_t *str_slot(struct bld *b, hd_str s)
-{
-	const unsigned char *p = (const unsigned char *)s.ptr;
-	size_t h = s.len * 0x9e3779b1u + p[0] * 31u + p[s.len - 1] * 131u +
-		   p[s.len / 2] * 7u;
-
-	return &b->tcache[(h ^ h >> 8) & (TCACHE - 1)];
-}
-
-/*
- * Interns s as hd__intern_json (json) or hd__intern_field would: the
- * two keep a string without a backslash as it is, so a cached id whose
- * bytes are s's (and none of them a backslash, or it would not have
- * been cached) is the id either would give.
- */
-static int intern_cached(struct bld *b, hd_str s, int json, uint32_t *out)
-{
-	uint32_t *e;
-	int rc;
-
-	if (!s.len)
-		return json ? hd__intern_json(&b->strs, s, out) :
-			      hd__intern_field(&b->strs, s, out);
-	e = str_slot(b, s);
-	if (*e) {
-		size_t n;
-		const char *p = hd__intern_str(&b->strs, *e - 1, &n);
-
-		if (n == s.len && !memcmp(p, s.ptr, n)) {
-			*out = *e - 1;
-			return 0;
-		}
-	}
-	rc = json ? hd__intern_json(&b->strs, s, out) :
-		    hd__intern_field(&b->strs, s, out);
-	if (!rc && *out < HD_STR_NONE - 1 && !memchr(s.ptr, '\\', s.len))
-		*e = *out + 1;
-	return rc;
 }
 
 static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
@@ -440,10 +383,11 @@ static int rec_site(struct bld *b, const hd_record *rec, uint32_t *out)
 	/* file is written raw by every Ruby, escaped by HeapDump.dump:
 	 * hd__intern_field keeps the path's own bytes either way */
 	if ((rec->has & HD_HAS_FILE) &&
-	    intern_cached(b, rec->file, 0, &k.file))
+	    hd__intern_cached(&b->files, &b->strs, rec->file, 0, &k.file))
 		return HD_ENOMEM;
 	if ((rec->has & HD_HAS_METHOD) &&
-	    intern_cached(b, rec->method, 1, &k.method))
+	    hd__intern_cached(&b->methods, &b->strs, rec->method, 1,
+			      &k.method))
 		return HD_ENOMEM;
 	if (rec->has & HD_HAS_LINE)
 		k.line = rec->line;
@@ -463,7 +407,7 @@ static int rec_aux(struct bld *b, const hd_record *rec, uint32_t *out)
 		a = rec->struct_name;
 	if (!a.ptr)
 		return 0;
-	return intern_cached(b, a, 1, out);
+	return hd__intern_cached(&b->auxs, &b->strs, a, 1, out);
 }
 
 /* The format's limits (man 5 heapdump-store, LIMITS); variables only so

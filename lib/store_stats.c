@@ -11,7 +11,10 @@
  * the groups whose names coincide. Rows are sorted by type, name and
  * flag, so the section is the same bytes for the same store.
  */
+#include "keycache.h"
 #include "store_format.h"
+
+#include <stddef.h>
 
 #include <stdlib.h>
 
@@ -40,16 +43,13 @@ struct tup {
 	struct agg a;
 };
 
-/* A direct-mapped cache in front of the keyed table: consecutive nodes
- * seldom share a key, but a few thousand keys cover most nodes, and a
- * multiply-shift index costs less than the keyed hash. Only a shortcut:
- * an entry is used when its whole key matches, so crafted keys that
- * collide here cost nothing but the keyed lookup they take anyway. */
+/* A key cache (keycache.h) of tuples in front of the keyed table:
+ * consecutive nodes seldom share a key, but a few thousand keys cover
+ * most nodes, and a multiply-shift index costs less than the keyed hash.
+ * Only a shortcut: a tuple is used when its whole key matches, so
+ * crafted keys that collide here cost nothing but the keyed lookup they
+ * take anyway. */
 #define CACHE_BITS 12
-struct cent {
-	uint64_t k[NK];
-	uint32_t x; /* tuple index + 1, 0 empty */
-};
 
 struct tab {
 	struct tup *v;
@@ -57,8 +57,7 @@ struct tab {
 	uint32_t *slot;  /* tuple index + 1, 0 empty */
 	size_t scap;
 	struct hd__hkey key;
-	struct cent *cache; /* 1 << CACHE_BITS entries, or NULL */
-	int nocache;        /* its allocation failed: not tried again */
+	uint32_t cache[1u << CACHE_BITS]; /* the key cache of tuples */
 };
 
 static void agg_init(struct agg *a)
@@ -101,37 +100,34 @@ static void tab_free(struct tab *t)
 {
 	HD_FREE(t->slot, t->scap);
 	HD_FREE(t->v, t->cap);
-	HD_FREE(t->cache, (size_t)1 << CACHE_BITS);
 }
 
 static struct tup *tab_find(struct tab *t, const uint64_t *k, uint32_t rep);
 
-/* The group of key k (made with rep as its node if new), or NULL. */
-static struct tup *tab_get(struct tab *t, const uint64_t *k, uint32_t rep)
+/* tab_get() past t->cache: c the slot of k there */
+static struct tup *tab_get_slow(struct tab *t, const uint64_t *k,
+				uint32_t rep, size_t c)
 {
-	struct cent *e;
-	struct tup *u;
-	size_t c;
+	struct tup *u = tab_find(t, k, rep);
 
-	if (!t->cache && !t->nocache) {
-		t->cache = hd__array_alloc((size_t)1 << CACHE_BITS,
-					   sizeof(*t->cache));
-		if (t->cache)
-			memset(t->cache, 0, sizeof(*t->cache) << CACHE_BITS);
-		t->nocache = !t->cache;
-	}
-	if (!t->cache)
-		return tab_find(t, k, rep);
-	c = (size_t)(((k[0] ^ k[1] * 0x9e3779b97f4a7c15u ^ k[2] ^ k[3]) *
-		      0xff51afd7ed558ccdu) >> (64 - CACHE_BITS));
-	e = &t->cache[c];
-	if (e->x && !memcmp(e->k, k, sizeof(e->k)))
-		return &t->v[e->x - 1];
-	if (!(u = tab_find(t, k, rep)))
-		return NULL;
-	memcpy(e->k, k, sizeof(e->k));
-	e->x = (uint32_t)(u - t->v) + 1;
+	if (u)
+		hd__kc_put(t->cache, c, (uint32_t)(u - t->v));
 	return u;
+}
+
+/* The group of key k (made with rep as its node if new), or NULL; a hit
+ * in t->cache, the common case, inline. */
+HD__KC_INLINE struct tup *tab_get(struct tab *t, const uint64_t *k,
+				  uint32_t rep)
+{
+	size_t c = hd__kc_slot(k[0] ^ k[1] * 0x9e3779b97f4a7c15u ^ k[2] ^ k[3],
+			       CACHE_BITS);
+	uint32_t x = hd__kc_find(t->cache, c, t->v, t->n, sizeof(*t->v),
+				 offsetof(struct tup, k), k, NK * sizeof(*k));
+
+	if (x != HD__NONE)
+		return &t->v[x];
+	return tab_get_slow(t, k, rep, c);
 }
 
 /* tab_get through the keyed table. */
@@ -244,15 +240,6 @@ unsigned char *hd__store_dumper_bitmap(const hd_store *s, uint64_t *count,
 	return m;
 }
 
-static unsigned log2_floor(uint64_t v)
-{
-	unsigned k = 0;
-
-	while (v >>= 1)
-		k++;
-	return k;
-}
-
 /* The class name and dumper flag of node i depend on these integers. */
 static void class_key(uint64_t *k, const hd_store *s, uint32_t i,
 		      const unsigned char *sf, size_t nsf)
@@ -313,7 +300,7 @@ static int group_nodes(const hd_store *s, struct tab *t, const hd_node_id *ids,
 					   (sf[site] & SF_FILE)) << 10;
 		}
 		if ((what & HD__SG_LEN) && hd_store_length(&len, s, i))
-			k[0] |= (uint64_t)(len ? 2 + log2_floor(len) : 1) << 16;
+			k[0] |= (uint64_t)hd__length_bucket(len) << 16;
 		if (!last || memcmp(last->k, k, sizeof(k))) {
 			if (!(last = tab_get(t, k, i)))
 				goto out;
