@@ -46,6 +46,27 @@ needs() {
 	fi
 }
 
+# killed_check NAME SIG PID DIR SEEN WAITED: sends SIG to PID (started
+# with SIG at its default), waits for it, and passes signal/NAME when it
+# died of SIG leaving DIR empty. SEEN empty means the moment to send it
+# never came: WAITED says what was awaited. $TMP/err is its stderr.
+killed_check() {
+	kc_n=$1 kc_sig=$2 kc_pid=$3 kc_dir=$4 kc_seen=$5 kc_waited=$6
+	kill -"$kc_sig" "$kc_pid"
+	wait "$kc_pid" 2>/dev/null
+	kc_rc=$?
+	case $kc_sig in INT) kc_want=130 ;; TERM) kc_want=143 ;; *) kc_want=x ;; esac
+	if [ -z "$kc_seen" ]; then
+		notok "signal/$kc_n" "$kc_waited (exit $kc_rc): $(head -c 200 "$TMP/err")"
+	elif [ $kc_rc != "$kc_want" ]; then
+		notok "signal/$kc_n" "exit $kc_rc, expected $kc_want (killed by SIG$kc_sig)"
+	elif [ -n "$(ls -A "$kc_dir")" ]; then
+		notok "signal/$kc_n" "left behind: $(ls -A "$kc_dir" | tr '\n' ' ')"
+	else
+		ok "signal/$kc_n"
+	fi
+}
+
 # started SYSCALLS FILE: how many of the calls (an extended regex of
 # names, e.g. 'clone3?') an `strace -f` log FILE shows started. A call
 # one thread began while another thread's call was being printed shows

@@ -126,19 +126,7 @@ killed() {
 		sleep 0.02
 		i=$((i + 1))
 	done
-	kill -"$sig" $pid
-	wait $pid 2>/dev/null
-	rc=$?
-	case $sig in INT) want=130 ;; TERM) want=143 ;; esac
-	if [ -z "$seen" ]; then
-		notok "signal/$n" "no reserved temporary file after 12 s (exit $rc): $(head -c 200 "$TMP/err")"
-	elif [ $rc != "$want" ]; then
-		notok "signal/$n" "exit $rc, expected $want (killed by SIG$sig)"
-	elif [ -n "$(ls -A "$TMP/o")" ]; then
-		notok "signal/$n" "left behind: $(ls -A "$TMP/o" | tr '\n' ' ')"
-	else
-		ok "signal/$n"
-	fi
+	killed_check "$n" "$sig" $pid "$TMP/o" "$seen" "no reserved temporary file after 12 s"
 }
 killed TERM TERM
 killed INT INT

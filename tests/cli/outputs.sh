@@ -223,19 +223,7 @@ killed() {
 		i=$((i + 1))
 	done
 	seen=$(ls "$dir" | grep "$pat" | head -1)
-	kill -"$sig" $pid
-	wait $pid 2>/dev/null
-	rc=$?
-	case $sig in INT) want=130 ;; TERM) want=143 ;; esac
-	if [ -z "$seen" ]; then
-		notok "signal/$n" "no $pat in $dir after 30 s (exit $rc): $(head -c 200 "$TMP/err")"
-	elif [ $rc != "$want" ]; then
-		notok "signal/$n" "exit $rc, expected $want (killed by SIG$sig)"
-	elif [ -n "$(ls -A "$dir")" ]; then
-		notok "signal/$n" "left behind: $(ls -A "$dir" | tr '\n' ' ')"
-	else
-		ok "signal/$n"
-	fi
+	killed_check "$n" "$sig" $pid "$dir" "$seen" "no $pat in $dir after 30 s"
 }
 mkdir -p "$TMP/spool"
 killed index-INT INT "$TMP/sig" tmp index -q "$TMP/big.json" -o "$TMP/sig/big.hds"
