@@ -67,6 +67,30 @@ killed_check() {
 	fi
 }
 
+# joined FILE: an `strace -f` log FILE with each call that another
+# thread's output cut in two ("NAME(args <unfinished ...>", later
+# "<... NAME resumed>rest") printed whole, on one line, where it
+# returned; so "= N" and the order of returns can be read from it.
+joined() {
+	awk '{
+		pid = $1
+		if ($0 ~ / <unfinished \.\.\.>$/) {
+			sub(/ <unfinished \.\.\.>$/, "")
+			part[pid] = $0
+			next
+		}
+		if ((pid in part) && $0 ~ /^[0-9]+ +<\.\.\. [a-z0-9_]+ resumed>/) {
+			rest = $0
+			sub(/^[0-9]+ +<\.\.\. [a-z0-9_]+ resumed> ?/, "", rest)
+			print part[pid] rest
+			delete part[pid]
+			next
+		}
+		print
+	}
+	END { for (p in part) print part[p] " <unfinished ...>" }' "$1"
+}
+
 # started SYSCALLS FILE: how many of the calls (an extended regex of
 # names, e.g. 'clone3?') an `strace -f` log FILE shows started. A call
 # one thread began while another thread's call was being printed shows

@@ -48,6 +48,8 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	-e trace=fallocate,pwrite64,sync_file_range,fsync,rename,renameat,renameat2,mmap \
 	"$HD" index -q -j2 -o "$TMP/o/s.hds" "$TMP/heap.json" 2>"$TMP/err"
 check order/exit "0" "$?"
+# two threads: a call cut by the other's is put back on one line
+joined "$TMP/trace" >"$TMP/trace.j" && mv "$TMP/trace.j" "$TMP/trace"
 check order/bytes "" "$(cmp "$TMP/ref.hds" "$TMP/o/s.hds" 2>&1)"
 check order/fallocate 1 "$(started fallocate "$TMP/trace")"
 # every byte of the file written: the pwrites add up to its size
