@@ -394,21 +394,23 @@ static inline int hd__sse2_strend16(const char *p)
 
 /*
  * The parallel scan (pscan.c). A range reader reads the lines that start
- * in [from, stop) of a mapped dump of len bytes (offsets and columns as in
+ * in [from, stop) of the dump open as fd, of len bytes, with pread into
+ * a buffer of its own (so ranges share fd; offsets and columns as in
  * the whole file, line numbers counted from 1 in the range). Lines and
  * joins may run past stop; the caller cuts at a line that starts a
  * record, so a join never does. A range ends without the end-of-input
  * checks (the caller makes them), and with after_records the reader
  * behaves as after a first record (no problem held back).
  */
-HD_HIDDEN int hd__reader_open_range(hd_reader **out, const char *map,
-				    size_t len, size_t from, size_t stop,
+HD_HIDDEN int hd__reader_open_range(hd_reader **out, int fd, size_t len,
+				    size_t from, size_t stop,
 				    int after_records,
 				    const hd_read_options *opts,
 				    const char *name, hd_error *err);
 /* The first offset at or after at that starts a line starting a record
- * (as the joiner sees one), or len. */
-HD_HIDDEN size_t hd__reader_cut(const char *map, size_t len, size_t at);
+ * (as the joiner sees one) in the first len bytes of fd, or len (also
+ * when fd cannot be read: no cut). */
+HD_HIDDEN size_t hd__reader_cut(int fd, size_t len, size_t at);
 /* An empty accumulator with st's options, and the merge of src (the
  * records after dst's) into dst. */
 HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);

@@ -25,6 +25,8 @@
 #define NOT_DUMP_LINES 32
 #define CITE 40                      /* bytes of the cited line */
 #define RANGE_LINE ((size_t)1 << 30) /* longest line of a range */
+#define RANGE_CHUNK ((size_t)1 << 18)  /* a range's buffer: in the L2 cache */
+#define CUT_WINDOW ((size_t)16 << 10)  /* read to find a cut */
 
 struct hd_reader {
 	int fd;
@@ -60,10 +62,11 @@ struct hd_reader {
 	size_t bad_len, bad_full;
 	const char *bad_msg;
 	int bad_cut;        /* it was the last line, cut short */
-	/* a range of a mapped dump (hd__reader_open_range) */
+	/* a range of a dump file (hd__reader_open_range), read with pread:
+	 * buf[0..len) holds the file's bytes from base; end is its size */
 	int range;
 	int after_records;
-	size_t stop;
+	uint64_t stop, end;
 };
 
 static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
@@ -72,6 +75,29 @@ static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
 
 	do
 		k = read(r->fd, dst, n);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -1;
+	*got = (size_t)k;
+	return 0;
+}
+
+/* A range reader's next bytes, at their place in the file, up to its
+ * end (the size it had when the ranges were cut). */
+static int read_at(hd_reader *r, size_t *got)
+{
+	uint64_t at = r->base + r->len;
+	size_t n = r->cap - r->len;
+	ssize_t k;
+
+	if (at >= r->end) {
+		*got = 0;
+		return 0;
+	}
+	if (n > r->end - at)
+		n = (size_t)(r->end - at);
+	do
+		k = pread(r->fd, r->buf + r->len, n, (off_t)at);
 	while (k < 0 && errno == EINTR);
 	if (k < 0)
 		return -1;
@@ -173,6 +199,10 @@ static int refill(hd_reader *r, hd_error *err)
 		rc = read_gz(r, r->cap - r->len, &got, err);
 		if (rc)
 			return rc;
+	} else if (r->range) {
+		if (read_at(r, &got))
+			return hd__error_sys(err, errno, "cannot read '%s': %s",
+					     r->name, strerror(errno));
 	} else if (read_raw(r, r->buf + r->len, r->cap - r->len, &got)) {
 		return hd__error_sys(err, errno, "cannot read '%s': %s",
 				     r->name, strerror(errno));
@@ -212,6 +242,8 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 			return 0;
 		}
 		r->scanned = scan;
+		if (r->range && scan - r->pos >= RANGE_LINE)
+			break;
 		{
 			size_t before = r->pos;
 
@@ -523,7 +555,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		uint64_t lineno;
 		int rc, got;
 
-		if (r->range && r->pos >= r->stop)
+		if (r->range && r->base + r->pos >= r->stop)
 			return HD_ITEROVER;
 		if (r->pos >= r->len && !r->eof && (rc = refill(r, err)))
 			goto fail;
@@ -673,7 +705,7 @@ int hd_reader_open_mem(hd_reader **out, const void *buf, size_t len,
 	return 0;
 }
 
-int hd__reader_open_range(hd_reader **out, const char *map, size_t len,
+int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 			  size_t from, size_t stop, int after_records,
 			  const hd_read_options *opts, const char *name,
 			  hd_error *err)
@@ -683,35 +715,82 @@ int hd__reader_open_range(hd_reader **out, const char *map, size_t len,
 
 	if ((rc = reader_new(&r, opts, name, err)))
 		return rc;
-	r->mem = 1;
-	r->eof = 1;
+	r->cap = RANGE_CHUNK;
+	if (!(r->buf = hd__malloc(r->cap))) {
+		hd__free(r, sizeof(*r));
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	r->fd = fd; /* the caller's, shared by every range: pread only */
 	r->range = 1;
 	r->after_records = after_records != 0;
-	r->buf = (char *)(uintptr_t)map;
-	r->len = r->cap = len;
-	r->pos = r->scanned = from;
+	r->base = from;
+	r->end = len;
 	r->stop = stop;
 	r->st.total_bytes = len;
 	*out = r;
 	return 0;
 }
 
-size_t hd__reader_cut(const char *map, size_t len, size_t at)
+/*
+ * The newline at or after off in fd's first len bytes, or len; w is a
+ * window of wsize bytes to read into.
+ */
+static size_t next_newline(int fd, size_t len, size_t off, char *w,
+			   size_t wsize)
 {
-	const char *p = map + at, *end = map + len, *nl;
+	while (off < len) {
+		size_t n = len - off < wsize ? len - off : wsize;
+		ssize_t k = pread(fd, w, n, (off_t)off);
+		const char *q;
 
-	if (at && map[at - 1] != '\n') {
-		p = memchr(p, '\n', (size_t)(end - p));
-		if (!p)
+		if (k <= 0)
 			return len;
-		p++;
+		if ((q = memchr(w, '\n', (size_t)k)))
+			return off + (size_t)(q - w);
+		off += (size_t)k;
 	}
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
+	return len;
+}
+
+size_t hd__reader_cut(int fd, size_t len, size_t at)
+{
+	char w[CUT_WINDOW];
+	size_t p = at, nl, n, i;
+	const char *q;
+	ssize_t k;
+
+	if (at) {
+		if (pread(fd, w, 1, (off_t)(at - 1)) != 1)
+			return len;
+		if (w[0] != '\n') {
+			nl = next_newline(fd, len, at, w, sizeof(w));
+			if (nl >= len)
+				return len;
+			p = nl + 1;
+		}
+	}
+	while (p < len) {
+		n = len - p < sizeof(w) ? len - p : sizeof(w);
+		if ((k = pread(fd, w, n, (off_t)p)) <= 0)
+			return len;
+		n = (size_t)k;
+		/* the lines that end in the window */
+		for (i = 0; (q = memchr(w + i, '\n', n - i)); i = (size_t)(q - w) + 1)
+			if (starts_object(w + i, q))
+				return p + i;
+		if (p + n >= len)
 			return len; /* the last line: no cut before it */
-		if (starts_object(p, nl))
-			return (size_t)(p - map);
+		if (i) {
+			p += i; /* the next window from the line's start */
+			continue;
+		}
+		/* a line longer than the window, judged on its first
+		 * CUT_WINDOW bytes: a start that needs more is taken for
+		 * none, and the cut moves on (later, never wrong) */
+		if (starts_object(w, w + n))
+			return p;
+		if ((nl = next_newline(fd, len, p + n, w, sizeof(w))) >= len)
+			return len;
 		p = nl + 1;
 	}
 	return len;

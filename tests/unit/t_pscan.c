@@ -2,11 +2,14 @@
  * t_pscan.c - hd_stats_add_dump on several threads (pscan.c) gives what
  * one reader gives: totals, rows, read stats and the problems with their
  * lines, columns and order; it really cuts the file, and leaves to one
- * reader what only one reader can decide (not a dump, --strict).
+ * reader what only one reader can decide (not a dump, --strict). Lines
+ * longer than a range's buffer and than the window a cut is looked for
+ * in are read, joined and cut as one reader would.
  */
 #include "t.h"
 #include "hd_int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -191,9 +194,170 @@ static void test_pscan__not_a_dump_is_one_readers(void)
 	unlink(path);
 }
 
+
+/* n bytes of a string value's text, with a raw newline at split (if
+ * below n) and a raw quote at quote (if below n). */
+static size_t value_text(char *out, size_t n, size_t split, size_t quote)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = i == split ? '\n' : i == quote ? '"' : (char)('a' + i % 26);
+	return n;
+}
+
+/*
+ * A dump of lines from 60 bytes to 700 KiB: longer than a range's
+ * buffer (256 KiB) and the cut's window (16 KiB), some split by a raw
+ * newline far from their start (joined across refills), some with a raw
+ * quote (repaired), garbage between them (skipped).
+ */
+static size_t long_lines(char *buf, size_t size)
+{
+	static const size_t vlen[] = { 10,     17000,  300,    70000,
+				       300000, 40,     700000, 16380,
+				       16390,  262144, 5,      100000 };
+	size_t len = 0, i, n;
+
+	len += (size_t)snprintf(buf + len, size - len,
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x10\"]}\n"
+		"{\"address\":\"0x10\", \"type\":\"CLASS\", \"name\":\"Foo\", \"references\":[]}\n");
+	for (i = 0; i < 48; i++) {
+		n = vlen[i % 12];
+		if (len + n + 200 >= size)
+			break;
+		len += (size_t)snprintf(buf + len, size - len,
+			"{\"address\":\"0x%zx\", \"type\":\"STRING\", \"class\":\"0x10\", \"bytesize\":%zu, \"value\":\"",
+			(size_t)0x1000 + i, n);
+		len += value_text(buf + len, n, i % 5 == 1 ? n - n / 3 : n,
+				  i % 7 == 3 ? n / 2 : n);
+		len += (size_t)snprintf(buf + len, size - len,
+					"\", \"memsize\":%zu}\n", n + 40);
+		if (i % 9 == 4)
+			len += (size_t)snprintf(buf + len, size - len,
+						"garbage %zu\n", i);
+	}
+	return len;
+}
+
+static void test_pscan__long_lines_as_one_reader(void)
+{
+	static char buf[6 << 20], a[1 << 16], b[1 << 16];
+	static struct seen sa, sb;
+	char path[] = "/tmp/t_pscan_XXXXXX";
+	int fd = mkstemp(path);
+	size_t len;
+	unsigned jobs;
+
+	T_ASSERT(fd >= 0);
+	close(fd);
+	len = long_lines(buf, sizeof(buf));
+	T_ASSERT(len > (4 << 20));
+	write_file(path, buf, len);
+	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
+	T_ASSERT(strstr(sa.text, "lines joined") != NULL);
+	T_ASSERT(strstr(sa.text, ":0:") != NULL); /* a skipped line */
+	for (jobs = 2; jobs <= 9; jobs++) {
+		T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
+		T_ASSERT(hd__pscan_parts >= 2);
+		T_STREQ(b, a);
+		T_STREQ(sb.text, sa.text);
+	}
+	unlink(path);
+}
+
+/* The joiner's rule for a line that starts a record (reader.c's
+ * starts_object), written again as the oracle. */
+static int starts_record(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && (*p == '[' || *p == ','))
+		return 1;
+	if (end - p < 4 || p[0] != '{' || p[1] != '"')
+		return 0;
+	for (p += 2; p < end && ((*p >= 'a' && *p <= 'z') || *p == '_'); p++)
+		;
+	return end - p >= 2 && p[0] == '"' && p[1] == ':';
+}
+
+/* The first line at or after at that starts a record, by brute force. */
+static size_t oracle_cut(const char *buf, size_t len, size_t at)
+{
+	const char *q;
+	size_t p = at;
+
+	if (at && buf[at - 1] != '\n') {
+		if (!(q = memchr(buf + at, '\n', len - at)))
+			return len;
+		p = (size_t)(q - buf) + 1;
+	}
+	while (p < len) {
+		if (!(q = memchr(buf + p, '\n', len - p)))
+			return len;
+		if (starts_record(buf + p, q))
+			return p;
+		p = (size_t)(q - buf) + 1;
+	}
+	return len;
+}
+
+static void test_pscan__cut_is_the_next_record_line(void)
+{
+	static char buf[1 << 18];
+	char path[] = "/tmp/t_pscan_XXXXXX";
+	int fd = mkstemp(path);
+	size_t len = 0, at, want, got, bad = 0, tried = 0, i;
+
+	T_ASSERT(fd >= 0);
+	/* records, lines that only look like one (a continuation that
+	 * starts {"\u00ff, a key with a capital), heap_dump's framing,
+	 * indented records, and lines of 20 and 40 KiB */
+	for (i = 0; i < 24; i++) {
+		size_t n = i % 6 == 2 ? 20000 : i % 6 == 5 ? 40000 : 30 + i;
+
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					i % 8 == 3   ? "{\"\\u00ff\":\"" :
+					i % 8 == 6   ? "{\"Address\":\"" :
+					i % 8 == 7   ? "  {\"type\":\"" :
+					i % 12 == 10 ? ",{\"type\":\"" :
+						       "{\"address\":\"");
+		len += value_text(buf + len, n, n, n);
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"\"}\n");
+	}
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+				"{\"type\":\"last, without a newline");
+	T_ASSERT(write(fd, buf, len) == (ssize_t)len);
+	/* every offset near a line's start, and one in 97 elsewhere */
+	for (at = 0; at <= len; at++) {
+		int near = 0;
+
+		for (i = at > 3 ? at - 3 : 0; i <= at + 3 && i < len; i++)
+			near |= i == 0 || buf[i - 1] == '\n';
+		if (!near && at % 97)
+			continue;
+		tried++;
+		want = oracle_cut(buf, len, at);
+		got = hd__reader_cut(fd, len, at);
+		if (got != want && bad++ < 5)
+			fprintf(stderr, "# cut at %zu: %zu, not %zu\n", at, got,
+				want);
+	}
+	T_EQ(bad, 0);
+	T_ASSERT(tried > 1000);
+	/* no cut before the last line, nor in an unreadable file */
+	T_EQ(hd__reader_cut(fd, len, len - 5), len);
+	T_EQ(hd__reader_cut(-1, len, 100), len);
+	close(fd);
+	unlink(path);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(pscan__same_as_one_reader),
 	T_CASE(pscan__not_a_dump_is_one_readers),
+	T_CASE(pscan__long_lines_as_one_reader),
+	T_CASE(pscan__cut_is_the_next_record_line),
 };
 
 T_MAIN(cases)
