@@ -3,19 +3,52 @@
  */
 #include "hd_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#if defined(__linux__) && !defined(HD_NO_MMAP)
+#include <sys/mman.h>
+#endif
+
+/*
+ * The default allocator asks for transparent huge pages on the 2 MiB
+ * pages inside every block of at least HUGE_MIN bytes (Linux, where THP
+ * is "madvise", Debian's default): the store build's columns, sort
+ * buffers and tables are hundreds of MB touched once each, and with
+ * 4 KiB pages it paid a page fault every 4 KiB (a third of index's
+ * time on a virtual machine, where a fault costs several microseconds).
+ * The advice changes no byte, only how the kernel backs the pages.
+ */
+#define HUGE_MIN ((size_t)8 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void *advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(HD_NO_MMAP)
+	uintptr_t a, b;
+
+	if (p && n >= HUGE_MIN) {
+		a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+		b = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+		if (b > a)
+			madvise((void *)a, b - a, MADV_HUGEPAGE);
+	}
+#else
+	(void)n;
+#endif
+	return p;
+}
 
 static void *libc_malloc(void *ctx, size_t n)
 {
 	(void)ctx;
-	return malloc(n);
+	return advise_huge(malloc(n), n);
 }
 
 static void *libc_realloc(void *ctx, void *p, size_t old_n, size_t n)
 {
 	(void)ctx;
 	(void)old_n;
-	return realloc(p, n);
+	return advise_huge(realloc(p, n), n);
 }
 
 static void libc_free(void *ctx, void *p, size_t old_n)
