@@ -417,7 +417,7 @@ HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);
 HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
 /*
  * The parallel driver: an accumulator per chunk, made on the calling
- * thread (part_new), fed that chunk's records on its own thread (add;
+ * thread (part_new, told the chunk's size in bytes), fed that chunk's records on its own thread (add;
  * any error has the file read again by one reader), and, when every
  * chunk has been read, all of them, in file order, handed to merge,
  * which owns and frees them (part_free frees those never merged). merge
@@ -426,7 +426,7 @@ HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
  * stats of one reader.
  */
 struct hd__pscan_ops {
-	int (*part_new)(void **out, void *payload);
+	int (*part_new)(void **out, void *payload, size_t bytes);
 	int (*add)(void *acc, const hd_record *rec, hd_error *err);
 	int (*merge)(void *payload, void *const *acc, unsigned n,
 		     const hd_read_stats *rs, hd_error *err);

@@ -254,7 +254,8 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 		pt[k].all = pt;
 		pt[k].nall = n;
 		pt[k].so = k == 0 && so->progress ? so : NULL;
-		if (ops->part_new(&pt[k].acc, payload)) {
+		if (ops->part_new(&pt[k].acc, payload,
+				  pt[k].stop - pt[k].from)) {
 			rc = hd__error(err, HD_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -350,8 +351,9 @@ static int add_streamed(hd_stats *st, const char *path,
 	return rc;
 }
 
-static int stats_part_new(void **out, void *payload)
+static int stats_part_new(void **out, void *payload, size_t bytes)
 {
+	(void)bytes;
 	return hd__stats_new_like((hd_stats **)out, payload);
 }
 

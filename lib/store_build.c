@@ -233,6 +233,49 @@ static void to_le(void *p, size_t n, unsigned w)
 
 /* ---- streaming ---- */
 
+/*
+ * Room for the records and references of a dump (or a part of one) of
+ * bytes bytes, reserved before reading it, while b is empty: records of
+ * at least RESERVE_LINE bytes a line and references of RESERVE_REF
+ * bytes each (a dump_all line is 150 to 400 bytes; the bench dump's
+ * hold a reference every 212 bytes) fit without the arrays growing,
+ * which copied them (realloc: a quarter of index's time). Pages never
+ * written are never backed, so the reservation costs address space, not
+ * memory; a dump of shorter lines grows the arrays as before. It is a
+ * hint: one that cannot be had is not an error. The columns are
+ * reserved all or none (add_object grows them together, by C_ADDR's
+ * capacity).
+ */
+#define RESERVE_LINE 96
+#define RESERVE_REF 48
+
+static void reserve(struct bld *b, uint64_t bytes)
+{
+	size_t recs = (size_t)(bytes / RESERVE_LINE) + 1;
+	size_t refs = (size_t)(bytes / RESERVE_REF) + 1;
+	void *p[C__N];
+	int i;
+
+	if (b->n || b->nrefs || recs <= b->c[C_ADDR].cap)
+		return;
+	for (i = 0; i < C__N; i++)
+		if (!(p[i] = hd__array_alloc(recs, col_w[i]))) {
+			while (i--)
+				hd__free(p[i], recs * col_w[i]);
+			return;
+		}
+	for (i = 0; i < C__N; i++) {
+		hd__free(b->c[i].p, b->c[i].cap * col_w[i]);
+		b->c[i].p = p[i];
+		b->c[i].cap = recs;
+	}
+	if (b->refs_cap < refs && (p[0] = hd__array_alloc(refs, 8))) {
+		hd__free(b->refs, b->refs_cap * sizeof(*b->refs));
+		b->refs = p[0];
+		b->refs_cap = refs;
+	}
+}
+
 static int grow_cols(struct bld *b, size_t need)
 {
 	int i;
@@ -627,6 +670,9 @@ static int read_dump(struct bld *b, hd_error *err)
 	if ((rc = hd_reader_open(&b->r, b->path,
 				 b->opts ? &b->opts->read : NULL, err)))
 		return rc;
+	hd_reader_stats(&b->rs, b->r);
+	if (!b->rs.gzip)
+		reserve(b, b->rs.total_bytes); /* 0 for a pipe */
 	progress(b, 0);
 	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
 		if ((rc = add_record(b, rec)))
@@ -1514,7 +1560,7 @@ static int acc_init(struct bld *b)
 
 /* ---- the parallel reading (pscan.c) ---- */
 
-static int part_new(void **out, void *payload)
+static int part_new(void **out, void *payload, size_t bytes)
 {
 	struct bld *p = hd__calloc(1, sizeof(*p));
 
@@ -1528,6 +1574,7 @@ static int part_new(void **out, void *payload)
 		*out = NULL;
 		return HD_ENOMEM;
 	}
+	reserve(p, bytes);
 	return 0;
 }
 
