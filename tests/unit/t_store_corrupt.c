@@ -519,6 +519,121 @@ static void test_corrupt__table_content_messages(void)
 	free(c);
 }
 
+
+/*
+ * A store of 140,000 objects, whose columns span several of the chunks
+ * hd_store_open reads them in (256 KiB: 65,536 u32, 32,768 addresses):
+ * damage on either side of a chunk's edge, and in the last item, is
+ * found with its message.
+ */
+#define BIG_N 140000u
+
+static unsigned char *big;
+static size_t big_n;
+
+static uint64_t big_off(uint32_t id)
+{
+	uint32_t i, n = hd__le32(big + 12);
+
+	for (i = 0; i < n; i++)
+		if (hd__le32(big + 32 + i * 24) == id)
+			return hd__le64(big + 32 + i * 24 + 8);
+	return 0;
+}
+
+static int big_setup(void)
+{
+	hd_store *s = NULL;
+	hd_error err;
+	char *d;
+	size_t len = 0, cap = (size_t)BIG_N * 120 + 200;
+	uint32_t i;
+	int rc;
+
+	if (big)
+		return 0;
+	if (!(d = malloc(cap)))
+		return -1;
+	len += (size_t)snprintf(d + len, cap - len,
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n");
+	for (i = 0; i < BIG_N; i++)
+		len += (size_t)snprintf(d + len, cap - len,
+			"{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"class\":\"0x1000\", \"references\":[\"0x%x\"], \"memsize\":40}\n",
+			0x1000 + i * 0x10, 0x1000 + ((i + 1) % BIG_N) * 0x10);
+	rc = fx_write(fx_path("big.json"), d, len) ||
+	     hd_store_build(&s, fx_path("big.json"), NULL, &err) ||
+	     hd_store_write(s, fx_path("big.hds"), &err);
+	hd_store_close(s);
+	free(d);
+	if (rc || !(big = fx_read(fx_path("big.hds"), &big_n)))
+		return -1;
+	return 0;
+}
+
+/* big with one u32 (w 4) or u64 (w 8) item of section id set to v, or
+ * with item i set to item j (v ignored, j < i): the open's message. */
+static int big_try(uint32_t id, unsigned w, uint64_t i, uint64_t v,
+		   const char *want)
+{
+	unsigned char *c = malloc(big_n), *p;
+	hd_store *s = NULL;
+	hd_error err;
+	int rc, ok;
+
+	if (!c)
+		return 0;
+	memcpy(c, big, big_n);
+	p = c + big_off(id) + i * w;
+	if (w == 4)
+		hd__put_le32(p, (uint32_t)v);
+	else
+		hd__put_le64(p, v);
+	memset(&err, 0, sizeof(err));
+	rc = fx_write(fx_path("bigc.hds"), c, big_n) ? -1 :
+		hd_store_open(&s, fx_path("bigc.hds"), &err);
+	hd_store_close(s);
+	free(c);
+	ok = rc == HD_EFORMAT && strcmp(err.msg, want) == 0;
+	if (!ok)
+		fprintf(stderr, "# item %llu of section %u: rc %d, \"%s\"\n",
+			(unsigned long long)i, id, rc, err.msg);
+	return ok;
+}
+
+static void test_corrupt__chunk_edges(void)
+{
+	static const uint64_t at4[] = { 65535, 65536, 65537, 131072,
+					BIG_N - 1 };
+	static const uint64_t at8[] = { 32767, 32768, 32769, 98304,
+					BIG_N - 1 };
+	hd_store *s = NULL;
+	hd_error err;
+	unsigned k;
+
+	T_RC(big_setup(), 0);
+	T_RC(hd_store_open(&s, fx_path("big.hds"), &err), 0);
+	T_EQ(hd_store_node_count(s), BIG_N);
+	hd_store_close(s);
+	for (k = 0; k < 5; k++) {
+		uint64_t i = at4[k], a = at8[k];
+
+		T_ASSERT(big_try(HD__SEC_CLASS, 4, i, BIG_N + 3,
+				 "store class section points out of range"));
+		T_ASSERT(big_try(HD__SEC_REFS, 4, i, BIG_N,
+				 "store edge section points out of range"));
+		T_ASSERT(big_try(HD__SEC_REV, 4, i, 0xfffffffe,
+				 "store referrer section points out of range"));
+		/* node i's offset below node i - 1's (each holds one) */
+		T_ASSERT(big_try(HD__SEC_REFS_OFF, 4, i, i - 2,
+				 "store edge offset section is not monotonic"));
+		/* an address equal to the one before it */
+		T_ASSERT(big_try(HD__SEC_ADDRESS, 8, a,
+				 hd__le64(big + big_off(HD__SEC_ADDRESS) +
+					  (a - 1) * 8),
+				 "store address section is not sorted"));
+	}
+}
+
 static void test_corrupt__counts(void)
 {
 	T_ASSERT(opened > 0);
@@ -527,6 +642,7 @@ static void test_corrupt__counts(void)
 	       opened);
 	fx_cleanup();
 	free(good);
+	free(big);
 	good = NULL;
 }
 
@@ -544,6 +660,7 @@ static const struct t_case cases[] = {
 	T_CASE(corrupt__table_messages),
 	T_CASE(corrupt__content_messages),
 	T_CASE(corrupt__table_content_messages),
+	T_CASE(corrupt__chunk_edges),
 	T_CASE(corrupt__counts),
 };
 
