@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CHUNK ((size_t)4 << 20)
+#define CHUNK ((size_t)256 << 10)   /* read at a time: in the L2 cache */
 #define MAX_LINE ((size_t)1 << 32)  /* 4 GiB */
 #define MAX_JOIN 8                   /* physical lines joined into one */
 /* Not a heap dump: this many skipped lines before any record, or at the
