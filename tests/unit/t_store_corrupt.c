@@ -570,12 +570,24 @@ static int big_setup(void)
 	return 0;
 }
 
-/* big with one u32 (w 4) or u64 (w 8) item of section id set to v, or
- * with item i set to item j (v ignored, j < i): the open's message. */
-static int big_try(uint32_t id, unsigned w, uint64_t i, uint64_t v,
-		   const char *want)
+static void big_put(unsigned char *c, uint32_t id, unsigned w, uint64_t i,
+		    uint64_t v)
 {
-	unsigned char *c = malloc(big_n), *p;
+	unsigned char *p = c + big_off(id) + i * w;
+
+	if (w == 4)
+		hd__put_le32(p, (uint32_t)v);
+	else
+		hd__put_le64(p, v);
+}
+
+/* big with one u32 (w 4) or u64 (w 8) item i of section id set to v,
+ * and, if id2, item i2 of section id2 (u32) set to v2: whether the open
+ * fails with the message want. */
+static int big_try2(uint32_t id, unsigned w, uint64_t i, uint64_t v,
+		    uint32_t id2, uint64_t i2, uint64_t v2, const char *want)
+{
+	unsigned char *c = malloc(big_n);
 	hd_store *s = NULL;
 	hd_error err;
 	int rc, ok;
@@ -583,11 +595,9 @@ static int big_try(uint32_t id, unsigned w, uint64_t i, uint64_t v,
 	if (!c)
 		return 0;
 	memcpy(c, big, big_n);
-	p = c + big_off(id) + i * w;
-	if (w == 4)
-		hd__put_le32(p, (uint32_t)v);
-	else
-		hd__put_le64(p, v);
+	big_put(c, id, w, i, v);
+	if (id2)
+		big_put(c, id2, 4, i2, v2);
 	memset(&err, 0, sizeof(err));
 	rc = fx_write(fx_path("bigc.hds"), c, big_n) ? -1 :
 		hd_store_open(&s, fx_path("bigc.hds"), &err);
@@ -598,6 +608,12 @@ static int big_try(uint32_t id, unsigned w, uint64_t i, uint64_t v,
 		fprintf(stderr, "# item %llu of section %u: rc %d, \"%s\"\n",
 			(unsigned long long)i, id, rc, err.msg);
 	return ok;
+}
+
+static int big_try(uint32_t id, unsigned w, uint64_t i, uint64_t v,
+		   const char *want)
+{
+	return big_try2(id, w, i, v, 0, 0, 0, want);
 }
 
 static void test_corrupt__chunk_edges(void)
@@ -632,6 +648,14 @@ static void test_corrupt__chunk_edges(void)
 					  (a - 1) * 8),
 				 "store address section is not sorted"));
 	}
+	/* two damages, found by the two threads of the checks: the one
+	 * reported is the first check's, whichever thread finds it */
+	T_ASSERT(big_try2(HD__SEC_REFS, 4, 70000, BIG_N, HD__SEC_CLASS, 90000,
+			  BIG_N + 3, "store class section points out of range"));
+	T_ASSERT(big_try2(HD__SEC_REFS, 4, 70000, BIG_N, HD__SEC_ROOT_REFS, 0,
+			  BIG_N + 3, "store edge section points out of range"));
+	T_ASSERT(big_try2(HD__SEC_REV, 4, 5, BIG_N, HD__SEC_REFS, 139000,
+			  BIG_N, "store edge section points out of range"));
 }
 
 static void test_corrupt__counts(void)
