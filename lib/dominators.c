@@ -310,11 +310,16 @@ static void sift_down(const hd_domtree *d, hd_node_id *h, size_t n,
 	}
 }
 
+/* Retained sizes read at a time by hd_domtree_top from a stored tree. */
+#define TOP_CHUNK 4096u
+
 int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
 		   size_t k, hd_error *err)
 {
+	unsigned char buf[TOP_CHUNK * 8];
+	const unsigned char *mem = NULL;
 	size_t n = 0, i;
-	hd_node_id id, x;
+	hd_node_id id, x, from = 0;
 	uint64_t worst = 0;
 
 	HD_ASSERT_ARG(d && n_out && (out || !k));
@@ -323,10 +328,21 @@ int hd_domtree_top(hd_node_id *out, size_t *n_out, const hd_domtree *d,
 		return 0;
 	/* out is a heap whose top is the worst kept; once it is full, a
 	 * node retaining less memory than that one cannot enter, which the
-	 * retained memsize alone tells (read first, as it lies) */
+	 * retained memsize alone tells (read first, as it lies; a stored
+	 * one copied a chunk at a time, hd__store_copy) */
 	for (id = 0; id < d->n; id++) {
+		if (!d->mem && id % TOP_CHUNK == 0) {
+			from = id;
+			mem = hd__store_copy(
+				d->s, HD__SEC_DOM_MEM, (uint64_t)id * 8,
+				(size_t)(d->n - id < TOP_CHUNK ? d->n - id :
+								 TOP_CHUNK) * 8,
+				buf);
+			if (!mem) /* unreadable: the image, then */
+				mem = d->mem_le + (size_t)id * 8;
+		}
 		if (n == k && (d->mem ? d->mem[id] :
-					hd__le64(d->mem_le + (size_t)id * 8)) <
+					hd__le64(mem + (size_t)(id - from) * 8)) <
 				      worst)
 			continue;
 		if (hd_domtree_idom(d, id) == HD_NODE_NONE)

@@ -1041,8 +1041,10 @@ void hd__store_release(hd_store *s)
 	if (!s)
 		return;
 #ifndef HD_NO_MMAP
-	if (s->map)
+	if (s->map) {
 		munmap(s->map, s->map_len);
+		close(s->fd);
+	}
 #endif
 	hd__free(s->buf, s->buf_len);
 	for (i = 0; i < HD__SEC__COUNT; i++)
@@ -1190,16 +1192,22 @@ int hd_store_open(hd_store **out, const char *path, hd_error *err)
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = load_file(s, fd, path, (size_t)st.st_size, &base, err)) ||
-	    (rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
-	    (rc = validate(s, 1, fd, err)))
+	if ((rc = load_file(s, fd, path, (size_t)st.st_size, &base, err)))
+		goto out;
+	if (s->map) {
+		s->fd = fd; /* closed with the mapping */
+		fd = -1;
+	}
+	if ((rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
+	    (rc = validate(s, 1, s->map ? s->fd : -1, err)))
 		goto out;
 	find_source(s, path);
 	*out = s;
 	s = NULL;
 out:
 	hd__store_release(s);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -1619,6 +1627,19 @@ void hd_store_referrers(const hd_store *s, hd_node_id id, hd_edge_iter *it)
 }
 
 /* ---- optional sections ---- */
+
+const unsigned char *hd__store_copy(const hd_store *s, int sid,
+				    uint64_t off, size_t n, unsigned char *buf)
+{
+	const unsigned char *img = s->sec[sid];
+
+	if (!s->map)
+		return img + off;
+	if (pread_all(s->fd, buf, n,
+		      (uint64_t)(img - (const unsigned char *)s->map) + off))
+		return NULL;
+	return buf;
+}
 
 const unsigned char *hd__store_section(const hd_store *s, int sid,
 				       uint64_t *len)

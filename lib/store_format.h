@@ -157,6 +157,7 @@ struct hd_store {
 	/* what to release */
 	void *map;                      /* the mapped file */
 	size_t map_len;
+	int fd;                         /* the file, open while mapped */
 	unsigned char *buf;             /* the file read into memory */
 	size_t buf_len;
 	void *own[HD__SEC__COUNT];      /* sections of a built store */
@@ -191,6 +192,17 @@ HD_HIDDEN extern size_t hd__par_sort_min;
  * store has none. */
 HD_HIDDEN const unsigned char *hd__store_section(const hd_store *s, int sid,
 						 uint64_t *len);
+/*
+ * Bytes [off, off + n) of section sid's image, for a pass over a whole
+ * column: copied with pread into buf (n bytes) from a store file, which
+ * costs less than reading its mapping the first time (a page fault each
+ * few pages), or the image itself for a store in memory. NULL if the
+ * file cannot be read (the caller then reads the image). The caller
+ * keeps [off, off + n) within the section.
+ */
+HD_HIDDEN const unsigned char *hd__store_copy(const hd_store *s, int sid,
+					      uint64_t off, size_t n,
+					      unsigned char *buf);
 /*
  * Attaches n optional sections (ids sid[k] >= HD__SEC__REQUIRED) to a
  * built store, replacing any it held: the store takes over img[k]

@@ -457,6 +457,57 @@ static void test_dominators__stored(void)
 	g_free(&g);
 }
 
+
+/* The top retainers of a stored tree, whose retained sizes are read a
+ * chunk of 4,096 nodes at a time (hd__store_copy), are those of the tree
+ * computed: 20,000 nodes, several chunks. */
+static void test_dominators__stored_top(void)
+{
+	static const size_t ks[] = { 1, 7, 100, 4097, 20000 };
+	char path[] = "/tmp/t_dom_top_XXXXXX";
+	static hd_node_id a[20000], b[20000];
+	struct graph g;
+	hd_store *s, *o = NULL;
+	hd_domtree *d, *e = NULL;
+	size_t na, nb, k, i, diff;
+	uint32_t n = 20000;
+	int fd;
+
+	g_init(&g, n);
+	add_root(&g, 0);
+	add_root(&g, n / 2);
+	for (i = 0; i < 2 * (size_t)n; i++)
+		g_edge(&g, rnd(n), rnd(n));
+	for (i = 0; i + 1 < n; i++)
+		if (i % 3)
+			g_edge(&g, (uint32_t)i, (uint32_t)i + 1);
+	T_ASSERT((s = g_store(&g)));
+	T_ASSERT((d = tree(s)));
+	T_RC(hd_store_set_domtree(s, d, NULL), 0);
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	T_RC(hd_store_write(s, path, NULL), 0);
+	T_RC(hd_store_open(&o, path, NULL), 0);
+	T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
+	T_EQ(hd_domtree_is_stored(e), 1);
+	for (k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
+		T_RC(hd_domtree_top(a, &na, d, ks[k], NULL), 0);
+		T_RC(hd_domtree_top(b, &nb, e, ks[k], NULL), 0);
+		T_EQ(na, nb);
+		T_ASSERT(na > 0 && na <= ks[k]);
+		for (i = 0, diff = 0; i < na; i++)
+			diff += a[i] != b[i];
+		T_EQ(diff, 0);
+	}
+	unlink(path);
+	hd_domtree_free(e);
+	hd_store_close(o);
+	hd_domtree_free(d);
+	hd_store_close(s);
+	g_free(&g);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(dominators__diamond),
 	T_CASE(dominators__two_roots_and_chain),
@@ -465,6 +516,7 @@ static const struct t_case cases[] = {
 	T_CASE(dominators__long_chain),
 	T_CASE(dominators__classes),
 	T_CASE(dominators__stored),
+	T_CASE(dominators__stored_top),
 };
 
 T_MAIN(cases)
