@@ -374,6 +374,23 @@ static uint64_t idom_offset(FILE *f)
 
 /* Kept in a store: written, reopened and used without computing; a
  * corrupt tree is refused or reported, never followed forever. */
+/* d kept in s, s written to a new file at path (a mkstemp template)
+ * and opened again as *o, its stored tree as *e. */
+static void write_and_reopen(hd_store *s, hd_domtree *d, char *path,
+			     hd_store **o, hd_domtree **e)
+{
+	int fd;
+
+	T_RC(hd_store_set_domtree(s, d, NULL), 0);
+	fd = mkstemp(path);
+	T_ASSERT(fd >= 0);
+	close(fd);
+	T_RC(hd_store_write(s, path, NULL), 0);
+	T_RC(hd_store_open(o, path, NULL), 0);
+	T_RC(hd_domtree_new(e, *o, 0, NULL), 0);
+	T_EQ(hd_domtree_is_stored(*e), 1);
+}
+
 static void test_dominators__stored(void)
 {
 	char path[] = "/tmp/t_dom_store_XXXXXX";
@@ -388,7 +405,6 @@ static void test_dominators__stored(void)
 	long size;
 	unsigned char buf[4];
 	uint64_t off;
-	int fd;
 
 	g_init(&g, n);
 	add_root(&g, 0);
@@ -398,14 +414,7 @@ static void test_dominators__stored(void)
 		g_edge(&g, i, i + 1);
 	T_ASSERT((s = g_store(&g)));
 	T_ASSERT((d = tree(s)));
-	T_RC(hd_store_set_domtree(s, d, NULL), 0);
-	fd = mkstemp(path);
-	T_ASSERT(fd >= 0);
-	close(fd);
-	T_RC(hd_store_write(s, path, NULL), 0);
-	T_RC(hd_store_open(&o, path, NULL), 0);
-	T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
-	T_EQ(hd_domtree_is_stored(e), 1);
+	write_and_reopen(s, d, path, &o, &e);
 	T_EQ(hd_domtree_reached(e, &m1), hd_domtree_reached(d, &m2));
 	T_EQ(m1, m2);
 	for (i = 0; i < n; i++) {
@@ -471,7 +480,6 @@ static void test_dominators__stored_top(void)
 	hd_domtree *d, *e = NULL;
 	size_t na, nb, k, i, diff;
 	uint32_t n = 20000;
-	int fd;
 
 	g_init(&g, n);
 	add_root(&g, 0);
@@ -483,14 +491,7 @@ static void test_dominators__stored_top(void)
 			g_edge(&g, (uint32_t)i, (uint32_t)i + 1);
 	T_ASSERT((s = g_store(&g)));
 	T_ASSERT((d = tree(s)));
-	T_RC(hd_store_set_domtree(s, d, NULL), 0);
-	fd = mkstemp(path);
-	T_ASSERT(fd >= 0);
-	close(fd);
-	T_RC(hd_store_write(s, path, NULL), 0);
-	T_RC(hd_store_open(&o, path, NULL), 0);
-	T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
-	T_EQ(hd_domtree_is_stored(e), 1);
+	write_and_reopen(s, d, path, &o, &e);
 	for (k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
 		T_RC(hd_domtree_top(a, &na, d, ks[k], NULL), 0);
 		T_RC(hd_domtree_top(b, &nb, e, ks[k], NULL), 0);

@@ -107,6 +107,38 @@ static void write_file(const char *path, const char *text, size_t len)
 	}
 }
 
+/* text (len bytes) as a new temporary dump at path (a mkstemp template). */
+static void temp_dump(char *path, const char *text, size_t len)
+{
+	int fd = mkstemp(path);
+
+	T_ASSERT(fd >= 0);
+	close(fd);
+	write_file(path, text, len);
+}
+
+/*
+ * The dump at path read on 2 to 9 threads says what one reader says
+ * (a, sa: its words); exact: into exactly that many parts (else at least
+ * two: a part may hold a long line whole).
+ */
+static void same_on_2_to_9(const char *path, const char *a,
+			   const struct seen *sa, char *b, size_t bsize,
+			   struct seen *sb, int exact)
+{
+	unsigned jobs;
+
+	for (jobs = 2; jobs <= 9; jobs++) {
+		T_ASSERT(run(b, bsize, path, jobs, 0, sb) == 0);
+		if (exact)
+			T_EQ(hd__pscan_parts, jobs);
+		else
+			T_ASSERT(hd__pscan_parts >= 2);
+		T_STREQ(b, a);
+		T_STREQ(sb->text, sa->text);
+	}
+}
+
 /* A dump with classes, singletons, sites, joins, raw quotes, garbage. */
 static size_t mixed(char *buf, size_t size)
 {
@@ -146,23 +178,12 @@ static void test_pscan__same_as_one_reader(void)
 	static char buf[1 << 17], a[1 << 17], b[1 << 17];
 	static struct seen sa, sb;
 	char path[] = "/tmp/t_pscan_XXXXXX";
-	int fd = mkstemp(path);
-	size_t len;
-	unsigned jobs;
 
-	T_ASSERT(fd >= 0);
-	close(fd);
-	len = mixed(buf, sizeof(buf));
-	write_file(path, buf, len);
+	temp_dump(path, buf, mixed(buf, sizeof(buf)));
 	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
 	T_EQ(hd__pscan_parts, 0);
 	T_ASSERT(sa.len > 0);
-	for (jobs = 2; jobs <= 9; jobs++) {
-		T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
-		T_EQ(hd__pscan_parts, jobs);
-		T_ASSERT(strcmp(b, a) == 0);
-		T_ASSERT(strcmp(sb.text, sa.text) == 0);
-	}
+	same_on_2_to_9(path, a, &sa, b, sizeof(b), &sb, 1);
 	/* --strict: one reader's first error, with its line */
 	T_ASSERT(run(a, sizeof(a), path, 1, HD_READ_STRICT, &sa) == 0);
 	T_ASSERT(run(b, sizeof(b), path, 4, HD_READ_STRICT, &sb) == 0);
@@ -245,24 +266,15 @@ static void test_pscan__long_lines_as_one_reader(void)
 	static char buf[6 << 20], a[1 << 16], b[1 << 16];
 	static struct seen sa, sb;
 	char path[] = "/tmp/t_pscan_XXXXXX";
-	int fd = mkstemp(path);
 	size_t len;
-	unsigned jobs;
 
-	T_ASSERT(fd >= 0);
-	close(fd);
 	len = long_lines(buf, sizeof(buf));
 	T_ASSERT(len > (4 << 20));
-	write_file(path, buf, len);
+	temp_dump(path, buf, len);
 	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
 	T_ASSERT(strstr(sa.text, "lines joined") != NULL);
 	T_ASSERT(strstr(sa.text, ":0:") != NULL); /* a skipped line */
-	for (jobs = 2; jobs <= 9; jobs++) {
-		T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
-		T_ASSERT(hd__pscan_parts >= 2);
-		T_STREQ(b, a);
-		T_STREQ(sb.text, sa.text);
-	}
+	same_on_2_to_9(path, a, &sa, b, sizeof(b), &sb, 0);
 	unlink(path);
 }
 
