@@ -347,31 +347,25 @@ static uint32_t max32(const unsigned char *p, uint64_t n, uint32_t add)
  */
 #define VREAD_CHUNK ((size_t)256 << 10)
 
-static int pread_all(int fd, unsigned char *p, size_t n, uint64_t off);
-
 struct vread {
 	const hd_store *s;
-	int fd;              /* -1: the images in place */
-	unsigned char *buf;  /* VREAD_CHUNK bytes */
+	unsigned char *buf;  /* VREAD_CHUNK bytes; NULL: the images in place */
 	int sys_errno;       /* a failed read's */
 };
 
 /* The bytes [off, off + n) of section sec (n <= VREAD_CHUNK), or NULL
- * when they cannot be read. */
+ * when they cannot be read (hd__store_copy). */
 static const unsigned char *vr_at(struct vread *v, int sec, uint64_t off,
 				  size_t n)
 {
-	const unsigned char *img = v->s->sec[sec];
+	const unsigned char *p;
 
-	if (v->fd < 0)
-		return img + off;
-	if (pread_all(v->fd, v->buf, n,
-		      (uint64_t)(img - (const unsigned char *)v->s->map) +
-			      off)) {
+	if (!v->buf)
+		return v->s->sec[sec] + off;
+	errno = 0;
+	if (!(p = hd__store_copy(v->s, sec, off, n, v->buf)))
 		v->sys_errno = errno ? errno : EIO;
-		return NULL;
-	}
-	return v->buf;
+	return p;
 }
 
 /* Items of w bytes [i, i + *k) of section sec, *k as many as a chunk
@@ -816,8 +810,9 @@ static void *steps_thread(void *arg)
 	return NULL;
 }
 
-/* Every step, on two threads where it pays; the first failure's rc. */
-static int check_all(const hd_store *s, int fd, hd_error *err)
+/* Every step, on two threads where it pays (a store file: s->map); the
+ * first failure's rc. */
+static int check_all(const hd_store *s, hd_error *err)
 {
 	struct steps t[2];
 	pthread_t tid;
@@ -826,13 +821,12 @@ static int check_all(const hd_store *s, int fd, hd_error *err)
 	memset(t, 0, sizeof(t));
 	for (k = 0; k < 2; k++) {
 		t[k].v.s = s;
-		t[k].v.fd = s->map ? fd : -1;
 		t[k].second = k;
 		/* without a buffer, through the mapping */
-		if (t[k].v.fd >= 0 && !(t[k].v.buf = hd__malloc(VREAD_CHUNK)))
-			t[k].v.fd = -1;
+		if (s->map)
+			t[k].v.buf = hd__malloc(VREAD_CHUNK);
 	}
-	two = t[1].v.fd >= 0 && s->nodes >= PAR_NODES &&
+	two = t[1].v.buf && s->nodes >= PAR_NODES &&
 	      pthread_create(&tid, NULL, steps_thread, &t[1]) == 0;
 	run_steps(&t[0], !two);
 	if (two)
@@ -850,9 +844,7 @@ static int check_all(const hd_store *s, int fd, hd_error *err)
 	return rc;
 }
 
-/* hd__store_validate; fd >= 0: the file s is mapped from, for the
- * whole-column checks (struct vread). */
-static int validate(hd_store *s, int full, int fd, hd_error *err)
+int hd__store_validate(hd_store *s, int full, hd_error *err)
 {
 	int id, rc;
 
@@ -875,17 +867,13 @@ static int validate(hd_store *s, int full, int fd, hd_error *err)
 		fill_info(s);
 		return 0;
 	}
-	if ((rc = check_all(s, fd, err)))
+	if ((rc = check_all(s, err)))
 		return rc;
 	release_pages(s);
 	fill_info(s);
 	return 0;
 }
 
-int hd__store_validate(hd_store *s, int full, hd_error *err)
-{
-	return validate(s, full, -1, err);
-}
 
 /* ---- header and section table ---- */
 
@@ -1199,7 +1187,7 @@ int hd_store_open(hd_store **out, const char *path, hd_error *err)
 		fd = -1;
 	}
 	if ((rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
-	    (rc = validate(s, 1, s->map ? s->fd : -1, err)))
+	    (rc = hd__store_validate(s, 1, err)))
 		goto out;
 	find_source(s, path);
 	*out = s;

@@ -256,7 +256,7 @@ static void reserve(struct bld *b, uint64_t bytes)
 	void *p[C__N];
 	int i;
 
-	if (b->n || b->nrefs || recs <= b->c[C_ADDR].cap)
+	if (!bytes || b->n || b->nrefs || recs <= b->c[C_ADDR].cap)
 		return;
 	for (i = 0; i < C__N; i++)
 		if (!(p[i] = hd__array_alloc(recs, col_w[i]))) {
@@ -269,7 +269,8 @@ static void reserve(struct bld *b, uint64_t bytes)
 		b->c[i].p = p[i];
 		b->c[i].cap = recs;
 	}
-	if (b->refs_cap < refs && (p[0] = hd__array_alloc(refs, 8))) {
+	if (b->refs_cap < refs &&
+	    (p[0] = hd__array_alloc(refs, sizeof(*b->refs)))) {
 		hd__free(b->refs, b->refs_cap * sizeof(*b->refs));
 		b->refs = p[0];
 		b->refs_cap = refs;
@@ -671,8 +672,7 @@ static int read_dump(struct bld *b, hd_error *err)
 				 b->opts ? &b->opts->read : NULL, err)))
 		return rc;
 	hd_reader_stats(&b->rs, b->r);
-	if (!b->rs.gzip)
-		reserve(b, b->rs.total_bytes); /* 0 for a pipe */
+	reserve(b, b->rs.total_bytes); /* 0 for a pipe and gzip */
 	progress(b, 0);
 	while ((rc = hd_reader_next(b->r, &rec, err)) == 0) {
 		if ((rc = add_record(b, rec)))
