@@ -121,7 +121,13 @@ launch() {
 	(
 		log=$q/$n.log
 		: >"$log"
+		t0=$(date +%s.%N)
 		run_suite "$@" >"$q/$n.out" 2>&1 3>&-
+		# TEST_TIMES=FILE: each suite's wall seconds, to find the slow
+		if [ -n "${TEST_TIMES:-}" ]; then
+			t1=$(date +%s.%N)
+			echo "$t0 $t1 $1" | awk '{ printf "%8.2f %s\n", $2 - $1, $3 }' >>"$TEST_TIMES"
+		fi
 		: >"$q/$n.done"
 		echo >&3
 	) &
