@@ -51,25 +51,29 @@ SAN_LDFLAGS := -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
-# SQLite (lib/sql.c: heapdump query) and libedit (the query shell, the
-# program only): Debian's libsqlite3-dev and libedit-dev, found with
-# pkg-config; a build without them stops saying what to install.
-SQLITE_LIBS = $(or $(shell pkg-config --libs sqlite3 2>/dev/null),-lsqlite3)
-EDIT_LIBS = $(or $(shell pkg-config --libs libedit 2>/dev/null),-ledit)
-# ISA-L's igzip inflates gzip dumps (lib/gz.c) at about a third of
-# zlib's CPU: Debian's libisal-dev. ISAL=0 builds with zlib alone;
-# $(B)/gzzlib/heapdump, for tests/cli/gzip.sh, is the program with zlib's.
+# SQLite (lib/sql.c: heapdump query), libedit (the query shell) and
+# ISA-L's igzip (lib/gz.c: gzip dumps, at about a third of zlib's CPU):
+# Debian's libsqlite3-dev, libedit-dev and libisal-dev. None is linked:
+# each is loaded by dlopen at its first use (lib/dynload.c,
+# cli/dynlib.c), by its SONAME read here (soname_of, below), so that
+# stats and every other command start without mapping and relocating
+# them. A build without their headers stops saying what to install.
+# ISAL=0 builds with zlib alone; $(B)/gzzlib/heapdump, for
+# tests/cli/gzip.sh, is the program with zlib's inflater.
 ISAL ?= 1
 ifeq ($(ISAL),0)
 ISAL_CFLAGS :=
-ISAL_LIBS :=
 ISAL_OK :=
 else
-ISAL_CFLAGS := -DHD_HAVE_ISAL=1
-ISAL_LIBS := -lisal
+ISAL_SONAME = $(call soname_of,libisal,isal)
+ISAL_CFLAGS = -DHD_HAVE_ISAL=1 -DHD_ISAL_SONAME='"$(ISAL_SONAME)"'
 ISAL_OK := $(B)/.isal-ok
 endif
-LIBS = $(SQLITE_LIBS) $(ISAL_LIBS) -lz -lm -lpthread
+SQLITE_SONAME = $(call soname_of,sqlite3,sqlite3)
+EDIT_SONAME = $(call soname_of,libedit,edit)
+# dlopen: in libc since glibc 2.34, in libdl before
+DL_LIBS := -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
+LIBS = -lz -lm -lpthread $(DL_LIBS)
 
 ifeq ($(V),1)
 Q :=
@@ -152,9 +156,6 @@ $(B)/libheapdump.so: $(LIB_OBJ) $(B)/libheapdump.map
 soname_of = $(shell f="$$(pkg-config --variable=libdir $(1) 2>/dev/null)/lib$(2).so"; \
 	[ -e "$$f" ] || f="$$($(CC) -print-file-name=lib$(2).so)"; \
 	objdump -p "$$f" 2>/dev/null | sed -n 's/^ *SONAME *//p')
-# dlopen: in libc since glibc 2.34, in libdl before
-DL_LIBS := -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
-
 # Graphviz's libgvc draws for render and leaks --svg: only
 # cli/graphviz.o includes its headers, and only the program loads it
 # (never lib/). GVC=0 builds without it: those two then say how to get it.
@@ -179,13 +180,26 @@ $(B)/.sql-ok:
 	@mkdir -p $(B)
 	@test "$(shell pkg-config --exists sqlite3 && echo yes)" = yes || { echo "heapdump: SQLite's development files are missing (no sqlite3.pc): install libsqlite3-dev (make deps)" >&2; exit 1; }
 	@test "$(shell pkg-config --exists libedit && echo yes)" = yes || { echo "heapdump: libedit's development files are missing (no libedit.pc): install libedit-dev (make deps)" >&2; exit 1; }
+	@test -n '$(SQLITE_SONAME)' -a -n '$(EDIT_SONAME)' || { echo "heapdump: cannot read the SONAME of libsqlite3.so or libedit.so (objdump -p, from binutils): install libsqlite3-dev, libedit-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/lib/sql.o $(B)/cli/cmd_query.o $(B)/cli/query_shell.o: | $(B)/.sql-ok
+$(B)/lib/sql.o: lib/sql.c $(B)/.cflags | $(B)/.sql-ok
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' -Ilib -c -o $@ $<
+
+$(B)/cli/query_out.o $(B)/cli/query_shell.o: $(B)/%.o: %.c $(B)/.cflags | $(B)/.sql-ok
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' \
+		-DHD_EDIT_SONAME='"$(EDIT_SONAME)"' -Ilib -c -o $@ $<
+
+$(B)/cli/cmd_query.o: | $(B)/.sql-ok
 
 $(B)/.isal-ok:
 	@mkdir -p $(B)
 	@test -f /usr/include/isa-l/igzip_lib.h || { echo "heapdump: ISA-L's development files are missing (no isa-l/igzip_lib.h): install libisal-dev (make deps), or inflate with zlib: make ISAL=0" >&2; exit 1; }
+	@test -n '$(ISAL_SONAME)' || { echo "heapdump: cannot read the SONAME of libisal.so (objdump -p, from binutils): install libisal-dev and binutils (make deps), or inflate with zlib: make ISAL=0" >&2; exit 1; }
 	@touch $@
 
 $(B)/lib/gz.o: lib/gz.c $(B)/.cflags | $(ISAL_OK)
@@ -202,7 +216,7 @@ $(B)/gzzlib/gz.o: lib/gz.c $(B)/.cflags
 
 $(B)/gzzlib/heapdump: $(CLI_OBJ) $(filter-out $(B)/lib/gz.o,$(LIB_OBJ)) $(B)/gzzlib/gz.o | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EDIT_LIBS) $(SQLITE_LIBS) -lz -lm -lpthread $(DL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@mkdir -p $(dir $@)
@@ -245,7 +259,7 @@ $(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(EDIT_LIBS) $(LIBS) $(DL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libheapdump.a $(LIBS)
 
 # The same program built without Graphviz, by make GVC=0 in $(B)/nogvc,
 # for tests/cli/nogvc.sh.
@@ -373,7 +387,6 @@ install: all
 	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
 		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
-		-e 's|@ISAL_LIBS@|$(ISAL_LIBS)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
 
 uninstall:

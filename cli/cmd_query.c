@@ -76,6 +76,8 @@ int cmd_query(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	if ((rc = query_load_sqlite()))
+		goto out;
 	if (argc - first == 2)
 		rc = query_run(db, argv[first + 1], fmt, stdout);
 	else if (strcmp(argv[first], "-") == 0)

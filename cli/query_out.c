@@ -5,11 +5,34 @@
  * by its own rules.
  */
 #include "common.h"
+#include "dynlib.h"
 #include "query.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef HD_SQLITE_SONAME
+#error "HD_SQLITE_SONAME: the file name of libsqlite3 to load (the Makefile's)"
+#endif
+
+struct query_sql qsql;
+
+#define QUERY_SQL_SYM(f) { #f, offsetof(struct query_sql, f) },
+static const struct cli_dynsym qsql_syms[] = {
+	QUERY_SQL_FUNCS(QUERY_SQL_SYM)
+};
+#undef QUERY_SQL_SYM
+
+int query_load_sqlite(void)
+{
+	static int state;
+
+	return cli_dynload(&state, HD_SQLITE_SONAME, "libsqlite3-0",
+			   qsql_syms, sizeof(qsql_syms) / sizeof(qsql_syms[0]),
+			   &qsql);
+}
 
 /* ---- one cell as text ---- */
 
@@ -19,26 +42,26 @@ static void cell_text(FILE *f, sqlite3_stmt *st, int i)
 	const unsigned char *b;
 	int n, k;
 
-	switch (sqlite3_column_type(st, i)) {
+	switch (qsql.sqlite3_column_type(st, i)) {
 	case SQLITE_NULL:
 		break;
 	case SQLITE_INTEGER:
-		fprintf(f, "%lld", (long long)sqlite3_column_int64(st, i));
+		fprintf(f, "%lld", (long long)qsql.sqlite3_column_int64(st, i));
 		break;
 	case SQLITE_FLOAT:
-		fprintf(f, "%.15g", sqlite3_column_double(st, i));
+		fprintf(f, "%.15g", qsql.sqlite3_column_double(st, i));
 		break;
 	case SQLITE_BLOB:
-		b = sqlite3_column_blob(st, i);
-		n = sqlite3_column_bytes(st, i);
+		b = qsql.sqlite3_column_blob(st, i);
+		n = qsql.sqlite3_column_bytes(st, i);
 		fputs("x'", f);
 		for (k = 0; k < n; k++)
 			fprintf(f, "%02x", b[k]);
 		putc('\'', f);
 		break;
 	default:
-		b = sqlite3_column_text(st, i);
-		n = sqlite3_column_bytes(st, i);
+		b = qsql.sqlite3_column_text(st, i);
+		n = qsql.sqlite3_column_bytes(st, i);
 		cli_text_string(f, (const char *)b, (size_t)n);
 	}
 }
@@ -49,31 +72,31 @@ static void cell_json(FILE *f, sqlite3_stmt *st, int i)
 	double d;
 	int n, k;
 
-	switch (sqlite3_column_type(st, i)) {
+	switch (qsql.sqlite3_column_type(st, i)) {
 	case SQLITE_NULL:
 		fputs("null", f);
 		break;
 	case SQLITE_INTEGER:
-		fprintf(f, "%lld", (long long)sqlite3_column_int64(st, i));
+		fprintf(f, "%lld", (long long)qsql.sqlite3_column_int64(st, i));
 		break;
 	case SQLITE_FLOAT:
-		d = sqlite3_column_double(st, i);
+		d = qsql.sqlite3_column_double(st, i);
 		if (isfinite(d))
 			fprintf(f, "%.17g", d);
 		else
 			fputs("null", f);
 		break;
 	case SQLITE_BLOB:
-		b = sqlite3_column_blob(st, i);
-		n = sqlite3_column_bytes(st, i);
+		b = qsql.sqlite3_column_blob(st, i);
+		n = qsql.sqlite3_column_bytes(st, i);
 		putc('"', f);
 		for (k = 0; k < n; k++)
 			fprintf(f, "%02x", b[k]);
 		putc('"', f);
 		break;
 	default:
-		b = sqlite3_column_text(st, i);
-		n = sqlite3_column_bytes(st, i);
+		b = qsql.sqlite3_column_text(st, i);
+		n = qsql.sqlite3_column_bytes(st, i);
 		cli_json_string(f, (const char *)b, (size_t)n);
 	}
 }
@@ -214,18 +237,18 @@ static int fetch_table(sqlite3_stmt *st, FILE *f, int *step_rc)
 	const char *name;
 
 	memset(&t, 0, sizeof(t));
-	t.ncol = sqlite3_column_count(st);
+	t.ncol = qsql.sqlite3_column_count(st);
 	if (mem_open(&t.cells) || !(t.w = calloc((size_t)t.ncol, sizeof(*t.w))))
 		rc = -1;
 	for (i = 0; !rc && i < t.ncol; i++) {
-		name = sqlite3_column_name(st, i);
+		name = qsql.sqlite3_column_name(st, i);
 		rc = table_push(&t, (size_t)ftell(t.cells.f), 0);
 		cli_text_string(t.cells.f, name, strlen(name));
 		putc('\0', t.cells.f);
 	}
-	while (!rc && (*step_rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (!rc && (*step_rc = qsql.sqlite3_step(st)) == SQLITE_ROW) {
 		for (i = 0; !rc && i < t.ncol; i++) {
-			int ty = sqlite3_column_type(st, i);
+			int ty = qsql.sqlite3_column_type(st, i);
 
 			rc = table_push(&t, (size_t)ftell(t.cells.f),
 					ty == SQLITE_INTEGER ||
@@ -245,12 +268,12 @@ static int fetch_table(sqlite3_stmt *st, FILE *f, int *step_rc)
 
 static void header(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 {
-	int i, n = sqlite3_column_count(st);
+	int i, n = qsql.sqlite3_column_count(st);
 	const char *name;
 	struct membuf m;
 
 	for (i = 0; i < n; i++) {
-		name = sqlite3_column_name(st, i);
+		name = qsql.sqlite3_column_name(st, i);
 		if (i)
 			putc(fmt == QF_CSV ? ',' : '\t', f);
 		if (fmt == QF_CSV && mem_open(&m) == 0) {
@@ -267,7 +290,7 @@ static void header(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 
 static void row(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 {
-	int i, n = sqlite3_column_count(st);
+	int i, n = qsql.sqlite3_column_count(st);
 	const char *name;
 	struct membuf m;
 
@@ -278,7 +301,7 @@ static void row(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 			putc(fmt == QF_CSV ? ',' : fmt == QF_JSON ? ',' : '\t',
 			     f);
 		if (fmt == QF_JSON) {
-			name = sqlite3_column_name(st, i);
+			name = qsql.sqlite3_column_name(st, i);
 			cli_json_string(f, name, strlen(name));
 			putc(':', f);
 			cell_json(f, st, i);
@@ -294,7 +317,7 @@ static void row(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 	fputs(fmt == QF_JSON ? "}\n" : "\n", f);
 }
 
-/* Prints the rows of st; returns its last sqlite3_step() code. */
+/* Prints the rows of st; returns its last qsql.sqlite3_step() code. */
 static int print_result(sqlite3_stmt *st, enum query_format fmt, FILE *f)
 {
 	int rc = SQLITE_DONE;
@@ -308,14 +331,14 @@ static int print_result(sqlite3_stmt *st, enum query_format fmt, FILE *f)
 	}
 	if (fmt != QF_JSON)
 		header(st, f, fmt);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+	while ((rc = qsql.sqlite3_step(st)) == SQLITE_ROW)
 		row(st, f, fmt);
 	return rc;
 }
 
 static void sql_error(const char *what, sqlite3 *db)
 {
-	const char *m = sqlite3_errmsg(db);
+	const char *m = qsql.sqlite3_errmsg(db);
 	char buf[512];
 
 	cli_error("query: %s: %s", what, cli_text(buf, sizeof(buf), m,
@@ -330,23 +353,23 @@ int query_run(sqlite3 *db, const char *sql, enum query_format fmt, FILE *f)
 
 	while (*tail) {
 		st = NULL;
-		if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+		if (qsql.sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
 			sql_error("SQL error", db);
 			return EXIT_USAGE;
 		}
 		if (!st) /* blanks or a comment */
 			continue;
-		if (sqlite3_column_count(st) && fmt == QF_TEXT && results++)
+		if (qsql.sqlite3_column_count(st) && fmt == QF_TEXT && results++)
 			putc('\n', f);
-		rc = sqlite3_column_count(st) ? print_result(st, fmt, f) :
-						sqlite3_step(st);
+		rc = qsql.sqlite3_column_count(st) ? print_result(st, fmt, f) :
+						qsql.sqlite3_step(st);
 		if (rc != SQLITE_DONE) {
 			if (rc != SQLITE_NOMEM)
 				sql_error("SQL failed", db);
-			sqlite3_finalize(st);
+			qsql.sqlite3_finalize(st);
 			return EXIT_FAIL;
 		}
-		sqlite3_finalize(st);
+		qsql.sqlite3_finalize(st);
 	}
 	return EXIT_OK;
 }

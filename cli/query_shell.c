@@ -7,12 +7,36 @@
  * HEAPDUMP_HISTORY keeps none on disk.
  */
 #include "common.h"
+#include "dynlib.h"
 #include "query.h"
 
 #include <editline/readline.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifndef HD_EDIT_SONAME
+#error "HD_EDIT_SONAME: the file name of libedit to load (the Makefile's)"
+#endif
+
+/* libedit's functions, with the types of its header: loaded (dynlib.h)
+ * when the shell starts on a terminal, never for a script */
+static struct edit_api {
+	__typeof__(add_history) *add_history;
+	__typeof__(read_history) *read_history;
+	__typeof__(readline) *readline;
+	__typeof__(stifle_history) *stifle_history;
+	__typeof__(using_history) *using_history;
+	__typeof__(write_history) *write_history;
+} ed;
+#define ED_SYM(f) { #f, offsetof(struct edit_api, f) }
+static const struct cli_dynsym ed_syms[] = {
+	ED_SYM(add_history),    ED_SYM(read_history),
+	ED_SYM(readline),       ED_SYM(stifle_history),
+	ED_SYM(using_history),  ED_SYM(write_history),
+};
+#undef ED_SYM
 
 static const char help[] =
 	"Statements end with ';' and may span lines. Tables:\n"
@@ -38,13 +62,13 @@ static void tables(sqlite3 *db)
 
 	for (i = 0; (t = hd_sql_table(i)); i++) {
 		snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT 0", t);
-		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		if (qsql.sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 			continue;
 		printf("%s(", t);
-		for (k = 0; k < sqlite3_column_count(st); k++)
-			printf("%s%s", k ? ", " : "", sqlite3_column_name(st, k));
+		for (k = 0; k < qsql.sqlite3_column_count(st); k++)
+			printf("%s%s", k ? ", " : "", qsql.sqlite3_column_name(st, k));
 		printf(")\n");
-		sqlite3_finalize(st);
+		qsql.sqlite3_finalize(st);
 	}
 }
 
@@ -97,20 +121,25 @@ static int append(char **buf, size_t *len, const char *line)
 
 static int interactive(sqlite3 *db, enum query_format fmt)
 {
-	char *hist = history_path(), *line, *stmt = NULL;
+	static int state;
+	char *hist, *line, *stmt = NULL;
 	size_t len = 0;
-	int rc = EXIT_OK;
+	int rc;
 
-	using_history();
-	stifle_history(1000);
+	if ((rc = cli_dynload(&state, HD_EDIT_SONAME, "libedit2", ed_syms,
+			      sizeof(ed_syms) / sizeof(ed_syms[0]), &ed)))
+		return rc;
+	hist = history_path();
+	ed.using_history();
+	ed.stifle_history(1000);
 	if (hist)
-		read_history(hist);
+		ed.read_history(hist);
 	printf("heapdump query: SQL over the heap; .help for help\n");
-	while ((line = readline(len ? "   ...> " : "heapdump> "))) {
+	while ((line = ed.readline(len ? "   ...> " : "heapdump> "))) {
 		const char *p = line + strspn(line, " \t");
 
 		if (!len && *p == '.') {
-			add_history(line);
+			ed.add_history(line);
 			rc = dot(db, p);
 			free(line);
 			if (rc) {
@@ -130,10 +159,10 @@ static int interactive(sqlite3 *db, enum query_format fmt)
 			break;
 		}
 		free(line);
-		if (!sqlite3_complete(stmt))
+		if (!qsql.sqlite3_complete(stmt))
 			continue;
 		stmt[len - 1] = '\0'; /* one history entry, no newline */
-		add_history(stmt);
+		ed.add_history(stmt);
 		query_run(db, stmt, fmt, stdout);
 		fflush(stdout);
 		free(stmt);
@@ -142,7 +171,7 @@ static int interactive(sqlite3 *db, enum query_format fmt)
 	}
 	free(stmt);
 	if (hist)
-		write_history(hist);
+		ed.write_history(hist);
 	free(hist);
 	return rc;
 }
@@ -170,7 +199,7 @@ static int script(sqlite3 *db, enum query_format fmt)
 			rc = EXIT_FAIL;
 			break;
 		}
-		if (sqlite3_complete(buf)) {
+		if (qsql.sqlite3_complete(buf)) {
 			rc = query_run(db, buf, fmt, stdout);
 			free(buf);
 			buf = NULL;

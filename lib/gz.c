@@ -91,12 +91,37 @@ static void corrupt(hd__gz *g, const char *why)
 
 #ifdef HD_HAVE_ISAL
 
+#ifndef HD_ISAL_SONAME
+#error "HD_ISAL_SONAME: the file name of libisal to load (the Makefile's)"
+#endif
+
+/* ISA-L's functions, loaded at the first gzip dump (dynload.c): the
+ * other inputs never map the library */
+static struct isal_api {
+	HD__DYNFN(isal_inflate);
+	HD__DYNFN(isal_inflate_init);
+	HD__DYNFN(isal_inflate_reset);
+} isal;
+static const struct hd__dynsym isal_syms[] = {
+	HD__DYNSYM(isal_api, isal_inflate),
+	HD__DYNSYM(isal_api, isal_inflate_init),
+	HD__DYNSYM(isal_api, isal_inflate_reset),
+};
+static struct hd__dynlib isal_lib = {
+	HD_ISAL_SONAME, "libisal2", isal_syms,
+	sizeof(isal_syms) / sizeof(isal_syms[0]), &isal, 0,
+};
+
 static int inflater_init(hd__gz *g, hd_error *err)
 {
+	int rc;
+
+	if ((rc = hd__dynload(&isal_lib, err)))
+		return rc;
 	g->is = hd__malloc(sizeof(*g->is));
 	if (!g->is)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	isal_inflate_init(g->is);
+	isal.isal_inflate_init(g->is);
 	g->is->crc_flag = ISAL_GZIP;
 	g->at_header = 1;
 	return 0;
@@ -185,7 +210,7 @@ static int inflate_some(hd__gz *g, unsigned char *out, size_t room,
 	s->avail_in = (uint32_t)g->avail;
 	s->next_out = out;
 	s->avail_out = cap;
-	rc = isal_inflate(s);
+	rc = isal.isal_inflate(s);
 	*made = cap - s->avail_out;
 	g->member_out += *made;
 	g->in = s->next_in;
@@ -208,7 +233,7 @@ static int inflate_some(hd__gz *g, unsigned char *out, size_t room,
 	}
 	if (s->block_state == ISAL_BLOCK_FINISH) {
 		/* a concatenation of gzip members is one stream */
-		isal_inflate_reset(s);
+		isal.isal_inflate_reset(s);
 		s->crc_flag = ISAL_GZIP;
 		g->member_out = 0;
 		g->at_header = 1;

@@ -117,6 +117,38 @@ HD_HIDDEN int hd__error_at(hd_error *err, int code, uint64_t line,
 			   uint64_t column, uint64_t offset, const char *fmt,
 			   ...) HD_PRINTF(6, 7);
 
+/* ---- libraries loaded at first use (dynload.c) ---- */
+
+/* One function to look up: its name, and where (offsetof) in the
+ * caller's table of function pointers its address goes. */
+struct hd__dynsym {
+	const char *name;
+	size_t off;
+};
+
+/* A library: its file (SONAME, from the Makefile), the Debian package
+ * that installs it (for the message), its functions and the table they
+ * fill; loaded stays 0 until the table is full. */
+struct hd__dynlib {
+	const char *soname;
+	const char *pkg;
+	const struct hd__dynsym *syms;
+	size_t n;
+	void *api;
+	int loaded;
+};
+
+/* Declares a table member of the type of the header's function f. */
+#define HD__DYNFN(f) __typeof__(f) *f
+#define HD__DYNSYM(table, f) { #f, offsetof(struct table, f) }
+
+/*
+ * Loads lib (dlopen, RTLD_NOW | RTLD_LOCAL) and fills its table, once
+ * for the process; later calls return 0 at once. Returns 0, or HD_ERROR
+ * naming the library and what to install (tried again at the next call).
+ */
+HD_HIDDEN int hd__dynload(struct hd__dynlib *lib, hd_error *err);
+
 /* Argument checks: an error, never an abort, in release builds. */
 #define HD_ASSERT_ARG(expr)                                              \
 	do {                                                             \

@@ -2539,8 +2539,12 @@ struct sqlite3;
  * 1 heapdump-query). Nothing can write: the database is opened
  * SQLITE_OPEN_READONLY, the tables have no xUpdate, and an authorizer
  * denies every statement but SELECT (and a few read-only pragmas),
- * ATTACH included. Close with hd_sql_close. Links libsqlite3.
- * @return 0, HD_ENOMEM, HD_EINVAL
+ * ATTACH included. Close with hd_sql_close. libsqlite3 is not linked:
+ * the first call loads it (dlopen of the SONAME built against), so a
+ * program that runs statements on the database links libsqlite3 itself
+ * or loads it the same way.
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_ERROR (libsqlite3 cannot be
+ *         loaded: err names it and the package to install)
  */
 HD_API int hd_sql_open(struct sqlite3 **out, const hd_store *s,
 		       hd_error *err);

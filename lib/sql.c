@@ -42,6 +42,68 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifndef HD_SQLITE_SONAME
+#error "HD_SQLITE_SONAME: the file name of libsqlite3 to load (the Makefile's)"
+#endif
+
+/*
+ * SQLite's functions this file calls, with the types of sqlite3.h:
+ * libsqlite3 is loaded at the first hd_sql_open (dynload.c), so that a
+ * program linking libheapdump does not map it at each start. Every other
+ * function here runs on a database hd_sql_open made, so after the load.
+ */
+#define SQ_FUNCS(X)                                                       \
+	X(sqlite3_close) \
+	X(sqlite3_context_db_handle) \
+	X(sqlite3_create_function) \
+	X(sqlite3_create_module_v2) \
+	X(sqlite3_db_config) \
+	X(sqlite3_declare_vtab) \
+	X(sqlite3_errmsg) \
+	X(sqlite3_exec) \
+	X(sqlite3_free) \
+	X(sqlite3_limit) \
+	X(sqlite3_malloc) \
+	X(sqlite3_malloc64) \
+	X(sqlite3_mprintf) \
+	X(sqlite3_open_v2) \
+	X(sqlite3_result_double) \
+	X(sqlite3_result_error) \
+	X(sqlite3_result_error_nomem) \
+	X(sqlite3_result_int) \
+	X(sqlite3_result_int64) \
+	X(sqlite3_result_null) \
+	X(sqlite3_result_text) \
+	X(sqlite3_result_text64) \
+	X(sqlite3_set_authorizer) \
+	X(sqlite3_str_append) \
+	X(sqlite3_str_appendall) \
+	X(sqlite3_str_appendchar) \
+	X(sqlite3_str_appendf) \
+	X(sqlite3_str_errcode) \
+	X(sqlite3_str_finish) \
+	X(sqlite3_str_new) \
+	X(sqlite3_stricmp) \
+	X(sqlite3_user_data) \
+	X(sqlite3_value_bytes) \
+	X(sqlite3_value_int64) \
+	X(sqlite3_value_text) \
+	X(sqlite3_value_type) \
+	X(sqlite3_vtab_collation)
+
+#define SQ_MEMBER(f) HD__DYNFN(f);
+static struct sq_api {
+	SQ_FUNCS(SQ_MEMBER)
+} sq;
+#undef SQ_MEMBER
+#define SQ_SYM(f) HD__DYNSYM(sq_api, f),
+static const struct hd__dynsym sq_syms[] = { SQ_FUNCS(SQ_SYM) };
+#undef SQ_SYM
+static struct hd__dynlib sq_lib = {
+	HD_SQLITE_SONAME, "libsqlite3-0", sq_syms,
+	sizeof(sq_syms) / sizeof(sq_syms[0]), &sq, 0,
+};
+
 /* ---- the connection's state ---- */
 
 /* Array sizes: at least one element, freed with the same count. */
@@ -77,7 +139,7 @@ struct hd_sql_ctx {
 	hd_domtree *dom;      /* for retained() */
 	hd_domtree *stored;   /* the store's own tree, for the column */
 	int stored_checked;
-	int declaring;        /* in sqlite3_declare_vtab() */
+	int declaring;        /* in sq.sqlite3_declare_vtab() */
 	/* the source dump, for values: 0 not tried, 1 open, -1 none */
 	int src;
 	int fd;
@@ -496,13 +558,13 @@ static int value_address(sqlite3_value *v, uint64_t *out)
 	unsigned long long a;
 	int n;
 
-	switch (sqlite3_value_type(v)) {
+	switch (sq.sqlite3_value_type(v)) {
 	case SQLITE_INTEGER:
-		*out = (uint64_t)sqlite3_value_int64(v);
+		*out = (uint64_t)sq.sqlite3_value_int64(v);
 		return 0;
 	case SQLITE_TEXT:
-		t = sqlite3_value_text(v);
-		n = sqlite3_value_bytes(v);
+		t = sq.sqlite3_value_text(v);
+		n = sq.sqlite3_value_bytes(v);
 		if (!t || n == 0 || n > 24 || t[0] == '-' || t[0] == '+' ||
 		    t[0] == ' ')
 			return -1;
@@ -521,14 +583,14 @@ static int value_address(sqlite3_value *v, uint64_t *out)
 static void result_text(sqlite3_context *ctx, const char *p, size_t n)
 {
 	if (p)
-		sqlite3_result_text64(ctx, p, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+		sq.sqlite3_result_text64(ctx, p, n, SQLITE_TRANSIENT, SQLITE_UTF8);
 	else
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 }
 
 static void result_u64(sqlite3_context *ctx, uint64_t v)
 {
-	sqlite3_result_int64(ctx, (sqlite3_int64)v);
+	sq.sqlite3_result_int64(ctx, (sqlite3_int64)v);
 }
 
 /* ---- the tables' common parts ---- */
@@ -549,13 +611,13 @@ static int vt_connect(sqlite3 *db, void *aux, int argc,
 	(void)argv;
 	/* the authorizer sees this CREATE TABLE: let it through */
 	((struct hd_sql_ctx *)aux)->declaring = 1;
-	rc = sqlite3_declare_vtab(db, schema);
+	rc = sq.sqlite3_declare_vtab(db, schema);
 	((struct hd_sql_ctx *)aux)->declaring = 0;
 	if (rc != SQLITE_OK) {
-		*errp = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		*errp = sq.sqlite3_mprintf("%s", sq.sqlite3_errmsg(db));
 		return rc;
 	}
-	if (!(t = sqlite3_malloc(sizeof(*t))))
+	if (!(t = sq.sqlite3_malloc(sizeof(*t))))
 		return SQLITE_NOMEM;
 	memset(t, 0, sizeof(*t));
 	t->c = aux;
@@ -565,7 +627,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc,
 
 static int vt_disconnect(sqlite3_vtab *v)
 {
-	sqlite3_free(v);
+	sq.sqlite3_free(v);
 	return SQLITE_OK;
 }
 
@@ -584,9 +646,9 @@ static int find_eq(const sqlite3_index_info *info, int col)
 
 static int binary_coll(sqlite3_index_info *info, int i)
 {
-	const char *coll = sqlite3_vtab_collation(info, i);
+	const char *coll = sq.sqlite3_vtab_collation(info, i);
 
-	return !coll || sqlite3_stricmp(coll, "BINARY") == 0;
+	return !coll || sq.sqlite3_stricmp(coll, "BINARY") == 0;
 }
 
 /* ---- objects ---- */
@@ -686,7 +748,7 @@ static int objects_best(sqlite3_vtab *v, sqlite3_index_info *info)
 
 static int obj_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct obj_cursor *cur = sqlite3_malloc(sizeof(*cur));
+	struct obj_cursor *cur = sq.sqlite3_malloc(sizeof(*cur));
 
 	if (!cur)
 		return SQLITE_NOMEM;
@@ -701,15 +763,15 @@ static int obj_close(sqlite3_vtab_cursor *vc)
 {
 	struct obj_cursor *cur = (struct obj_cursor *)vc;
 
-	sqlite3_free(cur->buf);
-	sqlite3_free(cur);
+	sq.sqlite3_free(cur->buf);
+	sq.sqlite3_free(cur);
 	return SQLITE_OK;
 }
 
 static int nomem(sqlite3_vtab_cursor *vc)
 {
-	sqlite3_free(vc->pVtab->zErrMsg);
-	vc->pVtab->zErrMsg = sqlite3_mprintf("out of memory");
+	sq.sqlite3_free(vc->pVtab->zErrMsg);
+	vc->pVtab->zErrMsg = sq.sqlite3_mprintf("out of memory");
 	return SQLITE_NOMEM;
 }
 
@@ -800,11 +862,11 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 			cur->end = c->n;
 			break;
 		}
-		if (argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_TEXT)
+		if (argc < 1 || sq.sqlite3_value_type(argv[0]) != SQLITE_TEXT)
 			break;
-		p = sqlite3_value_text(argv[0]);
+		p = sq.sqlite3_value_text(argv[0]);
 		r = class_rank(c, (const char *)p,
-			       (size_t)sqlite3_value_bytes(argv[0]));
+			       (size_t)sq.sqlite3_value_bytes(argv[0]));
 		if (r != UINT32_MAX) {
 			cur->pos = c->cls.start[r];
 			cur->end = c->cls.start[r + 1];
@@ -820,9 +882,9 @@ static int obj_filter(sqlite3_vtab_cursor *vc, int plan, const char *idx,
 			cur->end = c->n;
 			break;
 		}
-		if (argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_TEXT)
+		if (argc < 1 || sq.sqlite3_value_type(argv[0]) != SQLITE_TEXT)
 			break;
-		p = sqlite3_value_text(argv[0]);
+		p = sq.sqlite3_value_text(argv[0]);
 		for (t = 0; t < HD_T__COUNT; t++)
 			if (strcmp(hd_type_name(t), (const char *)p) == 0)
 				break;
@@ -885,16 +947,16 @@ static int name_result(struct obj_cursor *cur, sqlite3_context *ctx,
 	size_t n = fn(cur->buf, cur->cap, cur->c->s, id);
 
 	if (n >= cur->cap) {
-		sqlite3_free(cur->buf);
+		sq.sqlite3_free(cur->buf);
 		cur->cap = n + 64;
-		if (!(cur->buf = sqlite3_malloc64(cur->cap))) {
+		if (!(cur->buf = sq.sqlite3_malloc64(cur->cap))) {
 			cur->cap = 0;
-			sqlite3_result_error_nomem(ctx);
+			sq.sqlite3_result_error_nomem(ctx);
 			return SQLITE_NOMEM;
 		}
 		fn(cur->buf, cur->cap, cur->c->s, id);
 	}
-	sqlite3_result_text64(ctx, cur->buf, n, SQLITE_TRANSIENT,
+	sq.sqlite3_result_text64(ctx, cur->buf, n, SQLITE_TRANSIENT,
 			      SQLITE_UTF8);
 	return SQLITE_OK;
 }
@@ -920,16 +982,16 @@ static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 	const unsigned char *m = cur->c->memsize;
 	uint32_t id, v;
 
-	/* the group's text (sqlite3_result_text64() would only add a
-	 * check to sqlite3_result_text()) */
+	/* the group's text (sq.sqlite3_result_text64() would only add a
+	 * check to sq.sqlite3_result_text()) */
 	if (col == cur->gcol && cur->gtext) {
-		sqlite3_result_text(ctx, cur->gtext, cur->glen, SQLITE_STATIC);
+		sq.sqlite3_result_text(ctx, cur->gtext, cur->glen, SQLITE_STATIC);
 		return SQLITE_OK;
 	}
 	id = obj_id(cur);
 	if (col == O_MEMSIZE && m &&
 	    (v = hd__le32(m + (size_t)id * 4)) != HD__ESC) {
-		sqlite3_result_int64(ctx, v);
+		sq.sqlite3_result_int64(ctx, v);
 		return SQLITE_OK;
 	}
 	return obj_column_more(cur, ctx, col, id);
@@ -955,7 +1017,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 	case O_TYPE:
 		t = hd_store_type(s, id);
 		p = hd_type_name(t);
-		sqlite3_result_text(ctx, p, t >= 0 && t < HD_T__COUNT ?
+		sq.sqlite3_result_text(ctx, p, t >= 0 && t < HD_T__COUNT ?
 						    c->type_len[t] : -1,
 				    SQLITE_STATIC);
 		break;
@@ -963,7 +1025,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		if (c->cls.built) {
 			p = hd__intern_str(&c->names, c->by_rank[c->gid[id]],
 					   &len);
-			sqlite3_result_text64(ctx, p, len, SQLITE_STATIC,
+			sq.sqlite3_result_text64(ctx, p, len, SQLITE_STATIC,
 					      SQLITE_UTF8);
 			break;
 		}
@@ -977,7 +1039,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 	case O_RETAINED_COUNT:
 		if (!(d = stored_tree(c)) ||
 		    hd_domtree_idom(d, id) == HD_NODE_NONE) {
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 			break;
 		}
 		g = hd_domtree_retained(d, id, &m);
@@ -987,7 +1049,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 	case O_LINE:
 	case O_METHOD:
 		if (hd_store_site(&site, s, id) != 0) {
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 			break;
 		}
 		if (col == O_FILE)
@@ -997,12 +1059,12 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		else if (site.line)
 			result_u64(ctx, site.line);
 		else
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 		break;
 	case O_GENERATION:
 		g = hd_store_generation(s, id);
 		if (g == UINT64_MAX)
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 		else
 			result_u64(ctx, g);
 		break;
@@ -1014,7 +1076,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		    (col == O_BYTESIZE && t != HD_T_STRING &&
 		     t != HD_T_SYMBOL) ||
 		    (col == O_SIZE && !sized_type(t)))
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 		else
 			result_u64(ctx, hd_store_size(s, id));
 		break;
@@ -1024,7 +1086,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		if (t == HD_T_STRING || t == HD_T_SYMBOL || t == HD_T_FLOAT)
 			p = node_value(c, id, &len);
 		if (t == HD_T_FLOAT && p)
-			sqlite3_result_double(ctx, strtod(p, NULL));
+			sq.sqlite3_result_double(ctx, strtod(p, NULL));
 		else
 			result_text(ctx, p, len);
 		break;
@@ -1037,7 +1099,7 @@ static int obj_column_more(struct obj_cursor *cur, sqlite3_context *ctx,
 		result_u64(ctx, hd_edge_iter_count(&it));
 		break;
 	default:
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 	}
 	return SQLITE_OK;
 }
@@ -1095,7 +1157,7 @@ static int refs_best(sqlite3_vtab *v, sqlite3_index_info *info)
 
 static int ref_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct ref_cursor *cur = sqlite3_malloc(sizeof(*cur));
+	struct ref_cursor *cur = sq.sqlite3_malloc(sizeof(*cur));
 
 	if (!cur)
 		return SQLITE_NOMEM;
@@ -1108,7 +1170,7 @@ static int ref_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 
 static int ref_close(sqlite3_vtab_cursor *vc)
 {
-	sqlite3_free(vc);
+	sq.sqlite3_free(vc);
 	return SQLITE_OK;
 }
 
@@ -1253,16 +1315,16 @@ static int ref_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 		if (col == R_NAME)
 			result_text(ctx, p, len);
 		else if (p)
-			sqlite3_result_int(ctx, (flags & HD_NAME_INFERRED) != 0);
+			sq.sqlite3_result_int(ctx, (flags & HD_NAME_INFERRED) != 0);
 		else
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 #else
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 #endif
 		break;
 	}
 	default:
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 	}
 	return SQLITE_OK;
 }
@@ -1301,7 +1363,7 @@ static int roots_best(sqlite3_vtab *v, sqlite3_index_info *info)
 
 static int root_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
-	struct root_cursor *cur = sqlite3_malloc(sizeof(*cur));
+	struct root_cursor *cur = sq.sqlite3_malloc(sizeof(*cur));
 
 	if (!cur)
 		return SQLITE_NOMEM;
@@ -1393,12 +1455,12 @@ static int root_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx,
 		p = hd_store_root_ref_name(s, cur->cat, cur->obj, &len);
 		result_text(ctx, p, len);
 #else
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 #endif
 		break;
 	}
 	default:
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 	}
 	return SQLITE_OK;
 }
@@ -1426,7 +1488,7 @@ static const sqlite3_module roots_module =
 
 static struct hd_sql_ctx *fn_ctx(sqlite3_context *ctx)
 {
-	return sqlite3_user_data(ctx);
+	return sq.sqlite3_user_data(ctx);
 }
 
 /* The node of argv[0], or HD_NODE_NONE (the result is then NULL). */
@@ -1442,9 +1504,9 @@ static hd_node_id fn_node(sqlite3_context *ctx, sqlite3_value **argv)
 static void fn_error(sqlite3_context *ctx, const hd_error *err, int rc)
 {
 	if (rc == HD_ENOMEM)
-		sqlite3_result_error_nomem(ctx);
+		sq.sqlite3_result_error_nomem(ctx);
 	else
-		sqlite3_result_error(ctx, err->msg[0] ? err->msg :
+		sq.sqlite3_result_error(ctx, err->msg[0] ? err->msg :
 							    "failed",
 				     -1);
 }
@@ -1456,12 +1518,12 @@ static void path_hop(sqlite3_str *str, const hd_store *s, hd_node_id v,
 	char small[256], *p = small;
 	size_t n = hd_store_node_name(small, sizeof(small), s, v);
 
-	if (n >= sizeof(small) && (p = sqlite3_malloc64(n + 1)))
+	if (n >= sizeof(small) && (p = sq.sqlite3_malloc64(n + 1)))
 		hd_store_node_name(p, n + 1, s, v);
-	sqlite3_str_append(str, p ? p : small, (int)(p ? n : sizeof(small) - 1));
+	sq.sqlite3_str_append(str, p ? p : small, (int)(p ? n : sizeof(small) - 1));
 	if (p != small)
-		sqlite3_free(p);
-	sqlite3_str_appendf(str, " 0x%llx",
+		sq.sqlite3_free(p);
+	sq.sqlite3_str_appendf(str, " 0x%llx",
 			    (unsigned long long)hd_store_address(s, v));
 #ifdef HD_NAME_INFERRED
 	if (next != HD_NODE_NONE) {
@@ -1469,8 +1531,8 @@ static void path_hop(sqlite3_str *str, const hd_store *s, hd_node_id v,
 		const char *nm = hd_store_ref_name(s, v, next, &len, NULL);
 
 		if (nm) {
-			sqlite3_str_appendchar(str, 1, ' ');
-			sqlite3_str_append(str, nm, (int)len);
+			sq.sqlite3_str_appendchar(str, 1, ' ');
+			sq.sqlite3_str_append(str, nm, (int)len);
 		}
 	}
 #else
@@ -1491,7 +1553,7 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 	(void)argc;
 	if (id == HD_NODE_NONE) {
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 		return;
 	}
 	if (!c->reach && (rc = hd_reach_new(&c->reach, c->s, 0, &err))) {
@@ -1500,15 +1562,15 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 	if ((rc = hd_reach_path(&p, c->reach, id, &err))) {
 		if (rc == HD_ENOTFOUND)
-			sqlite3_result_null(ctx);
+			sq.sqlite3_result_null(ctx);
 		else
 			fn_error(ctx, &err, rc);
 		hd_root_path_free(&p);
 		return;
 	}
-	str = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+	str = sq.sqlite3_str_new(sq.sqlite3_context_db_handle(ctx));
 	root = hd_store_root_name(c->s, p.root);
-	sqlite3_str_appendall(str, root ? root : "?");
+	sq.sqlite3_str_appendall(str, root ? root : "?");
 #ifdef HD_NAME_INFERRED
 	if (p.n) {
 		size_t len = 0;
@@ -1516,23 +1578,23 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 							p.nodes[0], &len);
 
 		if (nm) {
-			sqlite3_str_appendchar(str, 1, ' ');
-			sqlite3_str_append(str, nm, (int)len);
+			sq.sqlite3_str_appendchar(str, 1, ' ');
+			sq.sqlite3_str_append(str, nm, (int)len);
 		}
 	}
 #endif
 	for (i = 0; i < p.n; i++) {
-		sqlite3_str_appendall(str, " -> ");
+		sq.sqlite3_str_appendall(str, " -> ");
 		path_hop(str, c->s, p.nodes[i],
 			 i + 1 < p.n ? p.nodes[i + 1] : HD_NODE_NONE);
 	}
 	hd_root_path_free(&p);
-	if (sqlite3_str_errcode(str)) {
-		sqlite3_free(sqlite3_str_finish(str));
-		sqlite3_result_error_nomem(ctx);
+	if (sq.sqlite3_str_errcode(str)) {
+		sq.sqlite3_free(sq.sqlite3_str_finish(str));
+		sq.sqlite3_result_error_nomem(ctx);
 		return;
 	}
-	sqlite3_result_text(ctx, sqlite3_str_finish(str), -1, sqlite3_free);
+	sq.sqlite3_result_text(ctx, sq.sqlite3_str_finish(str), -1, sq.sqlite3_free);
 }
 
 static void fn_retained(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -1546,7 +1608,7 @@ static void fn_retained(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 	(void)argc;
 	if (id == HD_NODE_NONE) {
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 		return;
 	}
 	if (!(d = stored_tree(c))) {
@@ -1560,7 +1622,7 @@ static void fn_retained(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		d = c->dom;
 	}
 	if (hd_domtree_idom(d, id) == HD_NODE_NONE) {
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 		return;
 	}
 	hd_domtree_retained(d, id, &m);
@@ -1573,7 +1635,7 @@ static void fn_addr(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 	(void)argc;
 	if (value_address(argv[0], &a))
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 	else
 		result_u64(ctx, a);
 }
@@ -1585,11 +1647,11 @@ static void fn_hexaddr(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 	(void)argc;
 	if (value_address(argv[0], &a)) {
-		sqlite3_result_null(ctx);
+		sq.sqlite3_result_null(ctx);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)a);
-	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+	sq.sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
 static void fn_visited(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -1620,12 +1682,12 @@ static int authorize(void *p, int action, const char *a, const char *b,
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
-		return b && sqlite3_stricmp(b, "load_extension") == 0 ?
+		return b && sq.sqlite3_stricmp(b, "load_extension") == 0 ?
 			       SQLITE_DENY :
 			       SQLITE_OK;
 	case SQLITE_PRAGMA:
 		for (i = 0; a && pragmas[i]; i++)
-			if (sqlite3_stricmp(a, pragmas[i]) == 0)
+			if (sq.sqlite3_stricmp(a, pragmas[i]) == 0)
 				return SQLITE_OK;
 		return SQLITE_DENY;
 	default: /* writes, schema changes, ATTACH, transactions */
@@ -1663,6 +1725,8 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 
 	HD_ASSERT_ARG(out && s);
 	*out = NULL;
+	if ((rc = hd__dynload(&sq_lib, err)))
+		return rc;
 	if (!(c = hd__calloc(1, sizeof(*c))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	c->s = s;
@@ -1672,14 +1736,14 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 	c->memsize = hd__store_section(s, HD__SEC_MEMSIZE, &len);
 	if (c->memsize && len / 4 < c->n)
 		c->memsize = NULL;
-	rc = sqlite3_open_v2(":memory:", &db,
+	rc = sq.sqlite3_open_v2(":memory:", &db,
 			     SQLITE_OPEN_READONLY | SQLITE_OPEN_MEMORY |
 				     SQLITE_OPEN_NOMUTEX,
 			     NULL);
 	if (rc != SQLITE_OK)
 		goto fail;
 	/* owned by the database from here: freed with it */
-	rc = sqlite3_create_module_v2(db, "objects", &objects_module, c,
+	rc = sq.sqlite3_create_module_v2(db, "objects", &objects_module, c,
 				      ctx_free);
 	if (rc != SQLITE_OK) {
 		c = NULL;
@@ -1687,37 +1751,38 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 	}
 	shared = c;
 	c = NULL;
-	if (sqlite3_create_module_v2(db, "refs", &refs_module, shared,
+	if (sq.sqlite3_create_module_v2(db, "refs", &refs_module, shared,
 				     NULL) ||
-	    sqlite3_create_module_v2(db, "roots", &roots_module, shared,
+	    sq.sqlite3_create_module_v2(db, "roots", &roots_module, shared,
 				     NULL))
 		goto fail;
 	for (i = 0; i < sizeof(functions) / sizeof(functions[0]); i++)
-		if (sqlite3_create_function(db, functions[i].name,
+		if (sq.sqlite3_create_function(db, functions[i].name,
 					    functions[i].nargs,
 					    SQLITE_UTF8 | functions[i].flags,
 					    shared, functions[i].fn,
 					    NULL, NULL))
 			goto fail;
-	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	if (sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL) ||
-	    sqlite3_set_authorizer(db, authorize, shared))
+	sq.sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	if (sq.sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL) ||
+	    sq.sqlite3_set_authorizer(db, authorize, shared))
 		goto fail;
 	*out = db;
 	return 0;
 fail:
 	rc = hd__error(err, HD_ENOMEM, "cannot open SQLite: %s",
-		       db ? sqlite3_errmsg(db) : "out of memory");
+		       db ? sq.sqlite3_errmsg(db) : "out of memory");
 	if (c)
 		ctx_free(c);
-	sqlite3_close(db);
+	sq.sqlite3_close(db);
 	return rc;
 }
 
 void hd_sql_close(struct sqlite3 *db)
 {
-	sqlite3_close(db);
+	if (db) /* else SQLite may never have been loaded */
+		sq.sqlite3_close(db);
 }

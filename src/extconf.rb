@@ -56,10 +56,11 @@ have_func("mallinfo2", "malloc.h")
 # compiled in from its sources: libheapdump/ is lib/ (a link in the
 # repository, copied into the gem by gem build). No install step, no
 # pkg-config, one version of the library and the gem (src/README.md,
-# "How the gem gets libheapdump"). lib/sql.c (SQLite) is left out.
+# "How the gem gets libheapdump"). lib/sql.c (SQLite) and lib/dynload.c
+# (which loads SQLite and ISA-L for the program) are left out.
 LIBHD = File.join(__dir__, "libheapdump")
 abort "heapdump: #{LIBHD}/heapdump.h is missing: the gem needs libheapdump's sources" unless File.exist?(File.join(LIBHD, "heapdump.h"))
-lib_srcs = Dir[File.join(LIBHD, "*.c")].map { |f| File.basename(f) } - %w[sql.c]
+lib_srcs = Dir[File.join(LIBHD, "*.c")].map { |f| File.basename(f) } - %w[sql.c dynload.c]
 $srcs = Dir[File.join(__dir__, "*.c")].map { |f| File.basename(f) } + lib_srcs
 $VPATH << "$(srcdir)/libheapdump"
 $INCFLAGS << " -I$(srcdir)/libheapdump"

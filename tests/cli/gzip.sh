@@ -31,9 +31,20 @@ if [ ! -x "$ZLIB" ]; then
 fi
 ok built
 
-# the default build inflates with ISA-L, the other with zlib alone
-check isal-linked 1 "$(ldd "$REAL" | grep -c libisal)"
-check zlib-build-no-isal 0 "$(ldd "$ZLIB" | grep -c libisal)"
+# the default build inflates with ISA-L, which it loads (dlopen) at the
+# first gzip dump and never links; the other inflates with zlib alone
+gzip -c "$DATA/ok_ruby3.1_clean.json" >"$TMP/isal.json.gz"
+isal_loads() {
+	rm -f "$TMP"/ld.*
+	LD_DEBUG=files LD_DEBUG_OUTPUT="$TMP/ld" "$@" >/dev/null 2>&1
+	cat "$TMP"/ld.* 2>/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' |
+		sort -u | grep -c '^libisal'
+	rm -f "$TMP"/ld.*
+}
+check isal-not-linked 0 "$(ldd "$REAL" | grep -c libisal)"
+check isal-loaded-for-gzip 1 "$(isal_loads "$REAL" stats "$TMP/isal.json.gz")"
+check isal-not-loaded-plain 0 "$(isal_loads "$REAL" stats "$DATA/ok_ruby3.1_clean.json")"
+check zlib-build-no-isal 0 "$(isal_loads "$ZLIB" stats "$TMP/isal.json.gz")"
 
 cd "$TMP" || exit 1
 CLEAN="$DATA/ok_ruby3.1_clean.json"     # no problem, strict reads it

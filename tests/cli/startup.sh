@@ -1,9 +1,11 @@
 #!/bin/sh
 # startup.sh - what a command pays before it reads anything: libgvc and
-# libmicrohttpd (and the TLS, codec and font libraries they need) are
-# not linked but loaded (dlopen, cli/dynlib.c) by the commands that
-# draw or serve, so stats and the other dump-reading commands never map
-# or relocate them; render and serve still load and use them.
+# libmicrohttpd (and the TLS, codec and font libraries they need),
+# libsqlite3, libedit and ISA-L are not linked but loaded (dlopen,
+# cli/dynlib.c and lib/dynload.c) by the commands that draw, serve,
+# query or read a gzip dump, so stats and the other dump-reading
+# commands never map or relocate them; those commands still load and
+# use them.
 . "$(dirname "$0")/../lib.sh"
 needs ldd libc-bin
 needs curl curl
@@ -17,7 +19,7 @@ PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 # the libraries that only drawing and serving need
-LAZY='libgvc|libcgraph|libcdt|libpathplan|libltdl|libmicrohttpd|libgnutls|libp11-kit|libnettle|libhogweed|libgmp|libtasn1|libidn2|libunistring'
+LAZY='libgvc|libcgraph|libcdt|libpathplan|libltdl|libmicrohttpd|libgnutls|libp11-kit|libnettle|libhogweed|libgmp|libtasn1|libidn2|libunistring|libsqlite3|libedit|libtinfo|libbsd|libmd\.|libisal'
 
 check not-linked 0 "$(ldd "$REAL" | grep -cE "$LAZY")"
 
@@ -41,6 +43,18 @@ for c in "stats" "stats --format json --by class" "top" "diff $D" \
 	check "$n-loads-no-lazy" "" "$(printf '%s\n' "$libs" | grep -E "$LAZY" | tr '\n' ' ')"
 	check "$n-loads-libc" 1 "$(printf '%s\n' "$libs" | grep -c '^libc\.so')"
 done
+
+# query loads libsqlite3 and answers; a script on standard input (no
+# terminal) needs no line editor
+"$REAL" index -q -o "$TMP/q.hds" "$D" 2>"$TMP/err"
+check query-index 0 "$?"
+loaded query "$TMP/q.hds" "select count(*) > 0 as n from objects"
+check query-exit 0 "$rc"
+check query-loads-sqlite 1 "$(printf '%s\n' "$libs" | grep -c '^libsqlite3\.so')"
+check query-answers 1 "$(tail -1 "$TMP/out" | tr -d ' ')"
+loaded query "$TMP/q.hds" </dev/null
+check query-script-exit 0 "$rc"
+check query-script-no-libedit 0 "$(printf '%s\n' "$libs" | grep -c '^libedit')"
 
 # render loads libgvc when it draws, and draws
 loaded render "$D" --type STRING -o "$TMP/r.svg"

@@ -20,7 +20,8 @@ for src in "$top"/tests/fuzz/fuzz_*.c; do
 	$cc -g -O1 -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 		-DHD_NO_MMAP -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all \
-		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lsqlite3 -lz -lm
+		-DHD_SQLITE_SONAME='"libsqlite3.so.0"' \
+		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lz -lm
 	mkdir -p "$out/corpus/$name"
 	echo "fuzz: running $t for ${secs}s"
 	"$out/$t" -max_total_time="$secs" -max_len=65536 \
