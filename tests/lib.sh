@@ -10,6 +10,28 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DATA="$TOP/data/dumps"
 
+# sweep_dumps: the fixtures (data/dumps, plain then gzip) that a sweep
+# over every fixture runs on, one a line: every one, or with
+# HD_SWEEP=sample (CI's sanitized stage, where a process takes ten
+# times as long to start and the sweeps were half its time) the odd ones
+# (bad_, edge_, xss_, waste_: where a memory error would hide) and one in
+# four of the dumps real Rubies wrote, which resemble one another. The
+# normal stage runs every one.
+sweep_dumps() {
+	sweep_i=0
+	for sweep_f in "$DATA"/*.json "$DATA"/*.json.gz; do
+		[ -e "$sweep_f" ] || continue
+		case ${HD_SWEEP:-all},${sweep_f##*/} in
+		all,* | *,bad_* | *,edge_* | *,xss_* | *,waste_*)
+			echo "$sweep_f" ;;
+		*)
+			sweep_i=$((sweep_i + 1))
+			[ $((sweep_i % 4)) -eq 1 ] && echo "$sweep_f"
+			;;
+		esac
+	done
+}
+
 ok() { echo "ok - $SUITE/$1"; }
 notok() { echo "not ok - $SUITE/$1: $2"; }
 

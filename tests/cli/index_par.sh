@@ -49,7 +49,7 @@ same() {
 }
 
 # ---- every dump of data/dumps ----
-for f in "$DATA"/*.json "$DATA"/*.json.gz; do
+for f in $(sweep_dumps); do
 	b=$(basename "$f")
 	case $b in
 	*.gz)
@@ -64,6 +64,7 @@ done
 
 # ---- the parallel build really runs: threads, and the store of one ----
 p="$TMP/plain-named_ruby3.1_leak_after.json"
+[ -f "$p" ] || gzip -dc "$DATA/named_ruby3.1_leak_after.json.gz" >"$p"
 # (LeakSanitizer cannot run under ptrace: off for these runs)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	strace -f -qq -e trace=clone,clone3 -o "$TMP/clone2.trace" \

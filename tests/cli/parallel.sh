@@ -47,7 +47,7 @@ BY='--by type --by class --by location,method --by gem --by generation
  --by imemo --by length --by file --format json --all'
 
 # ---- every dump of data/dumps ----
-for f in "$DATA"/*.json "$DATA"/*.json.gz; do
+for f in $(sweep_dumps); do
 	b=$(basename "$f")
 	case $b in
 	*.gz)
