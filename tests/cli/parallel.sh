@@ -20,14 +20,15 @@ run() {
 	echo $? >"$o.rc"
 }
 
-# same NAME FILE ARGS...: -j1 beside -j2, -j3, -j4 and -j7, and beside
+# same NAME FILE ARGS...: -j1 beside -j2, -j3, -j4 and -j7 (SAME_JOBS:
+# the fixtures' sweep, -j2 and -j7: made dumps below put cuts everywhere), and beside
 # -j1 with HEAPDUMP_SIMD=portable
 same() {
 	n=$1 f=$2
 	shift 2
 	run "$TMP/j1" "$f" -j1 "$@"
 	bad=''
-	for j in 2 3 4 7; do
+	for j in ${SAME_JOBS:-2 3 4 7}; do
 		run "$TMP/jn" "$f" -j$j "$@"
 		for x in out err rc; do
 			cmp -s "$TMP/j1.$x" "$TMP/jn.$x" || bad="$bad -j$j:$x"
@@ -47,6 +48,7 @@ BY='--by type --by class --by location,method --by gem --by generation
  --by imemo --by length --by file --format json --all'
 
 # ---- every dump of data/dumps ----
+SAME_JOBS='2 7'
 for f in $(sweep_dumps); do
 	b=$(basename "$f")
 	case $b in
@@ -62,6 +64,7 @@ for f in $(sweep_dumps); do
 	same "dumps/$b/strict" "$p" $BY --strict
 	same "dumps/$b/text" "$p"
 done
+unset SAME_JOBS
 
 # ---- cuts where they hurt ----
 # 400 records, a record split by a raw newline every 7 lines, a garbage
