@@ -317,7 +317,7 @@ static void row(sqlite3_stmt *st, FILE *f, enum query_format fmt)
 	fputs(fmt == QF_JSON ? "}\n" : "\n", f);
 }
 
-/* Prints the rows of st; returns its last qsql.sqlite3_step() code. */
+/* Prints the rows of st; returns its last sqlite3_step() code. */
 static int print_result(sqlite3_stmt *st, enum query_format fmt, FILE *f)
 {
 	int rc = SQLITE_DONE;
@@ -353,13 +353,15 @@ int query_run(sqlite3 *db, const char *sql, enum query_format fmt, FILE *f)
 
 	while (*tail) {
 		st = NULL;
-		if (qsql.sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) {
+		if (qsql.sqlite3_prepare_v2(db, tail, -1, &st, &tail) !=
+		    SQLITE_OK) {
 			sql_error("SQL error", db);
 			return EXIT_USAGE;
 		}
 		if (!st) /* blanks or a comment */
 			continue;
-		if (qsql.sqlite3_column_count(st) && fmt == QF_TEXT && results++)
+		if (qsql.sqlite3_column_count(st) && fmt == QF_TEXT &&
+		    results++)
 			putc('\n', f);
 		rc = qsql.sqlite3_column_count(st) ? print_result(st, fmt, f) :
 						qsql.sqlite3_step(st);

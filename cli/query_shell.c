@@ -62,11 +62,13 @@ static void tables(sqlite3 *db)
 
 	for (i = 0; (t = hd_sql_table(i)); i++) {
 		snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT 0", t);
-		if (qsql.sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		if (qsql.sqlite3_prepare_v2(db, sql, -1, &st, NULL) !=
+		    SQLITE_OK)
 			continue;
 		printf("%s(", t);
 		for (k = 0; k < qsql.sqlite3_column_count(st); k++)
-			printf("%s%s", k ? ", " : "", qsql.sqlite3_column_name(st, k));
+			printf("%s%s", k ? ", " : "",
+			       qsql.sqlite3_column_name(st, k));
 		printf(")\n");
 		qsql.sqlite3_finalize(st);
 	}

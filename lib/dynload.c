@@ -25,8 +25,9 @@ static int load(struct hd__dynlib *lib, hd_error *err)
 
 	/* kept until exit: its functions are in lib->api */
 	if (!(h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL)))
-		return hd__error(err, HD_ERROR, "cannot load %s (%s): install %s",
-				 lib->soname, dlerror(), lib->pkg);
+		return hd__error(err, HD_ERROR,
+				 "cannot load %s (%s): install %s", lib->soname,
+				 dlerror(), lib->pkg);
 	for (i = 0; i < lib->n; i++) {
 		dlerror();
 		if (!(fn = dlsym(h, lib->syms[i].name)))

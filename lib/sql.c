@@ -583,7 +583,8 @@ static int value_address(sqlite3_value *v, uint64_t *out)
 static void result_text(sqlite3_context *ctx, const char *p, size_t n)
 {
 	if (p)
-		sq.sqlite3_result_text64(ctx, p, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+		sq.sqlite3_result_text64(ctx, p, n, SQLITE_TRANSIENT,
+					 SQLITE_UTF8);
 	else
 		sq.sqlite3_result_null(ctx);
 }
@@ -982,10 +983,11 @@ static int obj_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 	const unsigned char *m = cur->c->memsize;
 	uint32_t id, v;
 
-	/* the group's text (sq.sqlite3_result_text64() would only add a
-	 * check to sq.sqlite3_result_text()) */
+	/* the group's text (sqlite3_result_text64() would only add a
+	 * check to sqlite3_result_text()) */
 	if (col == cur->gcol && cur->gtext) {
-		sq.sqlite3_result_text(ctx, cur->gtext, cur->glen, SQLITE_STATIC);
+		sq.sqlite3_result_text(ctx, cur->gtext, cur->glen,
+				       SQLITE_STATIC);
 		return SQLITE_OK;
 	}
 	id = obj_id(cur);
@@ -1315,7 +1317,8 @@ static int ref_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 		if (col == R_NAME)
 			result_text(ctx, p, len);
 		else if (p)
-			sq.sqlite3_result_int(ctx, (flags & HD_NAME_INFERRED) != 0);
+			sq.sqlite3_result_int(ctx,
+					      (flags & HD_NAME_INFERRED) != 0);
 		else
 			sq.sqlite3_result_null(ctx);
 #else
@@ -1520,7 +1523,8 @@ static void path_hop(sqlite3_str *str, const hd_store *s, hd_node_id v,
 
 	if (n >= sizeof(small) && (p = sq.sqlite3_malloc64(n + 1)))
 		hd_store_node_name(p, n + 1, s, v);
-	sq.sqlite3_str_append(str, p ? p : small, (int)(p ? n : sizeof(small) - 1));
+	sq.sqlite3_str_append(str, p ? p : small,
+			      (int)(p ? n : sizeof(small) - 1));
 	if (p != small)
 		sq.sqlite3_free(p);
 	sq.sqlite3_str_appendf(str, " 0x%llx",
@@ -1594,7 +1598,8 @@ static void fn_path(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sq.sqlite3_result_error_nomem(ctx);
 		return;
 	}
-	sq.sqlite3_result_text(ctx, sq.sqlite3_str_finish(str), -1, sq.sqlite3_free);
+	sq.sqlite3_result_text(ctx, sq.sqlite3_str_finish(str), -1,
+			       sq.sqlite3_free);
 }
 
 static void fn_retained(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -1764,10 +1769,12 @@ int hd_sql_open(struct sqlite3 **out, const hd_store *s, hd_error *err)
 					    NULL, NULL))
 			goto fail;
 	sq.sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0,
+			     NULL);
 	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sq.sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	if (sq.sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL) ||
+	if (sq.sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL,
+			    NULL) ||
 	    sq.sqlite3_set_authorizer(db, authorize, shared))
 		goto fail;
 	*out = db;
