@@ -32,6 +32,17 @@ sweep_dumps() {
 	done
 }
 
+# loaded CMD...: runs CMD, stdout to $TMP/out and stderr to $TMP/err; rc
+# is its exit code and libs the libraries the dynamic loader mapped for
+# it (LD_DEBUG=files: linked and dlopen'ed alike), one a line
+loaded() {
+	rm -f "$TMP"/ld.*
+	LD_DEBUG=files LD_DEBUG_OUTPUT="$TMP/ld" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	libs=$(cat "$TMP"/ld.* 2>/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' | sort -u)
+	rm -f "$TMP"/ld.*
+}
+
 ok() { echo "ok - $SUITE/$1"; }
 notok() { echo "not ok - $SUITE/$1: $2"; }
 

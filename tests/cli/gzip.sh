@@ -35,11 +35,8 @@ ok built
 # first gzip dump and never links; the other inflates with zlib alone
 gzip -c "$DATA/ok_ruby3.1_clean.json" >"$TMP/isal.json.gz"
 isal_loads() {
-	rm -f "$TMP"/ld.*
-	LD_DEBUG=files LD_DEBUG_OUTPUT="$TMP/ld" "$@" >/dev/null 2>&1
-	cat "$TMP"/ld.* 2>/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' |
-		sort -u | grep -c '^libisal'
-	rm -f "$TMP"/ld.*
+	loaded "$@"
+	printf '%s\n' "$libs" | grep -c '^libisal'
 }
 check isal-not-linked 0 "$(ldd "$REAL" | grep -c libisal)"
 check isal-loaded-for-gzip 1 "$(isal_loads "$REAL" stats "$TMP/isal.json.gz")"

@@ -23,14 +23,6 @@ LAZY='libgvc|libcgraph|libcdt|libpathplan|libltdl|libmicrohttpd|libgnutls|libp11
 
 check not-linked 0 "$(ldd "$REAL" | grep -cE "$LAZY")"
 
-# loaded ARGS...: runs the program; rc is its exit code and libs the
-# libraries the dynamic loader mapped for it (LD_DEBUG=files), one a line
-loaded() {
-	rm -f "$TMP"/ld.*
-	LD_DEBUG=files LD_DEBUG_OUTPUT="$TMP/ld" "$REAL" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	libs=$(cat "$TMP"/ld.* 2>/dev/null | sed -n 's/.*file=\([^ ]*\) .*/\1/p' | sort -u)
-}
 
 i=0
 for c in "stats" "stats --format json --by class" "top" "diff $D" \
@@ -38,7 +30,7 @@ for c in "stats" "stats --format json --by class" "top" "diff $D" \
 	i=$((i + 1))
 	n="${c%% *}$i"
 	# shellcheck disable=SC2086
-	loaded $c "$D"
+	loaded "$REAL" $c "$D"
 	check "$n-exit" 0 "$rc"
 	check "$n-loads-no-lazy" "" "$(printf '%s\n' "$libs" | grep -E "$LAZY" | tr '\n' ' ')"
 	check "$n-loads-libc" 1 "$(printf '%s\n' "$libs" | grep -c '^libc\.so')"
@@ -48,22 +40,22 @@ done
 # terminal) needs no line editor
 "$REAL" index -q -o "$TMP/q.hds" "$D" 2>"$TMP/err"
 check query-index 0 "$?"
-loaded query "$TMP/q.hds" "select count(*) > 0 as n from objects"
+loaded "$REAL" query "$TMP/q.hds" "select count(*) > 0 as n from objects"
 check query-exit 0 "$rc"
 check query-loads-sqlite 1 "$(printf '%s\n' "$libs" | grep -c '^libsqlite3\.so')"
 check query-answers 1 "$(tail -1 "$TMP/out" | tr -d ' ')"
-loaded query "$TMP/q.hds" </dev/null
+loaded "$REAL" query "$TMP/q.hds" </dev/null
 check query-script-exit 0 "$rc"
 check query-script-no-libedit 0 "$(printf '%s\n' "$libs" | grep -c '^libedit')"
 
 # render loads libgvc when it draws, and draws
-loaded render "$D" --type STRING -o "$TMP/r.svg"
+loaded "$REAL" render "$D" --type STRING -o "$TMP/r.svg"
 check render-exit 0 "$rc"
 check render-loads-libgvc 1 "$(printf '%s\n' "$libs" | grep -c '^libgvc\.so')"
 check render-svg 1 "$(grep -c '^<svg' "$TMP/r.svg")"
 check render-no-mhd 0 "$(printf '%s\n' "$libs" | grep -c libmicrohttpd)"
 # and not when it refuses before drawing
-loaded render "$TMP/nosuch.json" -o "$TMP/n.svg"
+loaded "$REAL" render "$TMP/nosuch.json" -o "$TMP/n.svg"
 check render-missing-exit 1 "$rc"
 
 # serve maps libmicrohttpd once started, and answers
