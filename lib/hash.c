@@ -6,10 +6,11 @@
  * keys that all fall in one slot: 160,000 crafted CLASS addresses took
  * `index` from a fraction of a second to minutes (linear probing makes
  * every insertion walk past all the keys before it). So every table
- * hashes with SipHash-1-3 under a 128-bit key drawn from getrandom(2)
- * when the table is made: the slots of a key cannot be predicted without
- * the key, and nothing the library prints reveals it (no output follows
- * slot order), so the worst case no longer depends on the input.
+ * hashes with SipHash-1-3 under a 128-bit key of its own, derived when
+ * the table is made from a key the process draws once from getrandom(2):
+ * the slots of a key cannot be predicted without the key, and nothing
+ * the library prints reveals it (no output follows slot order), so the
+ * worst case no longer depends on the input.
  *
  * Why SipHash-1-3: it is a keyed pseudo-random function designed for
  * exactly this (hash-flooding defence: Python, Rust and Ruby itself use
@@ -124,16 +125,20 @@ static int read_urandom(void *buf, size_t n)
 	return r == (ssize_t)n ? 0 : -1;
 }
 
-void hd__hash_key_new(struct hd__hkey *out)
+/* The process's key, drawn once (below); every table's key is derived
+ * from it and a count of tables: SipHash is a pseudo-random function,
+ * so the derived keys are as unknown as it is. Stats made ~50 tables,
+ * which were ~50 getrandom calls, on every thread of a parallel read. */
+static struct hd__hkey master;
+static int master_state; /* 0 none, 1 being drawn, 2 drawn (atomic) */
+static uint64_t tables;  /* atomic */
+
+static void draw_key(struct hd__hkey *out)
 {
 	struct hd__hkey fb;
 	struct timespec ts;
 	int ok = 0;
 
-	if (hd__hash_fixed_key) {
-		*out = *hd__hash_fixed_key;
-		return;
-	}
 #if defined(__linux__)
 	ok = getrandom(out, sizeof(*out), GRND_NONBLOCK) ==
 	     (ssize_t)sizeof(*out);
@@ -148,4 +153,30 @@ void hd__hash_key_new(struct hd__hkey *out)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	out->k0 = hd__hash_u64(&fb, (uint64_t)ts.tv_nsec);
 	out->k1 = hd__hash_u64(&fb, out->k0 ^ (uint64_t)ts.tv_sec);
+}
+
+void hd__hash_key_new(struct hd__hkey *out)
+{
+	uint64_t n;
+	int st = 0;
+
+	if (hd__hash_fixed_key) {
+		*out = *hd__hash_fixed_key;
+		return;
+	}
+	if (__atomic_load_n(&master_state, __ATOMIC_ACQUIRE) != 2) {
+		if (__atomic_compare_exchange_n(&master_state, &st, 1, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			draw_key(&master);
+			__atomic_store_n(&master_state, 2, __ATOMIC_RELEASE);
+		} else {
+			/* another thread draws it: a table of its own */
+			draw_key(out);
+			return;
+		}
+	}
+	n = __atomic_fetch_add(&tables, 1, __ATOMIC_RELAXED);
+	out->k0 = hd__hash_u64(&master, 2 * n);
+	out->k1 = hd__hash_u64(&master, 2 * n + 1);
 }

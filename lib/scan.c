@@ -2275,7 +2275,7 @@ int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
 	c.p = line;
 	c.end = line + len;
 	c.sc = sc;
-	c.avx2 = hd__simd_level() == HD__SIMD_AVX2;
+	c.avx2 = hd__simd_now() == HD__SIMD_AVX2;
 	sc->repaired = 0;
 	sc->need_more = 0;
 	sc->err_msg = NULL;

@@ -21,7 +21,7 @@
 #endif
 
 /* 0: not chosen yet; else HD__SIMD_PORTABLE or HD__SIMD_AVX2 */
-static int level;
+int hd__simd_chosen;
 
 static int choose(void)
 {
@@ -40,11 +40,11 @@ static int choose(void)
 
 int hd__simd_level(void)
 {
-	int l = __atomic_load_n(&level, __ATOMIC_RELAXED);
+	int l = __atomic_load_n(&hd__simd_chosen, __ATOMIC_RELAXED);
 
 	if (!l) {
 		l = choose();
-		__atomic_store_n(&level, l, __ATOMIC_RELAXED);
+		__atomic_store_n(&hd__simd_chosen, l, __ATOMIC_RELAXED);
 	}
 	return l;
 }
@@ -56,7 +56,7 @@ int hd__simd_force(int l)
 	if (l == HD__SIMD_AVX2 && choose() != HD__SIMD_AVX2 &&
 	    getenv("HEAPDUMP_SIMD") == NULL)
 		return old; /* the CPU cannot */
-	__atomic_store_n(&level, l ? l : choose(), __ATOMIC_RELAXED);
+	__atomic_store_n(&hd__simd_chosen, l ? l : choose(), __ATOMIC_RELAXED);
 	return old;
 }
 

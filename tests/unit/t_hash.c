@@ -204,7 +204,35 @@ static void test_hash__keys(void)
 	T_ASSERT(a.k0 == K.k0 && a.k1 == K.k1);
 }
 
+static int cmp_key(const void *x, const void *y)
+{
+	const struct hd__hkey *a = x, *b = y;
+
+	if (a->k0 != b->k0)
+		return a->k0 < b->k0 ? -1 : 1;
+	return a->k1 < b->k1 ? -1 : a->k1 > b->k1;
+}
+
+/* The tables' keys, derived from one drawn per process, never repeat. */
+static void test_hash__derived_keys_distinct(void)
+{
+	enum { N = 4096 };
+	static struct hd__hkey k[N];
+	size_t i, same = 0, zero = 0;
+
+	for (i = 0; i < N; i++)
+		hd__hash_key_new(&k[i]);
+	qsort(k, N, sizeof(k[0]), cmp_key);
+	for (i = 0; i < N; i++) {
+		zero += (k[i].k0 | k[i].k1) == 0;
+		same += i && cmp_key(&k[i - 1], &k[i]) == 0;
+	}
+	T_EQ(same, 0);
+	T_EQ(zero, 0);
+}
+
 static const struct t_case cases[] = {
+	T_CASE(hash__derived_keys_distinct),
 	T_CASE(hash__map_old_mixer_collisions),
 	T_CASE(hash__map_fixed_key_collisions),
 	T_CASE(hash__intern_fixed_key_collisions),
