@@ -393,6 +393,32 @@ static int check_dump(hd_reader *r, hd_error *err)
 }
 
 /*
+ * The first newline in [p, end), or NULL: memchr, inline, 32 bytes a
+ * step with SSE2 where there are that many. A dump's line is a few
+ * hundred bytes, so memchr's call and set-up were 7% of a read.
+ */
+static inline const char *newline(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n');
+
+	for (; end - p >= 32; p += 32) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i b = _mm_loadu_si128(
+			(const __m128i *)(const void *)(p + 16));
+		unsigned m = (unsigned)_mm_movemask_epi8(
+				     _mm_cmpeq_epi8(a, nl)) |
+			     (unsigned)_mm_movemask_epi8(
+				     _mm_cmpeq_epi8(b, nl)) << 16;
+
+		if (m)
+			return p + __builtin_ctz(m);
+	}
+#endif
+	return memchr(p, '\n', (size_t)(end - p));
+}
+
+/*
  * Does a line start a record: `{"key":` with a plain identifier as key, or
  * heap_dump's `[`/`,` framing? Ruby 3.1.2's escape garbage can hold a
  * newline followed by `{"\u00ff...`, which must be joined, not taken for
@@ -581,7 +607,7 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		 * buffer, past what an earlier call scanned, on a line
 		 * shorter than a range's limit (start is r->pos) */
 		if (r->scanned <= start &&
-		    (q = memchr(r->buf + start, '\n', r->len - start)) &&
+		    (q = newline(r->buf + start, r->buf + r->len)) &&
 		    (!r->range || (size_t)(q - r->buf) - start < RANGE_LINE))
 			nl = (size_t)(q - r->buf);
 		else if ((rc = line_end(r, &start, &nl, err)))
