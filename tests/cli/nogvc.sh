@@ -4,7 +4,8 @@
 # and the program does not load libgvc, while the default build still
 # needs both (it loads libgvc when it draws); render and leaks --svg
 # exit 1 before reading anything, saying how to get Graphviz, and write
-# nothing; every suite that does not draw passes with that program.
+# nothing; every suite of leaks, report or serve that does not draw
+# passes with that program.
 . "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
 B=${B:-build}
@@ -59,11 +60,13 @@ check to-dot-same "same" "$(cmp -s "$TMP/a.dot" "$TMP/b.dot" && echo same || ech
 check_rc leaks-text 0 "$NOGVC" leaks -q "$DATA/leak_before.json" \
 	"$DATA/leak_after.json" "$DATA/leak_later.json"
 
-# Every suite that draws nothing (none runs render or leaks --svg), with
-# this program (but the scanner's and the store's, below); their lines read "nogvc-SUITE/...". NOGVC_SUITES=0 leaves
-# this loop out, said on stderr: .ci/run sets it for its sanitized stage
-# only, as the normal stage runs the loop (the suites twice over under
-# ASan took CI past its 30 minutes).
+# Every suite that runs leaks, report or serve (the commands that ask
+# cli/graphviz.c whether they may draw) but draws nothing (none runs
+# render or leaks --svg), with this program (but the long ones, below);
+# their lines read "nogvc-SUITE/...". NOGVC_SUITES=0 leaves this loop
+# out, said on stderr: .ci/run sets it for its sanitized stage only, as
+# the normal stage runs the loop (the suites twice over under ASan took
+# CI past its 30 minutes).
 if [ "${NOGVC_SUITES:-1}" = 0 ]; then
 	echo "# nogvc: NOGVC_SUITES=0: the other suites are not re-run with the program without Graphviz" >&2
 	exit 0
@@ -80,6 +83,9 @@ for s in tests/cli/*.sh; do
 		store_groups | gzip | strings_waste | hostile | replace_class | \
 		report | stats | console | faults | bad_inputs | clusters) continue ;; esac
 	grep -qE '(^|[^-])\brender\b|--svg' "$s" && continue
+	# nor does a suite that runs none of the commands that call into
+	# it (cli_render_*: leaks, report, serve; render is left out above)
+	grep -qwE 'leaks|report|serve' "$s" || continue
 	out=$(SUITE="nogvc-$n" HEAPDUMP="$NOGVC" HEAPDUMP_REAL="$NOGVC" sh "$s" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | grep -E '^(ok|not ok) '
