@@ -170,8 +170,8 @@ void hd__hash_key_new(struct hd__hkey *out)
 						__ATOMIC_ACQUIRE)) {
 			draw_key(&master);
 			__atomic_store_n(&master_state, 2, __ATOMIC_RELEASE);
-		} else {
-			/* another thread draws it: a table of its own */
+		} else if (st != 2) {
+			/* another thread is drawing it: a key of its own */
 			draw_key(out);
 			return;
 		}

@@ -176,6 +176,55 @@ static void test_truncate__every_byte(void)
 	printf("# %zu prefixes read twice, %zu indexed\n", len, built);
 }
 
+/*
+ * Lines of every length from 56 to 330 bytes, at every shift of 0 to 31
+ * bytes in memory: the reader's search for the newline (32 bytes a step,
+ * then the tail) ends each record exactly at its line's end.
+ */
+static void test_truncate__every_line_length(void)
+{
+	enum { MIN = 56, MAX = 330 };
+	size_t cap = (size_t)(MAX + 1) * (MAX - MIN + 1) + 64, n = 0, k;
+	char *buf = malloc(cap + 32), *t;
+	unsigned shift, bad = 0;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	t = buf + 32;
+	for (k = MIN; k <= MAX; k++) {
+		/* {"address":"0x1", "type":"STRING", "value":"aaa"} */
+		int w = snprintf(t + n, cap - n,
+				 "{\"address\":\"0x%zx\", \"type\":\"STRING\", "
+				 "\"value\":\"",
+				 k);
+		n += (size_t)w;
+		memset(t + n, 'a', k - 3 - (size_t)w);
+		n += k - 3 - (size_t)w;
+		memcpy(t + n, "\"}\n", 3);
+		n += 3;
+	}
+	for (shift = 0; shift < 32; shift++) {
+		hd_read_options o = HD_READ_OPTIONS_INIT;
+		const hd_record *rec;
+		hd_reader *r = NULL;
+		hd_error err = { 0 };
+		size_t want = MIN;
+
+		memmove(buf + shift, t, n);
+		t = buf + shift;
+		T_RC(hd_reader_open_mem(&r, t, n, &o, &err), 0);
+		while (r && hd_reader_next(r, &rec, &err) == 0) {
+			bad += rec->text_len != want - 1 || rec->address != want;
+			want++;
+		}
+		bad += want != MAX + 1;
+		hd_reader_free(r);
+	}
+	T_EQ(bad, 0);
+	free(buf);
+}
+
 static void test_truncate__cleanup(void)
 {
 	(void)fx_walk;
@@ -187,6 +236,7 @@ static void test_truncate__cleanup(void)
 
 static const struct t_case cases[] = {
 	T_CASE(truncate__every_byte),
+	T_CASE(truncate__every_line_length),
 	T_CASE(truncate__cleanup),
 };
 
