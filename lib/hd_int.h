@@ -28,6 +28,8 @@
 
 HD_HIDDEN void *hd__malloc(size_t n);
 HD_HIDDEN void *hd__calloc(size_t n, size_t size);
+/* maps the pages of a block about to be written in full (alloc.c) */
+HD_HIDDEN void hd__prefault(void *p, size_t n);
 HD_HIDDEN void *hd__realloc(void *p, size_t old_n, size_t n);
 HD_HIDDEN void hd__free(void *p, size_t old_n);
 /* n * size, or NULL if that overflows size_t */

@@ -746,6 +746,7 @@ int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 		hd__free(r, sizeof(*r));
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
+	hd__prefault(r->buf, r->cap); /* every read fills it */
 	r->fd = fd; /* the caller's, shared by every range: pread only */
 	r->range = 1;
 	r->after_records = after_records != 0;
@@ -871,6 +872,8 @@ int hd_reader_open(hd_reader **out, const char *path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
+	if (r->st.total_bytes >= r->cap) /* a file that fills it */
+		hd__prefault(r->buf, r->cap);
 	/* sniff the gzip magic (1f 8b) and the store's */
 	while (r->len < HD__STORE_MAGIC_LEN) {
 		if (read_raw(r, r->buf + r->len, HD__STORE_MAGIC_LEN - r->len,

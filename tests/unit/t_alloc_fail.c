@@ -9,12 +9,14 @@
  * HD_ENOMEM (never crash, never succeed with a wrong result), and leave
  * no block allocated once its handles are freed. Every block is freed
  * and resized with the size it was allocated with (the allocator
- * contract: old_size).
+ * contract: old_size). And hd__prefault maps the pages of a block in
+ * one call for the default allocator only.
  */
 #include "t.h"
 #include "hd_int.h"
 #include "store_fixture.h"
 
+#include <sys/mman.h>
 #include <zlib.h>
 
 /* ---- the allocator ---- */
@@ -763,6 +765,55 @@ static void test_alloc__reports(void) { sweep(sc_reports); }
 static void test_alloc__ref_names(void) { sweep(sc_names); }
 static void test_alloc__trend(void) { sweep(sc_trend); }
 
+/* pages of [p, p + n) (page-aligned) the kernel has mapped in */
+static size_t resident(void *p, size_t n)
+{
+	unsigned char v[256];
+	size_t i, k = 0, pages = n / 4096;
+
+	if (pages > sizeof(v) || mincore(p, n, v) != 0)
+		return (size_t)-1;
+	for (i = 0; i < pages; i++)
+		k += v[i] & 1;
+	return k;
+}
+
+/* hd__prefault maps every page of a block of the default allocator in
+ * one call, and leaves another allocator's blocks alone (its memory may
+ * be anything). A fresh anonymous mapping stands for the block: no page
+ * of it is mapped before. Builds without mmap (the sanitizers') never
+ * populate. */
+static void test_alloc__prefault_default_only(void)
+{
+	size_t n = (size_t)1 << 20, k;
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *q = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	T_ASSERT(p != MAP_FAILED && q != MAP_FAILED);
+	T_EQ(resident(p, n), 0);
+	hd_set_allocator(NULL);
+	hd__prefault(p, n);
+	k = resident(p, n);
+#if defined(__linux__) && !defined(HD_NO_MMAP)
+	T_EQ(k, n / 4096);
+#else
+	T_EQ(k, 0);
+#endif
+	hd_set_allocator(&counting_alc);
+	hd__prefault(q, n);
+	hd_set_allocator(NULL);
+	T_EQ(resident(q, n), 0);
+	/* below its threshold: left to fault */
+	hd__prefault(q, 16 << 10);
+	T_EQ(resident(q, n), 0);
+	p[0] = q[n - 1] = 1; /* still ordinary memory */
+	T_ASSERT(p[0] == 1 && q[n - 1] == 1);
+	munmap(p, n);
+	munmap(q, n);
+}
+
 static void test_alloc__cleanup(void)
 {
 	(void)fx_walk; /* store_fixture.h helpers this file does not need */
@@ -783,6 +834,7 @@ static const struct t_case cases[] = {
 	T_CASE(alloc__reports),
 	T_CASE(alloc__ref_names),
 	T_CASE(alloc__trend),
+	T_CASE(alloc__prefault_default_only),
 	T_CASE(alloc__cleanup),
 };
 
