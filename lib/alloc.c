@@ -20,18 +20,27 @@
  */
 #define HUGE_MIN ((size_t)8 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
+#define SMALL_PAGE ((uintptr_t)4 << 10)
+
+#if defined(__linux__) && !defined(HD_NO_MMAP) && \
+	(defined(MADV_HUGEPAGE) || defined(MADV_POPULATE_WRITE))
+/* madvise(advice) on the pages of size page that lie wholly inside
+ * [p, p + n); nothing when none does. A refused advice changes nothing. */
+static void advise_inside(void *p, size_t n, uintptr_t page, int advice)
+{
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(page - 1);
+
+	if (b > a)
+		madvise((void *)a, b - a, advice);
+}
+#endif
 
 static void *advise_huge(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(HD_NO_MMAP)
-	uintptr_t a, b;
-
-	if (p && n >= HUGE_MIN) {
-		a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-		b = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
-		if (b > a)
-			madvise((void *)a, b - a, MADV_HUGEPAGE);
-	}
+	if (p && n >= HUGE_MIN)
+		advise_inside(p, n, HUGE_PAGE, MADV_HUGEPAGE);
 #else
 	(void)n;
 #endif
@@ -77,19 +86,12 @@ void hd_set_allocator(const hd_allocator *alc)
  * kernel without the advice refuses it and the pages fault as before.
  */
 #define POPULATE_MIN ((size_t)64 << 10)
-#define SMALL_PAGE ((uintptr_t)4 << 10)
 
 void hd__prefault(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE) && !defined(HD_NO_MMAP)
-	uintptr_t a, b;
-
-	if (!p || n < POPULATE_MIN || current.malloc != libc_malloc)
-		return;
-	a = ((uintptr_t)p + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
-	b = ((uintptr_t)p + n) & ~(SMALL_PAGE - 1);
-	if (b > a)
-		madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	if (p && n >= POPULATE_MIN && current.malloc == libc_malloc)
+		advise_inside(p, n, SMALL_PAGE, MADV_POPULATE_WRITE);
 #else
 	(void)p;
 	(void)n;

@@ -872,8 +872,6 @@ int hd_reader_open(hd_reader **out, const char *path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (r->st.total_bytes >= r->cap) /* a file that fills it */
-		hd__prefault(r->buf, r->cap);
 	/* sniff the gzip magic (1f 8b) and the store's */
 	while (r->len < HD__STORE_MAGIC_LEN) {
 		if (read_raw(r, r->buf + r->len, HD__STORE_MAGIC_LEN - r->len,
@@ -890,6 +888,8 @@ int hd_reader_open(hd_reader **out, const char *path,
 	}
 	if ((rc = not_store(r, err)))
 		goto out;
+	if (r->st.total_bytes >= r->cap) /* a dump that fills it */
+		hd__prefault(r->buf, r->cap);
 	if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
 	    (unsigned char)r->buf[1] == 0x8b) {
 		if ((rc = start_gzip(r, err)))
