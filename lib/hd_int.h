@@ -450,6 +450,21 @@ HD_HIDDEN int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 				    int after_records,
 				    const hd_read_options *opts,
 				    const char *name, hd_error *err);
+/*
+ * A range whose stop moves: the reader reads the lines that start
+ * before stop, then calls claim(claim_payload, offset, &stop) at the
+ * first line at or past it, and goes on if it returns 0 (with a stop
+ * past the offset), ends if not. The parallel scan claims a part a
+ * slice at a time, so that an idle thread can take the rest of it.
+ */
+HD_HIDDEN int hd__reader_open_claim(hd_reader **out, int fd, size_t len,
+				    size_t from, size_t stop,
+				    int after_records,
+				    int (*claim)(void *payload, uint64_t at,
+						 uint64_t *stop),
+				    void *claim_payload,
+				    const hd_read_options *opts,
+				    const char *name, hd_error *err);
 /* The first offset at or after at that starts a line starting a record
  * (as the joiner sees one) in the first len bytes of fd, or len (also
  * when fd cannot be read: no cut). */
@@ -458,9 +473,14 @@ HD_HIDDEN size_t hd__reader_cut(int fd, size_t len, size_t at);
  * records after dst's) into dst. */
 HD_HIDDEN int hd__stats_new_like(hd_stats **out, const hd_stats *st);
 HD_HIDDEN int hd__stats_merge(hd_stats *dst, const hd_stats *src);
+/* dst, to which nothing was added, and src (made like it) swap their
+ * contents: the merge of src into dst without a copy. 1 if done. */
+HD_HIDDEN int hd__stats_take(hd_stats *dst, hd_stats *src);
 /*
- * The parallel driver: an accumulator per chunk, made on the calling
- * thread (part_new, told the chunk's size in bytes), fed that chunk's records on its own thread (add;
+ * The parallel driver: an accumulator per chunk, made on the thread
+ * that reads the chunk (part_new, told the chunk's size in bytes, which
+ * may end up smaller: the rest of a chunk can be taken by another
+ * thread as a chunk of its own), fed that chunk's records there (add;
  * any error has the file read again by one reader), and, when every
  * chunk has been read, all of them, in file order, handed to merge,
  * which owns and frees them (part_free frees those never merged). merge
@@ -488,6 +508,9 @@ HD_HIDDEN int hd__pscan(const char *path, const hd_scan_options *so,
 			hd_read_stats *rs, hd_error *err);
 /* Tests: the chunks the last hd__pscan merged (0: one reader). */
 HD_HIDDEN extern unsigned hd__pscan_parts;
+/* The bytes a chunk claims at a time, and the least unclaimed rest of
+ * a chunk whose second half an idle thread takes (tests lower them). */
+HD_HIDDEN extern size_t hd__pscan_slice, hd__pscan_take_min;
 
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */

@@ -1,23 +1,30 @@
 /*
  * pscan.c - a dump file read on several threads.
  *
- * A regular, uncompressed dump is cut into one chunk a thread, each cut
+ * A regular, uncompressed dump is cut into one part a thread, each cut
  * before a line that starts a record (the joiner never joins such a line
- * to the one before, so no record spans two chunks). Every chunk is read
- * by a range reader (reader.c) into its own accumulator, with pread into
- * a buffer that stays in the core's cache (not through a mapping of the
- * file: a mapping pays a page fault per few pages touched, and on a
- * virtual machine that costs more than the copy read() makes);
- * its problems are kept with line numbers counted in the chunk. At the
- * end the accumulators are merged in file order, and the problems passed
- * on in order with the lines of the chunks before added: the result, the
+ * to the one before, so no record spans two parts). Every part is read
+ * by a range reader (reader.c) into its own accumulator, made on the
+ * thread that reads it, with pread into a buffer that stays in the
+ * core's cache (not through a mapping of the file: a mapping pays a page
+ * fault per few pages touched, and on a virtual machine that costs more
+ * than the copy read() makes); its problems are kept with line numbers
+ * counted in the part.
+ *
+ * A part is claimed a slice at a time. A thread that has read its part
+ * takes the second half of the unclaimed rest of the part with the most
+ * left, cut before a record line, as a new part of its own: the threads
+ * end together although one half of a dump may cost more to read than
+ * the other, or a thread gets less of a busy machine. At the end the
+ * accumulators are merged in file order, and the problems passed on in
+ * order with the lines of the parts before added: the result, the
  * reports and their order are those of one reader.
  *
  * Whatever one reader would decide from the whole input is left to it:
  * any error (--strict's first bad line, a line near the 4 GiB limit), a
- * first chunk without a record (the problems held back before a first
+ * first part without a record (the problems held back before a first
  * record), an input that ends up not a dump, or more problems than a
- * chunk keeps, and the file is read again by one reader, which fails or
+ * part keeps, and the file is read again by one reader, which fails or
  * reports exactly as it always does. Nothing was passed on before.
  *
  * The driver (hd__pscan) serves any accumulator through its operations:
@@ -34,16 +41,25 @@
 #include <unistd.h>
 
 #define MAX_JOBS 64
-#define MAX_KEPT ((size_t)1 << 16)   /* problems a chunk keeps */
+#define MAX_PARTS (4 * MAX_JOBS)     /* the first parts and those taken */
+#define MAX_KEPT ((size_t)1 << 16)   /* problems a part keeps */
 #define PROGRESS_EVERY 0xffff        /* records between progress calls */
 
+/* the bytes a part claims at a time, and the least unclaimed rest of a
+ * part whose second half another thread takes (tests lower them) */
+size_t hd__pscan_slice = (size_t)1 << 20;
+size_t hd__pscan_take_min = (size_t)4 << 20;
+
+struct pscan;
+
 struct part {
-	int fd;
-	size_t len, from, stop;
-	int after_records;
-	const hd_read_options *ro;
-	const char *name;
-	const struct hd__pscan_ops *ops;
+	struct pscan *ps;
+	size_t from;
+	/* under ps->mu: the part's end (lowered when another thread takes
+	 * the rest), what it has claimed (it reads the lines that start
+	 * before it) and whether it has claimed its last line */
+	size_t stop, claimed;
+	int finished;
 	void *acc;         /* the part's accumulator */
 	hd_read_stats rs;
 	hd_problem *kept;
@@ -51,23 +67,32 @@ struct part {
 	int over;          /* more problems than MAX_KEPT */
 	int rc;
 	uint64_t done;     /* bytes read, for the progress meter (atomic) */
-	int *stop_all;     /* set by a part that makes the file be re-read */
 	pthread_t tid;
 	int started;
-	/* the first part, on the calling thread, reports progress */
-	const hd_scan_options *so;
-	const struct part *all;
-	unsigned nall;
 };
 
-static void progress(const struct part *pt)
-{
-	uint64_t done = 0;
-	unsigned k;
+/* What the threads share. */
+struct pscan {
+	pthread_mutex_t mu;
+	int fd;
+	size_t len;
+	const hd_scan_options *so;
+	const char *name;
+	const struct hd__pscan_ops *ops;
+	void *payload;
+	int stop_all;      /* a part makes the file be read again (atomic) */
+	unsigned nparts;   /* written under mu, read atomically */
+	struct part part[MAX_PARTS];
+};
 
-	for (k = 0; k < pt->nall; k++)
-		done += __atomic_load_n(&pt->all[k].done, __ATOMIC_RELAXED);
-	pt->so->progress(done, pt->len, pt->so->progress_payload);
+static void progress(const struct pscan *ps)
+{
+	unsigned n = __atomic_load_n(&ps->nparts, __ATOMIC_ACQUIRE), k;
+	uint64_t done = 0;
+
+	for (k = 0; k < n; k++)
+		done += __atomic_load_n(&ps->part[k].done, __ATOMIC_RELAXED);
+	ps->so->progress(done, ps->len, ps->so->progress_payload);
 }
 
 unsigned hd__pscan_parts;
@@ -87,21 +112,54 @@ static void keep_problem(const hd_problem *p, void *payload)
 	pt->kept[pt->nkept++] = *p;
 }
 
-static void run_part(struct part *pt)
+/* The reader's claim (hd__reader_open_claim): the next slice from at,
+ * or 1 at the part's end. */
+static int claim(void *payload, uint64_t at, uint64_t *stop)
 {
-	hd_read_options o = *pt->ro;
+	struct part *pt = payload;
+	struct pscan *ps = pt->ps;
+	int end;
+
+	pthread_mutex_lock(&ps->mu);
+	end = at >= pt->stop;
+	if (end)
+		pt->finished = 1;
+	else
+		pt->claimed = pt->stop - at > hd__pscan_slice ?
+				      (size_t)at + (hd__pscan_slice ?
+							    hd__pscan_slice :
+							    1) :
+				      pt->stop;
+	*stop = pt->claimed;
+	pthread_mutex_unlock(&ps->mu);
+	return end;
+}
+
+/* Reads part pt into a new accumulator; report: this thread calls the
+ * progress meter. */
+static void run_part(struct part *pt, int report)
+{
+	struct pscan *ps = pt->ps;
+	hd_read_options o = ps->so->read;
 	hd_reader *r = NULL;
 	const hd_record *rec;
 	hd_error err = { 0 };
 	uint64_t n = 0;
+	size_t bytes;
 	int rc;
 
+	pthread_mutex_lock(&ps->mu);
+	bytes = pt->stop - pt->from;
+	pthread_mutex_unlock(&ps->mu);
 	o.problem = keep_problem;
 	o.payload = pt;
-	rc = hd__reader_open_range(&r, pt->fd, pt->len, pt->from, pt->stop,
-				   pt->after_records, &o, pt->name, &err);
+	rc = ps->ops->part_new(&pt->acc, ps->payload, bytes) ? HD_ENOMEM : 0;
+	if (!rc)
+		rc = hd__reader_open_claim(&r, ps->fd, ps->len, pt->from,
+					   pt->from, pt->from > 0, claim, pt,
+					   &o, ps->name, &err);
 	while (!rc && (rc = hd_reader_next(r, &rec, &err)) == 0) {
-		if ((rc = pt->ops->add(pt->acc, rec, &err)))
+		if ((rc = ps->ops->add(pt->acc, rec, &err)))
 			break;
 		if (pt->over) {
 			rc = HD_ELIMIT;
@@ -110,9 +168,9 @@ static void run_part(struct part *pt)
 		if ((++n & PROGRESS_EVERY) == 0) {
 			__atomic_store_n(&pt->done, rec->offset - pt->from,
 					 __ATOMIC_RELAXED);
-			if (pt->so)
-				progress(pt);
-			if (__atomic_load_n(pt->stop_all, __ATOMIC_RELAXED)) {
+			if (report && ps->so->progress)
+				progress(ps);
+			if (__atomic_load_n(&ps->stop_all, __ATOMIC_RELAXED)) {
 				rc = HD_ELIMIT;
 				break;
 			}
@@ -125,13 +183,80 @@ static void run_part(struct part *pt)
 	hd_reader_free(r);
 	pt->rc = rc;
 	if (rc)
-		__atomic_store_n(pt->stop_all, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&pt->done, pt->stop - pt->from, __ATOMIC_RELAXED);
+		__atomic_store_n(&ps->stop_all, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&ps->mu);
+	pt->finished = 1;
+	bytes = pt->stop - pt->from;
+	pthread_mutex_unlock(&ps->mu);
+	__atomic_store_n(&pt->done, bytes, __ATOMIC_RELAXED);
+}
+
+/* A new part: the second half of the unclaimed rest of the part with the
+ * most left, if that is worth a part; else NULL. */
+static struct part *take(struct pscan *ps)
+{
+	struct part *v, *np = NULL;
+	size_t rest, most, at, mid, stop;
+	unsigned k, tries;
+
+	for (tries = 0; tries < 4 && !np; tries++) {
+		pthread_mutex_lock(&ps->mu);
+		v = NULL;
+		most = 0;
+		for (k = 0; k < ps->nparts; k++) {
+			struct part *p = &ps->part[k];
+
+			rest = p->stop - p->claimed;
+			if (!p->finished && rest > most) {
+				most = rest;
+				v = p;
+			}
+		}
+		if (!v || most < hd__pscan_take_min || !most ||
+		    ps->nparts == MAX_PARTS ||
+		    __atomic_load_n(&ps->stop_all, __ATOMIC_RELAXED)) {
+			pthread_mutex_unlock(&ps->mu);
+			return NULL;
+		}
+		mid = v->claimed + most / 2;
+		stop = v->stop;
+		pthread_mutex_unlock(&ps->mu);
+		/* the cut reads the file: not under the lock */
+		at = hd__reader_cut(ps->fd, stop, mid);
+		if (at >= stop)
+			return NULL; /* no record starts there: no cut */
+		pthread_mutex_lock(&ps->mu);
+		/* the part may have claimed, or lost, more meanwhile */
+		if (!v->finished && at >= v->claimed && at < v->stop &&
+		    ps->nparts < MAX_PARTS) {
+			np = &ps->part[ps->nparts];
+			memset(np, 0, sizeof(*np));
+			np->ps = ps;
+			np->from = np->claimed = at;
+			np->stop = v->stop;
+			v->stop = at;
+			__atomic_store_n(&ps->nparts, ps->nparts + 1,
+					 __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&ps->mu);
+	}
+	return np;
+}
+
+/* Reads pt, then parts taken from the others while any is worth it. */
+static void run_parts(struct part *pt, int report)
+{
+	struct pscan *ps = pt->ps;
+
+	run_part(pt, report);
+	while (!__atomic_load_n(&ps->stop_all, __ATOMIC_RELAXED) &&
+	       (pt = take(ps)) != NULL)
+		run_part(pt, report);
 }
 
 static void *part_thread(void *arg)
 {
-	run_part(arg);
+	run_parts(arg, 0);
 	return NULL;
 }
 
@@ -173,46 +298,62 @@ no:
 }
 
 /* Cuts [0, len) into at most jobs parts; returns their number. */
-static unsigned cut_parts(struct part *pt, unsigned jobs, int fd,
-			  size_t len)
+static unsigned cut_parts(struct pscan *ps, unsigned jobs)
 {
 	unsigned n = 0, k;
 	size_t from = 0, at;
 
 	for (k = 1; k <= jobs; k++) {
-		at = k == jobs ? len :
-				 hd__reader_cut(fd, len,
-						(size_t)((double)len * k / jobs));
+		at = k == jobs ? ps->len :
+				 hd__reader_cut(ps->fd, ps->len,
+						(size_t)((double)ps->len * k /
+							 jobs));
 		if (at <= from)
 			continue;
-		pt[n].from = from;
-		pt[n].stop = at;
+		memset(&ps->part[n], 0, sizeof(ps->part[n]));
+		ps->part[n].ps = ps;
+		ps->part[n].from = ps->part[n].claimed = from;
+		ps->part[n].stop = at;
 		n++;
 		from = at;
-		if (from >= len)
+		if (from >= ps->len)
 			break;
 	}
 	return n;
 }
 
-static void merge_stats(hd_read_stats *rs, const struct part *pt,
+/* The parts in file order (they tile [0, len)). */
+static void in_order(struct part **v, struct pscan *ps, unsigned n)
+{
+	unsigned k, j;
+
+	for (k = 0; k < n; k++) {
+		struct part *p = &ps->part[k];
+
+		for (j = k; j > 0 && v[j - 1]->from > p->from; j--)
+			v[j] = v[j - 1];
+		v[j] = p;
+	}
+}
+
+static void merge_stats(hd_read_stats *rs, struct part *const *pt,
 			unsigned n, size_t len)
 {
 	unsigned k;
 
 	memset(rs, 0, sizeof(*rs));
 	for (k = 0; k < n; k++) {
-		rs->lines += pt[k].rs.lines;
-		rs->objects += pt[k].rs.objects;
-		rs->roots += pt[k].rs.roots;
-		rs->shapes += pt[k].rs.shapes;
-		rs->others += pt[k].rs.others;
-		rs->blank += pt[k].rs.blank;
-		rs->skipped += pt[k].rs.skipped;
-		rs->repaired += pt[k].rs.repaired;
-		rs->memprof |= pt[k].rs.memprof;
+		rs->lines += pt[k]->rs.lines;
+		rs->objects += pt[k]->rs.objects;
+		rs->roots += pt[k]->rs.roots;
+		rs->shapes += pt[k]->rs.shapes;
+		rs->others += pt[k]->rs.others;
+		rs->blank += pt[k]->rs.blank;
+		rs->skipped += pt[k]->rs.skipped;
+		rs->repaired += pt[k]->rs.repaired;
+		rs->memprof |= pt[k]->rs.memprof;
 	}
-	rs->truncated = pt[n - 1].rs.truncated;
+	rs->truncated = n ? pt[n - 1]->rs.truncated : 0;
 	rs->bytes = rs->total_bytes = len;
 }
 
@@ -224,16 +365,35 @@ static int looks_like_no_dump(const hd_read_stats *rs)
 	return !n || rs->skipped > n;
 }
 
+/* Starts the threads, reads part 0 and what it takes here, and waits. */
+static void run_all(struct pscan *ps, unsigned n)
+{
+	unsigned k;
+
+	for (k = 1; k < n; k++)
+		ps->part[k].started = pthread_create(&ps->part[k].tid, NULL,
+						     part_thread,
+						     &ps->part[k]) == 0;
+	run_parts(&ps->part[0], 1);
+	for (k = 1; k < n; k++)
+		if (ps->part[k].started)
+			pthread_join(ps->part[k].tid, NULL);
+	for (k = 1; k < n; k++)
+		if (!ps->part[k].started)
+			run_part(&ps->part[k], 1); /* no thread: here */
+}
+
 int hd__pscan(const char *path, const hd_scan_options *so,
 	      const struct hd__pscan_ops *ops, void *payload,
 	      hd_read_stats *rs, hd_error *err)
 {
-	struct part pt[MAX_JOBS];
-	void *acc[MAX_JOBS];
+	struct pscan *ps;
+	struct part *ord[MAX_PARTS];
+	void *acc[MAX_PARTS];
 	hd_read_stats total;
 	size_t len = 0;
-	unsigned jobs, n = 0, k;
-	int stop_all = 0, again = 0, rc = 0, fd;
+	unsigned jobs, n, k;
+	int rc = 0, fd;
 	uint64_t base;
 	size_t i;
 
@@ -241,52 +401,48 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 	jobs = so->jobs > MAX_JOBS ? MAX_JOBS : so->jobs;
 	if (jobs <= 1 || (fd = open_dump(path, &len)) < 0)
 		return HD__PSCAN_STREAM;
-	memset(pt, 0, sizeof(pt));
-	n = cut_parts(pt, jobs, fd, len);
-	for (k = 0; k < n; k++) {
-		pt[k].fd = fd;
-		pt[k].len = len;
-		pt[k].after_records = k > 0;
-		pt[k].ro = &so->read;
-		pt[k].name = path;
-		pt[k].ops = ops;
-		pt[k].stop_all = &stop_all;
-		pt[k].all = pt;
-		pt[k].nall = n;
-		pt[k].so = k == 0 && so->progress ? so : NULL;
-		if (ops->part_new(&pt[k].acc, payload,
-				  pt[k].stop - pt[k].from)) {
-			rc = hd__error(err, HD_ENOMEM, "out of memory");
-			goto out;
-		}
+	/* not zeroed: cut_parts() and take() clear the parts they make */
+	if (!(ps = hd__malloc(sizeof(*ps)))) {
+		close(fd);
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
+	if (pthread_mutex_init(&ps->mu, NULL)) {
+		hd__free(ps, sizeof(*ps));
+		close(fd);
+		return HD__PSCAN_STREAM;
+	}
+	ps->fd = fd;
+	ps->len = len;
+	ps->so = so;
+	ps->name = path;
+	ps->ops = ops;
+	ps->payload = payload;
+	ps->stop_all = 0;
+	ps->nparts = cut_parts(ps, jobs);
 	if (so->progress)
 		so->progress(0, len, so->progress_payload);
-	for (k = 1; k < n; k++)
-		pt[k].started = pthread_create(&pt[k].tid, NULL, part_thread,
-					       &pt[k]) == 0;
-	run_part(&pt[0]);
-	for (k = 1; k < n; k++) {
-		if (pt[k].started)
-			pthread_join(pt[k].tid, NULL);
-		else
-			run_part(&pt[k]); /* no thread: here, in order */
+	if (!ps->nparts) { /* len >= 2: not reached */
+		rc = HD__PSCAN_STREAM;
+		goto out;
 	}
-	merge_stats(&total, pt, n, len);
-	for (k = 0; k < n; k++) {
-		if (pt[k].rc)
-			again = 1;
-		acc[k] = pt[k].acc;
-	}
-	if (again || !(pt[0].rs.objects + pt[0].rs.roots + pt[0].rs.shapes +
-		       pt[0].rs.others) ||
+	run_all(ps, ps->nparts);
+	n = ps->nparts;
+	in_order(ord, ps, n);
+	merge_stats(&total, ord, n, len);
+	for (k = 0; k < n; k++)
+		if (ord[k]->rc)
+			ps->stop_all = 1;
+	if (ps->stop_all || !(ord[0]->rs.objects + ord[0]->rs.roots +
+			      ord[0]->rs.shapes + ord[0]->rs.others) ||
 	    looks_like_no_dump(&total)) {
 		rc = HD__PSCAN_STREAM;
 		goto out;
 	}
 	/* the accumulators are the merge's now, whatever it says */
-	for (k = 0; k < n; k++)
-		pt[k].acc = NULL;
+	for (k = 0; k < n; k++) {
+		acc[k] = ord[k]->acc;
+		ord[k]->acc = NULL;
+	}
 	close(fd);
 	fd = -1;
 	if ((rc = ops->merge(payload, acc, n, &total, err)))
@@ -294,23 +450,26 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 	if (so->progress)
 		so->progress(len, len, so->progress_payload);
 	for (k = 0, base = 0; k < n; k++) {
-		for (i = 0; i < pt[k].nkept && so->read.problem; i++) {
-			hd_problem p = pt[k].kept[i];
+		for (i = 0; i < ord[k]->nkept && so->read.problem; i++) {
+			hd_problem p = ord[k]->kept[i];
 
 			p.line += base;
 			so->read.problem(&p, so->read.payload);
 		}
-		base += pt[k].rs.lines;
+		base += ord[k]->rs.lines;
 	}
 	if (rs)
 		*rs = total;
 	hd__pscan_parts = n;
 out:
-	for (k = 0; k < n; k++) {
-		if (pt[k].acc)
-			ops->part_free(pt[k].acc);
-		hd__free(pt[k].kept, pt[k].cap * sizeof(*pt[k].kept));
+	for (k = 0; k < ps->nparts; k++) {
+		if (ps->part[k].acc)
+			ops->part_free(ps->part[k].acc);
+		hd__free(ps->part[k].kept,
+			 ps->part[k].cap * sizeof(*ps->part[k].kept));
 	}
+	pthread_mutex_destroy(&ps->mu);
+	hd__free(ps, sizeof(*ps));
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -374,6 +533,13 @@ static int stats_merge(void *payload, void *const *acc, unsigned n,
 	int rc = 0;
 
 	(void)rs;
+	/* into a new accumulator, the first part is taken whole (acc[0]
+	 * is left the empty one) */
+	if (n && hd__stats_take(payload, acc[0])) {
+		hd_stats_free(acc[0]);
+		acc++;
+		n--;
+	}
 	for (k = 0; k < n; k++) {
 		if (!rc && hd__stats_merge(payload, acc[k]))
 			rc = hd__error(err, HD_ENOMEM, "out of memory");

@@ -67,6 +67,10 @@ struct hd_reader {
 	int range;
 	int after_records;
 	uint64_t stop, end;
+	/* a range's stop is a claim, renewed by claim() when reached: 0
+	 * and a new stop past the offset, or nonzero, the range's end */
+	int (*claim)(void *payload, uint64_t at, uint64_t *stop);
+	void *claim_payload;
 };
 
 static int read_raw(hd_reader *r, void *dst, size_t n, size_t *got)
@@ -581,7 +585,9 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		uint64_t lineno;
 		int rc, got;
 
-		if (r->range && r->base + r->pos >= r->stop)
+		if (r->range && r->base + r->pos >= r->stop &&
+		    (!r->claim ||
+		     r->claim(r->claim_payload, r->base + r->pos, &r->stop)))
 			return HD_ITEROVER;
 		if (r->pos >= r->len && !r->eof && (rc = refill(r, err)))
 			goto fail;
@@ -736,6 +742,17 @@ int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 			  const hd_read_options *opts, const char *name,
 			  hd_error *err)
 {
+	return hd__reader_open_claim(out, fd, len, from, stop, after_records,
+				     NULL, NULL, opts, name, err);
+}
+
+int hd__reader_open_claim(hd_reader **out, int fd, size_t len, size_t from,
+			  size_t stop, int after_records,
+			  int (*claim)(void *payload, uint64_t at,
+				       uint64_t *stop),
+			  void *claim_payload, const hd_read_options *opts,
+			  const char *name, hd_error *err)
+{
 	hd_reader *r;
 	int rc;
 
@@ -753,6 +770,8 @@ int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 	r->base = from;
 	r->end = len;
 	r->stop = stop;
+	r->claim = claim;
+	r->claim_payload = claim_payload;
 	r->st.total_bytes = len;
 	*out = r;
 	return 0;

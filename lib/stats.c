@@ -73,6 +73,7 @@ struct hd_stats {
 	struct grouping g[HD_STATS_MAX_GROUPINGS];
 	hd_stats_totals t;
 	int finished;
+	int fed;          /* something was added or merged */
 	uint32_t sid_untraced, sid_none;
 	/* which record strings some grouping needs (HD_KEY_ bits) */
 	unsigned need;
@@ -729,6 +730,7 @@ int hd_stats_add(hd_stats *st, const hd_record *rec, hd_error *err)
 	uint64_t fk, *seen;
 
 	HD_ASSERT_ARG(st && rec && !st->finished);
+	st->fed = 1;
 	fk = hd__record_features_key(rec);
 	seen = &st->feat_seen[(fk * 0x9e3779b97f4a7c15ULL) >>
 			      (64 - FEAT_BITS)];
@@ -959,6 +961,7 @@ int hd_stats_add_store(hd_stats *st, const hd_store *s, hd_error *err)
 	size_t len = 0;
 
 	HD_ASSERT_ARG(st && s && !st->finished);
+	st->fed = 1;
 	hd_store_info_get(&info, s);
 	rows = summary_serves(st) ? hd__store_stats_rows(s) : 0;
 	/* a store without the summary (an older build's): the same rows,
@@ -997,6 +1000,7 @@ int hd_stats_add_nodes(hd_stats *st, const hd_store *s, const hd_nodes *set,
 	size_t i;
 
 	HD_ASSERT_ARG(st && s && set && !st->finished);
+	st->fed = 1;
 	n = hd_store_node_count(s);
 	for (i = 0; i < set->n; i++)
 		HD_ASSERT_ARG(set->ids[i] < n);
@@ -1279,6 +1283,23 @@ int hd__stats_new_like(hd_stats **out, const hd_stats *st)
 	return hd_stats_new(out, &st->opts, NULL);
 }
 
+int hd__stats_take(hd_stats *dst, hd_stats *src)
+{
+	hd_stats t;
+
+	if (dst->fed || dst->finished || src->finished ||
+	    memcmp(&dst->opts, &src->opts, sizeof(dst->opts)) != 0)
+		return 0;
+	t = *dst;
+	*dst = *src;
+	*src = t;
+	/* the class table borrows its own stats' interner */
+	dst->ct.strs = &dst->strs;
+	src->ct.strs = &src->strs;
+	dst->fed = 1;
+	return 1;
+}
+
 static int move_sid(hd_stats *dst, const hd_stats *src, uint32_t sid,
 		    uint32_t *out)
 {
@@ -1334,6 +1355,7 @@ int hd__stats_merge(hd_stats *dst, const hd_stats *src)
 
 	if (dst->finished || src->finished)
 		return HD_EINVAL;
+	dst->fed = 1;
 	if (hd__classtab_merge(&dst->ct, &src->ct))
 		return HD_ENOMEM;
 	for (i = 0; i < rn->cap; i++) {

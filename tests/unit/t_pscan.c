@@ -365,8 +365,58 @@ static void test_pscan__cut_is_the_next_record_line(void)
 	unlink(path);
 }
 
+/*
+ * Parts claimed a few lines at a time, and any rest of a few hundred
+ * bytes taken by an idle thread: the parts end up many more than the
+ * threads, cut wherever the timing of the threads puts them, and every
+ * run says what one reader says.
+ */
+static void test_pscan__taken_parts_as_one_reader(void)
+{
+	static char buf[1 << 17], a[1 << 17], b[1 << 17];
+	static char lbuf[6 << 20];
+	static struct seen sa, sb;
+	char path[] = "/tmp/t_pscan_XXXXXX", lpath[] = "/tmp/t_pscan_XXXXXX";
+	size_t slice = hd__pscan_slice, take_min = hd__pscan_take_min;
+	unsigned jobs, round, more = 0, runs = 0;
+
+	temp_dump(path, buf, mixed(buf, sizeof(buf)));
+	temp_dump(lpath, lbuf, long_lines(lbuf, sizeof(lbuf)));
+	hd__pscan_slice = 64;
+	hd__pscan_take_min = 256;
+	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
+	for (round = 0; round < 8; round++) {
+		for (jobs = 2; jobs <= 5; jobs++) {
+			T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
+			T_ASSERT(hd__pscan_parts >= jobs);
+			more += hd__pscan_parts > jobs;
+			runs++;
+			T_STREQ(b, a);
+			T_STREQ(sb.text, sa.text);
+		}
+	}
+	/* takes happen (the threads rarely end within 64 bytes) */
+	T_ASSERT(more > runs / 4);
+	/* lines longer than a slice, joined across claims */
+	T_ASSERT(run(a, sizeof(a), lpath, 1, 0, &sa) == 0);
+	for (jobs = 2; jobs <= 4; jobs++) {
+		T_ASSERT(run(b, sizeof(b), lpath, jobs, 0, &sb) == 0);
+		T_STREQ(b, a);
+		T_STREQ(sb.text, sa.text);
+	}
+	/* --strict's first error, whatever part it falls in */
+	T_ASSERT(run(a, sizeof(a), path, 1, HD_READ_STRICT, &sa) == 0);
+	T_ASSERT(run(b, sizeof(b), path, 3, HD_READ_STRICT, &sb) == 0);
+	T_STREQ(b, a);
+	hd__pscan_slice = slice;
+	hd__pscan_take_min = take_min;
+	unlink(path);
+	unlink(lpath);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(pscan__same_as_one_reader),
+	T_CASE(pscan__taken_parts_as_one_reader),
 	T_CASE(pscan__not_a_dump_is_one_readers),
 	T_CASE(pscan__long_lines_as_one_reader),
 	T_CASE(pscan__cut_is_the_next_record_line),

@@ -126,6 +126,26 @@ static void test_store_par__same_as_one_reader(void)
 		T_EQ(hd__pscan_parts, j);
 		T_ASSERT(same_file(fx_path("sh1.hds"), fx_path("shn.hds")));
 	}
+	/* parts claimed a few lines at a time and taken by idle threads:
+	 * more parts than threads, the same store */
+	{
+		size_t slice = hd__pscan_slice, take_min = hd__pscan_take_min;
+		unsigned more = 0;
+
+		hd__pscan_slice = 256;
+		hd__pscan_take_min = 4096;
+		for (j = 2; j <= 9; j++) {
+			T_RC(build(fx_path("sh.json"), j, fx_path("shn.hds"),
+				   &err), 0);
+			T_ASSERT(hd__pscan_parts >= j);
+			more += hd__pscan_parts > j;
+			T_ASSERT(same_file(fx_path("sh1.hds"),
+					   fx_path("shn.hds")));
+		}
+		T_ASSERT(more > 0);
+		hd__pscan_slice = slice;
+		hd__pscan_take_min = take_min;
+	}
 	/* and it reads back whole, every accessor */
 	T_RC(hd_store_open(&s, fx_path("shn.hds"), &err), 0);
 	if (s)
