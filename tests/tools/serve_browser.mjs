@@ -67,8 +67,13 @@ try {
 
     // groups: sort by memsize by clicking the header, drill down
     await go('#/groups?by=class', '/groups');
+    // the view is /groups before the click too: clear it, so that the
+    // wait is for the sorted page's render, not the one before
+    await page.evaluate(() => document.body.setAttribute('data-view', ''));
     await page.click('#groups th[data-sort="memsize"]');
     await view('/groups');
+    const hash = await page.evaluate(() => location.hash);
+    check('groups-sort-in-address', hash.includes('sort=memsize'), `address ${hash}`);
     const ms = await page.$$eval('#groups tbody tr td:nth-child(3)', t => t.map(x => Number(x.textContent.replace(/,/g, ''))));
     check('groups-sorted-by-memsize', ms.length > 1 && ms.every((v, i) => i === 0 || ms[i - 1] >= v), `memsizes ${ms.slice(0, 5)}`);
 
