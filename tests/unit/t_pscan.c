@@ -6,8 +6,11 @@
  * longer than a range's buffer and than the window a cut is looked for
  * in are read, joined and cut as one reader would.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "t.h"
 #include "hd_int.h"
+
+#include <sched.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -414,12 +417,87 @@ static void test_pscan__taken_parts_as_one_reader(void)
 	unlink(lpath);
 }
 
+/*
+ * The threads start on CPUs other than their creator's, one each while
+ * there are CPUs for them, then may run anywhere (a new thread that
+ * shares its creator's CPU halves the first milliseconds of a scan);
+ * with one CPU allowed nothing is pinned. The answer is one reader's
+ * either way. Needs two CPUs.
+ */
+static void test_pscan__threads_start_apart(void)
+{
+	static char buf[1 << 17], a[1 << 17], b[1 << 17];
+	static struct seen sa, sb;
+	char path[] = "/tmp/t_pscan_XXXXXX";
+	cpu_set_t all, one, now;
+	unsigned round, jobs, k;
+
+	T_ASSERT(sched_getaffinity(0, sizeof(all), &all) == 0);
+	if (CPU_COUNT(&all) < 2) {
+		T_FAIL("needs 2 CPUs allowed, has %d (run it without a "
+		       "taskset of one CPU, or on a machine with 2 cores)",
+		       CPU_COUNT(&all));
+		return;
+	}
+	temp_dump(path, buf, mixed(buf, sizeof(buf)));
+	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
+	for (round = 0; round < 4; round++) {
+		for (jobs = 2; jobs <= 4; jobs++) {
+			memset(hd__pscan_started, 0xff,
+			       sizeof(hd__pscan_started));
+			T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
+			T_STREQ(b, a);
+			T_STREQ(sb.text, sa.text);
+			T_ASSERT(hd__pscan_creator_cpu >= 0);
+			T_ASSERT(CPU_ISSET(hd__pscan_creator_cpu, &all));
+			for (k = 1; k < jobs; k++) {
+				struct hd__pscan_start *at =
+					&hd__pscan_started[k];
+
+				/* one CPU each while they last */
+				T_EQ(at->pinned, (int)k < CPU_COUNT(&all));
+				T_EQ(at->freed, at->pinned);
+				if (at->pinned) {
+					T_ASSERT(at->cpu >= 0);
+					T_ASSERT(at->cpu !=
+						 hd__pscan_creator_cpu);
+					T_ASSERT(CPU_ISSET(at->cpu, &all));
+				}
+			}
+			/* and no two first ones on the same CPU */
+			for (k = 2; k < jobs; k++)
+				if (hd__pscan_started[k].pinned)
+					T_ASSERT(hd__pscan_started[k].cpu !=
+						 hd__pscan_started[k - 1].cpu);
+		}
+	}
+	/* one CPU allowed (inherited by the threads): nothing pinned */
+	CPU_ZERO(&one);
+	for (k = 0; k < CPU_SETSIZE && !CPU_ISSET(k, &all); k++)
+		;
+	CPU_SET(k, &one);
+	T_ASSERT(sched_setaffinity(0, sizeof(one), &one) == 0);
+	memset(hd__pscan_started, 0xff, sizeof(hd__pscan_started));
+	T_ASSERT(run(b, sizeof(b), path, 3, 0, &sb) == 0);
+	T_ASSERT(sched_setaffinity(0, sizeof(all), &all) == 0);
+	T_STREQ(b, a);
+	T_STREQ(sb.text, sa.text);
+	T_EQ(hd__pscan_creator_cpu, -1);
+	T_EQ(hd__pscan_started[1].pinned, 0);
+	T_EQ(hd__pscan_started[2].pinned, 0);
+	/* the calling thread's own CPUs are untouched */
+	T_ASSERT(sched_getaffinity(0, sizeof(now), &now) == 0);
+	T_ASSERT(CPU_EQUAL(&now, &all));
+	unlink(path);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(pscan__same_as_one_reader),
 	T_CASE(pscan__taken_parts_as_one_reader),
 	T_CASE(pscan__not_a_dump_is_one_readers),
 	T_CASE(pscan__long_lines_as_one_reader),
 	T_CASE(pscan__cut_is_the_next_record_line),
+	T_CASE(pscan__threads_start_apart),
 };
 
 T_MAIN(cases)
