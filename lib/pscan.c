@@ -32,25 +32,16 @@
  * (store_build.c). Standard input, pipes, gzip and stores are read by one
  * streaming reader, as are all inputs with jobs <= 1.
  *
- * Each thread starts on a CPU other than the creating thread's, then is
- * let run on any CPU the process may use (start_on()): Linux may put a
- * new thread on its creator's CPU, and on a 2-CPU virtual machine the
- * two then shared one CPU for 2 to 5 ms before one was moved, a tenth
- * of a 0.1 GB stats run.
+ * Each thread starts on a CPU other than the creating thread's
+ * (hd__thread_start, thread.c).
  */
-#define _GNU_SOURCE /* sched_getcpu, pthread_attr_setaffinity_np (Linux) */
 #include "hd_int.h"
 #include "store_format.h"
+#include "thread.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#if defined(__linux__) && defined(CPU_SET) && defined(CPU_COUNT)
-#define HD_PSCAN_AFFINITY 1
-#endif
 
 #define MAX_JOBS HD__PSCAN_MAX_JOBS
 #define MAX_PARTS (4 * MAX_JOBS)     /* the first parts and those taken */
@@ -81,9 +72,8 @@ struct part {
 	int over;          /* more problems than MAX_KEPT */
 	int rc;
 	uint64_t done;     /* bytes read, for the progress meter (atomic) */
-	pthread_t tid;
+	struct hd__thread th; /* the thread of a first part but the first */
 	int started;
-	int pinned;        /* started on one CPU: may run anywhere once on it */
 };
 
 /* What the threads share. */
@@ -97,9 +87,6 @@ struct pscan {
 	void *payload;
 	int stop_all;      /* a part makes the file be read again (atomic) */
 	unsigned nparts;   /* written under mu, read atomically */
-#ifdef HD_PSCAN_AFFINITY
-	cpu_set_t cpus;    /* the CPUs the process may use */
-#endif
 	struct part part[MAX_PARTS];
 };
 
@@ -274,80 +261,8 @@ static void run_parts(struct part *pt, int report)
 
 static void *part_thread(void *arg)
 {
-	struct part *pt = arg;
-	struct hd__pscan_start *at =
-		&hd__pscan_started[pt - pt->ps->part];
-
-	at->pinned = pt->pinned;
-	at->freed = 0;
-#ifdef HD_PSCAN_AFFINITY
-	at->cpu = sched_getcpu();
-	if (pt->pinned)
-		at->freed = pthread_setaffinity_np(pthread_self(),
-						   sizeof(pt->ps->cpus),
-						   &pt->ps->cpus) == 0;
-#else
-	at->cpu = -1;
-#endif
-	run_parts(pt, 0);
+	run_parts(arg, 0);
 	return NULL;
-}
-
-/*
- * The CPU the creating thread runs on, when the process may use another
- * (ps->cpus: the ones it may use), else -1.
- */
-static int creator_cpu(struct pscan *ps)
-{
-#ifdef HD_PSCAN_AFFINITY
-	int here;
-
-	if (sched_getaffinity(0, sizeof(ps->cpus), &ps->cpus) == 0 &&
-	    CPU_COUNT(&ps->cpus) > 1 && (here = sched_getcpu()) >= 0 &&
-	    here < CPU_SETSIZE && CPU_ISSET(here, &ps->cpus))
-		return here;
-#else
-	(void)ps;
-#endif
-	return -1;
-}
-
-/*
- * Starts the thread of part pt, the k-th, on the k-th CPU after here
- * (the creator's, going round those the process may use) when there are
- * that many (pt->pinned); else (here < 0, more threads than CPUs, the
- * affinity refused) wherever the kernel puts it. Returns
- * pthread_create()'s result.
- */
-static int start_on(struct part *pt, unsigned k, int here)
-{
-#ifdef HD_PSCAN_AFFINITY
-	pthread_attr_t attr;
-	cpu_set_t one;
-	int cpu = here, left = (int)k, rc;
-
-	pt->pinned = 0;
-	if (here >= 0 && (unsigned)CPU_COUNT(&pt->ps->cpus) > k &&
-	    pthread_attr_init(&attr) == 0) {
-		while (left > 0) {
-			cpu = (cpu + 1) % CPU_SETSIZE;
-			if (CPU_ISSET(cpu, &pt->ps->cpus))
-				left--;
-		}
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		pt->pinned = pthread_attr_setaffinity_np(&attr, sizeof(one),
-							 &one) == 0;
-		rc = pthread_create(&pt->tid, pt->pinned ? &attr : NULL,
-				    part_thread, pt);
-		pthread_attr_destroy(&attr);
-		return rc;
-	}
-#else
-	(void)k;
-	(void)here;
-#endif
-	return pthread_create(&pt->tid, NULL, part_thread, pt);
 }
 
 /* The descriptor of a regular, plain dump of at least 2 bytes and its
@@ -458,17 +373,26 @@ static int looks_like_no_dump(const hd_read_stats *rs)
 /* Starts the threads, reads part 0 and what it takes here, and waits. */
 static void run_all(struct pscan *ps, unsigned n)
 {
-	int here = creator_cpu(ps);
 	unsigned k;
 
-	hd__pscan_creator_cpu = here;
-
 	for (k = 1; k < n; k++)
-		ps->part[k].started = start_on(&ps->part[k], k, here) == 0;
+		ps->part[k].started = hd__thread_start(&ps->part[k].th, k,
+							part_thread,
+							&ps->part[k]) == 0;
 	run_parts(&ps->part[0], 1);
-	for (k = 1; k < n; k++)
-		if (ps->part[k].started)
-			pthread_join(ps->part[k].tid, NULL);
+	hd__pscan_creator_cpu = -1;
+	for (k = 1; k < n; k++) {
+		struct hd__thread *th = &ps->part[k].th;
+
+		if (!ps->part[k].started)
+			continue;
+		pthread_join(th->tid, NULL);
+		hd__pscan_started[k].cpu = th->cpu;
+		hd__pscan_started[k].pinned = th->pinned;
+		hd__pscan_started[k].freed = th->freed;
+		if (th->pinned)
+			hd__pscan_creator_cpu = th->creator;
+	}
 	for (k = 1; k < n; k++)
 		if (!ps->part[k].started)
 			run_part(&ps->part[k], 1); /* no thread: here */

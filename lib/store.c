@@ -11,6 +11,7 @@
  */
 #include "store_format.h"
 #include "graph.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -815,7 +816,7 @@ static void *steps_thread(void *arg)
 static int check_all(const hd_store *s, hd_error *err)
 {
 	struct steps t[2];
-	pthread_t tid;
+	struct hd__thread th;
 	int k, rc = 0, two;
 
 	memset(t, 0, sizeof(t));
@@ -827,10 +828,10 @@ static int check_all(const hd_store *s, hd_error *err)
 			t[k].v.buf = hd__malloc(VREAD_CHUNK);
 	}
 	two = t[1].v.buf && s->nodes >= PAR_NODES &&
-	      pthread_create(&tid, NULL, steps_thread, &t[1]) == 0;
+	      hd__thread_start(&th, 1, steps_thread, &t[1]) == 0;
 	run_steps(&t[0], !two);
 	if (two)
-		pthread_join(tid, NULL);
+		pthread_join(th.tid, NULL);
 	else
 		t[1].failed = ST__N;
 	k = t[1].failed < t[0].failed;

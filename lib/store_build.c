@@ -25,6 +25,7 @@
  */
 #include "keycache.h"
 #include "store_format.h"
+#include "thread.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -712,14 +713,14 @@ static void *task_run(void *arg)
 static int par2(struct bld *b, task_fn f0, task_fn f1)
 {
 	struct task t = { f1, b, 0 };
-	pthread_t tid;
+	struct hd__thread th;
 	int started = 0, rc;
 
 	if (b->opts && b->opts->version >= 2 && b->opts->jobs > 1)
-		started = pthread_create(&tid, NULL, task_run, &t) == 0;
+		started = hd__thread_start(&th, 1, task_run, &t) == 0;
 	rc = f0(b, 0);
 	if (started)
-		pthread_join(tid, NULL);
+		pthread_join(th.tid, NULL);
 	else
 		t.rc = f1(b, 1);
 	return rc ? rc : t.rc;

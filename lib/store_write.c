@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE /* fallocate, sync_file_range (Linux) */
 #include "store_format.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,7 +240,7 @@ static int write_direct(int fd, const hd_store *s, hd_store *w,
 	unsigned char head[TABLE_MAX];
 	uint64_t off[HD__SEC__COUNT], end, len;
 	struct direct m;
-	pthread_t tid;
+	struct hd__thread th;
 	int own_sum = !s->sec[HD__SEC_STATS], started = 0, rc = 0, e;
 
 	memset(&m, 0, sizeof(m));
@@ -256,7 +257,7 @@ static int write_direct(int fd, const hd_store *s, hd_store *w,
 					     "cannot write '%s': %s", path,
 					     strerror(errno));
 	if (own_sum)
-		started = pthread_create(&tid, NULL, summary_thread, &m) == 0;
+		started = hd__thread_start(&th, 1, summary_thread, &m) == 0;
 	e = write_sections(fd, w, off, own_sum ? HD__SEC_STATS :
 						 HD__SEC__COUNT) ?
 		    errno :
@@ -264,7 +265,7 @@ static int write_direct(int fd, const hd_store *s, hd_store *w,
 	if (own_sum && !started)
 		summary_thread(&m);
 	if (started)
-		pthread_join(tid, NULL);
+		pthread_join(th.tid, NULL);
 	if (e) {
 		rc = hd__error_sys(err, e, "cannot write '%s': %s", path,
 				   strerror(e));
