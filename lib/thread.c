@@ -30,6 +30,8 @@ typedef char hd__cpus_fit[sizeof(cpu_set_t) ==
 			  -1];
 #endif
 
+int hd__thread_bad_cpu;
+
 /* fn(arg) after the thread is let go of its one CPU */
 static void *started(void *arg)
 {
@@ -72,7 +74,7 @@ int hd__thread_start(struct hd__thread *t, unsigned k, void *(*fn)(void *),
 				left--;
 		}
 		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
+		CPU_SET(hd__thread_bad_cpu ? CPU_SETSIZE - 1 : cpu, &one);
 		memcpy(t->cpus, &all, sizeof(all));
 		t->pinned = pthread_attr_setaffinity_np(&attr, sizeof(one),
 							&one) == 0;
@@ -80,7 +82,12 @@ int hd__thread_start(struct hd__thread *t, unsigned k, void *(*fn)(void *),
 		rc = pthread_create(&t->tid, t->pinned ? &attr : NULL,
 				    started, t);
 		pthread_attr_destroy(&attr);
-		return rc;
+		if (rc == 0 || !t->pinned)
+			return rc;
+		/* the CPU went away meanwhile (hotplug, a cpuset changed):
+		 * wherever the kernel puts it, then */
+		t->pinned = 0;
+		t->creator = -1;
 	}
 #else
 	(void)k;

@@ -36,6 +36,10 @@ struct hd__thread {
  * any of them; else wherever the kernel puts it. Returns
  * pthread_create()'s result (0: started; then pthread_join(t->tid)).
  */
+/* Tests: pin to a CPU that is not there (the last of a cpu_set_t), as
+ * if the one chosen went away before the thread started. */
+HD_HIDDEN extern int hd__thread_bad_cpu;
+
 HD_HIDDEN int hd__thread_start(struct hd__thread *t, unsigned k,
 			       void *(*fn)(void *), void *arg);
 

@@ -3,7 +3,8 @@
  * other than its creator's, the k-th after it for the k-th of a group,
  * and is then let run on every CPU the process may use; with too few
  * CPUs it starts wherever the kernel puts it. Every thread runs its
- * function once. Needs two CPUs.
+ * function once, and one whose CPU went away starts anyway. Needs two
+ * CPUs.
  */
 #define _GNU_SOURCE /* sched_getaffinity, sched_getcpu, CPU_COUNT */
 #include "t.h"
@@ -135,10 +136,36 @@ static void test_thread__one_cpu_pins_nothing(void)
 	T_ASSERT(CPU_EQUAL(&now, &all));
 }
 
+/* The CPU chosen is gone when the thread starts: it starts anyway,
+ * where the kernel puts it. */
+static void test_thread__gone_cpu_starts_anywhere(void)
+{
+	cpu_set_t all;
+	struct hd__thread th;
+	struct seen s;
+
+	if (!two_cpus(&all)) {
+		T_FAIL("needs 2 CPUs allowed");
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	hd__thread_bad_cpu = 1;
+	T_EQ(hd__thread_start(&th, 1, note, &s), 0);
+	hd__thread_bad_cpu = 0;
+	T_EQ(pthread_join(th.tid, NULL), 0);
+	T_EQ(s.runs, 1);
+	T_EQ(th.pinned, 0);
+	T_EQ(th.freed, 0);
+	T_EQ(th.creator, -1);
+	T_ASSERT(s.mask_ok);
+	T_ASSERT(CPU_EQUAL(&s.mask, &all));
+}
+
 static const struct t_case cases[] = {
 	T_CASE(thread__starts_apart_then_free),
 	T_CASE(thread__group_covers_the_other_cpus),
 	T_CASE(thread__one_cpu_pins_nothing),
+	T_CASE(thread__gone_cpu_starts_anywhere),
 };
 
 T_MAIN(cases)
