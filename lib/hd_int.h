@@ -511,18 +511,8 @@ HD_HIDDEN extern unsigned hd__pscan_parts;
 /* The bytes a chunk claims at a time, and the least unclaimed rest of
  * a chunk whose second half an idle thread takes (tests lower them). */
 HD_HIDDEN extern size_t hd__pscan_slice, hd__pscan_take_min;
-/* Tests: where the last hd__pscan started its threads. The creator's
- * CPU (-1: the threads were put where the kernel chose), and for the
- * thread of first part k (1 to jobs - 1) the CPU it first ran on,
- * whether it was started on that one CPU alone, and whether it was then
- * let run on every CPU the process may use. */
+/* the most threads hd__pscan runs (thread.h: where it started them) */
 #define HD__PSCAN_MAX_JOBS 64
-struct hd__pscan_start {
-	int cpu, pinned, freed;
-};
-HD_HIDDEN extern int hd__pscan_creator_cpu;
-HD_HIDDEN extern struct hd__pscan_start
-	hd__pscan_started[HD__PSCAN_MAX_JOBS];
 
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */

@@ -52,8 +52,7 @@
  * part whose second half another thread takes (tests lower them) */
 size_t hd__pscan_slice = (size_t)1 << 20;
 size_t hd__pscan_take_min = (size_t)4 << 20;
-int hd__pscan_creator_cpu = -1;
-struct hd__pscan_start hd__pscan_started[HD__PSCAN_MAX_JOBS];
+struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 struct pscan;
 
@@ -380,18 +379,11 @@ static void run_all(struct pscan *ps, unsigned n)
 							part_thread,
 							&ps->part[k]) == 0;
 	run_parts(&ps->part[0], 1);
-	hd__pscan_creator_cpu = -1;
 	for (k = 1; k < n; k++) {
-		struct hd__thread *th = &ps->part[k].th;
-
 		if (!ps->part[k].started)
 			continue;
-		pthread_join(th->tid, NULL);
-		hd__pscan_started[k].cpu = th->cpu;
-		hd__pscan_started[k].pinned = th->pinned;
-		hd__pscan_started[k].freed = th->freed;
-		if (th->pinned)
-			hd__pscan_creator_cpu = th->creator;
+		pthread_join(ps->part[k].th.tid, NULL);
+		hd__pscan_threads[k] = ps->part[k].th;
 	}
 	for (k = 1; k < n; k++)
 		if (!ps->part[k].started)

@@ -36,11 +36,15 @@ struct hd__thread {
  * any of them; else wherever the kernel puts it. Returns
  * pthread_create()'s result (0: started; then pthread_join(t->tid)).
  */
+HD_HIDDEN int hd__thread_start(struct hd__thread *t, unsigned k,
+			       void *(*fn)(void *), void *arg);
+
 /* Tests: pin to a CPU that is not there (the last of a cpu_set_t), as
  * if the one chosen went away before the thread started. */
 HD_HIDDEN extern int hd__thread_bad_cpu;
 
-HD_HIDDEN int hd__thread_start(struct hd__thread *t, unsigned k,
-			       void *(*fn)(void *), void *arg);
+/* Tests: the threads of the last hd__pscan (pscan.c) as they were when
+ * joined, by first part k (1 to jobs - 1; tid 0 where none started). */
+HD_HIDDEN extern struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 #endif

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "t.h"
 #include "hd_int.h"
+#include "thread.h"
 
 #include <sched.h>
 
@@ -443,32 +444,33 @@ static void test_pscan__threads_start_apart(void)
 	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
 	for (round = 0; round < 4; round++) {
 		for (jobs = 2; jobs <= 4; jobs++) {
-			memset(hd__pscan_started, 0xff,
-			       sizeof(hd__pscan_started));
+			memset(hd__pscan_threads, 0xff,
+			       sizeof(hd__pscan_threads));
 			T_ASSERT(run(b, sizeof(b), path, jobs, 0, &sb) == 0);
 			T_STREQ(b, a);
 			T_STREQ(sb.text, sa.text);
-			T_ASSERT(hd__pscan_creator_cpu >= 0);
-			T_ASSERT(CPU_ISSET(hd__pscan_creator_cpu, &all));
+			/* the first thread always has a CPU of its own */
+			T_ASSERT(hd__pscan_threads[1].creator >= 0);
+			T_ASSERT(CPU_ISSET(hd__pscan_threads[1].creator, &all));
 			for (k = 1; k < jobs; k++) {
-				struct hd__pscan_start *at =
-					&hd__pscan_started[k];
+				struct hd__thread *at = &hd__pscan_threads[k];
 
 				/* one CPU each while they last */
 				T_EQ(at->pinned, (int)k < CPU_COUNT(&all));
 				T_EQ(at->freed, at->pinned);
 				if (at->pinned) {
+					T_EQ(at->creator,
+					     hd__pscan_threads[1].creator);
 					T_ASSERT(at->cpu >= 0);
-					T_ASSERT(at->cpu !=
-						 hd__pscan_creator_cpu);
+					T_ASSERT(at->cpu != at->creator);
 					T_ASSERT(CPU_ISSET(at->cpu, &all));
 				}
 			}
 			/* and no two first ones on the same CPU */
 			for (k = 2; k < jobs; k++)
-				if (hd__pscan_started[k].pinned)
-					T_ASSERT(hd__pscan_started[k].cpu !=
-						 hd__pscan_started[k - 1].cpu);
+				if (hd__pscan_threads[k].pinned)
+					T_ASSERT(hd__pscan_threads[k].cpu !=
+						 hd__pscan_threads[k - 1].cpu);
 		}
 	}
 	/* one CPU allowed (inherited by the threads): nothing pinned */
@@ -477,14 +479,14 @@ static void test_pscan__threads_start_apart(void)
 		;
 	CPU_SET(k, &one);
 	T_ASSERT(sched_setaffinity(0, sizeof(one), &one) == 0);
-	memset(hd__pscan_started, 0xff, sizeof(hd__pscan_started));
+	memset(hd__pscan_threads, 0xff, sizeof(hd__pscan_threads));
 	T_ASSERT(run(b, sizeof(b), path, 3, 0, &sb) == 0);
 	T_ASSERT(sched_setaffinity(0, sizeof(all), &all) == 0);
 	T_STREQ(b, a);
 	T_STREQ(sb.text, sa.text);
-	T_EQ(hd__pscan_creator_cpu, -1);
-	T_EQ(hd__pscan_started[1].pinned, 0);
-	T_EQ(hd__pscan_started[2].pinned, 0);
+	T_EQ(hd__pscan_threads[1].creator, -1);
+	T_EQ(hd__pscan_threads[1].pinned, 0);
+	T_EQ(hd__pscan_threads[2].pinned, 0);
 	/* the calling thread's own CPUs are untouched */
 	T_ASSERT(sched_getaffinity(0, sizeof(now), &now) == 0);
 	T_ASSERT(CPU_EQUAL(&now, &all));
