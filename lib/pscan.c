@@ -50,8 +50,8 @@
 
 /* the bytes a part claims at a time, and the least unclaimed rest of a
  * part whose second half another thread takes (tests lower them) */
-size_t hd__pscan_slice = (size_t)1 << 20;
-size_t hd__pscan_take_min = (size_t)4 << 20;
+size_t hd__pscan_slice = (size_t)256 << 10;
+size_t hd__pscan_take_min = (size_t)1 << 20;
 struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 struct pscan;

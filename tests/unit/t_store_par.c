@@ -118,13 +118,24 @@ static void test_store_par__same_as_one_reader(void)
 	len = shuffled(buf, SIZE, 20000);
 	T_RC(fx_write(fx_path("sh.json"), buf, len), 0);
 	T_RC(build(fx_path("sh.json"), 1, fx_path("sh1.hds"), &err), 0);
-	for (j = 2; j <= 9; j++) {
-		T_RC(build(fx_path("fx.json"), j, fx_path("fxn.hds"), &err), 0);
-		T_ASSERT(hd__pscan_parts > 1);
-		T_ASSERT(same_file(fx_path("fx1.hds"), fx_path("fxn.hds")));
-		T_RC(build(fx_path("sh.json"), j, fx_path("shn.hds"), &err), 0);
-		T_EQ(hd__pscan_parts, j);
-		T_ASSERT(same_file(fx_path("sh1.hds"), fx_path("shn.hds")));
+	{
+		/* no part taken: one part a thread */
+		size_t take_min = hd__pscan_take_min;
+
+		hd__pscan_take_min = SIZE;
+		for (j = 2; j <= 9; j++) {
+			T_RC(build(fx_path("fx.json"), j, fx_path("fxn.hds"),
+				   &err), 0);
+			T_ASSERT(hd__pscan_parts > 1);
+			T_ASSERT(same_file(fx_path("fx1.hds"),
+					   fx_path("fxn.hds")));
+			T_RC(build(fx_path("sh.json"), j, fx_path("shn.hds"),
+				   &err), 0);
+			T_EQ(hd__pscan_parts, j);
+			T_ASSERT(same_file(fx_path("sh1.hds"),
+					   fx_path("shn.hds")));
+		}
+		hd__pscan_take_min = take_min;
 	}
 	/* parts claimed a few lines at a time and taken by idle threads:
 	 * more parts than threads, the same store */
