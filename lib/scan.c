@@ -1747,10 +1747,12 @@ static int set_raw(struct cur *c, hd_str *dst, unsigned next)
 	return read_string(c, dst, 1);
 }
 
-/* One member of a dump_all record. The value starts at c->p. */
-static int member(struct cur *c, hd_record *rec, const char *k, int id)
+/* One member of a dump_all record. The value starts at c->p; next:
+ * sc->next_key's row of the record's type. */
+static int member(struct cur *c, hd_record *rec, const char *k, int id,
+		  const unsigned char *next)
 {
-#define NEXT(id) c->sc->next_key[rec->type][id]
+#define NEXT(id) next[id]
 	switch (id) {
 	case K_ADDRESS:
 		return set_addr(c, rec, &rec->address, HD_HAS_ADDRESS);
@@ -2193,17 +2195,22 @@ static int dump_members(struct cur *c, hd_record *rec, const char *k,
 			int id)
 {
 	unsigned char (*next)[HD__SCAN_KEYS] = c->sc->next_key;
+	unsigned char *row = next[rec->type];
 	size_t kl;
 	int rc;
 
 	for (;;) {
 		unsigned char *guess;
 
-		if ((rc = member(c, rec, k, id)))
+		if ((rc = member(c, rec, k, id, row)))
 			return rc;
+		/* the row of the record's type, once "type" is read (only
+		 * member() of K_TYPE sets rec->type) */
+		if (HD_UNLIKELY(id == K_TYPE))
+			row = next[rec->type];
 		/* the key that followed this one in the last record of this
-		 * type: two word compares when it comes again */
-		guess = &next[rec->type][id];
+		 * type: one compare when it comes again */
+		guess = &row[id];
 		if ((id = next_member(c, guess, &k)))
 			continue;
 		if ((rc = after_member(c, rec, &k, &kl, &id)))
