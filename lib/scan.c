@@ -33,6 +33,7 @@ struct cur {
 	const char *start;       /* the line, for error columns */
 	struct hd__scan *sc;
 	int avx2;                /* simd.c's forms of the hot loops */
+	int strict;              /* sc->strict, one load nearer */
 };
 
 static int fail(struct cur *c, const char *at, const char *msg)
@@ -435,7 +436,7 @@ static OUT_OF_LINE int read_string_all(struct cur *c, hd_str *out,
 		}
 		if (!member || continues_object(q + 1, c->end))
 			break;
-		if (c->sc->strict) {
+		if (c->strict) {
 			/* name the real problem if a later quote fits */
 			const char *r = q + 1;
 
@@ -455,7 +456,7 @@ static OUT_OF_LINE int read_string_all(struct cur *c, hd_str *out,
 		c->sc->repaired = 1;
 		q++;
 	}
-	if (c->sc->strict && check_strict(c, s, q))
+	if (c->strict && check_strict(c, s, q))
 		return HD__SCAN_BAD;
 	out->ptr = s;
 	out->len = (size_t)(q - s);
@@ -470,7 +471,7 @@ static inline int read_string(struct cur *c, hd_str *out, int member)
 {
 	const char *s = c->p + 1, *q = strend(c, s);
 
-	if (HD_LIKELY(q < c->end && *q == '"' && !c->sc->strict) &&
+	if (HD_LIKELY(q < c->end && *q == '"' && !c->strict) &&
 	    (!member || continues_object(q + 1, c->end))) {
 		out->ptr = s;
 		out->len = (size_t)(q - s);
@@ -518,7 +519,7 @@ static int read_key(struct cur *c, const char **k, size_t *klen)
  */
 static int out_of_range(struct cur *c, const char *at, const char *msg)
 {
-	if (c->sc->strict)
+	if (c->strict)
 		return fail(c, at, msg);
 	if (!c->sc->repaired) {
 		c->sc->err_col = (size_t)(at - c->start);
@@ -840,7 +841,7 @@ static int skip_value(struct cur *c)
 				p++;
 			if (p == c->p)
 				return fail(c, p, "expected a value");
-			if (c->sc->strict && !valid_scalar(c->p, (size_t)(p - c->p)))
+			if (c->strict && !valid_scalar(c->p, (size_t)(p - c->p)))
 				return fail(c, c->p, "invalid literal");
 			c->p = p;
 		}
@@ -974,7 +975,7 @@ static int names_damage(struct cur *c, hd_record *rec, const char *at,
 {
 	rec->has &= ~HD_HAS_REF_NAMES;
 	rec->ref_names = NULL;
-	if (c->sc->strict)
+	if (c->strict)
 		return fail(c, at, msg);
 	if (!c->sc->repaired) {
 		c->sc->err_col = (size_t)(at - c->start);
@@ -1737,7 +1738,7 @@ static int set_raw(struct cur *c, hd_str *dst, unsigned next)
 		return fail(c, c->p, "expected a string");
 	s = c->p + 1;
 	q = strend(c, s);
-	if (HD_LIKELY(q < c->end && *q == '"' && !c->sc->strict) &&
+	if (HD_LIKELY(q < c->end && *q == '"' && !c->strict) &&
 	    key_follows(q + 1, c->end, next)) {
 		dst->ptr = s;
 		dst->len = (size_t)(q - s);
@@ -2302,6 +2303,7 @@ int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
 	c.end = line + len;
 	c.sc = sc;
 	c.avx2 = hd__simd_now() == HD__SIMD_AVX2;
+	c.strict = sc->strict;
 	sc->repaired = 0;
 	sc->need_more = 0;
 	sc->err_msg = NULL;
@@ -2337,6 +2339,7 @@ int hd__scan_salvage(struct hd__scan *sc, const char *line, size_t len,
 	c.end = line + len;
 	c.sc = sc;
 	c.avx2 = 0;
+	c.strict = sc->strict;
 	if (salvage(&c, rec))
 		return HD__SCAN_BAD;
 	rec->origin |= HD_O_REPAIRED;
