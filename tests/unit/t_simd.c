@@ -173,9 +173,38 @@ static void test_simd__refs_stops(void)
 	hd__simd_force(0);
 }
 
+/* The 12-digit forms (the usual 64-bit Linux heap address): taken only
+ * when all 12 are hex digits and a quote follows. */
+static void test_simd__twelve_digits(void)
+{
+	static const char run[] =
+		"\"0x7F001234abcd\", \"0x7f001234567g\", \"0x7f0012345678\"]"
+		"                                ";
+	static const char good[] = "0x7F001234abCD\"                 ";
+	static const char bad[] = "0x7f00123:5678\"                 ";
+	static const char more[] = "0x7f00123456789\"                ";
+	const char *p = run, *end = run + sizeof(run) - 1;
+	uint64_t v[4] = { 0, 0, 0, 0 }, a = 0;
+
+	T_ASSERT(hd__simd_force(HD__SIMD_AVX2) != 0);
+	T_EQ(hd__simd_level(), HD__SIMD_AVX2); /* t_simd needs AVX2 */
+	T_EQ(hd__avx2_refs(&p, end, v, 4), 1);
+	T_EQ(v[0], 0x7f001234abcdULL);
+	T_ASSERT(p == run + 18); /* on the one with a 'g' */
+	T_ASSERT(hd__avx2_addr(good, good + sizeof(good) - 1, &a) ==
+		 good + 14);
+	T_EQ(a, 0x7f001234abcdULL);
+	T_ASSERT(hd__avx2_addr(bad, bad + sizeof(bad) - 1, &a) == NULL);
+	T_ASSERT(hd__avx2_addr(more, more + sizeof(more) - 1, &a) ==
+		 more + 15);
+	T_EQ(a, 0x7f00123456789ULL);
+	hd__simd_force(0);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(simd__same_as_portable),
 	T_CASE(simd__refs_stops),
+	T_CASE(simd__twelve_digits),
 };
 
 T_MAIN(cases)
