@@ -2205,13 +2205,15 @@ static int dump_members(struct cur *c, hd_record *rec, const char *k,
 
 		if ((rc = member(c, rec, k, id, row)))
 			return rc;
-		/* the row of the record's type, once "type" is read (only
-		 * member() of K_TYPE sets rec->type) */
-		if (HD_UNLIKELY(id == K_TYPE))
-			row = next[rec->type];
 		/* the key that followed this one in the last record of this
 		 * type: one compare when it comes again */
 		guess = &row[id];
+		/* the row of the record's type, once "type" is read (only
+		 * member() of K_TYPE sets rec->type), for the keys after the
+		 * next: the one after "type" is guessed from the row before
+		 * (nearly always "class"), without waiting for the type */
+		if (HD_UNLIKELY(id == K_TYPE))
+			row = next[rec->type];
 		if ((id = next_member(c, guess, &k)))
 			continue;
 		if ((rc = after_member(c, rec, &k, &kl, &id)))
