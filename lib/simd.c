@@ -3,16 +3,16 @@
  *
  * Hot spots of scan.c have an AVX2 form here: finding the quote or
  * backslash where a string may end, finding the quote that ends a key
- * (t_simd), reading an address string and the runs of `"0x<hex>", `
- * of a references array. Each takes only what the portable code in scan.c would take in
- * the same way and hands everything else back to it (errors, whitespace,
- * 16-digit and odd addresses, the last reference of an array), so both
- * paths give the same records, problems and columns; t_simd and
- * tests/cli/parallel.sh compare them. An address of exactly 12 digits
- * (a 64-bit Linux heap's) has a form of its own, which finds the quote
- * after it first, so the scan goes on without waiting for the digits'
- * count. HEAPDUMP_SIMD=portable (or
- * hd__simd_force) makes the portable path run on any CPU.
+ * (t_simd), reading an address string and the runs of `"0x<hex>", ` of
+ * a references array. Each takes only what the portable code in scan.c
+ * would take in the same way and hands everything else back to it
+ * (errors, whitespace, 16-digit and odd addresses, the last reference of
+ * an array), so both paths give the same records, problems and columns;
+ * t_simd and tests/cli/parallel.sh compare them. An address of exactly
+ * 12 digits (a 64-bit Linux heap's) has a form of its own, which tests
+ * the quote after them first, so the scan goes on without waiting for
+ * the digits' count. HEAPDUMP_SIMD=portable (or hd__simd_force) makes
+ * the portable path run on any CPU.
  */
 #include "hd_int.h"
 
