@@ -146,32 +146,52 @@ static const __m128i hex_k[7] = {
 #undef B16
 
 /*
- * The address at s + 2: its leading hex digits (0 to 16) in *nd and
- * the value of the first *nd of them (right-aligned; all 16 for 16).
- * Each byte as unsigned: a digit is b - '0' <= 9, a letter
+ * The nibbles of the 16 bytes v, and in *ok the mask of those that are
+ * hex digits. Each byte as unsigned: a digit is b - '0' <= 9, a letter
  * (b | 0x20) - 'a' <= 5 (as the portable hexv[]).
  */
-__attribute__((target("avx2"))) static inline uint64_t
-hex16(__m128i v, unsigned *nd)
+__attribute__((target("avx2"))) static inline __m128i
+hex_nibbles(__m128i v, unsigned *ok)
 {
 	const __m128i *k = hex_k;
-	__m128i t, u, dig, alp, nib, a, pairs;
-	unsigned ok, d;
+	__m128i t, u, dig, alp;
 
 	__asm__("" : "+r"(k));
 	t = _mm_sub_epi8(v, k[0]);
 	u = _mm_sub_epi8(_mm_or_si128(v, k[2]), k[3]);
 	dig = _mm_cmpeq_epi8(_mm_min_epu8(t, k[1]), t);
 	alp = _mm_cmpeq_epi8(_mm_min_epu8(u, k[4]), u);
-	ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
-	d = (unsigned)__builtin_ctz(~ok | 0x10000u);
-	*nd = d;
-	nib = _mm_blendv_epi8(_mm_add_epi8(u, k[5]), t, dig);
+	*ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+	return _mm_blendv_epi8(_mm_add_epi8(u, k[5]), t, dig);
+}
+
+/* The value of the first d (0 to 16) of the nibbles nib. */
+__attribute__((target("avx2"))) static inline uint64_t
+hex_value(__m128i nib, unsigned d)
+{
+	const __m128i *k = hex_k;
+	__m128i a, pairs;
+
+	__asm__("" : "+r"(k));
 	a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
 					  const void *)align_tab[d]));
 	pairs = _mm_maddubs_epi16(a, k[6]);
 	return __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(
 		_mm_packus_epi16(pairs, pairs)));
+}
+
+/*
+ * The address at s + 2: its leading hex digits (0 to 16) in *nd and
+ * the value of the first *nd of them (right-aligned; all 16 for 16).
+ */
+__attribute__((target("avx2"))) static inline uint64_t
+hex16(__m128i v, unsigned *nd)
+{
+	unsigned ok;
+	__m128i nib = hex_nibbles(v, &ok);
+
+	*nd = (unsigned)__builtin_ctz(~ok | 0x10000u);
+	return hex_value(nib, *nd);
 }
 
 /*
@@ -182,24 +202,12 @@ hex16(__m128i v, unsigned *nd)
 __attribute__((target("avx2"))) static inline int
 hex12(__m128i v, uint64_t *out)
 {
-	const __m128i *k = hex_k;
-	__m128i t, u, dig, alp, nib, a, pairs;
 	unsigned ok;
+	__m128i nib = hex_nibbles(v, &ok);
 
-	__asm__("" : "+r"(k));
-	t = _mm_sub_epi8(v, k[0]);
-	u = _mm_sub_epi8(_mm_or_si128(v, k[2]), k[3]);
-	dig = _mm_cmpeq_epi8(_mm_min_epu8(t, k[1]), t);
-	alp = _mm_cmpeq_epi8(_mm_min_epu8(u, k[4]), u);
-	ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
 	if ((ok & 0xfff) != 0xfff)
 		return 0;
-	nib = _mm_blendv_epi8(_mm_add_epi8(u, k[5]), t, dig);
-	a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
-					  const void *)align_tab[12]));
-	pairs = _mm_maddubs_epi16(a, k[6]);
-	*out = __builtin_bswap64((uint64_t)_mm_cvtsi128_si64(
-		_mm_packus_epi16(pairs, pairs)));
+	*out = hex_value(nib, 12);
 	return 1;
 }
 
@@ -226,56 +234,29 @@ hd__avx2_refs(const char **pp, const char *end, uint64_t *out, size_t room)
 {
 	const char *p = *pp;
 	size_t n = 0;
-	const __m128i c0 = _mm_set1_epi8('0'), c9 = _mm_set1_epi8('9' + 1);
-	const __m128i ca = _mm_set1_epi8('a'), cf = _mm_set1_epi8('f' + 1);
-	const __m128i lo = _mm_set1_epi8(0x20);
-	const __m128i mul = _mm_set_epi8(1, 16, 1, 16, 1, 16, 1, 16, 1, 16, 1,
-					 16, 1, 16, 1, 16);
 
 	while (n < room && end - p >= 32 && p[0] == '"' && p[1] == '0' &&
 	       p[2] == 'x') {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 3));
-		__m128i l = _mm_or_si128(v, lo);
-		/* signed compares: every byte >= 0x80 is below '0' and 'a' */
-		__m128i dig = _mm_andnot_si128(_mm_cmplt_epi8(v, c0),
-					       _mm_cmplt_epi8(v, c9));
-		__m128i alp = _mm_andnot_si128(_mm_cmplt_epi8(l, ca),
-					       _mm_cmplt_epi8(l, cf));
-		unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
-		unsigned d;
-		__m128i nib, a, pairs;
-		uint64_t val;
+		unsigned ok, d;
+		__m128i nib = hex_nibbles(
+			_mm_loadu_si128((const __m128i *)(const void *)(p + 3)),
+			&ok);
 
 		/* 12 digits (hex12()), the next one found without waiting
 		 * for the count */
 		if (p[15] == '"' && p[16] == ',' && p[17] == ' ' &&
 		    (ok & 0xfff) == 0xfff) {
-			nib = _mm_blendv_epi8(
-				_mm_sub_epi8(l, _mm_set1_epi8('a' - 10)),
-				_mm_sub_epi8(v, c0), dig);
-			a = _mm_shuffle_epi8(nib, _mm_loadu_si128(
-				(const __m128i *)(const void *)align_tab[12]));
-			pairs = _mm_maddubs_epi16(a, mul);
-			val = (uint64_t)_mm_cvtsi128_si64(
-				_mm_packus_epi16(pairs, pairs));
-			out[n++] = __builtin_bswap64(val);
+			out[n++] = hex_value(nib, 12);
 			p += 18;
 			continue;
 		}
 		d = (unsigned)__builtin_ctz(~ok | 0x10000u);
-
 		/* 1 to 15 digits, a closing quote and ", " after: else the
 		 * portable code decides */
 		if (d == 0 || d >= 16 || p[3 + d] != '"' || p[4 + d] != ',' ||
 		    p[5 + d] != ' ')
 			break;
-		nib = _mm_blendv_epi8(_mm_sub_epi8(l, _mm_set1_epi8('a' - 10)),
-				      _mm_sub_epi8(v, c0), dig);
-		a = _mm_shuffle_epi8(nib, _mm_loadu_si128((const __m128i *)(
-						  const void *)align_tab[d]));
-		pairs = _mm_maddubs_epi16(a, mul);
-		val = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
-		out[n++] = __builtin_bswap64(val);
+		out[n++] = hex_value(nib, d);
 		p += 6 + d;
 	}
 	*pp = p;
