@@ -36,6 +36,18 @@ struct cur {
 	int strict;              /* sc->strict, one load nearer */
 };
 
+/* A cursor at the start of the line [line, line + len) of sc. */
+static inline void cur_init(struct cur *c, struct hd__scan *sc,
+			    const char *line, size_t len, int avx2)
+{
+	c->start = line;
+	c->p = line;
+	c->end = line + len;
+	c->sc = sc;
+	c->avx2 = avx2;
+	c->strict = sc->strict;
+}
+
 static int fail(struct cur *c, const char *at, const char *msg)
 {
 	c->sc->err_col = (size_t)(at - c->start);
@@ -2300,12 +2312,7 @@ int hd__scan_line(struct hd__scan *sc, const char *line, size_t len,
 	struct cur c;
 	int rc;
 
-	c.start = line;
-	c.p = line;
-	c.end = line + len;
-	c.sc = sc;
-	c.avx2 = hd__simd_now() == HD__SIMD_AVX2;
-	c.strict = sc->strict;
+	cur_init(&c, sc, line, len, hd__simd_now() == HD__SIMD_AVX2);
 	sc->repaired = 0;
 	sc->need_more = 0;
 	sc->err_msg = NULL;
@@ -2336,12 +2343,7 @@ int hd__scan_salvage(struct hd__scan *sc, const char *line, size_t len,
 {
 	struct cur c;
 
-	c.start = line;
-	c.p = line;
-	c.end = line + len;
-	c.sc = sc;
-	c.avx2 = 0;
-	c.strict = sc->strict;
+	cur_init(&c, sc, line, len, 0);
 	if (salvage(&c, rec))
 		return HD__SCAN_BAD;
 	rec->origin |= HD_O_REPAIRED;
