@@ -115,6 +115,9 @@ joined() {
 		if ((pid in part) && $0 ~ /^[0-9]+ +<\.\.\. [a-z0-9_]+ resumed>/) {
 			rest = $0
 			sub(/^[0-9]+ +<\.\.\. [a-z0-9_]+ resumed> ?/, "", rest)
+			# strace pads the result of a resumed call to a column:
+			# ")    = 0" is put back as ") = 0", as a whole call prints it
+			sub(/^\) +=/, ") =", rest)
 			print part[pid] rest
 			delete part[pid]
 			next
