@@ -1,12 +1,14 @@
 /*
  * output.c - output files through the library's hd_outfile (man 1
  * heapdump, OUTPUTS), never over an input (input.c's registry), and the
- * signal handler that removes temporary files before dying.
+ * signal handlers that remove temporary files before dying (and name the
+ * input that shrank under its mapping).
  */
 #include "common.h"
 
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_out_open(struct cli_out *o, const char *path, const char *like)
 {
@@ -58,6 +60,63 @@ static void on_signal(int sig)
 	raise(sig); /* SA_RESETHAND: the default action now */
 }
 
+/* Appends the n bytes of s to buf (of size cap, at *len), a control byte
+ * or DEL as \xHH: what cli_text_string does, in a signal handler. */
+static void put_escaped(char *buf, size_t cap, size_t *len, const char *s,
+			size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && *len + 4 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch == 0x7f) {
+			buf[(*len)++] = '\\';
+			buf[(*len)++] = 'x';
+			buf[(*len)++] = hex[ch >> 4];
+			buf[(*len)++] = hex[ch & 15];
+		} else {
+			buf[(*len)++] = (char)ch;
+		}
+	}
+}
+
+/*
+ * SIGBUS: a file the library has mapped (a dump being read, a store)
+ * lost pages under it, truncated by another program. The temporary files
+ * go, the error says which file, and the program exits 1 as after any
+ * read error. A bus error anywhere else dies as it would have.
+ */
+static void on_bus_error(int sig, siginfo_t *si, void *uctx)
+{
+	static const char head[] = PROGRAM_NAME ": cannot read '";
+	static const char tail[] = "': the file shrank while it was read "
+				   "(another program truncated or rewrote "
+				   "it)\n";
+	/* a fault's address (si_code > 0), not kill(2)'s sender */
+	const char *path = si && si->si_code > 0 ?
+				   hd_mapped_path(si->si_addr) : NULL;
+	char msg[1024];
+	size_t len = 0;
+
+	(void)uctx;
+	hd_outfile_cleanup();
+	if (!path) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	put_escaped(msg, sizeof(msg) - sizeof(tail), &len, head,
+		    sizeof(head) - 1);
+	put_escaped(msg, sizeof(msg) - sizeof(tail), &len, path,
+		    strlen(path));
+	memcpy(msg + len, tail, sizeof(tail) - 1);
+	len += sizeof(tail) - 1;
+	(void)!write(2, msg, len);
+	_exit(EXIT_FAIL);
+}
+
 void cli_signals_init(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -74,4 +133,9 @@ void cli_signals_init(void)
 		    old.sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
 	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_bus_error;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 }

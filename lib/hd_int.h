@@ -38,6 +38,22 @@ HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
 HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
 HD_HIDDEN char *hd__strdup(const char *s);
 
+/* ---- read-only mappings of whole files (filemap.c) ---- */
+
+/* The bytes of a mapped dump its readers keep mapped, together: each of
+ * n readers drops the pages behind it every hd__map_budget / n bytes
+ * (tests lower it). */
+#define HD__MAP_BUDGET ((size_t)32 << 20)
+HD_HIDDEN extern size_t hd__map_budget;
+/* fd's first len bytes mapped read-only for path (registered for
+ * hd_mapped_path), or NULL: len 0, HD_NO_MMAP, or mmap failed (the
+ * caller reads instead). */
+HD_HIDDEN const char *hd__map_file(int fd, size_t len, const char *path);
+HD_HIDDEN void hd__unmap_file(const char *base, size_t len);
+/* Drops the mapped pages of [from, to) of base but the one holding to;
+ * returns the offset they now end at (from if none went). */
+HD_HIDDEN size_t hd__map_drop(const char *base, size_t from, size_t to);
+
 /* ---- one output line built in memory (records.c) ---- */
 
 /* A growing byte buffer; hd__line_put is an hd_write_cb into it. */
@@ -456,8 +472,11 @@ HD_HIDDEN int hd__reader_open_range(hd_reader **out, int fd, size_t len,
  * first line at or past it, and goes on if it returns 0 (with a stop
  * past the offset), ends if not. The parallel scan claims a part a
  * slice at a time, so that an idle thread can take the rest of it.
+ * map: the file mapped (hd__map_file), read there instead of with
+ * pread, its pages dropped behind the reader; or NULL.
  */
-HD_HIDDEN int hd__reader_open_claim(hd_reader **out, int fd, size_t len,
+HD_HIDDEN int hd__reader_open_claim(hd_reader **out, int fd,
+				    const char *map, size_t len,
 				    size_t from, size_t stop,
 				    int after_records,
 				    int (*claim)(void *payload, uint64_t at,
@@ -465,6 +484,11 @@ HD_HIDDEN int hd__reader_open_claim(hd_reader **out, int fd, size_t len,
 				    void *claim_payload,
 				    const hd_read_options *opts,
 				    const char *name, hd_error *err);
+/* A line this long or longer fails a reader (4 GiB; tests lower it). */
+HD_HIDDEN extern size_t hd__reader_max_line;
+/* A mapped reader (a range of pscan's n threads) drops the pages behind
+ * it every bytes (at least a page) instead of every hd__map_budget. */
+HD_HIDDEN void hd__reader_set_window(hd_reader *r, size_t bytes);
 /* The first offset at or after at that starts a line starting a record
  * (as the joiner sees one) in the first len bytes of fd, or len (also
  * when fd cannot be read: no cut). */

@@ -363,7 +363,9 @@ typedef struct hd_reader hd_reader;
 /**
  * Opens a dump for reading: a file path, or "-" for standard input.
  * gzip-compressed input is detected by its magic bytes (zero bytes after
- * the last gzip member are padding, as for gzip).
+ * the last gzip member are padding, as for gzip). A plain regular file is
+ * read through a read-only mapping of the size it has when opened (as a
+ * store is; see hd_mapped_path), other input with read(2).
  * @param out receives the reader
  * @param path the dump, or "-"
  * @param opts NULL for defaults
@@ -2245,6 +2247,16 @@ HD_API void hd_outfile_free(hd_outfile *o);
  * objects stay allocated; the process is expected to end.
  */
 HD_API void hd_outfile_cleanup(void);
+
+/**
+ * The path of the file the library has mapped at addr, or NULL. The
+ * library maps the plain dumps it reads (hd_reader_open,
+ * hd_stats_add_dump, the store build) and the stores it opens; a file
+ * that another program truncates while it is mapped raises SIGBUS where
+ * a lost page is read. Async-signal-safe: meant for a SIGBUS handler
+ * (the signal's si_addr), to name the file that shrank.
+ */
+HD_API const char *hd_mapped_path(const void *addr);
 
 /**
  * Moves the finished file from to the output to, by the rules above: a

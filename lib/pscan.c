@@ -5,11 +5,13 @@
  * before a line that starts a record (the joiner never joins such a line
  * to the one before, so no record spans two parts). Every part is read
  * by a range reader (reader.c) into its own accumulator, made on the
- * thread that reads it, with pread into a buffer that stays in the
- * core's cache (not through a mapping of the file: a mapping pays a page
- * fault per few pages touched, and on a virtual machine that costs more
- * than the copy read() makes); its problems are kept with line numbers
- * counted in the part.
+ * thread that reads it, where the file is mapped (filemap.c: one
+ * mapping, each reader dropping the pages behind it), or with pread into
+ * a buffer of its own where it cannot be mapped; its problems are kept
+ * with line numbers counted in the part. (Two threads reading one file
+ * with pread spent 4 ms of 45 copying a 0.1 GB dump and waited on each
+ * other in the page cache: the mapped scan is 2 ms faster in a wall time
+ * of 23, and steadier.)
  *
  * A part is claimed a slice at a time. A thread that has read its part
  * takes the second half of the unclaimed rest of the part with the most
@@ -79,6 +81,8 @@ struct part {
 struct pscan {
 	pthread_mutex_t mu;
 	int fd;
+	const char *map;   /* the file mapped, or NULL: read with pread */
+	size_t window;     /* a reader's drop window: hd__map_budget / jobs */
 	size_t len;
 	const hd_scan_options *so;
 	const char *name;
@@ -159,9 +163,11 @@ static void run_part(struct part *pt, int report)
 	o.payload = pt;
 	rc = ps->ops->part_new(&pt->acc, ps->payload, bytes) ? HD_ENOMEM : 0;
 	if (!rc)
-		rc = hd__reader_open_claim(&r, ps->fd, ps->len, pt->from,
-					   pt->from, pt->from > 0, claim, pt,
-					   &o, ps->name, &err);
+		rc = hd__reader_open_claim(&r, ps->fd, ps->map, ps->len,
+					   pt->from, pt->from, pt->from > 0,
+					   claim, pt, &o, ps->name, &err);
+	if (!rc)
+		hd__reader_set_window(r, ps->window);
 	while (!rc && (rc = hd_reader_next(r, &rec, &err)) == 0) {
 		if ((rc = ps->ops->add(pt->acc, rec, &err)))
 			break;
@@ -419,6 +425,8 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 		return HD__PSCAN_STREAM;
 	}
 	ps->fd = fd;
+	ps->map = hd__map_file(fd, len, path);
+	ps->window = hd__map_budget / jobs;
 	ps->len = len;
 	ps->so = so;
 	ps->name = path;
@@ -433,6 +441,9 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 		goto out;
 	}
 	run_all(ps, ps->nparts);
+	/* the accumulators hold copies: nothing points into the file */
+	hd__unmap_file(ps->map, len);
+	ps->map = NULL;
 	n = ps->nparts;
 	in_order(ord, ps, n);
 	merge_stats(&total, ord, n, len);
@@ -475,6 +486,7 @@ out:
 		hd__free(ps->part[k].kept,
 			 ps->part[k].cap * sizeof(*ps->part[k].kept));
 	}
+	hd__unmap_file(ps->map, len);
 	pthread_mutex_destroy(&ps->mu);
 	hd__free(ps, sizeof(*ps));
 	if (fd >= 0)

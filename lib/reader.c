@@ -1,12 +1,14 @@
 /*
  * reader.c - the streaming, tolerant dump reader.
  *
- * Input is read in large chunks into one buffer (files, pipes and gzip
- * alike), so memory stays bounded by the longest line, not the dump. The
- * reader splits lines, hands each to the scanner and deals with the
- * failures: a record split by a raw newline is joined with the lines that
- * continue it; other invalid lines are salvaged or skipped and reported
- * through the problem callback, or, in strict mode, fail the read.
+ * A plain regular file is read where it is mapped (filemap.c), the pages
+ * behind the reader dropped as it goes; other input (pipes, standard
+ * input, gzip) is read in large chunks into one buffer. Either way memory
+ * stays bounded by the longest line, not the dump. The reader splits
+ * lines, hands each to the scanner and deals with the failures: a record
+ * split by a raw newline is joined with the lines that continue it; other
+ * invalid lines are salvaged or skipped and reported through the problem
+ * callback, or, in strict mode, fail the read.
  */
 #include "hd_int.h"
 #include "gz.h"
@@ -39,7 +41,14 @@ struct hd_reader {
 	size_t cap, len;
 	size_t pos;         /* start of the next line in buf */
 	size_t scanned;     /* buf[pos..scanned) has no newline */
-	int mem;            /* buf is the caller's memory */
+	int mem;            /* buf holds the whole input: no refill */
+	int map_own;        /* buf is our mapping of the file (cap bytes) */
+	/* a mapped file: the pages before dropped go once pos is
+	 * drop_every past it (SIZE_MAX: never, for any other input) */
+	size_t dropped, drop_every;
+	/* a line from pos this long or longer fails the read (range
+	 * readers, mapped files: the limit a buffer has elsewhere) */
+	size_t line_max;
 	uint64_t base;
 	/* gzip, inflated on a thread of its own (gz.c) */
 	hd__gz *gz;
@@ -166,6 +175,18 @@ static int read_gz(hd_reader *r, size_t room, size_t *got, hd_error *err)
 	return 0;
 }
 
+/* the longest line, less one byte (tests lower it) */
+size_t hd__reader_max_line = MAX_LINE;
+
+/* A line of hd__reader_max_line bytes or more, from pos: the read fails
+ * (the message says the real limit's size). */
+static int long_line(hd_reader *r, hd_error *err)
+{
+	return hd__error_at(err, HD_ELIMIT, r->st.lines + 1, 0,
+			    r->base + r->pos,
+			    "'%s': a line is longer than 4 GiB", r->name);
+}
+
 /* Moves the unread tail to the front and reads more; sets eof. */
 static int refill(hd_reader *r, hd_error *err)
 {
@@ -187,11 +208,8 @@ static int refill(hd_reader *r, hd_error *err)
 		size_t ncap = r->cap * 2;
 		char *nb;
 
-		if (r->cap >= MAX_LINE)
-			return hd__error_at(err, HD_ELIMIT, r->st.lines + 1, 0,
-					    r->base,
-					    "'%s': a line is longer than 4 GiB",
-					    r->name);
+		if (r->cap >= hd__reader_max_line)
+			return long_line(r, err);
 		nb = hd__realloc(r->buf, r->cap, ncap);
 		if (!nb)
 			return hd__error(err, HD_ENOMEM,
@@ -234,19 +252,19 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 
 		if (q) {
 			*nl = (size_t)(q - r->buf);
-			if (r->range && *nl - r->pos >= RANGE_LINE)
+			if (*nl - r->pos >= r->line_max)
 				break;
 			return 0;
 		}
 		scan = r->len;
 		if (r->eof) {
 			*nl = r->len;
-			if (r->range && *nl - r->pos >= RANGE_LINE)
+			if (*nl - r->pos >= r->line_max)
 				break;
 			return 0;
 		}
 		r->scanned = scan;
-		if (r->range && scan - r->pos >= RANGE_LINE)
+		if (scan - r->pos >= r->line_max)
 			break;
 		{
 			size_t before = r->pos;
@@ -257,9 +275,11 @@ static int line_end(hd_reader *r, size_t *from, size_t *nl, hd_error *err)
 		}
 		*from = r->pos + off;
 	}
-	/* the streaming reader's limit, or near it: the caller reads the
-	 * file again without ranges, to fail as it does */
-	return hd__error(err, HD_ELIMIT, "a long line in a range");
+	/* a range: the streaming reader's limit, or near it: the caller
+	 * reads the file again without ranges, to fail as it does */
+	if (r->range)
+		return hd__error(err, HD_ELIMIT, "a long line in a range");
+	return long_line(r, err);
 }
 
 static uint64_t records(const hd_reader *r)
@@ -585,6 +605,8 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		uint64_t lineno;
 		int rc, got;
 
+		if (HD_UNLIKELY(r->pos - r->dropped >= r->drop_every))
+			r->dropped = hd__map_drop(r->buf, r->dropped, r->pos);
 		if (r->range && r->base + r->pos >= r->stop &&
 		    (!r->claim ||
 		     r->claim(r->claim_payload, r->base + r->pos, &r->stop)))
@@ -611,10 +633,10 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		}
 		/* line_end()'s common case inline: the newline in the
 		 * buffer, past what an earlier call scanned, on a line
-		 * shorter than a range's limit (start is r->pos) */
+		 * shorter than the limit (start is r->pos) */
 		if (r->scanned <= start &&
 		    (q = newline(r->buf + start, r->buf + r->len)) &&
-		    (!r->range || (size_t)(q - r->buf) - start < RANGE_LINE))
+		    (size_t)(q - r->buf) - start < r->line_max)
 			nl = (size_t)(q - r->buf);
 		else if ((rc = line_end(r, &start, &nl, err)))
 			goto fail;
@@ -701,8 +723,29 @@ static int reader_new(hd_reader **out, const hd_read_options *opts,
 	r->fd = -1;
 	r->name = name;
 	r->sc.strict = (r->opts.flags & HD_READ_STRICT) != 0;
+	r->drop_every = SIZE_MAX;
+	r->line_max = SIZE_MAX;
 	*out = r;
 	return 0;
+}
+
+/* r reads the len bytes of the file mapped at map (the whole input in
+ * buf), from offset from, dropping the pages it has gone past. */
+static void use_map(hd_reader *r, const char *map, size_t len, size_t from)
+{
+	r->buf = (char *)(uintptr_t)map;
+	r->len = r->cap = len;
+	r->mem = 1;
+	r->eof = 1;
+	r->base = 0;
+	r->pos = r->scanned = r->dropped = from;
+	r->drop_every = hd__map_budget ? hd__map_budget : 1;
+}
+
+void hd__reader_set_window(hd_reader *r, size_t bytes)
+{
+	if (r->drop_every != SIZE_MAX)
+		r->drop_every = bytes ? bytes : 1;
 }
 
 /* A store is read by hd_store_open(), never as a dump. */
@@ -742,12 +785,14 @@ int hd__reader_open_range(hd_reader **out, int fd, size_t len,
 			  const hd_read_options *opts, const char *name,
 			  hd_error *err)
 {
-	return hd__reader_open_claim(out, fd, len, from, stop, after_records,
+	return hd__reader_open_claim(out, fd, NULL, len, from, stop,
+				     after_records,
 				     NULL, NULL, opts, name, err);
 }
 
-int hd__reader_open_claim(hd_reader **out, int fd, size_t len, size_t from,
-			  size_t stop, int after_records,
+int hd__reader_open_claim(hd_reader **out, int fd, const char *map,
+			  size_t len, size_t from, size_t stop,
+			  int after_records,
 			  int (*claim)(void *payload, uint64_t at,
 				       uint64_t *stop),
 			  void *claim_payload, const hd_read_options *opts,
@@ -758,17 +803,22 @@ int hd__reader_open_claim(hd_reader **out, int fd, size_t len, size_t from,
 
 	if ((rc = reader_new(&r, opts, name, err)))
 		return rc;
-	r->cap = RANGE_CHUNK;
-	if (!(r->buf = hd__malloc(r->cap))) {
-		hd__free(r, sizeof(*r));
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	}
-	hd__prefault(r->buf, r->cap); /* every read fills it */
 	r->fd = fd; /* the caller's, shared by every range: pread only */
 	r->range = 1;
+	r->line_max = RANGE_LINE;
 	r->after_records = after_records != 0;
-	r->base = from;
 	r->end = len;
+	if (map) {
+		use_map(r, map, len, from);
+	} else {
+		r->cap = RANGE_CHUNK;
+		if (!(r->buf = hd__malloc(r->cap))) {
+			hd__free(r, sizeof(*r));
+			return hd__error(err, HD_ENOMEM, "out of memory");
+		}
+		hd__prefault(r->buf, r->cap); /* every read fills it */
+		r->base = from;
+	}
 	r->stop = stop;
 	r->claim = claim;
 	r->claim_payload = claim_payload;
@@ -860,8 +910,9 @@ int hd_reader_open(hd_reader **out, const char *path,
 {
 	hd_reader *r;
 	struct stat sb;
+	const char *map;
 	size_t n;
-	int rc, at_end = 0;
+	int rc, at_end = 0, is_reg, fills;
 
 	HD_ASSERT_ARG(out && path);
 	*out = NULL;
@@ -879,7 +930,10 @@ int hd_reader_open(hd_reader **out, const char *path,
 		}
 		r->own_fd = 1;
 	}
-	if (fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+	if (fstat(r->fd, &sb) != 0)
+		memset(&sb, 0, sizeof(sb)); /* neither regular nor a directory */
+	is_reg = S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= SIZE_MAX / 2;
+	if (is_reg)
 		r->st.total_bytes = (uint64_t)sb.st_size;
 	if (S_ISDIR(sb.st_mode)) {
 		rc = hd__error_sys(err, EISDIR, "cannot read '%s': %s", path,
@@ -907,15 +961,23 @@ int hd_reader_open(hd_reader **out, const char *path,
 	}
 	if ((rc = not_store(r, err)))
 		goto out;
-	if (r->st.total_bytes >= r->cap) /* a dump that fills it */
-		hd__prefault(r->buf, r->cap);
+	fills = r->st.total_bytes >= r->cap; /* a dump that fills buf */
 	if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
 	    (unsigned char)r->buf[1] == 0x8b) {
 		if ((rc = start_gzip(r, err)))
 			goto out;
+	} else if (is_reg && (map = hd__map_file(r->fd, (size_t)sb.st_size,
+						 path))) {
+		/* the bytes sniffed are read again where they are mapped */
+		hd__free(r->buf, r->cap);
+		use_map(r, map, (size_t)sb.st_size, 0);
+		r->map_own = 1;
+		r->line_max = hd__reader_max_line;
 	} else if (at_end) {
 		r->eof = 1;
 	}
+	if (fills && !r->map_own)
+		hd__prefault(r->buf, r->cap);
 	*out = r;
 	return 0;
 out:
@@ -943,7 +1005,9 @@ void hd_reader_free(hd_reader *r)
 	hd__gz_close(r->gz); /* its thread reads fd */
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
-	if (!r->mem)
+	if (r->map_own)
+		hd__unmap_file(r->buf, r->cap);
+	else if (!r->mem)
 		hd__free(r->buf, r->cap);
 	hd__scan_free(&r->sc);
 	hd__free(r, sizeof(*r));

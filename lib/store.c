@@ -1031,7 +1031,7 @@ void hd__store_release(hd_store *s)
 		return;
 #ifndef HD_NO_MMAP
 	if (s->map) {
-		munmap(s->map, s->map_len);
+		hd__unmap_file(s->map, s->map_len);
 		close(s->fd);
 	}
 #endif
@@ -1073,13 +1073,14 @@ static int load_file(hd_store *s, int fd, const char *path, size_t size,
 		     const unsigned char **base, hd_error *err)
 {
 #ifndef HD_NO_MMAP
-	void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* registered for hd_mapped_path (filemap.c) */
+	const char *m = hd__map_file(fd, size, path);
 
-	if (m == MAP_FAILED)
+	if (!m)
 		return sys_fail(err, "map", path);
-	s->map = m;
+	s->map = (void *)(uintptr_t)m;
 	s->map_len = size;
-	*base = m;
+	*base = (const unsigned char *)m;
 #else
 	s->buf = hd__malloc(size);
 	if (!s->buf)

@@ -23,8 +23,13 @@
  *                  within one directory works. Independent of FAULTIO_OP
  *   FAULTIO_DELAY_US N: each write to a file sleeps N microseconds first
  *                  (a slow disk, for the signal tests)
+ *   FAULTIO_SHRINK N: a regular file opened read-only, once mapped
+ *                  (mmap) whole and longer than N bytes, is truncated to
+ *                  N bytes (as if another program cut it right after the
+ *                  mapping: reading a lost page raises SIGBUS)
  *   FAULTIO_REPORT a file that receives at exit the counts of the run:
- *                  "writes W bytes B fsyncs F closes C renames R faults X"
+ *                  "writes W bytes B fsyncs F closes C renames R faults X
+ *                  shrunk S"
  * Without FAULTIO_OP nothing fails and the counts are still kept.
  */
 #define _GNU_SOURCE
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -49,6 +55,8 @@ static unsigned long long n_write, n_bytes, n_fsync, n_close, n_rename,
 static int disk_full;
 static int xdev;
 static unsigned long delay_us;
+static long long shrink_to = -1;
+static unsigned long long n_shrunk;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
@@ -60,6 +68,7 @@ static int (*real_rename)(const char *, const char *);
 static FILE *(*real_fopen)(const char *, const char *);
 static FILE *(*real_fdopen)(int, const char *);
 static int (*real_fileno)(FILE *);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 
 static void *sym(const char *name)
 {
@@ -88,6 +97,8 @@ static void init(void)
 	real_fopen = (FILE * (*)(const char *, const char *)) sym("fopen");
 	real_fdopen = (FILE * (*)(int, const char *)) sym("fdopen");
 	real_fileno = (int (*)(FILE *))sym("fileno");
+	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))
+		sym("mmap");
 	s = getenv("FAULTIO_OP");
 	op = !s ? OP_NONE : !strcmp(s, "write") ? OP_WRITE :
 		!strcmp(s, "fsync") ? OP_FSYNC : !strcmp(s, "close") ? OP_CLOSE :
@@ -105,6 +116,8 @@ static void init(void)
 	xdev = (s = getenv("FAULTIO_XDEV")) && !strcmp(s, "1");
 	if ((s = getenv("FAULTIO_DELAY_US")))
 		delay_us = strtoul(s, NULL, 10);
+	if ((s = getenv("FAULTIO_SHRINK")))
+		shrink_to = strtoll(s, NULL, 10);
 }
 
 __attribute__((destructor)) static void report(void)
@@ -120,8 +133,9 @@ __attribute__((destructor)) static void report(void)
 		return;
 	n = snprintf(buf, sizeof(buf),
 		     "writes %llu bytes %llu fsyncs %llu closes %llu renames "
-		     "%llu faults %llu\n",
-		     n_write, n_bytes, n_fsync, n_close, n_rename, n_fault);
+		     "%llu faults %llu shrunk %llu\n",
+		     n_write, n_bytes, n_fsync, n_close, n_rename, n_fault,
+		     n_shrunk);
 	(void)!real_write(fd, buf, (size_t)n);
 	real_close(fd);
 }
@@ -405,4 +419,36 @@ int fileno(FILE *f)
 		if (streams[i].f == f)
 			return streams[i].fd;
 	return real_fileno(f);
+}
+
+/* ---- a mapped input cut short (FAULTIO_SHRINK) ---- */
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *m;
+	struct stat sb;
+	char path[64];
+	int fl, w;
+
+	init();
+	m = real_mmap(addr, len, prot, flags, fd, off);
+	if (m == MAP_FAILED || shrink_to < 0 || fd < 0 || off != 0 ||
+	    fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != len || sb.st_size <= shrink_to ||
+	    (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_ACCMODE) != O_RDONLY)
+		return m;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if ((w = open(path, O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (ftruncate(w, (off_t)shrink_to) == 0) {
+			n_shrunk++;
+			report(); /* now: a SIGBUS may end the program */
+		}
+		real_close(w);
+	}
+	return m;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
 }
