@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -55,7 +56,6 @@ static unsigned long long n_write, n_bytes, n_fsync, n_close, n_rename,
 static int disk_full;
 static int xdev;
 static unsigned long delay_us;
-static long long shrink_to = -1;
 static unsigned long long n_shrunk;
 
 static ssize_t (*real_write)(int, const void *, size_t);
@@ -68,7 +68,6 @@ static int (*real_rename)(const char *, const char *);
 static FILE *(*real_fopen)(const char *, const char *);
 static FILE *(*real_fdopen)(int, const char *);
 static int (*real_fileno)(FILE *);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 
 static void *sym(const char *name)
 {
@@ -97,8 +96,6 @@ static void init(void)
 	real_fopen = (FILE * (*)(const char *, const char *)) sym("fopen");
 	real_fdopen = (FILE * (*)(int, const char *)) sym("fdopen");
 	real_fileno = (int (*)(FILE *))sym("fileno");
-	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))
-		sym("mmap");
 	s = getenv("FAULTIO_OP");
 	op = !s ? OP_NONE : !strcmp(s, "write") ? OP_WRITE :
 		!strcmp(s, "fsync") ? OP_FSYNC : !strcmp(s, "close") ? OP_CLOSE :
@@ -116,8 +113,6 @@ static void init(void)
 	xdev = (s = getenv("FAULTIO_XDEV")) && !strcmp(s, "1");
 	if ((s = getenv("FAULTIO_DELAY_US")))
 		delay_us = strtoul(s, NULL, 10);
-	if ((s = getenv("FAULTIO_SHRINK")))
-		shrink_to = strtoll(s, NULL, 10);
 }
 
 __attribute__((destructor)) static void report(void)
@@ -423,17 +418,24 @@ int fileno(FILE *f)
 
 /* ---- a mapped input cut short (FAULTIO_SHRINK) ---- */
 
+/* The mapping is made by the system call itself, and nothing else is
+ * done before a file is mapped: a sanitizer's runtime maps memory
+ * through here before the program (and its environment) is set up. */
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	void *m;
+	void *m = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	const char *s;
+	long long shrink_to;
 	struct stat sb;
 	char path[64];
 	int fl, w;
 
+	if (m == MAP_FAILED || fd < 0 || off != 0 ||
+	    !(s = getenv("FAULTIO_SHRINK")))
+		return m;
 	init();
-	m = real_mmap(addr, len, prot, flags, fd, off);
-	if (m == MAP_FAILED || shrink_to < 0 || fd < 0 || off != 0 ||
-	    fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	shrink_to = strtoll(s, NULL, 10);
+	if (shrink_to < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    (uint64_t)sb.st_size != len || sb.st_size <= shrink_to ||
 	    (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_ACCMODE) != O_RDONLY)
 		return m;
