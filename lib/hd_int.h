@@ -429,6 +429,8 @@ static inline int hd__simd_now(void)
 	return l ? l : hd__simd_level();
 }
 HD_HIDDEN const char *hd__avx2_quote(const char *p, const char *end);
+/* the first '\n' in [p, end), or NULL (memchr's answer) */
+HD_HIDDEN const char *hd__avx2_newline(const char *p, const char *end);
 HD_HIDDEN const char *hd__avx2_strend(const char *p, const char *end);
 HD_HIDDEN size_t hd__avx2_refs(const char **pp, const char *end,
 			       uint64_t *out, size_t room);

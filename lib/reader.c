@@ -42,6 +42,7 @@ struct hd_reader {
 	size_t pos;         /* start of the next line in buf */
 	size_t scanned;     /* buf[pos..scanned) has no newline */
 	int mem;            /* buf holds the whole input: no refill */
+	int avx2;           /* lines' ends found by simd.c's AVX2 loop */
 	int map_own;        /* buf is our mapping of the file (cap bytes) */
 	/* a mapped file: the pages before dropped go once pos is
 	 * drop_every past it (SIZE_MAX: never, for any other input) */
@@ -418,8 +419,9 @@ static int check_dump(hd_reader *r, hd_error *err)
 
 /*
  * The first newline in [p, end), or NULL: memchr, inline, 32 bytes a
- * step with SSE2 where there are that many. A dump's line is a few
- * hundred bytes, so memchr's call and set-up were 7% of a read.
+ * step with SSE2 where there are that many (AVX2's 64, simd.c, where
+ * the CPU has it). A dump's line is a few hundred bytes, so memchr's
+ * call and set-up were 7% of a read.
  */
 static inline const char *newline(const char *p, const char *end)
 {
@@ -635,7 +637,9 @@ int hd_reader_next(hd_reader *r, const hd_record **out, hd_error *err)
 		 * buffer, past what an earlier call scanned, on a line
 		 * shorter than the limit (start is r->pos) */
 		if (r->scanned <= start &&
-		    (q = newline(r->buf + start, r->buf + r->len)) &&
+		    (q = r->avx2 ? hd__avx2_newline(r->buf + start,
+						     r->buf + r->len) :
+				   newline(r->buf + start, r->buf + r->len)) &&
 		    (size_t)(q - r->buf) - start < r->line_max)
 			nl = (size_t)(q - r->buf);
 		else if ((rc = line_end(r, &start, &nl, err)))
@@ -725,6 +729,7 @@ static int reader_new(hd_reader **out, const hd_read_options *opts,
 	r->sc.strict = (r->opts.flags & HD_READ_STRICT) != 0;
 	r->drop_every = SIZE_MAX;
 	r->line_max = SIZE_MAX;
+	r->avx2 = hd__simd_level() == HD__SIMD_AVX2;
 	*out = r;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * simd.c - the scanner's structure finding with AVX2, chosen at run time.
  *
- * Hot spots of scan.c have an AVX2 form here: finding the quote or
+ * Hot spots of scan.c have an AVX2 form here: finding the end of a line
+ * (for reader.c), finding the quote or
  * backslash where a string may end, finding the quote that ends a key
  * (t_simd), reading an address string and the runs of `"0x<hex>", ` of
  * a references array. Each takes only what the portable code in scan.c
@@ -110,6 +111,33 @@ hd__avx2_strend(const char *p, const char *end)
 		p++;
 	return p;
 }
+
+/* The first newline in [p, end), or NULL: 64 bytes a step, the reader's
+ * search for a line's end (1 ms of 41 faster than SSE2's 32 on the
+ * 0.1 GB dump read where it is mapped; no faster on a 256 KiB buffer
+ * just filled by read(2), which the copy had put in the cache). */
+__attribute__((target("avx2"))) const char *
+hd__avx2_newline(const char *p, const char *end)
+{
+	const __m256i nl = _mm256_set1_epi8('\n');
+
+	while (end - p >= 64) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+		__m256i b = _mm256_loadu_si256(
+			(const __m256i *)(const void *)(p + 32));
+		uint64_t m = (uint32_t)_mm256_movemask_epi8(
+				     _mm256_cmpeq_epi8(a, nl)) |
+			     (uint64_t)(uint32_t)_mm256_movemask_epi8(
+				     _mm256_cmpeq_epi8(b, nl))
+				     << 32;
+
+		if (m)
+			return p + __builtin_ctzll(m);
+		p += 64;
+	}
+	return memchr(p, '\n', (size_t)(end - p));
+}
+
 
 /* shuffles that right-align k nibbles in 16 bytes, zeros before */
 static const unsigned char align_tab[17][16] = {
@@ -270,6 +298,11 @@ const char *hd__avx2_strend(const char *p, const char *end)
 	while (p < end && *p != '"' && *p != '\\')
 		p++;
 	return p;
+}
+
+const char *hd__avx2_newline(const char *p, const char *end)
+{
+	return memchr(p, '\n', (size_t)(end - p));
 }
 
 const char *hd__avx2_quote(const char *p, const char *end)

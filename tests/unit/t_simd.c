@@ -3,13 +3,17 @@
  * portable scanner's records, errors and columns, on random lines made
  * to hit their edges: addresses, classes and references of 0 to 18
  * digits, upper and lower case, odd separators and bytes, keys longer
- * than a vector, lines cut anywhere. On a CPU without AVX2 both runs are portable.
+ * than a vector, lines cut anywhere; and the AVX2 search for a line's
+ * end (reader.c) finds memchr's newline. On a CPU without AVX2 both
+ * runs are portable.
  */
 #include "t.h"
 #include "hd_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static uint64_t seed = 0x9e3779b97f4a7c15ULL;
 
@@ -201,8 +205,50 @@ static void test_simd__twelve_digits(void)
 	hd__simd_force(0);
 }
 
+/* The end of a line: memchr's answer for every length from 0 to 300
+ * and every place of the first newline (or none), bytes that differ
+ * from '\n' by one bit around it, the buffer's end at the end of a
+ * page followed by an unmapped one (no byte past end is read). */
+static void test_simd__newline_as_memchr(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *page = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *end;
+	size_t len, at, i;
+	int k;
+
+	T_ASSERT(page != MAP_FAILED);
+	T_ASSERT(mprotect(page + pg, (size_t)pg, PROT_NONE) == 0);
+	end = page + pg;
+	T_ASSERT(hd__simd_force(HD__SIMD_AVX2) != 0);
+	T_EQ(hd__simd_level(), HD__SIMD_AVX2); /* t_simd needs AVX2 */
+	for (len = 0; len <= 300; len++) {
+		char *p = end - len;
+
+		for (at = 0; at <= len; at++) { /* at == len: none */
+			for (i = 0; i < len; i++)
+				p[i] = (char)(rnd(3) ? 'a' + rnd(26) :
+					      (unsigned)'\n' ^ 1u << rnd(8));
+			if (at < len)
+				p[at] = '\n';
+			for (k = 0; k < 2 && at + 1 + (size_t)k < len; k++)
+				if (rnd(2)) /* later newlines do not count */
+					p[at + 1 + (size_t)k] = '\n';
+			if (hd__avx2_newline(p, end) != memchr(p, '\n', len)) {
+				T_FAIL("length %zu, newline at %zu", len, at);
+				goto out;
+			}
+		}
+	}
+out:
+	hd__simd_force(0);
+	munmap(page, (size_t)pg * 2);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(simd__same_as_portable),
+	T_CASE(simd__newline_as_memchr),
 	T_CASE(simd__refs_stops),
 	T_CASE(simd__twelve_digits),
 };
