@@ -50,6 +50,14 @@ HD_HIDDEN extern size_t hd__map_budget;
  * caller reads instead). */
 HD_HIDDEN const char *hd__map_file(int fd, size_t len, const char *path);
 HD_HIDDEN void hd__unmap_file(const char *base, size_t len);
+/* Whether the file of len bytes mapped at map reads faster there than
+ * with read(2): it does when the page cache holds it in large folios
+ * (three 2 MiB blocks touched once each: more than 32 pages mapped in
+ * two), and when it is under HD__MAP_PROBE_MIN; not without
+ * /proc/self/pagemap. hd__map_policy (tests): 1 always, -1 never. */
+#define HD__MAP_PROBE_MIN ((size_t)8 << 20)
+HD_HIDDEN int hd__map_pays(const char *map, size_t len);
+HD_HIDDEN extern int hd__map_policy;
 /* Drops the mapped pages of [from, to) of base but the one holding to;
  * returns the offset they now end at (from if none went). */
 HD_HIDDEN size_t hd__map_drop(const char *base, size_t from, size_t to);

@@ -365,7 +365,8 @@ typedef struct hd_reader hd_reader;
  * gzip-compressed input is detected by its magic bytes (zero bytes after
  * the last gzip member are padding, as for gzip). A plain regular file is
  * read through a read-only mapping of the size it has when opened (as a
- * store is; see hd_mapped_path), other input with read(2).
+ * store is; see hd_mapped_path) when the page cache holds it in large
+ * folios, where that is faster; other input with read(2).
  * @param out receives the reader
  * @param path the dump, or "-"
  * @param opts NULL for defaults

@@ -7,11 +7,12 @@
  * by a range reader (reader.c) into its own accumulator, made on the
  * thread that reads it, where the file is mapped (filemap.c: one
  * mapping, each reader dropping the pages behind it), or with pread into
- * a buffer of its own where it cannot be mapped; its problems are kept
+ * a buffer of its own where a mapping does not pay (hd__map_pays) or
+ * fails; its problems are kept
  * with line numbers counted in the part. (Two threads reading one file
  * with pread spent 4 ms of 45 copying a 0.1 GB dump and waited on each
- * other in the page cache: the mapped scan is 2 ms faster in a wall time
- * of 23, and steadier.)
+ * other in the page cache: the mapped scan of a file held in large folios
+ * is 2 ms faster in a wall time of 23, and steadier.)
  *
  * A part is claimed a slice at a time. A thread that has read its part
  * takes the second half of the unclaimed rest of the part with the most
@@ -426,6 +427,10 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 	}
 	ps->fd = fd;
 	ps->map = hd__map_file(fd, len, path);
+	if (ps->map && !hd__map_pays(ps->map, len)) {
+		hd__unmap_file(ps->map, len);
+		ps->map = NULL;
+	}
 	ps->window = hd__map_budget / jobs;
 	ps->len = len;
 	ps->so = so;

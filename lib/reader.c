@@ -1,8 +1,9 @@
 /*
  * reader.c - the streaming, tolerant dump reader.
  *
- * A plain regular file is read where it is mapped (filemap.c), the pages
- * behind the reader dropped as it goes; other input (pipes, standard
+ * A plain regular file is read where it is mapped (filemap.c) if the page
+ * cache holds it so that this pays, the pages behind the reader dropped
+ * as it goes; other input (pipes, standard
  * input, gzip) is read in large chunks into one buffer. Either way memory
  * stays bounded by the longest line, not the dump. The reader splits
  * lines, hands each to the scanner and deals with the failures: a record
@@ -910,6 +911,18 @@ static int start_gzip(hd_reader *r, hd_error *err)
 	return 0;
 }
 
+/* fd's len bytes mapped for path where that pays, else NULL */
+static const char *mapped(int fd, size_t len, const char *path)
+{
+	const char *map = hd__map_file(fd, len, path);
+
+	if (map && !hd__map_pays(map, len)) {
+		hd__unmap_file(map, len);
+		map = NULL;
+	}
+	return map;
+}
+
 int hd_reader_open(hd_reader **out, const char *path,
 		   const hd_read_options *opts, hd_error *err)
 {
@@ -971,8 +984,8 @@ int hd_reader_open(hd_reader **out, const char *path,
 	    (unsigned char)r->buf[1] == 0x8b) {
 		if ((rc = start_gzip(r, err)))
 			goto out;
-	} else if (is_reg && (map = hd__map_file(r->fd, (size_t)sb.st_size,
-						 path))) {
+	} else if (is_reg && (map = mapped(r->fd, (size_t)sb.st_size,
+					   path))) {
 		/* the bytes sniffed are read again where they are mapped */
 		hd__free(r->buf, r->cap);
 		use_map(r, map, (size_t)sb.st_size, 0);

@@ -3,9 +3,12 @@
 # mapped (lib/filemap.c):
 #  - every fixture says the same read mapped (-j1, -j2) as read from a
 #    pipe: output, problem reports, exit code, lenient and --strict;
-#  - stats keeps only a window of the dump mapped: its peak resident size
-#    on an 80 MB dump stays far under the dump's size, -j1 and -j2;
-#  - a dump or a store that another program truncates while it is read
+#  - stats keeps only a window of the dump mapped (or reads it with
+#    read(2), where the page cache holds it in small pages): its peak
+#    resident size on an 80 MB dump stays far under the dump's size, -j1
+#    and -j2;
+#  - a dump (of 5 MB: under 8 MiB, always mapped) or a store that
+#    another program truncates while it is read
 #    (tests/faults/faultio.c cuts it right after it is mapped) ends the
 #    program with exit 1 and one error naming it (control bytes escaped),
 #    and the output being written is not left behind;

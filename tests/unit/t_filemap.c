@@ -5,9 +5,13 @@
  * problems and the read stats, the 4 GiB line limit (lowered here)
  * included, with the pages behind each reader dropped every few KiB; the
  * mapping of a reader stays within its window; hd_mapped_path names the
- * file mapped at an address, and nothing once it is unmapped. A build
- * without mappings (HD_NO_MMAP, the sanitizers') maps nothing, and reads
- * the same.
+ * file mapped at an address, and nothing once it is unmapped; whether a
+ * mapping pays is judged from the pages a touch maps (a large folio, or
+ * 64 KiB around: shown here on anonymous memory, whose pages the test
+ * decides). A build without mappings (HD_NO_MMAP, the sanitizers') maps
+ * nothing, and reads the same. The cases that need a mapping force it
+ * (hd__map_policy): how the page cache holds a test's file is the
+ * kernel's choice.
  */
 #define _GNU_SOURCE
 #include "t.h"
@@ -15,6 +19,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -286,6 +291,7 @@ static void test_filemap__same_as_memory_and_pipe(void)
 
 	T_ASSERT(text != NULL);
 	T_ASSERT(write_temp(path, text, len) == 0);
+	hd__map_policy = 1;
 	for (k = 0; k < 2; k++) {
 		m.len = mem.len = pip.len = 0;
 		hd__map_budget = (size_t)64 << 10;
@@ -302,6 +308,7 @@ static void test_filemap__same_as_memory_and_pipe(void)
 			T_ASSERT(strstr(m.text, "end -") != NULL);
 		}
 	}
+	hd__map_policy = 0;
 
 	unlink(path);
 	free(text);
@@ -422,6 +429,7 @@ static void test_filemap__window_bounds_the_mapping(void)
 
 	T_ASSERT(text != NULL);
 	T_ASSERT(write_temp(path, text, len) == 0);
+	hd__map_policy = 1; /* mapped, whatever the page cache holds */
 	for (pass = 0; pass < 2; pass++) {
 		hd__map_budget = pass == 0 ? (size_t)256 << 10 : SIZE_MAX;
 		T_ASSERT(hd_reader_open(&r, path, NULL, &err) == 0);
@@ -448,6 +456,7 @@ static void test_filemap__window_bounds_the_mapping(void)
 		T_EQ(mapped_kib(path), -1);
 	}
 	hd__map_budget = budget;
+	hd__map_policy = 0;
 	unlink(path);
 	free(text);
 }
@@ -555,7 +564,39 @@ static void test_filemap__parallel_windows(void)
 	free(par.text);
 }
 
+/* The probe: every page of a block present pays, one page a touch does
+ * not; small files are mapped whatever; the policy decides first. */
+static void test_filemap__mapping_pays(void)
+{
+	size_t len = (size_t)24 << 20;
+	char *full, *bare;
+
+	hd__map_policy = 0;
+	T_EQ(hd__map_pays("", 1), MAPS);
+	if (!MAPS)
+		return; /* nothing is ever mapped: the read(2) path */
+	full = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	bare = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(full != MAP_FAILED && bare != MAP_FAILED);
+#ifdef MADV_NOHUGEPAGE
+	madvise(bare, len, MADV_NOHUGEPAGE); /* a touch maps one page */
+#endif
+	T_EQ(hd__map_pays(full, len), 1);
+	T_EQ(hd__map_pays(bare, len), 0);
+	T_EQ(hd__map_pays(bare, HD__MAP_PROBE_MIN - 1), 1);
+	hd__map_policy = -1;
+	T_EQ(hd__map_pays(full, len), 0);
+	hd__map_policy = 1;
+	T_EQ(hd__map_pays(bare, len), 1);
+	hd__map_policy = 0;
+	munmap(full, len);
+	munmap(bare, len);
+}
+
 static const struct t_case cases[] = {
+	T_CASE(filemap__mapping_pays),
 	T_CASE(filemap__same_as_memory_and_pipe),
 	T_CASE(filemap__long_line_as_a_pipe),
 	T_CASE(filemap__window_bounds_the_mapping),
