@@ -1025,6 +1025,8 @@ void hd_reader_free(hd_reader *r)
 		close(r->fd);
 	if (r->map_own)
 		hd__unmap_file(r->buf, r->cap);
+	else if (r->drop_every != SIZE_MAX) /* a range of pscan's mapping */
+		hd__map_drop(r->buf, r->dropped, r->pos); /* on its thread */
 	else if (!r->mem)
 		hd__free(r->buf, r->cap);
 	hd__scan_free(&r->sc);
