@@ -163,6 +163,17 @@ int hd__map_pays(const char *map, size_t len)
 
 /* ---- mappings ---- */
 
+const char *hd__map_dump(int fd, size_t len, const char *path)
+{
+	const char *map = hd__map_file(fd, len, path);
+
+	if (map && !hd__map_pays(map, len)) {
+		hd__unmap_file(map, len);
+		map = NULL;
+	}
+	return map;
+}
+
 const char *hd__map_file(int fd, size_t len, const char *path)
 {
 #ifndef HD_NO_MMAP

@@ -58,6 +58,8 @@ HD_HIDDEN void hd__unmap_file(const char *base, size_t len);
 #define HD__MAP_PROBE_MIN ((size_t)8 << 20)
 HD_HIDDEN int hd__map_pays(const char *map, size_t len);
 HD_HIDDEN extern int hd__map_policy;
+/* A dump file: hd__map_file where hd__map_pays, else NULL (read it). */
+HD_HIDDEN const char *hd__map_dump(int fd, size_t len, const char *path);
 /* Drops the mapped pages of [from, to) of base but the one holding to;
  * returns the offset they now end at (from if none went). */
 HD_HIDDEN size_t hd__map_drop(const char *base, size_t from, size_t to);

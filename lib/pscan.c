@@ -426,11 +426,7 @@ int hd__pscan(const char *path, const hd_scan_options *so,
 		return HD__PSCAN_STREAM;
 	}
 	ps->fd = fd;
-	ps->map = hd__map_file(fd, len, path);
-	if (ps->map && !hd__map_pays(ps->map, len)) {
-		hd__unmap_file(ps->map, len);
-		ps->map = NULL;
-	}
+	ps->map = hd__map_dump(fd, len, path);
 	ps->window = hd__map_budget / jobs;
 	ps->len = len;
 	ps->so = so;

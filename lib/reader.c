@@ -911,18 +911,6 @@ static int start_gzip(hd_reader *r, hd_error *err)
 	return 0;
 }
 
-/* fd's len bytes mapped for path where that pays, else NULL */
-static const char *mapped(int fd, size_t len, const char *path)
-{
-	const char *map = hd__map_file(fd, len, path);
-
-	if (map && !hd__map_pays(map, len)) {
-		hd__unmap_file(map, len);
-		map = NULL;
-	}
-	return map;
-}
-
 int hd_reader_open(hd_reader **out, const char *path,
 		   const hd_read_options *opts, hd_error *err)
 {
@@ -984,8 +972,8 @@ int hd_reader_open(hd_reader **out, const char *path,
 	    (unsigned char)r->buf[1] == 0x8b) {
 		if ((rc = start_gzip(r, err)))
 			goto out;
-	} else if (is_reg && (map = mapped(r->fd, (size_t)sb.st_size,
-					   path))) {
+	} else if (is_reg && (map = hd__map_dump(r->fd, (size_t)sb.st_size,
+						 path))) {
 		/* the bytes sniffed are read again where they are mapped */
 		hd__free(r->buf, r->cap);
 		use_map(r, map, (size_t)sb.st_size, 0);

@@ -138,7 +138,6 @@ hd__avx2_newline(const char *p, const char *end)
 	return memchr(p, '\n', (size_t)(end - p));
 }
 
-
 /* shuffles that right-align k nibbles in 16 bytes, zeros before */
 static const unsigned char align_tab[17][16] = {
 	{ 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80 },
