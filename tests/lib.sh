@@ -71,6 +71,17 @@ check_grep() {
 	fi
 }
 
+# faultio_shim: SHIM, the build's tests/faults/faultio.so (the I/O fault
+# shim); a missing one fails the suite, saying how to build it
+faultio_shim() {
+	SHIM="$TOP/$B/tests/faultio.so"
+	case $B in /*) SHIM="$B/tests/faultio.so" ;; esac
+	if [ ! -f "$SHIM" ]; then
+		notok shim "$SHIM is missing: make $B/tests/faultio.so"
+		exit 1
+	fi
+}
+
 # needs CMD PACKAGE: a missing dependency is a failure that says what to install
 needs() {
 	if ! command -v "$1" >/dev/null 2>&1; then

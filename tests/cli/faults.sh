@@ -9,12 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 needs awk mawk
 
-SHIM="$TOP/$B/tests/faultio.so"
-case $B in /*) SHIM="$B/tests/faultio.so" ;; esac
-if [ ! -f "$SHIM" ]; then
-	notok shim "$SHIM is missing: make $B/tests/faultio.so"
-	exit 1
-fi
+faultio_shim
 # the binary must load the shim: dynamically linked against libc (the
 # binary itself, not the wrapper of make check-valgrind)
 if ! ldd "${HEAPDUMP_REAL:-$HEAPDUMP}" 2>/dev/null | grep -q 'libc\.so'; then

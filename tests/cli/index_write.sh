@@ -15,12 +15,7 @@ needs strace strace
 
 HD=$HEAPDUMP
 unset HEAPDUMP_JOBS HEAPDUMP_SIMD HEAPDUMP_TIMING
-SHIM="$TOP/$B/tests/faultio.so"
-case $B in /*) SHIM="$B/tests/faultio.so" ;; esac
-if [ ! -f "$SHIM" ]; then
-	notok shim "$SHIM is missing: make $B/tests/faultio.so"
-	exit 1
-fi
+faultio_shim
 SHIM_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 
 # 150,000 objects: a store of about 8 MB, two windows of writeback and

@@ -22,12 +22,7 @@ unset HEAPDUMP_JOBS HEAPDUMP_SIMD
 needs jq jq
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { notok needs-time "/usr/bin/time is missing: apt-get install time"; exit 1; }
-SHIM="$TOP/$B/tests/faultio.so"
-case $B in /*) SHIM="$B/tests/faultio.so" ;; esac
-if [ ! -f "$SHIM" ]; then
-	notok shim "$SHIM is missing: make $B/tests/faultio.so"
-	exit 1
-fi
+faultio_shim
 SHIM_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 MAPS=yes
 [ -n "${SAN_FLAGS:-}" ] && MAPS=no

@@ -16,9 +16,7 @@ HD=$HEAPDUMP
 LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export LSAN_OPTIONS ASAN_OPTIONS
-SHIM="$TOP/$B/tests/faultio.so"
-case $B in /*) SHIM="$B/tests/faultio.so" ;; esac
-[ -f "$SHIM" ] || { notok shim "$SHIM is missing: make $B/tests/faultio.so"; exit 1; }
+faultio_shim
 # the shim wraps libc's calls: ASan must tolerate coming second
 SHIM_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
