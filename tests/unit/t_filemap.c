@@ -79,18 +79,26 @@ static char *mixed(size_t size, size_t *len_out)
 	return buf;
 }
 
-static int write_temp(char *path, const char *text, size_t len)
+/* Writes the len bytes of text to fd; 0, or -1. */
+static int write_all(int fd, const char *text, size_t len)
 {
-	int fd = mkstemp(path);
 	size_t done = 0;
 	ssize_t k;
 
-	if (fd < 0)
-		return -1;
 	while (done < len && (k = write(fd, text + done, len - done)) > 0)
 		done += (size_t)k;
-	close(fd);
 	return done == len ? 0 : -1;
+}
+
+static int write_temp(char *path, const char *text, size_t len)
+{
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write_all(fd, text, len);
+	close(fd);
+	return rc;
 }
 
 /* ---- what a read says, as text ---- */
@@ -174,39 +182,31 @@ static void read_all(hd_reader *r, const char *name, struct said *s)
 	    rs.truncated, (unsigned long long)rs.bytes);
 }
 
-static void said_file(const char *path, unsigned flags, struct said *s)
+/* What reading path (NULL: the len bytes of text, from memory) says. */
+static void said_from(const char *path, const char *text, size_t len,
+		      unsigned flags, struct said *s)
 {
 	hd_read_options o = HD_READ_OPTIONS_INIT;
 	hd_reader *r = NULL;
 	hd_error err = { 0 };
+	int rc;
 
 	o.flags = flags;
 	o.problem = on_problem;
 	o.payload = s;
-	if (hd_reader_open(&r, path, &o, &err)) {
+	rc = path ? hd_reader_open(&r, path, &o, &err) :
+		    hd_reader_open_mem(&r, text, len, &o, &err);
+	if (rc) {
 		say(s, "open failed: %s\n", err.msg);
 		return;
 	}
-	read_all(r, path, s);
+	read_all(r, path ? path : "(memory)", s);
 	hd_reader_free(r);
 }
 
-static void said_mem(const char *text, size_t len, unsigned flags,
-		     struct said *s)
+static void said_file(const char *path, unsigned flags, struct said *s)
 {
-	hd_read_options o = HD_READ_OPTIONS_INIT;
-	hd_reader *r = NULL;
-	hd_error err = { 0 };
-
-	o.flags = flags;
-	o.problem = on_problem;
-	o.payload = s;
-	if (hd_reader_open_mem(&r, text, len, &o, &err)) {
-		say(s, "open failed: %s\n", err.msg);
-		return;
-	}
-	read_all(r, "(memory)", s);
-	hd_reader_free(r);
+	said_from(path, NULL, 0, flags, s);
 }
 
 struct feeder {
@@ -218,12 +218,8 @@ struct feeder {
 static void *feed(void *arg)
 {
 	struct feeder *f = arg;
-	size_t done = 0;
-	ssize_t k;
 
-	while (done < f->len && (k = write(f->fd, f->text + done,
-					    f->len - done)) > 0)
-		done += (size_t)k;
+	(void)write_all(f->fd, f->text, f->len); /* the reader says less */
 	close(f->fd);
 	return NULL;
 }
@@ -296,7 +292,7 @@ static void test_filemap__same_as_memory_and_pipe(void)
 		m.len = mem.len = pip.len = 0;
 		hd__map_budget = (size_t)64 << 10;
 		said_file(path, flags[k], &m);
-		said_mem(text, len, flags[k], &mem);
+		said_from(NULL, text, len, flags[k], &mem);
 		said_pipe(text, len, flags[k], &pip);
 		hd__map_budget = budget;
 		SAME(m, mem);
@@ -494,76 +490,6 @@ static void test_filemap__mapped_path(void)
 	free(text);
 }
 
-/* The parallel scan with windows of 32 KiB a thread: the totals and the
- * problems of one reader, on 2, 3 and 5 threads. */
-static void stats_of(const char *path, unsigned jobs, struct said *s)
-{
-	hd_stats_options o = HD_STATS_OPTIONS_INIT;
-	hd_scan_options so = HD_SCAN_OPTIONS_INIT;
-	hd_stats *st = NULL;
-	hd_stats_totals t;
-	hd_read_stats rs;
-	hd_error err = { 0 };
-	const hd_stats_row *rows;
-	size_t n = 0, i;
-	int rc;
-
-	o.ngroupings = 1;
-	o.nkeys[0] = 2;
-	o.keys[0][0] = HD_KEY_TYPE;
-	o.keys[0][1] = HD_KEY_LOCATION;
-	so.jobs = jobs;
-	so.read.problem = on_problem;
-	so.read.payload = s;
-	if (hd_stats_new(&st, &o, &err))
-		return;
-	rc = hd_stats_add_dump(st, path, &so, &rs, &err);
-	say(s, "rc %d %s\n", rc, rc ? err.msg : "");
-	if (!rc && !hd_stats_finish(st, &err)) {
-		hd_stats_totals_get(&t, st);
-		say(s, "%llu %llu %llu lines %llu skipped %llu repaired %llu\n",
-		    (unsigned long long)t.objects,
-		    (unsigned long long)t.memsize,
-		    (unsigned long long)t.edges,
-		    (unsigned long long)rs.lines,
-		    (unsigned long long)rs.skipped,
-		    (unsigned long long)rs.repaired);
-		rows = hd_stats_rows(st, 0, HD_SORT_COUNT, &n);
-		for (i = 0; i < n; i++)
-			say(s, "%.*s %.*s %llu %llu\n", (int)rows[i].key_len[0],
-			    rows[i].key[0], (int)rows[i].key_len[1],
-			    rows[i].key[1], (unsigned long long)rows[i].count,
-			    (unsigned long long)rows[i].memsize);
-	}
-	hd_stats_free(st);
-}
-
-static void test_filemap__parallel_windows(void)
-{
-	char path[] = "/tmp/t_filemap_XXXXXX";
-	struct said one = { 0 }, par = { 0 };
-	size_t len, budget = hd__map_budget;
-	char *text = mixed((size_t)4 << 20, &len);
-	const unsigned jobs[] = { 2, 3, 5 };
-	size_t k;
-
-	T_ASSERT(text != NULL);
-	T_ASSERT(write_temp(path, text, len) == 0);
-	stats_of(path, 1, &one);
-	T_ASSERT(strstr(one.text, "rc 0 ") != NULL);
-	for (k = 0; k < 3; k++) {
-		hd__map_budget = ((size_t)32 << 10) * jobs[k];
-		par.len = 0;
-		stats_of(path, jobs[k], &par);
-		hd__map_budget = budget;
-		SAME(one, par);
-	}
-	unlink(path);
-	free(text);
-	free(one.text);
-	free(par.text);
-}
-
 /* The probe: every page of a block present pays, one page a touch does
  * not; small files are mapped whatever; the policy decides first. */
 static void test_filemap__mapping_pays(void)
@@ -601,7 +527,6 @@ static const struct t_case cases[] = {
 	T_CASE(filemap__long_line_as_a_pipe),
 	T_CASE(filemap__window_bounds_the_mapping),
 	T_CASE(filemap__mapped_path),
-	T_CASE(filemap__parallel_windows),
 };
 
 T_MAIN(cases)

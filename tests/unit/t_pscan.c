@@ -4,7 +4,8 @@
  * lines, columns and order; it really cuts the file, and leaves to one
  * reader what only one reader can decide (not a dump, --strict). Lines
  * longer than a range's buffer and than the window a cut is looked for
- * in are read, joined and cut as one reader would.
+ * in are read, joined and cut as one reader would, also where the file
+ * is mapped and each thread drops the pages it has read every few KiB.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "t.h"
@@ -286,6 +287,31 @@ static void test_pscan__long_lines_as_one_reader(void)
 	unlink(path);
 }
 
+/*
+ * The file read where it is mapped (hd__map_policy forces the mapping,
+ * whatever the page cache holds), each of 2 to 9 threads dropping the
+ * pages behind it every 64 KiB / threads, against one reader that reads
+ * it with read(2): the same totals, rows and problems.
+ */
+static void test_pscan__small_windows_as_one_reader(void)
+{
+	static char buf[6 << 20], a[1 << 16], b[1 << 16];
+	static struct seen sa, sb;
+	char path[] = "/tmp/t_pscan_XXXXXX";
+	size_t budget = hd__map_budget;
+
+	temp_dump(path, buf, long_lines(buf, sizeof(buf)));
+	hd__map_policy = -1;
+	T_ASSERT(run(a, sizeof(a), path, 1, 0, &sa) == 0);
+	T_ASSERT(strstr(sa.text, "lines joined") != NULL);
+	hd__map_policy = 1;
+	hd__map_budget = (size_t)64 << 10;
+	same_on_2_to_9(path, a, &sa, b, sizeof(b), &sb, 0);
+	hd__map_budget = budget;
+	hd__map_policy = 0;
+	unlink(path);
+}
+
 /* The joiner's rule for a line that starts a record (reader.c's
  * starts_object), written again as the oracle. */
 static int starts_record(const char *p, const char *end)
@@ -502,6 +528,7 @@ static const struct t_case cases[] = {
 	T_CASE(pscan__taken_parts_as_one_reader),
 	T_CASE(pscan__not_a_dump_is_one_readers),
 	T_CASE(pscan__long_lines_as_one_reader),
+	T_CASE(pscan__small_windows_as_one_reader),
 	T_CASE(pscan__cut_is_the_next_record_line),
 	T_CASE(pscan__threads_start_apart),
 };
