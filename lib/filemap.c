@@ -43,7 +43,6 @@ int hd__map_policy;
 /* ---- the registry ---- */
 
 #define MAP_SLOTS 32
-enum { SLOT_FREE, SLOT_BUSY, SLOT_LIVE };
 static int map_state[MAP_SLOTS];
 static const char *map_base[MAP_SLOTS];
 static size_t map_len[MAP_SLOTS];
@@ -55,23 +54,14 @@ static char map_path[MAP_SLOTS][PATH_MAX];
 static void map_add(const char *base, size_t len, const char *path)
 {
 	size_t n = strlen(path);
-	int i, free_slot;
+	int i;
 
-	if (n >= PATH_MAX)
+	if (n >= PATH_MAX || (i = hd__slot_take(map_state, MAP_SLOTS)) < 0)
 		return;
-	for (i = 0; i < MAP_SLOTS; i++) {
-		free_slot = SLOT_FREE;
-		if (__atomic_compare_exchange_n(&map_state[i], &free_slot,
-						SLOT_BUSY, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			memcpy(map_path[i], path, n + 1);
-			map_base[i] = base;
-			map_len[i] = len;
-			__atomic_store_n(&map_state[i], SLOT_LIVE,
-					 __ATOMIC_RELEASE);
-			return;
-		}
-	}
+	memcpy(map_path[i], path, n + 1);
+	map_base[i] = base;
+	map_len[i] = len;
+	hd__slot_set(&map_state[i], HD__SLOT_LIVE);
 }
 
 static void map_remove(const char *base)
@@ -79,11 +69,8 @@ static void map_remove(const char *base)
 	int i;
 
 	for (i = 0; i < MAP_SLOTS; i++)
-		if (__atomic_load_n(&map_state[i], __ATOMIC_ACQUIRE) ==
-			    SLOT_LIVE &&
-		    map_base[i] == base) {
-			__atomic_store_n(&map_state[i], SLOT_FREE,
-					 __ATOMIC_RELEASE);
+		if (hd__slot_live(&map_state[i]) && map_base[i] == base) {
+			hd__slot_set(&map_state[i], HD__SLOT_FREE);
 			return;
 		}
 }
@@ -96,9 +83,8 @@ const char *hd_mapped_path(const void *addr)
 	int i;
 
 	for (i = 0; i < MAP_SLOTS; i++)
-		if (__atomic_load_n(&map_state[i], __ATOMIC_ACQUIRE) ==
-			    SLOT_LIVE &&
-		    a >= map_base[i] && (size_t)(a - map_base[i]) < map_len[i])
+		if (hd__slot_live(&map_state[i]) && a >= map_base[i] &&
+		    (size_t)(a - map_base[i]) < map_len[i])
 			return map_path[i];
 	return NULL;
 }

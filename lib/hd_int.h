@@ -38,6 +38,41 @@ HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
 HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
 HD_HIDDEN char *hd__strdup(const char *s);
 
+/* ---- registries a signal handler reads (outfile.c, filemap.c) ---- */
+
+/*
+ * A slot of such a registry goes from FREE to BUSY (hd__slot_take), is
+ * filled, turns LIVE (hd__slot_set), and is FREE again once emptied: the
+ * handler reads only LIVE slots, with atomic loads.
+ */
+enum { HD__SLOT_FREE, HD__SLOT_BUSY, HD__SLOT_LIVE };
+
+/* A FREE slot of state[0..n), now BUSY; -1 when every one is taken. */
+static inline int hd__slot_take(int *state, int n)
+{
+	int i, free_slot;
+
+	for (i = 0; i < n; i++) {
+		free_slot = HD__SLOT_FREE;
+		if (__atomic_compare_exchange_n(&state[i], &free_slot,
+						HD__SLOT_BUSY, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return i;
+	}
+	return -1;
+}
+
+static inline void hd__slot_set(int *state, int v)
+{
+	__atomic_store_n(state, v, __ATOMIC_RELEASE);
+}
+
+static inline int hd__slot_live(const int *state)
+{
+	return __atomic_load_n(state, __ATOMIC_ACQUIRE) == HD__SLOT_LIVE;
+}
+
 /* ---- read-only mappings of whole files (filemap.c) ---- */
 
 /* The bytes of a mapped dump its readers keep mapped, together: each of

@@ -35,7 +35,6 @@
 /* ---- the registry of live temporary files ---- */
 
 #define LIVE_SLOTS 32
-enum { SLOT_FREE, SLOT_BUSY, SLOT_LIVE };
 static int live_state[LIVE_SLOTS];
 static char live_path[LIVE_SLOTS][PATH_MAX];
 
@@ -45,29 +44,19 @@ static char live_path[LIVE_SLOTS][PATH_MAX];
 static int live_add(const char *path)
 {
 	size_t n = strlen(path);
-	int i, free_slot;
+	int i;
 
-	if (n >= PATH_MAX)
+	if (n >= PATH_MAX || (i = hd__slot_take(live_state, LIVE_SLOTS)) < 0)
 		return -1;
-	for (i = 0; i < LIVE_SLOTS; i++) {
-		free_slot = SLOT_FREE;
-		if (__atomic_compare_exchange_n(&live_state[i], &free_slot,
-						SLOT_BUSY, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			memcpy(live_path[i], path, n + 1);
-			__atomic_store_n(&live_state[i], SLOT_LIVE,
-					 __ATOMIC_RELEASE);
-			return i;
-		}
-	}
-	return -1;
+	memcpy(live_path[i], path, n + 1);
+	hd__slot_set(&live_state[i], HD__SLOT_LIVE);
+	return i;
 }
 
 static void live_drop(int *slot)
 {
 	if (*slot >= 0)
-		__atomic_store_n(&live_state[*slot], SLOT_FREE,
-				 __ATOMIC_RELEASE);
+		hd__slot_set(&live_state[*slot], HD__SLOT_FREE);
 	*slot = -1;
 }
 
@@ -77,8 +66,7 @@ void hd_outfile_cleanup(void)
 	int i, e = errno;
 
 	for (i = 0; i < LIVE_SLOTS; i++)
-		if (__atomic_load_n(&live_state[i], __ATOMIC_ACQUIRE) ==
-		    SLOT_LIVE)
+		if (hd__slot_live(&live_state[i]))
 			unlink(live_path[i]);
 	errno = e;
 }

@@ -1,6 +1,6 @@
 /*
  * t_filemap.c - a plain dump file read where it is mapped (filemap.c,
- * reader.c, pscan.c) says what the same bytes read from memory and from
+ * reader.c; pscan.c's windows in t_pscan) says what the same bytes read from memory and from
  * a pipe say: every record (its offset, line, type, address, text), the
  * problems and the read stats, the 4 GiB line limit (lowered here)
  * included, with the pages behind each reader dropped every few KiB; the
