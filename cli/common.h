@@ -158,7 +158,8 @@ void cli_json_string(FILE *f, const char *s, size_t n);
  */
 void cli_text_string(FILE *f, const char *s, size_t n);
 /* The same into buf (NUL-terminated, cut before an escape or a character
- * that does not fit); returns buf. */
+ * that does not fit); returns buf. Async-signal-safe (no stdio, no
+ * allocation): output.c's SIGBUS handler names a file with it. */
 const char *cli_text(char *buf, size_t size, const char *s, size_t n);
 
 /* What a text output appends to a memsize sum that stopped at 2^64-1

@@ -60,28 +60,6 @@ static void on_signal(int sig)
 	raise(sig); /* SA_RESETHAND: the default action now */
 }
 
-/* Appends the n bytes of s to buf (of size cap, at *len), a control byte
- * or DEL as \xHH: what cli_text_string does, in a signal handler. */
-static void put_escaped(char *buf, size_t cap, size_t *len, const char *s,
-			size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n && *len + 4 < cap; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch < 0x20 || ch == 0x7f) {
-			buf[(*len)++] = '\\';
-			buf[(*len)++] = 'x';
-			buf[(*len)++] = hex[ch >> 4];
-			buf[(*len)++] = hex[ch & 15];
-		} else {
-			buf[(*len)++] = (char)ch;
-		}
-	}
-}
-
 /*
  * SIGBUS: a file the library has mapped (a dump being read, a store)
  * lost pages under it, truncated by another program. The temporary files
@@ -97,8 +75,8 @@ static void on_bus_error(int sig, siginfo_t *si, void *uctx)
 	/* a fault's address (si_code > 0), not kill(2)'s sender */
 	const char *path = si && si->si_code > 0 ?
 				   hd_mapped_path(si->si_addr) : NULL;
-	char msg[1024];
-	size_t len = 0;
+	char msg[1024], name[768];
+	size_t len, n;
 
 	(void)uctx;
 	hd_outfile_cleanup();
@@ -107,10 +85,13 @@ static void on_bus_error(int sig, siginfo_t *si, void *uctx)
 		raise(sig);
 		return;
 	}
-	put_escaped(msg, sizeof(msg) - sizeof(tail), &len, head,
-		    sizeof(head) - 1);
-	put_escaped(msg, sizeof(msg) - sizeof(tail), &len, path,
-		    strlen(path));
+	/* escaped as every message's names are (cli_text_string) */
+	cli_text(name, sizeof(name), path, strlen(path));
+	n = strlen(name);
+	len = sizeof(head) - 1;
+	memcpy(msg, head, len);
+	memcpy(msg + len, name, n);
+	len += n;
 	memcpy(msg + len, tail, sizeof(tail) - 1);
 	len += sizeof(tail) - 1;
 	(void)!write(2, msg, len);

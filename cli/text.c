@@ -66,6 +66,20 @@ void cli_json_string(FILE *f, const char *s, size_t n)
 	putc('"', f);
 }
 
+/* Writes a backslash, tag and the low digits hex digits of v to out;
+ * returns their count. No stdio: cli_text serves a signal handler. */
+static size_t esc_hex(char *out, char tag, unsigned v, int digits)
+{
+	static const char hex[] = "0123456789abcdef";
+	int k;
+
+	out[0] = '\\';
+	out[1] = tag;
+	for (k = 0; k < digits; k++)
+		out[2 + k] = hex[(v >> (4 * (digits - 1 - k))) & 15];
+	return (size_t)digits + 2;
+}
+
 /*
  * The length of the escape of the character at s[0..n) (n > 0) into out
  * (at least 7 bytes), and in *used how many input bytes it stands for.
@@ -85,7 +99,7 @@ static size_t text_char(const unsigned char *s, size_t n, char *out,
 		case '\r': memcpy(out, "\\r", 2); return 2;
 		default:
 			if (c < 0x20 || c == 0x7f)
-				return (size_t)snprintf(out, 7, "\\u%04x", c);
+				return esc_hex(out, 'u', c, 4);
 			out[0] = (char)c;
 			return 1;
 		}
@@ -113,23 +127,22 @@ static size_t text_char(const unsigned char *s, size_t n, char *out,
 		if (i == len) {
 			*used = len;
 			if (c == 0xc2 && s[1] <= 0x9f) /* C1 control */
-				return (size_t)snprintf(out, 7, "\\u%04x",
-							s[1]);
+				return esc_hex(out, 'u', s[1], 4);
 			/* bidi embeddings, overrides (U+202A-U+202E) and
 			 * isolates (U+2066-U+2069) reorder what a terminal
 			 * shows around them */
 			if (c == 0xe2 &&
 			    ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
 			     (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
-				return (size_t)snprintf(out, 7, "\\u%04x",
-							0x2000u |
-							(s[1] & 0x3fu) << 6 |
-							(s[2] & 0x3fu));
+				return esc_hex(out, 'u',
+					       0x2000u | (s[1] & 0x3fu) << 6 |
+						       (s[2] & 0x3fu),
+					       4);
 			memcpy(out, s, len);
 			return len;
 		}
 	}
-	return (size_t)snprintf(out, 7, "\\x%02x", c);
+	return esc_hex(out, 'x', c, 2);
 }
 
 void cli_text_string(FILE *f, const char *s, size_t n)

@@ -109,7 +109,7 @@ shrunk() {
 	cut=$(sed -n 's/.* shrunk \([0-9]*\)$/\1/p' "$TMP/report" 2>/dev/null)
 	esc=$(printf '%s' "$f" | awk '{ s = ""; for (i = 1; i <= length($0); i++) {
 		c = substr($0, i, 1)
-		if (c == "\033") s = s "\\x1b"; else s = s c }
+		if (c == "\033") s = s "\\u001b"; else s = s c }
 		print s }')
 	want="heapdump: cannot read '$esc': the file shrank while it was read (another program truncated or rewrote it)"
 	if [ $MAPS = no ]; then
@@ -138,7 +138,8 @@ cp "$TMP/whole.json" "$TMP/d.json"
 shrunk subdump "$TMP/d.json" "$HD" subgraph-of -q --type OBJECT -o "$TMP/o/sub.json" "$TMP/d.json"
 cp "$TMP/whole.hds" "$TMP/d.hds"
 shrunk store "$TMP/d.hds" "$HD" stats -q "$TMP/d.hds"
-# a name with an escape byte is said escaped
+# a name with an escape byte is said escaped as in every other message
+# (the text escaper: \u001b)
 e=$(printf 'x\033y.json')
 cp "$TMP/whole.json" "$TMP/$e"
 shrunk escaped-name "$TMP/$e" "$HD" stats -q "$TMP/$e"
