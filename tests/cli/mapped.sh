@@ -27,6 +27,16 @@ SHIM_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=
 MAPS=yes
 [ -n "${SAN_FLAGS:-}" ] && MAPS=no
 
+# replaced FROM TO: standard input with every FROM (a string) made TO
+replaced() {
+	awk -v f="$1" -v t="$2" '{ out = ""
+		while ((i = index($0, f)) > 0) {
+			out = out substr($0, 1, i - 1) t
+			$0 = substr($0, i + length(f))
+		}
+		print out $0 }'
+}
+
 # ---- the same mapped as from a pipe ----
 BY='--by type --by class --by location,method --by gem --by generation
  --by imemo --by length --by file --format json --all'
@@ -42,12 +52,8 @@ for f in $(sweep_dumps); do
 			"$HD" stats -q -j$j $BY $strict - <"$f" >"$TMP/p.out" 2>"$TMP/p.err"
 			echo $? >"$TMP/p.rc"
 			# the names differ: "-" in the output, (stdin) in errors
-			awk -v f="$f" '{ while ((i = index($0, "\"dump\":\"" f "\"")) > 0)
-				$0 = substr($0, 1, i - 1) "\"dump\":\"-\"" substr($0, i + length(f) + 9)
-				print }' "$TMP/m.out" >"$TMP/m.out2"
-			awk -v f="$f" '{ while ((i = index($0, f)) > 0)
-				$0 = substr($0, 1, i - 1) "(stdin)" substr($0, i + length(f))
-				print }' "$TMP/m.err" >"$TMP/m.err2"
+			replaced "\"dump\":\"$f\"" '"dump":"-"' <"$TMP/m.out" >"$TMP/m.out2"
+			replaced "$f" '(stdin)' <"$TMP/m.err" >"$TMP/m.err2"
 			n=$((n + 1))
 			cmp -s "$TMP/m.out2" "$TMP/p.out" &&
 				cmp -s "$TMP/m.err2" "$TMP/p.err" &&
