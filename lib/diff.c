@@ -304,7 +304,8 @@ static int cmp_keyed(const void *a, const void *b)
  */
 static int find_retained(struct pair *pr, const unsigned char *match,
 			 unsigned char *alive, hd_node_id *in_later,
-			 uint64_t G_before, hd_diff_result *res)
+			 uint64_t G_before, hd_diff_result *res,
+			 hd_nodes *young)
 {
 	const hd_store *A = pr->p->s, *L = pr->q->s;
 	struct keyed *ka = NULL, *kl = NULL;
@@ -323,6 +324,12 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 		p = a < pr->p->n && hd_store_address(A, a) == addr ?
 			    a : HD_NODE_NONE;
 		m = judge(pr, l, p, &via);
+		if (young && HD_MATCH_IS_NEW(m)) {
+			/* born after AFTER: neither leaked nor a holder */
+			if (hd__nodes_push(young, l))
+				goto nomem;
+			continue;
+		}
 		if (via != HD_NODE_NONE) {
 			if (HD_MATCH_IS_NEW(match[via]) && !alive[via]) {
 				alive[via] = 1;
@@ -397,6 +404,7 @@ void hd_diff_result_free(hd_diff_result *r)
 	hd_nodes_free(&r->added);
 	hd_nodes_free(&r->retained);
 	hd_nodes_free(&r->retained_later);
+	hd_nodes_free(&r->young_later);
 	hd__free(r->match, r->nmatch ? r->nmatch : 1);
 	hd__free(r, sizeof(*r));
 }
@@ -499,8 +507,12 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 			goto nomem;
 		pair_init(pr, &sd[1], &sd[2], opts->flags);
 		if (find_retained(pr, res->match, alive, in_later,
-				  sd[0].gen_max, res))
+				  sd[0].gen_max, res, &res->young_later))
 			goto nomem;
+		for (q = 0; q < res->young_later.n; q++)
+			res->memsize_saturated |= hd__sat_add(
+				&res->young_later_memsize,
+				hd_store_memsize(later, res->young_later.ids[q]));
 		for (q = 0; q < res->added.n; q++) {
 			hd_node_id id = res->added.ids[q];
 
@@ -597,7 +609,7 @@ int hd_diff_follow(hd_nodes *out, const hd_store *after,
 	pair_init(pr, &sd[0], &sd[1], opts->flags);
 	/* moved objects: those of LATER from the set's oldest generation on */
 	if (find_retained(pr, match, alive, in_later,
-			  gmin == UINT64_MAX ? 0 : gmin, &dummy))
+			  gmin == UINT64_MAX ? 0 : gmin, &dummy, NULL))
 		goto nomem;
 	for (i = 0; i < set->n; i++)
 		if (alive[set->ids[i]] &&

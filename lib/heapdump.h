@@ -1692,6 +1692,12 @@ typedef struct hd_diff_result {
 	/** 1 when a memsize sum above stopped at 2^64-1 (saturated, as the
 	 * sums of hd_stats_totals) */
 	int memsize_saturated;
+	/** With LATER: the objects of LATER that AFTER did not have (born
+	 * after AFTER; node ids of LATER, ascending), and their memsize.
+	 * The leak model walks through them: they are neither leaked nor
+	 * holders (see hd_leaks_build). Else empty. */
+	hd_nodes young_later;
+	uint64_t young_later_memsize;
 } hd_diff_result;
 
 /**
@@ -1950,10 +1956,23 @@ typedef struct hd_leaks_options {
 	double min_share;
 	/** describe at most this many of the kept groups */
 	size_t top;
+	/** (version 2) the verdict: a leak under this many bytes (the VM's
+	 * own tables left out) is no significant leak */
+	uint64_t min_leak;
 } hd_leaks_options;
 
-#define HD_LEAKS_OPTIONS_VERSION 1
-#define HD_LEAKS_OPTIONS_INIT { HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5 }
+/** The default of hd_leaks_options.min_leak: 2 KiB. */
+#define HD_LEAKS_MIN_LEAK 2048
+#define HD_LEAKS_OPTIONS_VERSION 2
+#define HD_LEAKS_OPTIONS_INIT \
+	{ HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5, HD_LEAKS_MIN_LEAK }
+
+/* hd_leaks_totals.first_kind: what the verdict names first */
+#define HD_LEAKS_FIRST_NONE 0    /**< no significant leak */
+#define HD_LEAKS_FIRST_SUSPECT 1 /**< a suspect (first_index its rank) */
+#define HD_LEAKS_FIRST_CLUSTER 2 /**< a cluster of several suspects of
+				      one shape that together hold more
+				      than any one suspect */
 
 /** The whole of an hd_leaks. */
 typedef struct hd_leaks_totals {
@@ -1971,7 +1990,40 @@ typedef struct hd_leaks_totals {
 	/** 1 when a memsize sum (of the diff, the border, a suspect or the
 	 * folded groups) stopped at 2^64-1 */
 	uint32_t saturated;
+	/** Leaked objects that no border object reaches (garbage not yet
+	 * collected, or a partial dump): credited to no suspect. */
+	uint64_t unreached_count;
+	uint64_t unreached_memsize;
+	/** Leaked objects that are the VM's own tables (hidden DATA of a
+	 * "VM/..." struct, such as 4.0's interned-string table, reallocated
+	 * as it grows): reported apart as VM growth, never a suspect. */
+	uint64_t vm_count;
+	uint64_t vm_memsize;
+	/** With LATER: its objects born after AFTER, walked through (neither
+	 * leaked nor holders). */
+	uint64_t young_count;
+	uint64_t young_memsize;
+	/** suspects of kind HD_SUSPECT_JOINT among the groups */
+	size_t joint;
+	/** The verdict: 1 when the leak (less vm_memsize) reaches min_leak
+	 * bytes, else 0 ("no significant leak"). */
+	int significant;
+	uint64_t min_leak;       /**< the threshold applied */
+	/** What the verdict names first (HD_LEAKS_FIRST_*), its rank among
+	 * the suspects or the clusters, and its share of the leak. */
+	int first_kind;
+	size_t first_index;
+	double first_share;
 } hd_leaks_totals;
+
+/* hd_leaks_suspect.kind: what holds a suspect's border objects */
+#define HD_SUSPECT_HOLDER 0 /**< one old object (holder) */
+#define HD_SUSPECT_SHARED 1 /**< each of them by the same several old
+				 objects together (holder_list) */
+#define HD_SUSPECT_ROOT 2   /**< a root category alone (first) */
+#define HD_SUSPECT_JOINT 3  /**< memory that no one group keeps alive but
+				 several together do: held jointly by the
+				 holders of those groups (holder_list) */
 
 /** A suspect; every member is borrowed from the hd_leaks. */
 typedef struct hd_leaks_suspect {
@@ -1997,6 +2049,13 @@ typedef struct hd_leaks_suspect {
 	hd_stats *classes;         /**< the border objects by class */
 	hd_stats *sites;           /**< what they keep alive, by class and
 					location */
+	/** HD_SUSPECT_*: how it is held (set for every suspect) */
+	int kind;
+	/** The holders (SHARED: the old objects holding each border object;
+	 * JOINT: one holder object per group that holds the memory jointly;
+	 * HOLDER: the holder; ROOT: empty), ascending, at most 8 listed;
+	 * holders counts them all. */
+	const hd_nodes *holder_list;
 } hd_leaks_suspect;
 
 /** The result; opaque. */

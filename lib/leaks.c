@@ -1,27 +1,29 @@
 /*
- * leaks.c - the leak model: a diff's border grouped by holder, ranked,
- * and the first few groups described (hd_leaks_build).
+ * leaks.c - the leak model: the leak's memory attributed to its owners
+ * (leak_attr.c: groups of border objects by holder, and what several
+ * groups hold jointly), ranked, the first few described, clustered by
+ * the shape of their paths, and the verdict (hd_leaks_build).
  *
- * A new object held by exactly one old object belongs to that holder
- * (a cache, a registry, a constant); one held by several old objects,
- * or by a root category only, is a suspect by itself. A suspect's
- * growth is the sum of its border objects' retained sets (disjoint, so
- * suspects never count an object twice), and suspects are ranked by it.
- * Groups under the minimum share are folded (hd_fold_shares). For the
- * first few: the retention path from a GC root to the holder, the
+ * Every leaked object belongs to one owner, to the VM's growth, or to
+ * the unreached, so the shares add up to the whole leak. For the first
+ * few owners: the retention path from a GC root to the holder, the
  * classes of the border objects, and the allocation sites of everything
- * they keep alive (a breadth-first search through new objects).
- * Then every suspect is put in the cluster of its path's shape
- * (clusters.c), and the clusters are ranked by what they retain.
+ * they keep alive (a breadth-first search through the leaked and young
+ * objects). Then every suspect is put in the cluster of its path's
+ * shape (clusters.c), the clusters are ranked by what they retain, and
+ * the verdict names the first suspect, or the first cluster when
+ * several suspects of one shape together hold more than any one does;
+ * a leak under min_leak bytes is no significant leak.
  */
 #include "clusters.h"
+#include "leak_attr.h"
 
 #include <stdlib.h>
 
 struct suspect {
 	hd_leaks_suspect pub;
 	hd_root_path path;
-	hd_nodes border;     /* the border objects (ascending) */
+	struct hd__owner *own; /* its owner in the attribution */
 };
 
 struct cluster {
@@ -33,8 +35,7 @@ struct cluster {
 
 struct hd_leaks {
 	const hd_store *s;
-	const hd_nodes *leak;
-	hd_interface *x;
+	struct hd__attr attr;
 	struct suspect *sus;
 	size_t nsus;
 	hd_leaks_totals t;
@@ -58,10 +59,11 @@ static int cmp_suspect(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The key of a border object: its only old holder, or itself. */
-static hd_node_id owner(const hd_border *b)
+/* The object a suspect's path leads to: its one holder, or else its
+ * first border object (through one of its holders). */
+static hd_node_id target(const hd_leaks_suspect *p)
 {
-	return b->holders == 1 ? b->holder[0] : b->id;
+	return p->holder != HD_NODE_NONE ? p->holder : p->first;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -71,52 +73,34 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One run of pairs with one owner summed into s. */
-static void sum_run(hd_leaks *l, hd_leaks_suspect *s, const hd_border *e)
-{
-	s->holder = e->holders == 1 ? e->holder[0] : HD_NODE_NONE;
-	s->holders = e->holders;
-	s->roots = e->roots;
-	if (e->id < s->first)
-		s->first = e->id;
-	s->border_count++;
-	s->retained_count += e->retained_count;
-	s->retained_memsize = hd_u64_sat_add(s->retained_memsize,
-					     e->retained_memsize,
-					     &l->saturated);
-}
-
-/*
- * One suspect per owner: the pairs (owner, border index) sorted by
- * owner, then summed run by run.
- */
+/* One suspect per owner of the attribution, ranked. */
 static int group(hd_leaks *l, hd_error *err)
 {
-	size_t nb, i, j, k = 0;
-	const hd_border *b = hd_interface_diff_border(l->x, &nb);
-	uint64_t *pairs = hd__array_alloc(nb ? nb : 1, sizeof(*pairs));
+	struct hd__attr *a = &l->attr;
+	size_t i, n = a->nown ? a->nown : 1;
 
-	l->t.border = nb;
-	l->sus = hd__array_alloc(nb ? nb : 1, sizeof(*l->sus));
-	if (!pairs || !l->sus) {
-		hd__free(pairs, (nb ? nb : 1) * sizeof(*pairs));
+	l->t.border = a->border;
+	l->sus = hd__array_alloc(n, sizeof(*l->sus));
+	if (!l->sus)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	}
-	memset(l->sus, 0, (nb ? nb : 1) * sizeof(*l->sus));
-	for (i = 0; i < nb; i++)
-		pairs[i] = (uint64_t)owner(&b[i]) << 32 | i;
-	qsort(pairs, nb, sizeof(*pairs), cmp_u64);
-	for (i = 0; i < nb; i = j) {
-		hd_leaks_suspect *s = &l->sus[k++].pub;
-		hd_node_id key = (hd_node_id)(pairs[i] >> 32);
+	memset(l->sus, 0, n * sizeof(*l->sus));
+	for (i = 0; i < a->nown; i++) {
+		struct hd__owner *o = &a->own[i];
+		hd_leaks_suspect *s = &l->sus[i].pub;
 
-		s->first = HD_NODE_NONE;
-		for (j = i; j < nb && (hd_node_id)(pairs[j] >> 32) == key;
-		     j++)
-			sum_run(l, s, &b[(uint32_t)pairs[j]]);
+		l->sus[i].own = o;
+		s->kind = o->kind;
+		s->holder = o->kind == HD_SUSPECT_HOLDER ? o->listed.ids[0] :
+							   HD_NODE_NONE;
+		s->first = o->border.ids[0];
+		s->holders = o->holders;
+		s->roots = o->roots;
+		s->border_count = o->border.n;
+		s->retained_count = o->count;
+		s->retained_memsize = o->memsize;
+		s->holder_list = &o->listed;
 	}
-	l->nsus = k;
-	hd__free(pairs, (nb ? nb : 1) * sizeof(*pairs));
+	l->nsus = a->nown;
 	qsort(l->sus, l->nsus, sizeof(*l->sus), cmp_suspect);
 	return 0;
 }
@@ -170,10 +154,7 @@ static int cluster_describe(hd_leaks *l, struct cluster *c,
 
 	if (!p->reached)
 		return 0;
-	rc = hd_reach_path(&c->path, reach,
-			   l->sus[ranks[0]].pub.holder != HD_NODE_NONE ?
-				   l->sus[ranks[0]].pub.holder :
-				   l->sus[ranks[0]].pub.first,
+	rc = hd_reach_path(&c->path, reach, target(&l->sus[ranks[0]].pub),
 			   err);
 	if (rc)
 		return rc;
@@ -204,9 +185,7 @@ static int cluster_all(hd_leaks *l, const hd_reach *reach, size_t top,
 		goto out;
 	}
 	for (i = 0; i < l->nsus; i++) {
-		const hd_leaks_suspect *p = &l->sus[i].pub;
-
-		targets[i] = p->holder != HD_NODE_NONE ? p->holder : p->first;
+		targets[i] = target(&l->sus[i].pub);
 	}
 	if ((rc = hd__path_shapes(shapes, l->s, reach, targets, l->nsus,
 				  err)))
@@ -262,100 +241,100 @@ static int new_stats(hd_stats **st, int key0, int key1, hd_error *err)
 	return hd_stats_new(st, &so, err);
 }
 
-/* The suspect's border objects, then everything they reach through new
- * objects (breadth-first; seen is cleared again afterwards). */
+/*
+ * The suspect's border objects, then everything they reach through the
+ * walked objects (breadth-first; seen is cleared again afterwards); the
+ * leaked ones among them into *leaked.
+ */
 static int keepalive(hd_leaks *l, struct suspect *sp, hd_nodes *q,
-		     const unsigned char *isnew, unsigned char *seen,
-		     hd_error *err)
+		     hd_nodes *leaked, unsigned char *seen, hd_error *err)
 {
+	const struct hd__attr *a = &l->attr;
+	const hd_nodes *border = &sp->own->border;
 	hd_leaks_suspect *p = &sp->pub;
-	hd_node_id key = p->holder != HD_NODE_NONE ? p->holder : p->first;
-	size_t nb, i, head = 0;
-	const hd_border *b = hd_interface_diff_border(l->x, &nb);
+	size_t i, head = 0;
 	hd_edge_iter it;
 	hd_node_id v, t;
 	int rc;
 
-	for (i = 0; i < nb; i++)
-		if (owner(&b[i]) == key &&
-		    (rc = node_add(&sp->border, b[i].id, err)))
-			return rc;
-	for (i = 0; i < sp->border.n; i++) {
-		hd__bit_set(seen, sp->border.ids[i]);
-		if ((rc = node_add(q, sp->border.ids[i], err)))
+	for (i = 0; i < border->n; i++) {
+		hd__bit_set(seen, border->ids[i]);
+		if ((rc = node_add(q, border->ids[i], err)))
 			return rc;
 	}
 	while (head < q->n) {
 		hd_store_refs(l->s, q->ids[head++], &it);
 		while (hd_edge_iter_next(&it, &t) == 0) {
-			if (!hd__bit(isnew, t) || hd__bit(seen, t))
+			if (t >= a->n || !hd__bit(a->walk, t) ||
+			    hd__bit(seen, t))
 				continue;
 			hd__bit_set(seen, t);
 			if ((rc = node_add(q, t, err)))
 				return rc;
 		}
 	}
-	p->keepalive_count = q->n;
 	for (i = 0; i < q->n; i++) {
 		v = q->ids[i];
 		hd__bit_clear(seen, v);
+		if (!hd__bit(a->leaked, v))
+			continue;
+		if ((rc = node_add(leaked, v, err)))
+			return rc;
 		p->keepalive_memsize = hd_u64_sat_add(p->keepalive_memsize,
 						      hd_store_memsize(l->s, v),
 						      &l->saturated);
 	}
+	p->keepalive_count = leaked->n;
 	return 0;
 }
 
 /* Counted by class and allocation site. */
-static int describe(hd_leaks *l, struct suspect *sp,
-		    const unsigned char *isnew, unsigned char *seen,
+static int describe(hd_leaks *l, struct suspect *sp, unsigned char *seen,
 		    hd_error *err)
 {
 	hd_leaks_suspect *p = &sp->pub;
-	hd_nodes q = { NULL, 0, 0 };
+	hd_nodes q = { NULL, 0, 0 }, leaked = { NULL, 0, 0 };
 	int rc;
 
-	if ((rc = keepalive(l, sp, &q, isnew, seen, err)))
+	if ((rc = keepalive(l, sp, &q, &leaked, seen, err)))
 		goto out;
-	qsort(q.ids, q.n, sizeof(*q.ids), cmp_id);
-	p->border = &sp->border;
+	if (leaked.n)
+		qsort(leaked.ids, leaked.n, sizeof(*leaked.ids), cmp_id);
+	p->border = &sp->own->border;
 	if ((rc = new_stats(&p->classes, HD_KEY_CLASS, -1, err)) ||
-	    (rc = hd_stats_add_nodes(p->classes, l->s, &sp->border, err)) ||
+	    (rc = hd_stats_add_nodes(p->classes, l->s, p->border, err)) ||
 	    (rc = hd_stats_finish(p->classes, err)) ||
 	    (rc = new_stats(&p->sites, HD_KEY_CLASS, HD_KEY_LOCATION, err)) ||
-	    (rc = hd_stats_add_nodes(p->sites, l->s, &q, err)) ||
+	    (rc = hd_stats_add_nodes(p->sites, l->s, &leaked, err)) ||
 	    (rc = hd_stats_finish(p->sites, err)))
 		goto out;
 out:
 	hd_nodes_free(&q);
+	hd_nodes_free(&leaked);
 	return rc;
 }
 
 static int describe_all(hd_leaks *l, unsigned flags, size_t top,
-		hd_error *err)
+			hd_error *err)
 {
-	size_t bytes = (size_t)hd_store_node_count(l->s) / 8 + 1, i;
-	unsigned char *isnew = hd__calloc(bytes, 1), *seen = hd__calloc(bytes, 1);
+	unsigned char *seen = hd__bitmap_new(l->attr.n);
 	hd_reach *reach = NULL;
+	size_t i;
 	int rc;
 
-	if (!isnew || !seen) {
+	if (!seen) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < l->leak->n; i++)
-		hd__bit_set(isnew, l->leak->ids[i]);
 	if ((rc = hd_reach_new(&reach, l->s, flags & HD_ROOTS_SKIP_WEAK, err)))
 		goto out;
 	for (i = 0; i < l->t.shown; i++) {
 		struct suspect *sp = &l->sus[i];
 		hd_leaks_suspect *p = &sp->pub;
 
-		if ((rc = describe(l, sp, isnew, seen, err)))
+		if ((rc = describe(l, sp, seen, err)))
 			goto out;
-		rc = hd_reach_path(&sp->path, reach,
-				   p->holder != HD_NODE_NONE ?
-						  p->holder : p->first, err);
+		rc = hd_reach_path(&sp->path, reach, target(p), err);
 		if (rc && rc != HD_ENOTFOUND)
 			goto out;
 		p->path = rc == 0 ? &sp->path : NULL;
@@ -364,8 +343,7 @@ static int describe_all(hd_leaks *l, unsigned flags, size_t top,
 	rc = cluster_all(l, reach, top, err);
 out:
 	hd_reach_free(reach);
-	hd__free(isnew, bytes);
-	hd__free(seen, bytes);
+	hd__bitmap_free(seen, l->attr.n);
 	return rc;
 }
 
@@ -403,38 +381,92 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
 	return 0;
 }
 
+/*
+ * The verdict: no significant leak under min_leak bytes (the VM's own
+ * tables left out); else the first suspect, or the first cluster when
+ * it gathers several suspects that together hold more than the first
+ * suspect alone (the shape is then the suspect).
+ */
+static void verdict(hd_leaks *l, uint64_t min_leak)
+{
+	hd_leaks_totals *t = &l->t;
+	uint64_t leak = t->leak_memsize - (t->vm_memsize < t->leak_memsize ?
+						   t->vm_memsize :
+						   t->leak_memsize);
+
+	t->min_leak = min_leak;
+	t->significant = leak >= min_leak && leak > 0;
+	t->first_kind = HD_LEAKS_FIRST_NONE;
+	if (!t->significant || !l->nsus)
+		return;
+	t->first_kind = HD_LEAKS_FIRST_SUSPECT;
+	t->first_share = l->sus[0].pub.share;
+	if (l->ncl && l->cl[0].pub.suspects > 1 &&
+	    l->cl[0].pub.retained_memsize > l->sus[0].pub.retained_memsize) {
+		t->first_kind = HD_LEAKS_FIRST_CLUSTER;
+		t->first_share = l->cl[0].pub.share;
+	}
+}
+
+/* The options, of version 1 (without min_leak) or 2. */
+static int options(hd_leaks_options *o, const hd_leaks_options *opts)
+{
+	static const hd_leaks_options defaults = HD_LEAKS_OPTIONS_INIT;
+
+	*o = defaults;
+	if (!opts)
+		return 0;
+	if (opts->version == 1) {
+		o->flags = opts->flags;
+		o->min_share = opts->min_share;
+		o->top = opts->top;
+		return 0;
+	}
+	if (opts->version != HD_LEAKS_OPTIONS_VERSION)
+		return HD_EINVAL;
+	*o = *opts;
+	return 0;
+}
+
 int hd_leaks_build(hd_leaks **out, const hd_store *s,
 		   const hd_diff_result *d, const hd_leaks_options *opts,
 		   hd_error *err)
 {
-	hd_leaks_options o = HD_LEAKS_OPTIONS_INIT;
-	hd_interface_totals it;
+	hd_leaks_options o;
+	const hd_nodes *leak;
 	hd_leaks *l;
 	int rc;
 
 	HD_ASSERT_ARG(out && s && d);
 	*out = NULL;
-	if (opts)
-		o = *opts;
-	HD_ASSERT_ARG(o.version == HD_LEAKS_OPTIONS_VERSION);
+	HD_ASSERT_ARG(options(&o, opts) == 0);
 	HD_ASSERT_ARG(o.min_share >= 0 && o.min_share <= 1);
 	if (!(l = hd__calloc(1, sizeof(*l))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	l->s = s;
-	l->leak = d->has_later ? &d->retained_later : &d->added;
-	l->t.leak_count = l->leak->n;
+	leak = d->has_later ? &d->retained_later : &d->added;
+	l->t.leak_count = leak->n;
 	l->t.leak_memsize = d->has_later ? d->retained_later_memsize :
 					   d->added_memsize;
-	if ((rc = hd_interface_with_flags(&l->x, s, l->leak,
-					  o.flags & HD_ROOTS_SKIP_WEAK, err)))
+	if ((rc = hd__attr_build(&l->attr, s, leak,
+				 d->has_later ? &d->young_later : NULL,
+				 o.flags & HD_ROOTS_SKIP_WEAK))) {
+		rc = hd__error(err, rc, "out of memory");
 		goto fail;
-	hd_interface_totals_get(&it, l->x);
-	l->saturated = d->memsize_saturated || (int)it.memsize_saturated;
+	}
+	l->saturated = d->memsize_saturated || l->attr.saturated;
+	l->t.unreached_count = l->attr.unreached_count;
+	l->t.unreached_memsize = l->attr.unreached_memsize;
+	l->t.vm_count = l->attr.vm_count;
+	l->t.vm_memsize = l->attr.vm_memsize;
+	l->t.young_count = l->attr.young_count;
+	l->t.young_memsize = l->attr.young_memsize;
+	l->t.joint = l->attr.joint;
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
 	    (rc = describe_all(l, o.flags, o.top, err)))
 		goto fail;
+	verdict(l, o.min_leak);
 	l->t.saturated = (uint32_t)l->saturated;
-	l->leak = NULL; /* d is not kept */
 	*out = l;
 	return 0;
 fail:
@@ -474,14 +506,13 @@ void hd_leaks_free(hd_leaks *l)
 	}
 	hd__free(l->cl, (l->nsus ? l->nsus : 1) * sizeof(*l->cl));
 	hd__free(l->ranks, (l->nsus ? l->nsus : 1) * sizeof(*l->ranks));
-	n = l->t.border ? l->t.border : 1;
+	n = l->nsus ? l->nsus : 1;
 	for (i = 0; l->sus && i < l->nsus; i++) {
 		hd_root_path_free(&l->sus[i].path);
-		hd_nodes_free(&l->sus[i].border);
 		hd_stats_free(l->sus[i].pub.classes);
 		hd_stats_free(l->sus[i].pub.sites);
 	}
 	hd__free(l->sus, n * sizeof(*l->sus));
-	hd_interface_free(l->x);
+	hd__attr_free(&l->attr);
 	hd__free(l, sizeof(*l));
 }
