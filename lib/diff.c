@@ -324,12 +324,6 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 		p = a < pr->p->n && hd_store_address(A, a) == addr ?
 			    a : HD_NODE_NONE;
 		m = judge(pr, l, p, &via);
-		if (young && HD_MATCH_IS_NEW(m)) {
-			/* born after AFTER: neither leaked nor a holder */
-			if (hd__nodes_push(young, l))
-				goto nomem;
-			continue;
-		}
 		if (via != HD_NODE_NONE) {
 			if (HD_MATCH_IS_NEW(match[via]) && !alive[via]) {
 				alive[via] = 1;
@@ -341,6 +335,11 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 			continue;
 		}
 		g = hd_store_generation(L, l);
+		if (young && HD_MATCH_IS_NEW(m) &&
+		    (!pr->use_gen || g == UINT64_MAX || g > pr->G) &&
+		    hd__nodes_push(young, l))
+			goto nomem; /* born after AFTER: neither leaked nor
+				       a holder */
 		if (!pr->use_gen || g == UINT64_MAX || g < G_before ||
 		    g > pr->G)
 			continue;

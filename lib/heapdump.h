@@ -734,6 +734,12 @@ HD_API const char *hd_store_root_ref_name(const hd_store *s, uint32_t i,
 HD_API size_t hd_store_hop_text(char *buf, size_t size, const hd_store *s,
 				hd_node_id from, hd_node_id to);
 
+/**
+ * A byte count as people read it, in powers of 1000: "720 B", "4.5 KB",
+ * "1.3 GB" (into buf as snprintf does; returns the full length).
+ */
+HD_API size_t hd_bytes_text(char *buf, size_t size, uint64_t n);
+
 /* ===================================================================== */
 /* Statistics                                                            */
 /* ===================================================================== */
@@ -2130,6 +2136,18 @@ HD_API size_t hd_leaks_cluster_count(const hd_leaks *l);
 /** The cluster of rank i (0 first), or NULL. Borrowed from l. */
 HD_API const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l,
 						    size_t i);
+
+/**
+ * The verdict in one line, the sentence every front end prints first
+ * (into buf, NUL-terminated, truncated to size; returns its full length
+ * as snprintf does): "no significant leak: ...", "suspect 1 holds 99.5%
+ * of the leak (...): Fanout @string_subscribers -> Hash [...] ->
+ * Array", or "cluster 1: 400 suspects of one shape hold 99.9% of the
+ * leak: vm -> ...". The path's last hops, with reference names when the
+ * dump has them. Raw bytes: escape control bytes before printing.
+ */
+HD_API size_t hd_leaks_verdict_text(char *buf, size_t size,
+				    const hd_leaks *l);
 
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);

@@ -18,6 +18,8 @@
 #include "clusters.h"
 #include "leak_attr.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct suspect {
@@ -35,6 +37,7 @@ struct cluster {
 
 struct hd_leaks {
 	const hd_store *s;
+	int has_later;       /* "leak" (else "growth") */
 	struct hd__attr attr;
 	struct suspect *sus;
 	size_t nsus;
@@ -444,6 +447,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	if (!(l = hd__calloc(1, sizeof(*l))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	l->s = s;
+	l->has_later = d->has_later;
 	leak = d->has_later ? &d->retained_later : &d->added;
 	l->t.leak_count = leak->n;
 	l->t.leak_memsize = d->has_later ? d->retained_later_memsize :
@@ -515,4 +519,156 @@ void hd_leaks_free(hd_leaks *l)
 	hd__free(l->sus, n * sizeof(*l->sus));
 	hd__attr_free(&l->attr);
 	hd__free(l, sizeof(*l));
+}
+
+/* ---- the verdict in words ---- */
+
+size_t hd_bytes_text(char *buf, size_t size, uint64_t n)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)n;
+	int u = 0, len;
+
+	while (v >= 1000.0 && u < 4) {
+		v /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		len = snprintf(buf, size, "%llu B", (unsigned long long)n);
+	else
+		len = snprintf(buf, size, "%.1f %s", v, unit[u]);
+	return len < 0 ? 0 : (size_t)len;
+}
+
+/* A growing text: appends as snprintf would, counting what did not fit. */
+struct text {
+	char *buf;
+	size_t size, len;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t->len < t->size ? t->buf + t->len : NULL,
+		      t->len < t->size ? t->size - t->len : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += (size_t)n;
+}
+
+/* One hop of a path ("Node name"), from -> to. */
+static void put_hop(struct text *t, const hd_store *s, hd_node_id from,
+		    hd_node_id to)
+{
+	size_t n = hd_store_hop_text(t->len < t->size ? t->buf + t->len : NULL,
+				     t->len < t->size ? t->size - t->len : 0,
+				     s, from, to);
+
+	t->len += n;
+}
+
+/* The last hops of a path that end at v (at most HOPS of them). */
+#define HOPS 3
+
+static void put_tail(struct text *t, const hd_store *s,
+		     const hd_root_path *p)
+{
+	size_t i = p->n > HOPS ? p->n - HOPS : 0;
+
+	if (p->n > HOPS)
+		put(t, "... -> ");
+	for (; i < p->n; i++) {
+		put_hop(t, s, p->nodes[i],
+			i + 1 < p->n ? p->nodes[i + 1] : HD_NODE_NONE);
+		if (i + 1 < p->n)
+			put(t, " -> ");
+	}
+}
+
+/* How a suspect is held, in words. */
+static void put_held(struct text *t, const hd_leaks *l,
+		     const hd_leaks_suspect *p)
+{
+	const hd_nodes *h = p->holder_list;
+	size_t i;
+
+	switch (p->kind) {
+	case HD_SUSPECT_SHARED:
+	case HD_SUSPECT_JOINT:
+		put(t, p->kind == HD_SUSPECT_JOINT ?
+			       "held jointly by %u holders: " :
+			       "each held by the same %u old objects: ",
+		    p->holders);
+		for (i = 0; h && i < h->n && i < 3; i++) {
+			put(t, "%s", i ? ", " : "");
+			put_hop(t, l->s, h->ids[i], HD_NODE_NONE);
+		}
+		if (p->holders > 3)
+			put(t, ", ...");
+		break;
+	case HD_SUSPECT_ROOT:
+		put(t, "held by a root alone");
+		break;
+	default:
+		if (p->path)
+			put_tail(t, l->s, p->path);
+		else
+			put_hop(t, l->s, p->holder, HD_NODE_NONE);
+	}
+}
+
+size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+	const char *what = l->has_later ? "leak" : "growth";
+	struct text t = { buf, size, 0 };
+	char a[32], b[32];
+
+	if (size)
+		buf[0] = 0;
+	if (!v->significant) {
+		hd_bytes_text(a, sizeof(a), v->leak_memsize - v->vm_memsize);
+		hd_bytes_text(b, sizeof(b), v->min_leak);
+		put(&t, "no significant %s: %llu objects, %s %s, under the "
+			"%s threshold", what,
+		    (unsigned long long)(v->leak_count - v->vm_count), a,
+		    l->has_later ? "new in after and still alive in later" :
+				   "new in after",
+		    b);
+		if (v->vm_memsize) {
+			hd_bytes_text(a, sizeof(a), v->vm_memsize);
+			put(&t, " (and %s of the VM's own tables)", a);
+		}
+		return t.len;
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER) {
+		const hd_leaks_cluster *c = &l->cl[v->first_index].pub;
+
+		hd_bytes_text(a, sizeof(a), c->retained_memsize);
+		put(&t, "cluster %zu: %zu suspects of one shape hold %.1f%% of "
+			"the %s (%s)", v->first_index + 1, c->suspects,
+		    100.0 * c->share, what, a);
+		if (c->shape)
+			put(&t, ": %s", c->shape);
+		return t.len;
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT) {
+		const hd_leaks_suspect *p = &l->sus[v->first_index].pub;
+
+		hd_bytes_text(a, sizeof(a), p->retained_memsize);
+		put(&t, "suspect %zu holds %.1f%% of the %s (%llu objects, "
+			"%s): ", v->first_index + 1, 100.0 * p->share, what,
+		    (unsigned long long)p->retained_count, a);
+		put_held(&t, l, p);
+		return t.len;
+	}
+	put(&t, "a %s without a suspect: no old object or root holds "
+		"what is new", what);
+	return t.len;
 }
