@@ -99,15 +99,6 @@ static size_t rows_max(void)
 
 /* ---- pieces ---- */
 
-/* The class of a node, as every command names it (hd_store_node_name). */
-static void node_class(const hd_store *s, hd_node_id v)
-{
-	char raw[512];
-	size_t n = hd_store_node_name(raw, sizeof(raw), s, v);
-
-	html_text(F, raw, n < sizeof(raw) ? n : sizeof(raw) - 1);
-}
-
 static void site_html(const hd_site *site)
 {
 	html_text(F, site->file, site->file_len);
@@ -471,21 +462,16 @@ static void verdict(const struct leak *r)
 				cli_commas(r->t.leak_count, a, sizeof(a)),
 				cli_human_bytes(r->t.leak_memsize, b,
 						sizeof(b)));
-		if (r->t.groups) {
-			const hd_leaks_suspect *sp =
-				hd_leaks_suspect_get(r->l, 0);
-			hd_node_id v = sp->holder != HD_NODE_NONE ?
-					       sp->holder :
-					       sp->first;
+		{
+			/* the library's verdict, as every front end says it */
+			char buf[1024];
+			size_t n = hd_leaks_verdict_text(buf, sizeof(buf),
+							 r->l);
 
-			fputs(" The biggest suspect, ", F);
-			node_class(r->s[r->at], v);
-			fprintf(F, " <code class=\"addr\">0x%llx</code>, "
-				   "holds %.1f%% of the %s.",
-				(unsigned long long)hd_store_address(
-					r->s[r->at], v),
-				pct(sp->retained_memsize, r->t.leak_memsize),
-				what);
+			fputs(" <span id=\"verdict-text\">Verdict: ", F);
+			html_text(F, buf, n < sizeof(buf) ? n :
+							    sizeof(buf) - 1);
+			fputs(".</span>", F);
 		}
 	}
 	fputs("</p>\n<dl class=\"kv\">\n<dt>new in after</dt><dd>", F);

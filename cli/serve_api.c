@@ -1519,7 +1519,21 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	hd_leaks_totals_get(&t, st->leaks);
-	fprintf(f, "{\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
+	{
+		/* the library's verdict, first */
+		char buf[1024];
+		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), st->leaks);
+
+		fprintf(f, "{\"verdict\":{\"leak\":%s,\"text\":",
+			t.significant ? "true" : "false");
+		cli_json_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+		fprintf(f, ",\"first\":%s,\"index\":%zu,\"share\":%.4f},",
+			t.first_kind == HD_LEAKS_FIRST_CLUSTER ? "\"cluster\"" :
+			t.first_kind == HD_LEAKS_FIRST_SUSPECT ? "\"suspect\"" :
+								 "null",
+			t.first_index, t.first_share);
+	}
+	fprintf(f, "\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
 		"\"border\":%llu,\"groups\":%zu,\"folded\":%zu,"
 		"\"folded_count\":%llu,\"folded_memsize\":%llu},"
 		"\"offset\":%llu,\"suspects\":[",
@@ -1542,6 +1556,11 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 			fprintf(f, "null");
 		fprintf(f, ",\"first_border\":");
 		node_json(f, st, sp->first);
+		fprintf(f, ",\"kind\":\"%s\"",
+			sp->kind == HD_SUSPECT_JOINT  ? "joint" :
+			sp->kind == HD_SUSPECT_SHARED ? "shared" :
+			sp->kind == HD_SUSPECT_ROOT   ? "root" :
+							"holder");
 		fprintf(f, ",\"holders\":%u,\"roots\":%u,\"border_count\":%llu,"
 			"\"retained_count\":%llu,\"retained_memsize\":%llu,"
 			"\"share\":%.4f,\"path\":", sp->holders, sp->roots,

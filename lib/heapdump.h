@@ -2097,7 +2097,7 @@ HD_API const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l,
  * same shape, that is the same root category and, hop by hop, the same
  * names of the objects on the way (hd_store_node_name(): "Object",
  * "Array", "Service", "LeakyCache", "Hash") and the same reference names
- * (hd_store_ref_name(), an Array element's index as "[*]"), are one
+ * (hd_store_ref_name(), an Array element's index and a Hash value's key as "[*]"), are one
  * cluster: three caches of one class held the same way are one problem. Every suspect
  * (folded ones included) belongs to one cluster; the suspects no root
  * reaches form one cluster of their own, without a path. Clusters are

@@ -809,7 +809,8 @@ module HeapDump
     # A suspect: the one old holder (or, held by several, the first
     # border object), and the growth it holds.
     Suspect = Struct.new(:rank, :holder, :first, :holders, :roots, :border_count, :retained_count,
-                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border) do
+                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border,
+                         :kind, :holder_list) do
       def inspect
         who = holder ? "held by #{holder.inspect}" : "#{first.inspect} (held by #{holders} old objects, #{roots} roots)"
         format("#<Suspect #%d %s: %d objects, %d bytes retained (%.1f%%)%s>", rank, who, retained_count,
@@ -829,7 +830,8 @@ module HeapDump
         Suspect.new(i + 1, s[:holder] && HeapObject.new(@heap, s[:holder]), HeapObject.new(@heap, s[:first]),
                     s[:holders], s[:roots], s[:border_count], s[:retained_count], s[:retained_memsize], s[:share],
                     s[:keepalive_count], s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
-                    s[:border] && Selection.from_nodes(@heap, s[:border]))
+                    s[:border] && Selection.from_nodes(@heap, s[:border]), s[:kind].to_sym,
+                    s[:holder_list] && Selection.from_nodes(@heap, s[:holder_list]))
       end
       @clusters = h[:clusters].map do |c|
         c.merge(path: c[:path] && Path.new(@heap, *c[:path]))
@@ -843,6 +845,12 @@ module HeapDump
     def groups = @h[:groups]
     # the suspects described (paths, borders)
     def shown = @suspects.first(@h[:shown])
+    # the verdict, the sentence every front end prints first
+    def verdict = @h[:verdict]
+    # false when what leaked is under the threshold (no significant leak)
+    def leak? = @h[:significant]
+    # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
+    def first = @h[:first_kind] && [@h[:first_kind].to_sym, @h[:first_index] + 1]
 
     # the totals as `heapdump leaks -f json` has them
     def to_h
@@ -851,7 +859,7 @@ module HeapDump
     end
 
     def inspect
-      "#<HeapDump::Leaks #{count} objects (#{memsize} bytes) leaked, #{groups} suspects#{@suspects.first ? ", first #{@suspects.first.inspect}" : ''}>"
+      "#<HeapDump::Leaks #{verdict}; #{count} objects (#{memsize} bytes) leaked, #{groups} suspects>"
     end
 
     def pretty_print(q) = q.text(inspect)
