@@ -302,6 +302,29 @@ static int cmp_keyed(const void *a, const void *b)
  * of AFTER by (generation, type, class, site), one for one. in_later[]
  * receives, for each object marked, its node in LATER.
  */
+/* kl ids: a node id (below 2^31) and this bit */
+#define MAYBE_YOUNG 0x80000000u
+
+static int cmp_node(const void *a, const void *b)
+{
+	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sets bit i of *m (n bits), made on first use. 0 or HD_ENOMEM. */
+static int bitmap_set_new(unsigned char **m, uint32_t *nm, uint32_t n,
+			       uint32_t i)
+{
+	if (!*m) {
+		if (!(*m = hd__bitmap_new(n)))
+			return HD_ENOMEM;
+		*nm = n;
+	}
+	hd__bit_set(*m, i);
+	return 0;
+}
+
 static int find_retained(struct pair *pr, const unsigned char *match,
 			 unsigned char *alive, hd_node_id *in_later,
 			 uint64_t G_before, hd_diff_result *res,
@@ -311,6 +334,8 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 	struct keyed *ka = NULL, *kl = NULL;
 	size_t na = 0, nl = 0, ca = 0, cl = 0, i, j;
 	hd_node_id l, a = 0, via;
+	unsigned char *maybe = NULL; /* LATER nodes that may be young */
+	uint32_t nmaybe = 0;
 	int rc = 0;
 
 	for (l = 0; l < pr->q->n; l++) {
@@ -349,7 +374,16 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 					 sizeof(*kl)))
 			goto nomem;
 		kl[nl].key = site_key(pr, L, l);
-		kl[nl++].id = l;
+		/* a new verdict at AFTER's own generation (no GC since its
+		 * dump) and at no address of AFTER: young unless paired */
+		kl[nl++].id = l | (HD_MATCH_IS_NEW(m) ? MAYBE_YOUNG : 0);
+	}
+	for (i = 0; i < nl; i++) {
+		if (kl[i].id & MAYBE_YOUNG && young &&
+		    bitmap_set_new(&maybe, &nmaybe, pr->q->n,
+					kl[i].id & ~MAYBE_YOUNG))
+			goto nomem;
+		kl[i].id &= ~MAYBE_YOUNG;
 	}
 	if (nl) {
 		for (i = 0; i < pr->p->n; i++) {
@@ -372,11 +406,23 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 			} else {
 				alive[ka[i].id] = 3;
 				in_later[ka[i].id] = kl[j].id;
+				if (maybe)
+					hd__bit_clear(maybe, kl[j].id);
 				res->retained_moved++;
 				i++;
 				j++;
 			}
 		}
+	}
+	if (maybe) {
+		/* the unpaired ones were born after AFTER: in node order
+		 * among the others */
+		for (l = 0; l < pr->q->n; l++)
+			if (hd__bit(maybe, l) && hd__nodes_push(young, l))
+				goto nomem;
+		if (young->n)
+			qsort(young->ids, young->n, sizeof(*young->ids),
+			      cmp_node);
 	}
 	goto out;
 nomem:
@@ -384,6 +430,7 @@ nomem:
 out:
 	hd__free(ka, ca * sizeof(*ka));
 	hd__free(kl, cl * sizeof(*kl));
+	hd__bitmap_free(maybe, nmaybe);
 	return rc;
 }
 

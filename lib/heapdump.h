@@ -2152,6 +2152,45 @@ HD_API size_t hd_leaks_verdict_text(char *buf, size_t size,
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);
 
+/*
+ * Collections that grow at every step of N dumps of one process
+ * (memlab's unbound-collection analysis): each Hash and Array of the
+ * last dump followed back, dump by dump, to the object at its address
+ * of the same type (and generation when both dumps are traced), kept
+ * when it is in every dump and its length (a Hash's size, an Array's
+ * length) grows at every step. Ranked by growth (last length less
+ * first), then by last length. An object compaction moved is not
+ * followed. O(N * C log V), C the collections of the last dump.
+ */
+
+/** A growing collection; borrowed from its hd_growth. */
+typedef struct hd_growing {
+	hd_node_id id;            /**< in the last store */
+	int type;                 /**< HD_T_HASH or HD_T_ARRAY */
+	uint64_t first, last;     /**< its length in the first and last */
+	const uint64_t *lengths;  /**< one per dump, oldest first */
+} hd_growing;
+
+/** The result; opaque. */
+typedef struct hd_growth hd_growth;
+
+/**
+ * Finds the growing collections of stores[0..n) (n >= 2, oldest
+ * first). @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_growth_build(hd_growth **out, const hd_store *const *stores,
+			   size_t n, hd_error *err);
+/** The number of growing collections found. */
+HD_API size_t hd_growth_count(const hd_growth *g);
+/** The collections of the last dump that were followed back. */
+HD_API uint64_t hd_growth_examined(const hd_growth *g);
+/** The one of rank i (0 first), or NULL. */
+HD_API const hd_growing *hd_growth_get(const hd_growth *g, size_t i);
+/** The growing collection that is node id of the last store, or NULL. */
+HD_API const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id);
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_growth_free(hd_growth *g);
+
 /* ===================================================================== */
 /* Transforms                                                            */
 /* ===================================================================== */

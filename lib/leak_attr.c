@@ -229,6 +229,7 @@ struct work {
 	size_t nborder;      /* border objects, young ones included */
 	unsigned char *claimed; /* m: border objects, which their group
 				   owns whatever else holds them */
+	uint32_t *gown;      /* G: each group's owner, or HD__NONE */
 	struct hd__csr g, rg; /* W then the groups, and the reverse */
 	struct sets hsets;   /* old holder sets (node ids) */
 };
@@ -580,12 +581,16 @@ static int group_owners(struct work *w, const uint64_t *cnt,
 	uint32_t g, d;
 	int kind;
 
+	if (!HD_ALLOC(w->gown, w->G ? w->G : 1))
+		return HD_ENOMEM;
 	for (g = 0; g < w->G; g++) {
+		w->gown[g] = HD__NONE;
 		d = t->dfn[w->m + g];
 		if (!cnt[d])
 			continue;
 		if (own_new(a, &o))
 			return HD_ENOMEM;
+		w->gown[g] = (uint32_t)(a->nown - 1);
 		kind = (int)(w->key[g] >> KIND_SHIFT);
 		o->kind = kind;
 		o->count = cnt[d];
@@ -715,7 +720,9 @@ static int joint_owners(struct work *w, const struct hd__dom *t,
 		n = set_len(&st, sid);
 		o->holders = n + ((st.pool[st.at[sid]] & SET_MORE) != 0);
 		for (i = 0; i < n; i++)
-			if (group_holders(w, items[i], &o->listed))
+			if (group_holders(w, items[i], &o->listed) ||
+			    (!(st.pool[st.at[sid]] & SET_MORE) &&
+			     hd__nodes_push(&o->groups, items[i])))
 				goto out;
 		nodes_unique(&o->listed);
 		for (j = k; j < nk && kv[j].key == kv[k].key; j++) {
@@ -738,6 +745,181 @@ out:
 	HD_FREE(comp, setof || comp ? w->m + w->G : 0);
 	sets_free(&st);
 	return rc;
+}
+
+/* ---- joint memory lifted to the old object above its holders ---- */
+
+/* How far up a joint's holders are followed to meet. */
+#define LIFT_DEPTH 8
+
+/* The one old object holding old object v, or HD_NODE_NONE: none, a
+ * walked (new or young) one, or several. */
+static hd_node_id unique_holder(const struct work *w, hd_node_id v)
+{
+	hd_edge_iter it;
+	hd_node_id r, one = HD_NODE_NONE;
+
+	hd_store_referrers(w->s, v, &it);
+	while (hd_edge_iter_next(&it, &r) == 0) {
+		if (r >= w->n || r == v || !holds(w, r))
+			continue;
+		if (w->loc[r] != HD__NONE || (one != HD_NODE_NONE && r != one))
+			return HD_NODE_NONE;
+		one = r;
+	}
+	return one;
+}
+
+/* v and the old objects above it through unique holders, into up[]. */
+static size_t chain_up(const struct work *w, hd_node_id v, hd_node_id *up)
+{
+	size_t n = 0, k;
+
+	while (v != HD_NODE_NONE && n < LIFT_DEPTH) {
+		for (k = 0; k < n; k++)
+			if (up[k] == v)
+				return n; /* a cycle of unique holders */
+		up[n++] = v;
+		v = unique_holder(w, v);
+	}
+	return n;
+}
+
+/*
+ * The old object where the holders of a joint's groups meet, each
+ * followed up through the one old object holding it (at most
+ * LIFT_DEPTH steps), or HD_NODE_NONE: two Arrays of one EventBus's
+ * Hash that each hold one Method of every widget meet at the Hash.
+ */
+static hd_node_id meet(const struct work *w, const struct hd__owner *o)
+{
+	hd_node_id first[LIFT_DEPTH], other[LIFT_DEPTH];
+	size_t nf, no, i, j, k;
+	int ok;
+
+	if (o->groups.n < 2 || o->groups.n > HD__ATTR_LIST)
+		return HD_NODE_NONE;
+	for (i = 0; i < o->groups.n; i++)
+		if ((int)(w->key[o->groups.ids[i]] >> KIND_SHIFT) !=
+		    HD_SUSPECT_HOLDER)
+			return HD_NODE_NONE;
+	nf = chain_up(w, (uint32_t)w->key[o->groups.ids[0]], first);
+	for (j = 0; j < nf; j++) {
+		ok = 1;
+		for (i = 1; i < o->groups.n && ok; i++) {
+			no = chain_up(w, (uint32_t)w->key[o->groups.ids[i]],
+				      other);
+			for (k = 0; k < no && other[k] != first[j]; k++)
+				;
+			ok = k < no;
+		}
+		if (ok)
+			return first[j];
+	}
+	return HD_NODE_NONE;
+}
+
+/* b's leaked objects and border moved into a (b dies). */
+static int absorb(struct hd__attr *a, struct hd__owner *into,
+		  struct hd__owner *b)
+{
+	size_t i;
+
+	into->count += b->count;
+	a->saturated |= hd__sat_add(&into->memsize, b->memsize);
+	for (i = 0; i < b->border.n; i++)
+		if (hd__nodes_push(&into->border, b->border.ids[i]))
+			return HD_ENOMEM;
+	nodes_unique(&into->border);
+	b->dead = 1;
+	b->count = b->memsize = 0;
+	return 0;
+}
+
+/* Each joint whose holders meet at one old object becomes that
+ * object's, with the groups it joined. */
+static int lift_all(struct work *w)
+{
+	struct hd__attr *a = w->a;
+	size_t i, k, n = a->nown;
+	hd_node_id x;
+	hd_nodes tops;
+
+	for (i = 0; i < n; i++) {
+		struct hd__owner *o = &a->own[i];
+
+		if (o->kind != HD_SUSPECT_JOINT ||
+		    (x = meet(w, o)) == HD_NODE_NONE)
+			continue;
+		/* its border: the groups' border objects (the joint's own
+		 * are inside them), or its own when no group weighs */
+		tops = o->border;
+		memset(&o->border, 0, sizeof(o->border));
+		for (k = 0; k < o->groups.n; k++) {
+			uint32_t g = w->gown[o->groups.ids[k]];
+
+			if (g != HD__NONE && !a->own[g].dead &&
+			    absorb(a, o, &a->own[g])) {
+				hd_nodes_free(&tops);
+				return HD_ENOMEM;
+			}
+		}
+		if (!o->border.n) {
+			hd_nodes_free(&o->border);
+			o->border = tops;
+		} else {
+			hd_nodes_free(&tops);
+		}
+		o->kind = HD_SUSPECT_HOLDER;
+		o->holders = 1;
+		o->listed.n = 0;
+		if (hd__nodes_push(&o->listed, x))
+			return HD_ENOMEM;
+		a->joint--;
+		a->lifted++;
+	}
+	return 0;
+}
+
+/* Owners of one holder (a lifted joint and a group of the object it
+ * lifted to) become one; the dead are dropped. */
+static int merge_same(struct work *w)
+{
+	struct hd__attr *a = w->a;
+	struct hd__map seen;
+	size_t i, k = 0;
+	uint32_t at;
+	int found;
+
+	if (hd__map_init(&seen, a->nown))
+		return HD_ENOMEM;
+	for (i = 0; i < a->nown; i++) {
+		struct hd__owner *o = &a->own[i];
+
+		if (o->dead || o->kind != HD_SUSPECT_HOLDER)
+			continue;
+		if (hd__map_put(&seen, o->listed.ids[0], (uint32_t)i, &at,
+				&found)) {
+			hd__map_free(&seen);
+			return HD_ENOMEM;
+		}
+		if (found && absorb(a, &a->own[at], o)) {
+			hd__map_free(&seen);
+			return HD_ENOMEM;
+		}
+	}
+	hd__map_free(&seen);
+	for (i = 0; i < a->nown; i++) {
+		if (a->own[i].dead) {
+			hd_nodes_free(&a->own[i].listed);
+			hd_nodes_free(&a->own[i].border);
+			hd_nodes_free(&a->own[i].groups);
+			continue;
+		}
+		a->own[k++] = a->own[i];
+	}
+	a->nown = k;
+	return 0;
 }
 
 /*
@@ -784,7 +966,8 @@ static int attribute(struct work *w)
 		}
 	}
 	if ((rc = group_owners(w, cnt, mem, &t)) ||
-	    (rc = joint_owners(w, &t, cnt, mem)))
+	    (rc = joint_owners(w, &t, cnt, mem)) || (rc = lift_all(w)) ||
+	    (rc = merge_same(w)))
 		goto out;
 	for (i = 0; i < a->nown; i++)
 		if (!a->own[i].border.n) /* never: every owner has one */
@@ -802,6 +985,7 @@ static void work_free(struct work *w)
 {
 	hd__bitmap_free(w->cut, w->n);
 	hd__bitmap_free(w->claimed, w->m);
+	HD_FREE(w->gown, w->gown ? (w->G ? w->G : 1) : 0);
 	HD_FREE(w->loc, w->loc ? w->n : 0);
 	HD_FREE(w->node, w->node ? (w->m ? w->m : 1) : 0);
 	HD_FREE(w->roots, w->roots ? (w->m ? w->m : 1) : 0);
@@ -845,6 +1029,7 @@ void hd__attr_free(struct hd__attr *a)
 	for (i = 0; i < a->nown; i++) {
 		hd_nodes_free(&a->own[i].listed);
 		hd_nodes_free(&a->own[i].border);
+		hd_nodes_free(&a->own[i].groups);
 	}
 	HD_FREE(a->own, a->cown);
 	hd__bitmap_free(a->walk, a->n);

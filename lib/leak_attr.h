@@ -25,6 +25,8 @@ struct hd__owner {
 	hd_nodes border;         /* its border objects (a JOINT: the objects
 				    no group dominates), ascending */
 	uint64_t count, memsize; /* leaked objects it retains */
+	hd_nodes groups;         /* a JOINT: its groups (all of them) */
+	int dead;                /* merged into another owner */
 };
 
 /* The attribution of a leak. */
@@ -33,6 +35,7 @@ struct hd__attr {
 	size_t nown, cown;
 	uint64_t border;                 /* leaked border objects */
 	uint64_t joint;                  /* owners of kind JOINT */
+	uint64_t lifted;                 /* joints lifted to one holder */
 	uint64_t unreached_count, unreached_memsize;
 	uint64_t vm_count, vm_memsize;   /* leaked VM tables, put apart */
 	uint64_t young_count, young_memsize;

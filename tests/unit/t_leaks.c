@@ -431,6 +431,54 @@ static void test_leaks__no_significant_leak(void)
 	hd_store_close(s);
 }
 
+/*
+ * A widget held by two Method objects, one in each of two Arrays of one
+ * Hash (an event bus's handlers): the joint memory is lifted to the
+ * Hash where the Arrays' holders meet, with both Arrays' groups.
+ *
+ *   root -> 0 (Hash) -> 1, 2 (Arrays)     old
+ *   1 -> 3, 2 -> 4 (Methods) -> 5 (Widget)   new
+ */
+static void test_leaks__joint_lifted_to_where_holders_meet(void)
+{
+	static const uint32_t leak[] = { 3, 4, 5 };
+	struct graph g;
+	hd_store *s;
+	hd_diff_result d;
+	hd_leaks *l = NULL;
+	hd_leaks_totals t;
+	const hd_leaks_suspect *p;
+
+	g_init(&g, 6);
+	g_edge(&g, 0, 1);
+	g_edge(&g, 0, 2);
+	g_edge(&g, 1, 3);
+	g_edge(&g, 2, 4);
+	g_edge(&g, 3, 5);
+	g_edge(&g, 4, 5);
+	g.root = malloc(sizeof(*g.root));
+	g.root[0] = 0;
+	g.nroot = 1;
+	s = g_store(&g);
+	g_free(&g);
+	T_ASSERT(s);
+	memset(&d, 0, sizeof(d));
+	set_of(&d.added, &d.added_memsize, leak, 3);
+	T_RC(hd_leaks_build(&l, s, &d, NULL, NULL), 0);
+	hd_leaks_totals_get(&t, l);
+	T_EQ(t.groups, 1);
+	T_EQ(t.joint, 0);
+	p = hd_leaks_suspect_get(l, 0);
+	T_EQ(p->kind, HD_SUSPECT_HOLDER);
+	T_EQ(p->holder, 0);
+	T_EQ(p->retained_count, 3);
+	T_EQ(p->retained_memsize, 43 + 44 + 45);
+	T_EQ(p->border_count, 2);
+	hd_leaks_free(l);
+	hd_nodes_free(&d.added);
+	hd_store_close(s);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(leaks__ranked_and_folded),
 	T_CASE(leaks__defaults_describe_all),
@@ -439,6 +487,7 @@ static const struct t_case cases[] = {
 	T_CASE(leaks__attribution_adds_up),
 	T_CASE(leaks__young_are_walked_through),
 	T_CASE(leaks__no_significant_leak),
+	T_CASE(leaks__joint_lifted_to_where_holders_meet),
 };
 
 T_MAIN(cases)
