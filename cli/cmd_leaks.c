@@ -66,7 +66,7 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd_info info = {
-	COMMAND_NAME, "[options] BEFORE AFTER [LATER]",
+	COMMAND_NAME, "[options] BEFORE AFTER [STEP...] [LATER]",
 	"Find what leaks between dumps: the new objects of AFTER (with LATER,\n"
 	"those still alive in LATER, as LATER holds them), grouped by the old\n"
 	"objects that hold them; the few holders with the most growth, each\n"
@@ -75,9 +75,13 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/* dumps a hunt may take: BEFORE AFTER [STEP...] LATER */
+#define MAX_DUMPS 16
+
 struct report {
-	hd_store *s[3];
-	struct cli_input in[3];
+	hd_store *s[MAX_DUMPS];
+	struct cli_input in[MAX_DUMPS];
+	hd_growth *g;        /* with three dumps or more */
 	int nin;
 	int at;              /* the dump whose graph is examined: AFTER or
 				LATER */
@@ -291,6 +295,50 @@ static void tsv_clusters(const struct report *r)
 	}
 }
 
+/* "before", "after", "step 3", ..., "later" */
+static const char *side_name(const struct report *r, size_t k, char *buf,
+			     size_t size)
+{
+	if (k == 0)
+		return "before";
+	if (k == 1)
+		return "after";
+	if (k + 1 == (size_t)r->nin)
+		return "later";
+	snprintf(buf, size, "step %zu", k + 1);
+	return buf;
+}
+
+/* How many growing collections the text and TSV list */
+#define GROWING_SHOWN 5
+
+/* The collections growing at every step (three dumps or more). */
+static void text_growth(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_growth_count(r->g), i, k;
+	char a[32], b[32];
+
+	if (!r->g)
+		return;
+	printf("%-9s %s collection%s grow%s at every step of the %d dumps "
+	       "(of %s Hashes and Arrays of later)\n", "growing",
+	       cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
+	       n == 1 ? "s" : "", r->nin,
+	       cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
+	for (i = 0; i < n && i < GROWING_SHOWN; i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		printf("          ");
+		text_node(s, x->id);
+		printf(": ");
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%s%llu", k ? " -> " : "",
+			       (unsigned long long)x->lengths[k]);
+		putchar('\n');
+	}
+}
+
 /* The verdict, first: the library's sentence. */
 static void text_verdict(const struct report *r)
 {
@@ -381,13 +429,12 @@ static void print_text(const struct report *r)
 	size_t i, k;
 
 	for (k = 0; k < (size_t)r->nin; k++) {
-		static const char *const side[] = { "before", "after",
-						     "later" };
+		char step[16];
 
-		printf("%-9s ", side[k]);
+		printf("%-9s ", side_name(r, k, step, sizeof(step)));
 		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
 		printf(" (%s objects)\n",
-		       cli_commas(d->objects[k], a, sizeof(a)));
+		       cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
 	}
 	text_verdict(r);
 	printf("%-9s %s objects, %s new in after%s\n", "new",
@@ -414,6 +461,7 @@ static void print_text(const struct report *r)
 		       cli_commas(r->t.groups, a, sizeof(a)),
 		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
 	text_apart(r);
+	text_growth(r);
 	if (!r->t.groups) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -635,6 +683,31 @@ static void json_verdict(const struct report *r)
 	       t->leak_memsize ? 1.0 : 0.0);
 }
 
+/* "growing": the collections that grow at every step */
+static void json_growth(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_growth_count(r->g), i, k;
+
+	if (!r->g)
+		return;
+	printf(",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
+	       "\"collections\":[", r->nin,
+	       (unsigned long long)hd_growth_examined(r->g), n);
+	for (i = 0; i < n && i < (size_t)A.top * 4; i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		printf("%s{\"object\":", i ? "," : "");
+		cli_node_json(stdout, s, x->id);
+		printf(",\"lengths\":[");
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%s%llu", k ? "," : "",
+			       (unsigned long long)x->lengths[k]);
+		printf("]}");
+	}
+	printf("]}");
+}
+
 static void print_json(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
@@ -647,7 +720,9 @@ static void print_json(const struct report *r)
 		printf("%s", j ? "," : "");
 		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
 	}
-	printf("],\"new\":{\"count\":%zu,\"memsize\":%llu}",
+	printf("]");
+	json_growth(r);
+	printf(",\"new\":{\"count\":%zu,\"memsize\":%llu}",
 	       d->added.n, (unsigned long long)d->added_memsize);
 	if (d->has_later)
 		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
@@ -755,16 +830,28 @@ static void tsv_verdict(const struct report *r)
 
 static void print_tsv(const struct report *r)
 {
-	static const char *const side[3] = { "before", "after", "later" };
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	char cls[256];
-	size_t i;
+	char cls[256], step[16];
+	size_t i, k;
 	int j;
 
 	for (j = 0; j < r->nin; j++)
-		printf("total\tobjects_%s\t%llu\n", side[j],
-		       (unsigned long long)d->objects[j]);
+		printf("total\tobjects_%s\t%llu\n",
+		       side_name(r, (size_t)j, step, sizeof(step)),
+		       (unsigned long long)hd_store_node_count(r->s[j]));
+	for (i = 0; i < hd_growth_count(r->g); i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		cli_node_class(s, x->id, cls, sizeof(cls));
+		printf("growing\t0x%llx\t",
+		       (unsigned long long)hd_store_address(s, x->id));
+		tsv_str(cls);
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%c%llu", k ? ',' : '\t',
+			       (unsigned long long)x->lengths[k]);
+		putchar('\n');
+	}
 	printf("total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
 	       (unsigned long long)d->added_memsize);
 	if (d->has_later)
@@ -870,8 +957,9 @@ static void report_free(struct report *r)
 	int k;
 
 	hd_leaks_free(r->l);
+	hd_growth_free(r->g);
 	hd_diff_result_free(r->d);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < MAX_DUMPS; k++)
 		hd_store_close(r->s[k]);
 }
 
@@ -893,9 +981,9 @@ int cmd_leaks(int argc, char **argv)
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	r.nin = argc - first;
-	if (r.nin < 2 || r.nin > 3)
-		return cli_usage_error(&info, "two or three dumps or stores: "
-					      "BEFORE AFTER [LATER]");
+	if (r.nin < 2 || r.nin > MAX_DUMPS)
+		return cli_usage_error(&info, "two to sixteen dumps or stores: "
+					      "BEFORE AFTER [STEP...] [LATER]");
 	for (k = 0; k < r.nin; k++)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
@@ -918,17 +1006,26 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.s[2], &dopt, &err))) {
+	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.nin > 2 ? r.s[r.nin - 1] :
+							    NULL,
+			  &dopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
 	/* with LATER, the leak as LATER holds it */
-	r.at = r.d->has_later ? 2 : 1;
+	r.at = r.d->has_later ? r.nin - 1 : 1;
 	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
 	lopt.min_leak = A.min_leak;
 	if ((rc = hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (r.nin > 2 &&
+	    ((rc = hd_growth_build(&r.g, (const hd_store *const *)r.s,
+				   (size_t)r.nin, &err)) ||
+	     (rc = hd_leaks_set_growth(r.l, r.g, &err)))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}

@@ -142,6 +142,11 @@ nomem:
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
 
+size_t hd_growth_dumps(const hd_growth *g)
+{
+	return g ? g->ndumps : 0;
+}
+
 size_t hd_growth_count(const hd_growth *g)
 {
 	return g ? g->n : 0;

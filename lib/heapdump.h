@@ -2191,6 +2191,21 @@ HD_API const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id);
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_growth_free(hd_growth *g);
 
+/**
+ * Gives the verdict of l the growing collections of g (found over the
+ * dumps whose last is the store l examines): the collection nearest to
+ * the holder on the path of what the verdict names first, when one
+ * grows, is named in hd_leaks_verdict_text with its lengths ("Hash
+ * grows at every dump: 10 -> 20 -> 30"), and a verdict of no
+ * significant leak says how many collections grow. g is not kept.
+ * @return 0, HD_EINVAL (g of more than 64 dumps)
+ */
+HD_API int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g,
+			       hd_error *err);
+
+/** The dumps g was found over. */
+HD_API size_t hd_growth_dumps(const hd_growth *g);
+
 /* ===================================================================== */
 /* Transforms                                                            */
 /* ===================================================================== */

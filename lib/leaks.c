@@ -35,9 +35,16 @@ struct cluster {
 	size_t shape_size;
 };
 
+#define GROWTH_DUMPS 64
+
 struct hd_leaks {
 	const hd_store *s;
 	int has_later;       /* "leak" (else "growth") */
+	int has_growth;      /* hd_leaks_set_growth was called */
+	size_t growing;      /* collections growing at every step */
+	size_t ndumps;       /* the dumps they were found over */
+	hd_node_id grow_id;  /* the one on the first's path, or NONE */
+	uint64_t grow_len[GROWTH_DUMPS];
 	struct hd__attr attr;
 	struct suspect *sus;
 	size_t nsus;
@@ -623,6 +630,69 @@ static void put_held(struct text *t, const hd_leaks *l,
 	}
 }
 
+/* The path of what the verdict names first, or NULL. */
+static const hd_root_path *first_path(const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+
+	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER)
+		return l->cl[v->first_index].pub.path;
+	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT)
+		return l->sus[v->first_index].pub.path;
+	return NULL;
+}
+
+int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
+{
+	const hd_root_path *p;
+	const hd_growing *x = NULL;
+	size_t i, n = hd_growth_dumps(g);
+
+	HD_ASSERT_ARG(l && g);
+	if (n > GROWTH_DUMPS)
+		return hd__error(err, HD_EINVAL,
+				 "growth over more than %d dumps",
+				 GROWTH_DUMPS);
+	l->has_growth = 1;
+	l->growing = hd_growth_count(g);
+	l->ndumps = n;
+	l->grow_id = HD_NODE_NONE;
+	if ((p = first_path(l)) != NULL)
+		for (i = p->n; i-- > 0 && !x;)
+			x = hd_growth_find(g, p->nodes[i]);
+	if (x) {
+		l->grow_id = x->id;
+		memcpy(l->grow_len, x->lengths, n * sizeof(*x->lengths));
+	}
+	return 0;
+}
+
+/* "; Hash grows at every dump: 10 -> 20 -> 30" */
+static void put_growth(struct text *t, const hd_leaks *l)
+{
+	size_t i;
+
+	if (!l->has_growth)
+		return;
+	if (l->grow_id == HD_NODE_NONE) {
+		if (l->growing)
+			put(t, "; %zu collection%s grow%s at every step of the "
+			       "%zu dumps", l->growing,
+			    l->growing == 1 ? "" : "s",
+			    l->growing == 1 ? "s" : "", l->ndumps);
+		else
+			put(t, "; no collection grows at every step of the "
+			       "%zu dumps", l->ndumps);
+		return;
+	}
+	put(t, "; ");
+	put_hop(t, l->s, l->grow_id, HD_NODE_NONE);
+	put(t, " grows at every dump: ");
+	for (i = 0; i < l->ndumps; i++)
+		put(t, "%s%llu", i ? " -> " : "",
+		    (unsigned long long)l->grow_len[i]);
+}
+
 size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 {
 	const hd_leaks_totals *v = &l->t;
@@ -645,6 +715,7 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 			hd_bytes_text(a, sizeof(a), v->vm_memsize);
 			put(&t, " (and %s of the VM's own tables)", a);
 		}
+		put_growth(&t, l);
 		return t.len;
 	}
 	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER) {
@@ -656,6 +727,7 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 		    100.0 * c->share, what, a);
 		if (c->shape)
 			put(&t, ": %s", c->shape);
+		put_growth(&t, l);
 		return t.len;
 	}
 	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT) {
@@ -666,6 +738,7 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 			"%s): ", v->first_index + 1, 100.0 * p->share, what,
 		    (unsigned long long)p->retained_count, a);
 		put_held(&t, l, p);
+		put_growth(&t, l);
 		return t.len;
 	}
 	put(&t, "a %s without a suspect: no old object or root holds "
