@@ -487,6 +487,14 @@ static void print_text(const struct report *r)
 			putchar('\n');
 			text_holders(r, sp);
 		}
+		if (sp->flags & HD_SUSPECT_TRANSIENT)
+			printf("  held only by running code (a thread's or "
+			       "fiber's stack, the machine stack): no leak "
+			       "for the verdict\n");
+		if (sp->flags & HD_SUSPECT_CHURN)
+			printf("  its holder is no longer than in before: it "
+			       "replaced what it held (a bounded cache), no "
+			       "growth for the verdict\n");
 		printf("  keeps alive %s new objects, %s\n",
 		       cli_commas(sp->keepalive_count, a, sizeof(a)),
 		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
@@ -749,6 +757,9 @@ static void print_json(const struct report *r)
 		if (sp->holder == HD_NODE_NONE)
 			printf(",\"held_by_old\":%u,\"held_by_roots\":%u",
 			       sp->holders, sp->roots);
+		printf(",\"transient\":%s,\"churn\":%s",
+		       sp->flags & HD_SUSPECT_TRANSIENT ? "true" : "false",
+		       sp->flags & HD_SUSPECT_CHURN ? "true" : "false");
 		printf(",\"kind\":\"%s\",\"holders\":[", kind_name(sp->kind));
 		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
 			printf("%s", k ? "," : "");
@@ -1018,6 +1029,7 @@ int cmd_leaks(int argc, char **argv)
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
 	lopt.min_leak = A.min_leak;
+	lopt.before = r.d->has_later ? NULL : r.s[0];
 	if ((rc = hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;

@@ -1965,13 +1965,17 @@ typedef struct hd_leaks_options {
 	/** (version 2) the verdict: a leak under this many bytes (the VM's
 	 * own tables left out) is no significant leak */
 	uint64_t min_leak;
+	/** (version 2) BEFORE, or NULL: with two dumps, a suspect whose
+	 * holder is a Hash or Array no longer in AFTER than in BEFORE only
+	 * replaced what it held (HD_SUSPECT_CHURN) */
+	const hd_store *before;
 } hd_leaks_options;
 
 /** The default of hd_leaks_options.min_leak: 2 KiB. */
 #define HD_LEAKS_MIN_LEAK 2048
 #define HD_LEAKS_OPTIONS_VERSION 2
 #define HD_LEAKS_OPTIONS_INIT \
-	{ HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5, HD_LEAKS_MIN_LEAK }
+	{ HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5, HD_LEAKS_MIN_LEAK, NULL }
 
 /* hd_leaks_totals.first_kind: what the verdict names first */
 #define HD_LEAKS_FIRST_NONE 0    /**< no significant leak */
@@ -2011,9 +2015,13 @@ typedef struct hd_leaks_totals {
 	uint64_t young_memsize;
 	/** suspects of kind HD_SUSPECT_JOINT among the groups */
 	size_t joint;
-	/** The verdict: 1 when the leak (less vm_memsize) reaches min_leak
-	 * bytes, else 0 ("no significant leak"). */
+	/** The verdict: 1 when the leak, less vm_memsize and what the
+	 * described suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
+	 * reaches min_leak bytes, else 0 ("no significant leak"). */
 	int significant;
+	uint64_t passed_memsize;  /**< what those flagged suspects hold */
+	uint64_t transient_memsize; /**< of it, HD_SUSPECT_TRANSIENT */
+	uint64_t churn_memsize;     /**< of it, HD_SUSPECT_CHURN only */
 	uint64_t min_leak;       /**< the threshold applied */
 	/** What the verdict names first (HD_LEAKS_FIRST_*), its rank among
 	 * the suspects or the clusters, and its share of the leak. */
@@ -2021,6 +2029,14 @@ typedef struct hd_leaks_totals {
 	size_t first_index;
 	double first_share;
 } hd_leaks_totals;
+
+/* hd_leaks_suspect.flags */
+/** Held only by what running code holds: a Thread's or Fiber's stack, or
+ * a stale pointer on the machine stack (root machine_context). */
+#define HD_SUSPECT_TRANSIENT (1u << 0)
+/** (two dumps, hd_leaks_options.before) its holder, a Hash or Array, is
+ * no longer than in BEFORE: it replaced what it held (a bounded cache). */
+#define HD_SUSPECT_CHURN (1u << 1)
 
 /* hd_leaks_suspect.kind: what holds a suspect's border objects */
 #define HD_SUSPECT_HOLDER 0 /**< one old object (holder) */
@@ -2057,6 +2073,9 @@ typedef struct hd_leaks_suspect {
 					location */
 	/** HD_SUSPECT_*: how it is held (set for every suspect) */
 	int kind;
+	/** HD_SUSPECT_TRANSIENT, HD_SUSPECT_CHURN: why the verdict passes it
+	 * over (described suspects only), or 0 */
+	unsigned flags;
 	/** The holders (SHARED: the old objects holding each border object;
 	 * JOINT: one holder object per group that holds the memory jointly;
 	 * HOLDER: the holder; ROOT: empty), ascending, at most 8 listed;

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct suspect {
 	hd_leaks_suspect pub;
@@ -397,23 +398,105 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
  * it gathers several suspects that together hold more than the first
  * suspect alone (the shape is then the suspect).
  */
-static void verdict(hd_leaks *l, uint64_t min_leak)
+/* Is the holder of a Thread's or Fiber's (what running code holds)? */
+static int is_stack_object(const hd_store *s, hd_node_id v)
+{
+	char name[16];
+	size_t n = hd_store_node_name(name, sizeof(name), s, v);
+
+	return hd_store_type(s, v) == HD_T_DATA &&
+	       ((n == 6 && !memcmp(name, "Thread", 6)) ||
+		(n == 5 && !memcmp(name, "Fiber", 5)));
+}
+
+/* HD_SUSPECT_TRANSIENT: only stacks hold it. */
+static int transient(const hd_leaks *l, const hd_leaks_suspect *p)
+{
+	const hd_nodes *h = p->holder_list;
+	size_t i;
+
+	if (p->kind == HD_SUSPECT_ROOT)
+		return p->path && p->path->n &&
+		       !strcmp(hd_store_root_name(l->s, p->path->root),
+			       "machine_context");
+	if (!h || !h->n || p->holders > h->n)
+		return 0;
+	for (i = 0; i < h->n; i++)
+		if (!is_stack_object(l->s, h->ids[i]))
+			return 0;
+	return 1;
+}
+
+/* HD_SUSPECT_CHURN: its holder, a Hash or Array, is no longer than it
+ * was in before (the object at its address, of its type and
+ * generation). */
+static int churn(const hd_leaks *l, const hd_store *before,
+		 const hd_leaks_suspect *p)
+{
+	hd_node_id v = p->holder, b;
+	uint64_t now, then, g, h;
+	int type;
+
+	if (!before || v == HD_NODE_NONE)
+		return 0;
+	type = hd_store_type(l->s, v);
+	if (type != HD_T_HASH && type != HD_T_ARRAY)
+		return 0;
+	b = hd_store_find(before, hd_store_address(l->s, v));
+	if (b == HD_NODE_NONE || hd_store_type(before, b) != type)
+		return 0;
+	g = hd_store_generation(l->s, v);
+	h = hd_store_generation(before, b);
+	if (g != UINT64_MAX && h != UINT64_MAX && g != h)
+		return 0;
+	return hd_store_length(&now, l->s, v) &&
+	       hd_store_length(&then, before, b) && now <= then;
+}
+
+/*
+ * The verdict: the described suspects that only stacks hold, or (two
+ * dumps) that only replaced what a collection held, are passed over;
+ * no significant leak when what is left, the VM's tables left out, is
+ * under min_leak; else the first suspect left, or the first cluster
+ * when it gathers several suspects that together hold more than that
+ * suspect alone (the shape is then the suspect).
+ */
+static void verdict(hd_leaks *l, const hd_leaks_options *o)
 {
 	hd_leaks_totals *t = &l->t;
 	uint64_t leak = t->leak_memsize - (t->vm_memsize < t->leak_memsize ?
 						   t->vm_memsize :
 						   t->leak_memsize);
+	size_t i, first = l->nsus;
 
-	t->min_leak = min_leak;
-	t->significant = leak >= min_leak && leak > 0;
+	for (i = 0; i < t->shown; i++) {
+		hd_leaks_suspect *p = &l->sus[i].pub;
+
+		p->flags = (transient(l, p) ? HD_SUSPECT_TRANSIENT : 0) |
+			   (churn(l, o->before, p) ? HD_SUSPECT_CHURN : 0);
+		if (p->flags)
+			hd__sat_add(&t->passed_memsize, p->retained_memsize);
+		if (p->flags & HD_SUSPECT_TRANSIENT)
+			hd__sat_add(&t->transient_memsize, p->retained_memsize);
+		else if (p->flags & HD_SUSPECT_CHURN)
+			hd__sat_add(&t->churn_memsize, p->retained_memsize);
+		else if (first == l->nsus)
+			first = i;
+	}
+	leak -= t->passed_memsize < leak ? t->passed_memsize : leak;
+	t->min_leak = o->min_leak;
+	t->significant = leak >= o->min_leak && leak > 0;
 	t->first_kind = HD_LEAKS_FIRST_NONE;
-	if (!t->significant || !l->nsus)
+	if (!t->significant || first == l->nsus)
 		return;
 	t->first_kind = HD_LEAKS_FIRST_SUSPECT;
-	t->first_share = l->sus[0].pub.share;
+	t->first_index = first;
+	t->first_share = l->sus[first].pub.share;
 	if (l->ncl && l->cl[0].pub.suspects > 1 &&
-	    l->cl[0].pub.retained_memsize > l->sus[0].pub.retained_memsize) {
+	    l->cl[0].pub.retained_memsize > l->sus[first].pub.retained_memsize &&
+	    !l->sus[l->cl[0].pub.ranks[0]].pub.flags) {
 		t->first_kind = HD_LEAKS_FIRST_CLUSTER;
+		t->first_index = 0;
 		t->first_share = l->cl[0].pub.share;
 	}
 }
@@ -427,6 +510,8 @@ static int options(hd_leaks_options *o, const hd_leaks_options *opts)
 	if (!opts)
 		return 0;
 	if (opts->version == 1) {
+		/* the fields of version 1 only: the caller's struct ends
+		 * there */
 		o->flags = opts->flags;
 		o->min_share = opts->min_share;
 		o->top = opts->top;
@@ -476,7 +561,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
 	    (rc = describe_all(l, o.flags, o.top, err)))
 		goto fail;
-	verdict(l, o.min_leak);
+	verdict(l, &o);
 	l->t.saturated = (uint32_t)l->saturated;
 	*out = l;
 	return 0;
@@ -703,18 +788,33 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 	if (size)
 		buf[0] = 0;
 	if (!v->significant) {
-		hd_bytes_text(a, sizeof(a), v->leak_memsize - v->vm_memsize);
-		hd_bytes_text(b, sizeof(b), v->min_leak);
-		put(&t, "no significant %s: %llu objects, %s %s, under the "
-			"%s threshold", what,
+		uint64_t rest = v->leak_memsize - v->vm_memsize;
+
+		hd_bytes_text(a, sizeof(a), rest);
+		put(&t, "no significant %s: %llu objects, %s %s", what,
 		    (unsigned long long)(v->leak_count - v->vm_count), a,
 		    l->has_later ? "new in after and still alive in later" :
-				   "new in after",
-		    b);
+				   "new in after");
 		if (v->vm_memsize) {
 			hd_bytes_text(a, sizeof(a), v->vm_memsize);
 			put(&t, " (and %s of the VM's own tables)", a);
 		}
+		if (v->transient_memsize) {
+			hd_bytes_text(a, sizeof(a), v->transient_memsize);
+			put(&t, "; %s of it held only by running code's stacks",
+			    a);
+		}
+		if (v->churn_memsize) {
+			hd_bytes_text(a, sizeof(a), v->churn_memsize);
+			put(&t, "; %s of it replaced what a collection held, "
+				"which is no longer than in before", a);
+		}
+		rest -= v->passed_memsize < rest ? v->passed_memsize : rest;
+		hd_bytes_text(a, sizeof(a), rest);
+		hd_bytes_text(b, sizeof(b), v->min_leak);
+		put(&t, "%s%s, under the %s threshold",
+		    v->passed_memsize ? "; the rest, " : "",
+		    v->passed_memsize ? a : "", b);
 		put_growth(&t, l);
 		return t.len;
 	}
