@@ -391,6 +391,10 @@ out:
 }
 
 static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+/* drawings laid out or waiting for the lock: at most DRAWERS, so that
+ * drawings hold up no more than that many of the server's threads */
+#define DRAWERS 2
+static int drawers;
 
 static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
@@ -402,7 +406,7 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 	struct cli_render_limits lim;
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
-	char *svg = NULL, what[64];
+	char *svg = NULL, what[64], refusal[512];
 	size_t len = 0;
 	int rc;
 
@@ -471,13 +475,28 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 	}
 	cli_render_limits_init(&lim);
 	lim.advice = "draw less: near=, depth=";
+	/* over the limits: the client's request, 413 with them */
+	lim.refusal = refusal;
+	lim.refusal_size = sizeof(refusal);
+	refusal[0] = '\0';
+	if (__atomic_add_fetch(&drawers, 1, __ATOMIC_SEQ_CST) > DRAWERS) {
+		__atomic_sub_fetch(&drawers, 1, __ATOMIC_SEQ_CST);
+		free(m.p);
+		fail(resp, 503, "busy: other drawings are being laid out; "
+		     "try again");
+		return;
+	}
 	pthread_mutex_lock(&render_lock);
 	rc = cli_render_dot_data(m.p, "svg", what, &lim, &svg, &len);
 	pthread_mutex_unlock(&render_lock);
+	__atomic_sub_fetch(&drawers, 1, __ATOMIC_SEQ_CST);
 	if (rc) {
 		free(m.p);
-		fail(resp, 500, "graphviz could not draw it (the server's "
-		     "standard error says why)");
+		if (refusal[0])
+			fail(resp, 413, refusal);
+		else
+			fail(resp, 500, "graphviz could not draw it (the "
+			     "server's standard error says why)");
 		return;
 	}
 	free(m.p);
