@@ -17,6 +17,9 @@
 #   sum      the shares of the suspects and the folded groups add up to
 #            100% of the leak within 0.5 point, or the JSON's
 #            shares.total does
+#   vm       no suspect shown is a VM table (a hidden DATA, or a DATA
+#            whose struct is VM/...: on 4.0 the interned-string table
+#            that leaked keys make grow): VM growth is no holder
 #   no-leak  (programs that do not leak) no leak is claimed
 # The verdict object (verdict.leak, verdict.first: kind, index, share,
 # path_text) is used when the JSON has one; without it, suspects[0]: no
@@ -110,7 +113,12 @@ def pct: . * 1000 | round / 10;
 + [$leak,
    (if .shares.total then .shares.total else $shown + (.folded.share // 0) end),
    (if .shares.total then "shares.total" else "suspects \($shown | pct)% + folded \((.folded.share // 0) | pct)%" end),
-   (.more // 0)]
+   (.more // 0),
+   ([.suspects[]? | (.holder // .first_border // {}) as $o
+     | select($o.class == "(hidden DATA)" or (($o.class // "") | startswith("DATA/VM/"))
+              or (($o.struct // "") | startswith("VM/")))
+     | "suspect \(.rank) \($o.class) \($o.struct // "") \($o.memsize) bytes, share \(.share | pct)%"]
+    | join("; "))]
 | map(tostring | gsub("[\t\n]"; " ")) | join("\t")'
 
 # a share (0 to 1) as a percentage with one decimal
@@ -133,7 +141,7 @@ for run in $RUNS; do
 				notok "$name" "unreadable report: $(head -c 300 "$TMP/jq.err")"
 				continue
 			fi
-			IFS='	' read -r claim kind share text tail leak total parts more <<EOF
+			IFS='	' read -r claim kind share text tail leak total parts more vm <<EOF
 $line
 EOF
 			leaks=$(jq -r .leaks "$o/truth.json")
@@ -168,6 +176,12 @@ EOF
 				ok "$name/share: $kind 1 share $sh_pct, the program's count $(pct "$want") ($tbytes of $leak bytes)"
 			else
 				notok "$name/share" "$kind 1 share $sh_pct, the program's count $(pct "$want") ($tbytes of $leak bytes)"
+			fi
+			# (e) no VM table among the suspects
+			if [ -z "$vm" ]; then
+				ok "$name/vm: no suspect is a VM table"
+			else
+				notok "$name/vm" "a VM table is ranked as a holder: $vm"
 			fi
 			# (c) the shares add up to the leak
 			if [ "${more:-0}" != 0 ] && [ "$parts" != shares.total ]; then
