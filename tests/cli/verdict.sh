@@ -84,9 +84,11 @@ while read -r r v d s; do
 done <"$TMP/jobs" | xargs -0 -n 9 -P "${VERDICT_JOBS:-2}" sh "$0"
 
 # What one report says, as one line of tab-separated fields: leak claimed
-# (true/false), kind of the first finding, its share, its text, the
-# leak's memsize, the sum of the shares, what the sum is made of, and
-# how many groups above the minimum share were left out (more).
+# (true/false), kind of the first finding, its share, its text, the last
+# 5 hops of its path, the leak's memsize, the sum of the shares, what
+# the sum is made of, how many groups above the minimum share were left
+# out (more), and the suspects that are VM tables.
+# shellcheck disable=SC2016 # jq's own $variables
 EXTRACT='
 def hop: (.class // .type // "?") + (if .name then " " + .name else "" end);
 # (a path of more than 8 hops is shown as its first 4 and its last 3)
