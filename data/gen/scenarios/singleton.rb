@@ -79,7 +79,6 @@ Scenario.dump("after")
 Scenario.dump("later")
 
 hidden = Scenario.grown(hidden0, hidden1)
-warn [$leaked, hidden, hidden0, hidden1].inspect if ENV["SCENARIO_DEBUG"]
 Scenario.truth(leaks: true, holder_gem: ["@requests"], holder_dump_all: ["RequestRegistry"],
                objects: $leaked[0] + hidden[0], bytes: $leaked[1] + hidden[1],
                note: "300 requests of phase A with their singleton classes, lambdas and users, plus the IMEMO and ICLASS phase A added")
