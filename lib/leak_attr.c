@@ -335,6 +335,44 @@ static int count_roots(struct work *w)
 }
 
 /*
+ * The holder an old object stands for: an ICLASS (a module included
+ * into a class) shares its module's method table, so what it holds
+ * through it is the module's.
+ */
+static hd_node_id canon(const struct work *w, hd_node_id r)
+{
+	hd_node_id m;
+
+	if (hd_store_type(w->s, r) != HD_T_ICLASS)
+		return r;
+	m = hd_store_class(w->s, r);
+	return m != HD_NODE_NONE && m < w->n && w->loc[m] == HD__NONE &&
+			       hd_store_type(w->s, m) == HD_T_MODULE ?
+		       m :
+		       r;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* v[0..n) sorted, repeats dropped; the new length. */
+static size_t unique_u32(uint32_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	return k;
+}
+
+/*
  * The key of local v, or 0 when it is no border object: its old holders
  * (distinct, ascending, into *hs) make it HOLDER, SHARED or ROOT.
  */
@@ -358,10 +396,12 @@ static int border_key(struct work *w, uint32_t v, uint32_t **hs,
 			walked_ref = 1;
 			continue;
 		}
+		r = canon(w, r);
 		prev = r;
 		if (hd__push_u32(hs, nh, ch, r))
 			return HD_ENOMEM;
 	}
+	*nh = 1 + unique_u32(*hs + 1, *nh - 1);
 	(*hs)[0] = (uint32_t)(*nh - 1);
 	if (*nh == 2) {
 		*key = (uint64_t)HD_SUSPECT_HOLDER << KIND_SHIFT | (*hs)[1];
@@ -791,14 +831,60 @@ static size_t chain_up(const struct work *w, hd_node_id v, hd_node_id *up)
  * LIFT_DEPTH steps), or HD_NODE_NONE: two Arrays of one EventBus's
  * Hash that each hold one Method of every widget meet at the Hash.
  */
+/* The holders of group g as a set (n items at *items), or 0 items for
+ * a group of a root. */
+static uint32_t group_set(const struct work *w, uint32_t g,
+			  const uint32_t **items, uint32_t *one)
+{
+	uint64_t key = w->key[g];
+	int kind = (int)(key >> KIND_SHIFT);
+
+	if (kind == HD_SUSPECT_HOLDER) {
+		*one = (uint32_t)key;
+		*items = one;
+		return 1;
+	}
+	if (kind == HD_SUSPECT_SHARED) {
+		*items = set_items(&w->hsets, (uint32_t)key);
+		return set_len(&w->hsets, (uint32_t)key);
+	}
+	return 0;
+}
+
+/* The first old object in the holder sets of every group of o (a
+ * module whose method table holds a method, beside a class whose method
+ * cache holds it too), or HD_NODE_NONE. */
+static hd_node_id common_holder(const struct work *w,
+				const struct hd__owner *o)
+{
+	const uint32_t *a, *b;
+	uint32_t na, nb, one, two, i, j, k;
+
+	na = group_set(w, o->groups.ids[0], &a, &one);
+	for (i = 0; i < na; i++) {
+		for (k = 1; k < o->groups.n; k++) {
+			nb = group_set(w, o->groups.ids[k], &b, &two);
+			for (j = 0; j < nb && b[j] != a[i]; j++)
+				;
+			if (j == nb)
+				break;
+		}
+		if (k == o->groups.n)
+			return a[i];
+	}
+	return HD_NODE_NONE;
+}
+
 static hd_node_id meet(const struct work *w, const struct hd__owner *o)
 {
-	hd_node_id first[LIFT_DEPTH], other[LIFT_DEPTH];
+	hd_node_id first[LIFT_DEPTH], other[LIFT_DEPTH], x;
 	size_t nf, no, i, j, k;
 	int ok;
 
 	if (o->groups.n < 2 || o->groups.n > HD__ATTR_LIST)
 		return HD_NODE_NONE;
+	if ((x = common_holder(w, o)) != HD_NODE_NONE)
+		return x;
 	for (i = 0; i < o->groups.n; i++)
 		if ((int)(w->key[o->groups.ids[i]] >> KIND_SHIFT) !=
 		    HD_SUSPECT_HOLDER)
