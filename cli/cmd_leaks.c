@@ -16,6 +16,7 @@
 #include "draw.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -83,6 +84,9 @@ struct report {
 	hd_leaks *l;
 	hd_leaks_totals t;
 };
+
+/* the process growth of the sidecars, said before anything else */
+static hd_process_verdict proc;
 
 /* ---- the report ---- */
 
@@ -296,6 +300,7 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
+	cli_process_text(stdout, &proc);
 	for (k = 0; k < (size_t)r->nin; k++) {
 		static const char *const side[] = { "before", "after",
 						     "later" };
@@ -472,7 +477,9 @@ static void print_json(const struct report *r)
 	size_t i;
 	int j;
 
-	printf("{\"dumps\":[");
+	putchar('{');
+	cli_process_json(stdout, &proc);
+	printf(",\"dumps\":[");
 	for (j = 0; j < r->nin; j++) {
 		printf("%s", j ? "," : "");
 		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
@@ -562,6 +569,7 @@ static void print_tsv(const struct report *r)
 	size_t i;
 	int j;
 
+	cli_process_tsv(stdout, &proc);
 	for (j = 0; j < r->nin; j++)
 		printf("total\tobjects_%s\t%llu\n", side[j],
 		       (unsigned long long)d->objects[j]);
@@ -730,6 +738,7 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	}
 	hd_leaks_totals_get(&r.t, r.l);
+	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "order.h"
 #include "serve.h"
+#include "process.h"
 #include "sidecar.h"
 
 #include <ctype.h>
@@ -55,6 +56,7 @@ struct serve_state {
 	int strs_running;
 	struct cli_sidecar sc;
 	int has_sc;
+	hd_process_verdict proc;  /* the process growth of the sidecars */
 	hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
 	hd_leaks *leaks;
@@ -429,6 +431,8 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	if (n > 1 && (rc = cli_check_order(st->ss, st->in, (size_t)n, 0)))
 		goto fail;
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
+	if (n > 1)
+		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
 	if ((rc = open_analyses(st, quiet)))
 		goto fail;
 	*out = st;
@@ -1519,7 +1523,9 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	hd_leaks_totals_get(&t, st->leaks);
-	fprintf(f, "{\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
+	fputc('{', f);
+	cli_process_json(f, &st->proc);
+	fprintf(f, ",\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
 		"\"border\":%llu,\"groups\":%zu,\"folded\":%zu,"
 		"\"folded_count\":%llu,\"folded_memsize\":%llu},"
 		"\"offset\":%llu,\"suspects\":[",
