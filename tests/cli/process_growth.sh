@@ -18,6 +18,8 @@
 #    report; no output says "no leak".
 #  - ruby and none: no sentence anywhere, outside_ruby false (ruby: the
 #    RSS grew past the 16 MB threshold, so the heap share decided).
+#  - the gem's API: Heap#leaks(...).process is leaks -f json's process,
+#    and Leaks#inspect begins with the sentence (native only).
 #  - serve (first Ruby only): /api/leaks has leaks -f json's process.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
@@ -57,6 +59,15 @@ gen() {
 		"$TOP/data/gen/native_leak.rb" "$3" "$4" >"$3/truth.json" 2>"$TMP/gen.err" ||
 		{ notok "$v/$4/gen" "native_leak.rb failed: $(head -c 300 "$TMP/gen.err")"; return 1; }
 }
+
+cat >"$TMP/api.rb" <<'RB'
+require "heapdump"
+require "json"
+b, a, l = ARGV.map { |f| HeapDump.load(f) }
+lk = b.leaks(a, l)
+puts JSON.generate(lk.process)
+puts lk.inspect
+RB
 
 first_serve=1
 for R in ${HD_RUBIES:-ruby}; do
@@ -108,6 +119,15 @@ for R in ${HD_RUBIES:-ruby}; do
 			for f in leaks.txt leaks.tsv diff.txt trend.txt report.html; do
 				check "$t/$f-no-sentence" 0 "$(grep -c "$SENTENCE" "$d/$f")"
 			done
+		fi
+		# the gem's API: the same object, the same sentence first
+		env -i PATH="$PATH" HOME="$TMP" RUBYLIB="$EXT:$TOP/src/lib" "$R" "$TMP/api.rb" "$@" >"$d/api.out" 2>"$d/err" ||
+			notok "$t/api" "exit $?: $(head -c 300 "$d/err")"
+		check "$t/api-process" "$(jq -cS .process "$d/leaks.json")" "$(head -1 "$d/api.out" | jq -cS .)"
+		if [ $mode = native ]; then
+			check "$t/api-inspect-first" "#<HeapDump::Leaks $text; " "$(sed -n 2p "$d/api.out" | cut -c1-$((${#text} + 20)))"
+		else
+			check "$t/api-inspect-no-sentence" 0 "$(grep -c "$SENTENCE" "$d/api.out")"
 		fi
 		# serve's leaks page: the same object (once, on the native leak)
 		if [ $mode = native ] && [ $first_serve = 1 ] && "$H" serve --help >/dev/null 2>&1; then
