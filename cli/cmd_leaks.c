@@ -664,6 +664,15 @@ static int svg_all(const struct report *r)
 		cli_error("'%s' is not a directory", A.svg);
 		return EXIT_FAIL;
 	}
+	if (!r->t.shown && r->t.groups)
+		cli_error("leaks --svg: nothing drawn in '%s': the %zu "
+			  "suspect%s under --min-share %g%% (--min-share 0 "
+			  "draws %s)", A.svg, r->t.groups,
+			  r->t.groups == 1 ? " is" : "s are all", A.min_share,
+			  r->t.groups == 1 ? "it" : "them");
+	else if (!r->t.shown)
+		cli_error("leaks --svg: nothing drawn in '%s': no suspect",
+			  A.svg);
 	for (i = 0; i < r->t.shown; i++)
 		if ((rc = svg_one(r, hd_leaks_suspect_get(r->l, i), i + 1)))
 			return rc;
