@@ -550,9 +550,13 @@ static void verdict(const struct leak *r)
 		caveat("uncertain", 0);
 		fprintf(F, "%s objects were judged old on an uncertain match "
 			   "(same address, type and class: the dump tells "
-			   "nothing more); allocation tracing in the dumps "
-			   "makes it certain.</li>\n",
-			cli_commas(d->uncertain, a, sizeof(a)));
+			   "nothing more); %s.</li>\n",
+			cli_commas(d->uncertain, a, sizeof(a)),
+			d->traced ? "the dumps are traced, but these objects "
+				    "have no allocation generation (allocated "
+				    "before the tracing began)" :
+				    "allocation tracing in the dumps makes it "
+				    "certain");
 	}
 	if (d->object_id_skipped) {
 		caveat("object-id-skipped", 1);
