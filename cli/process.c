@@ -29,7 +29,8 @@ void cli_process_sample(hd_process_sample *out, const char *path,
 	out->malloc_in_use = sc.malloc_in_use;
 	cli_sidecar_free(&sc);
 	out->heap_memsize = heap_memsize != UINT64_MAX ? heap_memsize :
-			    s ? hd_process_heap_memsize(s) : 0;
+			    s ? hd_process_heap_memsize(s) :
+				0;
 }
 
 void cli_process_judge(hd_process_verdict *v, hd_store *const *s,
@@ -58,7 +59,8 @@ void cli_process_text(FILE *f, const hd_process_verdict *v)
 	cli_text_string(f, v->text, strlen(v->text));
 	fputs("\n          (the RSS of the gem's sidecars: native memory, "
 	      "which no heap dump shows; what follows is the Ruby heap "
-	      "only)\n\n", f);
+	      "only)\n\n",
+	      f);
 }
 
 void cli_process_json(FILE *f, const hd_process_verdict *v)

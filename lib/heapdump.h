@@ -1840,11 +1840,14 @@ typedef struct hd_process_sample {
 /** Options for hd_process_judge(); initialise with
  * HD_PROCESS_OPTIONS_INIT. */
 typedef struct hd_process_options {
+	unsigned int version;  /**< HD_PROCESS_OPTIONS_VERSION */
 	uint64_t min_growth;   /**< HD_PROCESS_MIN_GROWTH */
 	double max_heap_share; /**< HD_PROCESS_MAX_HEAP_SHARE */
 } hd_process_options;
-#define HD_PROCESS_OPTIONS_INIT \
-	{ HD_PROCESS_MIN_GROWTH, HD_PROCESS_MAX_HEAP_SHARE }
+#define HD_PROCESS_OPTIONS_VERSION 1
+#define HD_PROCESS_OPTIONS_INIT                                  \
+	{ HD_PROCESS_OPTIONS_VERSION, HD_PROCESS_MIN_GROWTH,     \
+	  HD_PROCESS_MAX_HEAP_SHARE }
 
 /** The judgement of hd_process_judge(). Growths are the last dump's
  * figure minus the first's (negative: shrank). */
@@ -1869,7 +1872,8 @@ typedef struct hd_process_verdict {
  * Judges n dumps of one process (n >= 2, in the order taken): did the
  * process grow outside its Ruby heap? Reads nothing but samples.
  * @param opts NULL for the defaults
- * @return 0, HD_EINVAL (n < 2, samples NULL, a share outside [0, 1])
+ * @return 0, HD_EINVAL (n < 2, samples NULL, a share outside [0, 1],
+ *         an unknown options version)
  */
 HD_API int hd_process_judge(hd_process_verdict *out,
 			    const hd_process_sample *samples, size_t n,

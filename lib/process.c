@@ -26,8 +26,9 @@ uint64_t hd_process_heap_memsize(const hd_store *s)
 static int64_t growth(uint64_t first, uint64_t last)
 {
 	if (last >= first)
-		return last - first > (uint64_t)INT64_MAX ? INT64_MAX :
-							    (int64_t)(last - first);
+		return last - first > (uint64_t)INT64_MAX ?
+			       INT64_MAX :
+			       (int64_t)(last - first);
 	return first - last > (uint64_t)INT64_MAX ? -INT64_MAX :
 						    -(int64_t)(first - last);
 }
@@ -53,8 +54,8 @@ static void moved(char *buf, size_t size, int64_t d)
 		snprintf(buf, size, "%s by %llu B", d < 0 ? "shrank" : "grew",
 			 (unsigned long long)m);
 	else
-		snprintf(buf, size, "%s by %.1f %s",
-			 d < 0 ? "shrank" : "grew", v, unit[u]);
+		snprintf(buf, size, "%s by %.1f %s", d < 0 ? "shrank" : "grew",
+			 v, unit[u]);
 }
 
 static void describe(hd_process_verdict *v)
@@ -67,14 +68,13 @@ static void describe(hd_process_verdict *v)
 		moved(mal, sizeof(mal), v->malloc_growth);
 		snprintf(m, sizeof(m), " (malloc in use %s)", mal);
 	}
-	snprintf(v->text, sizeof(v->text), "the process %s%s, the Ruby heap %s%s",
-		 rss, m, heap,
+	snprintf(v->text, sizeof(v->text),
+		 "the process %s%s, the Ruby heap %s%s", rss, m, heap,
 		 v->outside_ruby ? ": the growth is outside Ruby objects" : "");
 }
 
-int hd_process_judge(hd_process_verdict *out,
-		     const hd_process_sample *samples, size_t n,
-		     const hd_process_options *opts, hd_error *err)
+int hd_process_judge(hd_process_verdict *out, const hd_process_sample *samples,
+		     size_t n, const hd_process_options *opts, hd_error *err)
 {
 	static const hd_process_options defaults = HD_PROCESS_OPTIONS_INIT;
 	const hd_process_sample *a, *z;
@@ -86,6 +86,10 @@ int hd_process_judge(hd_process_verdict *out,
 	if (!samples || n < 2)
 		return hd__error(err, HD_EINVAL,
 				 "a process growth needs two dumps or more");
+	if (opts->version != HD_PROCESS_OPTIONS_VERSION)
+		return hd__error(err, HD_EINVAL,
+				 "unknown hd_process_options version %u",
+				 opts->version);
 	if (!(opts->max_heap_share >= 0.0 && opts->max_heap_share <= 1.0))
 		return hd__error(err, HD_EINVAL,
 				 "max_heap_share %g is not in [0, 1]",
@@ -105,12 +109,12 @@ int hd_process_judge(hd_process_verdict *out,
 	out->heap_growth = growth(a->heap_memsize, z->heap_memsize);
 	if (out->has_malloc)
 		out->malloc_growth = growth(a->malloc_in_use, z->malloc_in_use);
-	out->outside_ruby =
-		out->rss_growth > 0 &&
-		(uint64_t)out->rss_growth >= opts->min_growth &&
-		(out->heap_growth <= 0 ||
-		 (double)out->heap_growth <=
-			 opts->max_heap_share * (double)out->rss_growth);
+	out->outside_ruby = out->rss_growth > 0 &&
+			    (uint64_t)out->rss_growth >= opts->min_growth &&
+			    (out->heap_growth <= 0 ||
+			     (double)out->heap_growth <=
+				     opts->max_heap_share *
+					     (double)out->rss_growth);
 	describe(out);
 	return 0;
 }

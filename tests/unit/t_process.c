@@ -119,6 +119,9 @@ static void test_process__unknown_and_invalid(void)
 	T_EQ(hd_process_judge(&v, NULL, 2, NULL, &err), HD_EINVAL);
 	o.max_heap_share = 1.5;
 	T_EQ(hd_process_judge(&v, s, 2, &o, &err), HD_EINVAL);
+	o.max_heap_share = 0.25;
+	o.version = 99;
+	T_EQ(hd_process_judge(&v, s, 2, &o, &err), HD_EINVAL);
 }
 
 static const struct t_case cases[] = {

@@ -301,17 +301,16 @@ module HeapDump
       [pid, j["time"].is_a?(String) ? j["time"] : nil]
     end
 
-    # The gem's sidecar of the dump as a Hash (nil when there is none, or
-    # it is not one: said once on stderr): PATH.meta.json beside the
-    # dump, or beside a store's source dump, as the commands find it.
+    # The gem's sidecar of the dump as a Hash, read when asked (nil when
+    # there is none, or it is not one: said on stderr): PATH.meta.json
+    # beside the dump, or beside a store's source dump, as the commands
+    # find it.
     def sidecar
-      return @sidecar if defined?(@sidecar)
-
       dump = Heap._store?(@source) ? info[:source_path] : @source
-      return @sidecar = nil if dump.nil? || dump.empty?
+      return nil if dump.nil? || dump.empty?
 
       path = "#{dump}.meta.json"
-      return @sidecar = nil unless File.file?(path)
+      return nil unless File.file?(path)
 
       require "json"
       j = begin
@@ -321,9 +320,9 @@ module HeapDump
       end
       unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
         warn "heapdump: ignoring '#{path}': not a heapdump sidecar"
-        return @sidecar = nil
+        return nil
       end
-      @sidecar = j
+      j
     end
 
     # call-seq:
