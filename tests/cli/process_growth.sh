@@ -20,7 +20,9 @@
 #    RSS grew past the 16 MB threshold, so the heap share decided).
 #  - the gem's API: Heap#leaks(...).process is leaks -f json's process,
 #    and Leaks#inspect begins with the sentence (native only).
-#  - serve (first Ruby only): /api/leaks has leaks -f json's process.
+#  - serve (first Ruby only): /api/leaks has leaks -f json's process,
+#    and the leaks page in Debian's chromium shows its sentence first
+#    (tests/tools/serve_process_browser.mjs).
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 
@@ -135,6 +137,13 @@ for R in ${HD_RUBIES:-ruby}; do
 			if serve_start "serve-$v" 600 "$H" serve -q --no-cache "$@"; then
 				curl -s "$BASE/api/leaks?token=$TOKEN" >"$d/api.json"
 				check "$t/serve-api-leaks-process" "$(jq -c .process "$d/leaks.json")" "$(jq -c .process "$d/api.json")"
+				# the page itself, in Debian's chromium (as serve.sh drives it)
+				if [ -d "$TOP/tests/node_modules/puppeteer-core" ]; then
+					(cd "$TOP/tests" && node tools/serve_process_browser.mjs "$SUITE/$t/serve-page" "$URL" "$text") 2>"$TMP/browser.err" ||
+						notok "$t/serve-page" "exit $?: $(head -c 300 "$TMP/browser.err")"
+				else
+					notok "$t/serve-page" "the npm package puppeteer-core is missing: npm ci --prefix tests (or make deps)"
+				fi
 				kill "$SPID"
 				wait "$SPID" 2>/dev/null
 			fi
