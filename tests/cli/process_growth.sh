@@ -15,7 +15,7 @@
 #    first member of their JSON (outside_ruby true, the RSS growth at
 #    least 90% of the bytes the program says it leaked, the heap's under
 #    a tenth of it), the first TSV lines, the first section of the
-#    report; no output says "no leak".
+#    report; the same from the dumps' stores; no output says "no leak".
 #  - ruby and none: no sentence anywhere, outside_ruby false (ruby: the
 #    RSS grew past the 16 MB threshold, so the heap share decided).
 #  - the gem's API: Heap#leaks(...).process is leaks -f json's process,
@@ -105,6 +105,12 @@ for R in ${HD_RUBIES:-ruby}; do
 			check "$t/diff-json" "$text" "$(jq -r '.process.text' "$d/diff.json")"
 			check "$t/trend-json" "$text" "$(jq -r '.process.text' "$d/trend.json")"
 			check "$t/leaks-tsv-first" "process	outside_ruby	1" "$(head -1 "$d/leaks.tsv")"
+			# stores: the sidecars beside their source dumps
+			for k in before after later; do "$H" index -q "$d/$k.json" -o "$d/$k.hds"; done
+			check "$t/stores-leaks-first-line" "process   $text" \
+				"$("$H" leaks -q "$d/before.hds" "$d/after.hds" "$d/later.hds" | head -1)"
+			check "$t/stores-trend-first-line" "process   $text" \
+				"$("$H" trend -q "$d/before.hds" "$d/after.hds" "$d/later.hds" | head -1)"
 			check "$t/leaks-tsv-text" "process	text	$text" "$(grep '^process	text	' "$d/leaks.tsv")"
 			# the report: the sentence, capitalized, before the verdict
 			p=$(grep -n 'id="process-growth"' "$d/report.html" | head -1 | cut -d: -f1)
