@@ -16,6 +16,7 @@
 #include "draw.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -89,6 +90,9 @@ struct report {
 	hd_leaks *l;
 	hd_leaks_totals t;
 };
+
+/* the process growth of the sidecars, said before anything else */
+static hd_process_verdict proc;
 
 /* ---- the report ---- */
 
@@ -428,6 +432,7 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
+	cli_process_text(stdout, &proc);
 	for (k = 0; k < (size_t)r->nin; k++) {
 		char step[16];
 
@@ -723,7 +728,9 @@ static void print_json(const struct report *r)
 	size_t i, k;
 	int j;
 
-	printf("{\"dumps\":[");
+	putchar('{');
+	cli_process_json(stdout, &proc);
+	printf(",\"dumps\":[");
 	for (j = 0; j < r->nin; j++) {
 		printf("%s", j ? "," : "");
 		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
@@ -847,6 +854,7 @@ static void print_tsv(const struct report *r)
 	size_t i, k;
 	int j;
 
+	cli_process_tsv(stdout, &proc);
 	for (j = 0; j < r->nin; j++)
 		printf("total\tobjects_%s\t%llu\n",
 		       side_name(r, (size_t)j, step, sizeof(step)),
@@ -955,6 +963,15 @@ static int svg_all(const struct report *r)
 		cli_error("'%s' is not a directory", A.svg);
 		return EXIT_FAIL;
 	}
+	if (!r->t.shown && r->t.groups)
+		cli_error("leaks --svg: nothing drawn in '%s': the %zu "
+			  "suspect%s under --min-share %g%% (--min-share 0 "
+			  "draws %s)", A.svg, r->t.groups,
+			  r->t.groups == 1 ? " is" : "s are all", A.min_share,
+			  r->t.groups == 1 ? "it" : "them");
+	else if (!r->t.shown)
+		cli_error("leaks --svg: nothing drawn in '%s': no suspect",
+			  A.svg);
 	for (i = 0; i < r->t.shown; i++)
 		if ((rc = svg_one(r, hd_leaks_suspect_get(r->l, i), i + 1)))
 			return rc;
@@ -1042,6 +1059,7 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	}
 	hd_leaks_totals_get(&r.t, r.l);
+	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)

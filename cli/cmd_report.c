@@ -21,6 +21,7 @@
 #include "html.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 #include "sidecar.h"
 
 #include <errno.h>
@@ -535,9 +536,13 @@ static void verdict(const struct leak *r)
 		caveat("uncertain", 0);
 		fprintf(F, "%s objects were judged old on an uncertain match "
 			   "(same address, type and class: the dump tells "
-			   "nothing more); allocation tracing in the dumps "
-			   "makes it certain.</li>\n",
-			cli_commas(d->uncertain, a, sizeof(a)));
+			   "nothing more); %s.</li>\n",
+			cli_commas(d->uncertain, a, sizeof(a)),
+			d->traced ? "the dumps are traced, but these objects "
+				    "have no allocation generation (allocated "
+				    "before the tracing began)" :
+				    "allocation tracing in the dumps makes it "
+				    "certain");
 	}
 	if (d->object_id_skipped) {
 		caveat("object-id-skipped", 1);
@@ -706,6 +711,24 @@ static void diff_tables(const struct leak *r)
 	rows_html(r->diff_st, 1, "diff-location", lh, 1, rows_max(), whole);
 }
 
+/* the process growth of the sidecars: first on the page when it is
+ * outside Ruby objects */
+static hd_process_verdict proc;
+
+static void process_growth_html(void)
+{
+	if (!proc.known || !proc.outside_ruby)
+		return;
+	fputs("<section id=\"process-growth\" class=\"verdict\">\n"
+	      "<p class=\"head\">", F);
+	html_text(F, "T", 1);
+	html_str(F, proc.text + 1);
+	fputs(".</p>\n<p class=\"muted\">The RSS of the gem's sidecars: "
+	      "native memory (a C extension, FFI, the allocator), which no "
+	      "heap dump shows. What follows is the Ruby heap only.</p>\n"
+	      "</section>\n", F);
+}
+
 static int leak_page(struct leak *r)
 {
 	char title[64];
@@ -721,6 +744,7 @@ static int leak_page(struct leak *r)
 		   "</code> finds it.</p>\n",
 		r->nin == 3 ? "Three" : "Two",
 		r->d->has_later ? "leak" : "growth");
+	process_growth_html();
 	dumps_table(r);
 	verdict(r);
 	if (r->t.groups) {
@@ -780,6 +804,7 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 	if (hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))
 		goto lib;
 	hd_leaks_totals_get(&r.t, r.l);
+	cli_process_judge(&proc, r.s, r.in, (size_t)nin);
 	/* the diff's tables, as heapdump diff groups them */
 	so.keys[0][0] = HD_KEY_CLASS;
 	so.nkeys[0] = 1;

@@ -20,6 +20,7 @@
 #include "common.h"
 #include "order.h"
 #include "serve.h"
+#include "process.h"
 #include "sidecar.h"
 
 #include <ctype.h>
@@ -78,6 +79,7 @@ struct serve_state {
 	int strs_running;
 	struct cli_sidecar sc;
 	int has_sc;
+	hd_process_verdict proc;  /* the process growth of the sidecars */
 	hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
 	hd_leaks *leaks;
@@ -662,6 +664,8 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	if (n > 1 && (rc = cli_check_order(st->ss, st->in, (size_t)n, 0)))
 		goto fail;
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
+	if (n > 1)
+		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
 	if ((rc = open_analyses(st, quiet)))
 		goto fail;
 	*out = st;
@@ -1779,21 +1783,23 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	hd_leaks_totals_get(&t, st->leaks);
+	fputc('{', f);
+	cli_process_json(f, &st->proc);
 	{
-		/* the library's verdict, first */
+		/* the library's verdict, first after the process's */
 		char buf[1024];
 		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), st->leaks);
 
-		fprintf(f, "{\"verdict\":{\"leak\":%s,\"text\":",
+		fprintf(f, ",\"verdict\":{\"leak\":%s,\"text\":",
 			t.significant ? "true" : "false");
 		cli_json_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-		fprintf(f, ",\"first\":%s,\"index\":%zu,\"share\":%.4f},",
+		fprintf(f, ",\"first\":%s,\"index\":%zu,\"share\":%.4f}",
 			t.first_kind == HD_LEAKS_FIRST_CLUSTER ? "\"cluster\"" :
 			t.first_kind == HD_LEAKS_FIRST_SUSPECT ? "\"suspect\"" :
 								 "null",
 			t.first_index, t.first_share);
 	}
-	fprintf(f, "\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
+	fprintf(f, ",\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
 		"\"border\":%llu,\"groups\":%zu,\"folded\":%zu,"
 		"\"folded_count\":%llu,\"folded_memsize\":%llu},"
 		"\"offset\":%llu,\"suspects\":[",

@@ -1817,6 +1817,86 @@ HD_API int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
 HD_API int64_t hd_time_us(const char *iso8601);
 
 /* ===================================================================== */
+/* Process growth: in the Ruby heap, or outside it                       */
+/* ===================================================================== */
+
+/*
+ * Dumps hold the Ruby heap only. When the process grew far more than
+ * its heap between the first dump and the last, what grew is native
+ * memory (a C extension's malloc, mmap, a fragmented allocator), which
+ * no analysis of the objects can find: a leak report says so before
+ * anything else, in the one sentence every front end prints. The
+ * figures are the heapdump gem's sidecar's (rss_bytes,
+ * malloc_in_use_bytes: man 5 heapdump-dump) and the heap's memsize.
+ */
+
+/** One dump: what its sidecar says of the process, and its heap. */
+typedef struct hd_process_sample {
+	int has_rss;            /**< the sidecar gave the RSS (else unknown) */
+	int has_malloc;         /**< ...and malloc's bytes in use */
+	uint64_t rss;           /**< resident set size, bytes */
+	uint64_t malloc_in_use; /**< malloc's allocated bytes (mallinfo2) */
+	uint64_t heap_memsize;  /**< the memsize of the dump's objects, the
+				     dumper's left out
+				     (hd_process_heap_memsize) */
+} hd_process_sample;
+
+/** The RSS growth (bytes, first dump to last) under which the process
+ * is judged not to have grown: allocator and page-cache noise. */
+#define HD_PROCESS_MIN_GROWTH 16000000u
+/** The growth is outside the heap when the heap grew by at most this
+ * share of what the RSS grew (Ruby objects need more memory than their
+ * memsize, never four times more). */
+#define HD_PROCESS_MAX_HEAP_SHARE 0.25
+
+/** Options for hd_process_judge(); initialise with
+ * HD_PROCESS_OPTIONS_INIT. */
+typedef struct hd_process_options {
+	unsigned int version;  /**< HD_PROCESS_OPTIONS_VERSION */
+	uint64_t min_growth;   /**< HD_PROCESS_MIN_GROWTH */
+	double max_heap_share; /**< HD_PROCESS_MAX_HEAP_SHARE */
+} hd_process_options;
+#define HD_PROCESS_OPTIONS_VERSION 1
+#define HD_PROCESS_OPTIONS_INIT                                  \
+	{ HD_PROCESS_OPTIONS_VERSION, HD_PROCESS_MIN_GROWTH,     \
+	  HD_PROCESS_MAX_HEAP_SHARE }
+
+/** The judgement of hd_process_judge(). Growths are the last dump's
+ * figure minus the first's (negative: shrank). */
+typedef struct hd_process_verdict {
+	int known;           /**< every dump has the RSS: the rest means
+				  something (else all zero, text "") */
+	int has_malloc;      /**< every dump has malloc's figure */
+	int outside_ruby;    /**< the RSS grew by min_growth or more and the
+				  heap by at most max_heap_share of it */
+	int64_t rss_growth;
+	int64_t malloc_growth; /**< 0 unless has_malloc */
+	int64_t heap_growth;
+	/** "the process grew by 105.0 MB (malloc in use by 104.9 MB), the
+	 * Ruby heap by 0.1 MB: the growth is outside Ruby objects"; without
+	 * outside_ruby the figures alone ("the process grew by 12.1 MB, the
+	 * Ruby heap by 11.0 MB"); "" when not known. Sizes in decimal
+	 * units, as the commands print them. */
+	char text[224];
+} hd_process_verdict;
+
+/**
+ * Judges n dumps of one process (n >= 2, in the order taken): did the
+ * process grow outside its Ruby heap? Reads nothing but samples.
+ * @param opts NULL for the defaults
+ * @return 0, HD_EINVAL (n < 2, samples NULL, a share outside [0, 1],
+ *         an unknown options version)
+ */
+HD_API int hd_process_judge(hd_process_verdict *out,
+			    const hd_process_sample *samples, size_t n,
+			    const hd_process_options *opts, hd_error *err);
+
+/** The Ruby heap of a store for hd_process_sample.heap_memsize: the sum
+ * of its objects' memsize, those hd_store_is_dumper() picks left out
+ * (saturated at UINT64_MAX). */
+HD_API uint64_t hd_process_heap_memsize(const hd_store *s);
+
+/* ===================================================================== */
 /* Trend: growth over many dumps                                         */
 /* ===================================================================== */
 

@@ -265,6 +265,8 @@ async function viewLeaks(ps) {
     el('p', { class: 'verdict', id: 'leak-verdict' }, 'Verdict: ' + j.verdict.text),
     kv([['leak', num(t.leak_count) + ' objects, ' + num(t.leak_memsize) + ' bytes'], ['border objects', t.border], ['suspects', t.groups, 'leak-groups'], t.folded ? ['folded', num(t.folded) + ' small groups'] : null], 'leak-totals'),
     pager(t.groups, offset, 20, o => { location.hash = '#/leaks?offset=' + o; })];
+  // the process grew outside its Ruby heap (the gem's sidecars): first
+  if (j.process && j.process.outside_ruby) nodes.splice(1, 0, el('p', { class: 'outside-ruby', id: 'process-growth' }, j.process.text));
   j.suspects.forEach(s => {
     const who = s.holder || s.first_border;
     const sec = el('section', { class: 'suspect', id: 'suspect-' + s.rank });

@@ -34,6 +34,16 @@ check_rc run/usage-format 2 "$H" query -f xml "$S" "select 1"
 check_rc run/bad-sql 2 "$H" query "$S" "selec 1"
 check_grep run/bad-sql-says "SQL error" "$TMP/err"
 
+# ---- the README's columns: every one it names for objects exists ----
+# (README.md, "SQL over the heap": "objects (address, type, ...)")
+cols=$(tr '\n' ' ' <"$TOP/README.md" | sed -n 's/.*`objects`[[:space:]]*(\([^)]*\)).*/\1/p' |
+	tr -d '.' | tr ',' '\n' | tr -d ' ')
+check readme/columns-found true "$([ -n "$cols" ] && echo true)"
+for c in $cols; do
+	"$H" query -q "$S" "select $c from objects limit 1" >/dev/null 2>"$TMP/err" ||
+		notok "readme/column-$c" "the README names the column '$c' of objects: $(head -c 200 "$TMP/err")"
+done
+
 # ---- the same answers as the other commands ----
 # stats --by class (every object: --all) against GROUP BY class
 "$H" stats -q --all -n 0 -f tsv --by class "$D" | awk -F'\t' '$1 == "class" { print $4 "\t" $2 "\t" $3 }' |

@@ -294,24 +294,56 @@ module HeapDump
     # gem's PATH.meta.json beside the dump, or beside a store's source
     # dump, as the commands find it.
     def origin
-      dump = Heap._store?(@source) ? info[:source_path] : @source
-      return [0, nil] if dump.nil? || dump.empty?
+      j = sidecar
+      return [0, nil] unless j
 
-      sidecar = "#{dump}.meta.json"
-      return [0, nil] unless File.file?(sidecar)
+      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
+      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+    end
+
+    # The gem's sidecar of the dump as a Hash, read when asked (nil when
+    # there is none, or it is not one: said on stderr): PATH.meta.json
+    # beside the dump, or beside a store's source dump, as the commands
+    # find it.
+    def sidecar
+      dump = Heap._store?(@source) ? info[:source_path] : @source
+      return nil if dump.nil? || dump.empty?
+
+      path = "#{dump}.meta.json"
+      return nil unless File.file?(path)
 
       require "json"
       j = begin
-        JSON.parse(File.read(sidecar))
+        JSON.parse(File.read(path))
       rescue JSON::ParserError, SystemCallError, EncodingError
         nil
       end
       unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
-        warn "heapdump: ignoring '#{sidecar}': not a heapdump sidecar"
-        return [0, nil]
+        warn "heapdump: ignoring '#{path}': not a heapdump sidecar"
+        return nil
       end
-      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
-      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+      j
+    end
+
+    # call-seq:
+    #   HeapDump::Heap.process_growth(heaps) -> Hash or nil
+    #
+    # Did the process grow outside its Ruby heap from the first of heaps
+    # (dumps of one process, oldest first) to the last? libheapdump's
+    # judgement (hd_process_judge: the RSS and malloc figures of the
+    # gem's sidecars against the heaps' memsize), as `heapdump leaks -f
+    # json` has it: {rss_growth:, malloc_growth:, heap_growth:,
+    # outside_ruby:, text:}; nil when a heap has no sidecar.
+    def self.process_growth(heaps)
+      samples = heaps.map do |h|
+        j = h.sidecar
+        return nil unless j
+
+        mal = j["malloc_in_use_bytes"]
+        [j["rss_bytes"], mal.is_a?(Integer) && mal >= 0 ? mal : nil, h._heap_memsize]
+      end
+      r = _process_judge(samples)
+      r && { rss_growth: r[0], malloc_growth: r[1], heap_growth: r[2], outside_ruby: r[3], text: r[4] }
     end
 
     # The id of a node argument: a HeapObject, an address or a node id.
@@ -859,10 +891,24 @@ module HeapDump
     end
 
     def inspect
-      "#<HeapDump::Leaks #{verdict}; #{count} objects (#{memsize} bytes) leaked, #{groups} suspects>"
+      "#<HeapDump::Leaks #{outside_ruby ? "#{outside_ruby}; " : ''}#{verdict}; #{count} objects (#{memsize} bytes) leaked, #{groups} suspects>"
     end
 
     def pretty_print(q) = q.text(inspect)
+
+    # The process growth of the dumps' sidecars (Heap.process_growth),
+    # as `heapdump leaks -f json`'s "process": nil without sidecars.
+    def process
+      return @process if defined?(@process)
+
+      @process = Heap.process_growth([@diff.before, @diff.after, @diff.later].compact)
+    end
+
+    # "the process grew by ...: the growth is outside Ruby objects" when
+    # it did (what `heapdump leaks` prints first), else nil
+    def outside_ruby
+      process && process[:outside_ruby] ? process[:text] : nil
+    end
   end
 
   # The border between a set of new objects and the old ones
