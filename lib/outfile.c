@@ -370,9 +370,10 @@ static int open_temp(hd_outfile *o, mode_t mode, hd_error *err)
 	size_t n = strlen(o->target) + 11;
 	char *dir;
 
-	if (!(o->tmp = hd__malloc(n)) || !(dir = dir_of(o->target))) {
-		str_free(o->tmp);
-		o->tmp = NULL;
+	if (!(dir = dir_of(o->target)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (!(o->tmp = hd__malloc(n))) {
+		str_free(dir);
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
 	snprintf(o->tmp, n, "%s.tmpXXXXXX", o->target);
