@@ -290,6 +290,25 @@ module HeapDump
       Interface.new(self, _interface_with(nonempty_nodes(sel)))
     end
 
+    # The sidecar's text, if its user (the link's, if it is one, and the
+    # file's) is ours or the dump's: one that another user put beside a
+    # dump in a shared directory would give it a pid and a time that the
+    # order checks trust. Else a warning and nil.
+    def read_sidecar(sidecar, dump)
+      owners = [Process.euid, File.stat(dump).uid]
+      link = File.lstat(sidecar)
+      File.open(sidecar, "rb") do |f|
+        st = f.stat
+        unless owners.include?(link.uid) && owners.include?(st.uid) && st.file?
+          warn "heapdump: ignoring '#{sidecar}': owned by uid #{owners.include?(link.uid) ? st.uid : link.uid}, " \
+               "neither the dump's user nor ours"
+          return nil
+        end
+        f.read
+      end
+    end
+    private :read_sidecar
+
     # The pid and sidecar time of the dump ([0, nil] when unknown): the
     # gem's PATH.meta.json beside the dump, or beside a store's source
     # dump, as the commands find it.
@@ -300,10 +319,17 @@ module HeapDump
       sidecar = "#{dump}.meta.json"
       return [0, nil] unless File.file?(sidecar)
 
+      text = begin
+        read_sidecar(sidecar, dump)
+      rescue SystemCallError
+        nil
+      end
+      return [0, nil] if text.nil?
+
       require "json"
       j = begin
-        JSON.parse(File.read(sidecar))
-      rescue JSON::ParserError, SystemCallError, EncodingError
+        JSON.parse(text)
+      rescue JSON::ParserError, EncodingError
         nil
       end
       unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
