@@ -24,8 +24,6 @@
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs curl curl
-needs useradd passwd
-needs runuser util-linux
 needs flock util-linux
 needs gdb gdb
 
@@ -35,25 +33,15 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { notok needs-python3 "/usr/bin/python3 is missing: apt-get install python3"; exit 1; }
 
 # ---- the second user ----
-ATT=hdtrust$$
 PIDS=""
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
-	userdel -f "$ATT" 2>/dev/null
+	second_user_remove
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if [ "$(id -u)" != 0 ]; then
-	notok user "the suite runs as root to make a second user (useradd), not as uid $(id -u)"
-	exit 1
-fi
-if ! useradd -M -N -d /nonexistent -s /bin/sh "$ATT" 2>"$TMP/useradd.err"; then
-	notok user "cannot create the second user $ATT: $(head -c 300 "$TMP/useradd.err")"
-	exit 1
-fi
-as_att() { runuser -u "$ATT" -- "$@"; }
-ATT_UID=$(id -u "$ATT")
+second_user
 chmod 755 "$TMP"
 SH="$TMP/shared"
 mkdir -m 1777 "$SH"
@@ -297,3 +285,14 @@ secret_intact out
 ln -s "$TMP/root/mine.json" "$SH/mine.json"
 check_rc out/own-link-followed 0 "$HD" replace-class -q -o "$SH/mine.json" "$SH/app.json.gz"
 check out/own-link-target 1 "$(head -1 "$TMP/root/mine.json" | jq -e .type >/dev/null && echo 1)"
+
+# ============ 8. a sidecar another user put beside a dump ============
+as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.meta.json'"
+check_rc sidecar/stats 0 "$HD" stats -q "$SH/app.json.gz"
+check sidecar/not-read 0 "$(grep -c 'pid 4242' "$TMP/out")"
+check_grep sidecar/said "ignoring '$SH/app.json.gz.meta.json': owned by uid $ATT_UID" "$TMP/err"
+# root's own sidecar there is read
+rm -f "$SH/app.json.gz.meta.json"
+printf '%s\n' '{"heapdump_sidecar":1,"pid":4343,"rss_bytes":1,"time":"2001-01-01T00:00:00.000000Z"}' >"$SH/app.json.gz.meta.json"
+check_rc sidecar/own-stats 0 "$HD" stats -q "$SH/app.json.gz"
+check sidecar/own-read 1 "$(grep -c 'pid 4343' "$TMP/out")"
