@@ -485,6 +485,26 @@ module HeapDump
       path
     end
 
+    # Writes data to path by the rule of every output (a temporary file,
+    # 0600, renamed over a regular file; a device or FIFO in place; a
+    # link followed, but not another user's in a shared directory).
+    def write_file(path, data)
+      target, how = output_target(path)
+      if how == :in_place
+        IO.open(open_in_place(target), "wb") { |f| f.write(data) }
+        return path
+      end
+      fd, tmp = create_temp(target)
+      begin
+        IO.open(fd, "wb") { |f| f.write(data) }
+        File.rename(tmp, target)
+      rescue StandardError
+        File.unlink(tmp) if File.exist?(tmp)
+        raise
+      end
+      path
+    end
+
     # Writes the sidecar by the rule of every output; returns the regular
     # file it renamed into place (for write_dump to remove on a failure),
     # or nil when it wrote a device or FIFO in place.

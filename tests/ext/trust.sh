@@ -10,6 +10,8 @@
 #             followed; at a name given, another user's link is refused
 #   load/*    HeapDump.load does not reuse a store the other user planted
 #             beside the dump (its size, mtime and fingerprint the dump's)
+#   render/*  Selection#render refuses another user's link at its path
+#             (Graphviz's own -o would follow it)
 #   origin/*  a sidecar the other user put beside a dump is not read
 SUITE=ext/trust
 . "$(dirname "$0")/lib.sh"
@@ -127,6 +129,23 @@ want=$("$HD" stats -q -f json "$SH/app.json.gz" | jq .totals.objects)
 got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'puts HeapDump.load(ARGV[0]).totals[:objects]' "$SH/app.json.gz" 2>"$TMP/load.err")
 check load/objects-of-the-dump "$want" "$got"
 check load/planted-left-alone "$ATT" "$(stat -c %U "$SH/app.json.gz.hds")"
+
+# ---- render: Graphviz's drawing written by the outputs' rule ----
+as_att ln -s "$TMP/root/secret" "$SH/draw.svg"
+XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e '
+  h = HeapDump.load(ARGV[0])
+  sel = h.select(address: h.select(type: :CLASS).first(2).map(&:address))
+  begin
+    sel.render(ARGV[1])
+    puts "written"
+  rescue HeapDump::Error => e
+    puts e.message
+  end
+  puts sel.render(ARGV[2])
+' "$SH/app.json.gz" "$SH/draw.svg" "$TMP/root/mine.svg" >"$TMP/render.out" 2>"$TMP/render.err"
+check_grep render/link-refused "cannot write .*draw.svg: it is a link of another user in a shared directory" "$TMP/render.out"
+check render/secret-untouched "root's secret" "$(cat "$TMP/root/secret" 2>/dev/null)"
+check render/own-path-drawn 1 "$(grep -c '<svg' "$TMP/root/mine.svg" 2>/dev/null)"
 
 # ---- origin: a sidecar planted beside a dump that has none ----
 as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.meta.json'"

@@ -735,9 +735,21 @@ module HeapDump
       raise ArgumentError, "render: .svg, .png or .pdf, not #{path}" unless %w[svg png pdf].include?(fmt)
 
       dot = to_dot(collapse: collapse, depth: depth, max_nodes: max_nodes)
-      IO.popen(["dot", "-T#{fmt}", "-o", path], "w") { |io| io.write(dot) }
+      # dot draws into a pipe, and the gem writes the file by the rule
+      # of every output (dot's own -o would follow any link at path)
+      out = IO.popen(["dot", "-T#{fmt}"], "r+b") do |io|
+        writer = Thread.new do
+          io.write(dot)
+        ensure
+          io.close_write
+        end
+        data = io.read
+        writer.join
+        data
+      end
       raise Error, "dot failed (#{$?.inspect}): install graphviz" unless $?.success?
 
+      HeapDump.__send__(:write_file, File.expand_path(path), out)
       path
     rescue Errno::ENOENT
       raise Error, "render needs Graphviz's dot on PATH: install graphviz"
