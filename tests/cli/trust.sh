@@ -29,6 +29,8 @@ needs gdb gdb
 
 HD=$HEAPDUMP
 faultio_shim
+# the shim wraps libc's calls: ASan must tolerate coming second
+SHIM_ASAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 PY=/usr/bin/python3
 [ -x "$PY" ] || { notok needs-python3 "/usr/bin/python3 is missing: apt-get install python3"; exit 1; }
 
@@ -61,6 +63,26 @@ export XDG_CACHE_HOME="$TMP/xdg"
 get() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/$1"; }
 stop() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null; SPID=""; }
 alive() { [ -n "$SPID" ] && kill -0 "$SPID" 2>/dev/null && echo alive || echo dead; }
+# wait_text FILE TEXT: until FILE holds TEXT (60 s at most), so that a
+# plant comes after the step it attacks however slow the run (valgrind)
+wait_text() {
+	wt_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null && [ $wt_i -lt 600 ]; do sleep 0.1; wt_i=$((wt_i + 1)); done
+}
+# wait_reading PID FILE: until process PID holds FILE open (its index
+# reading it, slowed by the shim), seen twice 0.1 s apart
+wait_reading() {
+	wr_i=0 wr_seen=0
+	while [ $wr_seen -lt 2 ] && [ $wr_i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
+		if ls -l "/proc/$1/fd" 2>/dev/null | grep -q -- "-> $2\$"; then
+			wr_seen=$((wr_seen + 1))
+		else
+			wr_seen=0
+		fi
+		sleep 0.1
+		wr_i=$((wr_i + 1))
+	done
+}
 secret_intact() {
 	check "$1/secret-untouched" "root's secret" "$(cat "$TMP/root/secret" 2>/dev/null)"
 	check "$1/secret-mode" "-rw------- root" "$(stat -c '%A %U' "$TMP/root/secret")"
@@ -74,7 +96,7 @@ PIDS="$PIDS $TPID"
 # a planted regular file of the dump's name
 "$HD" dump --dir "$SH" --timeout 2 "$TPID" >"$TMP/d1.out" 2>"$TMP/d1.err" &
 DP=$!
-sleep 0.4
+wait_text "$TMP/d1.err" "waiting for the dump"
 as_att sh -c "echo '{\"planted\":1}' >'$SH/heapdump-$TPID-1.json'"
 wait "$DP"
 check dump/planted-file-refused 1 "$?"
@@ -84,7 +106,7 @@ check_grep dump/planted-file-said "ignoring '$SH/heapdump-$TPID-1.json': it is o
 # a planted link, with -o into root's own directory
 "$HD" dump --dir "$SH" --timeout 2 -o "$TMP/root/app.json" "$TPID" >"$TMP/d2.out" 2>"$TMP/d2.err" &
 DP=$!
-sleep 0.4
+wait_text "$TMP/d2.err" "waiting for the dump"
 as_att ln -s "$TMP/root/secret" "$SH/heapdump-$TPID-2.json"
 wait "$DP"
 check dump/planted-link-refused 1 "$?"
@@ -96,7 +118,7 @@ secret_intact dump/link
 as_att ln -s "$TMP/root/secret" "$SH/heapdump-$TPID-3.json.meta.json"
 "$HD" dump --dir "$SH" --timeout 5 -o "$TMP/root/app3.json" "$TPID" >"$TMP/d3.out" 2>"$TMP/d3.err" &
 DP=$!
-sleep 0.4
+wait_text "$TMP/d3.err" "waiting for the dump"
 (umask 077 && echo '{"type":"ROOT", "root":"vm", "references":[]}' >"$SH/.d3.tmp" && mv "$SH/.d3.tmp" "$SH/heapdump-$TPID-3.json")
 wait "$DP"
 check dump/own-dump-taken 0 "$?"
@@ -211,10 +233,11 @@ mkdir -m 755 "$TMP/home"
 echo "victim's notes" >"$TMP/home/notes"
 chmod 600 "$TMP/home/notes"
 SPID=""
-LD_PRELOAD="$SHIM" FAULTIO_READ_DELAY_US=400000 "$HD" serve "$SH/app.json.gz" 2>"$TMP/link.err" &
+LD_PRELOAD="$SHIM" ASAN_OPTIONS="$SHIM_ASAN" FAULTIO_READ_DELAY_US=400000 "$HD" serve "$SH/app.json.gz" 2>"$TMP/link.err" &
 SPID=$!
 PIDS="$PIDS $SPID"
-sleep 0.3
+# the index reads the dump: the cache's name was judged free before
+wait_reading "$SPID" "$SH/app.json.gz"
 as_att ln -s "$TMP/home/notes" "$SH/app.json.gz.hds"
 i=0
 while ! grep -q 'serving on' "$TMP/link.err" && kill -0 "$SPID" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
@@ -254,7 +277,7 @@ fi
 # ============ 6. the sweep of a killed writer's temporary store ============
 rm -f "$SH"/app.json.gz.hds*
 SPID=""
-LD_PRELOAD="$SHIM" FAULTIO_DELAY_US=3000000 "$HD" serve "$SH/app.json.gz" 2>"$TMP/kill.err" &
+LD_PRELOAD="$SHIM" ASAN_OPTIONS="$SHIM_ASAN" FAULTIO_DELAY_US=3000000 "$HD" serve "$SH/app.json.gz" 2>"$TMP/kill.err" &
 KP=$!
 i=0
 while [ -z "$(ls "$SH" | grep '\.hds\.tmp')" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
