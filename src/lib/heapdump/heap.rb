@@ -290,6 +290,25 @@ module HeapDump
       Interface.new(self, _interface_with(nonempty_nodes(sel)))
     end
 
+    # The sidecar's text, if its user (the link's, if it is one, and the
+    # file's) is ours or the dump's: one that another user put beside a
+    # dump in a shared directory would give it a pid and a time that the
+    # order checks trust. Else a warning and nil.
+    def read_sidecar(sidecar, dump)
+      owners = [Process.euid, File.stat(dump).uid]
+      link = File.lstat(sidecar)
+      File.open(sidecar, "rb") do |f|
+        st = f.stat
+        unless owners.include?(link.uid) && owners.include?(st.uid) && st.file?
+          warn "heapdump: ignoring '#{sidecar}': owned by uid #{owners.include?(link.uid) ? st.uid : link.uid}, " \
+               "neither the dump's user nor ours"
+          return nil
+        end
+        f.read
+      end
+    end
+    private :read_sidecar
+
     # The pid and sidecar time of the dump ([0, nil] when unknown): the
     # gem's PATH.meta.json beside the dump, or beside a store's source
     # dump, as the commands find it.
@@ -312,10 +331,17 @@ module HeapDump
       path = "#{dump}.meta.json"
       return nil unless File.file?(path)
 
+      text = begin
+        read_sidecar(path, dump)
+      rescue SystemCallError
+        nil
+      end
+      return nil if text.nil?
+
       require "json"
       j = begin
-        JSON.parse(File.read(path))
-      rescue JSON::ParserError, SystemCallError, EncodingError
+        JSON.parse(text)
+      rescue JSON::ParserError, EncodingError
         nil
       end
       unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
@@ -741,9 +767,21 @@ module HeapDump
       raise ArgumentError, "render: .svg, .png or .pdf, not #{path}" unless %w[svg png pdf].include?(fmt)
 
       dot = to_dot(collapse: collapse, depth: depth, max_nodes: max_nodes)
-      IO.popen(["dot", "-T#{fmt}", "-o", path], "w") { |io| io.write(dot) }
+      # dot draws into a pipe, and the gem writes the file by the rule
+      # of every output (dot's own -o would follow any link at path)
+      out = IO.popen(["dot", "-T#{fmt}"], "r+b") do |io|
+        writer = Thread.new do
+          io.write(dot)
+        ensure
+          io.close_write
+        end
+        data = io.read
+        writer.join
+        data
+      end
       raise Error, "dot failed (#{$?.inspect}): install graphviz" unless $?.success?
 
+      HeapDump.__send__(:write_file, File.expand_path(path), out)
       path
     rescue Errno::ENOENT
       raise Error, "render needs Graphviz's dot on PATH: install graphviz"
