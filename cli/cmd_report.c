@@ -563,6 +563,26 @@ static void verdict(const struct leak *r)
 			cli_commas(r->t.folded_count, b, sizeof(b)),
 			cli_human_bytes(r->t.folded_memsize, c, sizeof(c)));
 	}
+	if (r->t.vm_count || r->t.unreached_count || r->t.joint ||
+	    r->t.passed_memsize) {
+		const hd_leaks_totals *t = &r->t;
+		uint64_t sus = t->leak_memsize - t->folded_memsize -
+			       t->vm_memsize - t->unreached_memsize;
+
+		caveat("shares", 0);
+		fprintf(F, "Shares of the %s: suspects %.1f%% (%zu of them "
+			   "held jointly), folded %.1f%%, the VM's own tables "
+			   "%.1f%%, unreached %.1f%%: 100%%.",
+			what, pct(sus, t->leak_memsize), t->joint,
+			pct(t->folded_memsize, t->leak_memsize),
+			pct(t->vm_memsize, t->leak_memsize),
+			pct(t->unreached_memsize, t->leak_memsize));
+		if (t->passed_memsize)
+			fprintf(F, " The verdict passed over %.1f%% held by "
+				   "stacks or bounded caches.",
+				pct(t->passed_memsize, t->leak_memsize));
+		fputs("</li>\n", F);
+	}
 	fputs("</ul>\n</section>\n", F);
 }
 
@@ -586,16 +606,38 @@ static int suspect_html(const struct leak *r, size_t i)
 		html_count(F, "border_count", sp->border_count);
 		fputs(" new object(s)</dd>\n", F);
 	} else {
-		fprintf(F, "<dt>holder</dt><dd class=\"holder\" "
-			   "data-address=\"\">none alone: a new object held "
-			   "by %s%s (",
-			sp->holders ? "old objects" : "a root only",
-			sp->holders && sp->roots ? " and a root" : "");
+		size_t k;
+
+		fprintf(F, "<dt>holder</dt><dd class=\"holder %s\" "
+			   "data-address=\"\">%s (",
+			sp->kind == HD_SUSPECT_JOINT ? "joint" : "shared",
+			sp->kind == HD_SUSPECT_JOINT ?
+				"none alone: held jointly by several holders" :
+			sp->holders ? "none alone: each held by the same old "
+				      "objects together" :
+				      "none alone: a new object held by a root "
+				      "only");
 		html_count(F, "held_by_old", sp->holders);
-		fputs(" old holders); ", F);
+		fputs(" holders); ", F);
 		html_count(F, "border_count", sp->border_count);
 		fputs(" border object(s)</dd>\n", F);
+		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
+			fprintf(F, "<dt>held by</dt><dd class=\"joint-holder\" "
+				   "data-address=\"0x%llx\">",
+				(unsigned long long)hd_store_address(
+					s, sp->holder_list->ids[k]));
+			node_html(s, sp->holder_list->ids[k]);
+			fputs("</dd>\n", F);
+		}
 	}
+	if (sp->flags)
+		fprintf(F, "<dt>verdict</dt><dd class=\"passed\">%s</dd>\n",
+			sp->flags & HD_SUSPECT_TRANSIENT ?
+				"held only by running code (a stack): passed "
+				"over by the verdict" :
+				"its holder is no longer than in before: it "
+				"replaced what it held, passed over by the "
+				"verdict");
 	fprintf(F, "<dt>first border object</dt><dd class=\"first\" "
 		   "data-address=\"0x%llx\">",
 		(unsigned long long)hd_store_address(s, sp->first));
@@ -801,6 +843,7 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
+	lopt.before = r.d->has_later ? NULL : r.s[0];
 	if (hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))
 		goto lib;
 	hd_leaks_totals_get(&r.t, r.l);

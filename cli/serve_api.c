@@ -592,6 +592,7 @@ static int open_analyses(struct serve_state *st, int quiet)
 		side = st->n > 2 ? st->ss[2] : st->ss[1];
 		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
 		lo.top = 50;
+		lo.before = st->n > 2 ? NULL : st->ss[0];
 		if (hd_stats_new(&st->diff_st, &co, &err) ||
 		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
 		    hd_stats_finish(st->diff_st, &err) ||

@@ -2096,7 +2096,7 @@ typedef struct hd_leaks_totals {
 	/** suspects of kind HD_SUSPECT_JOINT among the groups */
 	size_t joint;
 	/** The verdict: 1 when the leak, less vm_memsize and what the
-	 * described suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
+	 * suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
 	 * reaches min_leak bytes, else 0 ("no significant leak"). */
 	int significant;
 	uint64_t passed_memsize;  /**< what those flagged suspects hold */
@@ -2154,7 +2154,7 @@ typedef struct hd_leaks_suspect {
 	/** HD_SUSPECT_*: how it is held (set for every suspect) */
 	int kind;
 	/** HD_SUSPECT_TRANSIENT, HD_SUSPECT_CHURN: why the verdict passes it
-	 * over (described suspects only), or 0 */
+	 * over, or 0 */
 	unsigned flags;
 	/** The holders (SHARED: the old objects holding each border object;
 	 * JOINT: one holder object per group that holds the memory jointly;

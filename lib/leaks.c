@@ -409,16 +409,38 @@ static int is_stack_object(const hd_store *s, hd_node_id v)
 		(n == 5 && !memcmp(name, "Fiber", 5)));
 }
 
-/* HD_SUSPECT_TRANSIENT: only stacks hold it. */
-static int transient(const hd_leaks *l, const hd_leaks_suspect *p)
+/* The nodes the machine stack holds (root machine_context), or NULL
+ * when there are none (or out of memory: nothing is then transient). */
+static unsigned char *machine_held(const hd_leaks *l)
+{
+	uint32_t c, nroot = hd_store_root_count(l->s), n;
+	unsigned char *m = NULL;
+	hd_edge_iter it;
+	hd_node_id v;
+
+	n = hd_store_node_count(l->s);
+	for (c = 0; c < nroot; c++) {
+		if (strcmp(hd_store_root_name(l->s, c), "machine_context"))
+			continue;
+		if (!m && !(m = hd__bitmap_new(n)))
+			return NULL;
+		hd_store_root_refs(l->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0)
+			if (v < n)
+				hd__bit_set(m, v);
+	}
+	return m;
+}
+
+/* HD_SUSPECT_TRANSIENT: only stacks hold it (mc: machine_held()). */
+static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
+		     const unsigned char *mc)
 {
 	const hd_nodes *h = p->holder_list;
 	size_t i;
 
 	if (p->kind == HD_SUSPECT_ROOT)
-		return p->path && p->path->n &&
-		       !strcmp(hd_store_root_name(l->s, p->path->root),
-			       "machine_context");
+		return mc && hd__bit(mc, p->first);
 	if (!h || !h->n || p->holders > h->n)
 		return 0;
 	for (i = 0; i < h->n; i++)
@@ -468,11 +490,12 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 						   t->vm_memsize :
 						   t->leak_memsize);
 	size_t i, first = l->nsus;
+	unsigned char *mc = machine_held(l);
 
-	for (i = 0; i < t->shown; i++) {
+	for (i = 0; i < l->nsus; i++) {
 		hd_leaks_suspect *p = &l->sus[i].pub;
 
-		p->flags = (transient(l, p) ? HD_SUSPECT_TRANSIENT : 0) |
+		p->flags = (transient(l, p, mc) ? HD_SUSPECT_TRANSIENT : 0) |
 			   (churn(l, o->before, p) ? HD_SUSPECT_CHURN : 0);
 		if (p->flags)
 			hd__sat_add(&t->passed_memsize, p->retained_memsize);
@@ -483,6 +506,7 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 		else if (first == l->nsus)
 			first = i;
 	}
+	hd__bitmap_free(mc, hd_store_node_count(l->s));
 	leak -= t->passed_memsize < leak ? t->passed_memsize : leak;
 	t->min_leak = o->min_leak;
 	t->significant = leak >= o->min_leak && leak > 0;

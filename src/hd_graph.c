@@ -348,6 +348,7 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 	if (lo.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
 	diff_open(&run, self, after, later);
+	lo.before = run.d->has_later ? NULL : run.h[0]->s;
 	if ((rc = hd_leaks_build(&run.l, run.h[run.d->has_later ? 2 : 1]->s,
 				 run.d, &lo, &err))) {
 		hd_diff_result_free(run.d);
