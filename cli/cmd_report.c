@@ -846,6 +846,18 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 	lopt.before = r.d->has_later ? NULL : r.s[0];
 	if (hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))
 		goto lib;
+	if (nin > 2) {
+		/* the verdict names a growing collection as leaks does */
+		hd_growth *g = NULL;
+
+		if (hd_growth_build(&g, (const hd_store *const *)r.s,
+				    (size_t)nin, &err) ||
+		    hd_leaks_set_growth(r.l, g, &err)) {
+			hd_growth_free(g);
+			goto lib;
+		}
+		hd_growth_free(g);
+	}
 	hd_leaks_totals_get(&r.t, r.l);
 	cli_process_judge(&proc, r.s, r.in, (size_t)nin);
 	/* the diff's tables, as heapdump diff groups them */

@@ -598,6 +598,19 @@ static int open_analyses(struct serve_state *st, int quiet)
 		    hd_stats_finish(st->diff_st, &err) ||
 		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
 			return lib_fail(&err);
+		/* with three dumps, the verdict names a growing collection
+		 * as heapdump leaks does */
+		if (st->n > 2) {
+			hd_growth *g = NULL;
+
+			if (hd_growth_build(&g, (const hd_store *const *)st->ss,
+					    (size_t)st->n, &err) ||
+			    hd_leaks_set_growth(st->leaks, g, &err)) {
+				hd_growth_free(g);
+				return lib_fail(&err);
+			}
+			hd_growth_free(g);
+		}
 	}
 	if (build_views(st)) {
 		cli_error("serve: out of memory");
@@ -1768,6 +1781,34 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
+/* The clusters shown (the first 20): the shape, how many suspects, the
+ * ranks of the first ten, what they retain and its share. */
+static void clusters_json(FILE *f, const struct serve_state *st)
+{
+	size_t n = hd_leaks_cluster_count(st->leaks), i, k;
+
+	fprintf(f, ",\"clusters_total\":%zu,\"clusters\":[", n);
+	for (i = 0; i < n && i < 20; i++) {
+		const hd_leaks_cluster *c = hd_leaks_cluster_get(st->leaks, i);
+
+		fprintf(f, "%s{\"rank\":%zu,\"suspects\":%zu,"
+			   "\"retained_count\":%llu,\"retained_memsize\":%llu,"
+			   "\"share\":%.4f,\"suspect_ranks\":[",
+			i ? "," : "", i + 1, c->suspects,
+			(unsigned long long)c->retained_count,
+			(unsigned long long)c->retained_memsize, c->share);
+		for (k = 0; k < c->suspects && k < 10; k++)
+			fprintf(f, "%s%zu", k ? "," : "", c->ranks[k] + 1);
+		fprintf(f, "],\"shape\":");
+		if (c->shape)
+			cli_json_string(f, c->shape, strlen(c->shape));
+		else
+			fprintf(f, "null");
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		      struct out *o)
 {
@@ -1843,7 +1884,9 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		fputc('}', f);
 	}
 	hd_root_path_free(&p);
-	fprintf(f, "]}");
+	fprintf(f, "]");
+	clusters_json(f, st);
+	fprintf(f, "}");
 	out_close(o, 200);
 }
 

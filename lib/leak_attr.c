@@ -131,10 +131,11 @@ static int sets_init(struct sets *t)
 
 	memset(t, 0, sizeof(*t));
 	hd__hash_key_new(&t->key);
-	if (!HD_ALLOC(t->buf, HD__ATTR_LIST + 1) ||
-	    !(t->memo = hd__calloc(MEMO_SLOTS, sizeof(*t->memo))))
+	if (!HD_ALLOC(t->buf, HD__ATTR_LIST + 1))
 		return HD_ENOMEM;
 	t->cbuf = HD__ATTR_LIST + 1;
+	if (!(t->memo = hd__calloc(MEMO_SLOTS, sizeof(*t->memo))))
+		return HD_ENOMEM;
 	return set_put(t, &empty, &id); /* id 0: the empty set */
 }
 

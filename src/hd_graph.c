@@ -354,6 +354,21 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 		hd_diff_result_free(run.d);
 		hdx_raise(rc, &err);
 	}
+	if (run.d->has_later) {
+		/* the verdict names a growing collection as leaks does */
+		const hd_store *ss[3] = { run.h[0]->s, run.h[1]->s,
+					  run.h[2]->s };
+		hd_growth *g = NULL;
+
+		if ((rc = hd_growth_build(&g, ss, 3, &err)) ||
+		    (rc = hd_leaks_set_growth(run.l, g, &err))) {
+			hd_growth_free(g);
+			hd_leaks_free(run.l);
+			hd_diff_result_free(run.d);
+			hdx_raise(rc, &err);
+		}
+		hd_growth_free(g);
+	}
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 

@@ -279,6 +279,12 @@ async function viewLeaks(ps) {
     sec.append(el('p', {}, link('/graph', { suspect: s.rank }, 'drawing (Graphviz)', 'suspect-graph-link-' + s.rank)));
     nodes.push(sec);
   });
+  if (j.clusters && j.clusters.length) {
+    nodes.push(el('h2', {}, 'Clusters: suspects held the same way'));
+    nodes.push(table([{ label: 'rank', num: 1 }, { label: 'suspects', num: 1 }, { label: 'retained bytes', num: 1 }, { label: 'share' }, { label: 'shape' }],
+      j.clusters.map(c => [c.rank, num(c.suspects), num(c.retained_memsize), (100 * c.share).toFixed(1) + '%', c.shape || 'no GC root reaches them']),
+      { id: 'leak-clusters' }));
+  }
   show(...nodes);
 }
 

@@ -15,6 +15,8 @@
 #    of Growing objects is found growing 40 -> 80 -> ... -> 240 and the
 #    one of Sizes::KEEP 18 -> ... -> 108, and no collection whose length
 #    went down (Wave, Fading); a usage error past 16 dumps.
+#  - serve and report: /api/leaks and the report's headline say the
+#    command's verdict; serve's clusters are the command's.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 
@@ -90,3 +92,18 @@ check growth/three-dumps "[40,80,120]" \
 check growth/two-dumps-none null "$(jq .growing "$TMP/two.json")"
 # shellcheck disable=SC2086
 check_rc growth/too-many 2 "$H" leaks -q $G $G $G
+
+# ---- every front end says the same verdict: serve, report ----
+needs curl curl
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+serve_start serve 300 "$H" serve -q --no-cache "$B" "$A" "$L" || exit 1
+curl -s "$BASE/api/leaks?token=$TOKEN" >"$TMP/api.json"
+check serve/verdict-text "$text" "$(jq -r .verdict.text "$TMP/api.json")"
+check serve/verdict-first '"suspect" 0' \
+	"$(jq -r '"\"" + .verdict.first + "\" " + (.verdict.index | tostring)' "$TMP/api.json")"
+check serve/clusters "$(jq .clusters_total "$TMP/l.json")" "$(jq .clusters_total "$TMP/api.json")"
+check serve/cluster-shape "$(jq .clusters[0].shape "$TMP/l.json")" "$(jq .clusters[0].shape "$TMP/api.json")"
+check serve/suspect-kind holder "$(jq -r .suspects[0].kind "$TMP/api.json")"
+check_rc report/exit 0 "$H" report -q -o "$TMP/r.html" "$B" "$A" "$L"
+check_grep report/verdict "Verdict: $(printf '%s' "$text" | sed 's/[][\.*^$()+?{}|]/\\&/g' | sed 's/>/\&gt;/g')" "$TMP/r.html"
