@@ -140,6 +140,12 @@ struct bld {
 	size_t N;
 	struct lut lut;
 	uint64_t dangling, duplicates;
+	/* class edges (man 5 heapdump-store, CLASS REFERENCES): the node
+	 * of each class pointer whose instances hold it, else NONE; the
+	 * records that get one; how many at most, and made */
+	uint32_t *cedge;
+	unsigned char *cbit;
+	size_t nce_max, nce;
 	hd_store *s;
 };
 
@@ -1077,12 +1083,14 @@ static int forward_csr(struct bld *b)
 	size_t i, k, e = 0;
 	void *p;
 
+	const uint32_t *cls = b->c[C_CLS].p;
+
 	off = sec_alloc(b, HD__SEC_REFS_OFF, b->N + 1, 4);
-	out = sec_alloc(b, HD__SEC_REFS, b->nrefs, 4);
+	out = sec_alloc(b, HD__SEC_REFS, b->nrefs + b->nce_max, 4);
 	if (!off || !out)
 		return HD_ENOMEM;
 	if (b->nm) {
-		b->enm_n = b->nrefs ? b->nrefs : 1;
+		b->enm_n = b->nrefs + b->nce_max ? b->nrefs + b->nce_max : 1;
 		if (!(b->enm = hd__array_alloc(b->enm_n, 4)))
 			return HD_ENOMEM;
 	}
@@ -1100,6 +1108,13 @@ static int forward_csr(struct bld *b)
 					b->enm[e] = b->nm[k];
 				out[e++] = t;
 			}
+		}
+		/* the class edge, last (store_class_edge() finds it so) */
+		if (b->cbit && hd__bit(b->cbit, r)) {
+			if (b->enm)
+				b->enm[e] = 0;
+			out[e++] = b->cedge[cls[r]];
+			b->nce++;
 		}
 		off[i + 1] = (uint32_t)e;
 	}
@@ -1192,7 +1207,7 @@ static int roots_csr(struct bld *b)
 /* ---- columns ---- */
 
 /* Moves record-order column ci into node order as section id. */
-static void *permute(struct bld *b, int ci, int id)
+static void *permute(struct bld *b, int ci, int id, int keep)
 {
 	size_t i, N = b->N;
 	unsigned w = col_w[ci];
@@ -1219,6 +1234,8 @@ static void *permute(struct bld *b, int ci, int id)
 			((uint64_t *)dst)[i] = ((const uint64_t *)src)[pm[i]];
 		break;
 	}
+	if (keep) /* still read by the other thread: freed after */
+		return dst;
 	hd__free(src, b->c[ci].cap * w);
 	b->c[ci].p = NULL;
 	b->c[ci].cap = 0;
@@ -1250,7 +1267,7 @@ static void put_wide(unsigned char *p, uint32_t node, uint64_t v)
 static int permute_wide(struct bld *b, int ci, int id, int wid, int meta,
 			struct wlist *wl)
 {
-	uint32_t *col = permute(b, ci, id);
+	uint32_t *col = permute(b, ci, id, 0);
 	unsigned char *w;
 	size_t i, n = 0;
 
@@ -1284,7 +1301,7 @@ static int class_column(struct bld *b)
 		return HD_ENOMEM;
 	for (i = 0; i < b->ncd; i++)
 		dn[i] = lut_find(&b->lut, b->cdict[i]);
-	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS)))
+	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS, !!b->cbit)))
 		goto out;
 	for (i = 0; i < b->N; i++)
 		n += cls[i] != HD_NODE_NONE && dn[cls[i]] == HD_NODE_NONE;
@@ -1321,12 +1338,12 @@ static int columns(struct bld *b)
 	void *p;
 	int rc;
 
-	if (!(p = permute(b, C_TYPE, HD__SEC_TYPE)))
+	if (!(p = permute(b, C_TYPE, HD__SEC_TYPE, 0)))
 		return HD_ENOMEM;
-	if (!(p = permute(b, C_BITS, HD__SEC_BITS)))
+	if (!(p = permute(b, C_BITS, HD__SEC_BITS, 0)))
 		return HD_ENOMEM;
 	to_le(p, b->N, 2);
-	if (!(p = permute(b, C_OFF, HD__SEC_OFFSET)))
+	if (!(p = permute(b, C_OFF, HD__SEC_OFFSET, 0)))
 		return HD_ENOMEM;
 	to_le(p, b->N, 8);
 	if ((rc = class_column(b)) ||
@@ -1347,11 +1364,11 @@ static int columns(struct bld *b)
 	if (!b->has_site) {
 		drop(b, C_SITE, HD__SEC_SITE);
 	} else {
-		if (!(p = permute(b, C_SITE, HD__SEC_SITE)))
+		if (!(p = permute(b, C_SITE, HD__SEC_SITE, 0)))
 			return HD_ENOMEM;
 		to_le(p, b->N, 4);
 	}
-	return permute(b, C_AUX, HD__SEC_AUX) ? 0 : HD_ENOMEM;
+	return permute(b, C_AUX, HD__SEC_AUX, 0) ? 0 : HD_ENOMEM;
 }
 
 /* ---- tables ---- */
@@ -1378,6 +1395,79 @@ static int is_classy(int t)
 	return t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS;
 }
 
+/*
+ * Is e a class whose instances hold it, with a class edge each (man 5
+ * heapdump-store, CLASS REFERENCES): a class or module that is a
+ * singleton (flagged, or a metaclass) or anonymous (no name; before
+ * Ruby 3.0 a name "#<...>")? Its instances are then its only holders,
+ * or the only ones the dump shows. A named class is held by its
+ * constant: an edge from each instance would change nothing but the
+ * retained sizes of every class.
+ */
+static int held_by_instances(const struct bld *b, const struct hd__class *e)
+{
+	const char *name;
+	size_t len;
+
+	if (!e || (e->type != HD_T_CLASS && e->type != HD_T_MODULE))
+		return 0;
+	if ((e->flags & HD__CF_SINGLETON) || e->name == HD_STR_NONE)
+		return 1;
+	name = hd__intern_str(&b->strs, e->name, &len);
+	return len >= 2 && name[0] == '#' && name[1] == '<';
+}
+
+/* Can an object of type t have a class edge: an instance, not a free
+ * slot, an internal (IMEMO, NODE: whose class field is not a class) or
+ * a zombie? */
+static int has_instance_class(int t)
+{
+	return t != HD_T_UNKNOWN && t != HD_T_NONE && t != HD_T_IMEMO &&
+	       t != HD_T_NODE && t != HD_T_ZOMBIE;
+}
+
+/*
+ * Before the edges and the nodes are built, on one thread: the class
+ * names resolved (classes_table reads them), the class node of every
+ * class pointer whose instances hold it (cedge), and the records that
+ * get a class edge (cbit): forward_csr adds them, last.
+ */
+static int class_edges(struct bld *b)
+{
+	const uint32_t *cls = b->c[C_CLS].p;
+	const uint8_t *type = b->c[C_TYPE].p;
+	size_t d, r, any = 0;
+	uint32_t c;
+
+	if (hd__classtab_resolve(&b->ct))
+		return HD_ENOMEM;
+	if (!(b->cedge = hd__array_alloc(b->ncd ? b->ncd : 1,
+					 sizeof(*b->cedge))))
+		return HD_ENOMEM;
+	for (d = 0; d < b->ncd; d++) {
+		b->cedge[d] = HD_NODE_NONE;
+		if (held_by_instances(b, hd__classtab_find(&b->ct,
+							   b->cdict[d]))) {
+			b->cedge[d] = lut_find(&b->lut, b->cdict[d]);
+			any += b->cedge[d] != HD_NODE_NONE;
+		}
+	}
+	if (!any)
+		return 0;
+	if (!(b->cbit = hd__bitmap_new((uint32_t)b->n)))
+		return HD_ENOMEM;
+	for (r = 0; r < b->n; r++) {
+		if ((c = cls[r]) == HD_NODE_NONE ||
+		    b->cedge[c] == HD_NODE_NONE || !has_instance_class(type[r]))
+			continue;
+		hd__bit_set(b->cbit, (uint32_t)r);
+		b->nce_max++;
+	}
+	if (b->nrefs + b->nce_max > hd__max_refs)
+		return over(b, "references", hd__max_refs);
+	return 0;
+}
+
 /* Names classes (AUX) and lists them with their real names (CLASSES). */
 static int classes_table(struct bld *b)
 {
@@ -1388,8 +1478,6 @@ static int classes_table(struct bld *b)
 	unsigned char *p;
 	size_t i, n = 0;
 
-	if (hd__classtab_resolve(&b->ct))
-		return HD_ENOMEM;
 	for (i = 0; i < b->N; i++)
 		n += is_classy(type[i]) &&
 		     hd__classtab_find(&b->ct, addr[i]) != NULL;
@@ -1403,9 +1491,12 @@ static int classes_table(struct bld *b)
 		hd__put_le32(p, (uint32_t)i);
 		hd__put_le32(p + 4, e->display);
 		hd__put_le32(p + 8, e->real);
-		hd__put_le32(p + 12, e->flags & HD__CF_SINGLETON ?
-					     HD__CLS_SINGLETON :
-					     0);
+		hd__put_le32(p + 12, (e->flags & HD__CF_SINGLETON ?
+					      HD__CLS_SINGLETON :
+					      0) |
+					     (held_by_instances(b, e) ?
+					      HD__CLS_EDGE :
+					      0));
 		p += HD__CLASS_SIZE;
 	}
 	b->s->meta[HD__M_CLASSES] = n;
@@ -1494,6 +1585,7 @@ static int meta(struct bld *b, hd_error *err)
 	m[HD__M_RD_TRUNCATED] = (uint64_t)st.truncated;
 	m[HD__M_RD_GZIP] = (uint64_t)st.gzip;
 	m[HD__M_RD_MEMPROF] = (uint64_t)st.memprof;
+	m[HD__M_CLASS_EDGES] = b->nce;
 	if ((rc = strings(b)))
 		return limit_error(b, err, rc);
 	if (!(p = sec_alloc(b, HD__SEC_META, HD__M_COUNT, 8)))
@@ -1532,6 +1624,8 @@ static void acc_free(struct bld *b)
 	hd__free(b->raddr, b->raddr_cap * sizeof(*b->raddr));
 	hd__free(b->rcat, b->rcat_cap * sizeof(*b->rcat));
 	hd__free(b->perm, (b->n ? b->n : 1) * sizeof(*b->perm));
+	hd__free(b->cedge, (b->ncd ? b->ncd : 1) * sizeof(*b->cedge));
+	hd__bitmap_free(b->cbit, (uint32_t)b->n);
 	lut_free(&b->lut);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
@@ -1882,6 +1976,9 @@ static int assemble(struct bld *b, hd_error *err)
 	if (lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	hd__timing("resolve");
+	if ((rc = class_edges(b)))
+		return limit_error(b, err, rc);
+	hd__timing("class edges");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;
@@ -1889,6 +1986,11 @@ static int assemble(struct bld *b, hd_error *err)
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
 	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (b->cbit) { /* kept for forward_csr (class_column) */
+		hd__free(b->c[C_CLS].p, b->c[C_CLS].cap * col_w[C_CLS]);
+		b->c[C_CLS].p = NULL;
+		b->c[C_CLS].cap = 0;
+	}
 	hd__timing("build");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);

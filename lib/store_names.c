@@ -359,7 +359,21 @@ corrupt:
 
 int hd_store_has_ref_names(const hd_store *s)
 {
-	return s->sec[HD__SEC_NAME_INFO] != NULL;
+	return s->sec[HD__SEC_NAME_INFO] != NULL ||
+	       s->meta[HD__M_CLASS_EDGES] != 0;
+}
+
+/* The name of every class edge (man 5 heapdump-store, CLASS
+ * REFERENCES), made by the store: HD_NAME_INFERRED. */
+static const char class_ref_name[] = "(class)";
+
+static const char *class_name_of_edge(size_t *len, unsigned *flags)
+{
+	if (len)
+		*len = sizeof(class_ref_name) - 1;
+	if (flags)
+		*flags = HD_NAME_INFERRED;
+	return class_ref_name;
 }
 
 static const char *sid_str(const hd_store *s, uint32_t sid, size_t *len)
@@ -415,11 +429,17 @@ const char *hd_store_ref_name_at(const hd_store *s, hd_node_id from,
 	const unsigned char *off = s->sec[HD__SEC_REFS_OFF];
 	uint32_t a, b;
 
+	uint32_t ck;
+
 	if (len)
 		*len = 0;
 	if (flags)
 		*flags = 0;
-	if (!s->sec[HD__SEC_NAME_INFO] || from >= s->nodes)
+	if (from >= s->nodes)
+		return NULL;
+	if (hd__store_class_edge(s, from, &ck) && k == ck)
+		return class_name_of_edge(len, flags);
+	if (!s->sec[HD__SEC_NAME_INFO])
 		return NULL;
 	a = hd__le32(off + (size_t)from * 4);
 	b = hd__le32(off + ((size_t)from + 1) * 4);
@@ -433,20 +453,31 @@ const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
 {
 	const unsigned char *off = s->sec[HD__SEC_REFS_OFF];
 	const unsigned char *refs = s->sec[HD__SEC_REFS];
-	uint32_t a, b, e, code;
+	uint32_t a, b, e, code, ck;
+	int ce;
 
 	if (len)
 		*len = 0;
 	if (flags)
 		*flags = 0;
-	if (!s->sec[HD__SEC_NAME_INFO] || from >= s->nodes)
+	if (from >= s->nodes)
 		return NULL;
+	ce = hd__store_class_edge(s, from, &ck);
+	if (!s->sec[HD__SEC_NAME_INFO])
+		return ce && hd__le32(refs + ((size_t)hd__le32(off +
+				(size_t)from * 4) + ck) * 4) == to ?
+			       class_name_of_edge(len, flags) :
+			       NULL;
 	a = hd__le32(off + (size_t)from * 4);
 	b = hd__le32(off + ((size_t)from + 1) * 4);
-	for (e = a; e < b; e++)
-		if (hd__le32(refs + (size_t)e * 4) == to &&
-		    (code = edge_code(s, e)))
+	for (e = a; e < b; e++) {
+		if (hd__le32(refs + (size_t)e * 4) != to)
+			continue;
+		if (ce && e - a == ck)
+			return class_name_of_edge(len, flags);
+		if ((code = edge_code(s, e)))
 			return code_str(s, code, len, flags);
+	}
 	return NULL;
 }
 
