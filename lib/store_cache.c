@@ -213,8 +213,13 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 	if (stat(f, &fs) != 0 || !S_ISREG(fs.st_mode) || !hd_store_is_store(f))
 		return NULL;
 	if (hd_store_open(&s, f, &e)) {
-		snprintf(note, nsize, "%.300s was damaged (%.150s): indexed again", f,
-			 e.msg);
+		if (strncmp(e.msg, "store version ", 14) == 0)
+			snprintf(note, nsize, "%.300s was written by another "
+				 "heapdump, in another store format: indexed "
+				 "again", f);
+		else
+			snprintf(note, nsize, "%.300s was damaged (%.150s): "
+				 "indexed again", f, e.msg);
 		return NULL;
 	}
 	hd_store_info_get(&info, s);
