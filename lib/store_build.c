@@ -1978,7 +1978,7 @@ static int assemble(struct bld *b, hd_error *err)
 	hd__timing("resolve");
 	if ((rc = class_edges(b)))
 		return limit_error(b, err, rc);
-	hd__timing("class edges");
+	hd__timing("classes");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;
