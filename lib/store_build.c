@@ -142,9 +142,11 @@ struct bld {
 	uint64_t dangling, duplicates;
 	/* class edges (man 5 heapdump-store, CLASS REFERENCES): the node
 	 * of each class pointer whose instances hold it, else NONE; the
-	 * records that get one; how many at most, and made */
+	 * records that get one, as a bitmap and ascending with the class
+	 * node of each; how many at most, and made */
 	uint32_t *cedge;
 	unsigned char *cbit;
+	uint32_t *ce_rec, *ce_tgt;
 	size_t nce_max, nce;
 	hd_store *s;
 };
@@ -1074,6 +1076,21 @@ static int resolve_refs(struct bld *b)
 	return 0;
 }
 
+/* The class node of record r, one of class_edges()'s records. */
+static uint32_t class_edge_of(const struct bld *b, uint32_t r)
+{
+	size_t lo = 0, hi = b->nce_max, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (b->ce_rec[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return b->ce_tgt[lo];
+}
+
 /* The forward CSR in node order; duplicate records' references drop. */
 static int forward_csr(struct bld *b)
 {
@@ -1082,8 +1099,6 @@ static int forward_csr(struct bld *b)
 	uint32_t *off, *out, t;
 	size_t i, k, e = 0;
 	void *p;
-
-	const uint32_t *cls = b->c[C_CLS].p;
 
 	off = sec_alloc(b, HD__SEC_REFS_OFF, b->N + 1, 4);
 	out = sec_alloc(b, HD__SEC_REFS, b->nrefs + b->nce_max, 4);
@@ -1113,7 +1128,7 @@ static int forward_csr(struct bld *b)
 		if (b->cbit && hd__bit(b->cbit, r)) {
 			if (b->enm)
 				b->enm[e] = 0;
-			out[e++] = b->cedge[cls[r]];
+			out[e++] = class_edge_of(b, r);
 			b->nce++;
 		}
 		off[i + 1] = (uint32_t)e;
@@ -1207,7 +1222,7 @@ static int roots_csr(struct bld *b)
 /* ---- columns ---- */
 
 /* Moves record-order column ci into node order as section id. */
-static void *permute(struct bld *b, int ci, int id, int keep)
+static void *permute(struct bld *b, int ci, int id)
 {
 	size_t i, N = b->N;
 	unsigned w = col_w[ci];
@@ -1234,8 +1249,6 @@ static void *permute(struct bld *b, int ci, int id, int keep)
 			((uint64_t *)dst)[i] = ((const uint64_t *)src)[pm[i]];
 		break;
 	}
-	if (keep) /* still read by the other thread: freed after */
-		return dst;
 	hd__free(src, b->c[ci].cap * w);
 	b->c[ci].p = NULL;
 	b->c[ci].cap = 0;
@@ -1267,7 +1280,7 @@ static void put_wide(unsigned char *p, uint32_t node, uint64_t v)
 static int permute_wide(struct bld *b, int ci, int id, int wid, int meta,
 			struct wlist *wl)
 {
-	uint32_t *col = permute(b, ci, id, 0);
+	uint32_t *col = permute(b, ci, id);
 	unsigned char *w;
 	size_t i, n = 0;
 
@@ -1301,7 +1314,7 @@ static int class_column(struct bld *b)
 		return HD_ENOMEM;
 	for (i = 0; i < b->ncd; i++)
 		dn[i] = lut_find(&b->lut, b->cdict[i]);
-	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS, !!b->cbit)))
+	if (!(cls = permute(b, C_CLS, HD__SEC_CLASS)))
 		goto out;
 	for (i = 0; i < b->N; i++)
 		n += cls[i] != HD_NODE_NONE && dn[cls[i]] == HD_NODE_NONE;
@@ -1338,12 +1351,12 @@ static int columns(struct bld *b)
 	void *p;
 	int rc;
 
-	if (!(p = permute(b, C_TYPE, HD__SEC_TYPE, 0)))
+	if (!(p = permute(b, C_TYPE, HD__SEC_TYPE)))
 		return HD_ENOMEM;
-	if (!(p = permute(b, C_BITS, HD__SEC_BITS, 0)))
+	if (!(p = permute(b, C_BITS, HD__SEC_BITS)))
 		return HD_ENOMEM;
 	to_le(p, b->N, 2);
-	if (!(p = permute(b, C_OFF, HD__SEC_OFFSET, 0)))
+	if (!(p = permute(b, C_OFF, HD__SEC_OFFSET)))
 		return HD_ENOMEM;
 	to_le(p, b->N, 8);
 	if ((rc = class_column(b)) ||
@@ -1364,11 +1377,11 @@ static int columns(struct bld *b)
 	if (!b->has_site) {
 		drop(b, C_SITE, HD__SEC_SITE);
 	} else {
-		if (!(p = permute(b, C_SITE, HD__SEC_SITE, 0)))
+		if (!(p = permute(b, C_SITE, HD__SEC_SITE)))
 			return HD_ENOMEM;
 		to_le(p, b->N, 4);
 	}
-	return permute(b, C_AUX, HD__SEC_AUX, 0) ? 0 : HD_ENOMEM;
+	return permute(b, C_AUX, HD__SEC_AUX) ? 0 : HD_ENOMEM;
 }
 
 /* ---- tables ---- */
@@ -1465,6 +1478,18 @@ static int class_edges(struct bld *b)
 	}
 	if (b->nrefs + b->nce_max > hd__max_refs)
 		return over(b, "references", hd__max_refs);
+	/* the class column is permuted (and freed) beside forward_csr:
+	 * what it needs of it, apart */
+	if (!(b->ce_rec = hd__array_alloc(b->nce_max ? b->nce_max : 1,
+					  sizeof(*b->ce_rec))) ||
+	    !(b->ce_tgt = hd__array_alloc(b->nce_max ? b->nce_max : 1,
+					  sizeof(*b->ce_tgt))))
+		return HD_ENOMEM;
+	for (r = 0, d = 0; r < b->n; r++)
+		if (hd__bit(b->cbit, (uint32_t)r)) {
+			b->ce_rec[d] = (uint32_t)r;
+			b->ce_tgt[d++] = b->cedge[cls[r]];
+		}
 	return 0;
 }
 
@@ -1626,6 +1651,8 @@ static void acc_free(struct bld *b)
 	hd__free(b->perm, (b->n ? b->n : 1) * sizeof(*b->perm));
 	hd__free(b->cedge, (b->ncd ? b->ncd : 1) * sizeof(*b->cedge));
 	hd__bitmap_free(b->cbit, (uint32_t)b->n);
+	hd__free(b->ce_rec, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_rec));
+	hd__free(b->ce_tgt, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_tgt));
 	lut_free(&b->lut);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
@@ -1986,11 +2013,6 @@ static int assemble(struct bld *b, hd_error *err)
 	b->lut.a = b->s->own[HD__SEC_ADDRESS];
 	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	if (b->cbit) { /* kept for forward_csr (class_column) */
-		hd__free(b->c[C_CLS].p, b->c[C_CLS].cap * col_w[C_CLS]);
-		b->c[C_CLS].p = NULL;
-		b->c[C_CLS].cap = 0;
-	}
 	hd__timing("build");
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
