@@ -991,10 +991,11 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 	count = hd__le32(base + 12);
 	declared = hd__le64(base + 16);
 	if (version == 1)
-		return hd__error(err, HD_EFORMAT,
-				 "store version 1 was written by an older "
-				 "heapdump (its graph has no class references): "
-				 "index the dump again");
+		return hd__error(
+			err, HD_EFORMAT,
+			"store version 1 was written by an older "
+			"heapdump (its graph has no class references): "
+			"index the dump again");
 	if (version != HD__STORE_VERSION)
 		return hd__error(err, HD_EFORMAT,
 				 "store version %u is not supported", version);

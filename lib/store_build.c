@@ -1449,6 +1449,7 @@ static int class_edges(struct bld *b)
 {
 	const uint32_t *cls = b->c[C_CLS].p;
 	const uint8_t *type = b->c[C_TYPE].p;
+	const struct hd__class *e;
 	size_t d, r, any = 0;
 	uint32_t c;
 
@@ -1459,8 +1460,8 @@ static int class_edges(struct bld *b)
 		return HD_ENOMEM;
 	for (d = 0; d < b->ncd; d++) {
 		b->cedge[d] = HD_NODE_NONE;
-		if (held_by_instances(b, hd__classtab_find(&b->ct,
-							   b->cdict[d]))) {
+		e = hd__classtab_find(&b->ct, b->cdict[d]);
+		if (held_by_instances(b, e)) {
 			b->cedge[d] = lut_find(&b->lut, b->cdict[d]);
 			any += b->cedge[d] != HD_NODE_NONE;
 		}
@@ -1501,6 +1502,7 @@ static int classes_table(struct bld *b)
 	uint32_t *aux = b->s->own[HD__SEC_AUX];
 	const struct hd__class *e;
 	unsigned char *p;
+	uint32_t f;
 	size_t i, n = 0;
 
 	for (i = 0; i < b->N; i++)
@@ -1516,12 +1518,10 @@ static int classes_table(struct bld *b)
 		hd__put_le32(p, (uint32_t)i);
 		hd__put_le32(p + 4, e->display);
 		hd__put_le32(p + 8, e->real);
-		hd__put_le32(p + 12, (e->flags & HD__CF_SINGLETON ?
-					      HD__CLS_SINGLETON :
-					      0) |
-					     (held_by_instances(b, e) ?
-					      HD__CLS_EDGE :
-					      0));
+		f = e->flags & HD__CF_SINGLETON ? HD__CLS_SINGLETON : 0;
+		if (held_by_instances(b, e))
+			f |= HD__CLS_EDGE;
+		hd__put_le32(p + 12, f);
 		p += HD__CLASS_SIZE;
 	}
 	b->s->meta[HD__M_CLASSES] = n;

@@ -471,7 +471,9 @@ const char *hd_store_ref_name_at(const hd_store *s, hd_node_id from,
 	n = s->sec[HD__SEC_NAME_INFO] ?
 		    code_str(s, edge_code(s, (uint64_t)a + k), len, flags) :
 		    NULL;
-	return n ? n : is_ephemeron_table(s, from) ? eph_name(len, flags) : NULL;
+	if (n || !is_ephemeron_table(s, from))
+		return n;
+	return eph_name(len, flags);
 }
 
 const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
