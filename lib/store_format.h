@@ -71,6 +71,10 @@ enum hd__sec {
 	HD__SEC_NAME_ROOT,    /* u32[root refs kept] string id + 1, or empty */
 	/* The stats summary (store_stats.c), alone in its group: */
 	HD__SEC_STATS,        /* head, rows by type, class name, dumper */
+	/* The identity of the dump a cached store was built from (the
+	 * cache's key, store_cache.c; written last but one: the summary
+	 * stays last in the file), alone in its group: */
+	HD__SEC_SOURCE_ID,    /* u64[HD__SID_COUNT] */
 	HD__SEC__COUNT        /* one past the last id */
 };
 
@@ -78,6 +82,12 @@ enum hd__sec {
  * (HD_ROOTS_SKIP_WEAK), the objects reached, their memsize. */
 enum hd__dom_info { HD__DI_FLAGS, HD__DI_REACHED, HD__DI_MEMSIZE,
 		    HD__DOM_INFO_COUNT };
+
+/* SOURCE_ID fields (u64 each): the dump's stat(2) taken before it was
+ * read (store_cache.c compares every field). */
+enum hd__source_id { HD__SID_DEV, HD__SID_INO, HD__SID_SIZE,
+		     HD__SID_MTIME, HD__SID_MTIME_NS, HD__SID_CTIME,
+		     HD__SID_CTIME_NS, HD__SID_COUNT };
 
 /* A wide-value entry: u32 node, u32 zero, u64 value (16 bytes). */
 #define HD__WIDE_SIZE 16u
