@@ -57,7 +57,7 @@ static const struct cli_opt opts[] = {
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "weak references (WeakMap, WeakKeyMap, WeakRef) hold nothing: "
+		 "weak references (WeakMap, WeakRef) hold nothing: "
 		 "no holder, no path through them"),
 	OPT_FLAG(0, "force", &A.force,
 		 "compare dumps that seem to be in the wrong order"),

@@ -1166,12 +1166,14 @@ HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
 /**
  * Do not walk through weak references: the references of these objects
  * are not followed (the objects themselves can still be reached, kept
- * and be targets): a DATA whose struct is "weakmap" or "weakkeymap"; an
- * instance of a class named ObjectSpace::WeakMap or
- * ObjectSpace::WeakKeyMap; an instance of a class named WeakRef
+ * and be targets): a DATA whose struct is "weakmap"; an instance of a
+ * class named ObjectSpace::WeakMap; an instance of a class named WeakRef
  * (weakref.rb, whose referents are held by the WeakMap in its class
  * variable, itself skipped by the first rules). Subclasses are not
- * recognised.
+ * recognised. An ObjectSpace::WeakKeyMap (struct "weakkeymap") is walked:
+ * the references a dump lists for it are its values, which it holds
+ * while their keys live, and never its weak keys (man 5 heapdump-store,
+ * WEAK MAPS).
  */
 #define HD_ROOTS_SKIP_WEAK (1u << 1)
 

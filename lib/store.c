@@ -168,6 +168,9 @@ static int load_meta(hd_store *s, hd_error *err)
 	if (m[HD__M_ROOT_CATEGORIES] >= HD_NODE_NONE ||
 	    m[HD__M_ROOT_KEPT] > UINT32_MAX)
 		return bad(err, "store %s count is out of range", "root");
+	if (m[HD__M_CLASS_EDGES] > m[HD__M_EDGES] ||
+	    m[HD__M_CLASS_EDGES] > m[HD__M_NODES])
+		return bad(err, "store %s count is out of range", "class edge");
 	if (m[HD__M_CLASSES] > m[HD__M_NODES] ||
 	    m[HD__M_CLASSX] > m[HD__M_NODES] ||
 	    m[HD__M_MEMSIZE_WIDE] > m[HD__M_NODES] ||
@@ -195,7 +198,7 @@ static void fill_info(hd_store *s)
 
 	memset(in, 0, sizeof(*in));
 	in->nodes = m[HD__M_NODES];
-	in->edges = m[HD__M_EDGES];
+	in->edges = m[HD__M_EDGES] - m[HD__M_CLASS_EDGES];
 	in->dangling = m[HD__M_DANGLING];
 	in->duplicates = m[HD__M_DUPLICATES];
 	in->root_refs = m[HD__M_ROOT_REFS];
@@ -678,7 +681,7 @@ static int check_tables(struct vread *v, hd_error *err)
 		if ((t != HD_T_CLASS && t != HD_T_MODULE && t != HD_T_ICLASS) ||
 		    hd__le32(p + 4) >= s->nstrings ||
 		    hd__le32(p + 8) >= s->nstrings ||
-		    (hd__le32(p + 12) & ~HD__CLS_SINGLETON))
+		    (hd__le32(p + 12) & ~(HD__CLS_SINGLETON | HD__CLS_EDGE)))
 			return bad(err, "store %s section is invalid",
 				   "class name");
 		prev = node;
@@ -989,6 +992,12 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 	version = hd__le32(base + 8);
 	count = hd__le32(base + 12);
 	declared = hd__le64(base + 16);
+	if (version == 1)
+		return hd__error(
+			err, HD_EFORMAT,
+			"store version 1 was written by an older "
+			"heapdump (its graph has no class references): "
+			"index the dump again");
 	if (version != HD__STORE_VERSION)
 		return hd__error(err, HD_EFORMAT,
 				 "store version %u is not supported", version);
@@ -1589,6 +1598,32 @@ static const unsigned char *class_entry(const hd_store *s, hd_node_id c)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* Can an object of type t have a class edge (store_build.c's rule)? */
+static int has_instance_class(int t)
+{
+	return t != HD_T_UNKNOWN && t != HD_T_NONE && t != HD_T_IMEMO &&
+	       t != HD_T_NODE && t != HD_T_ZOMBIE;
+}
+
+int hd__store_class_edge(const hd_store *s, hd_node_id id, uint32_t *k)
+{
+	const unsigned char *e;
+	uint32_t c, a, b;
+
+	if (!s->meta[HD__M_CLASS_EDGES] || id >= s->nodes ||
+	    !has_instance_class(s->sec[HD__SEC_TYPE][id]) ||
+	    (c = col32(s, HD__SEC_CLASS, id)) == HD_NODE_NONE)
+		return 0;
+	a = col32(s, HD__SEC_REFS_OFF, id);
+	b = col32(s, HD__SEC_REFS_OFF, (uint64_t)id + 1);
+	if (a >= b || col32(s, HD__SEC_REFS, (uint64_t)b - 1) != c ||
+	    !(e = class_entry(s, c)) || !(hd__le32(e + 12) & HD__CLS_EDGE))
+		return 0;
+	if (k)
+		*k = b - 1 - a;
+	return 1;
 }
 
 size_t hd_store_class_name(char *buf, size_t size, const hd_store *s,

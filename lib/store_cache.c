@@ -335,7 +335,12 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 	    (S_ISREG(ls.st_mode) && !hd_store_is_store(f)))
 		return NULL;
 	if (!(s = open_ours(f, &why, &e))) {
-		if (why && strcmp(why, "damaged") == 0)
+		if (why && strcmp(why, "damaged") == 0 &&
+		    strncmp(e.msg, "store version ", 14) == 0)
+			snprintf(note, nsize, "%.300s was written by another "
+				 "heapdump, in another store format: indexed "
+				 "again", f);
+		else if (why && strcmp(why, "damaged") == 0)
 			snprintf(note, nsize, "%.300s was damaged (%.150s): "
 				 "indexed again", f, e.msg);
 		else if (why)

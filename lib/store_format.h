@@ -17,7 +17,10 @@
 
 #define HD__STORE_MAGIC "HDSTORE\0"
 #define HD__STORE_MAGIC_LEN 8
-#define HD__STORE_VERSION 1u
+/* 2: the references include each object's class edge (CLASS flag
+ * HD__CLS_EDGE, META HD__M_CLASS_EDGES); a version 1 store is refused
+ * with a message that says to index the dump again. */
+#define HD__STORE_VERSION 2u
 #define HD__STORE_HEADER 32u    /* magic, version, count, file size, 0 */
 #define HD__STORE_ENTRY 24u     /* id, flags, offset, size */
 #define HD__STORE_MAX_SECTIONS 64u
@@ -94,6 +97,10 @@ enum hd__source_id { HD__SID_DEV, HD__SID_INO, HD__SID_SIZE,
  * flags (HD__CLS_SINGLETON). */
 #define HD__CLASS_SIZE 16u
 #define HD__CLS_SINGLETON 1u
+/* Its instances hold it (man 5 heapdump-store, CLASS REFERENCES): a
+ * singleton or anonymous class or module; each instance's last
+ * reference is the class edge to it. */
+#define HD__CLS_EDGE 2u
 
 /* The escape in a u32 value column: the value is in the wide table. */
 #define HD__ESC 0xffffffffu
@@ -141,6 +148,7 @@ enum hd__meta {
 	HD__M_RD_TRUNCATED,
 	HD__M_RD_GZIP,
 	HD__M_RD_MEMPROF,
+	HD__M_CLASS_EDGES,      /* of HD__M_EDGES: class edges (version 2) */
 	HD__M_COUNT
 };
 
@@ -319,6 +327,14 @@ HD_HIDDEN void hd__stats_image_row(struct hd__ss_row *r,
  * From one thread at a time.
  */
 HD_HIDDEN void hd__timing(const char *phase);
+
+/*
+ * Is the last reference of node id its class edge (man 5 heapdump-store,
+ * CLASS REFERENCES)? Then *k (optional) receives its index among id's
+ * references. O(log classes).
+ */
+HD_HIDDEN int hd__store_class_edge(const hd_store *s, hd_node_id id,
+				   uint32_t *k);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);

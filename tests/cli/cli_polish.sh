@@ -140,7 +140,9 @@ check_grep letters/path-more-names-top "^heapdump: [0-9]+ more selected object\(
 
 # ---- item 21: thousands separators in human-readable counts ----
 T31=$DATA/ok_ruby3.1_traced.json
-"$HD" roots-of -q --type STRING -o "$TMP/r.json" "$T31" 2>"$TMP/err"
+# (IMEMO: since the class edges every STRING of it is reached, man 5
+# heapdump-store, CLASS REFERENCES; some IMEMOs are garbage not yet swept)
+"$HD" roots-of -q --type IMEMO -o "$TMP/r.json" "$T31" 2>"$TMP/err"
 check_grep commas/roots-of-targets "^heapdump: [0-9]+ of 3,[0-9]{3} targets are unreached" "$TMP/err"
 "$HD" path --type STRING "$T31" >/dev/null 2>"$TMP/err"
 check_grep commas/path-more "^heapdump: 3,[0-9]{3} more selected object\(s\) not shown" "$TMP/err"

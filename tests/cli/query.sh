@@ -69,7 +69,14 @@ check answers/path-unreached "" \
 # refs against the references jq reads in the dump: the LeakyCache
 # class's references, and who references its CACHE hash
 cls=$(jq -r 'select(.type == "CLASS" and .name == "LeakyCache") | .address' "$D")
-jq -r --arg a "$cls" 'select(.address == $a) | .references[]' "$D" >"$TMP/jqrefs"
+# (man 5 heapdump-store, CLASS REFERENCES: the references of an instance
+# of a singleton or anonymous class or module end with its class edge)
+jq -r 'select((.type == "CLASS" or .type == "MODULE") and (.singleton or
+	(.name // "" | length == 0) or (.name // "" | startswith("#<")))) |
+	.address' "$D" >"$TMP/held"
+jq -r --arg a "$cls" --rawfile held "$TMP/held" 'select(.address == $a) |
+	(.references[], (.class | select(. as $c | $held | split("\n") |
+	index($c))))' "$D" >"$TMP/jqrefs"
 q "select hexaddr(\"to\") from refs where \"from\" = '$cls' order by k" >"$TMP/sqlrefs"
 if [ -s "$TMP/jqrefs" ] && cmp -s "$TMP/jqrefs" "$TMP/sqlrefs"; then ok answers/refs-from; else
 	notok answers/refs-from "$(diff "$TMP/jqrefs" "$TMP/sqlrefs" | head -5)"; fi
@@ -79,10 +86,18 @@ jq -r --arg a "$hash" 'select(.references and (.references | index($a))) |
 q "select hexaddr(\"from\") from refs where \"to\" = '$hash'" | sort >"$TMP/sqlwho"
 if [ -s "$TMP/jqwho" ] && cmp -s "$TMP/jqwho" "$TMP/sqlwho"; then ok answers/refs-to; else
 	notok answers/refs-to "$(diff "$TMP/jqwho" "$TMP/sqlwho" | head -5)"; fi
-# every resolved reference of the dump is a row of refs
-edges=$(jq -s '([.[] | select(.address) | .address] | map({(.): 1}) | add) as $set |
-	[.[] | select(.address) | (.references // [])[] | select($set[.])] | length' "$D")
+# every resolved reference of the dump is a row of refs, and so is
+# every class edge
+edges=$(jq -s --rawfile held "$TMP/held" '([.[] | select(.address) | .address] | map({(.): 1}) | add) as $set |
+	($held | split("\n") | map(select(length > 0)) | map({(.): 1}) | add) as $h |
+	([.[] | select(.address) | (.references // [])[] | select($set[.])] | length) +
+	([.[] | select(.address and .class and $h[.class] and
+		(.type | IN("NONE", "IMEMO", "NODE", "ZOMBIE") | not))] | length)' "$D")
 check answers/refs-total "$edges" "$(q 'select count(*) from refs')"
+check answers/refs-class "$(jq -s --rawfile held "$TMP/held" '($held | split("\n") | map(select(length > 0)) | map({(.): 1}) | add) as $h |
+	[.[] | select(.address and .class and $h[.class] and
+		(.type | IN("NONE", "IMEMO", "NODE", "ZOMBIE") | not))] | length' "$D")" \
+	"$(q "select count(*) from refs where name = '(class)' and inferred = 1")"
 check answers/roots "$(jq -s '[.[] | select(.type == "ROOT") | .references[]] | length' "$D")" \
 	"$(q 'select count(*) from roots')"
 # retained() against top's retained size (top --format json)
@@ -124,8 +139,9 @@ check names/scan '["a"] [1]' "$(nq 'select name from refs where name is not null
 check names/root 'global_tbl,4096,$CACHE' "$(nq 'select * from roots')"
 check names/path 'global_tbl $CACHE -> #<unknown:0x3000> 0x1000 ["a"] -> #<unknown:0x3008> 0x1010' \
 	"$(nq 'select path(0x1010)')"
-# a dump without names: only the inferred class constants (::Name)
-check names/inferred-only 0 "$(q "select count(*) from refs where name is not null and (inferred = 0 or name not like '::%')")"
+# a dump without names: only the inferred class constants (::Name) and
+# class edges ((class))
+check names/inferred-only 0 "$(q "select count(*) from refs where name is not null and (inferred = 0 or (name not like '::%' and name <> '(class)'))")"
 
 # ---- the indexed filters visit only their rows ----
 # visits SQL: rows the tables produced for SQL

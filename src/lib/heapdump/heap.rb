@@ -168,8 +168,8 @@ module HeapDump
     # store indexed with --dominators). Each object's #retained and
     # #retained_count are its retained set's.
     # With skip_weak: true (`top --skip-weak`) weak references (WeakMap,
-    # WeakKeyMap, WeakRef) keep nothing alive, in the tree and in the
-    # objects' #retained.
+    # WeakRef) keep nothing alive, in the tree and in the objects'
+    # #retained.
     def top(n = 10, skip_weak: false)
       _top(n, skip_weak).map { |id| HeapObject.new(self, id, skip_weak: skip_weak) }
     end
@@ -214,7 +214,7 @@ module HeapDump
     #
     # One shortest path from a GC root to obj (`heapdump path`), nil when
     # no root reaches it. skip_weak: true (--skip-weak) walks through no
-    # WeakMap, WeakKeyMap or WeakRef.
+    # WeakMap or WeakRef.
     def path(obj, skip_weak: false)
       r = _path(node_of(obj), skip_weak) or return nil
       Path.new(self, *r)
