@@ -460,6 +460,7 @@ static int group(struct work *w)
 		kv[np++].v = v;
 	}
 	w->nborder = np;
+	rc = HD_ENOMEM;
 	if (np)
 		qsort(kv, np, sizeof(*kv), cmp_keyed);
 	for (i = 0; i < np; i++)
