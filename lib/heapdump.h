@@ -2097,8 +2097,8 @@ typedef struct hd_leaks_totals {
 	uint64_t young_memsize;
 	/** suspects of kind HD_SUSPECT_JOINT among the groups */
 	size_t joint;
-	/** The verdict: 1 when the leak, less vm_memsize and what the
-	 * suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
+	/** The verdict: 1 when the leak, less vm_memsize, unreached_memsize
+	 * and what the suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
 	 * reaches min_leak bytes, else 0 ("no significant leak"). */
 	int significant;
 	uint64_t passed_memsize;  /**< what those flagged suspects hold */

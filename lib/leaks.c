@@ -449,6 +449,19 @@ static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
 	return 1;
 }
 
+/* Does v reference t directly? */
+static int references(const hd_store *s, hd_node_id v, hd_node_id t)
+{
+	hd_edge_iter it;
+	hd_node_id x;
+
+	hd_store_refs(s, v, &it);
+	while (hd_edge_iter_next(&it, &x) == 0)
+		if (x == t)
+			return 1;
+	return 0;
+}
+
 /* HD_SUSPECT_CHURN: its holder, a Hash or Array, is no longer than it
  * was in before (the object at its address, of its type and
  * generation). */
@@ -462,8 +475,9 @@ static int churn(const hd_leaks *l, const hd_store *before,
 	if (!before || v == HD_NODE_NONE)
 		return 0;
 	type = hd_store_type(l->s, v);
-	if (type != HD_T_HASH && type != HD_T_ARRAY)
-		return 0;
+	if ((type != HD_T_HASH && type != HD_T_ARRAY) ||
+	    !references(l->s, v, p->first))
+		return 0; /* not its entries: a joint lifted to it, say */
 	b = hd_store_find(before, hd_store_address(l->s, v));
 	if (b == HD_NODE_NONE || hd_store_type(before, b) != type)
 		return 0;
@@ -508,6 +522,8 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 	}
 	hd__bitmap_free(mc, hd_store_node_count(l->s));
 	leak -= t->passed_memsize < leak ? t->passed_memsize : leak;
+	/* what nothing reaches is garbage the GC has not collected yet */
+	leak -= t->unreached_memsize < leak ? t->unreached_memsize : leak;
 	t->min_leak = o->min_leak;
 	t->significant = leak >= o->min_leak && leak > 0;
 	t->first_kind = HD_LEAKS_FIRST_NONE;
@@ -833,12 +849,20 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 			put(&t, "; %s of it replaced what a collection held, "
 				"which is no longer than in before", a);
 		}
+		if (v->unreached_memsize) {
+			hd_bytes_text(a, sizeof(a), v->unreached_memsize);
+			put(&t, "; %s of it reached by nothing (garbage not "
+				"yet collected)", a);
+		}
 		rest -= v->passed_memsize < rest ? v->passed_memsize : rest;
+		rest -= v->unreached_memsize < rest ? v->unreached_memsize :
+						       rest;
 		hd_bytes_text(a, sizeof(a), rest);
 		hd_bytes_text(b, sizeof(b), v->min_leak);
 		put(&t, "%s%s, under the %s threshold",
-		    v->passed_memsize ? "; the rest, " : "",
-		    v->passed_memsize ? a : "", b);
+		    rest != v->leak_memsize - v->vm_memsize ? "; the rest, " :
+							       "",
+		    rest != v->leak_memsize - v->vm_memsize ? a : "", b);
 		put_growth(&t, l);
 		return t.len;
 	}
