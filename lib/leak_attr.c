@@ -30,9 +30,10 @@
  * tops with one set make one HD_SUSPECT_JOINT owner (MAT's retained set
  * of a group of objects).
  *
- * The VM's own tables (hidden DATA of a "VM/..." struct: Ruby 4.0's
- * interned-string table is reallocated as leaked keys are interned)
- * hold nothing here and are never a holder; leaked ones are counted
+ * The VM's own tables (hidden DATA of a "VM/..." struct that only roots
+ * hold: Ruby 4.0's interned-string table is reallocated as leaked keys
+ * are interned; a class's call-cache table, which its class holds, is
+ * the class's like any object) hold nothing here and are never a holder; leaked ones are counted
  * apart as VM growth. Leaked objects no group reaches are counted as
  * unreached. So: sum of owners + unreached + VM = the leak.
  */
@@ -241,12 +242,19 @@ int hd__is_vm_table(const hd_store *s, hd_node_id id)
 {
 	size_t len = 0;
 	const char *aux;
+	hd_edge_iter it;
+	hd_node_id r;
 
 	if (hd_store_type(s, id) != HD_T_DATA ||
 	    hd_store_class(s, id) != HD_NODE_NONE)
 		return 0;
 	aux = hd_store_aux(s, id, &len);
-	return aux && len > 3 && !memcmp(aux, "VM/", 3);
+	if (!aux || len <= 3 || memcmp(aux, "VM/", 3))
+		return 0;
+	/* the VM's own: held by roots alone (a class's method cache
+	 * table, held by its class, is the class's) */
+	hd_store_referrers(s, id, &it);
+	return hd_edge_iter_next(&it, &r) != 0;
 }
 
 static int holds(const struct work *w, hd_node_id v)

@@ -58,7 +58,8 @@ HD_HIDDEN int hd__attr_build(struct hd__attr *a, const hd_store *s,
 HD_HIDDEN void hd__attr_free(struct hd__attr *a);
 
 /* Is node id one of the VM's own tables (a hidden DATA of a "VM/..."
- * struct), which the leak model never takes for a holder? */
+ * struct that only roots hold), which the leak model never takes for a
+ * holder? */
 HD_HIDDEN int hd__is_vm_table(const hd_store *s, hd_node_id id);
 
 #endif
