@@ -496,6 +496,10 @@ static void print_text(const struct report *r)
 			printf("  held only by running code (a thread's or "
 			       "fiber's stack, the machine stack): no leak "
 			       "for the verdict\n");
+		if (sp->flags & HD_SUSPECT_EPHEMERON)
+			printf("  the values of a WeakKeyMap: alive as long as "
+			       "their keys, which the dump does not list; not "
+			       "named first by the verdict\n");
 		if (sp->flags & HD_SUSPECT_CHURN)
 			printf("  its holder is no longer than in before: it "
 			       "replaced what it held (a bounded cache), no "
@@ -764,9 +768,10 @@ static void print_json(const struct report *r)
 		if (sp->holder == HD_NODE_NONE)
 			printf(",\"held_by_old\":%u,\"held_by_roots\":%u",
 			       sp->holders, sp->roots);
-		printf(",\"transient\":%s,\"churn\":%s",
+		printf(",\"transient\":%s,\"churn\":%s,\"ephemeron\":%s",
 		       sp->flags & HD_SUSPECT_TRANSIENT ? "true" : "false",
-		       sp->flags & HD_SUSPECT_CHURN ? "true" : "false");
+		       sp->flags & HD_SUSPECT_CHURN ? "true" : "false",
+		       sp->flags & HD_SUSPECT_EPHEMERON ? "true" : "false");
 		printf(",\"kind\":\"%s\",\"holders\":[", kind_name(sp->kind));
 		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
 			printf("%s", k ? "," : "");

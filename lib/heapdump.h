@@ -2104,6 +2104,9 @@ typedef struct hd_leaks_totals {
 	uint64_t passed_memsize;  /**< what those flagged suspects hold */
 	uint64_t transient_memsize; /**< of it, HD_SUSPECT_TRANSIENT */
 	uint64_t churn_memsize;     /**< of it, HD_SUSPECT_CHURN only */
+	/** what suspects flagged HD_SUSPECT_EPHEMERON alone hold (still
+	 * part of the leak) */
+	uint64_t ephemeron_memsize;
 	uint64_t min_leak;       /**< the threshold applied */
 	/** What the verdict names first (HD_LEAKS_FIRST_*), its rank among
 	 * the suspects or the clusters, and its share of the leak. */
@@ -2119,6 +2122,10 @@ typedef struct hd_leaks_totals {
 /** (two dumps, hd_leaks_options.before) its holder, a Hash or Array, is
  * no longer than in BEFORE: it replaced what it held (a bounded cache). */
 #define HD_SUSPECT_CHURN (1u << 1)
+/** Held by an ObjectSpace::WeakKeyMap: its values live as long as their
+ * keys, which no dump lists, so the map is no culprit; the verdict names
+ * another suspect first when there is one (the memory still counts). */
+#define HD_SUSPECT_EPHEMERON (1u << 2)
 
 /* hd_leaks_suspect.kind: what holds a suspect's border objects */
 #define HD_SUSPECT_HOLDER 0 /**< one old object (holder) */

@@ -462,6 +462,19 @@ static int references(const hd_store *s, hd_node_id v, hd_node_id t)
 	return 0;
 }
 
+/* HD_SUSPECT_EPHEMERON: its holder is an ObjectSpace::WeakKeyMap. */
+static int ephemeron(const hd_leaks *l, const hd_leaks_suspect *p)
+{
+	static const char name[] = "ObjectSpace::WeakKeyMap";
+	char buf[sizeof(name) + 1];
+	size_t n;
+
+	if (p->holder == HD_NODE_NONE)
+		return 0;
+	n = hd_store_node_name(buf, sizeof(buf), l->s, p->holder);
+	return n == sizeof(name) - 1 && !memcmp(buf, name, n);
+}
+
 /* HD_SUSPECT_CHURN: its holder, a Hash or Array, is no longer than it
  * was in before (the object at its address, of its type and
  * generation). */
@@ -503,14 +516,21 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 	uint64_t leak = t->leak_memsize - (t->vm_memsize < t->leak_memsize ?
 						   t->vm_memsize :
 						   t->leak_memsize);
-	size_t i, first = l->nsus;
+	size_t i, first = l->nsus, eph = l->nsus;
 	unsigned char *mc = machine_held(l);
 
 	for (i = 0; i < l->nsus; i++) {
 		hd_leaks_suspect *p = &l->sus[i].pub;
 
 		p->flags = (transient(l, p, mc) ? HD_SUSPECT_TRANSIENT : 0) |
-			   (churn(l, o->before, p) ? HD_SUSPECT_CHURN : 0);
+			   (churn(l, o->before, p) ? HD_SUSPECT_CHURN : 0) |
+			   (ephemeron(l, p) ? HD_SUSPECT_EPHEMERON : 0);
+		if (p->flags == HD_SUSPECT_EPHEMERON) {
+			hd__sat_add(&t->ephemeron_memsize, p->retained_memsize);
+			if (eph == l->nsus)
+				eph = i;
+			continue;
+		}
 		if (p->flags)
 			hd__sat_add(&t->passed_memsize, p->retained_memsize);
 		if (p->flags & HD_SUSPECT_TRANSIENT)
@@ -527,6 +547,8 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 	t->min_leak = o->min_leak;
 	t->significant = leak >= o->min_leak && leak > 0;
 	t->first_kind = HD_LEAKS_FIRST_NONE;
+	if (first == l->nsus)
+		first = eph; /* only a weak map's values: name it after all */
 	if (!t->significant || first == l->nsus)
 		return;
 	t->first_kind = HD_LEAKS_FIRST_SUSPECT;
@@ -886,6 +908,12 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 			"%s): ", v->first_index + 1, 100.0 * p->share, what,
 		    (unsigned long long)p->retained_count, a);
 		put_held(&t, l, p);
+		if (v->ephemeron_memsize && !(p->flags & HD_SUSPECT_EPHEMERON)) {
+			hd_bytes_text(a, sizeof(a), v->ephemeron_memsize);
+			put(&t, "; %s more is the values of a WeakKeyMap, alive "
+				"as long as their keys, which the dump does not "
+				"list", a);
+		}
 		put_growth(&t, l);
 		return t.len;
 	}
