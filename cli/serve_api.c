@@ -642,7 +642,24 @@ static void root_name_json(FILE *f, const hd_store *s, uint32_t root,
 	}
 }
 
-/* A retention path: {"root", "root_name", "hops":[...], "text"}. */
+/* The runs of repeated hops of a path (hd_path_fold), each as
+ * [start, period, count]: what the page folds. */
+static void runs_json(FILE *f, const hd_store *s, const hd_root_path *p)
+{
+	hd_path_runs runs = { 0 };
+	size_t k;
+
+	if (hd_path_fold(&runs, s, p->nodes, p->n, NULL, NULL))
+		runs.n = 0;
+	for (k = 0; k < runs.n; k++)
+		fprintf(f, "%s[%zu,%zu,%zu]", k ? "," : "",
+			runs.runs[k].start, runs.runs[k].period,
+			runs.runs[k].count);
+	hd_path_runs_free(&runs);
+}
+
+/* A retention path: {"root", "root_name", "hops":[...], "text", "runs"}:
+ * every hop, and the runs by which the page folds them. */
 static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 {
 	char hop[512];
@@ -666,6 +683,8 @@ static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 			fputc(',', f);
 		jstr(f, hop);
 	}
+	fprintf(f, "],\"runs\":[");
+	runs_json(f, s, p);
 	fprintf(f, "]}");
 }
 

@@ -1229,6 +1229,65 @@ HD_API int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
 		   unsigned flags, hd_error *err);
 
 /**
+ * A run of a path (hd_path_fold): the period hops from nodes[start]
+ * repeat count times back to back, nodes[start .. start + period *
+ * count) in all. A hop is a node and its reference to the next node, as
+ * hd_store_hop_text() writes it ("IMEMO/env prev"); two hops are the
+ * same when their texts are.
+ */
+typedef struct hd_path_run {
+	size_t start;
+	size_t period; /**< hops in the pattern, 1 to max_period */
+	size_t count;  /**< repetitions, at least min_count */
+} hd_path_run;
+
+/** The runs of a path, in path order, disjoint; free with
+ * hd_path_runs_free. Zero-initialise before the first use. */
+typedef struct hd_path_runs {
+	hd_path_run *runs;
+	size_t n;
+	size_t cap;
+} hd_path_runs;
+
+/** What hd_path_fold() folds. */
+typedef struct hd_fold_options {
+	unsigned max_period; /**< the longest pattern, in hops (4) */
+	unsigned min_count;  /**< the fewest repetitions folded (3) */
+	unsigned min_hops;   /**< the fewest hops a run covers (6) */
+} hd_fold_options;
+#define HD_FOLD_OPTIONS_INIT { 4, 3, 6 }
+
+/**
+ * The runs of repeated hops along a path (nodes, the target last), the
+ * one rule by which every human output folds a path (path, leaks,
+ * report, serve, the gem's Path#to_s): a run prints as its pattern in
+ * parentheses, each hop followed by its arrow, and the count:
+ * "Array [0] -> (Proc -> IMEMO/env prev ->) x1000 Proc". Machine
+ * outputs (JSON) keep every hop. Runs are found left to right: at each
+ * hop, the pattern of 1 to max_period hops that repeats over the most
+ * hops (the shorter pattern on a tie), kept when it repeats min_count
+ * times or more over min_hops hops or more. The target is never part of
+ * a run. O(n x max_period^2) hop compares, 8 bytes a hop while folding.
+ * @param out emptied, then receives the runs (reused between calls)
+ * @param opts NULL for HD_FOLD_OPTIONS_INIT
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_path_fold(hd_path_runs *out, const hd_store *s,
+			const hd_node_id *nodes, size_t n,
+			const hd_fold_options *opts, hd_error *err);
+/**
+ * hd_path_fold() over a path already written as text, its hops joined by
+ * " -> " (the last part is the target): a cluster's shape ("vm -> Object
+ * ::Holder -> ... -> Array"). Two hops are the same when their bytes
+ * are; start and period count hops (parts), as in hd_path_fold.
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_path_text_fold(hd_path_runs *out, const char *text, size_t len,
+			     const hd_fold_options *opts, hd_error *err);
+/** Frees the runs and empties r. NULL is a no-op. */
+HD_API void hd_path_runs_free(hd_path_runs *r);
+
+/**
  * What keeps targets alive: the union of one shortest path from the
  * roots to each target (the tree paths of hd_reach), or with
  * HD_ROOTS_ALL_ANCESTORS every reached object from which a target can

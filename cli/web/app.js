@@ -104,7 +104,21 @@ function pathList(p, id) {
   if (!p) return el('p', { class: 'muted' }, 'no root reaches it');
   const ol = el('ol', { class: 'path', id });
   ol.append(el('li', {}, el('code', {}, 'root ' + (p.root || '?') + (p.root_name ? ' ' + p.root_name : ''))));
-  p.hops.forEach((h, i) => ol.append(el('li', {}, objLink(h), ' ', el('span', { class: 'hop' }, p.text[i]))));
+  // runs of repeated hops ([start, period, count], the library's
+  // hd_path_fold): the first repetition shown, the others in one item
+  const runs = p.runs || [];
+  let r = 0;
+  for (let i = 0; i < p.hops.length; i++) {
+    ol.append(el('li', {}, objLink(p.hops[i]), ' ', el('span', { class: 'hop' }, p.text[i])));
+    const u = runs[r];
+    if (u && i + 1 === u[0] + u[1]) {
+      const rest = u[1] * (u[2] - 1);
+      const pattern = '(' + p.text.slice(u[0], u[0] + u[1]).join(' -> ') + ' ->) x' + u[2];
+      ol.append(el('li', { class: 'fold' }, '\u2026 ' + pattern + ': ' + num(rest) + ' more objects'));
+      i += rest;
+      r++;
+    }
+  }
   return ol;
 }
 
