@@ -394,6 +394,7 @@ static void print_text(const struct report *r)
 							s, p->root)));
 				fputs(":\n", stdout);
 			}
+			cli_path_note(stdout, p, "    ");
 			cli_path_lines(stdout, s, p->nodes, p->n, "    ",
 				       path_line, NULL);
 		} else {
@@ -527,6 +528,7 @@ static void print_json(const struct report *r)
 			printf("{\"root\":");
 			cli_json_string(stdout, root, strlen(root));
 			json_root_name(s, sp->path);
+			cli_path_rule_json(stdout, sp->path);
 			printf(",\"objects\":[");
 			json_hops(s, sp->path);
 			printf("]}");

@@ -105,6 +105,7 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 	putchar('\n');
 	if (path_named(s, p))
 		print_chain(s, p);
+	cli_path_note(stdout, p, "  ");
 	cli_path_lines(stdout, s, p->nodes, p->n, "  ", print_node, NULL);
 }
 
@@ -126,6 +127,8 @@ static void print_json(const hd_store *s, hd_node_id target,
 	} else {
 		printf("null");
 	}
+	if (p)
+		cli_path_rule_json(stdout, p);
 	printf(",\"length\":%zu,\"path\":[", p ? p->n : 0);
 	for (i = 0; p && i < p->n; i++) {
 		if (i)

@@ -233,6 +233,7 @@ static size_t fold_li(const hd_store *s, const hd_root_path *p,
 static void path_html(const hd_store *s, const hd_root_path *p)
 {
 	hd_path_runs runs = { 0 };
+	char note[256];
 	size_t k, r = 0;
 
 	if (hd_path_fold(&runs, s, p->nodes, p->n, NULL, NULL))
@@ -248,7 +249,13 @@ static void path_html(const hd_store *s, const hd_root_path *p)
 		hop_html(s, p->nodes[k], k + 1 < p->n ? p->nodes[k + 1] :
 							HD_NODE_NONE);
 	}
-	fputs("</code></p>\n<ol class=\"path\">\n<li class=\"root\">", F);
+	fputs("</code></p>\n", F);
+	if (hd_path_note(note, sizeof(note), p)) {
+		fputs("<p class=\"note muted\">", F);
+		html_str(F, note);
+		fputs(" (man 1 heapdump-path)</p>\n", F);
+	}
+	fputs("<ol class=\"path\">\n<li class=\"root\">", F);
 	fputs("GC root ", F);
 	root_html(s, p);
 	fputs("</li>\n", F);

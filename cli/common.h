@@ -200,6 +200,14 @@ void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
  * prev ->) x1000 Proc". */
 void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
 		   size_t n);
+/* The note under a path hd_reach's rule chose over the shortest
+ * (hd_path_note), on a line of its own after indent, in parentheses;
+ * nothing when the rule changed nothing. */
+void cli_path_note(FILE *f, const hd_root_path *p, const char *indent);
+/* The same as a JSON member: ,"passed_over":["machine_context",
+ * "vm_cache"] (what the shortest path went through); nothing when the
+ * rule changed nothing. */
+void cli_path_rule_json(FILE *f, const hd_root_path *p);
 /* A path written as text (its hops joined by " -> ": a cluster's
  * shape), escaped, folded as cli_hops_text folds (hd_path_text_fold). */
 void cli_text_path(FILE *f, const char *text, size_t len);

@@ -662,11 +662,16 @@ static void runs_json(FILE *f, const hd_store *s, const hd_root_path *p)
  * every hop, and the runs by which the page folds them. */
 static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 {
-	char hop[512];
+	char hop[512], note[256];
 	size_t k;
 
 	fprintf(f, "{");
 	root_name_json(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
+	if (hd_path_note(note, sizeof(note), p)) {
+		cli_path_rule_json(f, p);
+		fprintf(f, ",\"note\":");
+		jstr(f, note);
+	}
 	fprintf(f, ",\"hops\":[");
 	for (k = 0; k < p->n; k++) {
 		if (k)

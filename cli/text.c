@@ -440,3 +440,26 @@ int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls)
 		return 0;
 	return strcasecmp(cls, tn) != 0;
 }
+
+void cli_path_note(FILE *f, const hd_root_path *p, const char *indent)
+{
+	char buf[256];
+
+	if (!hd_path_note(buf, sizeof(buf), p))
+		return;
+	fprintf(f, "%s(%s; man 1 heapdump-path)\n", indent, buf);
+}
+
+void cli_path_rule_json(FILE *f, const hd_root_path *p)
+{
+	unsigned bit, k = 0;
+
+	if (!p->passed_over)
+		return;
+	fputs(",\"passed_over\":[", f);
+	for (bit = 1; bit <= HD_PATH_VIA_STACK; bit <<= 1)
+		if (p->passed_over & bit)
+			fprintf(f, "%s\"%s\"", k++ ? "," : "",
+				hd_path_via_name(bit));
+	fputc(']', f);
+}

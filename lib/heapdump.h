@@ -1170,14 +1170,27 @@ HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
 #define HD_ROOTS_SKIP_WEAK (1u << 1)
 
 /**
- * The breadth-first search from the GC roots: one search from a virtual
- * root joined to the objects of every root category, category by
- * category in store order, each category's objects in dump order, each
- * object's references in dump order. Every reached node keeps the node
- * (or root category) it was first reached from, which makes a tree of
- * shortest paths: where two paths are equally short, the tree keeps the
- * one whose nodes were reached first in that order. O(N + E) time; 4
- * bytes and 2 bits a node, plus 4 bytes a node while searching. A dump
+ * The search from the GC roots that chooses every retention path:
+ * program-level holders first. A path's cost is 1 for each VM cache it
+ * goes through (an IMEMO constcache, callcache or callinfo: the inline
+ * caches of instruction sequences and call sites; a DATA VM/cc_table, a
+ * class's call caches) and 2 when it starts at root category
+ * machine_context (the C stacks, read conservatively: a word that looks
+ * like a pointer, often stale); constants, instance and class
+ * variables, globals, classes, modules, method tables and every other
+ * reference cost nothing. Each node keeps a path of least cost and,
+ * among those, of fewest references: a breadth-first search by levels of
+ * cost (Dial's buckets), each level from a virtual root joined to its
+ * seeds (level 0: the objects of every root category but
+ * machine_context, category by category in store order, each category's
+ * objects in dump order; later levels: the VM caches met one level
+ * before, then at level 2 machine_context's objects not yet reached),
+ * each object's references in dump order. Every reached node keeps the
+ * node (or root category) it was first reached from: a tree of
+ * cheapest paths, ties kept by the order of that search. A plain
+ * breadth-first search (no costs) also runs, to say which paths the rule
+ * changed (hd_root_path.passed_over). O(N + E) time, twice; 4 bytes and
+ * 5 bits a node, plus 4 bytes and a bit a node while searching. A dump
  * without ROOT lines (a partial dump) reaches nothing.
  */
 typedef struct hd_reach hd_reach;
@@ -1203,6 +1216,13 @@ HD_API int hd_reach_reached(const hd_reach *r, hd_node_id id);
 HD_API hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id,
 				uint32_t *root);
 
+/** hd_root_path.via and .passed_over: the path goes through a VM cache
+ * (an IMEMO constcache, callcache or callinfo, a DATA VM/cc_table). */
+#define HD_PATH_VIA_CACHE (1u << 0)
+/** The path starts at root category machine_context (the C stacks, read
+ * conservatively: maybe a stale pointer). */
+#define HD_PATH_VIA_STACK (1u << 1)
+
 /** A retention path; free with hd_root_path_free. */
 typedef struct hd_root_path {
 	uint32_t root;      /**< the root category (hd_store_root_name) */
@@ -1210,14 +1230,23 @@ typedef struct hd_root_path {
 				 last */
 	size_t n;
 	size_t cap;
+	/** HD_PATH_VIA_* of this path (hd_reach_path; 0 for a dominator
+	 * chain) */
+	unsigned via;
+	/** 0 when the path is the plain shortest one's kind; else the
+	 * HD_PATH_VIA_* of the plain shortest path (one breadth-first
+	 * search, no preference), which hd_reach's rule passed over for this
+	 * one: the rule mattered (hd_path_note says it) */
+	unsigned passed_over;
 } hd_root_path;
 
 /** Frees the nodes of a path and empties it. NULL is a no-op. */
 HD_API void hd_root_path_free(hd_root_path *p);
 
 /**
- * One shortest path from a root category to target, the tree's (see
- * hd_reach). out may be reused between calls.
+ * One cheapest path from a root category to target, the tree's (see
+ * hd_reach), with what it goes through (via) and what the rule passed
+ * over (passed_over). out may be reused between calls.
  * @return 0, HD_ENOTFOUND (no root reaches target; err says whether the
  *         dump is partial), HD_ENOMEM, HD_EINVAL
  */
@@ -1227,6 +1256,20 @@ HD_API int hd_reach_path(hd_root_path *out, const hd_reach *r,
 /** hd_reach_path() with a search of its own (flags as hd_reach_new). */
 HD_API int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
 		   unsigned flags, hd_error *err);
+
+/**
+ * The note every human output prints with a path the rule chose
+ * (p->passed_over non-zero), into buf as snprintf does: "program-level
+ * holders preferred to the shortest path, from machine_context through
+ * a VM cache" (or "..., through a VM cache", "..., from machine_context
+ * (a C stack, maybe a stale pointer)"; "fewer VM caches and stack roots
+ * preferred ..." when this path has some too); "" when the rule changed
+ * nothing. Its full length.
+ */
+HD_API size_t hd_path_note(char *buf, size_t size, const hd_root_path *p);
+/** The words of one HD_PATH_VIA_* bit for the machine outputs:
+ * "vm_cache", "machine_context"; NULL for another value. */
+HD_API const char *hd_path_via_name(unsigned bit);
 
 /**
  * A run of a path (hd_path_fold): the period hops from nodes[start]

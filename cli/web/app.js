@@ -103,7 +103,8 @@ function kv(pairs, id) {
 function pathList(p, id) {
   if (!p) return el('p', { class: 'muted' }, 'no root reaches it');
   const ol = el('ol', { class: 'path', id });
-  ol.append(el('li', {}, el('code', {}, 'root ' + (p.root || '?') + (p.root_name ? ' ' + p.root_name : ''))));
+  ol.append(el('li', {}, el('code', {}, 'root ' + (p.root || '?') + (p.root_name ? ' ' + p.root_name : '')),
+    p.note ? el('span', { class: 'muted note' }, ' (' + p.note + ')') : null));
   // runs of repeated hops ([start, period, count], the library's
   // hd_path_fold): the first repetition shown, the others in one item
   const runs = p.runs || [];

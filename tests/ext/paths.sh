@@ -103,3 +103,31 @@ for dumper in gem dump_all; do
 	check "$dumper/ruby/path-runs" "runs [[2, $N]]" "$(grep '^runs' "$d/rb.txt")"
 	check "$dumper/ruby/suspect-inspect" "x$N Array" "$(awk '$1 == "inspect" && $2 <= 400 { print $3, $4 }' "$d/rb.txt")"
 done
+
+# ---- which path: program-level holders before VM caches and the C stack ----
+# data/gen/const_cache.rb: Config::TABLE, a Hash, is also held by inline
+# constant caches (IMEMO/constcache) of instruction sequences, one of
+# them the main script's, which machine_context holds while it dumps.
+c=$TMP/cc
+mkdir "$c"
+if ruby "$TOP/data/gen/const_cache.rb" "$c/cc.json" "$c/cc_expected.json" 2>"$TMP/rb.err"; then ok rule/run; else
+	notok rule/run "const_cache.rb failed: $(tail -c 600 "$TMP/rb.err")"
+fi
+t=$(jq -r .table "$c/cc_expected.json")
+# the dump has the other ways: constant caches reference the Hash
+check rule/constcache-holds 1 "$(jq -c --arg a "$t" 'select(.imemo_type == "constcache" and ((.references // []) | index($a)))' "$c/cc.json" | head -1 | wc -l | tr -d ' ')"
+"$H" path -q -f json "$c/cc.json" "$t" >"$c/path.json"
+check rule/through-constant "Config Hash" "$(jq -r '[.path[].class] | .[-2:] | join(" ")' "$c/path.json")"
+check rule/not-stack "vm" "$(jq -r .root "$c/path.json")"
+check rule/no-cache 0 "$(jq '[.path[] | select(.class | test("^IMEMO/(constcache|callcache|callinfo|iseq)$"))] | length' "$c/path.json")"
+# where the shortest path went through the stack (3.4 and later: the
+# constant's path is one hop longer there), the rule says it chose
+case $HD_RUBY_VERSION in
+3.4* | 4.*)
+	check rule/json-passed-over '["vm_cache","machine_context"]' "$(jq -c .passed_over "$c/path.json")"
+	"$H" path -q "$c/cc.json" "$t" >"$c/path.txt"
+	check_grep rule/text-note '^  \(program-level holders preferred to the shortest path, from machine_context through a VM cache; man 1 heapdump-path\)$' "$c/path.txt"
+	ruby -rheapdump -e 'h = HeapDump.load(ARGV[0], cache: false); puts h.path(h.select(address: ARGV[1]).first).note' "$c/cc.json" "$t" >"$c/rb.txt" 2>&1
+	check rule/ruby-note "program-level holders preferred to the shortest path, from machine_context through a VM cache" "$(cat "$c/rb.txt")"
+	;;
+esac

@@ -503,13 +503,17 @@ module HeapDump
   class Path
     include Enumerable
 
-    attr_reader :heap, :root, :root_name, :ids
+    # note: nil, or why the path is not the shortest one (libheapdump's
+    # hd_path_note): "program-level holders preferred to the shortest
+    # path, from machine_context through a VM cache"
+    attr_reader :heap, :root, :root_name, :ids, :note
 
-    def initialize(heap, root, root_name, ids)
+    def initialize(heap, root, root_name, ids, note = nil)
       @heap = heap
       @root = root
       @root_name = root_name
       @ids = ids
+      @note = note
     end
 
     def objects = ids.map { |i| HeapObject.new(heap, i) }
