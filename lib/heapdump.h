@@ -650,8 +650,10 @@ HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
  * Writes the display name of node id's class into buf (NUL-terminated,
  * truncated to size) and returns its full length. This is what `stats
  * --by class` groups by: the name of the object's real class, with
- * hidden objects as "(hidden ARRAY)", IMEMOs as "IMEMO/iseq", untyped or
- * Object-class DATA as "DATA/struct", and unresolvable pointers as
+ * hidden objects as "(hidden ARRAY)" (but a class-less DATA with a
+ * struct, a VM table, as "DATA/VM/concurrent_set"), IMEMOs as
+ * "IMEMO/iseq", untyped or Object-class DATA as "DATA/struct", and
+ * unresolvable pointers as
  * "#<unknown:0x...>". See man 1 heapdump-stats.
  */
 HD_API size_t hd_store_class_name(char *buf, size_t size,

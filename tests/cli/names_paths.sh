@@ -55,19 +55,19 @@ done <<'TABLE'
 3.1 names:request =request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
 3.1 names:outer_local =outer_local|root vm|Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
 3.1 names:bound_local =bound_local|root vm|Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
-4.0.1 leak =leaked|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
-4.0.1 leak_ivar =leaked|root vm|(hidden DATA) -> Object ::LeakyCache -> LeakyCache -> ivars of LeakyCache @cache -> Hash [64] -> Request @body -> String
-4.0.1 observer 0x7ff7fd8e0c68|root vm|(hidden DATA) -> Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
-4.0.1 names:admin =admin|root vm|(hidden DATA) -> Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
-4.0.1 names:fortytwo =fortytwo|root vm|(hidden DATA) -> Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
-4.0.1 names:entries =entries|root vm|(hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
+4.0.1 leak =leaked|root vm|DATA/VM/pin_array_list -> Object ::LeakyCache -> LeakyCache ::CACHE -> Hash [64] -> Request @body -> String
+4.0.1 leak_ivar =leaked|root vm|DATA/VM/pin_array_list -> Object ::LeakyCache -> LeakyCache -> ivars of LeakyCache @cache -> Hash [64] -> Request @body -> String
+4.0.1 observer 0x7ff7fd8e0c68|root vm|DATA/VM/pin_array_list -> Object ::BUS -> EventBus @subscribers -> Array [859] -> Proc
+4.0.1 names:admin =admin|root vm|DATA/VM/pin_array_list -> Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
+4.0.1 names:fortytwo =fortytwo|root vm|DATA/VM/pin_array_list -> Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
+4.0.1 names:entries =entries|root vm|DATA/VM/pin_array_list -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
 4.0.1 names:request_id =request_id|root vm|Ractor -> Thread thread[:request_id] -> String
 4.0.1 names:tenant =tenant|root vm|Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String
 4.0.1 names:global =global|root global_tbl $names_global|String
-4.0.1 names:point_x =point_x|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
+4.0.1 names:point_x =point_x|root vm|DATA/VM/pin_array_list -> Object ::POINT -> Point .x -> String
 4.0.1 names:request =request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
-4.0.1 names:outer_local =outer_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
-4.0.1 names:bound_local =bound_local|root vm|(hidden DATA) -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
+4.0.1 names:outer_local =outer_local|root vm|DATA/VM/pin_array_list -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+4.0.1 names:bound_local =bound_local|root vm|DATA/VM/pin_array_list -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
 TABLE
 
 # on 4.0.1 the shortest path to CACHE[:admin] starts at machine_context

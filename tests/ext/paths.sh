@@ -77,7 +77,7 @@ for dumper in gem dump_all; do
 	check "$dumper/report/no-long-list" 0 "$(grep -c 'class="hop"' "$d/r.html" | awk '{ print ($1 > 200) }')"
 
 	# ---- serve: every hop, and the runs the page folds ----
-	if serve_start "$dumper/serve" 300 "$H" serve -q --no-cache "$L"; then
+	if serve_start "$dumper-serve" 300 "$H" serve -q --no-cache "$L"; then
 		curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/object?address=$sink" >"$d/obj.json"
 		check "$dumper/serve/hops" $N "$(jq '[.path.hops[] | select(.class == "Proc")] | length' "$d/obj.json")"
 		check "$dumper/serve/runs" "2 $N" "$(jq -r '.path.runs[] | select(.[2] > 100) | "\(.[1]) \(.[2])"' "$d/obj.json")"
@@ -129,5 +129,33 @@ case $HD_RUBY_VERSION in
 	check_grep rule/text-note '^  \(program-level holders preferred to the shortest path, from machine_context through a VM cache; man 1 heapdump-path\)$' "$c/path.txt"
 	ruby -rheapdump -e 'h = HeapDump.load(ARGV[0], cache: false); puts h.path(h.select(address: ARGV[1]).first).note' "$c/cc.json" "$t" >"$c/rb.txt" 2>&1
 	check rule/ruby-note "program-level holders preferred to the shortest path, from machine_context through a VM cache" "$(cat "$c/rb.txt")"
+	;;
+esac
+
+# ---- a class-less DATA is named by its struct, everywhere ----
+# Ruby 4.0's table of interned strings, a DATA of struct
+# VM/concurrent_set without a class, was "(hidden DATA)" in paths,
+# leaks, report and serve while stats named it by its struct
+case $HD_RUBY_VERSION in
+4.*)
+	d=$TMP/dump_all
+	L=$d/chain_later.json
+	v=$(jq -r 'select(.type == "DATA" and .struct == "VM/concurrent_set" and (has("class") | not)) | .address' "$L" | head -1)
+	check naming/fixture-has-table 1 "$(printf '%s\n' "$v" | grep -c '^0x')"
+	"$H" path -q "$L" "$v" >"$d/vs.txt" 2>&1
+	check_grep naming/path "^  $v DATA/VM/concurrent_set \\(DATA\\) memsize " "$d/vs.txt"
+	check naming/path-json DATA/VM/concurrent_set "$("$H" path -q -f json "$L" "$v" | jq -r '.path[-1].class')"
+	"$H" stats -q -n 0 --by class "$L" >"$d/stats.txt" 2>&1
+	check_grep naming/stats '  DATA/VM/concurrent_set$' "$d/stats.txt"
+	# every path printer: no class-less DATA with a struct is hidden
+	for f in path.txt leaks.txt leaks.tsv r.html; do
+		check "naming/no-hidden-data/$f" 0 "$(grep -c '(hidden DATA)' "$d/$f")"
+	done
+	check_grep naming/leaks-path 'DATA/VM/pin_array_list' "$d/leaks.txt"
+	if serve_start naming-serve 300 "$H" serve -q --no-cache "$L"; then
+		check naming/serve DATA/VM/concurrent_set "$(curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/object?address=$v" | jq -r '.path.text[-1]')"
+		kill "$SPID" 2>/dev/null
+	fi
+	check naming/ruby DATA/VM/concurrent_set "$(ruby -rheapdump -e 'h = HeapDump.load(ARGV[0], cache: false); puts h.select(address: ARGV[1]).first.name' "$L" "$v" 2>&1)"
 	;;
 esac
