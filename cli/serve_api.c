@@ -1264,6 +1264,8 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 				fputc(',', f);
 			node_json(f, st, p.nodes[n]);
 		}
+		fprintf(f, "],\"runs\":[");
+		runs_json(f, st->s, &p);
 		fprintf(f, "]}");
 	} else {
 		fprintf(f, "null");

@@ -216,7 +216,21 @@ async function viewObject(ps) {
   nodes.push(el('h2', {}, 'Dominators (each alone keeps the next alive)'));
   if (j.dominators) {
     const ol = el('ol', { class: 'path', id: 'obj-dominators' });
-    j.dominators.chain.forEach(d => ol.append(el('li', {}, objLink(d), ' ', d.label, ' ', el('span', { class: 'muted' }, 'retains ' + bytes(d.retained_memsize)))));
+    // folded as the path is (runs: [start, period, count])
+    const runs = j.dominators.runs || [], chain = j.dominators.chain;
+    let r = 0;
+    for (let i = 0; i < chain.length; i++) {
+      const d = chain[i];
+      ol.append(el('li', {}, objLink(d), ' ', d.label, ' ', el('span', { class: 'muted' }, 'retains ' + bytes(d.retained_memsize))));
+      const u = runs[r];
+      if (u && i + 1 === u[0] + u[1]) {
+        const rest = u[1] * (u[2] - 1);
+        const pattern = '(' + chain.slice(u[0], u[0] + u[1]).map(x => x.label).join(' -> ') + ' ->) x' + u[2];
+        ol.append(el('li', { class: 'fold' }, '\u2026 ' + pattern + ': ' + num(rest) + ' more objects'));
+        i += rest;
+        r++;
+      }
+    }
     nodes.push(ol);
   } else nodes.push(el('p', { class: 'muted' }, 'no root reaches it'));
   const edges = (list) => list.map(e => [objLink(e.object), e.ref || '', e.object.label, num(e.object.memsize), num(e.object.retained_memsize)]);
