@@ -253,7 +253,7 @@ static void path_html(const hd_store *s, const hd_root_path *p)
 	if (hd_path_note(note, sizeof(note), p)) {
 		fputs("<p class=\"note muted\">", F);
 		html_str(F, note);
-		fputs(" (man 1 heapdump-path)</p>\n", F);
+		fputs("; man 1 heapdump-path</p>\n", F);
 	}
 	fputs("<ol class=\"path\">\n<li class=\"root\">", F);
 	fputs("GC root ", F);

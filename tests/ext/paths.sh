@@ -131,6 +131,12 @@ case $HD_RUBY_VERSION in
 	check_grep rule/text-note '^  \(program-level holders preferred to the shortest path, from machine_context through a VM cache; man 1 heapdump-path\)$' "$c/path.txt"
 	ruby -rheapdump -e 'h = HeapDump.load(ARGV[0], cache: false); puts h.path(h.select(address: ARGV[1]).first).note' "$c/cc.json" "$t" >"$c/rb.txt" 2>&1
 	check rule/ruby-note "program-level holders preferred to the shortest path, from machine_context through a VM cache" "$(cat "$c/rb.txt")"
+	if serve_start rule-serve 300 "$H" serve -q --no-cache "$c/cc.json"; then
+		curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/object?address=$t" >"$c/obj.json"
+		check rule/serve-note "program-level holders preferred to the shortest path, from machine_context through a VM cache" "$(jq -r .path.note "$c/obj.json")"
+		check rule/serve-passed-over '["vm_cache","machine_context"]' "$(jq -c .path.passed_over "$c/obj.json")"
+		kill "$SPID" 2>/dev/null
+	fi
 	;;
 esac
 
