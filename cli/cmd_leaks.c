@@ -107,8 +107,10 @@ static void text_node(const hd_store *s, hd_node_id v)
 }
 
 /* One node of a path on a line of its own (cli_path_lines). */
-static void path_line(const hd_store *s, hd_node_id v, void *payload)
+static void path_line(const hd_store *s, hd_node_id v, size_t k,
+		      void *payload)
 {
+	(void)k;
 	(void)payload;
 	printf("    ");
 	text_node(s, v);

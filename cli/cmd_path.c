@@ -74,11 +74,13 @@ static void print_chain(const hd_store *s, const hd_root_path *p)
 }
 
 /* "  0x... Class (TYPE) memsize N, site" */
-static void print_node(const hd_store *s, hd_node_id v, void *payload)
+static void print_node(const hd_store *s, hd_node_id v, size_t k,
+		       void *payload)
 {
 	char cls[256], a[32];
 	hd_site site;
 
+	(void)k;
 	(void)payload;
 	cli_node_class(s, v, cls, sizeof(cls));
 	printf("  0x%llx %s (%s) memsize %s",

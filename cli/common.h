@@ -215,14 +215,14 @@ void cli_text_path(FILE *f, const char *text, size_t len);
  * html_text). */
 void cli_fold_text(FILE *f, const char *text, size_t len,
 		   void (*put)(FILE *, const char *, size_t));
-/* A path one node a line: line(s, node, payload) prints a node (its
- * indent and newline included); of each run of repeated hops
+/* A path one node a line: line(s, node, its index in nodes, payload)
+ * prints a node (its indent and newline included); of each run of repeated hops
  * (hd_path_fold) only the first repetition is printed, the others in
  * one line, with the run's whole count: "INDENT... (Proc -> IMEMO/env
  * ->) x1000: 1,998 more objects, memsize 167,832". */
 void cli_path_lines(FILE *f, const hd_store *s, const hd_node_id *nodes,
 		    size_t n, const char *indent,
-		    void (*line)(const hd_store *, hd_node_id, void *),
+		    void (*line)(const hd_store *, hd_node_id, size_t, void *),
 		    void *payload);
 /* 1 if a hop of the path has a reference name (the root's included when
  * root is not UINT32_MAX), else 0. */

@@ -366,7 +366,7 @@ void cli_text_path(FILE *f, const char *text, size_t len)
 
 void cli_path_lines(FILE *f, const hd_store *s, const hd_node_id *nodes,
 		    size_t n, const char *indent,
-		    void (*line)(const hd_store *, hd_node_id, void *),
+		    void (*line)(const hd_store *, hd_node_id, size_t, void *),
 		    void *payload)
 {
 	hd_path_runs runs = { 0 };
@@ -377,7 +377,7 @@ void cli_path_lines(FILE *f, const hd_store *s, const hd_node_id *nodes,
 	if (hd_path_fold(&runs, s, nodes, n, NULL, NULL))
 		runs.n = 0;
 	while (i < n) {
-		line(s, nodes[i], payload);
+		line(s, nodes[i], i, payload);
 		if (r < runs.n && i + 1 ==
 		    runs.runs[r].start + runs.runs[r].period) {
 			/* the first repetition printed: the others in a line */

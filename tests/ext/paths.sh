@@ -55,6 +55,12 @@ for dumper in gem dump_all; do
 	check "$dumper/path/json-procs" $N "$(jq '[.path[] | select(.class == "Proc")] | length' "$d/path.json")"
 	check "$dumper/path/json-length" "$(jq .length "$d/path.json")" "$(jq '.path | length' "$d/path.json")"
 
+	# ---- dominators: the chain folds too, its JSON keeps every hop ----
+	"$H" dominators -q "$L" "$sink" >"$d/dom.txt" 2>&1
+	short "$dumper/dominators/short" "$d/dom.txt"
+	check "$dumper/dominators/folded-line" 1 "$(grep -cF -- "  ... $pat x$N: $MORE more objects" "$d/dom.txt")"
+	check "$dumper/dominators/json-procs" $N "$("$H" dominators -q -f json "$L" "$sink" | jq '[.chain[] | select(.object.class == "Proc")] | length')"
+
 	# ---- leaks: text, TSV, JSON ----
 	check_rc "$dumper/leaks" 0 "$H" leaks -q "$d/chain_before.json" "$d/chain_after.json" "$L"
 	cp "$TMP/out" "$d/leaks.txt"
