@@ -1294,13 +1294,15 @@ typedef struct hd_path_runs {
 	size_t cap;
 } hd_path_runs;
 
-/** What hd_path_fold() folds. */
+/** What hd_path_fold() folds; initialise with HD_FOLD_OPTIONS_INIT. */
 typedef struct hd_fold_options {
-	unsigned max_period; /**< the longest pattern, in hops (4) */
-	unsigned min_count;  /**< the fewest repetitions folded (3) */
-	unsigned min_hops;   /**< the fewest hops a run covers (6) */
+	unsigned int version; /**< HD_FOLD_OPTIONS_VERSION */
+	unsigned max_period;  /**< the longest pattern, in hops (4) */
+	unsigned min_count;   /**< the fewest repetitions folded (3) */
+	unsigned min_hops;    /**< the fewest hops a run covers (6) */
 } hd_fold_options;
-#define HD_FOLD_OPTIONS_INIT { 4, 3, 6 }
+#define HD_FOLD_OPTIONS_VERSION 1
+#define HD_FOLD_OPTIONS_INIT { HD_FOLD_OPTIONS_VERSION, 4, 3, 6 }
 
 /**
  * The runs of repeated hops along a path (nodes, the target last), the
@@ -1315,7 +1317,8 @@ typedef struct hd_fold_options {
  * a run. O(n x max_period^2) hop compares, 8 bytes a hop while folding.
  * @param out emptied, then receives the runs (reused between calls)
  * @param opts NULL for HD_FOLD_OPTIONS_INIT
- * @return 0, HD_ENOMEM, HD_EINVAL
+ * @return 0, HD_ENOMEM, HD_EINVAL (also an options version this library
+ *         does not know)
  */
 HD_API int hd_path_fold(hd_path_runs *out, const hd_store *s,
 			const hd_node_id *nodes, size_t n,

@@ -141,6 +141,7 @@ int hd_path_fold(hd_path_runs *out, const hd_store *s,
 	int rc;
 
 	HD_ASSERT_ARG(out && s && (nodes || !n));
+	HD_ASSERT_ARG(!opts || opts->version == HD_FOLD_OPTIONS_VERSION);
 	out->n = 0;
 	h.m = n ? n - 1 : 0; /* the target is no hop */
 	if (h.m < 2)
@@ -174,6 +175,7 @@ int hd_path_text_fold(hd_path_runs *out, const char *text, size_t len,
 	int rc = HD_ENOMEM;
 
 	HD_ASSERT_ARG(out && (text || !len));
+	HD_ASSERT_ARG(!opts || opts->version == HD_FOLD_OPTIONS_VERSION);
 	out->n = 0;
 	for (p = text; p && (p = memmem(p, (size_t)(end - p), " -> ", 4));
 	     p += 4)
