@@ -18,14 +18,19 @@
  * program does not trap CHLD, ignores; its handler wakes the main thread
  * through the timer thread as for any signal.
  *
- * The files, in DIR (all made 0600):
- *   .heapdump-PID-TIME.attach  the request, made by us before gdb runs;
+ * The files, in DIR (all made 0600; R1 and R2 are two unrelated random
+ * parts from getrandom, so that the request, which anyone may see in
+ * DIR, names nothing another user could plant or race for; the names
+ * reach gdb through a pipe, never its command line, which ps shows):
+ *   .heapdump-PID-R1.attach    the request, made by us before gdb runs;
  *                              the thread claims it by unlinking it, and
  *                              does nothing when it is gone, so that a
  *                              request we gave up on is never served
- *   .heapdump-PID-TIME.json.tmp  the dump being written
- *   heapdump-PID-TIME.json     the dump, renamed into place complete
- *   .heapdump-PID-TIME.error   what failed in the process, if anything
+ *   .heapdump-PID-R2.json.tmp  the dump being written
+ *   heapdump-PID-TIME-R2.json  the dump, renamed into place complete;
+ *                              taken only if cli_dump_trusted says the
+ *                              process's user wrote it
+ *   .heapdump-PID-R2.error     what failed in the process, if anything
  */
 #include "attach.h"
 #include "common.h"
@@ -37,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -229,21 +235,42 @@ static void files_free(struct attach_files *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* 16 random hex digits into out[17]: 0, or -1 without randomness */
+static int random_hex(char out[17])
+{
+	unsigned char r[8];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(r)) {
+		n = getrandom(r + got, sizeof(r) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	hex(out, (const char *)r, sizeof(r));
+	return 0;
+}
+
 static int files_make(struct attach_files *f, const char *dir, long pid)
 {
-	char stamp[32], name[96];
+	char stamp[32], name[128], r1[17], r2[17];
 	struct timeval tv;
 	struct tm tm;
 
+	if (random_hex(r1) || random_hex(r2))
+		return -1;
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	snprintf(name, sizeof(name), "heapdump-%ld-%s-%06ld", pid, stamp,
-		 (long)tv.tv_usec);
-	f->req = astr("%s/.%s.attach", dir, name);
-	f->tmp = astr("%s/.%s.json.tmp", dir, name);
+	snprintf(name, sizeof(name), "heapdump-%ld-%s-%06ld-%s", pid, stamp,
+		 (long)tv.tv_usec, r2);
+	f->req = astr("%s/.heapdump-%ld-%s.attach", dir, pid, r1);
+	f->tmp = astr("%s/.heapdump-%ld-%s.json.tmp", dir, pid, r2);
 	f->dump = astr("%s/%s.json", dir, name);
-	f->err = astr("%s/.%s.error", dir, name);
+	f->err = astr("%s/.heapdump-%ld-%s.error", dir, pid, r2);
 	return f->req && f->tmp && f->dump && f->err ? 0 : -1;
 }
 
@@ -280,6 +307,54 @@ static long proc_status(long pid, const char *field, int base)
 		}
 	fclose(fp);
 	return v;
+}
+
+long cli_proc_euid(long pid)
+{
+	char path[64], line[256];
+	long uid = -1, euid = -1;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (!(fp = fopen(path, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "Uid:", 4) == 0) {
+			if (sscanf(line + 4, "%ld %ld", &uid, &euid) != 2)
+				euid = -1;
+			break;
+		}
+	fclose(fp);
+	return euid;
+}
+
+int cli_dump_trusted(const char *path, long euid, char *why, size_t size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(why, size, "%s", errno == ELOOP ?
+			 "it is a symbolic link" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(why, size, "%s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (!S_ISREG(st.st_mode))
+		snprintf(why, size, "it is not a regular file");
+	else if (euid < 0 || st.st_uid != (uid_t)euid)
+		snprintf(why, size, "it is owned by uid %ld, and the process "
+			 "runs as uid %ld", (long)st.st_uid, euid);
+	else if (st.st_mode & 022)
+		snprintf(why, size, "group or others may write it (mode %03o)",
+			 (unsigned)(st.st_mode & 0777));
+	else
+		return 0;
+	return -1;
 }
 
 /* 1 when the process is in group stop ("State: T (stopped)"); a
@@ -340,13 +415,36 @@ static int find_gdb(char *buf, size_t size)
 	return -1;
 }
 
-/* Runs gdb with the script; its stdout and stderr into out (NUL-ended). */
+/* Writes all of buf to fd, then closes it: 0, or -1. */
+static int write_close(int fd, const char *buf, size_t n)
+{
+	ssize_t k;
+
+	while (n) {
+		k = write(fd, buf, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		buf += k;
+		n -= (size_t)k;
+	}
+	close(fd);
+	return n ? -1 : 0;
+}
+
+/* Runs gdb with the script, which it reads from a pipe on its fd 3 (the
+ * names of the files are not on its command line, which any user can
+ * read in /proc); its stdout and stderr into out (NUL-ended). */
 static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 		   size_t size)
 {
-	char pidarg[32], *script = NULL, *hexed = NULL, *ex = NULL, *hcode;
+	static const char ex[] =
+		"python import os; exec(os.fdopen(3).read())";
+	char pidarg[32], *script = NULL, *hcode;
 	size_t len = 0;
-	int fds[2], status, rc = -1;
+	int fds[2], sfd[2], status, rc = -1;
+	void (*was)(int);
 	pid_t child;
 
 	hcode = malloc(strlen(code) * 2 + 1);
@@ -355,15 +453,17 @@ static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 		script = astr("%smain(%ld, bytes.fromhex('%s'))\n", gdb_script,
 			      pid, hcode);
 	}
-	if (script && (hexed = malloc(strlen(script) * 2 + 1))) {
-		hex(hexed, script, strlen(script));
-		ex = astr("python exec(bytes.fromhex('%s').decode())", hexed);
-	}
 	free(hcode);
-	free(script);
-	free(hexed);
-	if (!ex || pipe(fds) != 0) {
-		free(ex);
+	if (!script)
+		return -1;
+	if (pipe(fds) != 0) {
+		free(script);
+		return -1;
+	}
+	if (pipe(sfd) != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		free(script);
 		return -1;
 	}
 	snprintf(pidarg, sizeof(pidarg), "%ld", pid);
@@ -371,7 +471,9 @@ static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 	if ((child = fork()) < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		free(ex);
+		close(sfd[0]);
+		close(sfd[1]);
+		free(script);
 		return -1;
 	}
 	if (child == 0) {
@@ -381,12 +483,24 @@ static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 		 * a call it makes in the process: its own process group */
 		setpgid(0, 0);
 
+		/* the script's pipe out of the way of 0..3 first */
+		int script_fd = fcntl(sfd[0], F_DUPFD, 10);
+
 		if (devnull >= 0)
 			dup2(devnull, 0);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
-		close(fds[0]);
-		close(fds[1]);
+		if (fds[0] > 2)
+			close(fds[0]);
+		if (fds[1] > 2)
+			close(fds[1]);
+		if (sfd[0] > 2)
+			close(sfd[0]);
+		if (sfd[1] > 2)
+			close(sfd[1]);
+		if (script_fd < 0 || dup2(script_fd, 3) != 3)
+			_exit(127);
+		close(script_fd);
 		setenv("LC_ALL", "C", 1);
 		unsetenv("DEBUGINFOD_URLS");
 		execl(gdb, "gdb", "-nx", "-q", "-batch",
@@ -396,7 +510,13 @@ static int run_gdb(const char *gdb, long pid, const char *code, char *out,
 		_exit(127);
 	}
 	close(fds[1]);
-	free(ex);
+	close(sfd[0]);
+	/* gdb reads the script once it has attached; a gdb that died
+	 * first must not kill us with SIGPIPE */
+	was = signal(SIGPIPE, SIG_IGN);
+	(void)write_close(sfd[1], script, strlen(script));
+	signal(SIGPIPE, was);
+	free(script);
 	for (;;) {
 		ssize_t n = read(fds[0], out + len, size - 1 - len);
 
@@ -532,10 +652,13 @@ static int gdb_verdict(long pid, int rc, const char *out)
 /* the error the process wrote, said and removed */
 static int job_failed(long pid, const char *err)
 {
-	char msg[1024];
+	char msg[1024], why[160];
 	ssize_t n = 0;
-	int fd = open(err, O_RDONLY | O_NOFOLLOW);
+	int fd = -1;
 
+	/* what only the process's user wrote: a planted file says nothing */
+	if (cli_dump_trusted(err, cli_proc_euid(pid), why, sizeof(why)) == 0)
+		fd = open(err, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
 		n = read(fd, msg, sizeof(msg) - 1);
 		close(fd);
@@ -554,12 +677,33 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* 1 when the dump is there and the process's user wrote it, 0 when it
+ * is not there yet, -1 (said) when something else is at its name */
+static int dump_arrived(long pid, const char *dump)
+{
+	char why[160];
+
+	if (access(dump, F_OK) != 0 && errno == ENOENT) {
+		struct stat st;
+
+		if (lstat(dump, &st) != 0)
+			return 0;
+	}
+	if (cli_dump_trusted(dump, cli_proc_euid(pid), why, sizeof(why)) == 0)
+		return 1;
+	cli_error("'%s' is not the dump of process %ld: %s; it is left "
+		  "alone", dump, pid, why);
+	return -1;
+}
+
 static int wait_job(long pid, const struct attach_files *f, double deadline,
 		    unsigned long long timeout)
 {
+	int got;
+
 	for (;;) {
-		if (access(f->dump, F_OK) == 0)
-			return EXIT_OK;
+		if ((got = dump_arrived(pid, f->dump)))
+			return got > 0 ? EXIT_OK : EXIT_FAIL;
 		if (access(f->err, F_OK) == 0) {
 			unlink(f->req);
 			return job_failed(pid, f->err);
@@ -588,8 +732,8 @@ static int wait_job(long pid, const struct attach_files *f, double deadline,
 				  "a wait for I/O could not be woken)" : "");
 		return EXIT_FAIL;
 	}
-	if (access(f->dump, F_OK) == 0)
-		return EXIT_OK;
+	if ((got = dump_arrived(pid, f->dump)))
+		return got > 0 ? EXIT_OK : EXIT_FAIL;
 	cli_error("process %ld started its dump but did not complete it in "
 		  "%llu s; it will be '%s' once complete", pid, timeout,
 		  f->dump);

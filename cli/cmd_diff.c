@@ -9,6 +9,7 @@
 #include "common.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -157,6 +158,7 @@ struct report {
 	uint64_t count, memsize;
 	int written;              /* -o was given */
 	uint64_t nwritten, unreached;
+	hd_process_verdict proc;  /* the process growth of the sidecars */
 };
 
 static void print_text(const struct report *r)
@@ -167,6 +169,7 @@ static void print_text(const struct report *r)
 	unsigned j;
 	int k;
 
+	cli_process_text(stdout, &r->proc);
 	for (k = 0; k < r->nin; k++)
 	{
 		printf("%-10s ", side_names[k]);
@@ -241,8 +244,9 @@ static void print_json(const struct report *r)
 	int k, first = 1;
 
 	printf("{");
+	cli_process_json(stdout, &r->proc);
 	for (k = 0; k < 3; k++) {
-		printf("%s\"%s\":", k ? "," : "", side_names[k]);
+		printf(",\"%s\":", side_names[k]);
 		if (k < r->nin)
 			cli_json_string(stdout, r->in[k].name,
 					strlen(r->in[k].name));
@@ -330,6 +334,7 @@ static void print_tsv(const struct report *r)
 	size_t i;
 	int k;
 
+	cli_process_tsv(stdout, &r->proc);
 	for (k = 0; k < r->nin; k++)
 		printf("total\tobjects_%s\t%llu\n", side_names[k],
 		       (unsigned long long)d->objects[k]);
@@ -430,6 +435,7 @@ int cmd_diff(int argc, char **argv)
 	r.o = &so;
 	r.what = d->has_later ? "retained" : "new";
 	r.sort = sort == HD_SORT_MEMSIZE ? "memsize" : "count";
+	cli_process_judge(&r.proc, s, in, (size_t)nin);
 	/* with LATER, the retained objects as LATER has them */
 	at = d->has_later ? 2 : 1;
 	set = d->has_later ? &d->retained_later : &d->added;

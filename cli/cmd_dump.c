@@ -7,8 +7,13 @@
  * child that writes DIR/heapdump-PID-TIME.json through a temporary file
  * and renames it into place after its sidecar PATH.meta.json. DIR is the
  * process's $HEAPDUMP_DIR, else its $TMPDIR, else /tmp; we read them from
- * /proc/PID/environ. A new name matching the pattern means a complete dump.
- * With -o it is moved by hd_file_move (a copy across file systems).
+ * /proc/PID/environ. A new name matching the pattern means a complete dump,
+ * if the process's user wrote it (cli_dump_trusted: not a link, a regular
+ * file owned by the process's effective uid that no group or other may
+ * write); any other file at such a name, planted by another user of a
+ * shared DIR, is named once and ignored. With -o it is moved by
+ * hd_file_move (a copy across file systems), and its sidecar with it
+ * when the sidecar passes the same check.
  *
  * With --attach the process need not have loaded the gem: attach.c has it
  * write DIR/heapdump-PID-TIME.json itself, through gdb and a postponed job.
@@ -211,18 +216,22 @@ static int names_add(struct names *s, const char *name)
 }
 
 /* The dumps of the process in dir: into *seen (first call), or the first
- * one not in *seen into *found (malloc'ed). Returns 1 when found, 0, or
- * -1 on error. */
+ * one not in *seen that the process's user (euid) wrote into *found
+ * (malloc'ed); any other new one is said once and added to *seen.
+ * Returns 1 when found, 0, or -1 on error. */
 static int scan_dir(const char *dir, const char *prefix, struct names *seen,
-		    int collect, char **found)
+		    int collect, long euid, char **found)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	char why[160];
 	int rc = 0;
 
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
+		char *d_slash, *path;
+
 		if (!is_dump_name(e->d_name, prefix))
 			continue;
 		if (collect) {
@@ -230,12 +239,26 @@ static int scan_dir(const char *dir, const char *prefix, struct names *seen,
 				rc = -1;
 				break;
 			}
-		} else if (!names_has(seen, e->d_name)) {
-			char *d_slash = concat(dir, "/");
-
-			*found = d_slash ? concat(d_slash, e->d_name) : NULL;
-			free(d_slash);
-			rc = *found ? 1 : -1;
+			continue;
+		}
+		if (names_has(seen, e->d_name))
+			continue;
+		d_slash = concat(dir, "/");
+		path = d_slash ? concat(d_slash, e->d_name) : NULL;
+		free(d_slash);
+		if (!path) {
+			rc = -1;
+			break;
+		}
+		if (cli_dump_trusted(path, euid, why, sizeof(why)) == 0) {
+			*found = path;
+			rc = 1;
+			break;
+		}
+		cli_error("ignoring '%s': %s", path, why);
+		free(path);
+		if (names_add(seen, e->d_name)) {
+			rc = -1;
 			break;
 		}
 	}
@@ -250,11 +273,12 @@ static int scan_dir(const char *dir, const char *prefix, struct names *seen,
  * what out was. A device or FIFO gets the dump alone, written in place:
  * the sidecar stays beside the dump's old name.
  */
-static int move_out(const char *found, const char *out)
+static int move_out(const char *found, const char *out, long euid)
 {
 	char *from = concat(found, ".meta.json"), *to = concat(out, ".meta.json");
 	hd_error err = { 0 };
 	struct stat sb;
+	char why[160];
 	int rc = EXIT_OK, in_place;
 
 	in_place = stat(out, &sb) == 0 && !S_ISREG(sb.st_mode);
@@ -264,8 +288,11 @@ static int move_out(const char *found, const char *out)
 	} else if (hd_file_move(found, out, &err) != 0) {
 		cli_error("%s (the dump is still '%s')", err.msg, found);
 		rc = EXIT_FAIL;
-	} else if (!in_place && access(from, F_OK) == 0 &&
-		   hd_file_move(from, to, &err) != 0) {
+	} else if (in_place || (lstat(from, &sb) != 0 && errno == ENOENT)) {
+		/* no sidecar to move */
+	} else if (cli_dump_trusted(from, euid, why, sizeof(why)) != 0) {
+		cli_error("the sidecar '%s' is not moved: %s", from, why);
+	} else if (hd_file_move(from, to, &err) != 0) {
 		rc = cli_lib_error(&err);
 	}
 	free(from);
@@ -275,10 +302,10 @@ static int move_out(const char *found, const char *out)
 
 /* The end of both routes: the dump moved to -o's name if given, its name
  * printed; found is freed. */
-static int finish(int rc, char *found)
+static int finish(int rc, char *found, long euid)
 {
 	if (!rc && A.out)
-		rc = move_out(found, A.out);
+		rc = move_out(found, A.out, euid);
 	if (!rc)
 		printf("%s\n", A.out ? A.out : found);
 	free(found);
@@ -293,12 +320,12 @@ static void sleep_ms(long ms)
 }
 
 static int wait_for_dump(long pid, const char *dir, const char *prefix,
-			 struct names *seen, char **found)
+			 struct names *seen, long euid, char **found)
 {
 	double deadline = cli_now() + (double)A.timeout;
 	int rc;
 
-	while ((rc = scan_dir(dir, prefix, seen, 0, found)) == 0) {
+	while ((rc = scan_dir(dir, prefix, seen, 0, euid, found)) == 0) {
 		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
 			cli_error("process %ld exited before its dump was "
 				  "complete", pid);
@@ -337,6 +364,7 @@ static int dump_attached(long pid)
 {
 	char envdir[4096], absdir[PATH_MAX], *found = NULL;
 	const char *dir = dump_dir(pid, envdir, sizeof(envdir));
+	long euid = cli_proc_euid(pid);
 	int rc;
 
 	if (!realpath(dir, absdir)) {
@@ -345,7 +373,7 @@ static int dump_attached(long pid)
 		return EXIT_FAIL;
 	}
 	rc = cli_attach_dump(pid, absdir, A.timeout, A.quiet, &found);
-	return finish(rc, found);
+	return finish(rc, found, euid);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -354,7 +382,7 @@ int cmd_dump(int argc, char **argv)
 	char envdir[4096], prefix[64], *found = NULL;
 	const char *dir;
 	int rc, first, sig;
-	long pid;
+	long pid, euid;
 
 	memset(&A, 0, sizeof(A));
 	A.timeout = 60;
@@ -378,9 +406,14 @@ int cmd_dump(int argc, char **argv)
 		return dump_attached(pid);
 	if ((rc = signal_process(pid, 0)))
 		return rc;
+	if ((euid = cli_proc_euid(pid)) < 0) {
+		cli_error("cannot read the user of process %ld from /proc",
+			  pid);
+		return EXIT_FAIL;
+	}
 	dir = dump_dir(pid, envdir, sizeof(envdir));
 	snprintf(prefix, sizeof(prefix), "heapdump-%ld-", pid);
-	if (scan_dir(dir, prefix, &seen, 1, NULL) < 0) {
+	if (scan_dir(dir, prefix, &seen, 1, euid, NULL) < 0) {
 		cli_error("cannot read '%s': %s", dir, strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -389,7 +422,7 @@ int cmd_dump(int argc, char **argv)
 			"%s\n", PROGRAM_NAME, pid, dir);
 	rc = signal_process(pid, sig);
 	if (!rc)
-		rc = wait_for_dump(pid, dir, prefix, &seen, &found);
+		rc = wait_for_dump(pid, dir, prefix, &seen, euid, &found);
 	names_free(&seen);
-	return finish(rc, found);
+	return finish(rc, found, euid);
 }

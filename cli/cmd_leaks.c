@@ -16,6 +16,7 @@
 #include "draw.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@
 
 static struct leaks_args {
 	const char *format, *svg;
-	unsigned long long top, sites;
+	unsigned long long top, sites, min_leak;
 	double min_share; /* percent */
 	int strict, quiet, no_generation, skip_weak, force;
 	struct cli_render_limits lim;
@@ -43,6 +44,8 @@ static const struct cli_opt opts[] = {
 	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, cli_parse_share,
 		     "fold the groups under PCT% of the leak into one line "
 		     "(default 1; 0 shows every group)"),
+	OPT_UINT(0, "min-leak", "BYTES", &A.min_leak,
+		 "no significant leak under BYTES leaked (default 2048)"),
 	OPT_UINT(0, "sites", "N",
 		 &A.sites, "allocation sites per suspect (default 5)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
@@ -54,7 +57,7 @@ static const struct cli_opt opts[] = {
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "weak references (WeakMap, WeakKeyMap, WeakRef) hold nothing: "
+		 "weak references (WeakMap, WeakRef) hold nothing: "
 		 "no holder, no path through them"),
 	OPT_FLAG(0, "force", &A.force,
 		 "compare dumps that seem to be in the wrong order"),
@@ -64,7 +67,7 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd_info info = {
-	COMMAND_NAME, "[options] BEFORE AFTER [LATER]",
+	COMMAND_NAME, "[options] BEFORE AFTER [STEP...] [LATER]",
 	"Find what leaks between dumps: the new objects of AFTER (with LATER,\n"
 	"those still alive in LATER, as LATER holds them), grouped by the old\n"
 	"objects that hold them; the few holders with the most growth, each\n"
@@ -73,9 +76,13 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/* dumps a hunt may take: BEFORE AFTER [STEP...] LATER */
+#define MAX_DUMPS 16
+
 struct report {
-	hd_store *s[3];
-	struct cli_input in[3];
+	hd_store *s[MAX_DUMPS];
+	struct cli_input in[MAX_DUMPS];
+	hd_growth *g;        /* with three dumps or more */
 	int nin;
 	int at;              /* the dump whose graph is examined: AFTER or
 				LATER */
@@ -83,6 +90,9 @@ struct report {
 	hd_leaks *l;
 	hd_leaks_totals t;
 };
+
+/* the process growth of the sidecars, said before anything else */
+static hd_process_verdict proc;
 
 /* ---- the report ---- */
 
@@ -300,6 +310,132 @@ static void tsv_clusters(const struct report *r)
 	}
 }
 
+/* "before", "after", "step 3", ..., "later" */
+static const char *side_name(const struct report *r, size_t k, char *buf,
+			     size_t size)
+{
+	if (k == 0)
+		return "before";
+	if (k == 1)
+		return "after";
+	if (k + 1 == (size_t)r->nin)
+		return "later";
+	snprintf(buf, size, "step %zu", k + 1);
+	return buf;
+}
+
+/* How many growing collections the text and TSV list */
+#define GROWING_SHOWN 5
+
+/* The collections growing at every step (three dumps or more). */
+static void text_growth(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_growth_count(r->g), i, k;
+	char a[32], b[32];
+
+	if (!r->g)
+		return;
+	printf("%-9s %s collection%s grow%s at every step of the %d dumps "
+	       "(of %s Hashes and Arrays of later)\n", "growing",
+	       cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
+	       n == 1 ? "s" : "", r->nin,
+	       cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
+	for (i = 0; i < n && i < GROWING_SHOWN; i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		printf("          ");
+		text_node(s, x->id);
+		printf(": ");
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%s%llu", k ? " -> " : "",
+			       (unsigned long long)x->lengths[k]);
+		putchar('\n');
+	}
+}
+
+/* The verdict, first: the library's sentence. */
+static void text_verdict(const struct report *r)
+{
+	char buf[1024];
+	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+
+	printf("%-9s ", "verdict");
+	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	putchar('\n');
+}
+
+/* What the suspects do not hold: the VM's tables, the unreached, and
+ * the young objects walked through; then how the shares add up. */
+static void text_apart(const struct report *r)
+{
+	const hd_leaks_totals *t = &r->t;
+	const char *what = r->d->has_later ? "leak" : "growth";
+	uint64_t sus = t->leak_memsize - t->folded_memsize - t->vm_memsize -
+		       t->unreached_memsize;
+	char a[32], b[32];
+
+	if (t->young_count)
+		printf("%-9s %s objects, %s of later born since after, walked "
+		       "through (neither leaked nor holders)\n", "young",
+		       cli_commas(t->young_count, a, sizeof(a)),
+		       cli_human_bytes(t->young_memsize, b, sizeof(b)));
+	if (t->vm_count)
+		printf("%-9s %s objects, %s: the VM's own tables (%.1f%% of "
+		       "the %s), no suspect\n", "vm growth",
+		       cli_commas(t->vm_count, a, sizeof(a)),
+		       cli_human_bytes(t->vm_memsize, b, sizeof(b)),
+		       pct(t->vm_memsize, t->leak_memsize), what);
+	if (t->unreached_count)
+		printf("%-9s %s objects, %s that no border object reaches "
+		       "(%.1f%% of the %s: garbage not yet collected?)\n",
+		       "unreached", cli_commas(t->unreached_count, a, sizeof(a)),
+		       cli_human_bytes(t->unreached_memsize, b, sizeof(b)),
+		       pct(t->unreached_memsize, t->leak_memsize), what);
+	if (t->leak_memsize && (t->vm_count || t->unreached_count ||
+				t->folded || t->joint))
+		printf("%-9s suspects %.1f%% (joint %zu) + folded %.1f%% + vm "
+		       "%.1f%% + unreached %.1f%% = 100%% of the %s\n",
+		       "shares", pct(sus, t->leak_memsize), t->joint,
+		       pct(t->folded_memsize, t->leak_memsize),
+		       pct(t->vm_memsize, t->leak_memsize),
+		       pct(t->unreached_memsize, t->leak_memsize), what);
+}
+
+/* A suspect without one holder: the old objects holding each border
+ * object together, the holders of a joint, or a root alone. */
+static void text_holders(const struct report *r, const hd_leaks_suspect *sp)
+{
+	const hd_store *s = r->s[r->at];
+	const hd_nodes *h = sp->holder_list;
+	const char *what = r->d->has_later ? "leak" : "growth";
+	char a[32], b[32], c[32];
+	size_t k;
+
+	if (sp->kind == HD_SUSPECT_JOINT)
+		printf("  memory no one holder keeps alive, held jointly by "
+		       "%s holders", cli_commas(sp->holders, a, sizeof(a)));
+	else if (sp->holders)
+		printf("  %s new object(s), each held by the same %s old "
+		       "objects%s", cli_commas(sp->border_count, c, sizeof(c)),
+		       cli_commas(sp->holders, a, sizeof(a)),
+		       sp->roots ? " and a root" : "");
+	else
+		printf("  a new object held by a root only");
+	printf("; retains %s objects, %s (%.1f%% of the %s)\n",
+	       cli_commas(sp->retained_count, b, sizeof(b)),
+	       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
+	       pct(sp->retained_memsize, r->t.leak_memsize), what);
+	for (k = 0; h && k < h->n; k++) {
+		printf("    held by ");
+		text_node(s, h->ids[k]);
+		putchar('\n');
+	}
+	if (h && sp->holders > h->n)
+		printf("    and %s more\n",
+		       cli_commas(sp->holders - h->n, a, sizeof(a)));
+}
+
 static void print_text(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
@@ -307,15 +443,16 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
+	cli_process_text(stdout, &proc);
 	for (k = 0; k < (size_t)r->nin; k++) {
-		static const char *const side[] = { "before", "after",
-						     "later" };
+		char step[16];
 
-		printf("%-9s ", side[k]);
+		printf("%-9s ", side_name(r, k, step, sizeof(step)));
 		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
 		printf(" (%s objects)\n",
-		       cli_commas(d->objects[k], a, sizeof(a)));
+		       cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
 	}
+	text_verdict(r);
 	printf("%-9s %s objects, %s new in after%s\n", "new",
 	       cli_commas(d->added.n, a, sizeof(a)),
 	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
@@ -339,6 +476,8 @@ static void print_text(const struct report *r)
 		       "their paths\n", "clusters",
 		       cli_commas(r->t.groups, a, sizeof(a)),
 		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
+	text_apart(r);
+	text_growth(r);
 	if (!r->t.groups) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -361,21 +500,17 @@ static void print_text(const struct report *r)
 			       d->has_later ? "leak" : "growth");
 		} else {
 			text_node(s, sp->first);
-			char h[64];
-
-			if (sp->holders)
-				snprintf(h, sizeof(h), "%s old objects%s",
-					 cli_commas(sp->holders, a, sizeof(a)),
-					 sp->roots ? " and a root" : "");
-			else
-				snprintf(h, sizeof(h), "a root only");
-			printf("\n  a new object held by %s; retains %s "
-			       "objects, %s (%.1f%% of the %s)\n", h,
-			       cli_commas(sp->retained_count, b, sizeof(b)),
-			       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
-			       pct(sp->retained_memsize, r->t.leak_memsize),
-			       d->has_later ? "leak" : "growth");
+			putchar('\n');
+			text_holders(r, sp);
 		}
+		if (sp->flags & HD_SUSPECT_TRANSIENT)
+			printf("  held only by running code (a thread's or "
+			       "fiber's stack, the machine stack): no leak "
+			       "for the verdict\n");
+		if (sp->flags & HD_SUSPECT_CHURN)
+			printf("  its holder is no longer than in before: it "
+			       "replaced what it held (a bounded cache), no "
+			       "growth for the verdict\n");
 		printf("  keeps alive %s new objects, %s\n",
 		       cli_commas(sp->keepalive_count, a, sizeof(a)),
 		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
@@ -412,9 +547,10 @@ static void print_text(const struct report *r)
 		printf("\n(%s more groups: --top N shows more)\n",
 		       cli_commas(r->t.more, c, sizeof(c)));
 	if (r->t.folded)
-		printf("\n%s more group%s under %g%% each: %s objects, %s, "
+		printf("\n%s%s group%s under %g%% each: %s objects, %s, "
 		       "%.1f%% of the %s (--min-share 0 shows them)\n",
 		       cli_commas(r->t.folded, c, sizeof(c)),
+		       r->t.shown ? " more" : "",
 		       r->t.folded == 1 ? "" : "s",
 		       A.min_share, cli_commas(r->t.folded_count, a, sizeof(a)),
 		       cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
@@ -474,24 +610,149 @@ static void json_hops(const hd_store *s, const hd_root_path *p)
 	}
 }
 
+static const char *kind_name(int kind)
+{
+	static const char *const names[] = { "holder", "shared", "root",
+					     "joint" };
+
+	return kind >= 0 && kind <= HD_SUSPECT_JOINT ? names[kind] : "holder";
+}
+
+/* A path as the text prints it on one line, as a JSON string. */
+static void json_path_text(const hd_store *s, const hd_root_path *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		fputs("null", stdout);
+		return;
+	}
+	cli_root_text(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
+	if (p->n)
+		fputs(" -> ", f);
+	cli_hops_text(f, s, p->nodes, p->n);
+	fclose(f);
+	cli_json_string(stdout, buf ? buf : "", buf ? len : 0);
+	free(buf);
+}
+
+static void json_part(const char *name, uint64_t count, uint64_t memsize,
+		      uint64_t whole)
+{
+	printf(",\"%s\":{\"count\":%llu,\"memsize\":%llu,\"share\":%.4f}",
+	       name, (unsigned long long)count, (unsigned long long)memsize,
+	       pct(memsize, whole) / 100.0);
+}
+
+/* "verdict", what the suspects do not hold, and how the shares add up */
+static void json_verdict(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	const hd_leaks_totals *t = &r->t;
+	uint64_t sus = t->leak_memsize - t->folded_memsize - t->vm_memsize -
+		       t->unreached_memsize;
+	const hd_root_path *p = NULL;
+	char buf[1024];
+	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+
+	printf(",\"verdict\":{\"leak\":%s,\"min_leak\":%llu,\"text\":",
+	       t->significant ? "true" : "false",
+	       (unsigned long long)t->min_leak);
+	cli_json_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	printf(",\"first\":");
+	if (t->first_kind == HD_LEAKS_FIRST_NONE) {
+		printf("null");
+	} else {
+		int cl = t->first_kind == HD_LEAKS_FIRST_CLUSTER;
+
+		printf("{\"kind\":\"%s\",\"index\":%zu,\"rank\":%zu,"
+		       "\"share\":%.4f,\"path_text\":",
+		       cl ? "cluster" : "suspect", t->first_index,
+		       t->first_index + 1, t->first_share);
+		p = cl ? hd_leaks_cluster_get(r->l, t->first_index)->path :
+			 hd_leaks_suspect_get(r->l, t->first_index)->path;
+		if (p)
+			json_path_text(s, p);
+		else
+			printf("null");
+		if (cl) {
+			const hd_leaks_cluster *c =
+				hd_leaks_cluster_get(r->l, t->first_index);
+
+			printf(",\"suspects\":%zu,\"shape\":", c->suspects);
+			if (c->shape)
+				cli_json_string(stdout, c->shape,
+						strlen(c->shape));
+			else
+				printf("null");
+		}
+		putchar('}');
+	}
+	putchar('}');
+	json_part("young", t->young_count, t->young_memsize, t->leak_memsize);
+	json_part("vm", t->vm_count, t->vm_memsize, t->leak_memsize);
+	json_part("unreached", t->unreached_count, t->unreached_memsize,
+		  t->leak_memsize);
+	printf(",\"joint\":%zu,\"shares\":{\"suspects\":%.4f,"
+	       "\"folded\":%.4f,\"vm\":%.4f,\"unreached\":%.4f,"
+	       "\"total\":%.4f}", t->joint,
+	       pct(sus, t->leak_memsize) / 100.0,
+	       pct(t->folded_memsize, t->leak_memsize) / 100.0,
+	       pct(t->vm_memsize, t->leak_memsize) / 100.0,
+	       pct(t->unreached_memsize, t->leak_memsize) / 100.0,
+	       t->leak_memsize ? 1.0 : 0.0);
+}
+
+/* "growing": the collections that grow at every step */
+static void json_growth(const struct report *r)
+{
+	const hd_store *s = r->s[r->at];
+	size_t n = hd_growth_count(r->g), i, k;
+
+	if (!r->g)
+		return;
+	printf(",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
+	       "\"collections\":[", r->nin,
+	       (unsigned long long)hd_growth_examined(r->g), n);
+	for (i = 0; i < n && i < (size_t)A.top * 4; i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		printf("%s{\"object\":", i ? "," : "");
+		cli_node_json(stdout, s, x->id);
+		printf(",\"lengths\":[");
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%s%llu", k ? "," : "",
+			       (unsigned long long)x->lengths[k]);
+		printf("]}");
+	}
+	printf("]}");
+}
+
 static void print_json(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	size_t i;
+	size_t i, k;
 	int j;
 
-	printf("{\"dumps\":[");
+	putchar('{');
+	cli_process_json(stdout, &proc);
+	printf(",\"dumps\":[");
 	for (j = 0; j < r->nin; j++) {
 		printf("%s", j ? "," : "");
 		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
 	}
-	printf("],\"new\":{\"count\":%zu,\"memsize\":%llu}",
+	printf("]");
+	json_growth(r);
+	printf(",\"new\":{\"count\":%zu,\"memsize\":%llu}",
 	       d->added.n, (unsigned long long)d->added_memsize);
 	if (d->has_later)
 		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
 		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
 	printf(",\"memsize_saturated\":%s", r->t.saturated ? "true" : "false");
+	json_verdict(r);
 	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
 	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
 	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
@@ -512,6 +773,15 @@ static void print_json(const struct report *r)
 		if (sp->holder == HD_NODE_NONE)
 			printf(",\"held_by_old\":%u,\"held_by_roots\":%u",
 			       sp->holders, sp->roots);
+		printf(",\"transient\":%s,\"churn\":%s",
+		       sp->flags & HD_SUSPECT_TRANSIENT ? "true" : "false",
+		       sp->flags & HD_SUSPECT_CHURN ? "true" : "false");
+		printf(",\"kind\":\"%s\",\"holders\":[", kind_name(sp->kind));
+		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
+			printf("%s", k ? "," : "");
+			cli_node_json(stdout, s, sp->holder_list->ids[k]);
+		}
+		putchar(']');
 		printf(",\"first_border\":");
 		cli_node_json(stdout, s, sp->first);
 		printf(",\"border_count\":%llu,\"retained_count\":%llu,"
@@ -563,18 +833,54 @@ static void tsv_str(const char *p)
  * ...", each hop with its reference name when it has one: "vm ->
  * LeakyCache ::CACHE -> Hash"; or "-"); then "more" and "folded" lines.
  */
+/* verdict<TAB>leak|none<TAB>text, then the parts no suspect holds */
+static void tsv_verdict(const struct report *r)
+{
+	const hd_leaks_totals *t = &r->t;
+	char buf[1024];
+	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+
+	printf("verdict\t%s\t", t->significant ? "leak" : "none");
+	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	putchar('\n');
+	printf("total\tmin_leak\t%llu\n", (unsigned long long)t->min_leak);
+	printf("total\tyoung\t%llu\ntotal\tyoung_memsize\t%llu\n",
+	       (unsigned long long)t->young_count,
+	       (unsigned long long)t->young_memsize);
+	printf("total\tvm\t%llu\ntotal\tvm_memsize\t%llu\n",
+	       (unsigned long long)t->vm_count,
+	       (unsigned long long)t->vm_memsize);
+	printf("total\tunreached\t%llu\ntotal\tunreached_memsize\t%llu\n",
+	       (unsigned long long)t->unreached_count,
+	       (unsigned long long)t->unreached_memsize);
+	printf("total\tjoint\t%zu\n", t->joint);
+}
+
 static void print_tsv(const struct report *r)
 {
-	static const char *const side[3] = { "before", "after", "later" };
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	char cls[256];
-	size_t i;
+	char cls[256], step[16];
+	size_t i, k;
 	int j;
 
+	cli_process_tsv(stdout, &proc);
 	for (j = 0; j < r->nin; j++)
-		printf("total\tobjects_%s\t%llu\n", side[j],
-		       (unsigned long long)d->objects[j]);
+		printf("total\tobjects_%s\t%llu\n",
+		       side_name(r, (size_t)j, step, sizeof(step)),
+		       (unsigned long long)hd_store_node_count(r->s[j]));
+	for (i = 0; i < hd_growth_count(r->g); i++) {
+		const hd_growing *x = hd_growth_get(r->g, i);
+
+		cli_node_class(s, x->id, cls, sizeof(cls));
+		printf("growing\t0x%llx\t",
+		       (unsigned long long)hd_store_address(s, x->id));
+		tsv_str(cls);
+		for (k = 0; k < (size_t)r->nin; k++)
+			printf("%c%llu", k ? ',' : '\t',
+			       (unsigned long long)x->lengths[k]);
+		putchar('\n');
+	}
 	printf("total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
 	       (unsigned long long)d->added_memsize);
 	if (d->has_later)
@@ -582,6 +888,7 @@ static void print_tsv(const struct report *r)
 		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
 	if (r->t.saturated)
 		printf("total\tmemsize_saturated\t1\n");
+	tsv_verdict(r);
 	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
 	       "total\tmin_share\t%.4f\n",
 	       (unsigned long long)r->t.border, r->t.groups,
@@ -666,6 +973,15 @@ static int svg_all(const struct report *r)
 		cli_error("'%s' is not a directory", A.svg);
 		return EXIT_FAIL;
 	}
+	if (!r->t.shown && r->t.groups)
+		cli_error("leaks --svg: nothing drawn in '%s': the %zu "
+			  "suspect%s under --min-share %g%% (--min-share 0 "
+			  "draws %s)", A.svg, r->t.groups,
+			  r->t.groups == 1 ? " is" : "s are all", A.min_share,
+			  r->t.groups == 1 ? "it" : "them");
+	else if (!r->t.shown)
+		cli_error("leaks --svg: nothing drawn in '%s': no suspect",
+			  A.svg);
 	for (i = 0; i < r->t.shown; i++)
 		if ((rc = svg_one(r, hd_leaks_suspect_get(r->l, i), i + 1)))
 			return rc;
@@ -679,8 +995,9 @@ static void report_free(struct report *r)
 	int k;
 
 	hd_leaks_free(r->l);
+	hd_growth_free(r->g);
 	hd_diff_result_free(r->d);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < MAX_DUMPS; k++)
 		hd_store_close(r->s[k]);
 }
 
@@ -696,14 +1013,15 @@ int cmd_leaks(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
 	A.sites = 5;
+	A.min_leak = HD_LEAKS_MIN_LEAK;
 	cli_render_limits_init(&A.lim);
 	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
 	r.nin = argc - first;
-	if (r.nin < 2 || r.nin > 3)
-		return cli_usage_error(&info, "two or three dumps or stores: "
-					      "BEFORE AFTER [LATER]");
+	if (r.nin < 2 || r.nin > MAX_DUMPS)
+		return cli_usage_error(&info, "two to sixteen dumps or stores: "
+					      "BEFORE AFTER [STEP...] [LATER]");
 	for (k = 0; k < r.nin; k++)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
@@ -726,20 +1044,32 @@ int cmd_leaks(int argc, char **argv)
 		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.s[2], &dopt, &err))) {
+	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.nin > 2 ? r.s[r.nin - 1] :
+							    NULL,
+			  &dopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
 	/* with LATER, the leak as LATER holds it */
-	r.at = r.d->has_later ? 2 : 1;
+	r.at = r.d->has_later ? r.nin - 1 : 1;
 	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
+	lopt.min_leak = A.min_leak;
+	lopt.before = r.d->has_later ? NULL : r.s[0];
 	if ((rc = hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))) {
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	if (r.nin > 2 &&
+	    ((rc = hd_growth_build(&r.g, (const hd_store *const *)r.s,
+				   (size_t)r.nin, &err)) ||
+	     (rc = hd_leaks_set_growth(r.l, r.g, &err)))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
 	hd_leaks_totals_get(&r.t, r.l);
+	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)

@@ -25,7 +25,7 @@ static const struct cli_opt opts[] = {
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default) or json (one object a line)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "do not walk through WeakMap, WeakKeyMap and WeakRef"),
+		 "do not walk through WeakMap and WeakRef"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
 	OPT_END()

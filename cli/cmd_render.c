@@ -89,6 +89,7 @@ int cmd_render(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
+	cli_render_limits_init(&lim);
 	lim.max_nodes = A.max_nodes;
 	lim.max_edges = A.max_edges;
 	lim.advice = "narrow the selection, lower --depth or add --collapse";

@@ -21,6 +21,7 @@
 #include "html.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 #include "sidecar.h"
 
 #include <errno.h>
@@ -63,7 +64,7 @@ static const struct cli_opt opts[] = {
 		 "identify objects by address and fingerprint even in traced "
 		 "dumps (see heapdump-diff)"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "weak references (WeakMap, WeakKeyMap, WeakRef) hold nothing"),
+		 "weak references (WeakMap, WeakRef) hold nothing"),
 	OPT_FLAG(0, "force", &A.force,
 		 "compare dumps that seem to be in the wrong order (the page "
 		 "says so)"),
@@ -98,15 +99,6 @@ static size_t rows_max(void)
 }
 
 /* ---- pieces ---- */
-
-/* The class of a node, as every command names it (hd_store_node_name). */
-static void node_class(const hd_store *s, hd_node_id v)
-{
-	char raw[512];
-	size_t n = hd_store_node_name(raw, sizeof(raw), s, v);
-
-	html_text(F, raw, n < sizeof(raw) ? n : sizeof(raw) - 1);
-}
 
 static void site_html(const hd_site *site)
 {
@@ -531,21 +523,16 @@ static void verdict(const struct leak *r)
 				cli_commas(r->t.leak_count, a, sizeof(a)),
 				cli_human_bytes(r->t.leak_memsize, b,
 						sizeof(b)));
-		if (r->t.groups) {
-			const hd_leaks_suspect *sp =
-				hd_leaks_suspect_get(r->l, 0);
-			hd_node_id v = sp->holder != HD_NODE_NONE ?
-					       sp->holder :
-					       sp->first;
+		{
+			/* the library's verdict, as every front end says it */
+			char buf[1024];
+			size_t n = hd_leaks_verdict_text(buf, sizeof(buf),
+							 r->l);
 
-			fputs(" The biggest suspect, ", F);
-			node_class(r->s[r->at], v);
-			fprintf(F, " <code class=\"addr\">0x%llx</code>, "
-				   "holds %.1f%% of the %s.",
-				(unsigned long long)hd_store_address(
-					r->s[r->at], v),
-				pct(sp->retained_memsize, r->t.leak_memsize),
-				what);
+			fputs(" <span id=\"verdict-text\">Verdict: ", F);
+			html_text(F, buf, n < sizeof(buf) ? n :
+							    sizeof(buf) - 1);
+			fputs(".</span>", F);
 		}
 	}
 	fputs("</p>\n<dl class=\"kv\">\n<dt>new in after</dt><dd>", F);
@@ -609,9 +596,13 @@ static void verdict(const struct leak *r)
 		caveat("uncertain", 0);
 		fprintf(F, "%s objects were judged old on an uncertain match "
 			   "(same address, type and class: the dump tells "
-			   "nothing more); allocation tracing in the dumps "
-			   "makes it certain.</li>\n",
-			cli_commas(d->uncertain, a, sizeof(a)));
+			   "nothing more); %s.</li>\n",
+			cli_commas(d->uncertain, a, sizeof(a)),
+			d->traced ? "the dumps are traced, but these objects "
+				    "have no allocation generation (allocated "
+				    "before the tracing began)" :
+				    "allocation tracing in the dumps makes it "
+				    "certain");
 	}
 	if (d->object_id_skipped) {
 		caveat("object-id-skipped", 1);
@@ -631,6 +622,26 @@ static void verdict(const struct leak *r)
 			r->t.folded == 1 ? "" : "s", A.min_share, what,
 			cli_commas(r->t.folded_count, b, sizeof(b)),
 			cli_human_bytes(r->t.folded_memsize, c, sizeof(c)));
+	}
+	if (r->t.vm_count || r->t.unreached_count || r->t.joint ||
+	    r->t.passed_memsize) {
+		const hd_leaks_totals *t = &r->t;
+		uint64_t sus = t->leak_memsize - t->folded_memsize -
+			       t->vm_memsize - t->unreached_memsize;
+
+		caveat("shares", 0);
+		fprintf(F, "Shares of the %s: suspects %.1f%% (%zu of them "
+			   "held jointly), folded %.1f%%, the VM's own tables "
+			   "%.1f%%, unreached %.1f%%: 100%%.",
+			what, pct(sus, t->leak_memsize), t->joint,
+			pct(t->folded_memsize, t->leak_memsize),
+			pct(t->vm_memsize, t->leak_memsize),
+			pct(t->unreached_memsize, t->leak_memsize));
+		if (t->passed_memsize)
+			fprintf(F, " The verdict passed over %.1f%% held by "
+				   "stacks or bounded caches.",
+				pct(t->passed_memsize, t->leak_memsize));
+		fputs("</li>\n", F);
 	}
 	fputs("</ul>\n</section>\n", F);
 }
@@ -655,16 +666,38 @@ static int suspect_html(const struct leak *r, size_t i)
 		html_count(F, "border_count", sp->border_count);
 		fputs(" new object(s)</dd>\n", F);
 	} else {
-		fprintf(F, "<dt>holder</dt><dd class=\"holder\" "
-			   "data-address=\"\">none alone: a new object held "
-			   "by %s%s (",
-			sp->holders ? "old objects" : "a root only",
-			sp->holders && sp->roots ? " and a root" : "");
+		size_t k;
+
+		fprintf(F, "<dt>holder</dt><dd class=\"holder %s\" "
+			   "data-address=\"\">%s (",
+			sp->kind == HD_SUSPECT_JOINT ? "joint" : "shared",
+			sp->kind == HD_SUSPECT_JOINT ?
+				"none alone: held jointly by several holders" :
+			sp->holders ? "none alone: each held by the same old "
+				      "objects together" :
+				      "none alone: a new object held by a root "
+				      "only");
 		html_count(F, "held_by_old", sp->holders);
-		fputs(" old holders); ", F);
+		fputs(" holders); ", F);
 		html_count(F, "border_count", sp->border_count);
 		fputs(" border object(s)</dd>\n", F);
+		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
+			fprintf(F, "<dt>held by</dt><dd class=\"joint-holder\" "
+				   "data-address=\"0x%llx\">",
+				(unsigned long long)hd_store_address(
+					s, sp->holder_list->ids[k]));
+			node_html(s, sp->holder_list->ids[k]);
+			fputs("</dd>\n", F);
+		}
 	}
+	if (sp->flags)
+		fprintf(F, "<dt>verdict</dt><dd class=\"passed\">%s</dd>\n",
+			sp->flags & HD_SUSPECT_TRANSIENT ?
+				"held only by running code (a stack): passed "
+				"over by the verdict" :
+				"its holder is no longer than in before: it "
+				"replaced what it held, passed over by the "
+				"verdict");
 	fprintf(F, "<dt>first border object</dt><dd class=\"first\" "
 		   "data-address=\"0x%llx\">",
 		(unsigned long long)hd_store_address(s, sp->first));
@@ -781,6 +814,24 @@ static void diff_tables(const struct leak *r)
 	rows_html(r->diff_st, 1, "diff-location", lh, 1, rows_max(), whole);
 }
 
+/* the process growth of the sidecars: first on the page when it is
+ * outside Ruby objects */
+static hd_process_verdict proc;
+
+static void process_growth_html(void)
+{
+	if (!proc.known || !proc.outside_ruby)
+		return;
+	fputs("<section id=\"process-growth\" class=\"verdict\">\n"
+	      "<p class=\"head\">", F);
+	html_text(F, "T", 1);
+	html_str(F, proc.text + 1);
+	fputs(".</p>\n<p class=\"muted\">The RSS of the gem's sidecars: "
+	      "native memory (a C extension, FFI, the allocator), which no "
+	      "heap dump shows. What follows is the Ruby heap only.</p>\n"
+	      "</section>\n", F);
+}
+
 static int leak_page(struct leak *r)
 {
 	char title[64];
@@ -796,6 +847,7 @@ static int leak_page(struct leak *r)
 		   "</code> finds it.</p>\n",
 		r->nin == 3 ? "Three" : "Two",
 		r->d->has_later ? "leak" : "growth");
+	process_growth_html();
 	dumps_table(r);
 	verdict(r);
 	if (r->t.groups) {
@@ -852,9 +904,23 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
+	lopt.before = r.d->has_later ? NULL : r.s[0];
 	if (hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))
 		goto lib;
+	if (nin > 2) {
+		/* the verdict names a growing collection as leaks does */
+		hd_growth *g = NULL;
+
+		if (hd_growth_build(&g, (const hd_store *const *)r.s,
+				    (size_t)nin, &err) ||
+		    hd_leaks_set_growth(r.l, g, &err)) {
+			hd_growth_free(g);
+			goto lib;
+		}
+		hd_growth_free(g);
+	}
 	hd_leaks_totals_get(&r.t, r.l);
+	cli_process_judge(&proc, r.s, r.in, (size_t)nin);
 	/* the diff's tables, as heapdump diff groups them */
 	so.keys[0][0] = HD_KEY_CLASS;
 	so.nkeys[0] = 1;

@@ -26,7 +26,7 @@ static const struct cli_opt opts[] = {
 		 "give each selected object's record a root_path member: its "
 		 "path from the roots as text, reference names included"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "do not walk through WeakMap, WeakKeyMap and WeakRef"),
+		 "do not walk through WeakMap and WeakRef"),
 	OPT_STRING('o', "output", "FILE", &A.out,
 		   "write the NDJSON to FILE (atomically), not to stdout"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),

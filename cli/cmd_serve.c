@@ -37,7 +37,7 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd_info info = {
-	COMMAND_NAME, "[options] DUMP|STORE [BEFORE AFTER [LATER]]",
+	COMMAND_NAME, "[options] DUMP|STORE | BEFORE AFTER [LATER]",
 	"Browse a heap dump or store in a local web page (and its JSON API):\n"
 	"overview, groups, objects, paths, dominator tree, search; with two\n"
 	"or three dumps (BEFORE AFTER [LATER]), the diff and the leak "

@@ -28,7 +28,7 @@ static const struct cli_opt opts[] = {
 	OPT_FLAG('a', "all", &A.all,
 		 "keep the allocation tracer and dump_all's own objects"),
 	OPT_FLAG(0, "skip-weak", &A.skip_weak,
-		 "weak references (WeakMap, WeakKeyMap, WeakRef) keep nothing "
+		 "weak references (WeakMap, WeakRef) keep nothing "
 		 "alive"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),

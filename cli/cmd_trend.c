@@ -10,6 +10,7 @@
 #include "identity.h"
 #include "opt.h"
 #include "order.h"
+#include "process.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -69,11 +70,16 @@ static const struct cli_cmd_info info = {
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_TSV, FMT_NDJSON };
 
+/* the process growth of the sidecars (text and JSON say it first) */
+static hd_process_verdict proc;
+
 static const char *const phrases[] = { "grows in every step",
 				       "grows overall", "flat", "shrinks" };
 
-/* Reads input k into the trend; its sidecar time into time. */
-static int add_input(hd_trend *t, struct cli_input *in, char *time)
+/* Reads input k into the trend; its sidecar time into time, its process
+ * figures into smp (the heap's once the trend has it). */
+static int add_input(hd_trend *t, struct cli_input *in, char *time,
+		     hd_process_sample *smp)
 {
 	hd_stats *st = NULL;
 	hd_store *s = NULL;
@@ -92,6 +98,7 @@ static int add_input(hd_trend *t, struct cli_input *in, char *time)
 					si.source_path :
 					"-",
 				&o, time, 40);
+		cli_process_sample(smp, in->path, s, 0);
 		rc = hd_stats_add_store(st, s, &err);
 		hd_store_close(s);
 		if (rc) {
@@ -100,6 +107,7 @@ static int add_input(hd_trend *t, struct cli_input *in, char *time)
 		}
 	} else {
 		cli_dump_origin(in->path, &o, time, 40);
+		cli_process_sample(smp, in->path, NULL, 0);
 		if ((rc = cli_stats_feed(st, in, COMMAND_NAME)))
 			goto out;
 	}
@@ -153,6 +161,7 @@ static void print_text(const hd_trend *t, const hd_trend_row *r, size_t n,
 	char a[32], b[32], c[32];
 	unsigned j;
 
+	cli_process_text(stdout, &proc);
 	printf("trend of %zu dumps, by ", N);
 	for (j = 0; j < o->nkeys; j++)
 		printf("%s%s", j ? "," : "", hd_key_name(o->keys[j]));
@@ -229,7 +238,9 @@ static void print_json(const hd_trend *t, const hd_trend_row *r, size_t n,
 	size_t N = hd_trend_ndumps(t), i, k;
 	unsigned j;
 
-	printf("{\"by\":[");
+	putchar('{');
+	cli_process_json(stdout, &proc);
+	printf(",\"by\":[");
 	for (j = 0; j < o->nkeys; j++)
 		printf("%s\"%s\"", j ? "," : "", hd_key_name(o->keys[j]));
 	printf("],\"sort\":\"%s\",\"dumps\":[",
@@ -396,6 +407,7 @@ int cmd_trend(int argc, char **argv)
 	const char *names[MAX_CLASSES];
 	struct cli_input *in = NULL;
 	hd_order_pair *pairs = NULL;
+	hd_process_sample *smp = NULL;
 	char (*times)[40] = NULL;
 	hd_trend *t = NULL;
 	hd_error err = { 0 };
@@ -423,7 +435,8 @@ int cmd_trend(int argc, char **argv)
 	in = calloc(n, sizeof(*in));
 	pairs = calloc(n, sizeof(*pairs));
 	times = calloc(n, sizeof(*times));
-	if (!in || !pairs || !times) {
+	smp = calloc(n, sizeof(*smp));
+	if (!in || !pairs || !times || !smp) {
 		cli_error("out of memory");
 		rc = EXIT_FAIL;
 		goto out;
@@ -437,7 +450,7 @@ int cmd_trend(int argc, char **argv)
 		in[k].jobs = jobs;
 	}
 	for (k = 0; k < n; k++)
-		if ((rc = add_input(t, &in[k], times[k])))
+		if ((rc = add_input(t, &in[k], times[k], &smp[k])))
 			goto out;
 	hd_trend_order(pairs, t);
 	if ((rc = cli_order_report(pairs, in, times, n, A.force)))
@@ -446,11 +459,16 @@ int cmd_trend(int argc, char **argv)
 		rc = cli_lib_error(&err);
 		goto out;
 	}
+	for (k = 0; k < n; k++)
+		smp[k].heap_memsize = hd_trend_dump_at(t, k)->totals.memsize;
+	memset(&proc, 0, sizeof(proc));
+	hd_process_judge(&proc, smp, n, NULL, NULL);
 	rc = report(t, fmt);
 out:
 	hd_trend_free(t);
 	free(in);
 	free(pairs);
 	free(times);
+	free(smp);
 	return rc;
 }

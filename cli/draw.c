@@ -23,17 +23,29 @@ void cli_render_limits_init(struct cli_render_limits *lim)
 	lim->max_nodes = CLI_RENDER_MAX_NODES;
 	lim->max_edges = CLI_RENDER_MAX_EDGES;
 	lim->advice = NULL;
+	lim->refusal = NULL;
+	lim->refusal_size = 0;
 }
 
 static int over(const char *what, uint64_t n, const char *things,
-		unsigned long long max, const char *option, const char *advice)
+		unsigned long long max, const char *option,
+		const struct cli_render_limits *lim)
 {
+	const char *advice = lim->advice;
 	char a[32], b[32];
 
+	cli_commas(n, a, sizeof(a));
+	cli_commas(max, b, sizeof(b));
+	if (lim->refusal) {
+		snprintf(lim->refusal, lim->refusal_size, "%s has %s %s, more "
+			 "than %s (render's %s): Graphviz would take minutes "
+			 "to lay it out%s%s", what, a, things, b, option,
+			 advice ? ": " : "", advice ? advice : "");
+		return EXIT_FAIL;
+	}
 	cli_error("cannot draw '%s': the graph has %s %s, more than %s %s; "
 		  "Graphviz would take minutes to lay it out: %s%s%s "
-		  "(0: no limit)", what, cli_commas(n, a, sizeof(a)), things,
-		  option, cli_commas(max, b, sizeof(b)),
+		  "(0: no limit)", what, a, things, option, b,
 		  advice ? advice : "", advice ? ", or raise " : "raise ",
 		  option);
 	return EXIT_FAIL;
@@ -44,10 +56,10 @@ int cli_render_check(const char *what, uint64_t nodes, uint64_t edges,
 {
 	if (lim->max_nodes && nodes > lim->max_nodes)
 		return over(what, nodes, "nodes", lim->max_nodes,
-			    "--max-nodes", lim->advice);
+			    "--max-nodes", lim);
 	if (lim->max_edges && edges > lim->max_edges)
 		return over(what, edges, "references", lim->max_edges,
-			    "--max-edges", lim->advice);
+			    "--max-edges", lim);
 	return 0;
 }
 

@@ -111,13 +111,19 @@ int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
 const char *cli_parse_share(const char *arg, void *target);
 
 /* The limits of a drawing laid out by Graphviz (0: none); advice says
- * how to draw less, or NULL. */
+ * how to draw less, or NULL. With refusal set, a drawing over them is
+ * refused into refusal (refusal_size bytes, the limits in it, no
+ * option named) instead of on standard error: serve's client, not its
+ * operator, is the one to hear why. */
 struct cli_render_limits {
 	unsigned long long max_nodes, max_edges;
 	const char *advice;
+	char *refusal;
+	size_t refusal_size;
 };
 
-/* The defaults: CLI_RENDER_MAX_NODES and _EDGES, no advice. */
+/* The defaults: CLI_RENDER_MAX_NODES and _EDGES, no advice, refusals
+ * on standard error. */
 void cli_render_limits_init(struct cli_render_limits *lim);
 
 /*

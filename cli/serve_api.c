@@ -6,11 +6,21 @@
  * filtered, sorted and printed here. Every string from a dump goes
  * through cli_json_string (and serve_http.c writes '<', '>' and '&' as
  * \u escapes).
+ *
+ * Several threads answer at once (serve_http.c): after the start the
+ * state is only read, but for the place where the last walk of a group
+ * stopped (under walk_lock). No request does work superlinear in what a
+ * dump holds: the groups' orders (by count, memsize, key, retained),
+ * their keys lowercased for filters, and the files of each gem are
+ * computed once at start; a filter is one memmem(3) pass over the keys;
+ * the names of the references a page shows are read with one pass over
+ * each referrer's references.
  */
 #define _GNU_SOURCE /* memmem */
 #include "common.h"
 #include "order.h"
 #include "serve.h"
+#include "process.h"
 #include "sidecar.h"
 
 #include <ctype.h>
@@ -27,6 +37,20 @@
 static const int group_keys[NGROUPS] = {
 	HD_KEY_TYPE, HD_KEY_CLASS, HD_KEY_FILE, HD_KEY_LOCATION,
 	HD_KEY_GEM, HD_KEY_GENERATION, HD_KEY_IMEMO
+};
+
+/* A grouping's rows as the requests read them: the stats' rows in
+ * their order by count (never sorted again after the start), and the
+ * other orders as indexes into them. */
+struct gview {
+	const hd_stats_row *rows;
+	size_t n;
+	size_t *by_mem;           /* by memsize, count, key */
+	size_t *by_key;           /* by key, ascending */
+	size_t *by_ret;           /* by class: retained memsize, key */
+	uint64_t *ret;            /* by class: each row's retained memsize */
+	char *lc;                 /* the keys lowercased, each with a NUL */
+	size_t *lc_off;           /* after it, and where each starts */
 };
 
 struct serve_state {
@@ -55,6 +79,7 @@ struct serve_state {
 	int strs_running;
 	struct cli_sidecar sc;
 	int has_sc;
+	hd_process_verdict proc;  /* the process growth of the sidecars */
 	hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
 	hd_leaks *leaks;
@@ -68,7 +93,13 @@ struct serve_state {
 	const char **cls_name;
 	size_t *cls_len;
 	size_t ncls;
+	struct gview gv[NGROUPS];
+	/* the rows of (file, gem) by gem, then file: a gem's files */
+	const hd_stats_row *gf_rows;
+	size_t *gf_idx;
+	size_t ngf;
 	/* where the walk of the group asked for last stopped */
+	pthread_mutex_t walk_lock;
 	int walk_g;
 	char *walk_key;
 	size_t walk_pos, walk_matched;
@@ -236,6 +267,205 @@ static int build_order(struct serve_state *st)
 	return 0;
 }
 
+/* ---- the groups' orders, once ---- */
+
+static int cmp_keys0(const hd_stats_row *p, const hd_stats_row *q)
+{
+	return cmp_mem(p->key[0], p->key_len[0], q->key[0], q->key_len[0]);
+}
+
+/* hd_stats' order by memsize: memsize, count, then key */
+static int cmp_by_mem(const void *a, const void *b, void *arg)
+{
+	const hd_stats_row *r = arg;
+	const hd_stats_row *p = &r[*(const size_t *)a], *q = &r[*(const size_t *)b];
+
+	if (p->memsize != q->memsize)
+		return p->memsize < q->memsize ? 1 : -1;
+	if (p->count != q->count)
+		return p->count < q->count ? 1 : -1;
+	return cmp_keys0(p, q);
+}
+
+static int cmp_by_key(const void *a, const void *b, void *arg)
+{
+	const hd_stats_row *r = arg;
+
+	return cmp_keys0(&r[*(const size_t *)a], &r[*(const size_t *)b]);
+}
+
+struct ret_sort {
+	const hd_stats_row *rows;
+	const uint64_t *ret;
+};
+
+static int cmp_by_ret(const void *a, const void *b, void *arg)
+{
+	const struct ret_sort *rs = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (rs->ret[x] != rs->ret[y])
+		return rs->ret[x] < rs->ret[y] ? 1 : -1;
+	return cmp_keys0(&rs->rows[x], &rs->rows[y]);
+}
+
+/* (file, gem) rows by gem, then file */
+static int cmp_by_gem(const void *a, const void *b, void *arg)
+{
+	const hd_stats_row *r = arg;
+	const hd_stats_row *p = &r[*(const size_t *)a], *q = &r[*(const size_t *)b];
+	int c = cmp_mem(p->key[1], p->key_len[1], q->key[1], q->key_len[1]);
+
+	return c ? c : cmp_keys0(p, q);
+}
+
+static size_t *index_sorted(size_t n,
+			    int (*cmp)(const void *, const void *, void *),
+			    void *arg)
+{
+	size_t *idx = malloc((n + 1) * sizeof(*idx)), i;
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp, arg);
+	return idx;
+}
+
+static const hd_class_retained *class_retained(const struct serve_state *st,
+					       const char *name);
+
+/* Keys lowercased into one buffer, each followed by a NUL. */
+static int lower_keys(const hd_stats_row *rows, size_t n, char **lc,
+		      size_t **lc_off)
+{
+	size_t i, j, total = 1, k = 0;
+
+	for (i = 0; i < n; i++)
+		total += rows[i].key_len[0] + 1;
+	*lc = malloc(total);
+	*lc_off = malloc((n + 1) * sizeof(**lc_off));
+	if (!*lc || !*lc_off)
+		return -1;
+	for (i = 0; i < n; i++) {
+		(*lc_off)[i] = k;
+		for (j = 0; j < rows[i].key_len[0]; j++)
+			(*lc)[k++] = (char)tolower(
+				(unsigned char)rows[i].key[0][j]);
+		(*lc)[k++] = '\0';
+	}
+	(*lc_off)[n] = k;
+	return 0;
+}
+
+/* Every grouping's orders and lowercased keys, and each gem's files:
+ * what requests would otherwise sort per call. After hd_domtree_classes
+ * (retained by class) and build_order (which reads the rows by count). */
+static int build_views(struct serve_state *st)
+{
+	struct ret_sort rs;
+	struct gview *v;
+	size_t i;
+	int g;
+
+	for (g = 0; g < NGROUPS; g++) {
+		v = &st->gv[g];
+		v->rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT,
+					&v->n);
+		if (!(v->by_mem = index_sorted(v->n, cmp_by_mem,
+					       (void *)v->rows)) ||
+		    !(v->by_key = index_sorted(v->n, cmp_by_key,
+					       (void *)v->rows)) ||
+		    lower_keys(v->rows, v->n, &v->lc, &v->lc_off))
+			return -1;
+		if (group_keys[g] != HD_KEY_CLASS)
+			continue;
+		if (!(v->ret = calloc(v->n + 1, sizeof(*v->ret))))
+			return -1;
+		for (i = 0; i < v->n; i++) {
+			const hd_class_retained *c =
+				class_retained(st, v->rows[i].key[0]);
+
+			v->ret[i] = c ? c->retained_memsize : 0;
+		}
+		rs.rows = v->rows;
+		rs.ret = v->ret;
+		if (!(v->by_ret = index_sorted(v->n, cmp_by_ret, &rs)))
+			return -1;
+	}
+	st->gf_rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &st->ngf);
+	if (!(st->gf_idx = index_sorted(st->ngf, cmp_by_gem,
+					(void *)st->gf_rows)))
+		return -1;
+	/* the diff's classes, read by memsize only: sorted now, never
+	 * again */
+	if (st->diff_st)
+		hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &i);
+	return 0;
+}
+
+static void free_views(struct serve_state *st)
+{
+	int g;
+
+	for (g = 0; g < NGROUPS; g++) {
+		free(st->gv[g].by_mem);
+		free(st->gv[g].by_key);
+		free(st->gv[g].by_ret);
+		free(st->gv[g].ret);
+		free(st->gv[g].lc);
+		free(st->gv[g].lc_off);
+	}
+	free(st->gf_idx);
+}
+
+/*
+ * Marks (mark[i] = 1) the rows of v whose key holds q, case aside, and
+ * returns how many: one memmem(3) pass (linear) over the lowercased
+ * keys, however long they and q are.
+ */
+static size_t match_rows(const struct gview *v, const char *q,
+			 unsigned char *mark)
+{
+	size_t ql = strlen(q), pos = 0, end = v->lc_off[v->n], lo, hi, m = 0;
+	char *lq = malloc(ql + 1);
+	const char *hit;
+	size_t i;
+
+	if (!lq)
+		return 0;
+	for (i = 0; i <= ql; i++)
+		lq[i] = (char)tolower((unsigned char)q[i]);
+	if (ql == 0) {
+		memset(mark, 1, v->n);
+		free(lq);
+		return v->n;
+	}
+	while (pos < end && (hit = memmem(v->lc + pos, end - pos, lq, ql))) {
+		/* the row holding the hit: the last that starts at or
+		 * before it */
+		lo = 0;
+		hi = v->n;
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+
+			if (v->lc_off[mid] <= (size_t)(hit - v->lc))
+				lo = mid;
+			else
+				hi = mid;
+		}
+		pos = v->lc_off[lo + 1];
+		/* within the key, not across its NUL into the next */
+		if ((size_t)(hit - v->lc) + ql > pos - 1)
+			continue;
+		mark[lo] = 1;
+		m++;
+	}
+	free(lq);
+	return m;
+}
+
 static const hd_class_retained *cr_base;
 
 static int cmp_cr_name(const void *a, const void *b)
@@ -362,11 +592,29 @@ static int open_analyses(struct serve_state *st, int quiet)
 		side = st->n > 2 ? st->ss[2] : st->ss[1];
 		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
 		lo.top = 50;
+		lo.before = st->n > 2 ? NULL : st->ss[0];
 		if (hd_stats_new(&st->diff_st, &co, &err) ||
 		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
 		    hd_stats_finish(st->diff_st, &err) ||
 		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
 			return lib_fail(&err);
+		/* with three dumps, the verdict names a growing collection
+		 * as heapdump leaks does */
+		if (st->n > 2) {
+			hd_growth *g = NULL;
+
+			if (hd_growth_build(&g, (const hd_store *const *)st->ss,
+					    (size_t)st->n, &err) ||
+			    hd_leaks_set_growth(st->leaks, g, &err)) {
+				hd_growth_free(g);
+				return lib_fail(&err);
+			}
+			hd_growth_free(g);
+		}
+	}
+	if (build_views(st)) {
+		cli_error("serve: out of memory");
+		return EXIT_FAIL;
 	}
 	/* every call, search too, is answered at once once serving */
 	strings_wait(st);
@@ -419,6 +667,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	}
 	st->n = n;
 	st->walk_g = -1;
+	pthread_mutex_init(&st->walk_lock, NULL);
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
@@ -429,6 +678,8 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	if (n > 1 && (rc = cli_check_order(st->ss, st->in, (size_t)n, 0)))
 		goto fail;
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
+	if (n > 1)
+		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
 	if ((rc = open_analyses(st, quiet)))
 		goto fail;
 	*out = st;
@@ -464,6 +715,8 @@ void serve_state_free(struct serve_state *st)
 	free(st->cls_name);
 	free(st->cls_len);
 	free(st->walk_key);
+	pthread_mutex_destroy(&st->walk_lock);
+	free_views(st);
 	if (st->has_sc)
 		cli_sidecar_free(&st->sc);
 	for (i = 0; i < st->n; i++)
@@ -570,24 +823,6 @@ static int group_index(const char *by)
 		if (strcmp(hd_key_name(group_keys[g]), by) == 0)
 			return g;
 	return -1;
-}
-
-/* Case-insensitive substring: filters and search. */
-static int contains(const char *hay, size_t n, const char *needle)
-{
-	size_t m = strlen(needle), i, j;
-
-	if (m == 0)
-		return 1;
-	for (i = 0; i + m <= n; i++) {
-		for (j = 0; j < m; j++)
-			if (tolower((unsigned char)hay[i + j]) !=
-			    tolower((unsigned char)needle[j]))
-				break;
-		if (j == m)
-			return 1;
-	}
-	return 0;
 }
 
 static const hd_class_retained *class_retained(const struct serve_state *st,
@@ -737,7 +972,8 @@ static void api_overview(struct serve_state *st, const struct serve_req *r,
 	fprintf(f, ",\"ref_names\":%s,\"diff\":%s",
 		hd_store_has_ref_names(st->s) ? "true" : "false",
 		st->n > 1 ? "true" : "false");
-	rows = hd_stats_rows(st->st, 0, HD_SORT_COUNT, &n);
+	rows = st->gv[0].rows;
+	n = st->gv[0].n;
 	fprintf(f, ",\"by_type\":[");
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%s{\"type\":", i ? "," : "");
@@ -782,40 +1018,17 @@ static void api_overview(struct serve_state *st, const struct serve_req *r,
 
 /* ---- groups ---- */
 
-struct key_sort {
-	const hd_stats_row *rows;
-	const uint64_t *ret;
-	int by; /* 0 key, 1 retained */
-};
-
-static struct key_sort ks;
-
-static int cmp_rows(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const hd_stats_row *p = &ks.rows[x], *q = &ks.rows[y];
-	size_t n;
-	int c;
-
-	if (ks.by == 1 && ks.ret[x] != ks.ret[y])
-		return ks.ret[x] < ks.ret[y] ? 1 : -1;
-	n = p->key_len[0] < q->key_len[0] ? p->key_len[0] : q->key_len[0];
-	c = memcmp(p->key[0], q->key[0], n);
-	if (c)
-		return c;
-	return p->key_len[0] < q->key_len[0] ? -1 :
-	       p->key_len[0] > q->key_len[0];
-}
-
 static void api_stats(struct serve_state *st, const struct serve_req *r,
 		      struct out *o)
 {
 	const char *sort = r->arg(r, "sort"), *order = r->arg(r, "order");
 	const char *filter = r->arg(r, "filter");
 	int g = group_index(r->arg(r, "by")), mode, asc;
-	const hd_stats_row *rows;
-	uint64_t off, lim, *ret = NULL;
-	size_t n, i, m = 0, *idx = NULL, k;
+	const struct gview *v;
+	const size_t *by;
+	unsigned char *mark = NULL;
+	uint64_t off, lim;
+	size_t n, i, m, p, k = 0, seen = 0;
 	FILE *f = o->f;
 
 	if (g < 0) {
@@ -842,35 +1055,19 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 			    "most 1000)");
 		return;
 	}
-	rows = hd_stats_rows(st->st, (unsigned)g,
-			     mode == 1 ? HD_SORT_MEMSIZE : HD_SORT_COUNT, &n);
-	idx = malloc((n + 1) * sizeof(*idx));
-	if (g == 1)
-		ret = calloc(n + 1, sizeof(*ret));
-	if (!idx || (g == 1 && !ret)) {
-		free(idx);
-		free(ret);
-		bad_request(o, 500, "out of memory");
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if (filter && !contains(rows[i].key[0], rows[i].key_len[0],
-					filter))
-			continue;
-		if (ret) {
-			const hd_class_retained *c =
-				class_retained(st, rows[i].key[0]);
-			ret[i] = c ? c->retained_memsize : 0;
+	v = &st->gv[g];
+	n = v->n;
+	by = mode == 1 ? v->by_mem : mode == 2 ? v->by_ret :
+	     mode == 3 ? v->by_key : NULL;
+	if (mode == 3)
+		asc = !asc; /* by key: A first unless desc asked */
+	m = n;
+	if (filter) {
+		if (!(mark = calloc(n + 1, 1))) {
+			bad_request(o, 500, "out of memory");
+			return;
 		}
-		idx[m++] = i;
-	}
-	if (mode >= 2) {
-		ks.rows = rows;
-		ks.ret = ret;
-		ks.by = mode == 2;
-		qsort(idx, m, sizeof(*idx), cmp_rows);
-		if (mode == 3)
-			asc = !asc; /* by key: A first unless desc asked */
+		m = match_rows(v, filter, mark);
 	}
 	fprintf(f, "{\"by\":\"%s\",\"sort\":\"%s\",\"order\":\"%s\","
 		"\"rows_total\":%zu,\"rows_matched\":%zu,\"offset\":%llu,"
@@ -879,16 +1076,22 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 		mode == 2 ? "retained" : "key",
 		(order && !strcmp(order, "asc")) ? "asc" : "desc", n, m,
 		(unsigned long long)off);
-	for (k = 0; off + k < m && k < lim; k++) {
-		i = idx[asc ? m - 1 - (off + k) : off + k];
-		fprintf(f, "%s{\"key\":", k ? "," : "");
-		cli_json_string(f, rows[i].key[0], rows[i].key_len[0]);
+	for (p = 0; p < n && k < lim; p++) {
+		i = asc ? n - 1 - p : p;
+		if (by)
+			i = by[i];
+		if (mark && !mark[i])
+			continue;
+		if (seen++ < off)
+			continue;
+		fprintf(f, "%s{\"key\":", k++ ? "," : "");
+		cli_json_string(f, v->rows[i].key[0], v->rows[i].key_len[0]);
 		fprintf(f, ",\"count\":%llu,\"memsize\":%llu",
-			(unsigned long long)rows[i].count,
-			(unsigned long long)rows[i].memsize);
+			(unsigned long long)v->rows[i].count,
+			(unsigned long long)v->rows[i].memsize);
 		if (g == 1) {
 			const hd_class_retained *c =
-				class_retained(st, rows[i].key[0]);
+				class_retained(st, v->rows[i].key[0]);
 
 			if (c)
 				fprintf(f, ",\"retained_count\":%llu,"
@@ -899,8 +1102,7 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 		fputc('}', f);
 	}
 	fprintf(f, "]}");
-	free(idx);
-	free(ret);
+	free(mark);
 	out_close(o, 200);
 }
 
@@ -921,9 +1123,9 @@ struct walk {
 	uint32_t cls;
 	uint64_t num;        /* generation, line */
 	size_t flen;         /* location: the file part */
-	const char **files;  /* gem: its files, sorted */
-	size_t *flens;
-	size_t nfiles;
+	const hd_stats_row *gf; /* gem: its files, st->gf_idx[glo..ghi) */
+	const size_t *gidx;
+	size_t glo, ghi;
 	const char *cptr[WCACHE];
 	signed char cval[WCACHE];
 };
@@ -931,14 +1133,16 @@ struct walk {
 /* Is the string at p (n bytes, interned) what the walk looks for? */
 static int str_test(struct walk *w, const char *p, size_t n)
 {
-	size_t lo = 0, hi = w->nfiles, mid;
+	size_t lo = w->glo, hi = w->ghi, mid;
+	const hd_stats_row *row;
 	int c;
 
 	if (w->k != HD_KEY_GEM)
 		return n == w->flen && memcmp(p, w->key, n) == 0;
 	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		c = cmp_mem(w->files[mid], w->flens[mid], p, n);
+		mid = lo + (hi - lo) / 2;
+		row = &w->gf[w->gidx[mid]];
+		c = cmp_mem(row->key[0], row->key_len[0], p, n);
 		if (c == 0)
 			return 1;
 		if (c < 0)
@@ -994,8 +1198,28 @@ static int member(const struct serve_state *st, struct walk *w,
 
 static void walk_free(struct walk *w)
 {
-	free(w->files);
-	free(w->flens);
+	(void)w;
+}
+
+/* The first of st->gf_idx whose gem is at least (or, after, more than)
+ * key: binary search. */
+static size_t gem_bound(const struct serve_state *st, const char *key,
+			size_t n, int after)
+{
+	size_t lo = 0, hi = st->ngf, mid;
+	const hd_stats_row *row;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		row = &st->gf_rows[st->gf_idx[mid]];
+		c = cmp_mem(row->key[1], row->key_len[1], key, n);
+		if (c < 0 || (after && c == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* Sets up w for group g's key; NULL or a message. */
@@ -1035,38 +1259,14 @@ static const char *walk_init(struct serve_state *st, struct walk *w, int g,
 		errno = 0;
 		w->num = strtoull(colon + 1, &end, 10);
 		return (errno || *end) ? "location: FILE:LINE" : NULL;
-	case HD_KEY_GEM: {
-		/* the files the library puts in this gem */
-		const hd_stats_row *rows;
-		size_t n, i;
-
-		rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &n);
-		w->files = malloc((n + 1) * sizeof(*w->files));
-		w->flens = malloc((n + 1) * sizeof(*w->flens));
-		if (!w->files || !w->flens)
-			return "out of memory";
-		for (i = 0; i < n; i++)
-			if (rows[i].key_len[1] == w->klen &&
-			    !memcmp(rows[i].key[1], key, w->klen)) {
-				w->files[w->nfiles] = rows[i].key[0];
-				w->flens[w->nfiles++] = rows[i].key_len[0];
-			}
-		/* sorted for str_test's search */
-		for (i = 1; i < w->nfiles; i++) {
-			const char *f = w->files[i];
-			size_t fl = w->flens[i], j = i;
-
-			while (j > 0 && cmp_mem(w->files[j - 1],
-						w->flens[j - 1], f, fl) > 0) {
-				w->files[j] = w->files[j - 1];
-				w->flens[j] = w->flens[j - 1];
-				j--;
-			}
-			w->files[j] = f;
-			w->flens[j] = fl;
-		}
+	case HD_KEY_GEM:
+		/* the files the library puts in this gem: a range of the
+		 * (file, gem) rows sorted by gem at start */
+		w->gf = st->gf_rows;
+		w->gidx = st->gf_idx;
+		w->glo = gem_bound(st, key, w->klen, 0);
+		w->ghi = gem_bound(st, key, w->klen, 1);
 		return NULL;
-	}
 	default:
 		return NULL;
 	}
@@ -1075,13 +1275,22 @@ static const char *walk_init(struct serve_state *st, struct walk *w, int g,
 /* The number of objects in group g's key, from the stats. */
 static uint64_t group_count(struct serve_state *st, int g, const char *key)
 {
-	const hd_stats_row *rows;
-	size_t n, i, kl = strlen(key);
+	const struct gview *v = &st->gv[g];
+	size_t lo = 0, hi = v->n, mid, kl = strlen(key);
+	int c;
 
-	rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT, &n);
-	for (i = 0; i < n; i++)
-		if (rows[i].key_len[0] == kl && !memcmp(rows[i].key[0], key, kl))
-			return rows[i].count;
+	/* binary search in the order by key */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = cmp_mem(v->rows[v->by_key[mid]].key[0],
+			    v->rows[v->by_key[mid]].key_len[0], key, kl);
+		if (c == 0)
+			return v->rows[v->by_key[mid]].count;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
 }
 
@@ -1115,11 +1324,13 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	/* the next page starts where the last one stopped */
+	pthread_mutex_lock(&st->walk_lock);
 	if (st->walk_g == g && st->walk_key && !strcmp(st->walk_key, key) &&
 	    st->walk_matched <= off) {
 		pos = st->walk_pos;
 		matched = st->walk_matched;
 	}
+	pthread_mutex_unlock(&st->walk_lock);
 	fprintf(o->f, "{\"by\":\"%s\",\"key\":", hd_key_name(group_keys[g]));
 	jstr(o->f, key);
 	fprintf(o->f, ",\"total\":%llu,\"offset\":%llu,\"objects\":[",
@@ -1135,11 +1346,13 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 		node_json(o->f, st, st->order[pos]);
 	}
 	fprintf(o->f, "]}");
+	pthread_mutex_lock(&st->walk_lock);
 	free(st->walk_key);
 	st->walk_key = strdup(key);
 	st->walk_g = st->walk_key ? g : -1;
 	st->walk_pos = pos;
 	st->walk_matched = matched;
+	pthread_mutex_unlock(&st->walk_lock);
 	walk_free(w);
 	free(w);
 	out_close(o, 200);
@@ -1179,9 +1392,59 @@ static void edge_name(FILE *f, const char *name, size_t n, unsigned flags)
 		fprintf(f, ",\"inferred\":true");
 }
 
+/* A referrer shown and the name of its reference. */
+struct rname {
+	hd_node_id v;
+	uint32_t pos;
+	const char *name;
+	size_t len;
+	unsigned flags;
+};
+
+static int cmp_rname_v(const void *a, const void *b)
+{
+	const struct rname *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_rname_pos(const void *a, const void *b)
+{
+	const struct rname *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The names of the references of r[0..n) to id (hd_store_ref_name's:
+ * the first named one), one lookup a distinct referrer, r kept in its
+ * order. */
+static void referrer_names(const hd_store *s, hd_node_id id, struct rname *r,
+			   size_t n)
+{
+	size_t i;
+
+	qsort(r, n, sizeof(*r), cmp_rname_v);
+	for (i = 0; i < n; i++) {
+		r[i].flags = 0;
+		r[i].len = 0;
+		if (i && r[i].v == r[i - 1].v) {
+			r[i].name = r[i - 1].name;
+			r[i].len = r[i - 1].len;
+			r[i].flags = r[i - 1].flags;
+			continue;
+		}
+		r[i].name = hd_store_ref_name(s, r[i].v, id, &r[i].len,
+					      &r[i].flags);
+	}
+	qsort(r, n, sizeof(*r), cmp_rname_pos);
+}
+
 static void api_object(struct serve_state *st, const struct serve_req *r,
 		       struct out *o)
 {
+	struct rname *ref;
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	hd_edge_iter it;
@@ -1236,16 +1499,30 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 	hd_store_referrers(st->s, id, &it);
 	fprintf(f, "],\"referrers_total\":%u,\"referrers\":[",
 		hd_edge_iter_count(&it));
+	/* the page's referrers, then the names of their references to id:
+	 * each distinct referrer's references read once (a referrer may
+	 * come a million times, each with a million references) */
+	if (!(ref = malloc(((size_t)lim + 1) * sizeof(*ref)))) {
+		bad_request(o, 500, "out of memory");
+		return;
+	}
 	for (k = 0, shown = 0; hd_edge_iter_next(&it, &v) == 0; k++) {
-		if (k < off || shown >= lim)
+		if (k < off)
 			continue;
-		fprintf(f, "%s{\"object\":", shown++ ? "," : "");
-		node_json(f, st, v);
-		flags = 0;
-		name = hd_store_ref_name(st->s, v, id, &n, &flags);
-		edge_name(f, name, n, flags);
+		if (shown >= lim)
+			break;
+		ref[shown].v = v;
+		ref[shown].pos = shown;
+		shown++;
+	}
+	referrer_names(st->s, id, ref, shown);
+	for (k = 0; k < shown; k++) {
+		fprintf(f, "%s{\"object\":", k ? "," : "");
+		node_json(f, st, ref[k].v);
+		edge_name(f, ref[k].name, ref[k].len, ref[k].flags);
 		fputc('}', f);
 	}
+	free(ref);
 	fprintf(f, "],\"path\":");
 	if (hd_reach_path(&p, st->reach, id, &err) == 0) {
 		path_json(f, st->s, &p);
@@ -1332,22 +1609,23 @@ static int is_address(const char *q)
 static void search_rows(struct serve_state *st, FILE *f, int g,
 			const char *q, uint64_t lim)
 {
-	const hd_stats_row *rows;
-	size_t n, i, m = 0;
+	const struct gview *v = &st->gv[g];
+	unsigned char *mark = calloc(v->n + 1, 1);
+	size_t i, m = 0, k = 0;
 
-	rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT, &n);
+	if (mark)
+		m = match_rows(v, q, mark);
 	fprintf(f, "{\"by\":\"%s\",\"rows\":[", hd_key_name(group_keys[g]));
-	for (i = 0; i < n; i++) {
-		if (!contains(rows[i].key[0], rows[i].key_len[0], q))
+	for (i = 0; mark && i < v->n && k < lim; i++) {
+		if (!mark[i])
 			continue;
-		if (m++ < lim) {
-			fprintf(f, "%s{\"key\":", m > 1 ? "," : "");
-			cli_json_string(f, rows[i].key[0], rows[i].key_len[0]);
-			fprintf(f, ",\"count\":%llu,\"memsize\":%llu}",
-				(unsigned long long)rows[i].count,
-				(unsigned long long)rows[i].memsize);
-		}
+		fprintf(f, "%s{\"key\":", k++ ? "," : "");
+		cli_json_string(f, v->rows[i].key[0], v->rows[i].key_len[0]);
+		fprintf(f, ",\"count\":%llu,\"memsize\":%llu}",
+			(unsigned long long)v->rows[i].count,
+			(unsigned long long)v->rows[i].memsize);
 	}
+	free(mark);
 	fprintf(f, "],\"matched\":%zu}", m);
 }
 
@@ -1529,6 +1807,34 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
+/* The clusters shown (the first 20): the shape, how many suspects, the
+ * ranks of the first ten, what they retain and its share. */
+static void clusters_json(FILE *f, const struct serve_state *st)
+{
+	size_t n = hd_leaks_cluster_count(st->leaks), i, k;
+
+	fprintf(f, ",\"clusters_total\":%zu,\"clusters\":[", n);
+	for (i = 0; i < n && i < 20; i++) {
+		const hd_leaks_cluster *c = hd_leaks_cluster_get(st->leaks, i);
+
+		fprintf(f, "%s{\"rank\":%zu,\"suspects\":%zu,"
+			   "\"retained_count\":%llu,\"retained_memsize\":%llu,"
+			   "\"share\":%.4f,\"suspect_ranks\":[",
+			i ? "," : "", i + 1, c->suspects,
+			(unsigned long long)c->retained_count,
+			(unsigned long long)c->retained_memsize, c->share);
+		for (k = 0; k < c->suspects && k < 10; k++)
+			fprintf(f, "%s%zu", k ? "," : "", c->ranks[k] + 1);
+		fprintf(f, "],\"shape\":");
+		if (c->shape)
+			cli_json_string(f, c->shape, strlen(c->shape));
+		else
+			fprintf(f, "null");
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		      struct out *o)
 {
@@ -1545,7 +1851,23 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	hd_leaks_totals_get(&t, st->leaks);
-	fprintf(f, "{\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
+	fputc('{', f);
+	cli_process_json(f, &st->proc);
+	{
+		/* the library's verdict, first after the process's */
+		char buf[1024];
+		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), st->leaks);
+
+		fprintf(f, ",\"verdict\":{\"leak\":%s,\"text\":",
+			t.significant ? "true" : "false");
+		cli_json_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+		fprintf(f, ",\"first\":%s,\"index\":%zu,\"share\":%.4f}",
+			t.first_kind == HD_LEAKS_FIRST_CLUSTER ? "\"cluster\"" :
+			t.first_kind == HD_LEAKS_FIRST_SUSPECT ? "\"suspect\"" :
+								 "null",
+			t.first_index, t.first_share);
+	}
+	fprintf(f, ",\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
 		"\"border\":%llu,\"groups\":%zu,\"folded\":%zu,"
 		"\"folded_count\":%llu,\"folded_memsize\":%llu},"
 		"\"offset\":%llu,\"suspects\":[",
@@ -1568,6 +1890,11 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 			fprintf(f, "null");
 		fprintf(f, ",\"first_border\":");
 		node_json(f, st, sp->first);
+		fprintf(f, ",\"kind\":\"%s\"",
+			sp->kind == HD_SUSPECT_JOINT  ? "joint" :
+			sp->kind == HD_SUSPECT_SHARED ? "shared" :
+			sp->kind == HD_SUSPECT_ROOT   ? "root" :
+							"holder");
 		fprintf(f, ",\"holders\":%u,\"roots\":%u,\"border_count\":%llu,"
 			"\"retained_count\":%llu,\"retained_memsize\":%llu,"
 			"\"share\":%.4f,\"path\":", sp->holders, sp->roots,
@@ -1583,7 +1910,9 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		fputc('}', f);
 	}
 	hd_root_path_free(&p);
-	fprintf(f, "]}");
+	fprintf(f, "]");
+	clusters_json(f, st);
+	fprintf(f, "}");
 	out_close(o, 200);
 }
 

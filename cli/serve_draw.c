@@ -148,6 +148,52 @@ static void tm_node(struct tmap *t, hd_node_id v)
 		(unsigned long long)rm, nk);
 }
 
+struct kid_name {
+	hd_node_id id;
+	uint32_t i;
+};
+
+static int cmp_kid(const void *a, const void *b)
+{
+	const struct kid_name *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * The names of v's references to kids[0..n) (n at most TM_MAX_KIDS):
+ * hd_store_ref_name's (the first named reference), in one pass over v's
+ * references, not one a child (a node may hold millions).
+ */
+static void kid_names(const hd_store *s, hd_node_id v, const hd_node_id *kids,
+		      uint32_t n, const char **name, size_t *len)
+{
+	struct kid_name sorted[TM_MAX_KIDS], key, *hit;
+	hd_edge_iter it;
+	hd_node_id u;
+	uint32_t i, k;
+	unsigned fl;
+
+	for (i = 0; i < n; i++) {
+		name[i] = NULL;
+		len[i] = 0;
+		sorted[i].id = kids[i];
+		sorted[i].i = i;
+	}
+	if (v == HD_DOM_ROOT || !n || !hd_store_has_ref_names(s))
+		return;
+	qsort(sorted, n, sizeof(*sorted), cmp_kid);
+	hd_store_refs(s, v, &it);
+	for (k = 0; hd_edge_iter_next(&it, &u) == 0; k++) {
+		key.id = u;
+		if (!(hit = bsearch(&key, sorted, n, sizeof(*sorted), cmp_kid)) ||
+		    name[hit->i])
+			continue;
+		fl = 0;
+		name[hit->i] = hd_store_ref_name_at(s, v, k, &len[hit->i], &fl);
+	}
+}
+
 /*
  * The children of v drawn: those of at least t->min retained, largest
  * first, at most TM_MAX_KIDS and while the budget lasts, each with its
@@ -158,13 +204,17 @@ static void tm_node(struct tmap *t, hd_node_id v)
 static void tm_children(struct tmap *t, hd_node_id v, unsigned level)
 {
 	const hd_node_id *kids;
-	uint32_t nk, i, shown = 0;
+	const char *ref[TM_MAX_KIDS];
+	size_t rlen[TM_MAX_KIDS];
+	uint32_t nk, i, shown = 0, cand = 0;
 	uint64_t rm, folded = 0;
-	const char *ref;
-	size_t n;
-	unsigned fl;
 
 	kids = serve_state_kids(t->st, v, &nk);
+	/* the children that may be drawn: a prefix, largest first */
+	while (cand < nk && cand < TM_MAX_KIDS &&
+	       (hd_domtree_retained(t->dt, kids[cand], &rm), rm >= t->min))
+		cand++;
+	kid_names(t->s, v, kids, cand, ref, rlen);
 	fprintf(t->f, ",\"children\":[");
 	for (i = 0; i < nk; i++) {
 		hd_domtree_retained(t->dt, kids[i], &rm);
@@ -173,11 +223,9 @@ static void tm_children(struct tmap *t, hd_node_id v, unsigned level)
 		t->left--;
 		fprintf(t->f, "%s", shown++ ? "," : "");
 		tm_node(t, kids[i]);
-		fl = 0;
-		if (v != HD_DOM_ROOT &&
-		    (ref = hd_store_ref_name(t->s, v, kids[i], &n, &fl))) {
+		if (ref[i]) {
 			fprintf(t->f, ",\"ref\":");
-			cli_json_string(t->f, ref, n);
+			cli_json_string(t->f, ref[i], rlen[i]);
 		}
 		if (level < t->depth)
 			tm_children(t, kids[i], level + 1);
@@ -343,6 +391,10 @@ out:
 }
 
 static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
+/* drawings laid out or waiting for the lock: at most DRAWERS, so that
+ * drawings hold up no more than that many of the server's threads */
+#define DRAWERS 2
+static int drawers;
 
 static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
@@ -354,7 +406,7 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 	struct cli_render_limits lim;
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
-	char *svg = NULL, what[64];
+	char *svg = NULL, what[64], refusal[512];
 	size_t len = 0;
 	int rc;
 
@@ -423,13 +475,28 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 	}
 	cli_render_limits_init(&lim);
 	lim.advice = "draw less: near=, depth=";
+	/* over the limits: the client's request, 413 with them */
+	lim.refusal = refusal;
+	lim.refusal_size = sizeof(refusal);
+	refusal[0] = '\0';
+	if (__atomic_add_fetch(&drawers, 1, __ATOMIC_SEQ_CST) > DRAWERS) {
+		__atomic_sub_fetch(&drawers, 1, __ATOMIC_SEQ_CST);
+		free(m.p);
+		fail(resp, 503, "busy: other drawings are being laid out; "
+		     "try again");
+		return;
+	}
 	pthread_mutex_lock(&render_lock);
 	rc = cli_render_dot_data(m.p, "svg", what, &lim, &svg, &len);
 	pthread_mutex_unlock(&render_lock);
+	__atomic_sub_fetch(&drawers, 1, __ATOMIC_SEQ_CST);
 	if (rc) {
 		free(m.p);
-		fail(resp, 500, "graphviz could not draw it (the server's "
-		     "standard error says why)");
+		if (refusal[0])
+			fail(resp, 413, refusal);
+		else
+			fail(resp, 500, "graphviz could not draw it (the "
+			     "server's standard error says why)");
 		return;
 	}
 	free(m.p);

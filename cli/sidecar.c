@@ -2,26 +2,56 @@
  * sidecar.c - reads the few top-level fields heapdump stats shows from a
  * sidecar file (DUMP.meta.json): a flat scan of one JSON object that
  * skips nested values and strings, no general JSON parser.
+ *
+ * A sidecar is read only when its user is the dump's or ours (the name,
+ * if a link, and the file it leads to, judged on the descriptor): a
+ * sidecar that another user put beside a dump in a shared directory
+ * (one that had none) would otherwise give it a pid and a time, which
+ * the order checks of diff, leaks and trend trust.
  */
 #include "sidecar.h"
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SIDECAR (1 << 20)
 
-static char *slurp(const char *path, size_t *len)
+/* 1 when uid is ours or the dump's owner's */
+static int trusted_uid(uid_t uid, const struct stat *dump)
 {
-	FILE *f = fopen(path, "rb");
+	return uid == geteuid() || (dump && uid == dump->st_uid);
+}
+
+static char *slurp(const char *path, const struct stat *dump, size_t *len)
+{
+	struct stat st;
+	FILE *f;
 	char *buf;
 	size_t n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	if (!trusted_uid(st.st_uid, dump)) {
+		cli_error("ignoring '%s': owned by uid %ld, neither the dump's "
+			  "user nor ours", path, (long)st.st_uid);
+		close(fd);
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "rb"))) {
+		close(fd);
+		return NULL;
+	}
 	if (!(buf = malloc(MAX_SIDECAR + 1))) {
 		fclose(f);
 		return NULL;
@@ -143,17 +173,27 @@ static int scan(struct cli_sidecar *sc, const char *s, const char *end)
 
 int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 {
-	struct stat st;
+	struct stat st, lst, dst;
 	size_t len = 0, n = strlen(dump_path);
 	char *buf;
+	int have_dump;
 
 	memset(sc, 0, sizeof(*sc));
 	if (strcmp(dump_path, "-") == 0 || !(sc->path = malloc(n + 11)))
 		return 0;
 	memcpy(sc->path, dump_path, n);
 	memcpy(sc->path + n, ".meta.json", 11);
+	have_dump = stat(dump_path, &dst) == 0;
+	if (lstat(sc->path, &lst) == 0 && S_ISLNK(lst.st_mode) &&
+	    !trusted_uid(lst.st_uid, have_dump ? &dst : NULL)) {
+		cli_error("ignoring '%s': a symbolic link of uid %ld, neither "
+			  "the dump's user nor ours", sc->path,
+			  (long)lst.st_uid);
+		cli_sidecar_free(sc);
+		return 0;
+	}
 	if (stat(sc->path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    !(buf = slurp(sc->path, &len))) {
+	    !(buf = slurp(sc->path, have_dump ? &dst : NULL, &len))) {
 		cli_sidecar_free(sc);
 		return 0;
 	}

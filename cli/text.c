@@ -12,18 +12,7 @@
 
 const char *cli_human_bytes(uint64_t n, char *buf, size_t size)
 {
-	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
-	double v = (double)n;
-	int u = 0;
-
-	while (v >= 1000.0 && u < 4) {
-		v /= 1000.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu B", (unsigned long long)n);
-	else
-		snprintf(buf, size, "%.1f %s", v, unit[u]);
+	hd_bytes_text(buf, size, n);
 	return buf;
 }
 

@@ -83,11 +83,19 @@ static int is_index(const char *p, size_t n)
 	return 1;
 }
 
+/* "[...]": a Hash's key, as the names grammar writes one */
+static int is_key(const char *p, size_t n)
+{
+	return n >= 2 && p[0] == '[' && p[n - 1] == ']';
+}
+
 /*
  * The name of the reference by which from holds to (from ==
  * HD_NODE_NONE: root category cat holds it), or NULL: the one place
- * reference names enter a shape. An element's index in an Array is
- * left out ("[*]"), so that the elements of one array share a shape.
+ * reference names enter a shape. An element's index in an Array and a
+ * value's key in a Hash are left out ("[*]"), so that the elements of
+ * one array, or the values of one hash (400 customers by id), share a
+ * shape.
  * Through the index of index_refs() when sh has one (the shapes of
  * every suspect), else by a search (the text of a few shapes).
  */
@@ -114,7 +122,8 @@ static int ref_name(struct shapes *sh, uint32_t cat, hd_node_id from,
 		p = hd_store_ref_name(sh->s, from, to, len, NULL);
 	}
 	if (p && from != HD_NODE_NONE &&
-	    hd_store_type(sh->s, from) == HD_T_ARRAY && is_index(p, *len)) {
+	    ((hd_store_type(sh->s, from) == HD_T_ARRAY && is_index(p, *len)) ||
+	     (hd_store_type(sh->s, from) == HD_T_HASH && is_key(p, *len)))) {
 		p = "[*]";
 		*len = 3;
 	}

@@ -11,7 +11,7 @@
  * Gives each of targets[0..n) the id of the shape of its retention path
  * in r's tree: the root category, then, hop by hop, what each object on
  * the path is (hd_store_node_name) and how the one before holds it (the
- * reference name, an Array element's index as "[*]").
+ * reference name, an Array element's index and a Hash value's key as "[*]").
  * Two targets get the same id exactly when their shapes are equal
  * (compared as text, no hashing shortcut); a target no root reaches
  * gets HD__NONE. Near-linear: every object on the union of the paths is

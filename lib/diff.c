@@ -302,14 +302,40 @@ static int cmp_keyed(const void *a, const void *b)
  * of AFTER by (generation, type, class, site), one for one. in_later[]
  * receives, for each object marked, its node in LATER.
  */
+/* kl ids: a node id (below 2^31) and this bit */
+#define MAYBE_YOUNG 0x80000000u
+
+static int cmp_node(const void *a, const void *b)
+{
+	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sets bit i of *m (n bits), made on first use. 0 or HD_ENOMEM. */
+static int bitmap_set_new(unsigned char **m, uint32_t *nm, uint32_t n,
+			       uint32_t i)
+{
+	if (!*m) {
+		if (!(*m = hd__bitmap_new(n)))
+			return HD_ENOMEM;
+		*nm = n;
+	}
+	hd__bit_set(*m, i);
+	return 0;
+}
+
 static int find_retained(struct pair *pr, const unsigned char *match,
 			 unsigned char *alive, hd_node_id *in_later,
-			 uint64_t G_before, hd_diff_result *res)
+			 uint64_t G_before, hd_diff_result *res,
+			 hd_nodes *young)
 {
 	const hd_store *A = pr->p->s, *L = pr->q->s;
 	struct keyed *ka = NULL, *kl = NULL;
 	size_t na = 0, nl = 0, ca = 0, cl = 0, i, j;
 	hd_node_id l, a = 0, via;
+	unsigned char *maybe = NULL; /* LATER nodes that may be young */
+	uint32_t nmaybe = 0;
 	int rc = 0;
 
 	for (l = 0; l < pr->q->n; l++) {
@@ -334,6 +360,11 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 			continue;
 		}
 		g = hd_store_generation(L, l);
+		if (young && HD_MATCH_IS_NEW(m) &&
+		    (!pr->use_gen || g == UINT64_MAX || g > pr->G) &&
+		    hd__nodes_push(young, l))
+			goto nomem; /* born after AFTER: neither leaked nor
+				       a holder */
 		if (!pr->use_gen || g == UINT64_MAX || g < G_before ||
 		    g > pr->G)
 			continue;
@@ -343,7 +374,16 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 					 sizeof(*kl)))
 			goto nomem;
 		kl[nl].key = site_key(pr, L, l);
-		kl[nl++].id = l;
+		/* a new verdict at AFTER's own generation (no GC since its
+		 * dump) and at no address of AFTER: young unless paired */
+		kl[nl++].id = l | (HD_MATCH_IS_NEW(m) ? MAYBE_YOUNG : 0);
+	}
+	for (i = 0; i < nl; i++) {
+		if (kl[i].id & MAYBE_YOUNG && young &&
+		    bitmap_set_new(&maybe, &nmaybe, pr->q->n,
+					kl[i].id & ~MAYBE_YOUNG))
+			goto nomem;
+		kl[i].id &= ~MAYBE_YOUNG;
 	}
 	if (nl) {
 		for (i = 0; i < pr->p->n; i++) {
@@ -366,11 +406,23 @@ static int find_retained(struct pair *pr, const unsigned char *match,
 			} else {
 				alive[ka[i].id] = 3;
 				in_later[ka[i].id] = kl[j].id;
+				if (maybe)
+					hd__bit_clear(maybe, kl[j].id);
 				res->retained_moved++;
 				i++;
 				j++;
 			}
 		}
+	}
+	if (maybe) {
+		/* the unpaired ones were born after AFTER: in node order
+		 * among the others */
+		for (l = 0; l < pr->q->n; l++)
+			if (hd__bit(maybe, l) && hd__nodes_push(young, l))
+				goto nomem;
+		if (young->n)
+			qsort(young->ids, young->n, sizeof(*young->ids),
+			      cmp_node);
 	}
 	goto out;
 nomem:
@@ -378,6 +430,7 @@ nomem:
 out:
 	hd__free(ka, ca * sizeof(*ka));
 	hd__free(kl, cl * sizeof(*kl));
+	hd__bitmap_free(maybe, nmaybe);
 	return rc;
 }
 
@@ -397,6 +450,7 @@ void hd_diff_result_free(hd_diff_result *r)
 	hd_nodes_free(&r->added);
 	hd_nodes_free(&r->retained);
 	hd_nodes_free(&r->retained_later);
+	hd_nodes_free(&r->young_later);
 	hd__free(r->match, r->nmatch ? r->nmatch : 1);
 	hd__free(r, sizeof(*r));
 }
@@ -499,8 +553,12 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 			goto nomem;
 		pair_init(pr, &sd[1], &sd[2], opts->flags);
 		if (find_retained(pr, res->match, alive, in_later,
-				  sd[0].gen_max, res))
+				  sd[0].gen_max, res, &res->young_later))
 			goto nomem;
+		for (q = 0; q < res->young_later.n; q++)
+			res->memsize_saturated |= hd__sat_add(
+				&res->young_later_memsize,
+				hd_store_memsize(later, res->young_later.ids[q]));
 		for (q = 0; q < res->added.n; q++) {
 			hd_node_id id = res->added.ids[q];
 
@@ -597,7 +655,7 @@ int hd_diff_follow(hd_nodes *out, const hd_store *after,
 	pair_init(pr, &sd[0], &sd[1], opts->flags);
 	/* moved objects: those of LATER from the set's oldest generation on */
 	if (find_retained(pr, match, alive, in_later,
-			  gmin == UINT64_MAX ? 0 : gmin, &dummy))
+			  gmin == UINT64_MAX ? 0 : gmin, &dummy, NULL))
 		goto nomem;
 	for (i = 0; i < set->n; i++)
 		if (alive[set->ids[i]] &&

@@ -707,4 +707,31 @@ HD_HIDDEN void hd__order_judge(hd_order_pair *op);
  * it (outfile.c). */
 HD_HIDDEN int hd__outfile_fd(const hd_outfile *o);
 
+/* An output to path itself, never followed (the store cache's): a
+ * temporary file beside it (O_EXCL, mode & 0666, locked while written)
+ * that the commit renames over whatever path is then, a link included
+ * (replaced, never written through) (outfile.c). */
+HD_HIDDEN int hd__outfile_open_replace(hd_outfile **out, const char *path,
+				       unsigned int mode, hd_error *err);
+
+/* hd_store_write() to path itself through hd__outfile_open_replace,
+ * with mode (store_write.c). */
+HD_HIDDEN int hd__store_write_replace(const hd_store *s, const char *path,
+				      unsigned int mode, hd_error *err);
+
+/* hd_store_open() of the open descriptor fd (always consumed): a file
+ * that another user could change is read into memory, not mapped
+ * (store.c). */
+HD_HIDDEN int hd__store_open_fd(hd_store **out, int fd, const char *path,
+				hd_error *err);
+
+/* The dump s reads its values from is path (a copy), not the one it
+ * records: 0, or -1 out of memory (store.c). */
+HD_HIDDEN int hd__store_set_source(hd_store *s, const char *path);
+
+/* Removes from dir the stores' temporary files (NAME.hds.tmpXXXXXX)
+ * that a killed writer left: regular files of this user that no writer
+ * holds locked; the count removed (outfile.c). */
+HD_HIDDEN int hd__outfile_sweep(const char *dir);
+
 #endif /* HD_INT_H */

@@ -736,6 +736,12 @@ HD_API const char *hd_store_root_ref_name(const hd_store *s, uint32_t i,
 HD_API size_t hd_store_hop_text(char *buf, size_t size, const hd_store *s,
 				hd_node_id from, hd_node_id to);
 
+/**
+ * A byte count as people read it, in powers of 1000: "720 B", "4.5 KB",
+ * "1.3 GB" (into buf as snprintf does; returns the full length).
+ */
+HD_API size_t hd_bytes_text(char *buf, size_t size, uint64_t n);
+
 /* ===================================================================== */
 /* Statistics                                                            */
 /* ===================================================================== */
@@ -1162,12 +1168,14 @@ HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
 /**
  * Do not walk through weak references: the references of these objects
  * are not followed (the objects themselves can still be reached, kept
- * and be targets): a DATA whose struct is "weakmap" or "weakkeymap"; an
- * instance of a class named ObjectSpace::WeakMap or
- * ObjectSpace::WeakKeyMap; an instance of a class named WeakRef
+ * and be targets): a DATA whose struct is "weakmap"; an instance of a
+ * class named ObjectSpace::WeakMap; an instance of a class named WeakRef
  * (weakref.rb, whose referents are held by the WeakMap in its class
  * variable, itself skipped by the first rules). Subclasses are not
- * recognised.
+ * recognised. An ObjectSpace::WeakKeyMap (struct "weakkeymap") is walked:
+ * the references a dump lists for it are its values, which it holds
+ * while their keys live, and never its weak keys (man 5 heapdump-store,
+ * WEAK MAPS).
  */
 #define HD_ROOTS_SKIP_WEAK (1u << 1)
 
@@ -1799,6 +1807,12 @@ typedef struct hd_diff_result {
 	/** 1 when a memsize sum above stopped at 2^64-1 (saturated, as the
 	 * sums of hd_stats_totals) */
 	int memsize_saturated;
+	/** With LATER: the objects of LATER that AFTER did not have (born
+	 * after AFTER; node ids of LATER, ascending), and their memsize.
+	 * The leak model walks through them: they are neither leaked nor
+	 * holders (see hd_leaks_build). Else empty. */
+	hd_nodes young_later;
+	uint64_t young_later_memsize;
 } hd_diff_result;
 
 /**
@@ -1910,6 +1924,86 @@ HD_API int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
  * in microseconds since the epoch (hd_dump_origin.time_us); 0 when it is
  * not that. */
 HD_API int64_t hd_time_us(const char *iso8601);
+
+/* ===================================================================== */
+/* Process growth: in the Ruby heap, or outside it                       */
+/* ===================================================================== */
+
+/*
+ * Dumps hold the Ruby heap only. When the process grew far more than
+ * its heap between the first dump and the last, what grew is native
+ * memory (a C extension's malloc, mmap, a fragmented allocator), which
+ * no analysis of the objects can find: a leak report says so before
+ * anything else, in the one sentence every front end prints. The
+ * figures are the heapdump gem's sidecar's (rss_bytes,
+ * malloc_in_use_bytes: man 5 heapdump-dump) and the heap's memsize.
+ */
+
+/** One dump: what its sidecar says of the process, and its heap. */
+typedef struct hd_process_sample {
+	int has_rss;            /**< the sidecar gave the RSS (else unknown) */
+	int has_malloc;         /**< ...and malloc's bytes in use */
+	uint64_t rss;           /**< resident set size, bytes */
+	uint64_t malloc_in_use; /**< malloc's allocated bytes (mallinfo2) */
+	uint64_t heap_memsize;  /**< the memsize of the dump's objects, the
+				     dumper's left out
+				     (hd_process_heap_memsize) */
+} hd_process_sample;
+
+/** The RSS growth (bytes, first dump to last) under which the process
+ * is judged not to have grown: allocator and page-cache noise. */
+#define HD_PROCESS_MIN_GROWTH 16000000u
+/** The growth is outside the heap when the heap grew by at most this
+ * share of what the RSS grew (Ruby objects need more memory than their
+ * memsize, never four times more). */
+#define HD_PROCESS_MAX_HEAP_SHARE 0.25
+
+/** Options for hd_process_judge(); initialise with
+ * HD_PROCESS_OPTIONS_INIT. */
+typedef struct hd_process_options {
+	unsigned int version;  /**< HD_PROCESS_OPTIONS_VERSION */
+	uint64_t min_growth;   /**< HD_PROCESS_MIN_GROWTH */
+	double max_heap_share; /**< HD_PROCESS_MAX_HEAP_SHARE */
+} hd_process_options;
+#define HD_PROCESS_OPTIONS_VERSION 1
+#define HD_PROCESS_OPTIONS_INIT                                  \
+	{ HD_PROCESS_OPTIONS_VERSION, HD_PROCESS_MIN_GROWTH,     \
+	  HD_PROCESS_MAX_HEAP_SHARE }
+
+/** The judgement of hd_process_judge(). Growths are the last dump's
+ * figure minus the first's (negative: shrank). */
+typedef struct hd_process_verdict {
+	int known;           /**< every dump has the RSS: the rest means
+				  something (else all zero, text "") */
+	int has_malloc;      /**< every dump has malloc's figure */
+	int outside_ruby;    /**< the RSS grew by min_growth or more and the
+				  heap by at most max_heap_share of it */
+	int64_t rss_growth;
+	int64_t malloc_growth; /**< 0 unless has_malloc */
+	int64_t heap_growth;
+	/** "the process grew by 105.0 MB (malloc in use by 104.9 MB), the
+	 * Ruby heap by 0.1 MB: the growth is outside Ruby objects"; without
+	 * outside_ruby the figures alone ("the process grew by 12.1 MB, the
+	 * Ruby heap by 11.0 MB"); "" when not known. Sizes in decimal
+	 * units, as the commands print them. */
+	char text[224];
+} hd_process_verdict;
+
+/**
+ * Judges n dumps of one process (n >= 2, in the order taken): did the
+ * process grow outside its Ruby heap? Reads nothing but samples.
+ * @param opts NULL for the defaults
+ * @return 0, HD_EINVAL (n < 2, samples NULL, a share outside [0, 1],
+ *         an unknown options version)
+ */
+HD_API int hd_process_judge(hd_process_verdict *out,
+			    const hd_process_sample *samples, size_t n,
+			    const hd_process_options *opts, hd_error *err);
+
+/** The Ruby heap of a store for hd_process_sample.heap_memsize: the sum
+ * of its objects' memsize, those hd_store_is_dumper() picks left out
+ * (saturated at UINT64_MAX). */
+HD_API uint64_t hd_process_heap_memsize(const hd_store *s);
 
 /* ===================================================================== */
 /* Trend: growth over many dumps                                         */
@@ -2057,10 +2151,27 @@ typedef struct hd_leaks_options {
 	double min_share;
 	/** describe at most this many of the kept groups */
 	size_t top;
+	/** (version 2) the verdict: a leak under this many bytes (the VM's
+	 * own tables left out) is no significant leak */
+	uint64_t min_leak;
+	/** (version 2) BEFORE, or NULL: with two dumps, a suspect whose
+	 * holder is a Hash or Array no longer in AFTER than in BEFORE only
+	 * replaced what it held (HD_SUSPECT_CHURN) */
+	const hd_store *before;
 } hd_leaks_options;
 
-#define HD_LEAKS_OPTIONS_VERSION 1
-#define HD_LEAKS_OPTIONS_INIT { HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5 }
+/** The default of hd_leaks_options.min_leak: 2 KiB. */
+#define HD_LEAKS_MIN_LEAK 2048
+#define HD_LEAKS_OPTIONS_VERSION 2
+#define HD_LEAKS_OPTIONS_INIT \
+	{ HD_LEAKS_OPTIONS_VERSION, 0, 0.01, 5, HD_LEAKS_MIN_LEAK, NULL }
+
+/* hd_leaks_totals.first_kind: what the verdict names first */
+#define HD_LEAKS_FIRST_NONE 0    /**< no significant leak */
+#define HD_LEAKS_FIRST_SUSPECT 1 /**< a suspect (first_index its rank) */
+#define HD_LEAKS_FIRST_CLUSTER 2 /**< a cluster of several suspects of
+				      one shape that together hold more
+				      than any one suspect */
 
 /** The whole of an hd_leaks. */
 typedef struct hd_leaks_totals {
@@ -2078,7 +2189,52 @@ typedef struct hd_leaks_totals {
 	/** 1 when a memsize sum (of the diff, the border, a suspect or the
 	 * folded groups) stopped at 2^64-1 */
 	uint32_t saturated;
+	/** Leaked objects that no border object reaches (garbage not yet
+	 * collected, or a partial dump): credited to no suspect. */
+	uint64_t unreached_count;
+	uint64_t unreached_memsize;
+	/** Leaked objects that are the VM's own tables (hidden DATA of a
+	 * "VM/..." struct, such as 4.0's interned-string table, reallocated
+	 * as it grows): reported apart as VM growth, never a suspect. */
+	uint64_t vm_count;
+	uint64_t vm_memsize;
+	/** With LATER: its objects born after AFTER, walked through (neither
+	 * leaked nor holders). */
+	uint64_t young_count;
+	uint64_t young_memsize;
+	/** suspects of kind HD_SUSPECT_JOINT among the groups */
+	size_t joint;
+	/** The verdict: 1 when the leak, less vm_memsize and what the
+	 * suspects flagged HD_SUSPECT_TRANSIENT or _CHURN hold,
+	 * reaches min_leak bytes, else 0 ("no significant leak"). */
+	int significant;
+	uint64_t passed_memsize;  /**< what those flagged suspects hold */
+	uint64_t transient_memsize; /**< of it, HD_SUSPECT_TRANSIENT */
+	uint64_t churn_memsize;     /**< of it, HD_SUSPECT_CHURN only */
+	uint64_t min_leak;       /**< the threshold applied */
+	/** What the verdict names first (HD_LEAKS_FIRST_*), its rank among
+	 * the suspects or the clusters, and its share of the leak. */
+	int first_kind;
+	size_t first_index;
+	double first_share;
 } hd_leaks_totals;
+
+/* hd_leaks_suspect.flags */
+/** Held only by what running code holds: a Thread's or Fiber's stack, or
+ * a stale pointer on the machine stack (root machine_context). */
+#define HD_SUSPECT_TRANSIENT (1u << 0)
+/** (two dumps, hd_leaks_options.before) its holder, a Hash or Array, is
+ * no longer than in BEFORE: it replaced what it held (a bounded cache). */
+#define HD_SUSPECT_CHURN (1u << 1)
+
+/* hd_leaks_suspect.kind: what holds a suspect's border objects */
+#define HD_SUSPECT_HOLDER 0 /**< one old object (holder) */
+#define HD_SUSPECT_SHARED 1 /**< each of them by the same several old
+				 objects together (holder_list) */
+#define HD_SUSPECT_ROOT 2   /**< a root category alone (first) */
+#define HD_SUSPECT_JOINT 3  /**< memory that no one group keeps alive but
+				 several together do: held jointly by the
+				 holders of those groups (holder_list) */
 
 /** A suspect; every member is borrowed from the hd_leaks. */
 typedef struct hd_leaks_suspect {
@@ -2104,6 +2260,16 @@ typedef struct hd_leaks_suspect {
 	hd_stats *classes;         /**< the border objects by class */
 	hd_stats *sites;           /**< what they keep alive, by class and
 					location */
+	/** HD_SUSPECT_*: how it is held (set for every suspect) */
+	int kind;
+	/** HD_SUSPECT_TRANSIENT, HD_SUSPECT_CHURN: why the verdict passes it
+	 * over, or 0 */
+	unsigned flags;
+	/** The holders (SHARED: the old objects holding each border object;
+	 * JOINT: one holder object per group that holds the memory jointly;
+	 * HOLDER: the holder; ROOT: empty), ascending, at most 8 listed;
+	 * holders counts them all. */
+	const hd_nodes *holder_list;
 } hd_leaks_suspect;
 
 /** The result; opaque. */
@@ -2139,7 +2305,7 @@ HD_API const hd_leaks_suspect *hd_leaks_suspect_get(const hd_leaks *l,
  * same shape, that is the same root category and, hop by hop, the same
  * names of the objects on the way (hd_store_node_name(): "Object",
  * "Array", "Service", "LeakyCache", "Hash") and the same reference names
- * (hd_store_ref_name(), an Array element's index as "[*]"), are one
+ * (hd_store_ref_name(), an Array element's index and a Hash value's key as "[*]"), are one
  * cluster: three caches of one class held the same way are one problem. Every suspect
  * (folded ones included) belongs to one cluster; the suspects no root
  * reaches form one cluster of their own, without a path. Clusters are
@@ -2179,8 +2345,74 @@ HD_API size_t hd_leaks_cluster_count(const hd_leaks *l);
 HD_API const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l,
 						    size_t i);
 
+/**
+ * The verdict in one line, the sentence every front end prints first
+ * (into buf, NUL-terminated, truncated to size; returns its full length
+ * as snprintf does): "no significant leak: ...", "suspect 1 holds 99.5%
+ * of the leak (...): Fanout @string_subscribers -> Hash [...] ->
+ * Array", or "cluster 1: 400 suspects of one shape hold 99.9% of the
+ * leak: vm -> ...". The path's last hops, with reference names when the
+ * dump has them. Raw bytes: escape control bytes before printing.
+ */
+HD_API size_t hd_leaks_verdict_text(char *buf, size_t size,
+				    const hd_leaks *l);
+
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);
+
+/*
+ * Collections that grow at every step of N dumps of one process
+ * (memlab's unbound-collection analysis): each Hash and Array of the
+ * last dump followed back, dump by dump, to the object at its address
+ * of the same type (and generation when both dumps are traced), kept
+ * when it is in every dump and its length (a Hash's size, an Array's
+ * length) grows at every step. Ranked by growth (last length less
+ * first), then by last length. An object compaction moved is not
+ * followed. O(N * C log V), C the collections of the last dump.
+ */
+
+/** A growing collection; borrowed from its hd_growth. */
+typedef struct hd_growing {
+	hd_node_id id;            /**< in the last store */
+	int type;                 /**< HD_T_HASH or HD_T_ARRAY */
+	uint64_t first, last;     /**< its length in the first and last */
+	const uint64_t *lengths;  /**< one per dump, oldest first */
+} hd_growing;
+
+/** The result; opaque. */
+typedef struct hd_growth hd_growth;
+
+/**
+ * Finds the growing collections of stores[0..n) (n >= 2, oldest
+ * first). @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_growth_build(hd_growth **out, const hd_store *const *stores,
+			   size_t n, hd_error *err);
+/** The number of growing collections found. */
+HD_API size_t hd_growth_count(const hd_growth *g);
+/** The collections of the last dump that were followed back. */
+HD_API uint64_t hd_growth_examined(const hd_growth *g);
+/** The one of rank i (0 first), or NULL. */
+HD_API const hd_growing *hd_growth_get(const hd_growth *g, size_t i);
+/** The growing collection that is node id of the last store, or NULL. */
+HD_API const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id);
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_growth_free(hd_growth *g);
+
+/**
+ * Gives the verdict of l the growing collections of g (found over the
+ * dumps whose last is the store l examines): the collection nearest to
+ * the holder on the path of what the verdict names first, when one
+ * grows, is named in hd_leaks_verdict_text with its lengths ("Hash
+ * grows at every dump: 10 -> 20 -> 30"), and a verdict of no
+ * significant leak says how many collections grow. g is not kept.
+ * @return 0, HD_EINVAL (g of more than 64 dumps)
+ */
+HD_API int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g,
+			       hd_error *err);
+
+/** The dumps g was found over. */
+HD_API size_t hd_growth_dumps(const hd_growth *g);
 
 /* ===================================================================== */
 /* Transforms                                                            */

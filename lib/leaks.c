@@ -1,27 +1,32 @@
 /*
- * leaks.c - the leak model: a diff's border grouped by holder, ranked,
- * and the first few groups described (hd_leaks_build).
+ * leaks.c - the leak model: the leak's memory attributed to its owners
+ * (leak_attr.c: groups of border objects by holder, and what several
+ * groups hold jointly), ranked, the first few described, clustered by
+ * the shape of their paths, and the verdict (hd_leaks_build).
  *
- * A new object held by exactly one old object belongs to that holder
- * (a cache, a registry, a constant); one held by several old objects,
- * or by a root category only, is a suspect by itself. A suspect's
- * growth is the sum of its border objects' retained sets (disjoint, so
- * suspects never count an object twice), and suspects are ranked by it.
- * Groups under the minimum share are folded (hd_fold_shares). For the
- * first few: the retention path from a GC root to the holder, the
+ * Every leaked object belongs to one owner, to the VM's growth, or to
+ * the unreached, so the shares add up to the whole leak. For the first
+ * few owners: the retention path from a GC root to the holder, the
  * classes of the border objects, and the allocation sites of everything
- * they keep alive (a breadth-first search through new objects).
- * Then every suspect is put in the cluster of its path's shape
- * (clusters.c), and the clusters are ranked by what they retain.
+ * they keep alive (a breadth-first search through the leaked and young
+ * objects). Then every suspect is put in the cluster of its path's
+ * shape (clusters.c), the clusters are ranked by what they retain, and
+ * the verdict names the first suspect, or the first cluster when
+ * several suspects of one shape together hold more than any one does;
+ * a leak under min_leak bytes is no significant leak.
  */
 #include "clusters.h"
+#include "leak_attr.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct suspect {
 	hd_leaks_suspect pub;
 	hd_root_path path;
-	hd_nodes border;     /* the border objects (ascending) */
+	struct hd__owner *own; /* its owner in the attribution */
 };
 
 struct cluster {
@@ -31,10 +36,17 @@ struct cluster {
 	size_t shape_size;
 };
 
+#define GROWTH_DUMPS 64
+
 struct hd_leaks {
 	const hd_store *s;
-	const hd_nodes *leak;
-	hd_interface *x;
+	int has_later;       /* "leak" (else "growth") */
+	int has_growth;      /* hd_leaks_set_growth was called */
+	size_t growing;      /* collections growing at every step */
+	size_t ndumps;       /* the dumps they were found over */
+	hd_node_id grow_id;  /* the one on the first's path, or NONE */
+	uint64_t grow_len[GROWTH_DUMPS];
+	struct hd__attr attr;
 	struct suspect *sus;
 	size_t nsus;
 	hd_leaks_totals t;
@@ -58,10 +70,11 @@ static int cmp_suspect(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* The key of a border object: its only old holder, or itself. */
-static hd_node_id owner(const hd_border *b)
+/* The object a suspect's path leads to: its one holder, or else its
+ * first border object (through one of its holders). */
+static hd_node_id target(const hd_leaks_suspect *p)
 {
-	return b->holders == 1 ? b->holder[0] : b->id;
+	return p->holder != HD_NODE_NONE ? p->holder : p->first;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -71,52 +84,34 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One run of pairs with one owner summed into s. */
-static void sum_run(hd_leaks *l, hd_leaks_suspect *s, const hd_border *e)
-{
-	s->holder = e->holders == 1 ? e->holder[0] : HD_NODE_NONE;
-	s->holders = e->holders;
-	s->roots = e->roots;
-	if (e->id < s->first)
-		s->first = e->id;
-	s->border_count++;
-	s->retained_count += e->retained_count;
-	s->retained_memsize = hd_u64_sat_add(s->retained_memsize,
-					     e->retained_memsize,
-					     &l->saturated);
-}
-
-/*
- * One suspect per owner: the pairs (owner, border index) sorted by
- * owner, then summed run by run.
- */
+/* One suspect per owner of the attribution, ranked. */
 static int group(hd_leaks *l, hd_error *err)
 {
-	size_t nb, i, j, k = 0;
-	const hd_border *b = hd_interface_diff_border(l->x, &nb);
-	uint64_t *pairs = hd__array_alloc(nb ? nb : 1, sizeof(*pairs));
+	struct hd__attr *a = &l->attr;
+	size_t i, n = a->nown ? a->nown : 1;
 
-	l->t.border = nb;
-	l->sus = hd__array_alloc(nb ? nb : 1, sizeof(*l->sus));
-	if (!pairs || !l->sus) {
-		hd__free(pairs, (nb ? nb : 1) * sizeof(*pairs));
+	l->t.border = a->border;
+	l->sus = hd__array_alloc(n, sizeof(*l->sus));
+	if (!l->sus)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	}
-	memset(l->sus, 0, (nb ? nb : 1) * sizeof(*l->sus));
-	for (i = 0; i < nb; i++)
-		pairs[i] = (uint64_t)owner(&b[i]) << 32 | i;
-	qsort(pairs, nb, sizeof(*pairs), cmp_u64);
-	for (i = 0; i < nb; i = j) {
-		hd_leaks_suspect *s = &l->sus[k++].pub;
-		hd_node_id key = (hd_node_id)(pairs[i] >> 32);
+	memset(l->sus, 0, n * sizeof(*l->sus));
+	for (i = 0; i < a->nown; i++) {
+		struct hd__owner *o = &a->own[i];
+		hd_leaks_suspect *s = &l->sus[i].pub;
 
-		s->first = HD_NODE_NONE;
-		for (j = i; j < nb && (hd_node_id)(pairs[j] >> 32) == key;
-		     j++)
-			sum_run(l, s, &b[(uint32_t)pairs[j]]);
+		l->sus[i].own = o;
+		s->kind = o->kind;
+		s->holder = o->kind == HD_SUSPECT_HOLDER ? o->listed.ids[0] :
+							   HD_NODE_NONE;
+		s->first = o->border.ids[0];
+		s->holders = o->holders;
+		s->roots = o->roots;
+		s->border_count = o->border.n;
+		s->retained_count = o->count;
+		s->retained_memsize = o->memsize;
+		s->holder_list = &o->listed;
 	}
-	l->nsus = k;
-	hd__free(pairs, (nb ? nb : 1) * sizeof(*pairs));
+	l->nsus = a->nown;
 	qsort(l->sus, l->nsus, sizeof(*l->sus), cmp_suspect);
 	return 0;
 }
@@ -170,10 +165,7 @@ static int cluster_describe(hd_leaks *l, struct cluster *c,
 
 	if (!p->reached)
 		return 0;
-	rc = hd_reach_path(&c->path, reach,
-			   l->sus[ranks[0]].pub.holder != HD_NODE_NONE ?
-				   l->sus[ranks[0]].pub.holder :
-				   l->sus[ranks[0]].pub.first,
+	rc = hd_reach_path(&c->path, reach, target(&l->sus[ranks[0]].pub),
 			   err);
 	if (rc)
 		return rc;
@@ -204,9 +196,7 @@ static int cluster_all(hd_leaks *l, const hd_reach *reach, size_t top,
 		goto out;
 	}
 	for (i = 0; i < l->nsus; i++) {
-		const hd_leaks_suspect *p = &l->sus[i].pub;
-
-		targets[i] = p->holder != HD_NODE_NONE ? p->holder : p->first;
+		targets[i] = target(&l->sus[i].pub);
 	}
 	if ((rc = hd__path_shapes(shapes, l->s, reach, targets, l->nsus,
 				  err)))
@@ -262,100 +252,100 @@ static int new_stats(hd_stats **st, int key0, int key1, hd_error *err)
 	return hd_stats_new(st, &so, err);
 }
 
-/* The suspect's border objects, then everything they reach through new
- * objects (breadth-first; seen is cleared again afterwards). */
+/*
+ * The suspect's border objects, then everything they reach through the
+ * walked objects (breadth-first; seen is cleared again afterwards); the
+ * leaked ones among them into *leaked.
+ */
 static int keepalive(hd_leaks *l, struct suspect *sp, hd_nodes *q,
-		     const unsigned char *isnew, unsigned char *seen,
-		     hd_error *err)
+		     hd_nodes *leaked, unsigned char *seen, hd_error *err)
 {
+	const struct hd__attr *a = &l->attr;
+	const hd_nodes *border = &sp->own->border;
 	hd_leaks_suspect *p = &sp->pub;
-	hd_node_id key = p->holder != HD_NODE_NONE ? p->holder : p->first;
-	size_t nb, i, head = 0;
-	const hd_border *b = hd_interface_diff_border(l->x, &nb);
+	size_t i, head = 0;
 	hd_edge_iter it;
 	hd_node_id v, t;
 	int rc;
 
-	for (i = 0; i < nb; i++)
-		if (owner(&b[i]) == key &&
-		    (rc = node_add(&sp->border, b[i].id, err)))
-			return rc;
-	for (i = 0; i < sp->border.n; i++) {
-		hd__bit_set(seen, sp->border.ids[i]);
-		if ((rc = node_add(q, sp->border.ids[i], err)))
+	for (i = 0; i < border->n; i++) {
+		hd__bit_set(seen, border->ids[i]);
+		if ((rc = node_add(q, border->ids[i], err)))
 			return rc;
 	}
 	while (head < q->n) {
 		hd_store_refs(l->s, q->ids[head++], &it);
 		while (hd_edge_iter_next(&it, &t) == 0) {
-			if (!hd__bit(isnew, t) || hd__bit(seen, t))
+			if (t >= a->n || !hd__bit(a->walk, t) ||
+			    hd__bit(seen, t))
 				continue;
 			hd__bit_set(seen, t);
 			if ((rc = node_add(q, t, err)))
 				return rc;
 		}
 	}
-	p->keepalive_count = q->n;
 	for (i = 0; i < q->n; i++) {
 		v = q->ids[i];
 		hd__bit_clear(seen, v);
+		if (!hd__bit(a->leaked, v))
+			continue;
+		if ((rc = node_add(leaked, v, err)))
+			return rc;
 		p->keepalive_memsize = hd_u64_sat_add(p->keepalive_memsize,
 						      hd_store_memsize(l->s, v),
 						      &l->saturated);
 	}
+	p->keepalive_count = leaked->n;
 	return 0;
 }
 
 /* Counted by class and allocation site. */
-static int describe(hd_leaks *l, struct suspect *sp,
-		    const unsigned char *isnew, unsigned char *seen,
+static int describe(hd_leaks *l, struct suspect *sp, unsigned char *seen,
 		    hd_error *err)
 {
 	hd_leaks_suspect *p = &sp->pub;
-	hd_nodes q = { NULL, 0, 0 };
+	hd_nodes q = { NULL, 0, 0 }, leaked = { NULL, 0, 0 };
 	int rc;
 
-	if ((rc = keepalive(l, sp, &q, isnew, seen, err)))
+	if ((rc = keepalive(l, sp, &q, &leaked, seen, err)))
 		goto out;
-	qsort(q.ids, q.n, sizeof(*q.ids), cmp_id);
-	p->border = &sp->border;
+	if (leaked.n)
+		qsort(leaked.ids, leaked.n, sizeof(*leaked.ids), cmp_id);
+	p->border = &sp->own->border;
 	if ((rc = new_stats(&p->classes, HD_KEY_CLASS, -1, err)) ||
-	    (rc = hd_stats_add_nodes(p->classes, l->s, &sp->border, err)) ||
+	    (rc = hd_stats_add_nodes(p->classes, l->s, p->border, err)) ||
 	    (rc = hd_stats_finish(p->classes, err)) ||
 	    (rc = new_stats(&p->sites, HD_KEY_CLASS, HD_KEY_LOCATION, err)) ||
-	    (rc = hd_stats_add_nodes(p->sites, l->s, &q, err)) ||
+	    (rc = hd_stats_add_nodes(p->sites, l->s, &leaked, err)) ||
 	    (rc = hd_stats_finish(p->sites, err)))
 		goto out;
 out:
 	hd_nodes_free(&q);
+	hd_nodes_free(&leaked);
 	return rc;
 }
 
 static int describe_all(hd_leaks *l, unsigned flags, size_t top,
-		hd_error *err)
+			hd_error *err)
 {
-	size_t bytes = (size_t)hd_store_node_count(l->s) / 8 + 1, i;
-	unsigned char *isnew = hd__calloc(bytes, 1), *seen = hd__calloc(bytes, 1);
+	unsigned char *seen = hd__bitmap_new(l->attr.n);
 	hd_reach *reach = NULL;
+	size_t i;
 	int rc;
 
-	if (!isnew || !seen) {
+	if (!seen) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < l->leak->n; i++)
-		hd__bit_set(isnew, l->leak->ids[i]);
 	if ((rc = hd_reach_new(&reach, l->s, flags & HD_ROOTS_SKIP_WEAK, err)))
 		goto out;
 	for (i = 0; i < l->t.shown; i++) {
 		struct suspect *sp = &l->sus[i];
 		hd_leaks_suspect *p = &sp->pub;
 
-		if ((rc = describe(l, sp, isnew, seen, err)))
+		if ((rc = describe(l, sp, seen, err)))
 			goto out;
-		rc = hd_reach_path(&sp->path, reach,
-				   p->holder != HD_NODE_NONE ?
-						  p->holder : p->first, err);
+		rc = hd_reach_path(&sp->path, reach, target(p), err);
 		if (rc && rc != HD_ENOTFOUND)
 			goto out;
 		p->path = rc == 0 ? &sp->path : NULL;
@@ -364,8 +354,7 @@ static int describe_all(hd_leaks *l, unsigned flags, size_t top,
 	rc = cluster_all(l, reach, top, err);
 out:
 	hd_reach_free(reach);
-	hd__free(isnew, bytes);
-	hd__free(seen, bytes);
+	hd__bitmap_free(seen, l->attr.n);
 	return rc;
 }
 
@@ -403,38 +392,201 @@ static int fold(hd_leaks *l, const hd_leaks_options *o, hd_error *err)
 	return 0;
 }
 
+/*
+ * The verdict: no significant leak under min_leak bytes (the VM's own
+ * tables left out); else the first suspect, or the first cluster when
+ * it gathers several suspects that together hold more than the first
+ * suspect alone (the shape is then the suspect).
+ */
+/* Is the holder of a Thread's or Fiber's (what running code holds)? */
+static int is_stack_object(const hd_store *s, hd_node_id v)
+{
+	char name[16];
+	size_t n = hd_store_node_name(name, sizeof(name), s, v);
+
+	return hd_store_type(s, v) == HD_T_DATA &&
+	       ((n == 6 && !memcmp(name, "Thread", 6)) ||
+		(n == 5 && !memcmp(name, "Fiber", 5)));
+}
+
+/* The nodes the machine stack holds (root machine_context), or NULL
+ * when there are none (or out of memory: nothing is then transient). */
+static unsigned char *machine_held(const hd_leaks *l)
+{
+	uint32_t c, nroot = hd_store_root_count(l->s), n;
+	unsigned char *m = NULL;
+	hd_edge_iter it;
+	hd_node_id v;
+
+	n = hd_store_node_count(l->s);
+	for (c = 0; c < nroot; c++) {
+		if (strcmp(hd_store_root_name(l->s, c), "machine_context"))
+			continue;
+		if (!m && !(m = hd__bitmap_new(n)))
+			return NULL;
+		hd_store_root_refs(l->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0)
+			if (v < n)
+				hd__bit_set(m, v);
+	}
+	return m;
+}
+
+/* HD_SUSPECT_TRANSIENT: only stacks hold it (mc: machine_held()). */
+static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
+		     const unsigned char *mc)
+{
+	const hd_nodes *h = p->holder_list;
+	size_t i;
+
+	if (p->kind == HD_SUSPECT_ROOT)
+		return mc && hd__bit(mc, p->first);
+	if (!h || !h->n || p->holders > h->n)
+		return 0;
+	for (i = 0; i < h->n; i++)
+		if (!is_stack_object(l->s, h->ids[i]))
+			return 0;
+	return 1;
+}
+
+/* HD_SUSPECT_CHURN: its holder, a Hash or Array, is no longer than it
+ * was in before (the object at its address, of its type and
+ * generation). */
+static int churn(const hd_leaks *l, const hd_store *before,
+		 const hd_leaks_suspect *p)
+{
+	hd_node_id v = p->holder, b;
+	uint64_t now, then, g, h;
+	int type;
+
+	if (!before || v == HD_NODE_NONE)
+		return 0;
+	type = hd_store_type(l->s, v);
+	if (type != HD_T_HASH && type != HD_T_ARRAY)
+		return 0;
+	b = hd_store_find(before, hd_store_address(l->s, v));
+	if (b == HD_NODE_NONE || hd_store_type(before, b) != type)
+		return 0;
+	g = hd_store_generation(l->s, v);
+	h = hd_store_generation(before, b);
+	if (g != UINT64_MAX && h != UINT64_MAX && g != h)
+		return 0;
+	return hd_store_length(&now, l->s, v) &&
+	       hd_store_length(&then, before, b) && now <= then;
+}
+
+/*
+ * The verdict: the described suspects that only stacks hold, or (two
+ * dumps) that only replaced what a collection held, are passed over;
+ * no significant leak when what is left, the VM's tables left out, is
+ * under min_leak; else the first suspect left, or the first cluster
+ * when it gathers several suspects that together hold more than that
+ * suspect alone (the shape is then the suspect).
+ */
+static void verdict(hd_leaks *l, const hd_leaks_options *o)
+{
+	hd_leaks_totals *t = &l->t;
+	uint64_t leak = t->leak_memsize - (t->vm_memsize < t->leak_memsize ?
+						   t->vm_memsize :
+						   t->leak_memsize);
+	size_t i, first = l->nsus;
+	unsigned char *mc = machine_held(l);
+
+	for (i = 0; i < l->nsus; i++) {
+		hd_leaks_suspect *p = &l->sus[i].pub;
+
+		p->flags = (transient(l, p, mc) ? HD_SUSPECT_TRANSIENT : 0) |
+			   (churn(l, o->before, p) ? HD_SUSPECT_CHURN : 0);
+		if (p->flags)
+			hd__sat_add(&t->passed_memsize, p->retained_memsize);
+		if (p->flags & HD_SUSPECT_TRANSIENT)
+			hd__sat_add(&t->transient_memsize, p->retained_memsize);
+		else if (p->flags & HD_SUSPECT_CHURN)
+			hd__sat_add(&t->churn_memsize, p->retained_memsize);
+		else if (first == l->nsus)
+			first = i;
+	}
+	hd__bitmap_free(mc, hd_store_node_count(l->s));
+	leak -= t->passed_memsize < leak ? t->passed_memsize : leak;
+	t->min_leak = o->min_leak;
+	t->significant = leak >= o->min_leak && leak > 0;
+	t->first_kind = HD_LEAKS_FIRST_NONE;
+	if (!t->significant || first == l->nsus)
+		return;
+	t->first_kind = HD_LEAKS_FIRST_SUSPECT;
+	t->first_index = first;
+	t->first_share = l->sus[first].pub.share;
+	if (l->ncl && l->cl[0].pub.suspects > 1 &&
+	    l->cl[0].pub.retained_memsize > l->sus[first].pub.retained_memsize &&
+	    !l->sus[l->cl[0].pub.ranks[0]].pub.flags) {
+		t->first_kind = HD_LEAKS_FIRST_CLUSTER;
+		t->first_index = 0;
+		t->first_share = l->cl[0].pub.share;
+	}
+}
+
+/* The options, of version 1 (without min_leak) or 2. */
+static int options(hd_leaks_options *o, const hd_leaks_options *opts)
+{
+	static const hd_leaks_options defaults = HD_LEAKS_OPTIONS_INIT;
+
+	*o = defaults;
+	if (!opts)
+		return 0;
+	if (opts->version == 1) {
+		/* the fields of version 1 only: the caller's struct ends
+		 * there */
+		o->flags = opts->flags;
+		o->min_share = opts->min_share;
+		o->top = opts->top;
+		return 0;
+	}
+	if (opts->version != HD_LEAKS_OPTIONS_VERSION)
+		return HD_EINVAL;
+	*o = *opts;
+	return 0;
+}
+
 int hd_leaks_build(hd_leaks **out, const hd_store *s,
 		   const hd_diff_result *d, const hd_leaks_options *opts,
 		   hd_error *err)
 {
-	hd_leaks_options o = HD_LEAKS_OPTIONS_INIT;
-	hd_interface_totals it;
+	hd_leaks_options o;
+	const hd_nodes *leak;
 	hd_leaks *l;
 	int rc;
 
 	HD_ASSERT_ARG(out && s && d);
 	*out = NULL;
-	if (opts)
-		o = *opts;
-	HD_ASSERT_ARG(o.version == HD_LEAKS_OPTIONS_VERSION);
+	HD_ASSERT_ARG(options(&o, opts) == 0);
 	HD_ASSERT_ARG(o.min_share >= 0 && o.min_share <= 1);
 	if (!(l = hd__calloc(1, sizeof(*l))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	l->s = s;
-	l->leak = d->has_later ? &d->retained_later : &d->added;
-	l->t.leak_count = l->leak->n;
+	l->has_later = d->has_later;
+	leak = d->has_later ? &d->retained_later : &d->added;
+	l->t.leak_count = leak->n;
 	l->t.leak_memsize = d->has_later ? d->retained_later_memsize :
 					   d->added_memsize;
-	if ((rc = hd_interface_with_flags(&l->x, s, l->leak,
-					  o.flags & HD_ROOTS_SKIP_WEAK, err)))
+	if ((rc = hd__attr_build(&l->attr, s, leak,
+				 d->has_later ? &d->young_later : NULL,
+				 o.flags & HD_ROOTS_SKIP_WEAK))) {
+		rc = hd__error(err, rc, "out of memory");
 		goto fail;
-	hd_interface_totals_get(&it, l->x);
-	l->saturated = d->memsize_saturated || (int)it.memsize_saturated;
+	}
+	l->saturated = d->memsize_saturated || l->attr.saturated;
+	l->t.unreached_count = l->attr.unreached_count;
+	l->t.unreached_memsize = l->attr.unreached_memsize;
+	l->t.vm_count = l->attr.vm_count;
+	l->t.vm_memsize = l->attr.vm_memsize;
+	l->t.young_count = l->attr.young_count;
+	l->t.young_memsize = l->attr.young_memsize;
+	l->t.joint = l->attr.joint;
 	if ((rc = group(l, err)) || (rc = fold(l, &o, err)) ||
 	    (rc = describe_all(l, o.flags, o.top, err)))
 		goto fail;
+	verdict(l, &o);
 	l->t.saturated = (uint32_t)l->saturated;
-	l->leak = NULL; /* d is not kept */
 	*out = l;
 	return 0;
 fail:
@@ -474,14 +626,246 @@ void hd_leaks_free(hd_leaks *l)
 	}
 	hd__free(l->cl, (l->nsus ? l->nsus : 1) * sizeof(*l->cl));
 	hd__free(l->ranks, (l->nsus ? l->nsus : 1) * sizeof(*l->ranks));
-	n = l->t.border ? l->t.border : 1;
+	n = l->nsus ? l->nsus : 1;
 	for (i = 0; l->sus && i < l->nsus; i++) {
 		hd_root_path_free(&l->sus[i].path);
-		hd_nodes_free(&l->sus[i].border);
 		hd_stats_free(l->sus[i].pub.classes);
 		hd_stats_free(l->sus[i].pub.sites);
 	}
 	hd__free(l->sus, n * sizeof(*l->sus));
-	hd_interface_free(l->x);
+	hd__attr_free(&l->attr);
 	hd__free(l, sizeof(*l));
+}
+
+/* ---- the verdict in words ---- */
+
+size_t hd_bytes_text(char *buf, size_t size, uint64_t n)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)n;
+	int u = 0, len;
+
+	while (v >= 1000.0 && u < 4) {
+		v /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		len = snprintf(buf, size, "%llu B", (unsigned long long)n);
+	else
+		len = snprintf(buf, size, "%.1f %s", v, unit[u]);
+	return len < 0 ? 0 : (size_t)len;
+}
+
+/* A growing text: appends as snprintf would, counting what did not fit. */
+struct text {
+	char *buf;
+	size_t size, len;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t->len < t->size ? t->buf + t->len : NULL,
+		      t->len < t->size ? t->size - t->len : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += (size_t)n;
+}
+
+/* One hop of a path ("Node name"), from -> to. */
+static void put_hop(struct text *t, const hd_store *s, hd_node_id from,
+		    hd_node_id to)
+{
+	size_t n = hd_store_hop_text(t->len < t->size ? t->buf + t->len : NULL,
+				     t->len < t->size ? t->size - t->len : 0,
+				     s, from, to);
+
+	t->len += n;
+}
+
+/* The last hops of a path that end at v (at most HOPS of them). */
+#define HOPS 3
+
+static void put_tail(struct text *t, const hd_store *s,
+		     const hd_root_path *p)
+{
+	size_t i = p->n > HOPS ? p->n - HOPS : 0;
+
+	if (p->n > HOPS)
+		put(t, "... -> ");
+	for (; i < p->n; i++) {
+		put_hop(t, s, p->nodes[i],
+			i + 1 < p->n ? p->nodes[i + 1] : HD_NODE_NONE);
+		if (i + 1 < p->n)
+			put(t, " -> ");
+	}
+}
+
+/* How a suspect is held, in words. */
+static void put_held(struct text *t, const hd_leaks *l,
+		     const hd_leaks_suspect *p)
+{
+	const hd_nodes *h = p->holder_list;
+	size_t i;
+
+	switch (p->kind) {
+	case HD_SUSPECT_SHARED:
+	case HD_SUSPECT_JOINT:
+		put(t, p->kind == HD_SUSPECT_JOINT ?
+			       "held jointly by %u holders: " :
+			       "each held by the same %u old objects: ",
+		    p->holders);
+		for (i = 0; h && i < h->n && i < 3; i++) {
+			put(t, "%s", i ? ", " : "");
+			put_hop(t, l->s, h->ids[i], HD_NODE_NONE);
+		}
+		if (p->holders > 3)
+			put(t, ", ...");
+		break;
+	case HD_SUSPECT_ROOT:
+		put(t, "held by a root alone");
+		break;
+	default:
+		if (p->path)
+			put_tail(t, l->s, p->path);
+		else
+			put_hop(t, l->s, p->holder, HD_NODE_NONE);
+	}
+}
+
+/* The path of what the verdict names first, or NULL. */
+static const hd_root_path *first_path(const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+
+	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER)
+		return l->cl[v->first_index].pub.path;
+	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT)
+		return l->sus[v->first_index].pub.path;
+	return NULL;
+}
+
+int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
+{
+	const hd_root_path *p;
+	const hd_growing *x = NULL;
+	size_t i, n = hd_growth_dumps(g);
+
+	HD_ASSERT_ARG(l && g);
+	if (n > GROWTH_DUMPS)
+		return hd__error(err, HD_EINVAL,
+				 "growth over more than %d dumps",
+				 GROWTH_DUMPS);
+	l->has_growth = 1;
+	l->growing = hd_growth_count(g);
+	l->ndumps = n;
+	l->grow_id = HD_NODE_NONE;
+	if ((p = first_path(l)) != NULL)
+		for (i = p->n; i-- > 0 && !x;)
+			x = hd_growth_find(g, p->nodes[i]);
+	if (x) {
+		l->grow_id = x->id;
+		memcpy(l->grow_len, x->lengths, n * sizeof(*x->lengths));
+	}
+	return 0;
+}
+
+/* "; Hash grows at every dump: 10 -> 20 -> 30" */
+static void put_growth(struct text *t, const hd_leaks *l)
+{
+	size_t i;
+
+	if (!l->has_growth)
+		return;
+	if (l->grow_id == HD_NODE_NONE) {
+		if (l->growing)
+			put(t, "; %zu collection%s grow%s at every step of the "
+			       "%zu dumps", l->growing,
+			    l->growing == 1 ? "" : "s",
+			    l->growing == 1 ? "s" : "", l->ndumps);
+		else
+			put(t, "; no collection grows at every step of the "
+			       "%zu dumps", l->ndumps);
+		return;
+	}
+	put(t, "; ");
+	put_hop(t, l->s, l->grow_id, HD_NODE_NONE);
+	put(t, " grows at every dump: ");
+	for (i = 0; i < l->ndumps; i++)
+		put(t, "%s%llu", i ? " -> " : "",
+		    (unsigned long long)l->grow_len[i]);
+}
+
+size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+	const char *what = l->has_later ? "leak" : "growth";
+	struct text t = { buf, size, 0 };
+	char a[32], b[32];
+
+	if (size)
+		buf[0] = 0;
+	if (!v->significant) {
+		uint64_t rest = v->leak_memsize - v->vm_memsize;
+
+		hd_bytes_text(a, sizeof(a), rest);
+		put(&t, "no significant %s: %llu objects, %s %s", what,
+		    (unsigned long long)(v->leak_count - v->vm_count), a,
+		    l->has_later ? "new in after and still alive in later" :
+				   "new in after");
+		if (v->vm_memsize) {
+			hd_bytes_text(a, sizeof(a), v->vm_memsize);
+			put(&t, " (and %s of the VM's own tables)", a);
+		}
+		if (v->transient_memsize) {
+			hd_bytes_text(a, sizeof(a), v->transient_memsize);
+			put(&t, "; %s of it held only by running code's stacks",
+			    a);
+		}
+		if (v->churn_memsize) {
+			hd_bytes_text(a, sizeof(a), v->churn_memsize);
+			put(&t, "; %s of it replaced what a collection held, "
+				"which is no longer than in before", a);
+		}
+		rest -= v->passed_memsize < rest ? v->passed_memsize : rest;
+		hd_bytes_text(a, sizeof(a), rest);
+		hd_bytes_text(b, sizeof(b), v->min_leak);
+		put(&t, "%s%s, under the %s threshold",
+		    v->passed_memsize ? "; the rest, " : "",
+		    v->passed_memsize ? a : "", b);
+		put_growth(&t, l);
+		return t.len;
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER) {
+		const hd_leaks_cluster *c = &l->cl[v->first_index].pub;
+
+		hd_bytes_text(a, sizeof(a), c->retained_memsize);
+		put(&t, "cluster %zu: %zu suspects of one shape hold %.1f%% of "
+			"the %s (%s)", v->first_index + 1, c->suspects,
+		    100.0 * c->share, what, a);
+		if (c->shape)
+			put(&t, ": %s", c->shape);
+		put_growth(&t, l);
+		return t.len;
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT) {
+		const hd_leaks_suspect *p = &l->sus[v->first_index].pub;
+
+		hd_bytes_text(a, sizeof(a), p->retained_memsize);
+		put(&t, "suspect %zu holds %.1f%% of the %s (%llu objects, "
+			"%s): ", v->first_index + 1, 100.0 * p->share, what,
+		    (unsigned long long)p->retained_count, a);
+		put_held(&t, l, p);
+		put_growth(&t, l);
+		return t.len;
+	}
+	put(&t, "a %s without a suspect: no old object or root holds "
+		"what is new", what);
+	return t.len;
 }

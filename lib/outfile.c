@@ -9,14 +9,25 @@
  *   - a device, a FIFO or a socket: written in place, never replaced;
  *   - a symbolic link: followed, never replaced; what it names is the
  *     output (a chain is followed to its end, a dangling link creates
- *     its target);
+ *     its target), but a link another user owns in a shared directory
+ *     (sticky and writable by all, as /tmp) is refused, as the kernel's
+ *     fs.protected_symlinks would (we follow links ourselves); so is a
+ *     device, FIFO or socket another user owns there;
  *   - a regular file, or a name that does not exist: a temporary file
  *     beside it (NAME.tmpXXXXXX), written, synced, and renamed over it.
  *     On failure the temporary file is removed and NAME is untouched.
+ *     The temporary file is locked (flock) from before its name exists
+ *     (O_TMPFILE, then linked in) until the commit, so that
+ *     hd__outfile_sweep() can tell a store's temporary file left by a
+ *     killed writer from one being written.
+ *   - hd__outfile_open_replace (the store cache): the name itself, never
+ *     followed: the temporary file is renamed over whatever is there (a
+ *     link is replaced, never written through), with the mode given.
  *
  * Every temporary file (outputs and spools) is in a registry of fixed
  * slots that hd_outfile_cleanup() empties from a signal handler.
  */
+#define _GNU_SOURCE /* O_TMPFILE (Linux) */
 #include "hd_int.h"
 
 #include <errno.h>
@@ -24,6 +35,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,6 +149,41 @@ static void sync_dir(const char *path)
 	str_free(dir);
 }
 
+/* 1 when the directory of path is shared: sticky and writable by all
+ * (/tmp); its owner into *owner. */
+static int shared_dir(const char *path, uid_t *owner)
+{
+	char *dir = dir_of(path);
+	struct stat sb;
+	int shared = 0;
+
+	if (dir && stat(dir, &sb) == 0) {
+		shared = (sb.st_mode & S_ISVTX) && (sb.st_mode & S_IWOTH);
+		*owner = sb.st_uid;
+	}
+	str_free(dir);
+	return shared;
+}
+
+/* 0 when the link or special file at path (lstat'ed into lsb) may be
+ * followed or opened: ours, its directory's owner's, or not in a shared
+ * directory (the rule of fs.protected_symlinks, applied by us since
+ * follow_links reads links itself). */
+static int foreign(const char *path, const struct stat *lsb)
+{
+	uid_t owner = 0;
+
+	return lsb->st_uid != geteuid() && shared_dir(path, &owner) &&
+	       lsb->st_uid != owner;
+}
+
+static int foreign_error(const char *path, hd_error *err)
+{
+	return hd__error_sys(err, EACCES, "cannot write '%s': it is a %s of "
+			     "another user in a shared directory", path,
+			     "symbolic link or special file");
+}
+
 /*
  * The end of a chain of symbolic links from path: the name a rename
  * must land on (it may not exist: a dangling link makes a new file).
@@ -153,6 +202,11 @@ static int follow_links(const char *path, char **target_out, hd_error *err)
 		if (hops == MAX_LINKS) {
 			errno = ELOOP;
 			goto sys;
+		}
+		if (foreign(cur, &lsb)) {
+			hd__free(link, PATH_MAX);
+			str_free(cur);
+			return foreign_error(path, err);
 		}
 		if ((n = readlink(cur, link, PATH_MAX - 1)) < 0)
 			goto sys;
@@ -224,6 +278,9 @@ static int resolve(const char *path, int *kind, char **target,
 	if (*exists && S_ISDIR(sb->st_mode))
 		return hd__error_sys(err, EISDIR, "cannot write '%s': %s",
 				     path, strerror(EISDIR));
+	if (lstat(path, &lsb) == 0 && !S_ISREG(lsb.st_mode) &&
+	    foreign(path, &lsb))
+		return foreign_error(path, err);
 	if (*exists && !S_ISREG(sb->st_mode)) {
 		*kind = KIND_IN_PLACE;
 		return 0;
@@ -256,14 +313,76 @@ static mode_t mode_like(const char *like)
 	return 0600;
 }
 
+/* Six letters of mkstemp's alphabet into p, from getrandom: 0, or -1. */
+static int random_letters(char *p)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[6];
+	int i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	for (i = 0; i < 6; i++)
+		p[i] = abc[r[i] % 62];
+	return 0;
+}
+
+/*
+ * The temporary file o->tmp (NAME.tmpXXXXXX), created and locked before
+ * its name appears (O_TMPFILE, locked, then linked in), so that
+ * hd__outfile_sweep() never takes a live writer's file for a dead one's:
+ * fd, or -1 (errno) where the file system cannot, and mkstemp is used.
+ */
+static int make_locked(char *tmp, const char *dir)
+{
+#ifdef O_TMPFILE
+	char proc[64];
+	int fd, tries;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	(void)flock(fd, LOCK_EX | LOCK_NB);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (tries = 0; tries < 100; tries++) {
+		if (random_letters(tmp + strlen(tmp) - 6))
+			break;
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp,
+			   AT_SYMLINK_FOLLOW) == 0)
+			return fd;
+		if (errno != EEXIST)
+			break;
+	}
+	close(fd);
+	memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+	return -1;
+#else
+	(void)tmp;
+	(void)dir;
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
 static int open_temp(hd_outfile *o, mode_t mode, hd_error *err)
 {
 	size_t n = strlen(o->target) + 11;
+	char *dir;
 
-	if (!(o->tmp = hd__malloc(n)))
+	if (!(dir = dir_of(o->target)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (!(o->tmp = hd__malloc(n))) {
+		str_free(dir);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
 	snprintf(o->tmp, n, "%s.tmpXXXXXX", o->target);
-	o->fd = mkstemp(o->tmp);
+	o->fd = make_locked(o->tmp, dir);
+	str_free(dir);
+	if (o->fd < 0 && (o->fd = mkstemp(o->tmp)) >= 0)
+		/* a sweep between these two calls could take it: rare, and
+		 * only this write then fails */
+		(void)flock(o->fd, LOCK_EX | LOCK_NB);
 	if (o->fd < 0) {
 		int e = errno;
 
@@ -326,6 +445,79 @@ int hd_outfile_open(hd_outfile **out, const char *path, const char *like,
 fail:
 	hd_outfile_free(o);
 	return rc;
+}
+
+int hd__outfile_open_replace(hd_outfile **out, const char *path,
+			     unsigned int mode, hd_error *err)
+{
+	hd_outfile *o;
+	int rc;
+
+	HD_ASSERT_ARG(out && path && *path && strcmp(path, "-") != 0);
+	*out = NULL;
+	if (!(o = hd__calloc(1, sizeof(*o))) || !(o->name = str_dup(path)) ||
+	    !(o->target = str_dup(path))) {
+		if (o)
+			str_free(o->name);
+		hd__free(o, sizeof(*o));
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	o->fd = -1;
+	o->slot = -1;
+	o->kind = KIND_TEMP;
+	if ((rc = open_temp(o, (mode_t)(mode & 0666), err))) {
+		hd_outfile_free(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+/* NAME.hds.tmpXXXXXX: a store's temporary file, mkstemp's six letters */
+static int store_temp_name(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n < 14 || memcmp(name + n - 14, ".hds.tmp", 8) != 0)
+		return 0;
+	for (i = n - 6; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+int hd__outfile_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int swept = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat sb, lsb;
+		int fd;
+
+		if (!store_temp_name(e->d_name))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
+			    O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    fstatat(dirfd(d), e->d_name, &lsb,
+			    AT_SYMLINK_NOFOLLOW) == 0 &&
+		    lsb.st_dev == sb.st_dev && lsb.st_ino == sb.st_ino &&
+		    unlinkat(dirfd(d), e->d_name, 0) == 0)
+			swept++;
+		close(fd);
+	}
+	closedir(d);
+	return swept;
 }
 
 static int fail_write(hd_outfile *o, int e, hd_error *err)

@@ -38,15 +38,17 @@ static int name_is(const char *p, size_t len, const char *s)
 static int weak_class_name(const char *p, size_t len)
 {
 	return name_is(p, len, "ObjectSpace::WeakMap") ||
-	       name_is(p, len, "ObjectSpace::WeakKeyMap") ||
 	       name_is(p, len, "WeakRef");
 }
 
 /*
  * Is id a weak-reference internal whose references must not be walked:
- * a DATA of struct weakmap or weakkeymap, or an instance of a class
- * named ObjectSpace::WeakMap, ObjectSpace::WeakKeyMap or WeakRef (the
- * class of weakref.rb, whose referent lives in its class's WeakMap)?
+ * a DATA of struct weakmap, or an instance of a class named
+ * ObjectSpace::WeakMap or WeakRef (the class of weakref.rb, whose
+ * referent lives in its class's WeakMap)? Not an ObjectSpace::WeakKeyMap
+ * (struct weakkeymap): the references a dump lists for it are its
+ * values, which it holds as long as their keys live (an ephemeron
+ * table, man 5 heapdump-store, WEAK MAPS); its weak keys are not listed.
  */
 static int is_weak(const hd_store *s, hd_node_id id)
 {
@@ -56,8 +58,10 @@ static int is_weak(const hd_store *s, hd_node_id id)
 
 	if (hd_store_type(s, id) == HD_T_DATA) {
 		p = hd_store_aux(s, id, &len);
-		if (name_is(p, len, "weakmap") || name_is(p, len, "weakkeymap"))
+		if (name_is(p, len, "weakmap"))
 			return 1;
+		if (name_is(p, len, "weakkeymap"))
+			return 0;
 	}
 	/* an IMEMO is no instance: on 4.0 the class of an IMEMO/fields is
 	 * the owner of the ivars it holds (here, maybe the class WeakRef) */

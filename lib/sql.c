@@ -568,10 +568,12 @@ static int value_address(sqlite3_value *v, uint64_t *out)
 		if (!t || n == 0 || n > 24 || t[0] == '-' || t[0] == '+' ||
 		    t[0] == ' ')
 			return -1;
+		errno = 0;
 		a = strtoull((const char *)t, &end,
 			     t[0] == '0' && (t[1] == 'x' || t[1] == 'X') ? 16 :
 									    10);
-		if (*end || end != (const char *)t + n)
+		/* past 2^64 - 1 is no address (strtoull saturates) */
+		if (errno == ERANGE || *end || end != (const char *)t + n)
 			return -1;
 		*out = a;
 		return 0;
@@ -1668,6 +1670,50 @@ static void fn_visited(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- read-only: what the authorizer lets through ---- */
 
+/*
+ * The functions a statement may call: SQLite's own that compute on
+ * their arguments only (core scalars, aggregates, window functions,
+ * math, dates, JSON) and ours. Anything else is refused when the
+ * statement is prepared: load_extension, fts3_tokenizer (it hands out a
+ * library pointer and replaces a tokenizer), fts5 (a pointer), the
+ * full-text and R*Tree helpers, sqlite_compileoption_*, changes() and
+ * the like, and any function an extension or a later SQLite adds.
+ * Sorted, for bsearch with sqlite3_stricmp.
+ */
+static const char *const sql_functions[] = {
+	"->", "->>", "abs", "acos", "acosh", "addr", "asin", "asinh", "atan",
+	"atan2", "atanh", "avg", "ceil", "ceiling", "char", "coalesce",
+	"concat", "concat_ws", "cos", "cosh", "count", "cume_dist", "date",
+	"datetime", "degrees", "dense_rank", "exp", "first_value", "floor",
+	"format", "glob", "group_concat", "hd_rows_visited", "hex",
+	"hexaddr", "ifnull", "iif", "instr", "json", "json_array",
+	"json_array_length", "json_error_position", "json_extract",
+	"json_group_array", "json_group_object", "json_insert",
+	"json_object", "json_patch", "json_pretty", "json_quote",
+	"json_remove", "json_replace", "json_set", "json_type", "json_valid",
+	"julianday", "lag", "last_value", "lead", "length", "like",
+	"likelihood", "likely", "ln", "log", "log10", "log2", "lower",
+	"ltrim", "max", "min", "mod", "nth_value", "ntile", "nullif",
+	"octet_length", "path", "percent_rank", "pi", "pow", "power",
+	"printf", "quote", "radians", "rank", "replace", "retained", "round",
+	"row_number", "rtrim", "sign", "sin", "sinh", "soundex", "sqrt",
+	"strftime", "string_agg", "substr", "substring", "sum", "tan", "tanh",
+	"time", "timediff", "total", "trim", "trunc", "typeof", "unhex",
+	"unicode", "unixepoch", "unlikely", "upper",
+};
+
+static int cmp_function(const void *key, const void *elem)
+{
+	return sq.sqlite3_stricmp(key, *(const char *const *)elem);
+}
+
+static int function_allowed(const char *name)
+{
+	return name && bsearch(name, sql_functions,
+			       sizeof(sql_functions) / sizeof(sql_functions[0]),
+			       sizeof(sql_functions[0]), cmp_function) != NULL;
+}
+
 static int authorize(void *p, int action, const char *a, const char *b,
 		     const char *db, const char *trigger)
 {
@@ -1687,9 +1733,7 @@ static int authorize(void *p, int action, const char *a, const char *b,
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
-		return b && sq.sqlite3_stricmp(b, "load_extension") == 0 ?
-			       SQLITE_DENY :
-			       SQLITE_OK;
+		return function_allowed(b) ? SQLITE_OK : SQLITE_DENY;
 	case SQLITE_PRAGMA:
 		for (i = 0; a && pragmas[i]; i++)
 			if (sq.sqlite3_stricmp(a, pragmas[i]) == 0)

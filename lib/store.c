@@ -36,7 +36,7 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"root offset",    "root",         "class name",
 	"dominator info", "dominator",    "retained count",
 	"retained memsize", "reference name info", "reference name",
-	"root reference name", "stats summary",
+	"root reference name", "stats summary", "source identity",
 };
 
 static const char *sec_name(uint32_t id)
@@ -141,6 +141,8 @@ static uint64_t want_size(const hd_store *s, int id)
 		return hd__store_names_size(s, id);
 	case HD__SEC_STATS:
 		return hd__store_stats_size(s);
+	case HD__SEC_SOURCE_ID:
+		return (uint64_t)HD__SID_COUNT * 8;
 	}
 	return UINT64_MAX;
 }
@@ -166,6 +168,9 @@ static int load_meta(hd_store *s, hd_error *err)
 	if (m[HD__M_ROOT_CATEGORIES] >= HD_NODE_NONE ||
 	    m[HD__M_ROOT_KEPT] > UINT32_MAX)
 		return bad(err, "store %s count is out of range", "root");
+	if (m[HD__M_CLASS_EDGES] > m[HD__M_EDGES] ||
+	    m[HD__M_CLASS_EDGES] > m[HD__M_NODES])
+		return bad(err, "store %s count is out of range", "class edge");
 	if (m[HD__M_CLASSES] > m[HD__M_NODES] ||
 	    m[HD__M_CLASSX] > m[HD__M_NODES] ||
 	    m[HD__M_MEMSIZE_WIDE] > m[HD__M_NODES] ||
@@ -193,7 +198,7 @@ static void fill_info(hd_store *s)
 
 	memset(in, 0, sizeof(*in));
 	in->nodes = m[HD__M_NODES];
-	in->edges = m[HD__M_EDGES];
+	in->edges = m[HD__M_EDGES] - m[HD__M_CLASS_EDGES];
 	in->dangling = m[HD__M_DANGLING];
 	in->duplicates = m[HD__M_DUPLICATES];
 	in->root_refs = m[HD__M_ROOT_REFS];
@@ -676,7 +681,7 @@ static int check_tables(struct vread *v, hd_error *err)
 		if ((t != HD_T_CLASS && t != HD_T_MODULE && t != HD_T_ICLASS) ||
 		    hd__le32(p + 4) >= s->nstrings ||
 		    hd__le32(p + 8) >= s->nstrings ||
-		    (hd__le32(p + 12) & ~HD__CLS_SINGLETON))
+		    (hd__le32(p + 12) & ~(HD__CLS_SINGLETON | HD__CLS_EDGE)))
 			return bad(err, "store %s section is invalid",
 				   "class name");
 		prev = node;
@@ -987,6 +992,12 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 	version = hd__le32(base + 8);
 	count = hd__le32(base + 12);
 	declared = hd__le64(base + 16);
+	if (version == 1)
+		return hd__error(
+			err, HD_EFORMAT,
+			"store version 1 was written by an older "
+			"heapdump (its graph has no class references): "
+			"index the dump again");
 	if (version != HD__STORE_VERSION)
 		return hd__error(err, HD_EFORMAT,
 				 "store version %u is not supported", version);
@@ -1069,27 +1080,35 @@ static int pread_all(int fd, unsigned char *p, size_t n, uint64_t off)
 	return 0;
 }
 
-static int load_file(hd_store *s, int fd, const char *path, size_t size,
-		     const unsigned char **base, hd_error *err)
+/* Maps the file, or reads it into memory: with HD_NO_MMAP, and for a
+ * file that another user could change under us (not ours, or writable
+ * by group or others), whose sections must not change after their
+ * check (a private mapping of a file shows what its writer writes). */
+static int load_file(hd_store *s, int fd, const char *path,
+		     const struct stat *st, const unsigned char **base,
+		     hd_error *err)
 {
+	size_t size = (size_t)st->st_size;
 #ifndef HD_NO_MMAP
-	/* registered for hd_mapped_path (filemap.c) */
-	const char *m = hd__map_file(fd, size, path);
+	const char *m;
 
-	if (!m)
-		return sys_fail(err, "map", path);
-	s->map = (void *)(uintptr_t)m;
-	s->map_len = size;
-	*base = (const unsigned char *)m;
-#else
-	s->buf = hd__malloc(size);
+	if (st->st_uid == geteuid() && !(st->st_mode & 022)) {
+		/* registered for hd_mapped_path (filemap.c) */
+		if (!(m = hd__map_file(fd, size, path)))
+			return sys_fail(err, "map", path);
+		s->map = (void *)(uintptr_t)m;
+		s->map_len = size;
+		*base = (const unsigned char *)m;
+		return 0;
+	}
+#endif
+	s->buf = hd__malloc(size ? size : 1);
 	if (!s->buf)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	s->buf_len = size;
+	s->buf_len = size ? size : 1;
 	if (pread_all(fd, s->buf, size, 0))
 		return sys_fail(err, "read", path);
 	*base = s->buf;
-#endif
 	return 0;
 }
 
@@ -1145,19 +1164,17 @@ static void find_source(hd_store *s, const char *store_path)
 	(void)try_beside(s, store_path, dlen, base);
 }
 
-int hd_store_open(hd_store **out, const char *path, hd_error *err)
+int hd__store_open_fd(hd_store **out, int fd, const char *path,
+		      hd_error *err)
 {
 	hd_store *s = NULL;
 	const unsigned char *base = NULL;
 	unsigned char head[HD__STORE_MAGIC_LEN];
 	struct stat st;
-	int fd = -1, rc;
+	int rc;
 
-	HD_ASSERT_ARG(out && path);
+	HD_ASSERT_ARG(out && fd >= 0 && path);
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sys_fail(err, "open", path);
 	if (fstat(fd, &st)) {
 		rc = sys_fail(err, "stat", path);
 		goto out;
@@ -1174,15 +1191,11 @@ int hd_store_open(hd_store **out, const char *path, hd_error *err)
 			       path);
 		goto out;
 	}
-	if (lseek(fd, 0, SEEK_SET)) {
-		rc = sys_fail(err, "seek", path);
-		goto out;
-	}
 	if (!(s = hd__calloc(1, sizeof(*s)))) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = load_file(s, fd, path, (size_t)st.st_size, &base, err)))
+	if ((rc = load_file(s, fd, path, &st, &base, err)))
 		goto out;
 	if (s->map) {
 		s->fd = fd; /* closed with the mapping */
@@ -1199,6 +1212,33 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return rc;
+}
+
+int hd_store_open(hd_store **out, const char *path, hd_error *err)
+{
+	int fd;
+
+	HD_ASSERT_ARG(out && path);
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sys_fail(err, "open", path);
+	return hd__store_open_fd(out, fd, path, err);
+}
+
+int hd__store_set_source(hd_store *s, const char *path)
+{
+	size_t n = strlen(path) + 1;
+	char *p = hd__malloc(n);
+
+	if (!p)
+		return -1;
+	memcpy(p, path, n);
+	hd__free(s->source_found, s->source_found_len);
+	s->source_found = p;
+	s->source_found_len = n;
+	s->info.source_path = p;
+	return 0;
 }
 
 /* A store from a copy of buf[0..len): hd_store_open() without a file. */
@@ -1558,6 +1598,32 @@ static const unsigned char *class_entry(const hd_store *s, hd_node_id c)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* Can an object of type t have a class edge (store_build.c's rule)? */
+static int has_instance_class(int t)
+{
+	return t != HD_T_UNKNOWN && t != HD_T_NONE && t != HD_T_IMEMO &&
+	       t != HD_T_NODE && t != HD_T_ZOMBIE;
+}
+
+int hd__store_class_edge(const hd_store *s, hd_node_id id, uint32_t *k)
+{
+	const unsigned char *e;
+	uint32_t c, a, b;
+
+	if (!s->meta[HD__M_CLASS_EDGES] || id >= s->nodes ||
+	    !has_instance_class(s->sec[HD__SEC_TYPE][id]) ||
+	    (c = col32(s, HD__SEC_CLASS, id)) == HD_NODE_NONE)
+		return 0;
+	a = col32(s, HD__SEC_REFS_OFF, id);
+	b = col32(s, HD__SEC_REFS_OFF, (uint64_t)id + 1);
+	if (a >= b || col32(s, HD__SEC_REFS, (uint64_t)b - 1) != c ||
+	    !(e = class_entry(s, c)) || !(hd__le32(e + 12) & HD__CLS_EDGE))
+		return 0;
+	if (k)
+		*k = b - 1 - a;
+	return 1;
 }
 
 size_t hd_store_class_name(char *buf, size_t size, const hd_store *s,

@@ -140,6 +140,14 @@ struct bld {
 	size_t N;
 	struct lut lut;
 	uint64_t dangling, duplicates;
+	/* class edges (man 5 heapdump-store, CLASS REFERENCES): the node
+	 * of each class pointer whose instances hold it, else NONE; the
+	 * records that get one, as a bitmap and ascending with the class
+	 * node of each; how many at most, and made */
+	uint32_t *cedge;
+	unsigned char *cbit;
+	uint32_t *ce_rec, *ce_tgt;
+	size_t nce_max, nce;
 	hd_store *s;
 };
 
@@ -1068,6 +1076,21 @@ static int resolve_refs(struct bld *b)
 	return 0;
 }
 
+/* The class node of record r, one of class_edges()'s records. */
+static uint32_t class_edge_of(const struct bld *b, uint32_t r)
+{
+	size_t lo = 0, hi = b->nce_max, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (b->ce_rec[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return b->ce_tgt[lo];
+}
+
 /* The forward CSR in node order; duplicate records' references drop. */
 static int forward_csr(struct bld *b)
 {
@@ -1078,11 +1101,11 @@ static int forward_csr(struct bld *b)
 	void *p;
 
 	off = sec_alloc(b, HD__SEC_REFS_OFF, b->N + 1, 4);
-	out = sec_alloc(b, HD__SEC_REFS, b->nrefs, 4);
+	out = sec_alloc(b, HD__SEC_REFS, b->nrefs + b->nce_max, 4);
 	if (!off || !out)
 		return HD_ENOMEM;
 	if (b->nm) {
-		b->enm_n = b->nrefs ? b->nrefs : 1;
+		b->enm_n = b->nrefs + b->nce_max ? b->nrefs + b->nce_max : 1;
 		if (!(b->enm = hd__array_alloc(b->enm_n, 4)))
 			return HD_ENOMEM;
 	}
@@ -1100,6 +1123,13 @@ static int forward_csr(struct bld *b)
 					b->enm[e] = b->nm[k];
 				out[e++] = t;
 			}
+		}
+		/* the class edge, last (store_class_edge() finds it so) */
+		if (b->cbit && hd__bit(b->cbit, r)) {
+			if (b->enm)
+				b->enm[e] = 0;
+			out[e++] = class_edge_of(b, r);
+			b->nce++;
 		}
 		off[i + 1] = (uint32_t)e;
 	}
@@ -1378,6 +1408,92 @@ static int is_classy(int t)
 	return t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS;
 }
 
+/*
+ * Is e a class whose instances hold it, with a class edge each (man 5
+ * heapdump-store, CLASS REFERENCES): a class or module that is a
+ * singleton (flagged, or a metaclass) or anonymous (no name; before
+ * Ruby 3.0 a name "#<...>")? Its instances are then its only holders,
+ * or the only ones the dump shows. A named class is held by its
+ * constant: an edge from each instance would change nothing but the
+ * retained sizes of every class.
+ */
+static int held_by_instances(const struct bld *b, const struct hd__class *e)
+{
+	const char *name;
+	size_t len;
+
+	if (!e || (e->type != HD_T_CLASS && e->type != HD_T_MODULE))
+		return 0;
+	if ((e->flags & HD__CF_SINGLETON) || e->name == HD_STR_NONE)
+		return 1;
+	name = hd__intern_str(&b->strs, e->name, &len);
+	return len >= 2 && name[0] == '#' && name[1] == '<';
+}
+
+/* Can an object of type t have a class edge: an instance, not a free
+ * slot, an internal (IMEMO, NODE: whose class field is not a class) or
+ * a zombie? */
+static int has_instance_class(int t)
+{
+	return t != HD_T_UNKNOWN && t != HD_T_NONE && t != HD_T_IMEMO &&
+	       t != HD_T_NODE && t != HD_T_ZOMBIE;
+}
+
+/*
+ * Before the edges and the nodes are built, on one thread: the class
+ * names resolved (classes_table reads them), the class node of every
+ * class pointer whose instances hold it (cedge), and the records that
+ * get a class edge (cbit): forward_csr adds them, last.
+ */
+static int class_edges(struct bld *b)
+{
+	const uint32_t *cls = b->c[C_CLS].p;
+	const uint8_t *type = b->c[C_TYPE].p;
+	const struct hd__class *e;
+	size_t d, r, any = 0;
+	uint32_t c;
+
+	if (hd__classtab_resolve(&b->ct))
+		return HD_ENOMEM;
+	if (!(b->cedge = hd__array_alloc(b->ncd ? b->ncd : 1,
+					 sizeof(*b->cedge))))
+		return HD_ENOMEM;
+	for (d = 0; d < b->ncd; d++) {
+		b->cedge[d] = HD_NODE_NONE;
+		e = hd__classtab_find(&b->ct, b->cdict[d]);
+		if (held_by_instances(b, e)) {
+			b->cedge[d] = lut_find(&b->lut, b->cdict[d]);
+			any += b->cedge[d] != HD_NODE_NONE;
+		}
+	}
+	if (!any)
+		return 0;
+	if (!(b->cbit = hd__bitmap_new((uint32_t)b->n)))
+		return HD_ENOMEM;
+	for (r = 0; r < b->n; r++) {
+		if ((c = cls[r]) == HD_NODE_NONE ||
+		    b->cedge[c] == HD_NODE_NONE || !has_instance_class(type[r]))
+			continue;
+		hd__bit_set(b->cbit, (uint32_t)r);
+		b->nce_max++;
+	}
+	if (b->nrefs + b->nce_max > hd__max_refs)
+		return over(b, "references", hd__max_refs);
+	/* the class column is permuted (and freed) beside forward_csr:
+	 * what it needs of it, apart */
+	if (!(b->ce_rec = hd__array_alloc(b->nce_max ? b->nce_max : 1,
+					  sizeof(*b->ce_rec))) ||
+	    !(b->ce_tgt = hd__array_alloc(b->nce_max ? b->nce_max : 1,
+					  sizeof(*b->ce_tgt))))
+		return HD_ENOMEM;
+	for (r = 0, d = 0; r < b->n; r++)
+		if (hd__bit(b->cbit, (uint32_t)r)) {
+			b->ce_rec[d] = (uint32_t)r;
+			b->ce_tgt[d++] = b->cedge[cls[r]];
+		}
+	return 0;
+}
+
 /* Names classes (AUX) and lists them with their real names (CLASSES). */
 static int classes_table(struct bld *b)
 {
@@ -1386,10 +1502,9 @@ static int classes_table(struct bld *b)
 	uint32_t *aux = b->s->own[HD__SEC_AUX];
 	const struct hd__class *e;
 	unsigned char *p;
+	uint32_t f;
 	size_t i, n = 0;
 
-	if (hd__classtab_resolve(&b->ct))
-		return HD_ENOMEM;
 	for (i = 0; i < b->N; i++)
 		n += is_classy(type[i]) &&
 		     hd__classtab_find(&b->ct, addr[i]) != NULL;
@@ -1403,9 +1518,10 @@ static int classes_table(struct bld *b)
 		hd__put_le32(p, (uint32_t)i);
 		hd__put_le32(p + 4, e->display);
 		hd__put_le32(p + 8, e->real);
-		hd__put_le32(p + 12, e->flags & HD__CF_SINGLETON ?
-					     HD__CLS_SINGLETON :
-					     0);
+		f = e->flags & HD__CF_SINGLETON ? HD__CLS_SINGLETON : 0;
+		if (held_by_instances(b, e))
+			f |= HD__CLS_EDGE;
+		hd__put_le32(p + 12, f);
 		p += HD__CLASS_SIZE;
 	}
 	b->s->meta[HD__M_CLASSES] = n;
@@ -1494,6 +1610,7 @@ static int meta(struct bld *b, hd_error *err)
 	m[HD__M_RD_TRUNCATED] = (uint64_t)st.truncated;
 	m[HD__M_RD_GZIP] = (uint64_t)st.gzip;
 	m[HD__M_RD_MEMPROF] = (uint64_t)st.memprof;
+	m[HD__M_CLASS_EDGES] = b->nce;
 	if ((rc = strings(b)))
 		return limit_error(b, err, rc);
 	if (!(p = sec_alloc(b, HD__SEC_META, HD__M_COUNT, 8)))
@@ -1532,6 +1649,10 @@ static void acc_free(struct bld *b)
 	hd__free(b->raddr, b->raddr_cap * sizeof(*b->raddr));
 	hd__free(b->rcat, b->rcat_cap * sizeof(*b->rcat));
 	hd__free(b->perm, (b->n ? b->n : 1) * sizeof(*b->perm));
+	hd__free(b->cedge, (b->ncd ? b->ncd : 1) * sizeof(*b->cedge));
+	hd__bitmap_free(b->cbit, (uint32_t)b->n);
+	hd__free(b->ce_rec, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_rec));
+	hd__free(b->ce_tgt, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_tgt));
 	lut_free(&b->lut);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
@@ -1882,6 +2003,9 @@ static int assemble(struct bld *b, hd_error *err)
 	if (lut_init(&b->lut, b->c[C_ADDR].p, b->N) || resolve_refs(b))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	hd__timing("resolve");
+	if ((rc = class_edges(b)))
+		return limit_error(b, err, rc);
+	hd__timing("classes");
 	set_sec(b, HD__SEC_ADDRESS, b->c[C_ADDR].p, b->N * 8,
 		b->c[C_ADDR].cap * 8);
 	b->c[C_ADDR].p = NULL;

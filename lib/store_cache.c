@@ -8,12 +8,25 @@
  * variable is unset or relative), KEY 32 hex digits of a hash of the
  * dump's absolute path, size and mtime. The cache directory is made
  * 0700 and used only if it is a real directory of this user that no one
- * else may write. When: a cached store is reused while it opens (every
- * section validated) and hd_store_check_source() and the mtime say its
- * dump is unchanged; otherwise the dump is indexed again and the store
- * written (a temporary file renamed over the old one), then mapped.
- * Never written: a file that does not start with the store magic, a
- * symbolic link, a directory not ours.
+ * else may write.
+ *
+ * Reused: a store that is ours (a regular file, opened with O_NOFOLLOW
+ * and judged on the descriptor: owned by the effective user, writable
+ * by no group or other, so that no one else can have written it or
+ * change it under us), that opens (every section validated), whose
+ * source identity section holds the dump's stat(2) as it is now
+ * (device, inode, size, mtime and ctime to the nanosecond) and whose
+ * fingerprint (hd_store_check_source) matches. Its values are read from
+ * the dump the caller named, never from the path the store records.
+ *
+ * Written otherwise: the dump's stat taken before it is read goes into
+ * the store, which is written to a temporary file made O_EXCL beside
+ * the name and renamed over it (never opening the name: a link planted
+ * there is replaced, not followed), with the dump's permission bits
+ * (0600 at most in a folder writable by group or others, as /tmp). The
+ * stores' temporary files that a killed writer left in the folder
+ * (ours, not locked by a writer) are swept first. Never replaced: a
+ * file that is not a store of ours, a directory not ours.
  */
 #include "hd_int.h"
 
@@ -24,6 +37,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "store_format.h"
 
 #define CACHE_PATH_MAX 4096
 
@@ -83,21 +98,47 @@ static void dir_of(char *buf, size_t size, const char *path)
 		snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
+/* 1 when the file on fd is a regular file of this user that no group or
+ * other may write: a store no one else wrote or can change. */
+static int ours(const struct stat *sb)
+{
+	return S_ISREG(sb->st_mode) && sb->st_uid == geteuid() &&
+	       !(sb->st_mode & 022);
+}
+
 /* 1 if a store may be written at f: a missing name in a writable
- * directory, or a regular file (no link) holding a store that we may
- * replace there. Anything else is not ours. */
+ * directory, or a store of ours (ours()) there. Anything else is not
+ * ours to replace. */
 static int ours_to_write(const char *f)
 {
 	char dir[CACHE_PATH_MAX];
 	struct stat sb;
+	int fd, ok;
 
 	dir_of(dir, sizeof(dir), f);
 	if (access(dir, W_OK) != 0)
 		return 0;
-	if (lstat(f, &sb) != 0)
+	fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT;
-	return S_ISREG(sb.st_mode) && access(f, W_OK) == 0 &&
-	       hd_store_is_store(f);
+	ok = fstat(fd, &sb) == 0 && ours(&sb);
+	close(fd);
+	return ok && hd_store_is_store(f);
+}
+
+/* The mode of a store written in dir for a dump of mode dump_mode: the
+ * dump's read and write bits, and no more than 0600 when the folder is
+ * writable by group or others. */
+static unsigned int store_mode(const char *f, mode_t dump_mode)
+{
+	char dir[CACHE_PATH_MAX];
+	struct stat sb;
+	unsigned int mode = (unsigned int)(dump_mode & 0666);
+
+	dir_of(dir, sizeof(dir), f);
+	if (stat(dir, &sb) != 0 || (sb.st_mode & 022))
+		mode &= 0600;
+	return mode;
 }
 
 /* mkdir -p, every missing directory 0700. */
@@ -200,28 +241,120 @@ int hd_store_cache_path(char *buf, size_t size, const char *path,
 	return 0;
 }
 
-/* The store at f, if it is one of the dump (abs, sb) as it is now;
- * why not in note. */
+/* The dump's identity as the SOURCE_ID section keeps it. */
+static void source_id(uint64_t v[HD__SID_COUNT], const struct stat *sb)
+{
+	v[HD__SID_DEV] = (uint64_t)sb->st_dev;
+	v[HD__SID_INO] = (uint64_t)sb->st_ino;
+	v[HD__SID_SIZE] = (uint64_t)sb->st_size;
+	v[HD__SID_MTIME] = (uint64_t)sb->st_mtim.tv_sec;
+	v[HD__SID_MTIME_NS] = (uint64_t)sb->st_mtim.tv_nsec;
+	v[HD__SID_CTIME] = (uint64_t)sb->st_ctim.tv_sec;
+	v[HD__SID_CTIME_NS] = (uint64_t)sb->st_ctim.tv_nsec;
+}
+
+/* 1 when s was built from the dump whose stat is sb, as it is now. */
+static int same_source(const hd_store *s, const struct stat *sb)
+{
+	uint64_t want[HD__SID_COUNT], len;
+	const unsigned char *p = hd__store_section(s, HD__SEC_SOURCE_ID, &len);
+	int i;
+
+	if (!p || len != (uint64_t)HD__SID_COUNT * 8)
+		return 0;
+	source_id(want, sb);
+	for (i = 0; i < HD__SID_COUNT; i++)
+		if (hd__le64(p + (size_t)i * 8) != want[i])
+			return 0;
+	return 1;
+}
+
+/* Keeps the dump's identity (sb, taken before it was read) in s. */
+static int keep_source(hd_store *s, const struct stat *sb, hd_error *err)
+{
+	static const int sid[1] = { HD__SEC_SOURCE_ID };
+	uint64_t v[HD__SID_COUNT];
+	unsigned char *img = hd__malloc((size_t)HD__SID_COUNT * 8);
+	void *imgs[1];
+	size_t len[1] = { (size_t)HD__SID_COUNT * 8 };
+	int i, rc;
+
+	if (!img)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	source_id(v, sb);
+	for (i = 0; i < HD__SID_COUNT; i++)
+		hd__put_le64(img + (size_t)i * 8, v[i]);
+	imgs[0] = img;
+	if ((rc = hd__store_attach(s, sid, imgs, len, 1, err)))
+		hd__free(img, len[0]);
+	return rc;
+}
+
+/* The store at f, opened without following a link, if it is ours (its
+ * owner and mode, on the descriptor); *why says why not. */
+static hd_store *open_ours(const char *f, const char **why, hd_error *e)
+{
+	hd_store *s = NULL;
+	struct stat fs;
+	int fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*why = NULL;
+	if (fd < 0) {
+		if (errno == ELOOP)
+			*why = "a symbolic link";
+		return NULL;
+	}
+	if (fstat(fd, &fs) != 0 || !S_ISREG(fs.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	if (!ours(&fs)) {
+		*why = fs.st_uid != geteuid() ? "owned by another user" :
+						"writable by others";
+		close(fd);
+		return NULL;
+	}
+	if (hd__store_open_fd(&s, fd, f, e)) {
+		*why = "damaged";
+		return NULL;
+	}
+	return s;
+}
+
+/* The store at f, if it is ours and one of the dump (abs, sb) as it is
+ * now, reading its values from abs; why not in note. */
 static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 		       char *note, size_t nsize)
 {
-	hd_store *s = NULL;
-	hd_store_info info;
+	hd_store *s;
 	hd_error e = { 0 };
-	struct stat fs;
+	const char *why;
+	struct stat ls;
 
-	if (stat(f, &fs) != 0 || !S_ISREG(fs.st_mode) || !hd_store_is_store(f))
+	if (lstat(f, &ls) != 0 ||
+	    (S_ISREG(ls.st_mode) && !hd_store_is_store(f)))
 		return NULL;
-	if (hd_store_open(&s, f, &e)) {
-		snprintf(note, nsize, "%.300s was damaged (%.150s): indexed again", f,
-			 e.msg);
+	if (!(s = open_ours(f, &why, &e))) {
+		if (why && strcmp(why, "damaged") == 0 &&
+		    strncmp(e.msg, "store version ", 14) == 0)
+			snprintf(note, nsize, "%.300s was written by another "
+				 "heapdump, in another store format: indexed "
+				 "again", f);
+		else if (why && strcmp(why, "damaged") == 0)
+			snprintf(note, nsize, "%.300s was damaged (%.150s): "
+				 "indexed again", f, e.msg);
+		else if (why)
+			snprintf(note, nsize, "%.300s is %s: not used", f,
+				 why);
 		return NULL;
 	}
-	hd_store_info_get(&info, s);
-	if (hd_store_check_source(s, abs, &e) ||
-	    info.source_mtime != (uint64_t)(sb->st_mtime > 0 ? sb->st_mtime : 0)) {
+	if (!same_source(s, sb) || hd_store_check_source(s, abs, &e)) {
 		snprintf(note, nsize, "%.300s was stale (its dump changed): "
 			 "indexed again", f);
+		hd_store_close(s);
+		return NULL;
+	}
+	if (hd__store_set_source(s, abs)) {
 		hd_store_close(s);
 		return NULL;
 	}
@@ -312,18 +445,35 @@ int hd_store_open_cached(hd_store **out, hd_cache_result *res,
 	}
 	if ((rc = build(&s, path, &o, err)))
 		return rc;
+	if (target && keep_source(s, &sb, err)) {
+		hd_store_close(s);
+		return HD_ENOMEM;
+	}
 	if (target) {
+		hd_store *w = NULL;
 		hd_error we = { 0 };
+		const char *why;
+		char dir[CACHE_PATH_MAX];
 
-		if (hd_store_write(s, target, &we)) {
+		dir_of(dir, sizeof(dir), target);
+		(void)hd__outfile_sweep(dir);
+		if (hd__store_write_replace(s, target,
+					    store_mode(target, sb.st_mode),
+					    &we)) {
 			snprintf(res->note, sizeof(res->note), "cannot write "
 				 "%.300s: %.150s", target, we.msg);
 			target = NULL;
+		} else if (!(w = open_ours(target, &why, &we)) ||
+			   !same_source(w, &sb) ||
+			   hd__store_set_source(w, abs)) {
+			/* replaced under us: the store built stays in use */
+			hd_store_close(w);
+			snprintf(res->note, sizeof(res->note), "%.300s changed "
+				 "after it was written: not used", target);
+			target = NULL;
 		} else {
 			hd_store_close(s);
-			s = NULL;
-			if ((rc = hd_store_open(&s, target, err)))
-				return rc;
+			s = w;
 		}
 	}
 	res->how = target ? HD_CACHE_BUILT : HD_CACHE_MEMORY;

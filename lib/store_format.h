@@ -17,7 +17,10 @@
 
 #define HD__STORE_MAGIC "HDSTORE\0"
 #define HD__STORE_MAGIC_LEN 8
-#define HD__STORE_VERSION 1u
+/* 2: the references include each object's class edge (CLASS flag
+ * HD__CLS_EDGE, META HD__M_CLASS_EDGES); a version 1 store is refused
+ * with a message that says to index the dump again. */
+#define HD__STORE_VERSION 2u
 #define HD__STORE_HEADER 32u    /* magic, version, count, file size, 0 */
 #define HD__STORE_ENTRY 24u     /* id, flags, offset, size */
 #define HD__STORE_MAX_SECTIONS 64u
@@ -68,6 +71,10 @@ enum hd__sec {
 	HD__SEC_NAME_ROOT,    /* u32[root refs kept] string id + 1, or empty */
 	/* The stats summary (store_stats.c), alone in its group: */
 	HD__SEC_STATS,        /* head, rows by type, class name, dumper */
+	/* The identity of the dump a cached store was built from (the
+	 * cache's key, store_cache.c; written last but one: the summary
+	 * stays last in the file), alone in its group: */
+	HD__SEC_SOURCE_ID,    /* u64[HD__SID_COUNT] */
 	HD__SEC__COUNT        /* one past the last id */
 };
 
@@ -75,6 +82,12 @@ enum hd__sec {
  * (HD_ROOTS_SKIP_WEAK), the objects reached, their memsize. */
 enum hd__dom_info { HD__DI_FLAGS, HD__DI_REACHED, HD__DI_MEMSIZE,
 		    HD__DOM_INFO_COUNT };
+
+/* SOURCE_ID fields (u64 each): the dump's stat(2) taken before it was
+ * read (store_cache.c compares every field). */
+enum hd__source_id { HD__SID_DEV, HD__SID_INO, HD__SID_SIZE,
+		     HD__SID_MTIME, HD__SID_MTIME_NS, HD__SID_CTIME,
+		     HD__SID_CTIME_NS, HD__SID_COUNT };
 
 /* A wide-value entry: u32 node, u32 zero, u64 value (16 bytes). */
 #define HD__WIDE_SIZE 16u
@@ -84,6 +97,10 @@ enum hd__dom_info { HD__DI_FLAGS, HD__DI_REACHED, HD__DI_MEMSIZE,
  * flags (HD__CLS_SINGLETON). */
 #define HD__CLASS_SIZE 16u
 #define HD__CLS_SINGLETON 1u
+/* Its instances hold it (man 5 heapdump-store, CLASS REFERENCES): a
+ * singleton or anonymous class or module; each instance's last
+ * reference is the class edge to it. */
+#define HD__CLS_EDGE 2u
 
 /* The escape in a u32 value column: the value is in the wide table. */
 #define HD__ESC 0xffffffffu
@@ -131,6 +148,7 @@ enum hd__meta {
 	HD__M_RD_TRUNCATED,
 	HD__M_RD_GZIP,
 	HD__M_RD_MEMPROF,
+	HD__M_CLASS_EDGES,      /* of HD__M_EDGES: class edges (version 2) */
 	HD__M_COUNT
 };
 
@@ -309,6 +327,14 @@ HD_HIDDEN void hd__stats_image_row(struct hd__ss_row *r,
  * From one thread at a time.
  */
 HD_HIDDEN void hd__timing(const char *phase);
+
+/*
+ * Is the last reference of node id its class edge (man 5 heapdump-store,
+ * CLASS REFERENCES)? Then *k (optional) receives its index among id's
+ * references. O(log classes).
+ */
+HD_HIDDEN int hd__store_class_edge(const hd_store *s, hd_node_id id,
+				   uint32_t *k);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);

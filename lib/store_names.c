@@ -359,7 +359,47 @@ corrupt:
 
 int hd_store_has_ref_names(const hd_store *s)
 {
-	return s->sec[HD__SEC_NAME_INFO] != NULL;
+	return s->sec[HD__SEC_NAME_INFO] != NULL ||
+	       s->meta[HD__M_CLASS_EDGES] != 0;
+}
+
+/* The name of every class edge (man 5 heapdump-store, CLASS
+ * REFERENCES), made by the store: HD_NAME_INFERRED. */
+static const char class_ref_name[] = "(class)";
+
+static const char *class_name_of_edge(size_t *len, unsigned *flags)
+{
+	if (len)
+		*len = sizeof(class_ref_name) - 1;
+	if (flags)
+		*flags = HD_NAME_INFERRED;
+	return class_ref_name;
+}
+
+/* The name of every reference of an ephemeron table (man 5
+ * heapdump-store, WEAK MAPS) that has none of its own: HD_NAME_INFERRED. */
+static const char eph_ref_name[] = "(ephemeron value)";
+
+/* Is node id an ephemeron table: ObjectSpace::WeakKeyMap's DATA, whose
+ * references (its values, each alive while its key is) are so named? */
+static int is_ephemeron_table(const hd_store *s, hd_node_id id)
+{
+	const char *p;
+	size_t len;
+
+	if (hd_store_type(s, id) != HD_T_DATA)
+		return 0;
+	p = hd_store_aux(s, id, &len);
+	return p && len == 10 && memcmp(p, "weakkeymap", 10) == 0;
+}
+
+static const char *eph_name(size_t *len, unsigned *flags)
+{
+	if (len)
+		*len = sizeof(eph_ref_name) - 1;
+	if (flags)
+		*flags = HD_NAME_INFERRED;
+	return eph_ref_name;
 }
 
 static const char *sid_str(const hd_store *s, uint32_t sid, size_t *len)
@@ -413,19 +453,27 @@ const char *hd_store_ref_name_at(const hd_store *s, hd_node_id from,
 				 uint32_t k, size_t *len, unsigned *flags)
 {
 	const unsigned char *off = s->sec[HD__SEC_REFS_OFF];
-	uint32_t a, b;
+	const char *n;
+	uint32_t a, b, ck;
 
 	if (len)
 		*len = 0;
 	if (flags)
 		*flags = 0;
-	if (!s->sec[HD__SEC_NAME_INFO] || from >= s->nodes)
+	if (from >= s->nodes)
 		return NULL;
+	if (hd__store_class_edge(s, from, &ck) && k == ck)
+		return class_name_of_edge(len, flags);
 	a = hd__le32(off + (size_t)from * 4);
 	b = hd__le32(off + ((size_t)from + 1) * 4);
 	if (k >= b - a)
 		return NULL;
-	return code_str(s, edge_code(s, (uint64_t)a + k), len, flags);
+	n = s->sec[HD__SEC_NAME_INFO] ?
+		    code_str(s, edge_code(s, (uint64_t)a + k), len, flags) :
+		    NULL;
+	if (n || !is_ephemeron_table(s, from))
+		return n;
+	return eph_name(len, flags);
 }
 
 const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
@@ -433,21 +481,30 @@ const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
 {
 	const unsigned char *off = s->sec[HD__SEC_REFS_OFF];
 	const unsigned char *refs = s->sec[HD__SEC_REFS];
-	uint32_t a, b, e, code;
+	uint32_t a, b, e, code, ck;
+	int ce, found = 0;
 
 	if (len)
 		*len = 0;
 	if (flags)
 		*flags = 0;
-	if (!s->sec[HD__SEC_NAME_INFO] || from >= s->nodes)
+	if (from >= s->nodes)
 		return NULL;
+
+	ce = hd__store_class_edge(s, from, &ck);
 	a = hd__le32(off + (size_t)from * 4);
 	b = hd__le32(off + ((size_t)from + 1) * 4);
-	for (e = a; e < b; e++)
-		if (hd__le32(refs + (size_t)e * 4) == to &&
-		    (code = edge_code(s, e)))
+	for (e = a; e < b; e++) {
+		if (hd__le32(refs + (size_t)e * 4) != to)
+			continue;
+		if (ce && e - a == ck)
+			return class_name_of_edge(len, flags);
+		found = 1;
+		if (s->sec[HD__SEC_NAME_INFO] && (code = edge_code(s, e)))
 			return code_str(s, code, len, flags);
-	return NULL;
+	}
+	return found && is_ephemeron_table(s, from) ? eph_name(len, flags) :
+						      NULL;
 }
 
 const char *hd_store_root_ref_name(const hd_store *s, uint32_t i,

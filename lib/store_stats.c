@@ -308,8 +308,10 @@ static int group_nodes(const hd_store *s, struct tab *t, const hd_node_id *ids,
 		last->a.count++;
 		last->a.sat |= hd__sat_add(&last->a.memsize,
 					   hd_store_memsize(s, i));
+		/* as the dump lists them: not the class edge */
 		last->a.edges += hd__le32(roff + (size_t)i * 4 + 4) -
-				 hd__le32(roff + (size_t)i * 4);
+				 hd__le32(roff + (size_t)i * 4) -
+				 (uint64_t)hd__store_class_edge(s, i, NULL);
 		if (g != UINT64_MAX) {
 			last->a.traced++;
 			last->a.gmin = g < last->a.gmin ? g : last->a.gmin;
@@ -621,6 +623,8 @@ int hd__store_stats_check(const hd_store *s, hd_error *err)
 	const unsigned char *p = s->sec[HD__SEC_STATS], *q, *prev = NULL;
 	const char *names;
 	uint64_t rows, bytes, i, count = 0, edges = 0, o, l;
+	/* the rows count references as the dump lists them */
+	uint64_t dump_edges = s->meta[HD__M_EDGES] - s->meta[HD__M_CLASS_EDGES];
 
 	if (!p)
 		return 0;
@@ -651,11 +655,11 @@ int hd__store_stats_check(const hd_store *s, hd_error *err)
 		}
 		count += hd__le64(q + 16);
 		edges += hd__le64(q + 32);
-		if (count > s->nodes || edges > s->meta[HD__M_EDGES])
+		if (count > s->nodes || edges > dump_edges)
 			return corrupt(err, "does not match the nodes");
 		prev = q;
 	}
-	if (count != s->nodes || edges != s->meta[HD__M_EDGES])
+	if (count != s->nodes || edges != dump_edges)
 		return corrupt(err, "does not match the nodes");
 	return 0;
 }

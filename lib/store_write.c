@@ -36,6 +36,20 @@ static int present(const hd_store *s, int id)
 	return id < HD__SEC__REQUIRED || s->sec[id];
 }
 
+/* The i-th section in the file (0 <= i < HD__SEC__COUNT - 1): by id,
+ * but the stats summary last, so that no other section's place depends
+ * on its size (write_direct computes it while the rest is written). */
+static int order_at(int i)
+{
+	int id = i + 1;
+
+	if (id < HD__SEC_STATS)
+		return id;
+	return id == HD__SEC__COUNT - 1 ? HD__SEC_STATS : id + 1;
+}
+
+#define NSEC (HD__SEC__COUNT - 1)
+
 static size_t table_bytes(const hd_store *s)
 {
 	size_t n = HD__STORE_HEADER;
@@ -59,15 +73,15 @@ static uint64_t layout(const hd_store *s, unsigned char *head,
 	size_t tb = table_bytes(s);
 	uint64_t pos = align8(tb);
 	unsigned char *e = head + HD__STORE_HEADER;
-	int id;
+	int i, id;
 
 	memset(head, 0, tb);
 	memcpy(head, HD__STORE_MAGIC, HD__STORE_MAGIC_LEN);
 	hd__put_le32(head + 8, HD__STORE_VERSION);
 	hd__put_le32(head + 12, (uint32_t)((tb - HD__STORE_HEADER) /
 					   HD__STORE_ENTRY));
-	for (id = 1; id < HD__SEC__COUNT; id++) {
-		if (!present(s, id))
+	for (i = 0; i < NSEC; i++) {
+		if (!present(s, id = order_at(i)))
 			continue;
 		hd__put_le32(e, (uint32_t)id);
 		hd__put_le32(e + 4, id < HD__SEC__REQUIRED ?
@@ -88,13 +102,13 @@ static int write_store(hd_outfile *o, const hd_store *s, hd_error *err)
 	static const unsigned char zeros[HD__STORE_ALIGN];
 	unsigned char head[TABLE_MAX];
 	uint64_t pos = table_bytes(s);
-	int id, rc;
+	int i, id, rc;
 
 	layout(s, head, NULL);
 	if ((rc = hd_outfile_write(o, head, (size_t)pos, err)))
 		return rc;
-	for (id = 1; id < HD__SEC__COUNT; id++) {
-		if (!present(s, id))
+	for (i = 0; i < NSEC; i++) {
+		if (!present(s, id = order_at(i)))
 			continue;
 		if ((rc = hd_outfile_write(o, zeros,
 					   (size_t)(align8(pos) - pos), err)))
@@ -162,20 +176,22 @@ static void start_writeback(int fd, uint64_t from, uint64_t to)
 }
 
 /*
- * The sections of w below id stop and their padding, in order, with
+ * The sections of w (the summary too when with_stats) and their
+ * padding, in order, with
  * pwrite from their images (no mapping of the file: a page of it mapped
  * is first read, zero-filled, before it is overwritten), the disk
  * started on every WINDOW written: 0, or -1 with errno.
  */
 static int write_sections(int fd, const hd_store *w, const uint64_t *off,
-			  int stop)
+			  int with_stats)
 {
 	static const unsigned char zeros[HD__STORE_ALIGN];
 	uint64_t at, started = off[1], end, n;
-	int id;
+	int i, id;
 
-	for (id = 1; id < stop; id++) {
-		if (!present(w, id))
+	for (i = 0; i < NSEC; i++) {
+		id = order_at(i);
+		if (!present(w, id) || (id == HD__SEC_STATS && !with_stats))
 			continue;
 		for (at = 0; at < w->len[id]; at += n) {
 			n = w->len[id] - at < WINDOW ? w->len[id] - at : WINDOW;
@@ -258,8 +274,7 @@ static int write_direct(int fd, const hd_store *s, hd_store *w,
 					     strerror(errno));
 	if (own_sum)
 		started = hd__thread_start(&th, 1, summary_thread, &m) == 0;
-	e = write_sections(fd, w, off, own_sum ? HD__SEC_STATS :
-						 HD__SEC__COUNT) ?
+	e = write_sections(fd, w, off, !own_sum) ?
 		    errno :
 		    0;
 	if (own_sum && !started)
@@ -298,21 +313,16 @@ out:
 	return rc;
 }
 
-int hd_store_write(const hd_store *s, const char *path, hd_error *err)
+/* s into the output o opened for path, committed. */
+static int write_out(const hd_store *s, hd_outfile *o, const char *path,
+		     hd_error *err)
 {
 	static const unsigned char placeholder[8];
-	hd_outfile *o = NULL;
-	hd_store_info si;
 	hd_store w;
 	unsigned char *sum = NULL;
 	size_t sum_len = 0;
-	int rc, fd;
+	int rc = 0, fd;
 
-	HD_ASSERT_ARG(s && path);
-	/* the store holds the dump's strings: it gets the dump's mode */
-	hd_store_info_get(&si, s);
-	if ((rc = hd_outfile_open(&o, path, si.source_path, 0, err)))
-		goto out;
 	/* every written store carries the stats summary (store_stats.c):
 	 * a shallow copy of s that has it is what gets written */
 	w = *s;
@@ -344,7 +354,34 @@ commit:
 		hd__timing("commit");
 	}
 out:
-	hd_outfile_free(o);
 	hd__free(sum, sum_len);
+	return rc;
+}
+
+int hd_store_write(const hd_store *s, const char *path, hd_error *err)
+{
+	hd_outfile *o = NULL;
+	hd_store_info si;
+	int rc;
+
+	HD_ASSERT_ARG(s && path);
+	/* the store holds the dump's strings: it gets the dump's mode */
+	hd_store_info_get(&si, s);
+	if (!(rc = hd_outfile_open(&o, path, si.source_path, 0, err)))
+		rc = write_out(s, o, path, err);
+	hd_outfile_free(o);
+	return rc;
+}
+
+int hd__store_write_replace(const hd_store *s, const char *path,
+			    unsigned int mode, hd_error *err)
+{
+	hd_outfile *o = NULL;
+	int rc;
+
+	HD_ASSERT_ARG(s && path);
+	if (!(rc = hd__outfile_open_replace(&o, path, mode, err)))
+		rc = write_out(s, o, path, err);
+	hd_outfile_free(o);
 	return rc;
 }

@@ -226,6 +226,12 @@ static VALUE suspect_hash(struct diff_run *run, VALUE heap,
 	SET_U64(r, "keepalive_memsize", x->keepalive_memsize);
 	SET(r, "path", x->path ? hdx_path_value(s, x->path) : Qnil);
 	SET(r, "border", x->border ? set_value(heap, x->border) : Qnil);
+	SET(r, "kind", rb_str_new_cstr(x->kind == HD_SUSPECT_JOINT  ? "joint" :
+				       x->kind == HD_SUSPECT_SHARED ? "shared" :
+				       x->kind == HD_SUSPECT_ROOT   ? "root" :
+								      "holder"));
+	SET(r, "holder_list",
+	    x->holder_list ? set_value(heap, x->holder_list) : Qnil);
 	return r;
 }
 
@@ -250,6 +256,25 @@ static VALUE leaks_hash(VALUE arg)
 	SET_U64(r, "folded_count", t.folded_count);
 	SET_U64(r, "folded_memsize", t.folded_memsize);
 	SET(r, "saturated", t.saturated ? Qtrue : Qfalse);
+	{
+		char buf[1024];
+		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), run->l);
+
+		SET(r, "verdict", rb_utf8_str_new(buf, (long)(n < sizeof(buf) ?
+								 n :
+								 sizeof(buf) - 1)));
+	}
+	SET(r, "significant", t.significant ? Qtrue : Qfalse);
+	SET(r, "first_kind", t.first_kind == HD_LEAKS_FIRST_CLUSTER ?
+				     rb_str_new_cstr("cluster") :
+			     t.first_kind == HD_LEAKS_FIRST_SUSPECT ?
+				     rb_str_new_cstr("suspect") :
+				     Qnil);
+	SET(r, "first_index", SIZET2NUM(t.first_index));
+	SET_U64(r, "young_count", t.young_count);
+	SET_U64(r, "vm_memsize", t.vm_memsize);
+	SET_U64(r, "unreached_memsize", t.unreached_memsize);
+	SET(r, "joint", SIZET2NUM(t.joint));
 	SET(r, "heap", run->heaps[at]);
 	for (i = 0; i < t.groups; i++)
 		rb_ary_push(sus, suspect_hash(run, run->heaps[at], s,
@@ -328,10 +353,26 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 	if (lo.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
 	diff_open(&run, self, after, later);
+	lo.before = run.d->has_later ? NULL : run.h[0]->s;
 	if ((rc = hd_leaks_build(&run.l, run.h[run.d->has_later ? 2 : 1]->s,
 				 run.d, &lo, &err))) {
 		hd_diff_result_free(run.d);
 		hdx_raise(rc, &err);
+	}
+	if (run.d->has_later) {
+		/* the verdict names a growing collection as leaks does */
+		const hd_store *ss[3] = { run.h[0]->s, run.h[1]->s,
+					  run.h[2]->s };
+		hd_growth *g = NULL;
+
+		if ((rc = hd_growth_build(&g, ss, 3, &err)) ||
+		    (rc = hd_leaks_set_growth(run.l, g, &err))) {
+			hd_growth_free(g);
+			hd_leaks_free(run.l);
+			hd_diff_result_free(run.d);
+			hdx_raise(rc, &err);
+		}
+		hd_growth_free(g);
 	}
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }

@@ -8,6 +8,7 @@
 #include "hd_heap.h"
 
 #include <limits.h>
+#include <string.h>
 
 VALUE hdx_cHeap;
 
@@ -650,6 +651,58 @@ static VALUE heap_reached(VALUE self)
 				    hd_domtree_is_stored(d) ? Qtrue : Qfalse);
 }
 
+/* #_heap_memsize -> the Ruby heap for the process growth
+ * (hd_process_heap_memsize) */
+static VALUE heap_heap_memsize(VALUE self)
+{
+	return ULL2NUM(hd_process_heap_memsize(hdx_heap_get(self)->s));
+}
+
+/*
+ * Heap._process_judge(samples) -> [rss_growth, malloc_growth or nil,
+ * heap_growth, outside_ruby, text] or nil when a sample has no RSS:
+ * hd_process_judge over samples, each [rss or nil, malloc_in_use or
+ * nil, heap_memsize] (the sidecars' figures and #_heap_memsize).
+ */
+static VALUE heap_s_process_judge(VALUE self, VALUE samples)
+{
+	hd_process_sample smp[16];
+	hd_process_verdict v;
+	hd_error err = { 0 };
+	long n, k;
+	int rc;
+
+	(void)self;
+	Check_Type(samples, T_ARRAY);
+	n = RARRAY_LEN(samples);
+	if (n < 2 || n > 16)
+		rb_raise(rb_eArgError, "2 to 16 samples, not %ld", n);
+	memset(smp, 0, sizeof(smp));
+	for (k = 0; k < n; k++) {
+		VALUE e = rb_ary_entry(samples, k), x;
+
+		Check_Type(e, T_ARRAY);
+		if (!NIL_P(x = rb_ary_entry(e, 0))) {
+			smp[k].has_rss = 1;
+			smp[k].rss = NUM2ULL(x);
+		}
+		if (!NIL_P(x = rb_ary_entry(e, 1))) {
+			smp[k].has_malloc = 1;
+			smp[k].malloc_in_use = NUM2ULL(x);
+		}
+		smp[k].heap_memsize = NUM2ULL(rb_ary_entry(e, 2));
+	}
+	if ((rc = hd_process_judge(&v, smp, (size_t)n, NULL, &err)))
+		hdx_raise(rc, &err);
+	if (!v.known)
+		return Qnil;
+	return rb_ary_new_from_args(
+		5, LL2NUM(v.rss_growth),
+		v.has_malloc ? LL2NUM(v.malloc_growth) : Qnil,
+		LL2NUM(v.heap_growth), v.outside_ruby ? Qtrue : Qfalse,
+		rb_str_new_cstr(v.text));
+}
+
 /* #_top(k) -> the ids of the k largest retained sizes (hd_domtree_top) */
 static VALUE heap_top(VALUE self, VALUE vk, VALUE weak)
 {
@@ -771,6 +824,9 @@ void hdx_init_heap(VALUE mod)
 	rb_define_method(hdx_cHeap, "_retained", heap_retained, 2);
 	rb_define_method(hdx_cHeap, "_reached", heap_reached, 0);
 	rb_define_method(hdx_cHeap, "_top", heap_top, 2);
+	rb_define_method(hdx_cHeap, "_heap_memsize", heap_heap_memsize, 0);
+	rb_define_singleton_method(hdx_cHeap, "_process_judge",
+				   heap_s_process_judge, 1);
 	rb_define_method(hdx_cHeap, "_top_classes", heap_top_classes, 1);
 	rb_define_method(hdx_cHeap, "_idom", heap_idom, 1);
 	rb_define_method(hdx_cHeap, "_roots", heap_roots, 0);

@@ -13,8 +13,9 @@ int headertest_dummy(void)
 	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 	hd_replace_options rpo = HD_REPLACE_OPTIONS_INIT;
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
+	hd_process_options po = HD_PROCESS_OPTIONS_INIT;
 
 	return HD_OK + (int)(ro.version + io.version + so.version +
 			     dopt.version + lo.version + rpo.version +
-			     eo.version) * 0;
+			     eo.version + po.version) * 0;
 }

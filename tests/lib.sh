@@ -192,3 +192,27 @@ serve_start() {
 	PORT=${BASE##*:}
 	SPID=$pid
 }
+
+# second_user: makes ATT (ATT_UID), a local user of the suite's own
+# (useradd -M, no home) for the trust tests, with as_att CMD... to run a
+# command as that user; the suite's EXIT trap must call
+# second_user_remove. Fails the suite, saying why, when it runs as
+# another user than root or the user cannot be made: never a skip.
+second_user() {
+	ATT=hdtrust$$
+	if [ "$(id -u)" != 0 ]; then
+		notok user "the suite makes a second user (useradd) and must run as root, not as uid $(id -u)"
+		exit 1
+	fi
+	if ! command -v useradd >/dev/null 2>&1 || ! command -v runuser >/dev/null 2>&1; then
+		notok user "useradd and runuser are missing: apt-get install passwd util-linux"
+		exit 1
+	fi
+	if ! useradd -M -N -d /nonexistent -s /bin/sh "$ATT" 2>"$TMP/useradd.err"; then
+		notok user "cannot create the second user $ATT: $(head -c 300 "$TMP/useradd.err")"
+		exit 1
+	fi
+	ATT_UID=$(id -u "$ATT")
+}
+second_user_remove() { [ -n "${ATT:-}" ] && userdel -f "$ATT" 2>/dev/null; }
+as_att() { runuser -u "$ATT" -- "$@"; }

@@ -291,20 +291,29 @@ async function viewLeaks(ps) {
   const j = await api('leaks', { offset, limit: 20 });
   const t = j.totals;
   const nodes = [el('h1', {}, 'Leak suspects'),
+    el('p', { class: 'verdict', id: 'leak-verdict' }, 'Verdict: ' + j.verdict.text),
     kv([['leak', num(t.leak_count) + ' objects, ' + num(t.leak_memsize) + ' bytes'], ['border objects', t.border], ['suspects', t.groups, 'leak-groups'], t.folded ? ['folded', num(t.folded) + ' small groups'] : null], 'leak-totals'),
     pager(t.groups, offset, 20, o => { location.hash = '#/leaks?offset=' + o; })];
+  // the process grew outside its Ruby heap (the gem's sidecars): first
+  if (j.process && j.process.outside_ruby) nodes.splice(1, 0, el('p', { class: 'outside-ruby', id: 'process-growth' }, j.process.text));
   j.suspects.forEach(s => {
     const who = s.holder || s.first_border;
     const sec = el('section', { class: 'suspect', id: 'suspect-' + s.rank });
     sec.append(el('h2', {}, '#' + s.rank + ' ', objLink(who, 'suspect-link-' + s.rank), ' ', who.label, ' ',
       el('span', { class: 'muted' }, (100 * s.share).toFixed(1) + '% of the leak')));
-    sec.append(kv([[s.holder ? 'held by one old object' : 'held by', s.holder ? s.holder.label : num(s.holders) + ' objects and ' + num(s.roots) + ' root categories'],
+    sec.append(kv([[s.holder ? 'held by one old object' : s.kind === 'joint' ? 'held jointly by' : 'held by', s.holder ? s.holder.label : num(s.holders) + (s.kind === 'joint' ? ' holders together' : ' objects and ' + num(s.roots) + ' root categories')],
       ['new objects on the border', s.border_count], ['retained', num(s.retained_count) + ' objects, ' + num(s.retained_memsize) + ' bytes']]));
     sec.append(el('h3', {}, 'Path'));
     sec.append(pathList(s.path, 'suspect-path-' + s.rank));
     sec.append(el('p', {}, link('/graph', { suspect: s.rank }, 'drawing (Graphviz)', 'suspect-graph-link-' + s.rank)));
     nodes.push(sec);
   });
+  if (j.clusters && j.clusters.length) {
+    nodes.push(el('h2', {}, 'Clusters: suspects held the same way'));
+    nodes.push(table([{ label: 'rank', num: 1 }, { label: 'suspects', num: 1 }, { label: 'retained bytes', num: 1 }, { label: 'share' }, { label: 'shape' }],
+      j.clusters.map(c => [c.rank, num(c.suspects), num(c.retained_memsize), (100 * c.share).toFixed(1) + '%', c.shape || 'no GC root reaches them']),
+      { id: 'leak-clusters' }));
+  }
   show(...nodes);
 }
 

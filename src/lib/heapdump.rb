@@ -77,6 +77,7 @@ module HeapDump
     # names. The sidecar's "ref_names" says whether the dump has them.
     def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false, shapes: false,
              names: true)
+      given = path
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
       since = generation_option(since) unless since.nil?
       shapes = shapes_option(shapes)
@@ -85,7 +86,9 @@ module HeapDump
       meta = process_meta
       meta["dumper"] = dumper
       meta["ref_names"] = names && meta["dumper"] == "heapdump"
-      opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names }.freeze
+      # a name of ours (no path given) is never followed if a link is
+      # there: another user of a shared directory may have planted it
+      opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names, follow: !given.nil? }.freeze
       return write_dump(path, opts, meta) unless fork
 
       fork_dump(path, opts, meta)
@@ -233,10 +236,13 @@ module HeapDump
                                  String.new("x")])
     end
 
+    # DIR/heapdump-PID-TIME-USEC-RANDOM.json: RANDOM, 16 hex digits from
+    # the system's random source, so that no other user of a shared DIR
+    # can guess the name and plant a file or a link there first.
     def default_path(dir, gzip)
       now = Time.now
-      name = format("heapdump-%d-%s-%06d.json%s", Process.pid, now.strftime("%Y%m%dT%H%M%S"),
-                    now.usec, gzip ? ".gz" : "")
+      name = format("heapdump-%d-%s-%06d-%s.json%s", Process.pid, now.strftime("%Y%m%dT%H%M%S"),
+                    now.usec, random_hex, gzip ? ".gz" : "")
       File.expand_path(name, dump_dir(dir))
     end
 
@@ -297,16 +303,37 @@ module HeapDump
       raise ArgumentError, "shapes: must be true, false or a shape id >= 0, not #{shapes.inspect}"
     end
 
+    def random_hex
+      Random.urandom(8).unpack1("H*")
+    end
+
+    # The temporary file beside path: a random name that tells nothing of
+    # path's (a user watching a shared directory learns no name to plant).
     def temp_path(path)
-      File.join(File.dirname(path), ".#{File.basename(path)}.tmp-#{Process.pid}-#{rand(1 << 32)}")
+      File.join(File.dirname(path), ".heapdump-#{Process.pid}-#{random_hex}.tmp")
+    end
+
+    # A link or special file that another user owns in a shared directory
+    # (sticky and writable by all, as /tmp), unless that user owns the
+    # directory: never followed nor opened (the kernel's
+    # fs.protected_symlinks rule, which Ruby's own readlink bypasses).
+    def foreign?(path, st)
+      return false if st.uid == Process.euid
+
+      dst = File.stat(File.dirname(path))
+      dst.sticky? && dst.world_writable? && st.uid != dst.uid
+    rescue SystemCallError
+      false
     end
 
     # How an output is written: [path, :replace] for a regular file or a
     # name not taken yet (a temporary file renamed over it), [path,
     # :in_place] for a device, FIFO or socket (opened and written, never
     # replaced). Symbolic links are followed, never replaced: path is
-    # the file the chain ends at.
-    def output_target(path)
+    # the file the chain ends at; but with follow: false (the names the
+    # gem makes itself) a link is replaced, never followed, and a link or
+    # special file of another user in a shared directory is refused.
+    def output_target(path, follow: true)
       40.times do
         st = begin
           File.lstat(path)
@@ -314,6 +341,10 @@ module HeapDump
           return [path, :replace]
         rescue SystemCallError => e
           raise Error, "heapdump: cannot write #{path}: #{e.message}"
+        end
+        return [path, :replace] if st.symlink? && !follow
+        if !st.file? && foreign?(path, st)
+          raise Error, "heapdump: cannot write #{path}: it is a #{st.ftype} of another user in a shared directory"
         end
         if st.symlink?
           path = File.expand_path(File.readlink(path), File.dirname(path))
@@ -432,7 +463,7 @@ module HeapDump
     # sidecar (there is no file to put it beside). A failure removes what
     # this call created: the temporary file and the sidecar.
     def write_dump(path, opts, meta)
-      target, how = output_target(path)
+      target, how = output_target(path, follow: opts[:follow])
       if how == :in_place
         fd = open_in_place(target)
         failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"]) }
@@ -443,7 +474,7 @@ module HeapDump
       begin
         failing_as_error(path) do
           totals = dump_body(fd, opts, File.dirname(target), meta["dumper"])
-          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
+          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path, opts[:follow])
           File.rename(tmp, target)
         end
       rescue Exception # rubocop:disable Lint/RescueException
@@ -454,10 +485,30 @@ module HeapDump
       path
     end
 
+    # Writes data to path by the rule of every output (a temporary file,
+    # 0600, renamed over a regular file; a device or FIFO in place; a
+    # link followed, but not another user's in a shared directory).
+    def write_file(path, data)
+      target, how = output_target(path)
+      if how == :in_place
+        IO.open(open_in_place(target), "wb") { |f| f.write(data) }
+        return path
+      end
+      fd, tmp = create_temp(target)
+      begin
+        IO.open(fd, "wb") { |f| f.write(data) }
+        File.rename(tmp, target)
+      rescue StandardError
+        File.unlink(tmp) if File.exist?(tmp)
+        raise
+      end
+      path
+    end
+
     # Writes the sidecar by the rule of every output; returns the regular
     # file it renamed into place (for write_dump to remove on a failure),
     # or nil when it wrote a device or FIFO in place.
-    def write_sidecar(path, meta, totals, dump)
+    def write_sidecar(path, meta, totals, dump, follow = true)
       require "json"
       rss = meta.dig("process", "rss")
       doc = meta.merge(
@@ -470,7 +521,7 @@ module HeapDump
         "rss_bytes" => rss,
         "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
       )
-      target, how = output_target(path)
+      target, how = output_target(path, follow: follow)
       if how == :in_place
         IO.open(open_in_place(target), "w") { |f| f.write(JSON.generate(doc), "\n") }
         return nil

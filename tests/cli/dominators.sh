@@ -44,16 +44,32 @@ g = nx.DiGraph()
 mem = {}
 refs = {}
 roots = []
+# the class edge (man 5 heapdump-store, CLASS REFERENCES): an instance
+# references its class when that is a singleton or anonymous class or
+# module
+held = set()
+klass = {}
 for line in open(dump, encoding="utf-8", errors="surrogateescape"):
     r = json.loads(line)
     if r.get("type") == "ROOT":
         roots += r.get("references", [])
         continue
     a = r.get("address")
-    if a is None or r.get("type") == "SHAPE" or (not keep_all and dumper(r)):
+    if a is None or r.get("type") == "SHAPE":
+        continue
+    if r.get("type") in ("CLASS", "MODULE") and (
+            r.get("singleton") or not r.get("name") or
+            r["name"].startswith("#<")):
+        held.add(a)
+    if (not keep_all and dumper(r)):
         continue
     mem[a] = r.get("memsize", 0)
     refs[a] = r.get("references", [])
+    if r.get("type") not in ("NONE", "IMEMO", "NODE", "ZOMBIE") and "class" in r:
+        klass[a] = r["class"]
+for a, c in klass.items():
+    if c in held:
+        refs[a] = refs[a] + [c]
 g.add_node("ROOT")
 for a in mem:
     g.add_node(a)
@@ -113,10 +129,10 @@ sorted=$(jq '[.objects[].retained_memsize] | . == (sort | reverse)' "$TMP/top.js
 check top/sorted true "$sorted"
 check_rc top/text-exit 0 "$H" top -n 3 "$D"
 check top/text-rows 3 "$(grep -c ' 0x' "$TMP/out")"
-check_grep top/text-header '^reached +5,732 objects' "$TMP/out"
+check_grep top/text-header '^reached +6,823 objects' "$TMP/out"
 check_grep top/text-excluded '^excluded +8 objects, .*--all keeps them' "$TMP/out"
 check_rc top/text-all-exit 0 "$H" top -n 3 --all "$D"
-check_grep top/text-all-header '^reached +5,740 objects' "$TMP/out"
+check_grep top/text-all-header '^reached +6,831 objects' "$TMP/out"
 
 # --by class: MAT's histogram; instances add up to the reached objects
 check_rc top/class-exit 0 "$H" top --by class -n 0 -f json "$D"

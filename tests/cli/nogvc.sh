@@ -81,7 +81,8 @@ for s in tests/cli/*.sh; do
 	# they run once
 	case $n in parallel | index_par | index_speed | store_mem | store_speed | \
 		store_groups | gzip | strings_waste | hostile | replace_class | \
-		report | stats | console | faults | bad_inputs | clusters) continue ;; esac
+		report | stats | console | faults | bad_inputs | clusters | \
+		process_growth | verdict) continue ;; esac
 	grep -qE '(^|[^-])\brender\b|--svg' "$s" && continue
 	# nor does a suite that runs none of the commands that call into
 	# it (cli_render_*: leaks, report, serve; render is left out above)

@@ -34,6 +34,16 @@ check_rc run/usage-format 2 "$H" query -f xml "$S" "select 1"
 check_rc run/bad-sql 2 "$H" query "$S" "selec 1"
 check_grep run/bad-sql-says "SQL error" "$TMP/err"
 
+# ---- the README's columns: every one it names for objects exists ----
+# (README.md, "SQL over the heap": "objects (address, type, ...)")
+cols=$(tr '\n' ' ' <"$TOP/README.md" | sed -n 's/.*`objects`[[:space:]]*(\([^)]*\)).*/\1/p' |
+	tr -d '.' | tr ',' '\n' | tr -d ' ')
+check readme/columns-found true "$([ -n "$cols" ] && echo true)"
+for c in $cols; do
+	"$H" query -q "$S" "select $c from objects limit 1" >/dev/null 2>"$TMP/err" ||
+		notok "readme/column-$c" "the README names the column '$c' of objects: $(head -c 200 "$TMP/err")"
+done
+
 # ---- the same answers as the other commands ----
 # stats --by class (every object: --all) against GROUP BY class
 "$H" stats -q --all -n 0 -f tsv --by class "$D" | awk -F'\t' '$1 == "class" { print $4 "\t" $2 "\t" $3 }' |
@@ -59,7 +69,14 @@ check answers/path-unreached "" \
 # refs against the references jq reads in the dump: the LeakyCache
 # class's references, and who references its CACHE hash
 cls=$(jq -r 'select(.type == "CLASS" and .name == "LeakyCache") | .address' "$D")
-jq -r --arg a "$cls" 'select(.address == $a) | .references[]' "$D" >"$TMP/jqrefs"
+# (man 5 heapdump-store, CLASS REFERENCES: the references of an instance
+# of a singleton or anonymous class or module end with its class edge)
+jq -r 'select((.type == "CLASS" or .type == "MODULE") and (.singleton or
+	(.name // "" | length == 0) or (.name // "" | startswith("#<")))) |
+	.address' "$D" >"$TMP/held"
+jq -r --arg a "$cls" --rawfile held "$TMP/held" 'select(.address == $a) |
+	(.references[], (.class | select(. as $c | $held | split("\n") |
+	index($c))))' "$D" >"$TMP/jqrefs"
 q "select hexaddr(\"to\") from refs where \"from\" = '$cls' order by k" >"$TMP/sqlrefs"
 if [ -s "$TMP/jqrefs" ] && cmp -s "$TMP/jqrefs" "$TMP/sqlrefs"; then ok answers/refs-from; else
 	notok answers/refs-from "$(diff "$TMP/jqrefs" "$TMP/sqlrefs" | head -5)"; fi
@@ -69,10 +86,18 @@ jq -r --arg a "$hash" 'select(.references and (.references | index($a))) |
 q "select hexaddr(\"from\") from refs where \"to\" = '$hash'" | sort >"$TMP/sqlwho"
 if [ -s "$TMP/jqwho" ] && cmp -s "$TMP/jqwho" "$TMP/sqlwho"; then ok answers/refs-to; else
 	notok answers/refs-to "$(diff "$TMP/jqwho" "$TMP/sqlwho" | head -5)"; fi
-# every resolved reference of the dump is a row of refs
-edges=$(jq -s '([.[] | select(.address) | .address] | map({(.): 1}) | add) as $set |
-	[.[] | select(.address) | (.references // [])[] | select($set[.])] | length' "$D")
+# every resolved reference of the dump is a row of refs, and so is
+# every class edge
+edges=$(jq -s --rawfile held "$TMP/held" '([.[] | select(.address) | .address] | map({(.): 1}) | add) as $set |
+	($held | split("\n") | map(select(length > 0)) | map({(.): 1}) | add) as $h |
+	([.[] | select(.address) | (.references // [])[] | select($set[.])] | length) +
+	([.[] | select(.address and .class and $h[.class] and
+		(.type | IN("NONE", "IMEMO", "NODE", "ZOMBIE") | not))] | length)' "$D")
 check answers/refs-total "$edges" "$(q 'select count(*) from refs')"
+check answers/refs-class "$(jq -s --rawfile held "$TMP/held" '($held | split("\n") | map(select(length > 0)) | map({(.): 1}) | add) as $h |
+	[.[] | select(.address and .class and $h[.class] and
+		(.type | IN("NONE", "IMEMO", "NODE", "ZOMBIE") | not))] | length' "$D")" \
+	"$(q "select count(*) from refs where name = '(class)' and inferred = 1")"
 check answers/roots "$(jq -s '[.[] | select(.type == "ROOT") | .references[]] | length' "$D")" \
 	"$(q 'select count(*) from roots')"
 # retained() against top's retained size (top --format json)
@@ -114,8 +139,9 @@ check names/scan '["a"] [1]' "$(nq 'select name from refs where name is not null
 check names/root 'global_tbl,4096,$CACHE' "$(nq 'select * from roots')"
 check names/path 'global_tbl $CACHE -> #<unknown:0x3000> 0x1000 ["a"] -> #<unknown:0x3008> 0x1010' \
 	"$(nq 'select path(0x1010)')"
-# a dump without names: only the inferred class constants (::Name)
-check names/inferred-only 0 "$(q "select count(*) from refs where name is not null and (inferred = 0 or name not like '::%')")"
+# a dump without names: only the inferred class constants (::Name) and
+# class edges ((class))
+check names/inferred-only 0 "$(q "select count(*) from refs where name is not null and (inferred = 0 or (name not like '::%' and name <> '(class)'))")"
 
 # ---- the indexed filters visit only their rows ----
 # visits SQL: rows the tables produced for SQL
@@ -164,6 +190,42 @@ done
 check readonly/no-attach-file "" "$(ls "$TMP/x.db" "$TMP/v.db" 2>/dev/null)"
 check readonly/bytes "$before" "$(sha256sum <"$S")"
 check readonly/mtime "$mt" "$(stat -c %Y.%s "$S")"
+
+# ---- functions: only read-only work on values ----
+# fts3_tokenizer() (Debian's SQLite has it) gives a library's address and
+# replaces a tokenizer; fts5() gives a pointer; the others are not work
+# on values: each refused when prepared, by name
+for f in "fts3_tokenizer('simple')" "fts5(null)" "load_extension('x')" \
+	"sqlite_compileoption_get(0)" "changes()" "last_insert_rowid()" \
+	"sqlite_version()" "random()"; do
+	name=${f%%(*}
+	"$H" query "$S" "select $f" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "not authorized to use function: $name" "$TMP/err"; then
+		ok "functions/denied-$name"
+	else notok "functions/denied-$name" "exit $rc: $(head -c 300 "$TMP/out" "$TMP/err")"; fi
+done
+# readfile() and writefile() are the sqlite3 shell's, not the library's;
+# the full-text, R*Tree and JSON tables cannot be made or built
+for sql in "select readfile('/etc/passwd')" "select writefile('$TMP/w', 'x')" \
+	"create virtual table t using fts4(x)" "create virtual table r using rtree(i, a, b)" \
+	"select * from json_each('[1,2]')"; do
+	name=$(printf '%s' "$sql" | tr -c 'a-z' '-' | cut -c1-24)
+	check_rc "functions/refused-$name" 2 "$H" query "$S" "$sql"
+done
+check functions/no-file "" "$(ls "$TMP/w" 2>/dev/null)"
+# the ordinary ones work: aggregates, strings, math, JSON, dates, ours
+check functions/aggregates "$(jq -s '[.[] | select(.address)] | "\(length)\t\(map(.memsize // 0) | add)\t1\t1\t1"' -r "$D")" \
+	"$(q "select count(*), sum(memsize), avg(memsize) > 0, max(memsize) >= min(memsize), group_concat(type) is not null from objects")"
+check functions/scalars "abc	X	bc	x=0007	0x10	16	3	3	2	1970-01-02	1	3	3	bb	x" \
+	"$(q "select lower('ABC'), upper('x'), substr('abc', 2), printf('x=%04d', 7), hexaddr(16), addr('0x10'), abs(-3), round(2.5), json_extract('{\"a\":2}', '\$.a'), date(86400, 'unixepoch'), coalesce(null, 1), length('abc'), instr('abc', 'c'), replace('aa', 'a', 'b'), trim(' x ')")"
+top=$(q "select hexaddr(address) from objects order by memsize desc limit 1")
+check functions/ours "$top	1	1" "$(q "select hexaddr(address), retained(address) >= memsize, length(path(address)) > 0 from objects where address = addr('$top')")"
+# an address past 2^64 - 1 is none: NULL, not -1 (strtoull's saturation)
+check functions/addr-overflow-hex null "$("$H" query -q -f json "$S" "select addr('0x10000000000000000') as a" | jq -c .a)"
+check functions/addr-overflow-dec null "$("$H" query -q -f json "$S" "select addr('18446744073709551616') as a" | jq -c .a)"
+check functions/hexaddr-overflow null "$("$H" query -q -f json "$S" "select hexaddr('0x10000000000000000') as a" | jq -c .a)"
+check functions/addr-max "0xffffffffffffffff" "$(q "select hexaddr(addr('0xffffffffffffffff'))")"
 
 # ---- formats ----
 "$H" query -q -f json "$S" "select address, class, file, line from objects where class = 'String' limit 3" >"$TMP/j"

@@ -134,6 +134,16 @@ check same/exit 0 "$?"
 $PY caveat same/nothing-new "$ART/same.html" nothing-new
 check_grep same/what-was-checked '<dt>checked</dt><dd>8,101 objects of <em>after</em> against 8,101' "$ART/same.html"
 check same/not-no-leak 0 "$(grep -ci 'no leak' "$ART/same.html")"
+# uncertain matches: the tip to trace allocations only on untraced dumps
+# (the clusters dumps are traced, their uncertain objects older than
+# the tracing; the names dumps are not traced)
+"$H" report -q "$CB" "$CA" -o "$TMP/traced.html" 2>/dev/null
+$PY caveat uncertain/traced-listed "$TMP/traced.html" uncertain
+check uncertain/traced-no-tip 0 "$(grep -c 'allocation tracing in the dumps makes it certain' "$TMP/traced.html")"
+"$H" report -q "$D/named_ruby3.1_names_before.json.gz" "$D/named_ruby3.1_names_after.json.gz" \
+	-o "$TMP/untraced.html" 2>/dev/null
+$PY caveat uncertain/untraced-listed "$TMP/untraced.html" uncertain
+check uncertain/untraced-tip 1 "$(grep -c 'allocation tracing in the dumps makes it certain' "$TMP/untraced.html")"
 
 # ---- outputs ----
 cp "$D/leak_before.json" "$TMP/in.json"

@@ -64,6 +64,12 @@ check_grep bind/bad-address-says "no numeric IPv4 or IPv6 address" "$TMP/err"
 check_rc bind/non-loopback-fails 1 "$HD" serve -q --no-cache --bind 198.51.100.7 "$L"_later.json.gz
 check_grep bind/non-loopback-warns "warning: listening on 198.51.100.7, not on loopback" "$TMP/err"
 check_rc args/four-dumps 2 "$HD" serve "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz
+# --help shows the forms serve takes, none with more than three dumps
+# (each form of the usage line, split at " | ", its operands counted)
+"$HD" serve --help >"$TMP/help" 2>&1
+forms=$(sed -n 's/^usage: heapdump serve \[options\] //p' "$TMP/help" | sed 's/ | /\n/g')
+most=$(printf '%s\n' "$forms" | awk '{ n = NF > n ? NF : n } END { print n + 0 }')
+check args/help-at-most-three-dumps 3 "$most"
 # a build where pkg-config finds no libmicrohttpd stops, saying what to
 # install (the Makefile's check, on an empty pkg-config path)
 mkdir -p "$TMP/nopc"

@@ -127,7 +127,7 @@ check_eq "gzip/magic", "\x1f\x8b".b, File.binread(gz, 2)
 gn, gbad = parse_all(gz)
 check "gzip/every-line-json", gbad.empty? && gn > 1000, gbad.first(3).inspect
 auto = HeapDump.dump(gzip: true, dir: dir)
-check "gzip/default-name", File.basename(auto).match?(/\Aheapdump-#{Process.pid}-\d{8}T\d{6}-\d{6}\.json\.gz\z/), auto
+check "gzip/default-name", File.basename(auto).match?(/\Aheapdump-#{Process.pid}-\d{8}T\d{6}-\d{6}-\h{16}\.json\.gz\z/), auto
 
 # full: empty slots as NONE lines
 full = HeapDump.dump(File.join(dir, "full.json"), full: true)

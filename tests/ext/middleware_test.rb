@@ -156,7 +156,7 @@ servers << s
   child = e.last[/, pid (\d+)\)$/, 1]
   check "every/dump-#{i + 1}-reaped", wait_for { !File.exist?("/proc/#{child}") }, child
 end
-dumps = Dir.children(ddir).grep(/\Aheapdump-#{s.pid}-\d{8}T\d{6}-\d{6}\.json\z/).sort
+dumps = Dir.children(ddir).grep(/\Aheapdump-#{s.pid}-\d{8}T\d{6}-\d{6}-\h{16}\.json\z/).sort
 check_eq "every/7-requests-2-dumps", 2, dumps.size
 check "every/no-temporary-left", Dir.children(ddir).none? { |f| f.start_with?(".") }, Dir.children(ddir).inspect
 dumps.each_with_index do |d, i|

@@ -43,7 +43,7 @@ f=""
 while [ -z "$f" ] && [ $i -lt 300 ]; do
 	sleep 0.1
 	i=$((i + 1))
-	f=$(ls "$TMP/sig" | grep -E "^heapdump-$pid-[0-9T-]+\.json$" | head -1)
+	f=$(ls "$TMP/sig" | grep -E "^heapdump-$pid-[0-9T-]+-[0-9a-f]{16}\.json$" | head -1)
 done
 if [ -n "$f" ]; then ok urg/dump-appears; else notok urg/dump-appears "nothing in $TMP/sig after 30 s: $(cat "$TMP/server.err")"; fi
 if [ -n "$f" ] && ruby -rjson -e 'File.foreach(ARGV[0]) { |l| JSON.parse(l) }' "$TMP/sig/$f" 2>"$TMP/err"; then

@@ -23,6 +23,9 @@
  *                  within one directory works. Independent of FAULTIO_OP
  *   FAULTIO_DELAY_US N: each write to a file sleeps N microseconds first
  *                  (a slow disk, for the signal tests)
+ *   FAULTIO_READ_DELAY_US N: each read(2) of a regular file opened
+ *                  read-only sleeps N microseconds first (a slow index,
+ *                  for the race tests of tests/cli/trust.sh)
  *   FAULTIO_SHRINK N: a regular file opened read-only, once mapped
  *                  (mmap) whole and longer than N bytes, is truncated to
  *                  N bytes (as if another program cut it right after the
@@ -59,6 +62,8 @@ static unsigned long delay_us;
 static unsigned long long n_shrunk;
 
 static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_read)(int, void *, size_t);
+static unsigned long read_delay_us;
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
 static int (*real_fsync)(int);
@@ -85,6 +90,7 @@ static void init(void)
 	if (op >= 0)
 		return;
 	real_write = (ssize_t(*)(int, const void *, size_t))sym("write");
+	real_read = (ssize_t(*)(int, void *, size_t))sym("read");
 	real_pwrite = (ssize_t(*)(int, const void *, size_t, off_t))
 		sym("pwrite");
 	real_writev = (ssize_t(*)(int, const struct iovec *, int))
@@ -113,6 +119,8 @@ static void init(void)
 	xdev = (s = getenv("FAULTIO_XDEV")) && !strcmp(s, "1");
 	if ((s = getenv("FAULTIO_DELAY_US")))
 		delay_us = strtoul(s, NULL, 10);
+	if ((s = getenv("FAULTIO_READ_DELAY_US")))
+		read_delay_us = strtoul(s, NULL, 10);
 }
 
 __attribute__((destructor)) static void report(void)
@@ -182,6 +190,19 @@ static ssize_t allow(int fd, size_t n)
 		return fault();
 	}
 	return (ssize_t)n;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	struct stat sb;
+	int fl;
+
+	init();
+	if (read_delay_us && fd > 2 && fstat(fd, &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && (fl = fcntl(fd, F_GETFL)) >= 0 &&
+	    (fl & O_ACCMODE) == O_RDONLY)
+		usleep((useconds_t)read_delay_us);
+	return real_read(fd, buf, n);
 }
 
 ssize_t write(int fd, const void *buf, size_t n)

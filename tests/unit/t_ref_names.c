@@ -283,18 +283,26 @@ static void test_ref_names__store_round_trip(void)
 }
 
 /* Without names (and nothing to infer) the store has no name section:
- * not one byte more than before. */
+ * not one byte more than before. Its class edges (Foo -> #<Class:Foo>,
+ * man 5 heapdump-store, CLASS REFERENCES) are named (class) all the
+ * same, without a section. */
 static void test_ref_names__store_no_growth(void)
 {
 	hd_store *s = build("f.json", fixture_dump);
 	hd_error err = { 0 };
 	struct stat st;
 	hd_node_id foo;
+	unsigned fl = 0;
 
 	T_ASSERT(s);
-	T_ASSERT(!hd_store_has_ref_names(s));
+	T_ASSERT(hd_store_has_ref_names(s));
 	foo = hd_store_find(s, 0x2200);
 	T_ASSERT(!hd_store_ref_name_at(s, foo, 0, NULL, NULL));
+	T_STREQ(hd_store_ref_name_at(s, foo, 2, NULL, &fl), "(class)");
+	T_EQ(fl, HD_NAME_INFERRED);
+	T_STREQ(hd_store_ref_name(s, foo, hd_store_find(s, 0x2210), NULL,
+				  NULL),
+		"(class)");
 	T_ASSERT(!hd_store_root_ref_name(s, 0, 0, NULL));
 	T_RC(hd_store_write(s, fx_path("f.hds"), &err), 0);
 	T_RC(stat(fx_path("f.hds"), &st), 0);

@@ -176,6 +176,32 @@ static void test_cache__damaged_rebuilt(void)
 	teardown();
 }
 
+/* a store of the format before (version 1: no class edges) is indexed
+ * again, and the note says why, not "damaged" */
+static void test_cache__old_format_rebuilt(void)
+{
+	hd_cache_result r;
+	unsigned char v[4] = { 1, 0, 0, 0 };
+	uint32_t n;
+	int fd;
+
+	setup();
+	n = open_app(&r, 0);
+	T_EQ(r.how, HD_CACHE_BUILT);
+	fd = open(at("app.json.hds"), O_WRONLY);
+	T_ASSERT(fd >= 0);
+	T_ASSERT(pwrite(fd, v, 4, 8) == 4);
+	close(fd);
+	T_EQ(open_app(&r, 0), n);
+	T_EQ(r.how, HD_CACHE_BUILT);
+	T_ASSERT(strstr(r.note, "in another store format: indexed again") !=
+		 NULL);
+	T_ASSERT(strstr(r.note, "damaged") == NULL);
+	T_EQ(open_app(&r, 0), n);
+	T_EQ(r.how, HD_CACHE_REUSED);
+	teardown();
+}
+
 static void test_cache__not_a_store_left_alone(void)
 {
 	hd_cache_result r;
@@ -278,6 +304,7 @@ static const struct t_case cases[] = {
 	T_CASE(cache__built_beside_then_reused),
 	T_CASE(cache__changed_dump_rebuilt),
 	T_CASE(cache__damaged_rebuilt),
+	T_CASE(cache__old_format_rebuilt),
 	T_CASE(cache__not_a_store_left_alone),
 	T_CASE(cache__foreign_cache_dir_unused),
 	T_CASE(cache__link_beside_not_written),

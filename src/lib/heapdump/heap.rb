@@ -168,8 +168,8 @@ module HeapDump
     # store indexed with --dominators). Each object's #retained and
     # #retained_count are its retained set's.
     # With skip_weak: true (`top --skip-weak`) weak references (WeakMap,
-    # WeakKeyMap, WeakRef) keep nothing alive, in the tree and in the
-    # objects' #retained.
+    # WeakRef) keep nothing alive, in the tree and in the objects'
+    # #retained.
     def top(n = 10, skip_weak: false)
       _top(n, skip_weak).map { |id| HeapObject.new(self, id, skip_weak: skip_weak) }
     end
@@ -214,7 +214,7 @@ module HeapDump
     #
     # One shortest path from a GC root to obj (`heapdump path`), nil when
     # no root reaches it. skip_weak: true (--skip-weak) walks through no
-    # WeakMap, WeakKeyMap or WeakRef.
+    # WeakMap or WeakRef.
     def path(obj, skip_weak: false)
       r = _path(node_of(obj), skip_weak) or return nil
       Path.new(self, *r)
@@ -290,28 +290,86 @@ module HeapDump
       Interface.new(self, _interface_with(nonempty_nodes(sel)))
     end
 
+    # The sidecar's text, if its user (the link's, if it is one, and the
+    # file's) is ours or the dump's: one that another user put beside a
+    # dump in a shared directory would give it a pid and a time that the
+    # order checks trust. Else a warning and nil.
+    def read_sidecar(sidecar, dump)
+      owners = [Process.euid, File.stat(dump).uid]
+      link = File.lstat(sidecar)
+      File.open(sidecar, "rb") do |f|
+        st = f.stat
+        unless owners.include?(link.uid) && owners.include?(st.uid) && st.file?
+          warn "heapdump: ignoring '#{sidecar}': owned by uid #{owners.include?(link.uid) ? st.uid : link.uid}, " \
+               "neither the dump's user nor ours"
+          return nil
+        end
+        f.read
+      end
+    end
+    private :read_sidecar
+
     # The pid and sidecar time of the dump ([0, nil] when unknown): the
     # gem's PATH.meta.json beside the dump, or beside a store's source
     # dump, as the commands find it.
     def origin
-      dump = Heap._store?(@source) ? info[:source_path] : @source
-      return [0, nil] if dump.nil? || dump.empty?
+      j = sidecar
+      return [0, nil] unless j
 
-      sidecar = "#{dump}.meta.json"
-      return [0, nil] unless File.file?(sidecar)
+      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
+      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+    end
+
+    # The gem's sidecar of the dump as a Hash, read when asked (nil when
+    # there is none, or it is not one: said on stderr): PATH.meta.json
+    # beside the dump, or beside a store's source dump, as the commands
+    # find it.
+    def sidecar
+      dump = Heap._store?(@source) ? info[:source_path] : @source
+      return nil if dump.nil? || dump.empty?
+
+      path = "#{dump}.meta.json"
+      return nil unless File.file?(path)
+
+      text = begin
+        read_sidecar(path, dump)
+      rescue SystemCallError
+        nil
+      end
+      return nil if text.nil?
 
       require "json"
       j = begin
-        JSON.parse(File.read(sidecar))
-      rescue JSON::ParserError, SystemCallError, EncodingError
+        JSON.parse(text)
+      rescue JSON::ParserError, EncodingError
         nil
       end
       unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
-        warn "heapdump: ignoring '#{sidecar}': not a heapdump sidecar"
-        return [0, nil]
+        warn "heapdump: ignoring '#{path}': not a heapdump sidecar"
+        return nil
       end
-      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
-      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+      j
+    end
+
+    # call-seq:
+    #   HeapDump::Heap.process_growth(heaps) -> Hash or nil
+    #
+    # Did the process grow outside its Ruby heap from the first of heaps
+    # (dumps of one process, oldest first) to the last? libheapdump's
+    # judgement (hd_process_judge: the RSS and malloc figures of the
+    # gem's sidecars against the heaps' memsize), as `heapdump leaks -f
+    # json` has it: {rss_growth:, malloc_growth:, heap_growth:,
+    # outside_ruby:, text:}; nil when a heap has no sidecar.
+    def self.process_growth(heaps)
+      samples = heaps.map do |h|
+        j = h.sidecar
+        return nil unless j
+
+        mal = j["malloc_in_use_bytes"]
+        [j["rss_bytes"], mal.is_a?(Integer) && mal >= 0 ? mal : nil, h._heap_memsize]
+      end
+      r = _process_judge(samples)
+      r && { rss_growth: r[0], malloc_growth: r[1], heap_growth: r[2], outside_ruby: r[3], text: r[4] }
     end
 
     # The id of a node argument: a HeapObject, an address or a node id.
@@ -742,9 +800,21 @@ module HeapDump
       raise ArgumentError, "render: .svg, .png or .pdf, not #{path}" unless %w[svg png pdf].include?(fmt)
 
       dot = to_dot(collapse: collapse, depth: depth, max_nodes: max_nodes)
-      IO.popen(["dot", "-T#{fmt}", "-o", path], "w") { |io| io.write(dot) }
+      # dot draws into a pipe, and the gem writes the file by the rule
+      # of every output (dot's own -o would follow any link at path)
+      out = IO.popen(["dot", "-T#{fmt}"], "r+b") do |io|
+        writer = Thread.new do
+          io.write(dot)
+        ensure
+          io.close_write
+        end
+        data = io.read
+        writer.join
+        data
+      end
       raise Error, "dot failed (#{$?.inspect}): install graphviz" unless $?.success?
 
+      HeapDump.__send__(:write_file, File.expand_path(path), out)
       path
     rescue Errno::ENOENT
       raise Error, "render needs Graphviz's dot on PATH: install graphviz"
@@ -842,7 +912,8 @@ module HeapDump
     # A suspect: the one old holder (or, held by several, the first
     # border object), and the growth it holds.
     Suspect = Struct.new(:rank, :holder, :first, :holders, :roots, :border_count, :retained_count,
-                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border) do
+                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border,
+                         :kind, :holder_list) do
       def inspect
         who = holder ? "held by #{holder.inspect}" : "#{first.inspect} (held by #{holders} old objects, #{roots} roots)"
         format("#<Suspect #%d %s: %d objects, %d bytes retained (%.1f%%)%s>", rank, who, retained_count,
@@ -862,7 +933,8 @@ module HeapDump
         Suspect.new(i + 1, s[:holder] && HeapObject.new(@heap, s[:holder]), HeapObject.new(@heap, s[:first]),
                     s[:holders], s[:roots], s[:border_count], s[:retained_count], s[:retained_memsize], s[:share],
                     s[:keepalive_count], s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
-                    s[:border] && Selection.from_nodes(@heap, s[:border]))
+                    s[:border] && Selection.from_nodes(@heap, s[:border]), s[:kind].to_sym,
+                    s[:holder_list] && Selection.from_nodes(@heap, s[:holder_list]))
       end
       @clusters = h[:clusters].map do |c|
         c.merge(path: c[:path] && Path.new(@heap, *c[:path]))
@@ -876,6 +948,12 @@ module HeapDump
     def groups = @h[:groups]
     # the suspects described (paths, borders)
     def shown = @suspects.first(@h[:shown])
+    # the verdict, the sentence every front end prints first
+    def verdict = @h[:verdict]
+    # false when what leaked is under the threshold (no significant leak)
+    def leak? = @h[:significant]
+    # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
+    def first = @h[:first_kind] && [@h[:first_kind].to_sym, @h[:first_index] + 1]
 
     # the totals as `heapdump leaks -f json` has them
     def to_h
@@ -884,10 +962,24 @@ module HeapDump
     end
 
     def inspect
-      "#<HeapDump::Leaks #{count} objects (#{memsize} bytes) leaked, #{groups} suspects#{@suspects.first ? ", first #{@suspects.first.inspect}" : ''}>"
+      "#<HeapDump::Leaks #{outside_ruby ? "#{outside_ruby}; " : ''}#{verdict}; #{count} objects (#{memsize} bytes) leaked, #{groups} suspects>"
     end
 
     def pretty_print(q) = q.text(inspect)
+
+    # The process growth of the dumps' sidecars (Heap.process_growth),
+    # as `heapdump leaks -f json`'s "process": nil without sidecars.
+    def process
+      return @process if defined?(@process)
+
+      @process = Heap.process_growth([@diff.before, @diff.after, @diff.later].compact)
+    end
+
+    # "the process grew by ...: the growth is outside Ruby objects" when
+    # it did (what `heapdump leaks` prints first), else nil
+    def outside_ruby
+      process && process[:outside_ruby] ? process[:text] : nil
+    end
   end
 
   # The border between a set of new objects and the old ones
