@@ -76,14 +76,43 @@ static void text_via(const hd_store *s, const hd_root_path *p, size_t i)
 	}
 }
 
-static void print_text(const hd_store *s, const hd_domtree *d,
-		       const hd_root_path *p)
+struct chain_line {
+	const hd_domtree *d;
+	const hd_root_path *p;
+};
+
+/* Object i of a chain on a line of its own (cli_path_lines). */
+static void chain_line(const hd_store *s, hd_node_id v, size_t i,
+		       void *payload)
 {
+	const struct chain_line *c = payload;
 	char cls[256], a[32], b[32];
 	hd_site site;
 	uint64_t rm, rc;
-	size_t i;
-	hd_node_id v;
+
+	rc = hd_domtree_retained(c->d, v, &rm);
+	cli_node_class(s, v, cls, sizeof(cls));
+	printf("  0x%llx %s (%s)", (unsigned long long)hd_store_address(s, v),
+	       cls, hd_type_name(hd_store_type(s, v)));
+	text_via(s, c->p, i);
+	printf(" retains %s%s in %s object%s",
+	       cli_human_bytes(rm, a, sizeof(a)),
+	       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
+				  "more)" : "",
+	       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
+	if (hd_store_site(&site, s, v) == 0 && site.file) {
+		fputs(", ", stdout);
+		cli_site_text(stdout, &site, 0);
+	}
+	putchar('\n');
+}
+
+/* The chain, its runs of repeated hops folded (hd_path_fold) as every
+ * path is. */
+static void print_text(const hd_store *s, const hd_domtree *d,
+		       const hd_root_path *p)
+{
+	struct chain_line c = { d, p };
 
 	if (p->root != UINT32_MAX)
 	{
@@ -94,24 +123,7 @@ static void print_text(const hd_store *s, const hd_domtree *d,
 	}
 	else
 		printf("roots (several paths lead to the first object)\n");
-	for (i = 0; i < p->n; i++) {
-		v = p->nodes[i];
-		rc = hd_domtree_retained(d, v, &rm);
-		cli_node_class(s, v, cls, sizeof(cls));
-		printf("  0x%llx %s (%s)", (unsigned long long)hd_store_address(s, v),
-		       cls, hd_type_name(hd_store_type(s, v)));
-		text_via(s, p, i);
-		printf(" retains %s%s in %s object%s",
-		       cli_human_bytes(rm, a, sizeof(a)),
-		       rm == UINT64_MAX ? " (saturated: 2^64-1 bytes or "
-					  "more)" : "",
-		       cli_commas(rc, b, sizeof(b)), rc == 1 ? "" : "s");
-		if (hd_store_site(&site, s, v) == 0 && site.file) {
-			fputs(", ", stdout);
-			cli_site_text(stdout, &site, 0);
-		}
-		putchar('\n');
-	}
+	cli_path_lines(stdout, s, p->nodes, p->n, "  ", chain_line, &c);
 }
 
 static void print_json(const hd_store *s, const hd_domtree *d,

@@ -116,6 +116,17 @@ static void text_node(const hd_store *s, hd_node_id v)
 	}
 }
 
+/* One node of a path on a line of its own (cli_path_lines). */
+static void path_line(const hd_store *s, hd_node_id v, size_t k,
+		      void *payload)
+{
+	(void)k;
+	(void)payload;
+	printf("    ");
+	text_node(s, v);
+	putchar('\n');
+}
+
 /*
  * With a name on the last hop of the path to v (the suspect's holder, or
  * its first border object), that hop and an arrow: "LeakyCache ::CACHE
@@ -210,13 +221,10 @@ static void text_clusters(const struct report *r)
 			continue;
 		}
 		fputs("  shape ", stdout);
-		cli_text_string(stdout, cl->shape, strlen(cl->shape));
+		cli_text_path(stdout, cl->shape, strlen(cl->shape));
 		printf("\n  path of suspect %zu:\n", cl->ranks[0] + 1);
-		for (k = 0; k < cl->path->n; k++) {
-			printf("    ");
-			text_node(s, cl->path->nodes[k]);
-			putchar('\n');
-		}
+		cli_path_lines(stdout, s, cl->path->nodes, cl->path->n,
+			       "    ", path_line, NULL);
 	}
 	if (n > shown)
 		printf("\n(%s more clusters: --top N shows more)\n",
@@ -294,7 +302,10 @@ static void tsv_clusters(const struct report *r)
 		       (unsigned long long)cl->retained_count,
 		       (unsigned long long)cl->retained_memsize,
 		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
-		tsv_str(cl->shape ? cl->shape : "-");
+		if (cl->shape)
+			cli_text_path(stdout, cl->shape, strlen(cl->shape));
+		else
+			putchar('-');
 		putchar('\n');
 	}
 }
@@ -524,11 +535,9 @@ static void print_text(const struct report *r)
 							s, p->root)));
 				fputs(":\n", stdout);
 			}
-			for (k = 0; k < sp->path->n; k++) {
-				printf("    ");
-				text_node(s, sp->path->nodes[k]);
-				putchar('\n');
-			}
+			cli_path_note(stdout, p, "    ");
+			cli_path_lines(stdout, s, p->nodes, p->n, "    ",
+				       path_line, NULL);
 		} else {
 			printf("  path: no GC root reaches it (a partial "
 			       "dump?)\n");
@@ -796,6 +805,7 @@ static void print_json(const struct report *r)
 			printf("{\"root\":");
 			cli_json_string(stdout, root, strlen(root));
 			json_root_name(s, sp->path);
+			cli_path_rule_json(stdout, sp->path);
 			printf(",\"objects\":[");
 			json_hops(s, sp->path);
 			printf("]}");

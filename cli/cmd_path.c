@@ -64,30 +64,40 @@ static int path_named(const hd_store *s, const hd_root_path *p)
 }
 
 /* "  Node name -> Node name -> ... -> Target", each hop as the library
- * writes it (hd_store_hop_text), control bytes escaped. */
+ * writes it (hd_store_hop_text), control bytes escaped, runs of repeated
+ * hops folded (hd_path_fold). */
 static void print_chain(const hd_store *s, const hd_root_path *p)
 {
-	char raw[1024], t[4096];
-	size_t i, len;
-
 	fputs("  ", stdout);
-	for (i = 0; i < p->n; i++) {
-		len = hd_store_hop_text(raw, sizeof(raw), s, p->nodes[i],
-					i + 1 < p->n ? p->nodes[i + 1] :
-						       HD_NODE_NONE);
-		if (len >= sizeof(raw))
-			len = sizeof(raw) - 1;
-		printf("%s%s", i ? " -> " : "", cli_text(t, sizeof(t), raw, len));
+	cli_hops_text(stdout, s, p->nodes, p->n);
+	putchar('\n');
+}
+
+/* "  0x... Class (TYPE) memsize N, site" */
+static void print_node(const hd_store *s, hd_node_id v, size_t k,
+		       void *payload)
+{
+	char cls[256], a[32];
+	hd_site site;
+
+	(void)k;
+	(void)payload;
+	cli_node_class(s, v, cls, sizeof(cls));
+	printf("  0x%llx %s (%s) memsize %s",
+	       (unsigned long long)hd_store_address(s, v), cls,
+	       hd_type_name(hd_store_type(s, v)),
+	       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
+	if (hd_store_site(&site, s, v) == 0 && site.file) {
+		fputs(", ", stdout);
+		cli_site_text(stdout, &site, 1);
 	}
 	putchar('\n');
 }
 
 static void print_text(const hd_store *s, const hd_root_path *p)
 {
-	char cls[256], a[32], t[256];
-	hd_site site;
-	size_t i, nl;
-	hd_node_id v;
+	char t[256];
+	size_t nl;
 	const char *root = hd_store_root_name(s, p->root);
 	const char *rn = root_name(s, p, &nl);
 
@@ -97,19 +107,8 @@ static void print_text(const hd_store *s, const hd_root_path *p)
 	putchar('\n');
 	if (path_named(s, p))
 		print_chain(s, p);
-	for (i = 0; i < p->n; i++) {
-		v = p->nodes[i];
-		cli_node_class(s, v, cls, sizeof(cls));
-		printf("  0x%llx %s (%s) memsize %s",
-		       (unsigned long long)hd_store_address(s, v), cls,
-		       hd_type_name(hd_store_type(s, v)),
-		       cli_commas(hd_store_memsize(s, v), a, sizeof(a)));
-		if (hd_store_site(&site, s, v) == 0 && site.file) {
-			fputs(", ", stdout);
-			cli_site_text(stdout, &site, 1);
-		}
-		putchar('\n');
-	}
+	cli_path_note(stdout, p, "  ");
+	cli_path_lines(stdout, s, p->nodes, p->n, "  ", print_node, NULL);
 }
 
 static void print_json(const hd_store *s, hd_node_id target,
@@ -130,6 +129,8 @@ static void print_json(const hd_store *s, hd_node_id target,
 	} else {
 		printf("null");
 	}
+	if (p)
+		cli_path_rule_json(stdout, p);
 	printf(",\"length\":%zu,\"path\":[", p ? p->n : 0);
 	for (i = 0; p && i < p->n; i++) {
 		if (i)

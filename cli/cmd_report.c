@@ -156,49 +156,109 @@ static void root_html(const hd_store *s, const hd_root_path *p)
 	}
 }
 
-/*
- * A retention path: the one-line form with the names (root -> hop ->
- * ... , as leaks prints it), then one line per object, each with the
- * name of its reference to the next.
- */
-static void path_html(const hd_store *s, const hd_root_path *p)
+/* The pattern of a run of a path (hd_path_fold), each hop followed by
+ * its arrow, and its count: "(Proc &#8594; IMEMO/env prev &#8594;)
+ * x1000"; the index of the run's last node. */
+static size_t fold_html(const hd_store *s, const hd_root_path *p,
+			const hd_path_run *u)
 {
 	size_t k;
 
+	fputs("<span class=\"fold\">(", F);
+	for (k = u->start; k < u->start + u->period; k++) {
+		hop_html(s, p->nodes[k], p->nodes[k + 1]);
+		fputs(k + 1 < u->start + u->period ? " &#8594; " : " &#8594;",
+		      F);
+	}
+	fprintf(F, ") x%zu</span>", u->count);
+	return u->start + u->period * u->count - 1;
+}
+
+/* Object k of a path, with the name of its reference to the next. */
+static void hop_li(const hd_store *s, const hd_root_path *p, size_t k)
+{
+	size_t n;
+	unsigned flags = 0;
+	const char *name = k + 1 < p->n ? hd_store_ref_name(s, p->nodes[k],
+							   p->nodes[k + 1],
+							   &n, &flags) :
+					  NULL;
+
+	fprintf(F, "<li class=\"hop\" data-address=\"0x%llx\">",
+		(unsigned long long)hd_store_address(s, p->nodes[k]));
+	node_html(s, p->nodes[k]);
+	if (name) {
+		fputs(" &#8594; <span class=\"ref\">", F);
+		html_text(F, name, n);
+		fputs("</span>", F);
+		if (flags & HD_NAME_INFERRED)
+			fputs(" <span class=\"muted\">(inferred)</span>", F);
+	}
+	fputs("</li>\n", F);
+}
+
+/* After the first repetition of a run, the others in one item; the
+ * index of the run's last node. */
+static size_t fold_li(const hd_store *s, const hd_root_path *p,
+		      const hd_path_run *u)
+{
+	size_t k, rest = u->period * (u->count - 1);
+	size_t from = u->start + u->period;
+	uint64_t mem = 0;
+	char a[32], b[32];
+
+	for (k = from; k < from + rest; k++)
+		mem += hd_store_memsize(s, p->nodes[k]);
+	fputs("<li class=\"fold\">&#8230; ", F);
+	fold_html(s, p, u);
+	fprintf(F, ": %s more objects, memsize %s</li>\n",
+		cli_commas(rest, a, sizeof(a)), cli_commas(mem, b, sizeof(b)));
+	return from + rest - 1;
+}
+
+/*
+ * A retention path: the one-line form with the names (root -> hop ->
+ * ... , as leaks prints it), then one line per object, each with the
+ * name of its reference to the next; runs of repeated hops folded in
+ * both (hd_path_fold), as every text output folds them.
+ */
+static void path_html(const hd_store *s, const hd_root_path *p)
+{
+	hd_path_runs runs = { 0 };
+	char note[256];
+	size_t k, r = 0;
+
+	if (hd_path_fold(&runs, s, p->nodes, p->n, NULL, NULL))
+		runs.n = 0; /* out of memory: every hop */
 	fputs("<p class=\"pathline\"><code>", F);
 	root_html(s, p);
 	for (k = 0; k < p->n; k++) {
 		fputs(" &#8594; ", F);
+		if (r < runs.n && runs.runs[r].start == k) {
+			k = fold_html(s, p, &runs.runs[r++]);
+			continue;
+		}
 		hop_html(s, p->nodes[k], k + 1 < p->n ? p->nodes[k + 1] :
 							HD_NODE_NONE);
 	}
-	fputs("</code></p>\n<ol class=\"path\">\n<li class=\"root\">", F);
+	fputs("</code></p>\n", F);
+	if (hd_path_note(note, sizeof(note), p)) {
+		fputs("<p class=\"note muted\">", F);
+		html_str(F, note);
+		fputs("; man 1 heapdump-path</p>\n", F);
+	}
+	fputs("<ol class=\"path\">\n<li class=\"root\">", F);
 	fputs("GC root ", F);
 	root_html(s, p);
 	fputs("</li>\n", F);
-	for (k = 0; k < p->n; k++) {
-		size_t n;
-		unsigned flags = 0;
-		const char *name =
-			k + 1 < p->n ? hd_store_ref_name(s, p->nodes[k],
-							 p->nodes[k + 1], &n,
-							 &flags) :
-				       NULL;
-
-		fprintf(F, "<li class=\"hop\" data-address=\"0x%llx\">",
-			(unsigned long long)hd_store_address(s, p->nodes[k]));
-		node_html(s, p->nodes[k]);
-		if (name) {
-			fputs(" &#8594; <span class=\"ref\">", F);
-			html_text(F, name, n);
-			fputs("</span>", F);
-			if (flags & HD_NAME_INFERRED)
-				fputs(" <span class=\"muted\">(inferred)"
-				      "</span>", F);
-		}
-		fputs("</li>\n", F);
+	for (k = 0, r = 0; k < p->n; k++) {
+		hop_li(s, p, k);
+		if (r < runs.n &&
+		    k + 1 == runs.runs[r].start + runs.runs[r].period)
+			k = fold_li(s, p, &runs.runs[r++]);
 	}
 	fputs("</ol>\n", F);
+	hd_path_runs_free(&runs);
 }
 
 /* A table of stats rows: the key columns, count, memsize. */
@@ -711,7 +771,8 @@ static void clusters_html(const struct leak *r)
 					   r->t.leak_memsize) / 100.0);
 		fputs("</td><td class=\"shape\">", F);
 		if (cl->reached && cl->shape)
-			html_str(F, cl->shape);
+			cli_fold_text(F, cl->shape, strlen(cl->shape),
+				      html_text);
 		else
 			fputs("no GC root reaches them (a partial dump?)", F);
 		fputs("</td></tr>\n", F);

@@ -195,9 +195,35 @@ void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags);
  * HD_NODE_NONE: the node name alone). */
 void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
 		  hd_node_id to);
-/* A path on one line: its hops joined by " -> ", the last node alone. */
+/* A path on one line: its hops joined by " -> ", the last node alone,
+ * each run of repeated hops (hd_path_fold) folded: "(Proc -> IMEMO/env
+ * prev ->) x1000 Proc". */
 void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
 		   size_t n);
+/* The note under a path hd_reach's rule chose over the shortest
+ * (hd_path_note), on a line of its own after indent, in parentheses;
+ * nothing when the rule changed nothing. */
+void cli_path_note(FILE *f, const hd_root_path *p, const char *indent);
+/* The same as a JSON member: ,"passed_over":["machine_context",
+ * "vm_cache"] (what the shortest path went through); nothing when the
+ * rule changed nothing. */
+void cli_path_rule_json(FILE *f, const hd_root_path *p);
+/* A path written as text (its hops joined by " -> ": a cluster's
+ * shape), escaped, folded as cli_hops_text folds (hd_path_text_fold). */
+void cli_text_path(FILE *f, const char *text, size_t len);
+/* The same, each piece written by put (which escapes it: cli_text_string,
+ * html_text). */
+void cli_fold_text(FILE *f, const char *text, size_t len,
+		   void (*put)(FILE *, const char *, size_t));
+/* A path one node a line: line(s, node, its index in nodes, payload)
+ * prints a node (its indent and newline included); of each run of repeated hops
+ * (hd_path_fold) only the first repetition is printed, the others in
+ * one line, with the run's whole count: "INDENT... (Proc -> IMEMO/env
+ * ->) x1000: 1,998 more objects, memsize 167,832". */
+void cli_path_lines(FILE *f, const hd_store *s, const hd_node_id *nodes,
+		    size_t n, const char *indent,
+		    void (*line)(const hd_store *, hd_node_id, size_t, void *),
+		    void *payload);
 /* 1 if a hop of the path has a reference name (the root's included when
  * root is not UINT32_MAX), else 0. */
 int cli_hops_named(const hd_store *s, uint32_t root, const hd_node_id *nodes,

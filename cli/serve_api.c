@@ -877,14 +877,36 @@ static void root_name_json(FILE *f, const hd_store *s, uint32_t root,
 	}
 }
 
-/* A retention path: {"root", "root_name", "hops":[...], "text"}. */
+/* The runs of repeated hops of a path (hd_path_fold), each as
+ * [start, period, count]: what the page folds. */
+static void runs_json(FILE *f, const hd_store *s, const hd_root_path *p)
+{
+	hd_path_runs runs = { 0 };
+	size_t k;
+
+	if (hd_path_fold(&runs, s, p->nodes, p->n, NULL, NULL))
+		runs.n = 0;
+	for (k = 0; k < runs.n; k++)
+		fprintf(f, "%s[%zu,%zu,%zu]", k ? "," : "",
+			runs.runs[k].start, runs.runs[k].period,
+			runs.runs[k].count);
+	hd_path_runs_free(&runs);
+}
+
+/* A retention path: {"root", "root_name", "hops":[...], "text", "runs"}:
+ * every hop, and the runs by which the page folds them. */
 static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 {
-	char hop[512];
+	char hop[512], note[256];
 	size_t k;
 
 	fprintf(f, "{");
 	root_name_json(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
+	if (hd_path_note(note, sizeof(note), p)) {
+		cli_path_rule_json(f, p);
+		fprintf(f, ",\"note\":");
+		jstr(f, note);
+	}
 	fprintf(f, ",\"hops\":[");
 	for (k = 0; k < p->n; k++) {
 		if (k)
@@ -901,6 +923,8 @@ static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 			fputc(',', f);
 		jstr(f, hop);
 	}
+	fprintf(f, "],\"runs\":[");
+	runs_json(f, s, p);
 	fprintf(f, "]}");
 }
 
@@ -1517,6 +1541,8 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 				fputc(',', f);
 			node_json(f, st, p.nodes[n]);
 		}
+		fprintf(f, "],\"runs\":[");
+		runs_json(f, st->s, &p);
 		fprintf(f, "]}");
 	} else {
 		fprintf(f, "null");

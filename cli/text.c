@@ -4,6 +4,7 @@
  * (cli_text_string, cli_text), sites, nodes' class names and nodes as
  * JSON.
  */
+#define _GNU_SOURCE /* memmem */
 #include "common.h"
 
 #include <string.h>
@@ -272,17 +273,120 @@ void cli_hop_text(FILE *f, const hd_store *s, hd_node_id from,
 	cli_text_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 }
 
+/* The hops [i, i + n) of nodes, each followed by its arrow: "A -> B ->". */
+static void hops_arrows(FILE *f, const hd_store *s, const hd_node_id *nodes,
+			size_t i, size_t n)
+{
+	for (; n--; i++) {
+		cli_hop_text(f, s, nodes[i], nodes[i + 1]);
+		fputs(n ? " -> " : " ->", f);
+	}
+}
+
 void cli_hops_text(FILE *f, const hd_store *s, const hd_node_id *nodes,
 		   size_t n)
 {
-	size_t i;
+	hd_path_runs runs = { 0 };
+	size_t i = 0, r = 0;
 
-	for (i = 0; i < n; i++) {
-		if (i)
-			fputs(" -> ", f);
+	if (hd_path_fold(&runs, s, nodes, n, NULL, NULL))
+		runs.n = 0; /* out of memory: every hop */
+	while (i < n) {
+		if (r < runs.n && runs.runs[r].start == i) {
+			const hd_path_run *u = &runs.runs[r++];
+
+			fputc('(', f);
+			hops_arrows(f, s, nodes, i, u->period);
+			fprintf(f, ") x%zu ", u->count);
+			i += u->period * u->count;
+			continue;
+		}
 		cli_hop_text(f, s, nodes[i], i + 1 < n ? nodes[i + 1] :
 							 HD_NODE_NONE);
+		if (++i < n)
+			fputs(" -> ", f);
 	}
+	hd_path_runs_free(&runs);
+}
+
+void cli_fold_text(FILE *f, const char *text, size_t len,
+		   void (*put)(FILE *, const char *, size_t))
+{
+	hd_path_runs runs = { 0 };
+	size_t i = 0, r = 0, k, a = 0, part;
+	const char *p;
+	char c[32];
+
+	if (hd_path_text_fold(&runs, text, len, NULL, NULL))
+		runs.n = 0;
+	for (;;) {
+		p = memmem(text + a, len - a, " -> ", 4);
+		part = p ? (size_t)(p - (text + a)) : len - a;
+		if (r < runs.n && runs.runs[r].start == i)
+			put(f, "(", 1);
+		put(f, text + a, part);
+		if (!p)
+			break;
+		a = (size_t)(p - text) + 4;
+		i++;
+		if (r < runs.n && i == runs.runs[r].start + runs.runs[r].period) {
+			/* the pattern written: its repetitions skipped (each
+			 * part of a run has an arrow after it) */
+			const hd_path_run *u = &runs.runs[r++];
+
+			snprintf(c, sizeof(c), " ->) x%zu ", u->count);
+			put(f, c, strlen(c));
+			for (k = 0; k < u->period * (u->count - 1); k++, i++)
+				a = (size_t)((const char *)memmem(text + a,
+								  len - a,
+								  " -> ", 4) -
+					     text) + 4;
+			continue;
+		}
+		put(f, " -> ", 4);
+	}
+	hd_path_runs_free(&runs);
+}
+
+void cli_text_path(FILE *f, const char *text, size_t len)
+{
+	cli_fold_text(f, text, len, cli_text_string);
+}
+
+void cli_path_lines(FILE *f, const hd_store *s, const hd_node_id *nodes,
+		    size_t n, const char *indent,
+		    void (*line)(const hd_store *, hd_node_id, size_t, void *),
+		    void *payload)
+{
+	hd_path_runs runs = { 0 };
+	size_t i = 0, r = 0, k, rest;
+	uint64_t mem;
+	char a[32], b[32];
+
+	if (hd_path_fold(&runs, s, nodes, n, NULL, NULL))
+		runs.n = 0;
+	while (i < n) {
+		line(s, nodes[i], i, payload);
+		if (r < runs.n && i + 1 ==
+		    runs.runs[r].start + runs.runs[r].period) {
+			/* the first repetition printed: the others in a line */
+			const hd_path_run *u = &runs.runs[r++];
+
+			i = u->start + u->period;
+			rest = u->period * (u->count - 1);
+			for (mem = 0, k = i; k < i + rest; k++)
+				mem += hd_store_memsize(s, nodes[k]);
+			fprintf(f, "%s... (", indent);
+			hops_arrows(f, s, nodes, u->start, u->period);
+			fprintf(f, ") x%zu: %s more objects, memsize %s\n",
+				u->count, cli_commas(rest, a, sizeof(a)),
+				cli_commas(mem, b, sizeof(b)));
+			i += rest;
+			continue;
+		}
+		i++;
+	}
+	hd_path_runs_free(&runs);
 }
 
 int cli_hops_named(const hd_store *s, uint32_t root, const hd_node_id *nodes,
@@ -324,4 +428,27 @@ int cli_type_adds(const hd_store *s, hd_node_id v, const char *cls)
 	    strncmp(cls, "DATA/", 5) == 0)
 		return 0;
 	return strcasecmp(cls, tn) != 0;
+}
+
+void cli_path_note(FILE *f, const hd_root_path *p, const char *indent)
+{
+	char buf[256];
+
+	if (!hd_path_note(buf, sizeof(buf), p))
+		return;
+	fprintf(f, "%s(%s; man 1 heapdump-path)\n", indent, buf);
+}
+
+void cli_path_rule_json(FILE *f, const hd_root_path *p)
+{
+	unsigned bit, k = 0;
+
+	if (!p->passed_over)
+		return;
+	fputs(",\"passed_over\":[", f);
+	for (bit = 1; bit <= HD_PATH_VIA_STACK; bit <<= 1)
+		if (p->passed_over & bit)
+			fprintf(f, "%s\"%s\"", k++ ? "," : "",
+				hd_path_via_name(bit));
+	fputc(']', f);
 }

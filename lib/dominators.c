@@ -250,6 +250,7 @@ int hd_domtree_chain(hd_root_path *out, const hd_domtree *d,
 	HD_ASSERT_ARG(d && out && target < d->n);
 	out->n = 0;
 	out->root = UINT32_MAX;
+	out->via = out->passed_over = 0;
 	if (hd_domtree_idom(d, target) == HD_NODE_NONE)
 		return hd__error(err, HD_ENOTFOUND,
 				 "no root reaches 0x%llx",

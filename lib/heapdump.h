@@ -650,8 +650,10 @@ HD_API const char *hd_store_aux(const hd_store *s, hd_node_id id,
  * Writes the display name of node id's class into buf (NUL-terminated,
  * truncated to size) and returns its full length. This is what `stats
  * --by class` groups by: the name of the object's real class, with
- * hidden objects as "(hidden ARRAY)", IMEMOs as "IMEMO/iseq", untyped or
- * Object-class DATA as "DATA/struct", and unresolvable pointers as
+ * hidden objects as "(hidden ARRAY)" (but a class-less DATA with a
+ * struct, a VM table, as "DATA/VM/concurrent_set"), IMEMOs as
+ * "IMEMO/iseq", untyped or Object-class DATA as "DATA/struct", and
+ * unresolvable pointers as
  * "#<unknown:0x...>". See man 1 heapdump-stats.
  */
 HD_API size_t hd_store_class_name(char *buf, size_t size,
@@ -1178,14 +1180,27 @@ HD_API int hd_subdump_write(const hd_store *s, const hd_nodes *set,
 #define HD_ROOTS_SKIP_WEAK (1u << 1)
 
 /**
- * The breadth-first search from the GC roots: one search from a virtual
- * root joined to the objects of every root category, category by
- * category in store order, each category's objects in dump order, each
- * object's references in dump order. Every reached node keeps the node
- * (or root category) it was first reached from, which makes a tree of
- * shortest paths: where two paths are equally short, the tree keeps the
- * one whose nodes were reached first in that order. O(N + E) time; 4
- * bytes and 2 bits a node, plus 4 bytes a node while searching. A dump
+ * The search from the GC roots that chooses every retention path:
+ * program-level holders first. A path's cost is 1 for each VM cache it
+ * goes through (an IMEMO constcache, callcache or callinfo: the inline
+ * caches of instruction sequences and call sites; a DATA VM/cc_table, a
+ * class's call caches) and 2 when it starts at root category
+ * machine_context (the C stacks, read conservatively: a word that looks
+ * like a pointer, often stale); constants, instance and class
+ * variables, globals, classes, modules, method tables and every other
+ * reference cost nothing. Each node keeps a path of least cost and,
+ * among those, of fewest references: a breadth-first search by levels of
+ * cost (Dial's buckets), each level from a virtual root joined to its
+ * seeds (level 0: the objects of every root category but
+ * machine_context, category by category in store order, each category's
+ * objects in dump order; later levels: the VM caches met one level
+ * before, then at level 2 machine_context's objects not yet reached),
+ * each object's references in dump order. Every reached node keeps the
+ * node (or root category) it was first reached from: a tree of
+ * cheapest paths, ties kept by the order of that search. A plain
+ * breadth-first search (no costs) also runs, to say which paths the rule
+ * changed (hd_root_path.passed_over). O(N + E) time, twice; 4 bytes and
+ * 5 bits a node, plus 4 bytes and a bit a node while searching. A dump
  * without ROOT lines (a partial dump) reaches nothing.
  */
 typedef struct hd_reach hd_reach;
@@ -1211,6 +1226,13 @@ HD_API int hd_reach_reached(const hd_reach *r, hd_node_id id);
 HD_API hd_node_id hd_reach_pred(const hd_reach *r, hd_node_id id,
 				uint32_t *root);
 
+/** hd_root_path.via and .passed_over: the path goes through a VM cache
+ * (an IMEMO constcache, callcache or callinfo, a DATA VM/cc_table). */
+#define HD_PATH_VIA_CACHE (1u << 0)
+/** The path starts at root category machine_context (the C stacks, read
+ * conservatively: maybe a stale pointer). */
+#define HD_PATH_VIA_STACK (1u << 1)
+
 /** A retention path; free with hd_root_path_free. */
 typedef struct hd_root_path {
 	uint32_t root;      /**< the root category (hd_store_root_name) */
@@ -1218,14 +1240,23 @@ typedef struct hd_root_path {
 				 last */
 	size_t n;
 	size_t cap;
+	/** HD_PATH_VIA_* of this path (hd_reach_path; 0 for a dominator
+	 * chain) */
+	unsigned via;
+	/** 0 when the path is the plain shortest one's kind; else the
+	 * HD_PATH_VIA_* of the plain shortest path (one breadth-first
+	 * search, no preference), which hd_reach's rule passed over for this
+	 * one: the rule mattered (hd_path_note says it) */
+	unsigned passed_over;
 } hd_root_path;
 
 /** Frees the nodes of a path and empties it. NULL is a no-op. */
 HD_API void hd_root_path_free(hd_root_path *p);
 
 /**
- * One shortest path from a root category to target, the tree's (see
- * hd_reach). out may be reused between calls.
+ * One cheapest path from a root category to target, the tree's (see
+ * hd_reach), with what it goes through (via) and what the rule passed
+ * over (passed_over). out may be reused between calls.
  * @return 0, HD_ENOTFOUND (no root reaches target; err says whether the
  *         dump is partial), HD_ENOMEM, HD_EINVAL
  */
@@ -1235,6 +1266,82 @@ HD_API int hd_reach_path(hd_root_path *out, const hd_reach *r,
 /** hd_reach_path() with a search of its own (flags as hd_reach_new). */
 HD_API int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
 		   unsigned flags, hd_error *err);
+
+/**
+ * The note every human output prints with a path the rule chose
+ * (p->passed_over non-zero), into buf as snprintf does: "program-level
+ * holders preferred to the shortest path, from machine_context through
+ * a VM cache" (or "..., through a VM cache", "..., from machine_context
+ * (a C stack, maybe a stale pointer)"; "fewer VM caches and stack roots
+ * preferred ..." when this path has some too); "" when the rule changed
+ * nothing. Its full length.
+ */
+HD_API size_t hd_path_note(char *buf, size_t size, const hd_root_path *p);
+/** The words of one HD_PATH_VIA_* bit for the machine outputs:
+ * "vm_cache", "machine_context"; NULL for another value. */
+HD_API const char *hd_path_via_name(unsigned bit);
+
+/**
+ * A run of a path (hd_path_fold): the period hops from nodes[start]
+ * repeat count times back to back, nodes[start .. start + period *
+ * count) in all. A hop is a node and its reference to the next node, as
+ * hd_store_hop_text() writes it ("IMEMO/env prev"); two hops are the
+ * same when their texts are.
+ */
+typedef struct hd_path_run {
+	size_t start;
+	size_t period; /**< hops in the pattern, 1 to max_period */
+	size_t count;  /**< repetitions, at least min_count */
+} hd_path_run;
+
+/** The runs of a path, in path order, disjoint; free with
+ * hd_path_runs_free. Zero-initialise before the first use. */
+typedef struct hd_path_runs {
+	hd_path_run *runs;
+	size_t n;
+	size_t cap;
+} hd_path_runs;
+
+/** What hd_path_fold() folds; initialise with HD_FOLD_OPTIONS_INIT. */
+typedef struct hd_fold_options {
+	unsigned int version; /**< HD_FOLD_OPTIONS_VERSION */
+	unsigned max_period;  /**< the longest pattern, in hops (4) */
+	unsigned min_count;   /**< the fewest repetitions folded (3) */
+	unsigned min_hops;    /**< the fewest hops a run covers (6) */
+} hd_fold_options;
+#define HD_FOLD_OPTIONS_VERSION 1
+#define HD_FOLD_OPTIONS_INIT { HD_FOLD_OPTIONS_VERSION, 4, 3, 6 }
+
+/**
+ * The runs of repeated hops along a path (nodes, the target last), the
+ * one rule by which every human output folds a path (path, leaks,
+ * report, serve, the gem's Path#to_s): a run prints as its pattern in
+ * parentheses, each hop followed by its arrow, and the count:
+ * "Array [0] -> (Proc -> IMEMO/env prev ->) x1000 Proc". Machine
+ * outputs (JSON) keep every hop. Runs are found left to right: at each
+ * hop, the pattern of 1 to max_period hops that repeats over the most
+ * hops (the shorter pattern on a tie), kept when it repeats min_count
+ * times or more over min_hops hops or more. The target is never part of
+ * a run. O(n x max_period^2) hop compares, 8 bytes a hop while folding.
+ * @param out emptied, then receives the runs (reused between calls)
+ * @param opts NULL for HD_FOLD_OPTIONS_INIT
+ * @return 0, HD_ENOMEM, HD_EINVAL (also an options version this library
+ *         does not know)
+ */
+HD_API int hd_path_fold(hd_path_runs *out, const hd_store *s,
+			const hd_node_id *nodes, size_t n,
+			const hd_fold_options *opts, hd_error *err);
+/**
+ * hd_path_fold() over a path already written as text, its hops joined by
+ * " -> " (the last part is the target): a cluster's shape ("vm -> Object
+ * ::Holder -> ... -> Array"). Two hops are the same when their bytes
+ * are; start and period count hops (parts), as in hd_path_fold.
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_path_text_fold(hd_path_runs *out, const char *text, size_t len,
+			     const hd_fold_options *opts, hd_error *err);
+/** Frees the runs and empties r. NULL is a no-op. */
+HD_API void hd_path_runs_free(hd_path_runs *r);
 
 /**
  * What keeps targets alive: the union of one shortest path from the

@@ -696,6 +696,10 @@ size_t hd__class_name_fmt(char *buf, size_t size, int type, uint64_t klass,
 		prefixed(&f, "NODE", aux, aux_len);
 	} else if (type == HD_T_NONE) {
 		puts_(&f, "(free slot)");
+	} else if (!klass && type == HD_T_DATA && aux && aux_len) {
+		/* a VM table (Ruby 4.0's interned strings, "VM/concurrent_set"),
+		 * named by its struct as the class-less DATA below */
+		prefixed(&f, "DATA", aux, aux_len);
 	} else if (!klass) {
 		puts_(&f, "(hidden ");
 		puts_(&f, hd_type_name(type));

@@ -1,10 +1,10 @@
 /*
  * paths.c - graph queries over a store: what keeps objects alive.
  *
- * One breadth-first search from a virtual root joined to the objects of
- * every root category, in category order, gives each reached node the
- * node (or root category) it was first reached from: a shortest-path
- * tree. roots-of walks that tree back from each target, marking nodes;
+ * One search from the roots by levels of cost (program-level holders
+ * first: VM caches and machine_context cost more, heapdump.h's hd_reach
+ * says how) gives each reached node the node (or root category) it was
+ * first reached from: a tree of cheapest paths. roots-of walks that tree back from each target, marking nodes;
  * a walk stops at the first node already marked, so all the walks
  * together cost O(N). path reads one branch of the tree; subgraph-of is
  * a forward search from a set. Everything is iterative, with a queue of
@@ -22,6 +22,10 @@ struct hd_reach {
 	uint32_t *pred;          /* node, root category, or UNREACHED */
 	unsigned char *top;      /* bitmap: pred[] is a root category */
 	unsigned char *weak;     /* bitmap: references not followed */
+	unsigned char *vm;       /* bitmap: a VM cache (is_vm_cache) */
+	/* bitmaps: the plain shortest path (one BFS, no preference) to the
+	 * node goes through a VM cache / starts at machine_context */
+	unsigned char *short_cache, *short_stack;
 	uint64_t reached;
 };
 
@@ -94,34 +98,76 @@ static int follows(const hd_reach *r, hd_node_id id)
 	return !r->weak || !hd__bit(r->weak, id);
 }
 
-/* Seeds the queue with the objects of every root category, in order. */
-static size_t seed_roots(hd_reach *r, uint32_t *queue)
+/* ---- the search: program-level holders first ---- */
+
+/*
+ * Is id a cache of the VM rather than a holder of the program: an IMEMO
+ * constcache (a constant's inline cache in an iseq), callcache or
+ * callinfo (a call site's method cache), or the DATA VM/cc_table of
+ * call caches a class keeps? What it references is held for the program
+ * by a constant, a method table or a class as well, as long as it lives.
+ */
+static int is_vm_cache(const hd_store *s, hd_node_id id)
 {
-	uint32_t c, nroots = hd_store_root_count(r->s);
+	int t = hd_store_type(s, id);
+	const char *p;
+	size_t len;
+
+	if (t != HD_T_IMEMO && t != HD_T_DATA)
+		return 0;
+	p = hd_store_aux(s, id, &len);
+	if (t == HD_T_DATA)
+		return name_is(p, len, "VM/cc_table");
+	return name_is(p, len, "constcache") || name_is(p, len, "callcache") ||
+	       name_is(p, len, "callinfo");
+}
+
+/* Is root category c machine_context (the C stacks, read
+ * conservatively: a word that looks like a pointer, maybe stale)? */
+static int is_stack_root(const hd_store *s, uint32_t c)
+{
+	const char *name = hd_store_root_name(s, c);
+
+	return name && strcmp(name, "machine_context") == 0;
+}
+
+/* The cost of a path through a VM cache, and from machine_context. */
+#define COST_CACHE 1
+#define COST_STACK 2
+
+struct level {
+	uint32_t *ids;  /* nodes reached (pred set), to be searched at the
+			 * next level */
+	size_t n, cap;
+};
+
+/*
+ * The plain breadth-first search, no preference, category by category:
+ * marks in short_cache / short_stack whether each node's path in that
+ * tree goes through a VM cache / starts at machine_context. seen is a
+ * zeroed bitmap.
+ */
+static void plain_search(hd_reach *r, uint32_t *queue, unsigned char *seen)
+{
+	uint32_t c, nroots = hd_store_root_count(r->s), a, b, k;
+	size_t head = 0, tail = 0;
+	struct hd__csr g;
 	hd_edge_iter it;
-	hd_node_id v;
-	size_t tail = 0;
+	hd_node_id u, v;
 
 	for (c = 0; c < nroots; c++) {
 		hd_store_root_refs(r->s, c, &it);
 		while (hd_edge_iter_next(&it, &v) == 0) {
-			if (v >= r->n || r->pred[v] != UNREACHED)
+			if (v >= r->n || hd__bit(seen, v))
 				continue;
-			r->pred[v] = c;
-			hd__bit_set(r->top, v);
+			hd__bit_set(seen, v);
+			if (is_stack_root(r->s, c))
+				hd__bit_set(r->short_stack, v);
+			if (hd__bit(r->vm, v))
+				hd__bit_set(r->short_cache, v);
 			queue[tail++] = v;
 		}
 	}
-	return tail;
-}
-
-static void search(hd_reach *r, uint32_t *queue)
-{
-	size_t head = 0, tail = seed_roots(r, queue);
-	struct hd__csr g;
-	hd_node_id u, v;
-	uint32_t a, b, k;
-
 	hd__store_csr(r->s, 0, &g);
 	while (head < tail) {
 		u = queue[head++];
@@ -130,13 +176,147 @@ static void search(hd_reach *r, uint32_t *queue)
 		hd__csr_range(&g, u, &a, &b);
 		for (k = a; k < b; k++) {
 			v = hd__csr_at(&g, k);
-			if (v >= r->n || r->pred[v] != UNREACHED)
+			if (v >= r->n || hd__bit(seen, v))
 				continue;
-			r->pred[v] = u;
+			hd__bit_set(seen, v);
+			if (hd__bit(r->short_stack, u))
+				hd__bit_set(r->short_stack, v);
+			if (hd__bit(r->short_cache, u) || hd__bit(r->vm, v))
+				hd__bit_set(r->short_cache, v);
 			queue[tail++] = v;
 		}
 	}
+}
+
+/* Reaches v from root category c (pred, top) and queues it. */
+static void seed(hd_reach *r, uint32_t *queue, size_t *tail, uint32_t c,
+		 hd_node_id v)
+{
+	r->pred[v] = c;
+	hd__bit_set(r->top, v);
+	queue[(*tail)++] = v;
+}
+
+/* Seeds the queue with the objects of every root category but
+ * machine_context, in order. */
+static size_t seed_roots(hd_reach *r, uint32_t *queue)
+{
+	uint32_t c, nroots = hd_store_root_count(r->s);
+	hd_edge_iter it;
+	hd_node_id v;
+	size_t tail = 0;
+
+	for (c = 0; c < nroots; c++) {
+		if (is_stack_root(r->s, c))
+			continue;
+		hd_store_root_refs(r->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0)
+			if (v < r->n && r->pred[v] == UNREACHED)
+				seed(r, queue, &tail, c, v);
+	}
+	return tail;
+}
+
+/* The objects of machine_context no cheaper path reached, queued. */
+static void seed_stack(hd_reach *r, uint32_t *queue, size_t *tail)
+{
+	uint32_t c, nroots = hd_store_root_count(r->s);
+	hd_edge_iter it;
+	hd_node_id v;
+
+	for (c = 0; c < nroots; c++) {
+		if (!is_stack_root(r->s, c))
+			continue;
+		hd_store_root_refs(r->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0)
+			if (v < r->n && r->pred[v] == UNREACHED)
+				seed(r, queue, tail, c, v);
+	}
+}
+
+/*
+ * The search that chooses the paths: a breadth-first search by levels of
+ * cost (Dial's buckets, costs 0 to COST_STACK a step): a reference to a
+ * VM cache costs COST_CACHE, a path from machine_context starts at
+ * COST_STACK, every other reference and root costs nothing. Level L is a
+ * plain BFS from its seeds, in order; a VM cache it meets is reached
+ * (its pred is final: no later level is cheaper) but searched from at
+ * level L + 1 only. So each node's path has the fewest VM caches and
+ * stack roots first, then the fewest references found in that order.
+ * Every node is queued once: O(N + E).
+ */
+static int search(hd_reach *r, uint32_t *queue)
+{
+	size_t head = 0, tail = seed_roots(r, queue), i;
+	struct level next = { 0 }, now = { 0 }, t;
+	unsigned level = 0;
+	struct hd__csr g;
+	hd_node_id u, v;
+	uint32_t a, b, k;
+	int rc = 0;
+
+	hd__store_csr(r->s, 0, &g);
+	for (;;) {
+		while (head < tail) {
+			u = queue[head++];
+			if (!follows(r, u))
+				continue;
+			hd__csr_range(&g, u, &a, &b);
+			for (k = a; k < b; k++) {
+				v = hd__csr_at(&g, k);
+				if (v >= r->n || r->pred[v] != UNREACHED)
+					continue;
+				r->pred[v] = u;
+				if (!hd__bit(r->vm, v)) {
+					queue[tail++] = v;
+				} else if (hd__push_u32(&next.ids, &next.n,
+							&next.cap, v)) {
+					rc = HD_ENOMEM;
+					goto out;
+				}
+			}
+		}
+		/* level + 1: the caches met at this level, then (at
+		 * COST_STACK) the stack's objects nothing cheaper reached */
+		level++;
+		t = now;
+		now = next;
+		next = t;
+		next.n = 0;
+		for (i = 0; i < now.n; i++)
+			queue[tail++] = now.ids[i];
+		if (level == COST_STACK)
+			seed_stack(r, queue, &tail);
+		if (head == tail && level >= COST_STACK)
+			break;
+	}
+out:
 	r->reached = tail;
+	HD_FREE(now.ids, now.cap);
+	HD_FREE(next.ids, next.cap);
+	return rc;
+}
+
+/* The VM caches (vm), and the plain search's marks (short_*). */
+static int mark_caches(hd_reach *r, uint32_t *queue)
+{
+	unsigned char *seen;
+	uint32_t i;
+
+	r->vm = hd__bitmap_new(r->n);
+	r->short_cache = hd__bitmap_new(r->n);
+	r->short_stack = hd__bitmap_new(r->n);
+	seen = hd__bitmap_new(r->n);
+	if (!r->vm || !r->short_cache || !r->short_stack || !seen) {
+		hd__bitmap_free(seen, r->n);
+		return HD_ENOMEM;
+	}
+	for (i = 0; i < r->n; i++)
+		if (is_vm_cache(r->s, i))
+			hd__bit_set(r->vm, i);
+	plain_search(r, queue, seen);
+	hd__bitmap_free(seen, r->n);
+	return 0;
 }
 
 int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
@@ -161,9 +341,12 @@ int hd_reach_new(hd_reach **out, const hd_store *s, unsigned flags,
 		goto nomem;
 	if (r->flags & HD_ROOTS_SKIP_WEAK && mark_weak(r))
 		goto nomem;
+	if (mark_caches(r, queue))
+		goto nomem;
 	for (i = 0; i < r->n; i++)
 		r->pred[i] = UNREACHED;
-	search(r, queue);
+	if (search(r, queue))
+		goto nomem;
 	hd__free(queue, (r->n ? r->n : 1) * sizeof(*queue));
 	*out = r;
 	return 0;
@@ -184,6 +367,9 @@ void hd_reach_free(hd_reach *r)
 	hd__free(r->pred, n * sizeof(*r->pred));
 	hd__bitmap_free(r->top, r->n);
 	hd__bitmap_free(r->weak, r->n);
+	hd__bitmap_free(r->vm, r->n);
+	hd__bitmap_free(r->short_cache, r->n);
+	hd__bitmap_free(r->short_stack, r->n);
 	hd__free(r, sizeof(*r));
 }
 
@@ -232,6 +418,32 @@ static int unreached_error(const hd_store *s, hd_node_id id, hd_error *err)
 			 (unsigned long long)hd_store_address(s, id));
 }
 
+/*
+ * What the path goes through (via), and what the plain shortest path
+ * would have gone through when the rule chose another (passed_over: 0
+ * when the rule changed nothing).
+ */
+static void path_rule(hd_root_path *out, const hd_reach *r,
+		      hd_node_id target)
+{
+	unsigned shortest = 0;
+	size_t i;
+
+	out->via = 0;
+	out->passed_over = 0;
+	if (is_stack_root(r->s, out->root))
+		out->via |= HD_PATH_VIA_STACK;
+	for (i = 0; i < out->n; i++)
+		if (hd__bit(r->vm, out->nodes[i]))
+			out->via |= HD_PATH_VIA_CACHE;
+	if (hd__bit(r->short_stack, target))
+		shortest |= HD_PATH_VIA_STACK;
+	if (hd__bit(r->short_cache, target))
+		shortest |= HD_PATH_VIA_CACHE;
+	if (shortest != out->via)
+		out->passed_over = shortest;
+}
+
 int hd_reach_path(hd_root_path *out, const hd_reach *r, hd_node_id target,
 		  hd_error *err)
 {
@@ -240,6 +452,7 @@ int hd_reach_path(hd_root_path *out, const hd_reach *r, hd_node_id target,
 
 	HD_ASSERT_ARG(r && out && target < r->n);
 	out->n = 0;
+	out->via = out->passed_over = 0;
 	if (r->pred[target] == UNREACHED)
 		return unreached_error(r->s, target, err);
 	for (v = target; !hd__bit(r->top, v); v = r->pred[v])
@@ -253,6 +466,7 @@ int hd_reach_path(hd_root_path *out, const hd_reach *r, hd_node_id target,
 			break;
 	}
 	out->root = r->pred[out->nodes[0]];
+	path_rule(out, r, target);
 	return 0;
 }
 
@@ -268,6 +482,38 @@ int hd_path(hd_root_path *out, const hd_store *s, hd_node_id target,
 	rc = hd_reach_path(out, r, target, err);
 	hd_reach_free(r);
 	return rc;
+}
+
+size_t hd_path_note(char *buf, size_t size, const hd_root_path *p)
+{
+	unsigned o = p ? p->passed_over : 0;
+	const char *what;
+
+	if (!o) {
+		if (size)
+			buf[0] = '\0';
+		return 0;
+	}
+	if (o == HD_PATH_VIA_STACK)
+		what = "from machine_context (a C stack, maybe a stale pointer)";
+	else if (o == HD_PATH_VIA_CACHE)
+		what = "through a VM cache";
+	else
+		what = "from machine_context through a VM cache";
+	return (size_t)snprintf(buf, size, "%s preferred to the shortest "
+				"path, %s",
+				p->via ? "fewer VM caches and stack roots" :
+					 "program-level holders",
+				what);
+}
+
+const char *hd_path_via_name(unsigned bit)
+{
+	if (bit == HD_PATH_VIA_CACHE)
+		return "vm_cache";
+	if (bit == HD_PATH_VIA_STACK)
+		return "machine_context";
+	return NULL;
 }
 
 /* ---- sets ---- */

@@ -34,17 +34,22 @@ VALUE hdx_path_value(const hd_store *s, const hd_root_path *p)
 	const char *rn = NULL;
 	size_t nl = 0;
 	VALUE root = Qnil;
+	char note[256];
+	size_t k = hd_path_note(note, sizeof(note), p);
 
 	if (p->root != UINT32_MAX) {
 		root = rb_str_new_cstr(hd_store_root_name(s, p->root));
 		if (p->n)
 			rn = hd_store_root_ref_name(s, p->root, p->nodes[0], &nl);
 	}
-	return rb_ary_new_from_args(3, root, hdx_str(rn, nl),
-				    ids_ary(p->nodes, p->n));
+	return rb_ary_new_from_args(4, root, hdx_str(rn, nl),
+				    ids_ary(p->nodes, p->n),
+				    k ? hdx_str(note, k < sizeof(note) ? k :
+						sizeof(note) - 1) : Qnil);
 }
 
-/* What hd_reach_path or hd_domtree_chain gave (rc) as a Ruby value:
+/* What hd_reach_path or hd_domtree_chain gave (rc) as a Ruby value
+ * ([root, root_name, ids, note]):
  * nil when there is no such path, else hdx_path_value; p is freed. */
 static VALUE path_or_nil(struct hdx_heap *h, hd_root_path *p, int rc,
 			 hd_error *err)

@@ -447,6 +447,37 @@ static VALUE heap_hop_text(VALUE self, VALUE from, VALUE to)
 	return hdx_str(buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 }
 
+/* #_path_runs(ids): the runs of repeated hops of a path (hd_path_fold),
+ * each [start, period, count] */
+static VALUE heap_path_runs(VALUE self, VALUE ids)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	hd_path_runs runs = { 0 };
+	hd_error err = { 0 };
+	hd_node_id *nodes;
+	long n, i;
+	int rc;
+	VALUE out;
+
+	Check_Type(ids, T_ARRAY);
+	n = RARRAY_LEN(ids);
+	nodes = ALLOC_N(hd_node_id, n ? n : 1);
+	for (i = 0; i < n; i++)
+		nodes[i] = hdx_node_arg(h, rb_ary_entry(ids, i));
+	rc = hd_path_fold(&runs, h->s, nodes, (size_t)n, NULL, &err);
+	xfree(nodes);
+	if (rc)
+		hdx_raise(rc, &err);
+	out = rb_ary_new_capa((long)runs.n);
+	for (i = 0; i < (long)runs.n; i++)
+		rb_ary_push(out, rb_ary_new_from_args(
+					 3, SIZET2NUM(runs.runs[i].start),
+					 SIZET2NUM(runs.runs[i].period),
+					 SIZET2NUM(runs.runs[i].count)));
+	hd_path_runs_free(&runs);
+	return out;
+}
+
 /* #_dumper?(id): the allocation tracer or dump_all's own object */
 static VALUE heap_is_dumper(VALUE self, VALUE id)
 {
@@ -786,6 +817,7 @@ void hdx_init_heap(VALUE mod)
 	rb_define_method(hdx_cHeap, "_referrers", heap_referrers, 1);
 	rb_define_method(hdx_cHeap, "_ref_names", heap_ref_names, 1);
 	rb_define_method(hdx_cHeap, "_hop_text", heap_hop_text, 2);
+	rb_define_method(hdx_cHeap, "_path_runs", heap_path_runs, 1);
 	rb_define_method(hdx_cHeap, "_dumper?", heap_is_dumper, 1);
 	rb_define_method(hdx_cHeap, "_stats", heap_stats, 4);
 	rb_define_method(hdx_cHeap, "_dom_ready?", heap_dom_ready, 1);

@@ -103,8 +103,23 @@ function kv(pairs, id) {
 function pathList(p, id) {
   if (!p) return el('p', { class: 'muted' }, 'no root reaches it');
   const ol = el('ol', { class: 'path', id });
-  ol.append(el('li', {}, el('code', {}, 'root ' + (p.root || '?') + (p.root_name ? ' ' + p.root_name : ''))));
-  p.hops.forEach((h, i) => ol.append(el('li', {}, objLink(h), ' ', el('span', { class: 'hop' }, p.text[i]))));
+  ol.append(el('li', {}, el('code', {}, 'root ' + (p.root || '?') + (p.root_name ? ' ' + p.root_name : '')),
+    p.note ? el('span', { class: 'muted note' }, ' (' + p.note + ')') : null));
+  // runs of repeated hops ([start, period, count], the library's
+  // hd_path_fold): the first repetition shown, the others in one item
+  const runs = p.runs || [];
+  let r = 0;
+  for (let i = 0; i < p.hops.length; i++) {
+    ol.append(el('li', {}, objLink(p.hops[i]), ' ', el('span', { class: 'hop' }, p.text[i])));
+    const u = runs[r];
+    if (u && i + 1 === u[0] + u[1]) {
+      const rest = u[1] * (u[2] - 1);
+      const pattern = '(' + p.text.slice(u[0], u[0] + u[1]).join(' -> ') + ' ->) x' + u[2];
+      ol.append(el('li', { class: 'fold' }, '\u2026 ' + pattern + ': ' + num(rest) + ' more objects'));
+      i += rest;
+      r++;
+    }
+  }
   return ol;
 }
 
@@ -201,7 +216,21 @@ async function viewObject(ps) {
   nodes.push(el('h2', {}, 'Dominators (each alone keeps the next alive)'));
   if (j.dominators) {
     const ol = el('ol', { class: 'path', id: 'obj-dominators' });
-    j.dominators.chain.forEach(d => ol.append(el('li', {}, objLink(d), ' ', d.label, ' ', el('span', { class: 'muted' }, 'retains ' + bytes(d.retained_memsize)))));
+    // folded as the path is (runs: [start, period, count])
+    const runs = j.dominators.runs || [], chain = j.dominators.chain;
+    let r = 0;
+    for (let i = 0; i < chain.length; i++) {
+      const d = chain[i];
+      ol.append(el('li', {}, objLink(d), ' ', d.label, ' ', el('span', { class: 'muted' }, 'retains ' + bytes(d.retained_memsize))));
+      const u = runs[r];
+      if (u && i + 1 === u[0] + u[1]) {
+        const rest = u[1] * (u[2] - 1);
+        const pattern = '(' + chain.slice(u[0], u[0] + u[1]).map(x => x.label).join(' -> ') + ' ->) x' + u[2];
+        ol.append(el('li', { class: 'fold' }, '\u2026 ' + pattern + ': ' + num(rest) + ' more objects'));
+        i += rest;
+        r++;
+      }
+    }
     nodes.push(ol);
   } else nodes.push(el('p', { class: 'muted' }, 'no root reaches it'));
   const edges = (list) => list.map(e => [objLink(e.object), e.ref || '', e.object.label, num(e.object.memsize), num(e.object.retained_memsize)]);

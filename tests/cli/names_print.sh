@@ -266,7 +266,7 @@ for v in 3.1 4.0.1; do
 	cset=named_ruby${v}_leak
 	leaks3 "const-$v/exit" "$cset"
 	check_grep "const-$v/first-line" '^suspect 1: LeakyCache ::CACHE -> 0x[0-9a-f]+ Hash, leak\.rb:80$' "$TMP/out"
-	check_grep "const-$v/path" '^  path from root vm: (\(hidden DATA\) -> )?Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
+	check_grep "const-$v/path" '^  path from root vm: (DATA/VM/pin_array_list -> )?Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
 	leaks3 "const-$v/json" "$cset" -f json
 	check "const-$v/json-hops" '["::LeakyCache","::CACHE",null]' \
 		"$(jq -c '.suspects[0].path.objects | .[length - 3:] | map(.name)' "$TMP/out")"
@@ -286,7 +286,7 @@ for v in 3.1 4.0.1; do
 
 	leaks3 "observer-$v/exit" "named_ruby${v}_observer"
 	check_grep "observer-$v/first-line" '^suspect 1: EventBus @subscribers -> 0x[0-9a-f]+ Array, observer\.rb:49$' "$TMP/out"
-	check_grep "observer-$v/path" '^  path from root vm: (\(hidden DATA\) -> )?Object ::BUS -> EventBus @subscribers -> Array$' "$TMP/out"
+	check_grep "observer-$v/path" '^  path from root vm: (DATA/VM/pin_array_list -> )?Object ::BUS -> EventBus @subscribers -> Array$' "$TMP/out"
 	rm -rf "$TMP/svg"
 	leaks3 "observer-$v/svg" "named_ruby${v}_observer" -n 1 --svg "$TMP/svg"
 	has "observer-$v/svg-label" '>@subscribers</text>' "$TMP/svg/suspect-1.svg"

@@ -125,9 +125,10 @@ check roots-of/unnamed-kept-drops-member '{"address":"0x1", "type":"ARRAY", "ref
 for f in "$DATA"/ok_ruby*_traced*.json*; do
 	b=$(basename "$f")
 	"$H" path -q "$f" --name Outer::Middle::Inner >"$TMP/inf.txt" 2>/dev/null
-	# (3.4 and later reach Object through a hidden DATA first)
+	# (3.4 and later reach Object through a class-less DATA first, named
+	# by its struct: DATA/VM/pin_array_list)
 	check "infer/$b/text" "Object -> Outer ::Middle -> Outer::Middle ::Inner -> Outer::Middle::Inner" \
-		"$(sed -n 2p "$TMP/inf.txt" | sed 's/^  (hidden DATA) -> /  /; s/^  //')"
+		"$(sed -n 2p "$TMP/inf.txt" | sed 's/^  DATA\/VM\/pin_array_list -> /  /; s/^  //')"
 	"$H" path -q -f json "$f" --name Outer::Middle::Inner 2>/dev/null >"$TMP/inf.json"
 	check "infer/$b/json" '[null,{"name":"::Middle","inferred":true},{"name":"::Inner","inferred":true},null]' \
 		"$(jq -c '[.path[-4:][] | if .name then {name, inferred} else null end]' "$TMP/inf.json")"
@@ -158,8 +159,8 @@ a=$(jq -r .objects.global "$DATA/named_ruby3.1_names_expected.json")
 check fixture/3.1/global "root global_tbl \$names_global
   String" "$("$H" path -q "$F31" "$a" 2>/dev/null | sed -n 1,2p)"
 check fixture/4.0.1/thread-variable "  Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String" "$(hop x "$F40" tenant)"
-check fixture/4.0.1/class-ivar "  (hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array" "$(hop x "$F40" entries)"
-check fixture/4.0.1/struct "  (hidden DATA) -> Object ::POINT -> Point .x -> String" "$(hop x "$F40" point_x)"
+check fixture/4.0.1/class-ivar "  DATA/VM/pin_array_list -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array" "$(hop x "$F40" entries)"
+check fixture/4.0.1/struct "  DATA/VM/pin_array_list -> Object ::POINT -> Point .x -> String" "$(hop x "$F40" point_x)"
 a=$(jq -r .objects.body3 "$DATA/named_ruby3.1_names_expected.json")
 check fixture/3.1/json "[null,\"list\",\"[3]\",\"@body\",null]" \
 	"$("$H" path -q -f json "$F31" "$a" 2>/dev/null | jq -c '[.path[].name]')"

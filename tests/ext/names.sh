@@ -51,23 +51,23 @@ done <<'TABLE'
 all request_body|root global_tbl $keep|Proc -> IMEMO/env request -> Request @body -> String
 all request|root global_tbl $keep|Proc -> IMEMO/env request -> Request
 3.1,3.3 inner_local|root vm|Object ::NESTED -> Proc -> IMEMO/env inner_local -> String
-3.4,4.0 inner_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env inner_local -> String
+3.4,4.0 inner_local|root vm|DATA/VM/pin_array_list -> Object ::NESTED -> Proc -> IMEMO/env inner_local -> String
 3.1,3.3 outer_local|root vm|Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
-3.4,4.0 outer_local|root vm|(hidden DATA) -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
+3.4,4.0 outer_local|root vm|DATA/VM/pin_array_list -> Object ::NESTED -> Proc -> IMEMO/env -> IMEMO/env outer_local -> String
 3.1,3.3 bound_local|root vm|Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
-3.4,4.0 bound_local|root vm|(hidden DATA) -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
+3.4,4.0 bound_local|root vm|DATA/VM/pin_array_list -> Object ::BOUND -> Binding -> IMEMO/env bound_local -> String
 3.1,3.3 admin|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [:admin] -> String
 3.1,3.3 fortytwo|root vm|Object ::PriceCalculator -> PriceCalculator ::CACHE -> Hash [42] -> String
 3.1,3.3 entries|root vm|Object ::Registry -> Registry @entries -> Array
-3.4 entries|root vm|(hidden DATA) -> Object ::Registry -> Registry @entries -> Array
-4.0 entries|root vm|(hidden DATA) -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
+3.4 entries|root vm|DATA/VM/pin_array_list -> Object ::Registry -> Registry @entries -> Array
+4.0 entries|root vm|DATA/VM/pin_array_list -> Object ::Registry -> Registry -> ivars of Registry @entries -> Array
 3.1 request_id|root vm|Ractor -> Thread thread[:request_id] -> String
 3.3,3.4,4.0 request_id|root vm|Ractor -> Thread -> Fiber thread[:request_id] -> String
 3.1,3.3,3.4 tenant|root vm|Ractor -> Thread -> Hash thread_variable[:tenant] -> String
 4.0 tenant|root vm|Ractor -> Thread -> ivars of Thread -> Hash thread_variable[:tenant] -> String
 all global|root global_tbl $names_global|String
 3.1,3.3 point_x|root vm|Object ::POINT -> Point .x -> String
-3.4,4.0 point_x|root vm|(hidden DATA) -> Object ::POINT -> Point .x -> String
+3.4,4.0 point_x|root vm|DATA/VM/pin_array_list -> Object ::POINT -> Point .x -> String
 TABLE
 
 # closures: no method a program redefined is called (a Proc subclass's

@@ -295,7 +295,9 @@ static void test_names__object_class_rules(void)
 	T_STREQ(cname(&n, HD_T_NODE, 0, "NODE_SCOPE"), "NODE/NODE_SCOPE");
 	T_STREQ(cname(&n, HD_T_NODE, 0, NULL), "NODE");
 	T_STREQ(cname(&n, HD_T_ARRAY, 0, NULL), "(hidden ARRAY)");
-	T_STREQ(cname(&n, HD_T_DATA, 0, "proc"), "(hidden DATA)");
+	T_STREQ(cname(&n, HD_T_DATA, 0, "VM/concurrent_set"),
+		"DATA/VM/concurrent_set");
+	T_STREQ(cname(&n, HD_T_DATA, 0, NULL), "(hidden DATA)");
 	T_STREQ(cname(&n, HD_T_DATA, 0x100, "proc"), "DATA/proc");
 	T_STREQ(cname(&n, HD_T_DATA, 0x110, NULL), "DATA");
 	T_STREQ(cname(&n, HD_T_DATA, 0x999, "VM/thread"), "DATA/VM/thread");

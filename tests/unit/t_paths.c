@@ -106,6 +106,15 @@ static void spec_dump(struct text *t, const char *spec)
 			put(t, "{\"address\":\"0x%llx\", \"type\":\"CLASS\", "
 			       "\"name\":\"%s\"", (unsigned long long)ADDR(i),
 			    name);
+		} else if (strcmp(word, "imemo") == 0) {
+			int n;
+
+			if (sscanf(line + off, "%d %63s%n", &i, name, &n) != 2)
+				abort();
+			put(t, "{\"address\":\"0x%llx\", \"type\":\"IMEMO\", "
+			       "\"imemo_type\":\"%s\"",
+			    (unsigned long long)ADDR(i), name);
+			put_refs(t, line + off + n);
 		} else if (strcmp(word, "inst") == 0) {
 			int n;
 
@@ -803,6 +812,89 @@ static void test_paths__long_chain(void)
 	hd_store_close(s);
 }
 
+/*
+ * The rule: program-level holders before VM caches and machine_context.
+ * 9 is held by a chain of three objects from vm (0 1 2), by a constant
+ * cache of an iseq from vm (5 6), and by machine_context directly.
+ */
+static void test_paths__program_level_first(void)
+{
+	static const char *const base = "root vm 0 5\nobj 0 1\nobj 1 2\n"
+					 "imemo 5 iseq 6\nimemo 6 constcache 9\n"
+					 "obj 9\n";
+	char spec[512], note[256];
+	hd_root_path p = { 0 };
+	hd_store *s;
+
+	/* all three ways: the longest, through the objects */
+	snprintf(spec, sizeof(spec), "%sobj 2 9\nroot machine_context 9\n",
+		 base);
+	T_ASSERT((s = graph(spec)));
+	T_RC(hd_path(&p, s, id_of(s, 9), 0, NULL), 0);
+	T_STREQ(path_names(s, &p), "0 1 2 9");
+	T_STREQ(hd_store_root_name(s, p.root), "vm");
+	T_EQ(p.via, 0);
+	T_EQ(p.passed_over, HD_PATH_VIA_STACK);
+	T_ASSERT(hd_path_note(note, sizeof(note), &p) > 0);
+	T_STREQ(note, "program-level holders preferred to the shortest path, "
+		      "from machine_context (a C stack, maybe a stale pointer)");
+	hd_store_close(s);
+	/* no stack: the objects' over the cache's, one hop shorter */
+	snprintf(spec, sizeof(spec), "%sobj 2 9\n", base);
+	T_ASSERT((s = graph(spec)));
+	T_RC(hd_path(&p, s, id_of(s, 9), 0, NULL), 0);
+	T_STREQ(path_names(s, &p), "0 1 2 9");
+	T_EQ(p.passed_over, HD_PATH_VIA_CACHE);
+	hd_store_close(s);
+	/* only the cache and the stack: the cache's, cheaper */
+	snprintf(spec, sizeof(spec), "%sobj 2\nroot machine_context 9\n",
+		 base);
+	T_ASSERT((s = graph(spec)));
+	T_RC(hd_path(&p, s, id_of(s, 9), 0, NULL), 0);
+	T_STREQ(path_names(s, &p), "5 6 9");
+	T_EQ(p.via, HD_PATH_VIA_CACHE);
+	T_EQ(p.passed_over, HD_PATH_VIA_STACK);
+	T_STREQ(hd_path_via_name(HD_PATH_VIA_STACK), "machine_context");
+	hd_store_close(s);
+	/* only the cache: its path, and nothing to say */
+	snprintf(spec, sizeof(spec), "%sobj 2\n", base);
+	T_ASSERT((s = graph(spec)));
+	T_RC(hd_path(&p, s, id_of(s, 9), 0, NULL), 0);
+	T_STREQ(path_names(s, &p), "5 6 9");
+	T_EQ(p.via, HD_PATH_VIA_CACHE);
+	T_EQ(p.passed_over, 0);
+	T_EQ(hd_path_note(note, sizeof(note), &p), 0);
+	T_STREQ(note, "");
+	hd_root_path_free(&p);
+	hd_store_close(s);
+}
+
+/* The folding rule over a path written as text. */
+static void test_paths__text_fold(void)
+{
+	static const char chain[] = "vm -> A -> P -> E -> P -> E -> P -> E -> "
+				    "P -> E -> X";
+	static const char same[] = "vm -> H -> H -> H -> H -> H -> H -> H";
+	static const char shortrun[] = "vm -> H -> H -> H -> X";
+	hd_path_runs r = { 0 };
+
+	T_RC(hd_path_text_fold(&r, chain, strlen(chain), NULL, NULL), 0);
+	T_EQ(r.n, 1);
+	T_EQ(r.runs[0].start, 2);
+	T_EQ(r.runs[0].period, 2);
+	T_EQ(r.runs[0].count, 4);
+	/* the target (the last H) is never part of a run */
+	T_RC(hd_path_text_fold(&r, same, strlen(same), NULL, NULL), 0);
+	T_EQ(r.n, 1);
+	T_EQ(r.runs[0].start, 1);
+	T_EQ(r.runs[0].period, 1);
+	T_EQ(r.runs[0].count, 6);
+	/* under min_hops: nothing folds */
+	T_RC(hd_path_text_fold(&r, shortrun, strlen(shortrun), NULL, NULL), 0);
+	T_EQ(r.n, 0);
+	hd_path_runs_free(&r);
+}
+
 static void test_paths__cleanup(void)
 {
 	char cmd[300];
@@ -828,6 +920,8 @@ static const struct t_case cases[] = {
 	T_CASE(paths__bad_args),
 	T_CASE(paths__random_vs_naive),
 	T_CASE(paths__long_chain),
+	T_CASE(paths__program_level_first),
+	T_CASE(paths__text_fold),
 	T_CASE(paths__cleanup),
 };
 

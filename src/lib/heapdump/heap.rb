@@ -561,13 +561,17 @@ module HeapDump
   class Path
     include Enumerable
 
-    attr_reader :heap, :root, :root_name, :ids
+    # note: nil, or why the path is not the shortest one (libheapdump's
+    # hd_path_note): "program-level holders preferred to the shortest
+    # path, from machine_context through a VM cache"
+    attr_reader :heap, :root, :root_name, :ids, :note
 
-    def initialize(heap, root, root_name, ids)
+    def initialize(heap, root, root_name, ids, note = nil)
       @heap = heap
       @root = root
       @root_name = root_name
       @ids = ids
+      @note = note
     end
 
     def objects = ids.map { |i| HeapObject.new(heap, i) }
@@ -576,10 +580,32 @@ module HeapDump
     alias size length
     def target = HeapObject.new(heap, ids.last)
 
+    # the runs of repeated hops, as every text output folds them
+    # (libheapdump's hd_path_fold): [[start, period, count]...], the
+    # period hops from ids[start] repeated count times
+    def runs = @runs ||= heap._path_runs(ids)
+
     # the hops as every command prints them: "Node name -> Node name ->
-    # ... -> Target" (the chain line of `heapdump path`)
+    # ... -> Target" (the chain line of `heapdump path`), each run of
+    # repeated hops folded: "Array [0] -> (Proc -> IMEMO/env prev ->)
+    # x1000 Proc"; #ids and #objects keep every hop
     def to_s
-      ids.each_with_index.map { |id, i| heap._hop_text(id, ids[i + 1]) }.join(" -> ")
+      out = +""
+      i = 0
+      rs = runs
+      while i < ids.length
+        start, period, count = rs.first
+        if start == i
+          rs = rs.drop(1)
+          out << "(" << (i...i + period).map { |k| "#{hop(k)} ->" }.join(" ") << ") x#{count} "
+          i += period * count
+        else
+          out << hop(i)
+          out << " -> " if i + 1 < ids.length
+          i += 1
+        end
+      end
+      out
     end
 
     # the root and the hops: "vm $cache -> Hash [\"k\"] -> Request"
@@ -589,6 +615,13 @@ module HeapDump
     end
 
     def inspect = "#<HeapDump::Path #{text}>"
+
+    private
+
+    def hop(k) = heap._hop_text(ids[k], ids[k + 1])
+
+    public
+
     def pretty_print(q) = q.text(inspect)
   end
 
