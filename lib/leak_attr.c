@@ -220,6 +220,7 @@ struct work {
 	const hd_store *s;
 	struct hd__attr *a;
 	unsigned char *cut;  /* store nodes whose references hold nothing */
+	unsigned char *vm;   /* store nodes that are the VM's own tables */
 	uint32_t n, m;       /* store nodes; walked objects */
 	uint32_t *loc;       /* n: node -> local id, or HD__NONE */
 	hd_node_id *node;    /* m: local id -> node */
@@ -262,6 +263,26 @@ static int holds(const struct work *w, hd_node_id v)
 	return !hd__bit(w->cut, v);
 }
 
+/* A hidden Array whose referrers are all VM tables (one at least). */
+static int vm_array(const struct work *w, hd_node_id v)
+{
+	hd_edge_iter it;
+	hd_node_id r;
+	int any = 0;
+
+	if (hd_store_type(w->s, v) != HD_T_ARRAY ||
+	    hd_store_class(w->s, v) != HD_NODE_NONE)
+		return 0;
+	hd_store_referrers(w->s, v, &it);
+	while (hd_edge_iter_next(&it, &r) == 0) {
+		if (r >= w->n || !hd__bit(w->vm, r) ||
+		    hd_store_type(w->s, r) != HD_T_DATA)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
 /* W = leak | young, in node order; the VM tables and weak holders cut. */
 static int walked(struct work *w, const hd_nodes *leak,
 		  const hd_nodes *young, unsigned flags)
@@ -279,13 +300,23 @@ static int walked(struct work *w, const hd_nodes *leak,
 	} else if (!(w->cut = hd__bitmap_new(w->n))) {
 		return HD_ENOMEM;
 	}
+	if (!(w->vm = hd__bitmap_new(w->n)))
+		return HD_ENOMEM;
 	for (v = 0; v < w->n; v++)
 		if (hd__is_vm_table(w->s, v))
+			hd__bit_set(w->vm, v);
+	/* a hidden Array only VM tables hold is theirs (the symbol
+	 * table's list of names, under VM/pin_array_list) */
+	for (v = 0; v < w->n; v++)
+		if (vm_array(w, v))
+			hd__bit_set(w->vm, v);
+	for (v = 0; v < w->n; v++)
+		if (hd__bit(w->vm, v))
 			hd__bit_set(w->cut, v);
 	for (i = 0; i < leak->n; i++) {
 		v = leak->ids[i];
 		hd__bit_set(a->walk, v);
-		if (hd__bit(w->cut, v) && hd__is_vm_table(w->s, v)) {
+		if (hd__bit(w->vm, v)) {
 			a->vm_count++;
 			a->saturated |= hd__sat_add(&a->vm_memsize,
 						    hd_store_memsize(w->s, v));
@@ -1080,6 +1111,7 @@ out:
 static void work_free(struct work *w)
 {
 	hd__bitmap_free(w->cut, w->n);
+	hd__bitmap_free(w->vm, w->n);
 	hd__bitmap_free(w->claimed, w->m);
 	HD_FREE(w->gown, w->gown ? (w->G ? w->G : 1) : 0);
 	HD_FREE(w->loc, w->loc ? w->n : 0);
