@@ -78,17 +78,26 @@ module HeapDump
     def dump(path = nil, fork: false, gzip: false, full: false, since: nil, dir: nil, gc: false, shapes: false,
              names: true)
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
-      since = generation_option(since) unless since.nil?
-      shapes = shapes_option(shapes)
-      names = flag_option(:names, names)
-      GC.start(full_mark: true, immediate_sweep: true) if gc
-      meta = process_meta
-      meta["dumper"] = dumper
-      meta["ref_names"] = names && meta["dumper"] == "heapdump"
-      opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names }.freeze
-      return write_dump(path, opts, meta) unless fork
+      # what this call allocates from here is left out of the dump (the
+      # path, which it returns, is not)
+      quiet = NATIVE_WALK
+      _quiet_end if quiet # the call the ensure makes after the walk, made before it (its call cache)
+      _quiet_begin if quiet
+      begin
+        since = generation_option(since) unless since.nil?
+        shapes = shapes_option(shapes)
+        names = flag_option(:names, names)
+        GC.start(full_mark: true, immediate_sweep: true) if gc
+        meta = process_meta
+        meta["dumper"] = dumper
+        meta["ref_names"] = names && meta["dumper"] == "heapdump"
+        opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names }.freeze
+        return write_dump(path, opts, meta) unless fork
 
-      fork_dump(path, opts, meta)
+        fork_dump(path, opts, meta)
+      ensure
+        _quiet_end if quiet
+      end
     end
 
     # call-seq:
@@ -273,15 +282,18 @@ module HeapDump
 
     # Reading a deprecated constant for its name must not warn (the
     # warning would run Warning.warn, user code, during the dump).
+    # (w, a local: the ensure, run after the walk, reads no constant,
+    # whose cache would be new in the next dump)
     def quiet_deprecations
-      return yield unless Warning.respond_to?(:[]) && Warning.respond_to?(:[]=)
+      w = Warning
+      return yield unless w.respond_to?(:[]) && w.respond_to?(:[]=)
 
-      was = Warning[:deprecated]
-      Warning[:deprecated] = false
+      was = w[:deprecated]
+      w[:deprecated] = false
       begin
         yield
       ensure
-        Warning[:deprecated] = was
+        w[:deprecated] = was
       end
     end
 
@@ -298,16 +310,27 @@ module HeapDump
     end
 
     def temp_path(path)
-      File.join(File.dirname(path), ".#{File.basename(path)}.tmp-#{Process.pid}-#{rand(1 << 32)}")
+      # not rand: its first call seeds the default generator (a Bignum
+      # kept, new in the next dump) and every call moves the program's
+      # own sequence; File::EXCL makes any name safe
+      @temp_seq = (@temp_seq || 0) + 1
+      File.join(File.dirname(path),
+                ".#{File.basename(path)}.tmp-#{Process.pid}-#{@temp_seq}-#{Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)}")
     end
 
     # How an output is written: [path, :replace] for a regular file or a
     # name not taken yet (a temporary file renamed over it), [path,
     # :in_place] for a device, FIFO or socket (opened and written, never
     # replaced). Symbolic links are followed, never replaced: path is
-    # the file the chain ends at.
+    # the file the chain ends at. A name that is not there (the usual
+    # case) raises and rescues nothing: an exception's objects (its
+    # message, backtrace, throw data) are what a conservative GC keeps
+    # alive from a stale stack slot, found in the next dump.
     def output_target(path)
-      40.times do
+      links = 0
+      while links < 40 # not 40.times: a return from a block makes throw data
+        return [path, :replace] unless File.exist?(path) || File.symlink?(path)
+
         st = begin
           File.lstat(path)
         rescue Errno::ENOENT, Errno::ENOTDIR
@@ -317,6 +340,7 @@ module HeapDump
         end
         if st.symlink?
           path = File.expand_path(File.readlink(path), File.dirname(path))
+          links += 1
           next
         end
         return [path, :replace] if st.file?
@@ -367,14 +391,22 @@ module HeapDump
     # Writes the heap to fd (and closes it): the C walk, or dump_all.
     # The walk's SHAPE lines are ObjectSpace.dump_shapes' (the shape
     # tree's layout is private), taken just before.
-    def dump_body(fd, opts, scratch_dir, dumper)
+    # finish: nil, or what _dump does after the walk (write_dump); nil
+    # then, else the totals.
+    def dump_body(fd, opts, scratch_dir, dumper, finish)
       if dumper == "heapdump"
         shapes = opts[:shapes] && ObjectSpace.dump_shapes(output: :string, since: opts[:shapes])
-        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, false) unless opts[:names]
+        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, false, nil, finish) unless opts[:names]
 
-        return quiet_deprecations { _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, true) }
+        return quiet_deprecations { _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, true, nil, finish) }
       end
-      fallback_dump(fd, opts, scratch_dir)
+      sfd = finish&.first
+      begin
+        fallback_dump(fd, opts, scratch_dir)
+      rescue Exception # rubocop:disable Lint/RescueException
+        IO.for_fd(sfd).close if sfd
+        raise
+      end
     end
 
 
@@ -383,6 +415,7 @@ module HeapDump
     # what the sidecar needs. Not a pipe: from 3.4, dump_all writes with
     # stdio while holding the GVL, so no thread of ours could drain one.
     def fallback_dump(fd, opts, scratch_dir)
+      _quiet_end if NATIVE_WALK # dump_all cannot leave anything out
       gzip = opts[:gzip]
       require "objspace"
       require "zlib" if gzip
@@ -430,60 +463,83 @@ module HeapDump
     # The dump to a regular file is written to a temporary one and renamed
     # after the sidecar; a device or FIFO is written in place, without a
     # sidecar (there is no file to put it beside). A failure removes what
-    # this call created: the temporary file and the sidecar.
+    # this call created: the temporary files and the sidecar.
+    #
+    # Everything after the walk (the sidecar, the renames) is done in C
+    # inside _dump: Ruby code run for the first time after the walk would
+    # leave call and constant caches that are new in the next dump, and a
+    # require would leave a library (issue 34: json's 137 KB "leak").
     def write_dump(path, opts, meta)
       target, how = output_target(path)
       if how == :in_place
         fd = open_in_place(target)
-        failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"]) }
+        failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"], nil) }
         return path
       end
       fd, tmp = create_temp(target)
-      sidecar = nil
+      side = nil
       begin
         failing_as_error(path) do
-          totals = dump_body(fd, opts, File.dirname(target), meta["dumper"])
-          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path)
-          File.rename(tmp, target)
+          side = open_sidecar(sidecar_path(path))
+          finish = [side[0], sidecar_doc(meta, path), side[1], side[2], tmp, target]
+          totals = dump_body(fd, opts, File.dirname(target), meta["dumper"], finish)
+          finish_in_ruby(finish, totals) if totals
         end
       rescue Exception # rubocop:disable Lint/RescueException
         File.unlink(tmp) if File.exist?(tmp)
-        File.unlink(sidecar) if sidecar && File.file?(sidecar)
+        File.unlink(side[1]) if side && side[1] && File.exist?(side[1])
         raise
       end
       path
     end
 
-    # Writes the sidecar by the rule of every output; returns the regular
-    # file it renamed into place (for write_dump to remove on a failure),
-    # or nil when it wrote a device or FIFO in place.
-    def write_sidecar(path, meta, totals, dump)
-      require "json"
-      rss = meta.dig("process", "rss")
-      doc = meta.merge(
+    # The sidecar's name: PATH.meta.json
+    def sidecar_path(path)
+      "#{path}.meta.json"
+    end
+
+    # The sidecar's output, opened before the walk by the rule of every
+    # output: [fd, temporary file, final name] (a temporary file renamed
+    # after the walk), or [fd, nil, name] for a device or FIFO.
+    def open_sidecar(path)
+      target, how = output_target(path)
+      return [open_in_place(target), nil, target] if how == :in_place
+
+      fd, tmp = create_temp(target)
+      [fd, tmp, target]
+    end
+
+    # The sidecar's document but the totals of the walk, whose keys are
+    # there (nil) for the walk to fill in (hdx_sidecar_finish).
+    def sidecar_doc(meta, dump)
+      meta.merge(
         "dump" => File.basename(dump),
-        "objects" => totals[:objects],
-        "roots" => totals[:roots],
-        "dump_memsize" => totals[:memsize],
-        "memsize_of_all" => totals[:memsize_of_all],
-        "dump_bytes" => totals[:bytes],
-        "rss_bytes" => rss,
+        "objects" => nil,
+        "roots" => nil,
+        "dump_memsize" => nil,
+        "memsize_of_all" => nil,
+        "dump_bytes" => nil,
+        "rss_bytes" => meta.dig("process", "rss"),
         "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
       )
-      target, how = output_target(path)
-      if how == :in_place
-        IO.open(open_in_place(target), "w") { |f| f.write(JSON.generate(doc), "\n") }
-        return nil
-      end
-      fd, tmp = create_temp(target)
+    end
+
+    # What _dump does in C after its walk, for the dump_all fallback
+    # (which runs Ruby code anyway): the totals into the sidecar, the
+    # sidecar written and renamed, then the dump; the sidecar removed if
+    # the last rename fails.
+    def finish_in_ruby(finish, totals)
+      sfd, doc, stmp, spath, tmp, target = finish
+      doc.merge!("objects" => totals[:objects], "roots" => totals[:roots], "dump_memsize" => totals[:memsize],
+                 "memsize_of_all" => totals[:memsize_of_all], "dump_bytes" => totals[:bytes])
+      _write_json(sfd, doc)
+      File.rename(stmp, spath) if stmp
       begin
-        IO.open(fd, "w") { |f| f.write(JSON.generate(doc), "\n") }
         File.rename(tmp, target)
       rescue StandardError
-        File.unlink(tmp) if File.exist?(tmp)
+        File.unlink(spath) if stmp && File.file?(spath)
         raise
       end
-      target
     end
 
     def fork_dump(path, opts, meta)
@@ -529,6 +585,14 @@ module HeapDump
     end
   end
 end
+
+# What MRI makes on the first call of what a dump calls and keeps for
+# the process (the names of GC.stat's keys): made now, when the gem
+# loads, so that the first dump does not make them (HeapDump.dump leaves
+# what it allocates out of its own dump: made then, they would be new in
+# the next one).
+GC.stat
+HeapDump.process_memory
 
 # HeapDump.load and HeapDump::Heap: analysing dumps (libheapdump)
 require "heapdump/heap"
