@@ -59,6 +59,7 @@ struct hdx_dump {
 	int type;
 	const uint64_t *bloom;    /* hdx_names_bloom */
 	int nomem;
+	int versioned;            /* "ruby_version" written */
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
 };
@@ -208,6 +209,13 @@ static void close_root(struct hdx_dump *d)
 	HD_PUTS(&d->out, "]");
 	if (d->names && global_root(d->root) && !d->nomem)
 		hdx_names_write(d->names, &d->out, d->refs, d->nref, 1);
+	/* the exact Ruby, on the first ROOT record: the dump's own features
+	 * tell only a range (man 5 heapdump-dump, "ruby_version") */
+	if (!d->versioned) {
+		HD_PUTS(&d->out, ", \"ruby_version\":");
+		hdx_put_json(&d->out, ruby_version, strlen(ruby_version));
+		d->versioned = 1;
+	}
 	HD_PUTS(&d->out, "}\n");
 }
 

@@ -62,7 +62,7 @@ module HeapDump
     #                 names: true) -> path or ForkedDump
     #
     # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
-    # written to a temporary file and renamed), with PATH.meta.json, the
+    # written to a temporary file and renamed), with PATH.hdmeta, the
     # sidecar, beside it. Without a path: DIR/heapdump-PID-TIME.json[.gz].
     # fork: true writes from a forked child and returns a ForkedDump at
     # once. since: N keeps the traced objects of GC generation >= N.
@@ -129,6 +129,16 @@ module HeapDump
 
       note_fallback(why)
       "dump_all"
+    end
+
+    # call-seq:
+    #   HeapDump.sidecar_paths(dump) -> [path, ...]
+    #
+    # Where the sidecar of a dump may be: DUMP.hdmeta, the name the gem
+    # writes (globs of dumps, *.json and *.json.gz, miss it), then
+    # DUMP.meta.json, as older gems named it.
+    def sidecar_paths(dump)
+      ["#{dump}.hdmeta", "#{dump}.meta.json"]
     end
 
     # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
@@ -493,9 +503,9 @@ module HeapDump
       path
     end
 
-    # The sidecar's name: PATH.meta.json
+    # The sidecar's name
     def sidecar_path(path)
-      "#{path}.meta.json"
+      sidecar_paths(path).first
     end
 
     # The sidecar's output, opened before the walk by the rule of every

@@ -162,7 +162,7 @@ check "every/no-temporary-left", Dir.children(ddir).none? { |f| f.start_with?(".
 dumps.each_with_index do |d, i|
   out = IO.popen([HEAPDUMP_BIN, "stats", "-q", "--strict", File.join(ddir, d)], err: %i[child out], &:read)
   check "every/heapdump-stats-reads-dump-#{i + 1}", $?.success? && out.include?("objects"), out[0, 300]
-  check "every/sidecar-#{i + 1}", File.exist?(File.join(ddir, "#{d}.meta.json"))
+  check "every/sidecar-#{i + 1}", File.exist?(File.join(ddir, "#{d}.hdmeta"))
 end
 check "every/top-2", entries(log).all? { |l| pairs(l).size == 2 }, entries(log).first.inspect
 check "every/logger-format", File.readlines(log).grep(/heapdump: GET/).all? { |l| l.start_with?("I, [") }, File.read(log)[0, 200]
@@ -211,7 +211,7 @@ servers << s
 s.get("/")
 s.get("/")
 path = entries(s.err).last.to_s[/; dump (\S+) \(every 2 requests\)$/, 1]
-check "inproc/complete-on-response", path && File.exist?(path) && File.exist?("#{path}.meta.json"), entries(s.err).last.inspect
+check "inproc/complete-on-response", path && File.exist?(path) && File.exist?("#{path}.hdmeta"), entries(s.err).last.inspect
 
 # failed dumps (the directory removed after start): said, never raised
 ddir = File.join(DIR, "gone")

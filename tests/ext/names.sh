@@ -175,6 +175,6 @@ for n in 0 1; do
 	if [ -z "$f" ] || [ ! -f "$f" ]; then notok "signal-names-$n" "no dump: $(head -c 300 "$TMP/dump$n.err") $(head -c 300 "$TMP/srv$n.err")"; continue; fi
 	if grep -q '"ref_names":\[' "$f"; then got=1; else got=0; fi
 	check "signal-names-$n" "$n" "$got"
-	check_grep "signal-sidecar-$n" "\"ref_names\":$([ $n = 1 ] && echo true || echo false)" "$f.meta.json"
+	check_grep "signal-sidecar-$n" "\"ref_names\":$([ $n = 1 ] && echo true || echo false)" "$f.hdmeta"
 done
 exit 0

@@ -84,9 +84,15 @@ module HeapDump
       _info
     end
 
-    # the Ruby versions the dump's features fit ("3.1", "3.2 or later")
+    # the exact Ruby version the dump names (the gem's dumps: "3.3.10"),
+    # else its sidecar's, else the versions its features fit ("3.1",
+    # "3.2 or later")
     def ruby_version
-      _info[:ruby]
+      v = _info[:ruby]
+      return v if v.match?(/\A\d+\.\d+\.\d+\z/)
+
+      sc = sidecar
+      sc && sc["ruby_version"].is_a?(String) && !sc["ruby_version"].empty? ? sc["ruby_version"] : v
     end
 
     alias length size
@@ -291,27 +297,34 @@ module HeapDump
     end
 
     # The pid and sidecar time of the dump ([0, nil] when unknown): the
-    # gem's PATH.meta.json beside the dump, or beside a store's source
+    # gem's sidecar (#sidecar) beside the dump, or beside a store's source
     # dump, as the commands find it.
     def origin
+      j = sidecar(warn: true)
+      return [0, nil] unless j
+
+      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
+      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+    end
+
+    # The sidecar of the dump (or of a store's source dump), parsed, or
+    # nil: DUMP.hdmeta, or DUMP.meta.json as older gems named it
+    # (as the commands find it, cli/sidecar.c).
+    def sidecar(warn: false) # :nodoc:
       dump = Heap._store?(@source) ? info[:source_path] : @source
-      return [0, nil] if dump.nil? || dump.empty?
+      return nil if dump.nil? || dump.empty?
 
-      sidecar = "#{dump}.meta.json"
-      return [0, nil] unless File.file?(sidecar)
-
+      path = HeapDump.sidecar_paths(dump).find { |p| File.file?(p) } or return nil
       require "json"
       j = begin
-        JSON.parse(File.read(sidecar))
+        JSON.parse(File.read(path))
       rescue JSON::ParserError, SystemCallError, EncodingError
         nil
       end
-      unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
-        warn "heapdump: ignoring '#{sidecar}': not a heapdump sidecar"
-        return [0, nil]
-      end
-      pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
-      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+      return j if j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
+
+      Kernel.warn "heapdump: ignoring '#{path}': not a heapdump sidecar" if warn
+      nil
     end
 
     # The id of a node argument: a HeapObject, an address or a node id.
