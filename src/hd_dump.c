@@ -89,6 +89,7 @@ static void put_type(struct hdx_out *o, int type)
  * walk: they outlive the call). */
 static struct {
 	VALUE tp;
+	VALUE thread; /* the dumping thread: other threads' objects are theirs */
 	int on, err;
 	struct hdx_table objs;
 	uint64_t bloom[HD_BLOOM_WORDS];
@@ -100,8 +101,8 @@ static void quiet_newobj_i(VALUE tpval, void *data)
 	size_t b;
 
 	(void)data;
-	if (!quiet.on) /* (not hdx_vm_cache_p here: a T_DATA's type is not set yet) */
-		return;
+	if (!quiet.on || rb_thread_current() != quiet.thread)
+		return; /* (not hdx_vm_cache_p here: a T_DATA's type is not set yet) */
 	if (!hdx_table_put(&quiet.objs, obj)) {
 		quiet.err = 1;
 		return;
@@ -126,7 +127,8 @@ static void quiet_end(void)
 }
 
 /* :nodoc: _quiet_begin: what this thread allocates from now until the
- * next _dump's walk is done is left out of that dump */
+ * next _dump's walk is done is left out of that dump (not what other
+ * threads allocate meanwhile: the application's, which may persist) */
 static VALUE quiet_begin_m(VALUE self)
 {
 	(void)self;
@@ -134,6 +136,7 @@ static VALUE quiet_begin_m(VALUE self)
 	memset(quiet.bloom, 0, sizeof(quiet.bloom));
 	if (hdx_table_init(&quiet.objs, 256))
 		rb_raise(rb_eNoMemError, "heapdump: no memory");
+	quiet.thread = rb_thread_current();
 	quiet.on = 1;
 	rb_tracepoint_enable(quiet.tp);
 	return Qnil;
