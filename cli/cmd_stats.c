@@ -117,24 +117,6 @@ static const char *grouping_name(const hd_stats_options *o, unsigned g,
 	return buf;
 }
 
-/* The Ruby of the dump: the exact version it names (the gem's), else its
- * sidecar's, else the range its features fit */
-static const char *ruby_of(char *buf, size_t size, const hd_stats_totals *t,
-			   const char *path)
-{
-	struct cli_identity id;
-
-	if (!(t->features & HD_FEAT_VERSION_MASK) && strcmp(path, "-") &&
-	    strcmp(path, "(stdin)")) {
-		cli_identity_get(&id, path, t->features);
-		if (id.ruby_from && !strcmp(id.ruby_from, "sidecar")) {
-			snprintf(buf, size, "%s", id.ruby_version);
-			return buf;
-		}
-	}
-	return hd_features_ruby(buf, size, t->features);
-}
-
 static void print_totals_text(const hd_stats_totals *t, const char *path)
 {
 	char a[32], b[32], c[64];
@@ -142,10 +124,7 @@ static void print_totals_text(const hd_stats_totals *t, const char *path)
 	printf("%-12s ", "dump");
 	cli_text_string(stdout, path, strlen(path));
 	putchar('\n');
-	printf("%-12s ", "ruby");
-	ruby_of(c, sizeof(c), t, path);
-	cli_text_string(stdout, c, strlen(c));
-	putchar('\n');
+	printf("%-12s %s\n", "ruby", hd_features_ruby(c, sizeof(c), t->features));
 	printf("%-12s %s\n", "objects", cli_commas(t->objects, a, sizeof(a)));
 	printf("%-12s %s (%s bytes)%s\n", "memsize",
 	       cli_human_bytes(t->memsize, a, sizeof(a)),
@@ -200,12 +179,10 @@ static void print_totals_json(const hd_stats_totals *t, const char *path)
 
 	printf("{\"dump\":");
 	cli_json_string(stdout, path, strlen(path));
-	printf(",\"ruby\":");
-	ruby_of(c, sizeof(c), t, path);
-	cli_json_string(stdout, c, strlen(c));
-	printf(",\"totals\":{\"objects\":%llu,\"memsize\":%llu,"
+	printf(",\"ruby\":\"%s\",\"totals\":{\"objects\":%llu,\"memsize\":%llu,"
 	       "\"references\":%llu,\"roots\":%llu,\"root_categories\":%llu,"
 	       "\"shapes\":%llu,\"traced\":%llu,",
+	       hd_features_ruby(c, sizeof(c), t->features),
 	       (unsigned long long)t->objects, (unsigned long long)t->memsize,
 	       (unsigned long long)t->edges, (unsigned long long)t->roots,
 	       (unsigned long long)t->root_categories,

@@ -4,8 +4,9 @@
 # ("ruby_version", man 5 heapdump-dump), which heapdump stats prints (text
 # and JSON, from the dump, from its store, without its sidecar), as
 # HeapDump::Heap#ruby_version does; a since: dump has no ROOT record:
-# stats takes the version from its sidecar. The features alone gave "3.2"
-# for 3.3.10 and "unknown" for 3.4.8 and 4.0.1.
+# its sidecar says it (stats' process line and identity columns,
+# Heap#ruby_version). The features alone gave "3.2" for 3.3.10 and
+# "unknown" for 3.4.8 and 4.0.1.
 SUITE=ext/version
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +32,8 @@ check stats-stdin "$want" "$("$HEAPDUMP" stats -q - <"$TMP/alone.json" | awk '$1
 # a since: dump: no ROOT record, the sidecar says it
 check since-objects yes "$([ -s "$TMP/since.json" ] && echo yes)"
 check since-no-root 0 "$(grep -c '^{"type":"ROOT"' "$TMP/since.json")"
-check since-from-sidecar "$want" "$(ruby_line "$TMP/since.json")"
+check since-process-line "$want" "$("$HEAPDUMP" stats -q "$TMP/since.json" | awk '$1 == "process" { sub(",", "", $5); print $5 }')"
+check since-identity "$want sidecar" "$("$HEAPDUMP" stats -q -f ndjson "$TMP/since.json" | head -n 1 | jq -r '"\(.ruby_version) \(.ruby_version_from)"')"
+check since-heap-ruby-version "$want" "$(ruby -e 'require "heapdump"; print HeapDump.load(ARGV[0], cache: false).ruby_version' "$TMP/since.json" 2>"$TMP/err")"
 check heap-ruby-version "$want" "$(ruby -e 'require "heapdump"; print HeapDump.load(ARGV[0], cache: false).ruby_version' "$TMP/alone.json" 2>"$TMP/err")"
 exit 0
