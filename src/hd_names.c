@@ -701,9 +701,18 @@ static VALUE closure_body(VALUE arg)
 
 			for (p = c; p < e->n && e->r[p] != v; p++)
 				;
-			if (p < e->n) {
+			/* before the cursor too: #local_variable_get of a block
+			 * parameter not made a Proc yet writes it to its slot,
+			 * so the env's references are no longer those loaded
+			 * (issue 34, item 7: the first dump lost the locals
+			 * after it, named by the next dump) */
+			if (p == e->n)
+				for (p = 0; p < c && p < e->n && e->r[p] != v; p++)
+					;
+			if (p < e->n && e->r[p] == v) {
 				hold(nm, e->env, v, "", s, (size_t)n, "");
-				c = p + 1;
+				if (p >= c)
+					c = p + 1;
 				break;
 			}
 			/* the local of an outer env: stop at one done before */
