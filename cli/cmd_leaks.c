@@ -17,6 +17,7 @@
 #include "opt.h"
 #include "order.h"
 #include "process.h"
+#include "sidecar.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -1008,6 +1009,7 @@ int cmd_leaks(int argc, char **argv)
 	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	r.nin = argc - first;
 	if (r.nin < 2 || r.nin > MAX_DUMPS)
 		return cli_usage_error(&info, "two to sixteen dumps or stores: "

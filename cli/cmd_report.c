@@ -906,7 +906,7 @@ static void process_html(const char *path, const hd_store *s,
 	fputs("<h2 id=\"process-title\">Process memory</h2>\n", F);
 	if (!cli_sidecar_read(dump, &sc)) {
 		fputs("<p id=\"process\" class=\"muted\">No sidecar: the "
-		      "heapdump gem writes DUMP.meta.json beside the dumps it "
+		      "heapdump gem writes DUMP.hdmeta beside the dumps it "
 		      "takes, with the process's RSS.</p>\n", F);
 		return;
 	}
@@ -1152,6 +1152,7 @@ int cmd_report(int argc, char **argv)
 	cli_render_limits_init(&A.lim);
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	n = argc - first;
 	if (n < 1 || n > 3)
 		return cli_usage_error(&info, n ? "one dump, or two or three: "

@@ -585,10 +585,19 @@ typedef struct hd_store_info {
 #define HD_FEAT_METHOD_TRACED (1u << 13)  /**< traced objects with method */
 #define HD_FEAT_CALLCACHE_ID (1u << 14)   /**< imemo called_id: 3.3+ */
 #define HD_FEAT_OBJSPACE_ROOT (1u << 15)  /**< objspace root: 3.4+ */
+/**
+ * The exact Ruby version a dump names (the gem's "ruby_version" on its
+ * first ROOT record, man 5 heapdump-dump), in the high 16 bits: major
+ * (4 bits), minor and teeny (6 bits each); 0 when the dump names none.
+ * hd_features_ruby() prints it as it is ("3.3.10").
+ */
+#define HD_FEAT_VERSION_SHIFT 16
+#define HD_FEAT_VERSION_MASK (0xffffu << HD_FEAT_VERSION_SHIFT)
 
 /**
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
- * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)".
+ * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)"; the exact
+ * version ("3.3.10") when the dump names it (HD_FEAT_VERSION_MASK).
  */
 HD_API const char *hd_features_ruby(char *buf, size_t size,
 				    uint32_t features);
