@@ -348,7 +348,7 @@ static void text_growth(const struct report *r)
 static void text_verdict(const struct report *r)
 {
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf("%-9s ", "verdict");
 	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
@@ -647,7 +647,7 @@ static void json_verdict(const struct report *r)
 		       t->unreached_memsize;
 	const hd_root_path *p = NULL;
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf(",\"verdict\":{\"leak\":%s,\"min_leak\":%llu,\"text\":",
 	       t->significant ? "true" : "false",
@@ -829,7 +829,7 @@ static void tsv_verdict(const struct report *r)
 {
 	const hd_leaks_totals *t = &r->t;
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf("verdict\t%s\t", t->significant ? "leak" : "none");
 	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);

@@ -364,6 +364,10 @@ static void caveat(const char *kind, int warn)
 	fprintf(F, "<li class=\"caveat %s%s\">", kind, warn ? " warn" : "");
 }
 
+/* the process growth of the sidecars: first on the page when it is
+ * outside Ruby objects */
+static hd_process_verdict proc;
+
 /* What the order check found, as cli_order_report says it on stderr. */
 static void order_caveats(const struct leak *r)
 {
@@ -466,8 +470,8 @@ static void verdict(const struct leak *r)
 		{
 			/* the library's verdict, as every front end says it */
 			char buf[1024];
-			size_t n = hd_leaks_verdict_text(buf, sizeof(buf),
-							 r->l);
+			size_t n = hd_leaks_verdict_text_process(
+				buf, sizeof(buf), r->l, &proc);
 
 			fputs(" <span id=\"verdict-text\">Verdict: ", F);
 			html_text(F, buf, n < sizeof(buf) ? n :
@@ -753,9 +757,6 @@ static void diff_tables(const struct leak *r)
 	rows_html(r->diff_st, 1, "diff-location", lh, 1, rows_max(), whole);
 }
 
-/* the process growth of the sidecars: first on the page when it is
- * outside Ruby objects */
-static hd_process_verdict proc;
 
 static void process_growth_html(void)
 {

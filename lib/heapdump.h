@@ -2259,6 +2259,21 @@ HD_API const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l,
 HD_API size_t hd_leaks_verdict_text(char *buf, size_t size,
 				    const hd_leaks *l);
 
+/**
+ * hd_leaks_verdict_text() for front ends that judged the dumps'
+ * process growth too (hd_process_judge; proc NULL or not known: the
+ * same sentence). When the process grew outside Ruby objects and what
+ * leaked in the Ruby heap is under min_leak, the sentence says where
+ * the leak is not ("the leak is not in the Ruby heap: 18 objects, 720 B
+ * new in after and still alive in later, under the 2.0 KB threshold",
+ * "the growth is not in the Ruby heap: ..." with two dumps) rather than
+ * "no significant leak", which under a process that grew by 100 MB
+ * reads as no leak at all.
+ */
+HD_API size_t hd_leaks_verdict_text_process(char *buf, size_t size,
+					    const hd_leaks *l,
+					    const hd_process_verdict *proc);
+
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);
 

@@ -921,8 +921,10 @@ module HeapDump
     def groups = @h[:groups]
     # the suspects described (paths, borders)
     def shown = @suspects.first(@h[:shown])
-    # the verdict, the sentence every front end prints first
-    def verdict = @h[:verdict]
+    # the verdict, the sentence every front end prints first (beside a
+    # process that grew outside Ruby objects, #outside_ruby, a leak under
+    # the threshold is "not in the Ruby heap", as the commands say it)
+    def verdict = outside_ruby && @h[:verdict_outside] ? @h[:verdict_outside] : @h[:verdict]
     # false when what leaked is under the threshold (no significant leak)
     def leak? = @h[:significant]
     # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
