@@ -80,6 +80,11 @@ module HeapDump
              names: true)
       given = path
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
+      # frozen now: File.exist? and File.lstat would otherwise make a
+      # frozen copy that the path shares its bytes with (Ruby 3.1), made
+      # in the quiet window, left out of this dump, and alive in the next
+      # whenever the caller keeps the path
+      path.freeze
       # what this call allocates from here is left out of the dump (the
       # path, which it returns, is not)
       quiet = NATIVE_WALK

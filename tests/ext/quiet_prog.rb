@@ -1,4 +1,4 @@
-# tests/ext/quiet_prog.rb DIR [traced] - a program that does nothing but
+# tests/ext/quiet_prog.rb DIR [traced|kept] - a program that does nothing but
 # dump its heap three times (DIR/before.json, after.json, later.json),
 # as a leak hunt does (gc: true), with the allocation tracer on when
 # "traced". quiet.sh runs heapdump diff and leaks on the dumps: the gem
@@ -7,13 +7,20 @@
 # "loaded FEATURE" a line (none expected), then "done".
 dir = ARGV.fetch(0)
 require "heapdump"
-HeapDump.trace_allocations_start if ARGV[1] == "traced"
+HeapDump.trace_allocations_start if %w[traced kept].include?(ARGV[1])
+# "kept": the program keeps the paths the calls return (traced too)
+kept = ARGV[1] == "kept" ? [] : nil
+def dump_to(path, kept)
+  r = HeapDump.dump(path, gc: true)
+  kept&.push(r)
+  nil
+end
 features = $LOADED_FEATURES.dup
-HeapDump.dump(File.join(dir, "before.json"), gc: true)
+dump_to(File.join(dir, "before.json"), kept)
 after_before = $LOADED_FEATURES.dup
-HeapDump.dump(File.join(dir, "after.json"), gc: true)
+dump_to(File.join(dir, "after.json"), kept)
 after_after = $LOADED_FEATURES.dup
-HeapDump.dump(File.join(dir, "later.json"), gc: true)
+dump_to(File.join(dir, "later.json"), kept)
 after_later = $LOADED_FEATURES.dup
 [features, after_before, after_after].zip([after_before, after_after, after_later]).each do |was, now|
   (now - was).each { |f| puts "loaded #{f}" }
