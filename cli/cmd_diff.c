@@ -10,6 +10,7 @@
 #include "opt.h"
 #include "order.h"
 #include "process.h"
+#include "sidecar.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -382,6 +383,7 @@ int cmd_diff(int argc, char **argv)
 	A.top = 20;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	nin = argc - first;
 	if (nin < 2 || nin > 3)
 		return cli_usage_error(&info, nin < 2 ?

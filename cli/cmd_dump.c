@@ -5,7 +5,7 @@
  *
  * The protocol (man 1 heapdump-dump): the process, on the signal, forks a
  * child that writes DIR/heapdump-PID-TIME.json through a temporary file
- * and renames it into place after its sidecar PATH.meta.json. DIR is the
+ * and renames it into place after its sidecar PATH.hdmeta. DIR is the
  * process's $HEAPDUMP_DIR, else its $TMPDIR, else /tmp; we read them from
  * /proc/PID/environ. A new name matching the pattern means a complete dump,
  * if the process's user wrote it (cli_dump_trusted: not a link, a regular
@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
+#include "sidecar.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -146,8 +147,8 @@ static const char *dump_dir(long pid, char *buf, size_t size)
 	return "/tmp";
 }
 
-/* heapdump-PID-*.json or .json.gz; not a sidecar (.meta.json), and
- * temporary files start with a dot */
+/* heapdump-PID-*.json or .json.gz; not a sidecar (.hdmeta, or an older
+ * gem's .meta.json), and temporary files start with a dot */
 static int is_dump_name(const char *name, const char *prefix)
 {
 	size_t n = strlen(name), p = strlen(prefix);
@@ -275,12 +276,22 @@ static int scan_dir(const char *dir, const char *prefix, struct names *seen,
  */
 static int move_out(const char *found, const char *out, long euid)
 {
-	char *from = concat(found, ".meta.json"), *to = concat(out, ".meta.json");
+	/* the sidecar's name: the gem's, or an older gem's */
+	const char *sfx = CLI_SIDECAR_SUFFIX;
+	char *from = concat(found, sfx), *to;
 	hd_error err = { 0 };
 	struct stat sb;
 	char why[160];
 	int rc = EXIT_OK, in_place;
 
+	/* lstat: a link at the new name, even a dangling one, is what the
+	 * trust check below judges, not a reason to look at the old name */
+	if (from && lstat(from, &sb) != 0) {
+		free(from);
+		sfx = ".meta.json";
+		from = concat(found, sfx);
+	}
+	to = concat(out, sfx);
 	in_place = stat(out, &sb) == 0 && !S_ISREG(sb.st_mode);
 	if (!from || !to) {
 		cli_error("out of memory");

@@ -17,6 +17,7 @@
 #include "opt.h"
 #include "order.h"
 #include "process.h"
+#include "sidecar.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -358,7 +359,7 @@ static void text_growth(const struct report *r)
 static void text_verdict(const struct report *r)
 {
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf("%-9s ", "verdict");
 	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
@@ -659,7 +660,7 @@ static void json_verdict(const struct report *r)
 		       t->unreached_memsize;
 	const hd_root_path *p = NULL;
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf(",\"verdict\":{\"leak\":%s,\"min_leak\":%llu,\"text\":",
 	       t->significant ? "true" : "false",
@@ -843,7 +844,7 @@ static void tsv_verdict(const struct report *r)
 {
 	const hd_leaks_totals *t = &r->t;
 	char buf[1024];
-	size_t n = hd_leaks_verdict_text(buf, sizeof(buf), r->l);
+	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
 	printf("verdict\t%s\t", t->significant ? "leak" : "none");
 	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
@@ -1023,6 +1024,7 @@ int cmd_leaks(int argc, char **argv)
 	A.min_share = MIN_SHARE_DEFAULT;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	r.nin = argc - first;
 	if (r.nin < 2 || r.nin > MAX_DUMPS)
 		return cli_usage_error(&info, "two to sixteen dumps or stores: "

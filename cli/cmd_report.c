@@ -424,6 +424,10 @@ static void caveat(const char *kind, int warn)
 	fprintf(F, "<li class=\"caveat %s%s\">", kind, warn ? " warn" : "");
 }
 
+/* the process growth of the sidecars: first on the page when it is
+ * outside Ruby objects */
+static hd_process_verdict proc;
+
 /* What the order check found, as cli_order_report says it on stderr. */
 static void order_caveats(const struct leak *r)
 {
@@ -526,8 +530,8 @@ static void verdict(const struct leak *r)
 		{
 			/* the library's verdict, as every front end says it */
 			char buf[1024];
-			size_t n = hd_leaks_verdict_text(buf, sizeof(buf),
-							 r->l);
+			size_t n = hd_leaks_verdict_text_process(
+				buf, sizeof(buf), r->l, &proc);
 
 			fputs(" <span id=\"verdict-text\">Verdict: ", F);
 			html_text(F, buf, n < sizeof(buf) ? n :
@@ -814,9 +818,6 @@ static void diff_tables(const struct leak *r)
 	rows_html(r->diff_st, 1, "diff-location", lh, 1, rows_max(), whole);
 }
 
-/* the process growth of the sidecars: first on the page when it is
- * outside Ruby objects */
-static hd_process_verdict proc;
 
 static void process_growth_html(void)
 {
@@ -967,7 +968,7 @@ static void process_html(const char *path, const hd_store *s,
 	fputs("<h2 id=\"process-title\">Process memory</h2>\n", F);
 	if (!cli_sidecar_read(dump, &sc)) {
 		fputs("<p id=\"process\" class=\"muted\">No sidecar: the "
-		      "heapdump gem writes DUMP.meta.json beside the dumps it "
+		      "heapdump gem writes DUMP.hdmeta beside the dumps it "
 		      "takes, with the process's RSS.</p>\n", F);
 		return;
 	}
@@ -1213,6 +1214,7 @@ int cmd_report(int argc, char **argv)
 	cli_render_limits_init(&A.lim);
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	n = argc - first;
 	if (n < 1 || n > 3)
 		return cli_usage_error(&info, n ? "one dump, or two or three: "

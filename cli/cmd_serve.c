@@ -9,6 +9,7 @@
 #include "common.h"
 #include "opt.h"
 #include "serve.h"
+#include "sidecar.h"
 
 #include <errno.h>
 #include <string.h>
@@ -77,6 +78,7 @@ int cmd_serve(int argc, char **argv)
 	memset(&A, 0, sizeof(A));
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	n = argc - first;
 	if (n < 1 || n > 3)
 		return cli_usage_error(&info, n < 1 ? "a dump or store is "

@@ -11,6 +11,7 @@
 #include "opt.h"
 #include "order.h"
 #include "process.h"
+#include "sidecar.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -421,6 +422,7 @@ int cmd_trend(int argc, char **argv)
 	A.jobs = ULLONG_MAX; /* not given */
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
+	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	if ((rc = cli_jobs(&info, A.jobs, &jobs)))
 		return rc;
 	n = (size_t)(argc - first);

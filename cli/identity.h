@@ -22,7 +22,8 @@ struct cli_identity {
 
 /*
  * The identity of the dump at path: pid, host, time and Ruby version
- * from the heapdump gem's sidecar (DUMP.meta.json) when there is one;
+ * from the heapdump gem's sidecar (DUMP.hdmeta, or an older gem's
+ * DUMP.meta.json) when there is one;
  * else the Ruby version from the dump itself (features, the HD_FEAT_
  * bits of its stats or store) when they name one version, and nothing
  * else. A store has no sidecar.

@@ -1,7 +1,7 @@
 /*
  * order.c - are the dumps of a diff in the order they were taken, and of
  * one process? The library compares them (hd_order_check); this file
- * finds each dump's sidecar (the gem's DUMP.meta.json, beside the dump or
+ * finds each dump's sidecar (the gem's DUMP.hdmeta or an older DUMP.meta.json, beside the dump or
  * beside a store's source dump) for the pid and time, and says what was
  * found (hd_order_text: the words the gem raises too).
  */

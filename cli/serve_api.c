@@ -1856,7 +1856,8 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 	{
 		/* the library's verdict, first after the process's */
 		char buf[1024];
-		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), st->leaks);
+		size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf),
+							  st->leaks, &st->proc);
 
 		fprintf(f, ",\"verdict\":{\"leak\":%s,\"text\":",
 			t.significant ? "true" : "false");

@@ -1,7 +1,9 @@
 /*
  * sidecar.c - reads the few top-level fields heapdump stats shows from a
- * sidecar file (DUMP.meta.json): a flat scan of one JSON object that
- * skips nested values and strings, no general JSON parser.
+ * sidecar file (DUMP.hdmeta, or DUMP.meta.json as older gems named
+ * it): a flat scan of one JSON object that skips nested values and
+ * strings, no general JSON parser. Also tells a sidecar given as an
+ * input from a dump (cli_skip_sidecars).
  *
  * A sidecar is read only when its user is the dump's or ours (the name,
  * if a link, and the file it leads to, judged on the descriptor): a
@@ -171,18 +173,40 @@ static int scan(struct cli_sidecar *sc, const char *s, const char *end)
 	return -1;
 }
 
+/* The names a dump's sidecar may have, the gem's current one first. */
+static const char *const suffixes[] = { CLI_SIDECAR_SUFFIX, ".meta.json" };
+
+/* sc->path: the first of the names that is a regular file; 0 if none */
+static int find(const char *dump_path, struct cli_sidecar *sc)
+{
+	size_t n = strlen(dump_path), i;
+	struct stat st;
+
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t k = strlen(suffixes[i]) + 1;
+
+		if (!(sc->path = malloc(n + k)))
+			return 0;
+		memcpy(sc->path, dump_path, n);
+		memcpy(sc->path + n, suffixes[i], k);
+		if (stat(sc->path, &st) == 0 && S_ISREG(st.st_mode))
+			return 1;
+		free(sc->path);
+		sc->path = NULL;
+	}
+	return 0;
+}
+
 int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 {
-	struct stat st, lst, dst;
-	size_t len = 0, n = strlen(dump_path);
+	struct stat lst, dst;
+	size_t len = 0;
 	char *buf;
 	int have_dump;
 
 	memset(sc, 0, sizeof(*sc));
-	if (strcmp(dump_path, "-") == 0 || !(sc->path = malloc(n + 11)))
+	if (strcmp(dump_path, "-") == 0 || !find(dump_path, sc))
 		return 0;
-	memcpy(sc->path, dump_path, n);
-	memcpy(sc->path + n, ".meta.json", 11);
 	have_dump = stat(dump_path, &dst) == 0;
 	if (lstat(sc->path, &lst) == 0 && S_ISLNK(lst.st_mode) &&
 	    !trusted_uid(lst.st_uid, have_dump ? &dst : NULL)) {
@@ -192,8 +216,7 @@ int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 		cli_sidecar_free(sc);
 		return 0;
 	}
-	if (stat(sc->path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    !(buf = slurp(sc->path, have_dump ? &dst : NULL, &len))) {
+	if (!(buf = slurp(sc->path, have_dump ? &dst : NULL, &len))) {
 		cli_sidecar_free(sc);
 		return 0;
 	}
@@ -205,6 +228,42 @@ int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 	}
 	free(buf);
 	return 1;
+}
+
+/* A regular file that begins as the gem's sidecars do: {"heapdump_sidecar": */
+static int is_sidecar(const char *path)
+{
+	static const char head[] = "{\"heapdump_sidecar\":";
+	char buf[sizeof(head) + 64];
+	struct stat st;
+	size_t n, i = 0;
+	FILE *f;
+
+	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(f = fopen(path, "rb")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t' ||
+			 buf[i] == '\r'))
+		i++;
+	return n - i >= sizeof(head) - 1 &&
+	       !memcmp(buf + i, head, sizeof(head) - 1);
+}
+
+int cli_skip_sidecars(int argc, char **argv, int first)
+{
+	int i, j = first;
+
+	for (i = first; i < argc; i++) {
+		if (is_sidecar(argv[i])) {
+			cli_error("note: passing over '%s': the sidecar of a dump "
+				  "(process memory), not a heap dump", argv[i]);
+			continue;
+		}
+		argv[j++] = argv[i];
+	}
+	return j;
 }
 
 void cli_sidecar_free(struct cli_sidecar *sc)

@@ -1,14 +1,19 @@
 /*
  * sidecar.h - the process memory the heapdump gem writes beside a dump
- * (DUMP.meta.json, man 5 heapdump-dump), for heapdump stats.
+ * (DUMP.hdmeta; DUMP.meta.json from older gems; man 5
+ * heapdump-dump), for heapdump stats.
  */
 #ifndef CLI_SIDECAR_H
 #define CLI_SIDECAR_H
 
 #include <stdint.h>
 
+/* the sidecar's name beside DUMP, that globs of dumps (*.json,
+ * *.json.gz) miss; DUMP.meta.json, the old name, is read too */
+#define CLI_SIDECAR_SUFFIX ".hdmeta"
+
 struct cli_sidecar {
-	char *path;                  /* DUMP.meta.json, malloc'ed */
+	char *path;                  /* DUMP.hdmeta (or .meta.json), malloc'ed */
 	uint64_t pid, rss, memsize_of_all, malloc_in_use;
 	int has_rss, has_memsize_of_all, has_malloc;
 	char ruby_version[32];
@@ -16,11 +21,18 @@ struct cli_sidecar {
 	char host[256];
 };
 
-/* Reads DUMP.meta.json when dump_path is a file and the sidecar exists.
+/* Reads DUMP.hdmeta, else DUMP.meta.json, when dump_path is a file and
+ * the sidecar exists.
  * Returns 1 when read, 0 when there is none; a sidecar that is not ours
  * is reported on stderr and ignored (0). */
 int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc);
 void cli_sidecar_free(struct cli_sidecar *sc);
+
+/* Drops from argv[first..argc) the operands that are sidecars (a glob
+ * of *.json over a folder of dumps catches the old DUMP.meta.json), each with a note
+ * on stderr; returns the new argc. For the commands that take many
+ * dumps: trend, diff, leaks, report, serve. */
+int cli_skip_sidecars(int argc, char **argv, int first);
 
 /* The "process" section: objects_memsize is the dump's total memsize. */
 void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize);

@@ -585,10 +585,19 @@ typedef struct hd_store_info {
 #define HD_FEAT_METHOD_TRACED (1u << 13)  /**< traced objects with method */
 #define HD_FEAT_CALLCACHE_ID (1u << 14)   /**< imemo called_id: 3.3+ */
 #define HD_FEAT_OBJSPACE_ROOT (1u << 15)  /**< objspace root: 3.4+ */
+/**
+ * The exact Ruby version a dump names (the gem's "ruby_version" on its
+ * first ROOT record, man 5 heapdump-dump), in the high 16 bits: major
+ * (4 bits), minor and teeny (6 bits each); 0 when the dump names none.
+ * hd_features_ruby() prints it as it is ("3.3.10").
+ */
+#define HD_FEAT_VERSION_SHIFT 16
+#define HD_FEAT_VERSION_MASK (0xffffu << HD_FEAT_VERSION_SHIFT)
 
 /**
  * Describes the Ruby versions consistent with a set of HD_FEAT_ bits, as
- * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)".
+ * "3.2 or later", "3.1", "2.5 to 3.1", "memprof (Ruby 1.8)"; the exact
+ * version ("3.3.10") when the dump names it (HD_FEAT_VERSION_MASK).
  */
 HD_API const char *hd_features_ruby(char *buf, size_t size,
 				    uint32_t features);
@@ -2363,6 +2372,21 @@ HD_API const hd_leaks_cluster *hd_leaks_cluster_get(const hd_leaks *l,
  */
 HD_API size_t hd_leaks_verdict_text(char *buf, size_t size,
 				    const hd_leaks *l);
+
+/**
+ * hd_leaks_verdict_text() for front ends that judged the dumps'
+ * process growth too (hd_process_judge; proc NULL or not known: the
+ * same sentence). When the process grew outside Ruby objects and what
+ * leaked in the Ruby heap is under min_leak, the sentence says where
+ * the leak is not ("the leak is not in the Ruby heap: 18 objects, 720 B
+ * new in after and still alive in later, under the 2.0 KB threshold",
+ * "the growth is not in the Ruby heap: ..." with two dumps) rather than
+ * "no significant leak", which under a process that grew by 100 MB
+ * reads as no leak at all.
+ */
+HD_API size_t hd_leaks_verdict_text_process(char *buf, size_t size,
+					    const hd_leaks *l,
+					    const hd_process_verdict *proc);
 
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_leaks_free(hd_leaks *l);

@@ -840,7 +840,10 @@ static void put_growth(struct text *t, const hd_leaks *l)
 		    (unsigned long long)l->grow_len[i]);
 }
 
-size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
+/* outside: the process grew outside Ruby objects
+ * (hd_leaks_verdict_text_process) */
+static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
+			   int outside)
 {
 	const hd_leaks_totals *v = &l->t;
 	const char *what = l->has_later ? "leak" : "growth";
@@ -853,7 +856,11 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 		uint64_t rest = v->leak_memsize - v->vm_memsize;
 
 		hd_bytes_text(a, sizeof(a), rest);
-		put(&t, "no significant %s: %llu objects, %s %s", what,
+		if (outside)
+			put(&t, "the %s is not in the Ruby heap", what);
+		else
+			put(&t, "no significant %s", what);
+		put(&t, ": %llu objects, %s %s",
 		    (unsigned long long)(v->leak_count - v->vm_count), a,
 		    l->has_later ? "new in after and still alive in later" :
 				   "new in after");
@@ -920,4 +927,17 @@ size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
 	put(&t, "a %s without a suspect: no old object or root holds "
 		"what is new", what);
 	return t.len;
+}
+
+size_t hd_leaks_verdict_text(char *buf, size_t size, const hd_leaks *l)
+{
+	return verdict_text(buf, size, l, 0);
+}
+
+size_t hd_leaks_verdict_text_process(char *buf, size_t size,
+				     const hd_leaks *l,
+				     const hd_process_verdict *proc)
+{
+	return verdict_text(buf, size, l,
+			    proc && proc->known && proc->outside_ruby);
 }

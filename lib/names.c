@@ -803,7 +803,38 @@ static int text_has(const hd_record *rec, const char *lit)
 	return 0;
 }
 
-static uint32_t root_features(const hd_record *rec)
+/* The "ruby_version":"X.Y.Z" a ROOT record of the gem's carries, as
+ * HD_FEAT_VERSION_MASK bits; 0 when none, or not three small numbers. */
+static uint32_t named_version(const hd_record *rec)
+{
+	static const char key[] = "\"ruby_version\":\"";
+	const char *p, *end;
+	unsigned v[3] = { 0, 0, 0 }, i;
+	static const unsigned max[3] = { 15, 63, 63 };
+
+	if (!text_has(rec, key))
+		return 0;
+	end = rec->text + rec->text_len;
+	for (p = rec->text; p + sizeof(key) - 1 <= end; p++)
+		if (!memcmp(p, key, sizeof(key) - 1))
+			break;
+	p += sizeof(key) - 1;
+	for (i = 0; i < 3; i++) {
+		const char *start = p;
+
+		while (p < end && *p >= '0' && *p <= '9' && v[i] <= max[i])
+			v[i] = v[i] * 10 + (unsigned)(*p++ - '0');
+		if (p == start || v[i] > max[i] || p >= end ||
+		    *p != (i < 2 ? '.' : '"'))
+			return 0;
+		p++;
+	}
+	if (!v[0])
+		return 0;
+	return ((v[0] << 12) | (v[1] << 6) | v[2]) << HD_FEAT_VERSION_SHIFT;
+}
+
+static uint32_t root_category_features(const hd_record *rec)
 {
 	if (span_is(rec->root, "global_symbols"))
 		return HD_FEAT_GEN_SYMBOLS;
@@ -817,6 +848,11 @@ static uint32_t root_features(const hd_record *rec)
 	if (span_is(rec->root, "objspace"))
 		return HD_FEAT_OBJSPACE_ROOT;
 	return 0;
+}
+
+static uint32_t root_features(const hd_record *rec)
+{
+	return root_category_features(rec) | named_version(rec);
 }
 
 /* (what it reads of an object record: hd__record_features_key()) */
@@ -948,6 +984,13 @@ const char *hd_features_ruby(char *buf, size_t size, uint32_t features)
 		return buf;
 	if (features & HD_FEAT_MEMPROF) {
 		snprintf(buf, size, "memprof (Ruby 1.8)");
+		return buf;
+	}
+	if (features & HD_FEAT_VERSION_MASK) {
+		uint32_t v = features >> HD_FEAT_VERSION_SHIFT;
+
+		snprintf(buf, size, "%u.%u.%u", (unsigned)(v >> 12),
+			 (unsigned)((v >> 6) & 63), (unsigned)(v & 63));
 		return buf;
 	}
 	narrow(features, &lo, &hi);

@@ -59,6 +59,7 @@ struct hdx_dump {
 	int type;
 	const uint64_t *bloom;    /* hdx_names_bloom */
 	int nomem;
+	int versioned;            /* "ruby_version" written */
 	/* totals, for the sidecar */
 	uint64_t objects, roots, memsize, memsize_of_all;
 };
@@ -77,11 +78,98 @@ static void put_type(struct hdx_out *o, int type)
 	hdx_put(o, text[t], len[t]);
 }
 
-/* An object the names' preparation allocated (left out), or not. */
+/* The objects HeapDump.dump allocated itself before its walk (its
+ * options, the meta Hash, the paths, the names the sidecar wants...):
+ * temporaries the walk leaves out, as the names' preparation's, so that
+ * a dump shows the program's heap and not the call that dumps it (a
+ * temporary of one call at the address of another's would be taken for
+ * an object alive in both dumps). Recorded by a NEWOBJ hook between
+ * _quiet_begin and the walk's end, malloc only; the VM's caches and
+ * tables it makes are kept in the dump (hdx_vm_cache_p, asked in the
+ * walk: they outlive the call). */
+static struct {
+	VALUE tp;
+	VALUE thread; /* the dumping thread: other threads' objects are theirs */
+	int on, err;
+	struct hdx_table objs;
+	uint64_t bloom[HD_BLOOM_WORDS];
+} quiet;
+
+static void quiet_newobj_i(VALUE tpval, void *data)
+{
+	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tpval));
+	size_t b;
+
+	(void)data;
+	if (!quiet.on || rb_thread_current() != quiet.thread)
+		return; /* (not hdx_vm_cache_p here: a T_DATA's type is not set yet) */
+	if (!hdx_table_put(&quiet.objs, obj)) {
+		quiet.err = 1;
+		return;
+	}
+	b = HD_BLOOM_BIT(obj);
+	quiet.bloom[b / 64] |= 1ULL << (b % 64);
+}
+
+static void quiet_stop(void)
+{
+	if (quiet.on)
+		rb_tracepoint_disable(quiet.tp);
+	quiet.on = 0;
+}
+
+static void quiet_end(void)
+{
+	quiet_stop();
+	hdx_table_free(&quiet.objs);
+	memset(&quiet.objs, 0, sizeof(quiet.objs));
+	quiet.err = 0;
+}
+
+/* :nodoc: _quiet_begin: what this thread allocates from now until the
+ * next _dump's walk is done is left out of that dump (not what other
+ * threads allocate meanwhile: the application's, which may persist) */
+static VALUE quiet_begin_m(VALUE self)
+{
+	(void)self;
+	quiet_end();
+	memset(quiet.bloom, 0, sizeof(quiet.bloom));
+	if (hdx_table_init(&quiet.objs, 256))
+		rb_raise(rb_eNoMemError, "heapdump: no memory");
+	quiet.thread = rb_thread_current();
+	quiet.on = 1;
+	rb_tracepoint_enable(quiet.tp);
+	return Qnil;
+}
+
+/* :nodoc: _quiet_end: forgets them (a dump that failed, or the
+ * dump_all fallback, which cannot leave anything out) */
+static VALUE quiet_end_m(VALUE self)
+{
+	(void)self;
+	quiet_end();
+	return Qnil;
+}
+
+static inline int quiet_p(VALUE v)
+{
+	size_t b;
+
+	if (!quiet.objs.cap)
+		return 0;
+	b = HD_BLOOM_BIT(v);
+	return (quiet.bloom[b / 64] & (1ULL << (b % 64))) &&
+	       hdx_table_get(&quiet.objs, v) != NULL && !hdx_vm_cache_p(v);
+}
+
+/* An object the names' preparation or the dump call allocated (left
+ * out), or not. */
 static inline int own(const struct hdx_dump *d, VALUE v)
 {
 	size_t b;
 
+	if (quiet_p(v))
+		return 1;
 	if (!d->names)
 		return 0;
 	b = HD_BLOOM_BIT(v);
@@ -124,6 +212,13 @@ static void close_root(struct hdx_dump *d)
 	HD_PUTS(&d->out, "]");
 	if (d->names && global_root(d->root) && !d->nomem)
 		hdx_names_write(d->names, &d->out, d->refs, d->nref, 1);
+	/* the exact Ruby, on the first ROOT record: the dump's own features
+	 * tell only a range (man 5 heapdump-dump, "ruby_version") */
+	if (!d->versioned) {
+		HD_PUTS(&d->out, ", \"ruby_version\":");
+		hdx_put_json(&d->out, ruby_version, strlen(ruby_version));
+		d->versioned = 1;
+	}
 	HD_PUTS(&d->out, "}\n");
 }
 
@@ -408,10 +503,12 @@ static void data_fields(struct hdx_out *o, VALUE obj)
 }
 
 #ifdef HAVE_RB_GC_OBJECT_METADATA
+static ID id_object_id;
+
 static int has_object_id(VALUE obj)
 {
 	const struct hdx_gc_meta *m = rb_gc_object_metadata(obj);
-	ID id = rb_intern("object_id"); /* interned by warm_up */
+	ID id = id_object_id; /* interned by hdx_init_dump */
 
 	for (; m->name; m++)
 		if (m->name == id)
@@ -785,17 +882,21 @@ static VALUE dump_ensure(VALUE arg)
 	return Qnil;
 }
 
+/* the totals' keys, interned when the extension loads: a first
+ * rb_intern of a new name after the walk would leave its Symbol and
+ * String in the next dump, new there */
+static ID id_objects, id_roots, id_memsize, id_memsize_of_all, id_bytes;
+
 /* into: a Hash to fill (the same keys again: no allocation), or nil */
-static VALUE totals_hash(const struct hdx_dump *d, VALUE into)
+static VALUE totals_hash(const struct hdx_totals *t, VALUE into)
 {
 	VALUE h = NIL_P(into) ? rb_hash_new() : into;
 
-	rb_hash_aset(h, ID2SYM(rb_intern("objects")), ULL2NUM(d->objects));
-	rb_hash_aset(h, ID2SYM(rb_intern("roots")), ULL2NUM(d->roots));
-	rb_hash_aset(h, ID2SYM(rb_intern("memsize")), ULL2NUM(d->memsize));
-	rb_hash_aset(h, ID2SYM(rb_intern("memsize_of_all")),
-		     ULL2NUM(d->memsize_of_all));
-	rb_hash_aset(h, ID2SYM(rb_intern("bytes")), ULL2NUM(d->out.bytes));
+	rb_hash_aset(h, ID2SYM(id_objects), ULL2NUM(t->objects));
+	rb_hash_aset(h, ID2SYM(id_roots), ULL2NUM(t->roots));
+	rb_hash_aset(h, ID2SYM(id_memsize), ULL2NUM(t->memsize));
+	rb_hash_aset(h, ID2SYM(id_memsize_of_all), ULL2NUM(t->memsize_of_all));
+	rb_hash_aset(h, ID2SYM(id_bytes), ULL2NUM(t->bytes));
 	return h;
 }
 
@@ -805,7 +906,6 @@ static void warm_up(void)
 {
 #ifdef HAVE_RB_GC_OBJECT_METADATA
 	rb_gc_object_metadata(rb_cObject);
-	rb_intern("object_id");
 #else
 	ID ids[MAX_FLAGS];
 
@@ -813,19 +913,33 @@ static void warm_up(void)
 #endif
 }
 
-/* :nodoc: _dump(fd, gzip, full, since, shapes, names, totals = nil)
- * writes the dump to fd (which it closes); returns totals, a new Hash or
- * the Hash given (filled: a caller that must not allocate after the walk
- * passes the same one each time). shapes: nil, or the SHAPE lines
- * (ObjectSpace.dump_shapes) to write after the roots; names: true writes
- * ref_names (hd_names.c). */
+/* :nodoc: _dump(fd, gzip, full, since, shapes, names, totals = nil,
+ * finish = nil) writes the dump to fd (which it closes); returns totals,
+ * a new Hash or the Hash given (filled: a caller that must not allocate
+ * after the walk passes the same one each time). shapes: nil, or the
+ * SHAPE lines (ObjectSpace.dump_shapes) to write after the roots; names:
+ * true writes ref_names (hd_names.c). finish: what to do after the walk,
+ * in C (hdx_sidecar_finish: the sidecar, the renames); it returns nil
+ * then. */
+static void close_both(int fd, int sfd)
+{
+	if (fd >= 0)
+		close(fd);
+	if (sfd >= 0)
+		close(sfd);
+}
+
 static VALUE dump_m(int argc, VALUE *argv, VALUE self)
 {
 	struct hdx_dump *d;
 	int err, rc, state = 0;
 	VALUE totals, fd, gzip, full, since, shapes, names, into = Qnil;
+	VALUE finish = Qnil;
+	struct hdx_totals t;
+	int sfd = -1; /* the sidecar's fd in finish: closed on every path */
+	int quiet_err;
 
-	rb_check_arity(argc, 6, 7);
+	rb_check_arity(argc, 6, 8);
 	fd = argv[0];
 	gzip = argv[1];
 	full = argv[2];
@@ -834,21 +948,26 @@ static VALUE dump_m(int argc, VALUE *argv, VALUE self)
 	names = argv[5];
 	if (argc > 6)
 		into = argv[6];
+	if (argc > 7 && !NIL_P(argv[7])) {
+		finish = argv[7];
+		if (RB_TYPE_P(finish, T_ARRAY) && FIXNUM_P(rb_ary_entry(finish, 0)))
+			sfd = FIX2INT(rb_ary_entry(finish, 0));
+	}
 	if (!NIL_P(into) && !RB_TYPE_P(into, T_HASH)) {
-		close(NUM2INT(fd));
+		close_both(NUM2INT(fd), sfd);
 		rb_raise(rb_eTypeError, "heapdump: totals must be a Hash");
 	}
 
 	if (!NIL_P(shapes) && !RB_TYPE_P(shapes, T_STRING)) {
-		close(NUM2INT(fd));
+		close_both(NUM2INT(fd), sfd);
 		rb_raise(rb_eTypeError, "heapdump: shapes must be a String");
 	}
 	if (!(d = calloc(1, sizeof(*d)))) {
-		close(NUM2INT(fd));
+		close_both(NUM2INT(fd), sfd);
 		rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
 	if ((rc = hdx_out_open(&d->out, NUM2INT(fd), RTEST(gzip)))) {
-		close(NUM2INT(fd));
+		close_both(NUM2INT(fd), sfd);
 		free(d);
 		rb_syserr_fail(rc, "heapdump: cannot set up the output");
 	}
@@ -858,23 +977,39 @@ static VALUE dump_m(int argc, VALUE *argv, VALUE self)
 	if (RTEST(names) && !(d->names = hdx_names_new())) {
 		hdx_out_close(&d->out);
 		free(d);
+		close_both(-1, sfd);
 		rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
 	warm_up();
 	rb_protect(dump_body, (VALUE)d, &state);
+	quiet_err = quiet.err;
+	quiet_end(); /* the walk is done: nothing more to leave out */
 	dump_ensure((VALUE)d);
 	err = d->out.err;
-	if (!err && (d->nomem || (d->names && hdx_names_failed(d->names))))
+	if (!err && (d->nomem || quiet_err || (d->names && hdx_names_failed(d->names))))
 		err = ENOMEM;
-	totals = state ? Qnil : totals_hash(d, into);
+	t.objects = d->objects;
+	t.roots = d->roots;
+	t.memsize = d->memsize;
+	t.memsize_of_all = d->memsize_of_all;
+	t.bytes = d->out.bytes;
 	hdx_names_free(d->names);
 	free(d->refs);
 	free(d);
 	RB_GC_GUARD(shapes);
+	if (state || err || (!NIL_P(finish) && sfd < 0))
+		close_both(-1, sfd);
 	if (state)
 		rb_jump_tag(state);
 	if (err)
 		rb_syserr_fail(err, "heapdump: cannot write the dump");
+	if (!NIL_P(finish)) {
+		if (sfd < 0)
+			rb_raise(rb_eTypeError, "heapdump: finish must be [sidecar fd, ...]");
+		hdx_sidecar_finish(finish, sfd, &t);
+		return Qnil;
+	}
+	totals = totals_hash(&t, into);
 	return totals;
 }
 
@@ -923,6 +1058,22 @@ static VALUE self_check_m(VALUE self, VALUE objs)
 void hdx_init_dump(VALUE mod)
 {
 #ifdef HD_WALKER
+#ifdef HAVE_RB_GC_OBJECT_METADATA
+	id_object_id = rb_intern("object_id");
+#endif
+	id_objects = rb_intern("objects");
+	id_roots = rb_intern("roots");
+	id_memsize = rb_intern("memsize");
+	id_memsize_of_all = rb_intern("memsize_of_all");
+	id_bytes = rb_intern("bytes");
+	/* made now: one made by the first dump would be new in the second */
+	quiet.tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
+				     quiet_newobj_i, NULL);
+	rb_gc_register_mark_object(quiet.tp);
+	hdx_names_init();
+	warm_up(); /* the flag names' Symbols, kept by MRI: made now */
+	rb_define_module_function(mod, "_quiet_begin", quiet_begin_m, 0);
+	rb_define_module_function(mod, "_quiet_end", quiet_end_m, 0);
 	rb_define_module_function(mod, "_dump", dump_m, -1);
 	rb_define_module_function(mod, "_self_check", self_check_m, 1);
 	rb_define_const(mod, "NATIVE_WALK", Qtrue);

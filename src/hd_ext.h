@@ -79,6 +79,27 @@ static inline const char *hdx_imemo_name(VALUE obj)
 	return name ? name : "unknown";
 }
 
+/* A cache or table of the VM's that a call or a constant read makes
+ * (rb_funcall's call cache, a class's method cache and its 4.0 table, an
+ * inline constant cache): it outlives the call that made it, held by the
+ * VM, so it is no temporary for the walk to leave out. Left out of one
+ * dump, it would be new in the next: a leak the dump made. */
+static inline int hdx_vm_cache_p(VALUE obj)
+{
+	int type = RB_BUILTIN_TYPE(obj);
+
+	if (type == RUBY_T_IMEMO) {
+		const char *t = hdx_imemo_name(obj);
+
+		return !strcmp(t, "callcache") || !strcmp(t, "callinfo") ||
+		       !strcmp(t, "constcache") || !strcmp(t, "ment");
+	}
+	if (type == RUBY_T_DATA && RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) &&
+	    RTYPEDDATA_TYPE(obj)->wrap_struct_name)
+		return !strncmp(RTYPEDDATA_TYPE(obj)->wrap_struct_name, "VM/", 3);
+	return 0;
+}
+
 #if defined(HAVE_RB_OBJ_SHAPE_ID)
 static inline uint32_t hdx_shape_id(VALUE obj)
 {
@@ -189,9 +210,19 @@ void hdx_put_addr(struct hdx_out *o, VALUE v);
  * written as \u00XX. */
 void hdx_put_json(struct hdx_out *o, const char *s, size_t n);
 
+/* ---- hd_meta.c: the sidecar ---- */
+
+struct hdx_totals {
+	uint64_t objects, roots, memsize, memsize_of_all, bytes;
+};
+/* After the walk: the sidecar written and renamed, then the dump renamed
+ * (finish: what lib/heapdump.rb prepared before the walk). Raises. */
+void hdx_sidecar_finish(VALUE finish, int sfd, const struct hdx_totals *t);
+
 /* ---- hd_names.c: reference names (ref_names) ---- */
 
 struct hdx_names;
+void hdx_names_init(void); /* when the extension loads */
 struct hdx_names *hdx_names_new(void);
 /* Before the walk (may allocate): constants, threads, globals. 0 or -1. */
 int hdx_names_prepare(struct hdx_names *nm);

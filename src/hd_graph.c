@@ -259,10 +259,22 @@ static VALUE leaks_hash(VALUE arg)
 	{
 		char buf[1024];
 		size_t n = hd_leaks_verdict_text(buf, sizeof(buf), run->l);
+		hd_process_verdict outside;
+
+		memset(&outside, 0, sizeof(outside));
+		outside.known = outside.outside_ruby = 1;
 
 		SET(r, "verdict", rb_utf8_str_new(buf, (long)(n < sizeof(buf) ?
 								 n :
 								 sizeof(buf) - 1)));
+		/* the same beside a process that grew outside Ruby objects
+		 * (Leaks#verdict picks it when Leaks#process says so) */
+		n = hd_leaks_verdict_text_process(buf, sizeof(buf), run->l,
+						  &outside);
+		SET(r, "verdict_outside",
+		    rb_utf8_str_new(buf, (long)(n < sizeof(buf) ?
+							n :
+							sizeof(buf) - 1)));
 	}
 	SET(r, "significant", t.significant ? Qtrue : Qfalse);
 	SET(r, "first_kind", t.first_kind == HD_LEAKS_FIRST_CLUSTER ?

@@ -1,10 +1,14 @@
 /*
  * hd_meta.c - HeapDump.process_memory and HeapDump._hostname: what the
  * sidecar file reports about the process beside the heap (RSS from
- * /proc, malloc statistics, the host it runs on).
+ * /proc, malloc statistics, the host it runs on); HeapDump._write_json,
+ * the sidecar's writer: in C, so that a dump loads nothing (no json, no
+ * lazy require) and leaves no object or call cache behind.
  */
 #include "hd_ext.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -82,8 +86,204 @@ static VALUE hostname_m(VALUE self)
 	return rb_str_new_cstr(buf);
 }
 
+#define HD_JSON_DEPTH 16
+
+static int put_value(struct hdx_out *o, VALUE v, int depth);
+
+static void put_string(struct hdx_out *o, VALUE s)
+{
+	if (RB_TYPE_P(s, T_SYMBOL))
+		s = rb_sym2str(s);
+	hdx_put_json(o, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+}
+
+static void put_float(struct hdx_out *o, double x)
+{
+	char b[32];
+
+	if (!isfinite(x)) {
+		HD_PUTS(o, "null");
+		return;
+	}
+	snprintf(b, sizeof(b), "%.17g", x);
+	hdx_put_cstr(o, b);
+	if (!strpbrk(b, ".eE"))
+		HD_PUTS(o, ".0");
+}
+
+struct put_pair {
+	struct hdx_out *o;
+	int depth, n, bad;
+};
+
+static int put_pair_i(VALUE k, VALUE v, VALUE arg)
+{
+	struct put_pair *p = (struct put_pair *)arg;
+
+	if (!RB_TYPE_P(k, T_STRING) && !RB_TYPE_P(k, T_SYMBOL)) {
+		p->bad = 1;
+		return ST_STOP;
+	}
+	if (p->n++)
+		HD_PUTS(p->o, ",");
+	put_string(p->o, k);
+	HD_PUTS(p->o, ":");
+	if (put_value(p->o, v, p->depth)) {
+		p->bad = 1;
+		return ST_STOP;
+	}
+	return ST_CONTINUE;
+}
+
+/* 0, or -1 for a value JSON cannot hold as the sidecar wants it */
+static int put_value(struct hdx_out *o, VALUE v, int depth)
+{
+	long i;
+
+	if (depth >= HD_JSON_DEPTH)
+		return -1;
+	if (NIL_P(v)) {
+		HD_PUTS(o, "null");
+	} else if (v == Qtrue) {
+		HD_PUTS(o, "true");
+	} else if (v == Qfalse) {
+		HD_PUTS(o, "false");
+	} else if (FIXNUM_P(v)) {
+		hdx_put_i64(o, (int64_t)FIX2LONG(v));
+	} else if (RB_TYPE_P(v, T_BIGNUM)) {
+		VALUE s = rb_big2str(v, 10);
+
+		hdx_put(o, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	} else if (RB_FLOAT_TYPE_P(v)) {
+		put_float(o, rb_float_value(v));
+	} else if (RB_TYPE_P(v, T_STRING) || RB_TYPE_P(v, T_SYMBOL)) {
+		put_string(o, v);
+	} else if (RB_TYPE_P(v, T_ARRAY)) {
+		HD_PUTS(o, "[");
+		for (i = 0; i < RARRAY_LEN(v); i++) {
+			if (i)
+				HD_PUTS(o, ",");
+			if (put_value(o, RARRAY_AREF(v, i), depth + 1))
+				return -1;
+		}
+		HD_PUTS(o, "]");
+	} else if (RB_TYPE_P(v, T_HASH)) {
+		struct put_pair p = { o, depth + 1, 0, 0 };
+
+		HD_PUTS(o, "{");
+		rb_hash_foreach(v, put_pair_i, (VALUE)&p);
+		if (p.bad)
+			return -1;
+		HD_PUTS(o, "}");
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes value as one JSON line to fd and closes fd: 0, an errno, or -1
+ * for a value JSON cannot hold as the sidecar wants it (nothing is
+ * written then). */
+static int write_json_fd(int fd, VALUE value)
+{
+	struct hdx_out o;
+	int err, bad;
+
+	if ((err = hdx_out_open(&o, fd, 0))) {
+		close(fd);
+		return err;
+	}
+	bad = put_value(&o, value, 0);
+	HD_PUTS(&o, "\n");
+	if (bad)
+		o.len = 0;
+	err = hdx_out_close(&o);
+	return bad ? -1 : err;
+}
+
+static void json_fail(int err)
+{
+	if (err < 0)
+		rb_raise(rb_eTypeError, "heapdump: the sidecar holds a value JSON cannot write");
+	rb_syserr_fail(err, "heapdump: cannot write the sidecar");
+}
+
+/* :nodoc: _write_json(fd, value): writes value (Hash, Array, String,
+ * Symbol, Integer, Float, true, false, nil; keys Strings or Symbols) as
+ * one JSON line to fd, which it closes. Strings are escaped as the dump's
+ * are (bytes that are not valid UTF-8 become \u00XX). No require "json":
+ * the sidecar must not load code into the heap it describes. */
+static VALUE write_json_m(VALUE self, VALUE fd, VALUE value)
+{
+	int err;
+
+	(void)self;
+	err = write_json_fd(NUM2INT(fd), value);
+	RB_GC_GUARD(value);
+	if (err)
+		json_fail(err);
+	return Qnil;
+}
+
+static VALUE str_at(VALUE a, long i)
+{
+	VALUE v = rb_ary_entry(a, i);
+
+	return NIL_P(v) ? v : StringValue(v);
+}
+
+/* After the walk, still inside _dump (hd_dump.c): the sidecar and the
+ * renames, with no Ruby method call, no constant read and no require, so
+ * that the Ruby code a dump runs after its walk is none, and nothing it
+ * made (call caches, constant caches, loaded code) is new in the next
+ * dump. finish: [sidecar fd, doc, sidecar tmp, sidecar path, dump tmp,
+ * dump path] (sfd, its fd, which this closes); doc, a Hash that already has each totals key (nil), gets
+ * the totals; a nil sidecar tmp: the sidecar fd is written in place.
+ * The dump is renamed into place last; if that fails, the sidecar is
+ * removed. rename(2) replaces whatever is at the final names (a link
+ * that another user planted there since is replaced, never followed);
+ * the temporary files were made O_CREAT|O_EXCL, 0600, under random names
+ * (lib/heapdump.rb's create_temp), and output_target judged the final
+ * names before the walk (a link of ours followed only at a name given;
+ * another user's link or special file in a shared directory refused). Raises on a failure (the caller removes the temporary
+ * files). */
+void hdx_sidecar_finish(VALUE finish, int sfd, const struct hdx_totals *t)
+{
+	VALUE doc, stmp, spath, dtmp, dpath;
+	int err;
+
+	doc = rb_ary_entry(finish, 1);
+	if (!RB_TYPE_P(doc, T_HASH)) {
+		close(sfd);
+		rb_raise(rb_eTypeError, "heapdump: the sidecar must be a Hash");
+	}
+	rb_hash_aset(doc, rb_str_new_cstr("objects"), ULL2NUM(t->objects));
+	rb_hash_aset(doc, rb_str_new_cstr("roots"), ULL2NUM(t->roots));
+	rb_hash_aset(doc, rb_str_new_cstr("dump_memsize"), ULL2NUM(t->memsize));
+	rb_hash_aset(doc, rb_str_new_cstr("memsize_of_all"),
+		     ULL2NUM(t->memsize_of_all));
+	rb_hash_aset(doc, rb_str_new_cstr("dump_bytes"), ULL2NUM(t->bytes));
+	if ((err = write_json_fd(sfd, doc)))
+		json_fail(err);
+	stmp = str_at(finish, 2);
+	spath = str_at(finish, 3);
+	dtmp = str_at(finish, 4);
+	dpath = str_at(finish, 5);
+	if (!NIL_P(stmp) &&
+	    rename(StringValueCStr(stmp), StringValueCStr(spath)) != 0)
+		rb_syserr_fail_str(errno, spath);
+	if (rename(StringValueCStr(dtmp), StringValueCStr(dpath)) != 0) {
+		err = errno;
+		if (!NIL_P(stmp))
+			unlink(StringValueCStr(spath));
+		rb_syserr_fail_str(err, dpath);
+	}
+	RB_GC_GUARD(finish);
+}
+
 void hdx_init_meta(VALUE mod)
 {
+	rb_define_module_function(mod, "_write_json", write_json_m, 2);
 	rb_define_module_function(mod, "process_memory", process_memory_m, 0);
 	rb_define_module_function(mod, "_hostname", hostname_m, 0);
 }

@@ -244,7 +244,9 @@ int hdx_names_own_p(const struct hdx_names *nm, VALUE v)
 
 	if (!(nm->bloom[b / 64] & (1ULL << (b % 64))))
 		return 0;
-	return hdx_table_get(&nm->own, v) != NULL;
+	/* the VM's caches and tables it made outlive it (hdx_vm_cache_p:
+	 * asked now, when a T_DATA has its type) */
+	return hdx_table_get(&nm->own, v) != NULL && !hdx_vm_cache_p(v);
 }
 
 /* A copy of s (malloc), kept for the whole dump in held lists. */
@@ -699,9 +701,18 @@ static VALUE closure_body(VALUE arg)
 
 			for (p = c; p < e->n && e->r[p] != v; p++)
 				;
-			if (p < e->n) {
+			/* before the cursor too: #local_variable_get of a block
+			 * parameter not made a Proc yet writes it to its slot,
+			 * so the env's references are no longer those loaded
+			 * (issue 34, item 7: the first dump lost the locals
+			 * after it, named by the next dump) */
+			if (p == e->n)
+				for (p = 0; p < c && p < e->n && e->r[p] != v; p++)
+					;
+			if (p < e->n && e->r[p] == v) {
 				hold(nm, e->env, v, "", s, (size_t)n, "");
-				c = p + 1;
+				if (p >= c)
+					c = p + 1;
 				break;
 			}
 			/* the local of an outer env: stop at one done before */
@@ -826,11 +837,6 @@ static VALUE prepare_end(VALUE arg)
  * allocates is left out of the dump. 0 or -1. */
 int hdx_names_prepare(struct hdx_names *nm)
 {
-	if (!newobj_tp) { /* once per process, before it watches */
-		newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ,
-					      newobj_i, NULL);
-		rb_gc_register_mark_object(newobj_tp);
-	}
 	saved_verbose = ruby_verbose;
 	/* no GC until the walk is done with the objects the heap scan found:
 	 * rb_gc_disable ends a sweep under way first, so each of them stays
@@ -840,6 +846,15 @@ int hdx_names_prepare(struct hdx_names *nm)
 	rb_tracepoint_enable(newobj_tp);
 	rb_ensure(prepare_body, (VALUE)nm, prepare_end, Qnil);
 	return nm->err ? -1 : 0;
+}
+
+/* When the extension loads: the hook's TracePoint, an object that one
+ * made by the first dump would be new in the second. */
+void hdx_names_init(void)
+{
+	newobj_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_i,
+				      NULL);
+	rb_gc_register_mark_object(newobj_tp);
 }
 
 void hdx_names_free(struct hdx_names *nm)

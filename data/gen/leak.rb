@@ -251,7 +251,7 @@ TOTALS = { objects: 0, roots: 0, memsize: 0, memsize_of_all: 0, bytes: 0 }
 def heapdump_outputs(dir)
   warm = File.join(dir, "warm-up.json")
   HeapDump.dump(warm, names: true)
-  File.unlink(warm, "#{warm}.meta.json")
+  File.unlink(warm, *HeapDump.sidecar_paths(warm).select { |p| File.exist?(p) })
   fds = PHASES.map { |name, *| IO.sysopen(File.join(dir, "leak_#{name}.json"), "w", 0o644) }
   HeapDump._dump(IO.sysopen("/dev/null", "w"), false, false, nil, nil, true, TOTALS)
   fds

@@ -117,7 +117,7 @@ if ENV["PAIR"] == "1"
   totals = { objects: 0, roots: 0, memsize: 0, memsize_of_all: 0, bytes: 0 }
   warm = File.join(dir, "warm-up.json")
   HeapDump.dump(warm, names: true) # loads what a dump loads
-  File.unlink(warm, "#{warm}.meta.json")
+  File.unlink(warm, *HeapDump.sidecar_paths(warm).select { |p| File.exist?(p) })
   fds = %w[plain named].map { |n| IO.sysopen(File.join(dir, "names_#{n}.json"), "w", 0o600) }
   GC.start
   GC.disable

@@ -62,8 +62,9 @@ module HeapDump
     #                 names: true) -> path or ForkedDump
     #
     # Writes the heap as ObjectSpace.dump_all NDJSON to path (mode 0600,
-    # written to a temporary file and renamed), with PATH.meta.json, the
-    # sidecar, beside it. Without a path: DIR/heapdump-PID-TIME.json[.gz].
+    # written to a temporary file and renamed), with PATH.hdmeta, the
+    # sidecar, beside it. Without a path:
+    # DIR/heapdump-PID-TIME-USEC-RANDOM.json[.gz] (RANDOM: 16 hex digits).
     # fork: true writes from a forked child and returns a ForkedDump at
     # once. since: N keeps the traced objects of GC generation >= N.
     # gc: true runs a full GC first (in this process, before any fork),
@@ -79,19 +80,33 @@ module HeapDump
              names: true)
       given = path
       path = path ? File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) : default_path(dir, gzip)
-      since = generation_option(since) unless since.nil?
-      shapes = shapes_option(shapes)
-      names = flag_option(:names, names)
-      GC.start(full_mark: true, immediate_sweep: true) if gc
-      meta = process_meta
-      meta["dumper"] = dumper
-      meta["ref_names"] = names && meta["dumper"] == "heapdump"
-      # a name of ours (no path given) is never followed if a link is
-      # there: another user of a shared directory may have planted it
-      opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names, follow: !given.nil? }.freeze
-      return write_dump(path, opts, meta) unless fork
+      # frozen now: File.exist? and File.lstat would otherwise make a
+      # frozen copy that the path shares its bytes with (Ruby 3.1), made
+      # in the quiet window, left out of this dump, and alive in the next
+      # whenever the caller keeps the path
+      path.freeze
+      # what this call allocates from here is left out of the dump (the
+      # path, which it returns, is not)
+      quiet = NATIVE_WALK
+      _quiet_end if quiet # the call the ensure makes after the walk, made before it (its call cache)
+      _quiet_begin if quiet
+      begin
+        since = generation_option(since) unless since.nil?
+        shapes = shapes_option(shapes)
+        names = flag_option(:names, names)
+        GC.start(full_mark: true, immediate_sweep: true) if gc
+        meta = process_meta
+        meta["dumper"] = dumper
+        meta["ref_names"] = names && meta["dumper"] == "heapdump"
+        # a name of ours (no path given) is never followed if a link is
+        # there: another user of a shared directory may have planted it
+        opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names, follow: !given.nil? }.freeze
+        return write_dump(path, opts, meta) unless fork
 
-      fork_dump(path, opts, meta)
+        fork_dump(path, opts, meta)
+      ensure
+        _quiet_end if quiet
+      end
     end
 
     # call-seq:
@@ -123,6 +138,16 @@ module HeapDump
 
       note_fallback(why)
       "dump_all"
+    end
+
+    # call-seq:
+    #   HeapDump.sidecar_paths(dump) -> [path, ...]
+    #
+    # Where the sidecar of a dump may be: DUMP.hdmeta, the name the gem
+    # writes (globs of dumps, *.json and *.json.gz, miss it), then
+    # DUMP.meta.json, as older gems named it.
+    def sidecar_paths(dump)
+      ["#{dump}.hdmeta", "#{dump}.meta.json"]
     end
 
     # The directory of dumps without a path: dir, else $HEAPDUMP_DIR,
@@ -279,15 +304,18 @@ module HeapDump
 
     # Reading a deprecated constant for its name must not warn (the
     # warning would run Warning.warn, user code, during the dump).
+    # (w, a local: the ensure, run after the walk, reads no constant,
+    # whose cache would be new in the next dump)
     def quiet_deprecations
-      return yield unless Warning.respond_to?(:[]) && Warning.respond_to?(:[]=)
+      w = Warning
+      return yield unless w.respond_to?(:[]) && w.respond_to?(:[]=)
 
-      was = Warning[:deprecated]
-      Warning[:deprecated] = false
+      was = w[:deprecated]
+      w[:deprecated] = false
       begin
         yield
       ensure
-        Warning[:deprecated] = was
+        w[:deprecated] = was
       end
     end
 
@@ -303,6 +331,11 @@ module HeapDump
       raise ArgumentError, "shapes: must be true, false or a shape id >= 0, not #{shapes.inspect}"
     end
 
+    # 16 hex digits from the system's random source. Not rand, whose
+    # first call seeds the default generator (a Bignum kept, new in the
+    # next dump) and whose every call moves the program's own sequence:
+    # Random.urandom reads getrandom(2) and keeps nothing. (In a dump's
+    # temporary names, its strings are the call's own, left out.)
     def random_hex
       Random.urandom(8).unpack1("H*")
     end
@@ -332,9 +365,16 @@ module HeapDump
     # replaced). Symbolic links are followed, never replaced: path is
     # the file the chain ends at; but with follow: false (the names the
     # gem makes itself) a link is replaced, never followed, and a link or
-    # special file of another user in a shared directory is refused.
+    # special file of another user in a shared directory is refused. A
+    # name that is not there (the usual case) raises and rescues nothing:
+    # an exception's objects (its message, backtrace, throw data) are
+    # what a conservative GC keeps alive from a stale stack slot, found
+    # in the next dump.
     def output_target(path, follow: true)
-      40.times do
+      links = 0
+      while links < 40 # not 40.times: a return from a block makes throw data
+        return [path, :replace] unless File.exist?(path) || File.symlink?(path)
+
         st = begin
           File.lstat(path)
         rescue Errno::ENOENT, Errno::ENOTDIR
@@ -348,6 +388,7 @@ module HeapDump
         end
         if st.symlink?
           path = File.expand_path(File.readlink(path), File.dirname(path))
+          links += 1
           next
         end
         return [path, :replace] if st.file?
@@ -398,14 +439,22 @@ module HeapDump
     # Writes the heap to fd (and closes it): the C walk, or dump_all.
     # The walk's SHAPE lines are ObjectSpace.dump_shapes' (the shape
     # tree's layout is private), taken just before.
-    def dump_body(fd, opts, scratch_dir, dumper)
+    # finish: nil, or what _dump does after the walk (write_dump); nil
+    # then, else the totals.
+    def dump_body(fd, opts, scratch_dir, dumper, finish)
       if dumper == "heapdump"
         shapes = opts[:shapes] && ObjectSpace.dump_shapes(output: :string, since: opts[:shapes])
-        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, false) unless opts[:names]
+        return _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, false, nil, finish) unless opts[:names]
 
-        return quiet_deprecations { _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, true) }
+        return quiet_deprecations { _dump(fd, opts[:gzip], opts[:full], opts[:since], shapes, true, nil, finish) }
       end
-      fallback_dump(fd, opts, scratch_dir)
+      sfd = finish&.first
+      begin
+        fallback_dump(fd, opts, scratch_dir)
+      rescue Exception # rubocop:disable Lint/RescueException
+        IO.for_fd(sfd).close if sfd
+        raise
+      end
     end
 
 
@@ -414,6 +463,7 @@ module HeapDump
     # what the sidecar needs. Not a pipe: from 3.4, dump_all writes with
     # stdio while holding the GVL, so no thread of ours could drain one.
     def fallback_dump(fd, opts, scratch_dir)
+      _quiet_end if NATIVE_WALK # dump_all cannot leave anything out
       gzip = opts[:gzip]
       require "objspace"
       require "zlib" if gzip
@@ -461,25 +511,31 @@ module HeapDump
     # The dump to a regular file is written to a temporary one and renamed
     # after the sidecar; a device or FIFO is written in place, without a
     # sidecar (there is no file to put it beside). A failure removes what
-    # this call created: the temporary file and the sidecar.
+    # this call created: the temporary files and the sidecar.
+    #
+    # Everything after the walk (the sidecar, the renames) is done in C
+    # inside _dump: Ruby code run for the first time after the walk would
+    # leave call and constant caches that are new in the next dump, and a
+    # require would leave a library (issue 34: json's 137 KB "leak").
     def write_dump(path, opts, meta)
       target, how = output_target(path, follow: opts[:follow])
       if how == :in_place
         fd = open_in_place(target)
-        failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"]) }
+        failing_as_error(path) { dump_body(fd, opts, dump_dir, meta["dumper"], nil) }
         return path
       end
       fd, tmp = create_temp(target)
-      sidecar = nil
+      side = nil
       begin
         failing_as_error(path) do
-          totals = dump_body(fd, opts, File.dirname(target), meta["dumper"])
-          sidecar = write_sidecar("#{path}.meta.json", meta, totals, path, opts[:follow])
-          File.rename(tmp, target)
+          side = open_sidecar(sidecar_path(path), opts[:follow])
+          finish = [side[0], sidecar_doc(meta, path), side[1], side[2], tmp, target]
+          totals = dump_body(fd, opts, File.dirname(target), meta["dumper"], finish)
+          finish_in_ruby(finish, totals) if totals
         end
       rescue Exception # rubocop:disable Lint/RescueException
         File.unlink(tmp) if File.exist?(tmp)
-        File.unlink(sidecar) if sidecar && File.file?(sidecar)
+        File.unlink(side[1]) if side && side[1] && File.exist?(side[1])
         raise
       end
       path
@@ -505,36 +561,55 @@ module HeapDump
       path
     end
 
-    # Writes the sidecar by the rule of every output; returns the regular
-    # file it renamed into place (for write_dump to remove on a failure),
-    # or nil when it wrote a device or FIFO in place.
-    def write_sidecar(path, meta, totals, dump, follow = true)
-      require "json"
-      rss = meta.dig("process", "rss")
-      doc = meta.merge(
+    # The sidecar's name
+    def sidecar_path(path)
+      sidecar_paths(path).first
+    end
+
+    # The sidecar's output, opened before the walk by the rule of every
+    # output: [fd, temporary file, final name] (a temporary file renamed
+    # after the walk, in C: a link at the name is replaced, never
+    # followed), or [fd, nil, name] for a device or FIFO. follow: false
+    # for the names the gem makes itself (output_target).
+    def open_sidecar(path, follow)
+      target, how = output_target(path, follow: follow)
+      return [open_in_place(target), nil, target] if how == :in_place
+
+      fd, tmp = create_temp(target)
+      [fd, tmp, target]
+    end
+
+    # The sidecar's document but the totals of the walk, whose keys are
+    # there (nil) for the walk to fill in (hdx_sidecar_finish).
+    def sidecar_doc(meta, dump)
+      meta.merge(
         "dump" => File.basename(dump),
-        "objects" => totals[:objects],
-        "roots" => totals[:roots],
-        "dump_memsize" => totals[:memsize],
-        "memsize_of_all" => totals[:memsize_of_all],
-        "dump_bytes" => totals[:bytes],
-        "rss_bytes" => rss,
+        "objects" => nil,
+        "roots" => nil,
+        "dump_memsize" => nil,
+        "memsize_of_all" => nil,
+        "dump_bytes" => nil,
+        "rss_bytes" => meta.dig("process", "rss"),
         "malloc_in_use_bytes" => meta.dig("process", "malloc", "in_use")
       )
-      target, how = output_target(path, follow: follow)
-      if how == :in_place
-        IO.open(open_in_place(target), "w") { |f| f.write(JSON.generate(doc), "\n") }
-        return nil
-      end
-      fd, tmp = create_temp(target)
+    end
+
+    # What _dump does in C after its walk, for the dump_all fallback
+    # (which runs Ruby code anyway): the totals into the sidecar, the
+    # sidecar written and renamed, then the dump; the sidecar removed if
+    # the last rename fails.
+    def finish_in_ruby(finish, totals)
+      sfd, doc, stmp, spath, tmp, target = finish
+      doc.merge!("objects" => totals[:objects], "roots" => totals[:roots], "dump_memsize" => totals[:memsize],
+                 "memsize_of_all" => totals[:memsize_of_all], "dump_bytes" => totals[:bytes])
+      _write_json(sfd, doc)
+      File.rename(stmp, spath) if stmp
       begin
-        IO.open(fd, "w") { |f| f.write(JSON.generate(doc), "\n") }
         File.rename(tmp, target)
       rescue StandardError
-        File.unlink(tmp) if File.exist?(tmp)
+        File.unlink(spath) if stmp && File.file?(spath)
         raise
       end
-      target
     end
 
     def fork_dump(path, opts, meta)
@@ -580,6 +655,14 @@ module HeapDump
     end
   end
 end
+
+# What MRI makes on the first call of what a dump calls and keeps for
+# the process (the names of GC.stat's keys): made now, when the gem
+# loads, so that the first dump does not make them (HeapDump.dump leaves
+# what it allocates out of its own dump: made then, they would be new in
+# the next one).
+GC.stat
+HeapDump.process_memory
 
 # HeapDump.load and HeapDump::Heap: analysing dumps (libheapdump)
 require "heapdump/heap"

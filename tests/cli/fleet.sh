@@ -48,17 +48,17 @@ for w in a b; do
 done
 echo "# fleet.rb: 12 dumps in $(($(date +%s) - start)) s" >&2
 check gen/dumps 12 "$(ls "$TMP"/dumps/*.json.gz | wc -l)"
-check gen/sidecars 12 "$(ls "$TMP"/dumps/*.json.gz.meta.json | wc -l)"
+check gen/sidecars 12 "$(ls "$TMP"/dumps/*.json.gz.hdmeta | wc -l)"
 
 # ---- the identity columns ----
 
-host=$(jq -r .host "$TMP/dumps/a-kiwi.json.gz.meta.json")
+host=$(jq -r .host "$TMP/dumps/a-kiwi.json.gz.hdmeta")
 check identity/sidecar-host-is-the-host "$(hostname)" "$host"
 for f in "$TMP"/dumps/*.json.gz; do
 	"$H" stats -q -f ndjson "$f" >"$f.ndjson" 2>"$TMP/err" || notok "ndjson/$(basename "$f")" "exit $?: $(head -c 200 "$TMP/err")"
 done
 f="$TMP/dumps/a-mango.json.gz"
-m="$f.meta.json"
+m="$f.hdmeta"
 check identity/one-identity-a-file 1 \
 	"$(jq -c '[.path, .pid, .host, .time, .ruby_version, .ruby_version_from]' "$f.ndjson" | sort -u | wc -l)"
 check identity/columns \
@@ -67,20 +67,21 @@ check identity/columns \
 check identity/pid-is-the-workers "$(jq .pid "$TMP/dumps/a.record.json")" "$(head -n 1 "$f.ndjson" | jq .pid)"
 check identity/ruby-version-is-the-rubys "$V" "$(head -n 1 "$f.ndjson" | jq -r .ruby_version)"
 
-# without a sidecar: what the dump tells, null for the rest
+# without a sidecar: what the dump tells (a gem dump names its exact
+# Ruby, "ruby_version" on its first ROOT record), null for the rest
 cp "$f" "$TMP/alone.json.gz"
 check_rc identity/no-sidecar-exit 0 "$H" stats -q -f ndjson "$TMP/alone.json.gz"
-check identity/no-sidecar '[null,null,null,"3.1","dump"]' \
+check identity/no-sidecar "[null,null,null,\"$V\",\"dump\"]" \
 	"$(head -n 1 "$TMP/out" | jq -c '[.pid, .host, .time, .ruby_version, .ruby_version_from]')"
 # a store: no sidecar either
 "$H" index -q "$f" -o "$TMP/mango.hds" 2>/dev/null
 check_rc identity/store-exit 0 "$H" stats -q -f ndjson "$TMP/mango.hds"
-check identity/store '[null,"3.1","dump"]' "$(head -n 1 "$TMP/out" | jq -c '[.pid, .ruby_version, .ruby_version_from]')"
+check identity/store "[null,\"$V\",\"dump\"]" "$(head -n 1 "$TMP/out" | jq -c '[.pid, .ruby_version, .ruby_version_from]')"
 check identity/store-same-rows "$(sed 1d "$f.ndjson" | jq -c '[.grouping, .type, .class, .count, .memsize]' | sort | md5sum)" \
 	"$(sed 1d "$TMP/out" | jq -c '[.grouping, .type, .class, .count, .memsize]' | sort | md5sum)"
 # a hostile sidecar: control bytes in the host stay inside their JSON string
 printf '{"heapdump_sidecar":1,"pid":7,"host":"evil\\u0001\\n\\"host","time":"2026-01-01T00:00:00.000000Z","ruby_version":"3.1.2","rss_bytes":1}\n' \
-	>"$TMP/alone.json.gz.meta.json"
+	>"$TMP/alone.json.gz.hdmeta"
 check_rc identity/hostile-sidecar-exit 0 "$H" stats -q -f ndjson "$TMP/alone.json.gz"
 check identity/hostile-sidecar-lines-parse "$(wc -l <"$TMP/out" | tr -d ' ')" "$(jq -c .pid "$TMP/out" | wc -l | tr -d ' ')"
 check identity/hostile-sidecar-pid 7 "$(head -n 1 "$TMP/out" | jq .pid)"
@@ -131,11 +132,11 @@ echo "# duckdb: $(($(date +%s) - start)) s" >&2
 # The same answer from stats -f json of each worker's first and last
 # dump by sidecar time: host pid class first last grew grew_objects
 for w in a b; do
-	set -- $(for m in "$TMP"/dumps/$w-*.meta.json; do printf '%s %s\n' "$(jq -r .time "$m")" "${m%.meta.json}"; done | sort | awk 'NR == 1 { f = $2 } { l = $2 } END { print f, l }')
+	set -- $(for m in "$TMP"/dumps/$w-*.hdmeta; do printf '%s %s\n' "$(jq -r .time "$m")" "${m%.hdmeta}"; done | sort | awk 'NR == 1 { f = $2 } { l = $2 } END { print f, l }')
 	"$H" stats -q -f json -b class -n 0 "$1" >"$TMP/first.json"
 	"$H" stats -q -f json -b class -n 0 "$2" >"$TMP/last.json"
 	jq -r -n --slurpfile f "$TMP/first.json" --slurpfile l "$TMP/last.json" \
-		--slurpfile m "$1.meta.json" '
+		--slurpfile m "$1.hdmeta" '
 		def rows(d): d[0].groupings[0].rows | map({key: .class, value: .}) | from_entries;
 		rows($f) as $a | rows($l) as $b |
 		($a + $b | keys[]) as $c |
@@ -162,13 +163,13 @@ check duckdb/scratch-did-not-grow "" "$(awk -F'\t' '$3 == "Scratch"' "$TMP/duck.
 
 # trend -f ndjson of worker a's dumps in time order: each line carries
 # the identity of the dump of its step
-set -- $(for m in "$TMP"/dumps/a-*.meta.json; do printf '%s %s\n' "$(jq -r .time "$m")" "${m%.meta.json}"; done | sort | awk '{ print $2 }')
+set -- $(for m in "$TMP"/dumps/a-*.hdmeta; do printf '%s %s\n' "$(jq -r .time "$m")" "${m%.hdmeta}"; done | sort | awk '{ print $2 }')
 check_rc trend/ndjson-exit 0 "$H" trend -q -f ndjson -b class "$@"
 check trend/lines-carry-identity "$(wc -l <"$TMP/out" | tr -d ' ')" "$(jq -c 'select(.pid != null and .host != null and .time != null and .ruby_version_from == "sidecar")' "$TMP/out" | wc -l | tr -d ' ')"
 bad=0
 for k in 1 2 3 4 5 6; do
 	eval "p=\${$k}"
-	want=$(jq -c --arg p "$p" '[$p, .pid, .host, .time, .ruby_version]' "$p.meta.json")
+	want=$(jq -c --arg p "$p" '[$p, .pid, .host, .time, .ruby_version]' "$p.hdmeta")
 	got=$(jq -c --argjson k "$k" 'select(.step == $k) | [.path, .pid, .host, .time, .ruby_version]' "$TMP/out" | sort -u)
 	[ "$want" = "$got" ] || { bad=1; echo "# step $k: want $want got $got" >&2; }
 done

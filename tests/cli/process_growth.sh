@@ -15,11 +15,14 @@
 #    first member of their JSON (outside_ruby true, the RSS growth at
 #    least 90% of the bytes the program says it leaked, the heap's under
 #    a tenth of it), the first TSV lines, the first section of the
-#    report; the same from the dumps' stores; no output says "no leak".
+#    report; the same from the dumps' stores; no output says "no leak"
+#    (the gem's dumps no longer leak themselves: the Ruby heap's verdict
+#    is "the leak is not in the Ruby heap: ...").
 #  - ruby and none: no sentence anywhere, outside_ruby false (ruby: the
 #    RSS grew past the 16 MB threshold, so the heap share decided).
 #  - the gem's API: Heap#leaks(...).process is leaks -f json's process,
-#    and Leaks#inspect begins with the sentence (native only).
+#    Leaks#verdict its verdict (serve's /api/leaks too), and
+#    Leaks#inspect begins with the sentence (native only).
 #  - serve (first Ruby only): /api/leaks has leaks -f json's process,
 #    and the leaks page in Debian's chromium shows its sentence first
 #    (tests/tools/serve_process_browser.mjs).
@@ -69,6 +72,7 @@ b, a, l = ARGV.map { |f| HeapDump.load(f) }
 lk = b.leaks(a, l)
 puts JSON.generate(lk.process)
 puts lk.inspect
+puts lk.verdict
 RB
 
 first_serve=1
@@ -132,6 +136,9 @@ for R in ${HD_RUBIES:-ruby}; do
 		env -i PATH="$PATH" HOME="$TMP" RUBYLIB="$EXT:$TOP/src/lib" "$R" "$TMP/api.rb" "$@" >"$d/api.out" 2>"$d/err" ||
 			notok "$t/api" "exit $?: $(head -c 300 "$d/err")"
 		check "$t/api-process" "$(jq -cS .process "$d/leaks.json")" "$(head -1 "$d/api.out" | jq -cS .)"
+		# the verdict too (native: "the leak is not in the Ruby heap" when
+		# the Ruby heap's leak is under the threshold, never "no leak")
+		check "$t/api-verdict" "$(jq -r .verdict.text "$d/leaks.json")" "$(sed -n 3p "$d/api.out")"
 		if [ $mode = native ]; then
 			check "$t/api-inspect-first" "#<HeapDump::Leaks $text; " "$(sed -n 2p "$d/api.out" | cut -c1-$((${#text} + 20)))"
 		else
@@ -143,6 +150,7 @@ for R in ${HD_RUBIES:-ruby}; do
 			if serve_start "serve-$v" 600 "$H" serve -q --no-cache "$@"; then
 				curl -s "$BASE/api/leaks?token=$TOKEN" >"$d/api.json"
 				check "$t/serve-api-leaks-process" "$(jq -c .process "$d/leaks.json")" "$(jq -c .process "$d/api.json")"
+				check "$t/serve-api-leaks-verdict" "$(jq -c .verdict.text "$d/leaks.json")" "$(jq -c .verdict.text "$d/api.json")"
 				# the page itself, in Debian's chromium (as serve.sh drives it)
 				if [ -d "$TOP/tests/node_modules/puppeteer-core" ]; then
 					(cd "$TOP/tests" && node tools/serve_process_browser.mjs "$SUITE/$t/serve-page" "$URL" "$text") 2>"$TMP/browser.err" ||

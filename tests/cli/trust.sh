@@ -115,7 +115,7 @@ check_grep dump/planted-link-said "ignoring '$SH/heapdump-$TPID-2.json': it is a
 secret_intact dump/link
 
 # the process's own dump is taken; a sidecar link planted beside it is not
-as_att ln -s "$TMP/root/secret" "$SH/heapdump-$TPID-3.json.meta.json"
+as_att ln -s "$TMP/root/secret" "$SH/heapdump-$TPID-3.json.hdmeta"
 "$HD" dump --dir "$SH" --timeout 5 -o "$TMP/root/app3.json" "$TPID" >"$TMP/d3.out" 2>"$TMP/d3.err" &
 DP=$!
 wait_text "$TMP/d3.err" "waiting for the dump"
@@ -123,8 +123,8 @@ wait_text "$TMP/d3.err" "waiting for the dump"
 wait "$DP"
 check dump/own-dump-taken 0 "$?"
 check dump/own-dump-moved '{"type":"ROOT", "root":"vm", "references":[]}' "$(cat "$TMP/root/app3.json" 2>/dev/null)"
-check dump/sidecar-link-not-moved "absent" "$( [ -e "$TMP/root/app3.json.meta.json" ] || [ -L "$TMP/root/app3.json.meta.json" ] && echo present || echo absent)"
-check_grep dump/sidecar-link-said "sidecar '$SH/heapdump-$TPID-3.json.meta.json' is not moved: it is a symbolic link" "$TMP/d3.err"
+check dump/sidecar-link-not-moved "absent" "$( [ -e "$TMP/root/app3.json.hdmeta" ] || [ -L "$TMP/root/app3.json.hdmeta" ] && echo present || echo absent)"
+check_grep dump/sidecar-link-said "sidecar '$SH/heapdump-$TPID-3.json.hdmeta' is not moved: it is a symbolic link" "$TMP/d3.err"
 secret_intact dump/sidecar
 kill "$TPID" 2>/dev/null
 
@@ -314,6 +314,18 @@ as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":
 check_rc sidecar/stats 0 "$HD" stats -q "$SH/app.json.gz"
 check sidecar/not-read 0 "$(grep -c 'pid 4242' "$TMP/out")"
 check_grep sidecar/said "ignoring '$SH/app.json.gz.meta.json': owned by uid $ATT_UID" "$TMP/err"
+# under the gem's name, DUMP.hdmeta, the first one looked for, as well
+as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.hdmeta'"
+check_rc sidecar/stats-new-name 0 "$HD" stats -q "$SH/app.json.gz"
+check sidecar/not-read-new-name 0 "$(grep -c 'pid 4242' "$TMP/out")"
+check_grep sidecar/said-new-name "ignoring '$SH/app.json.gz.hdmeta': owned by uid $ATT_UID" "$TMP/err"
+rm -f "$SH/app.json.gz.hdmeta"
+as_att ln -s "$TMP/root/sc.json" "$SH/app.json.gz.hdmeta"
+printf '%s\n' '{"heapdump_sidecar":1,"pid":4242,"rss_bytes":1,"time":"2001-01-01T00:00:00.000000Z"}' >"$TMP/root/sc.json"
+check_rc sidecar/stats-new-name-link 0 "$HD" stats -q "$SH/app.json.gz"
+check sidecar/not-read-new-name-link 0 "$(grep -c 'pid 4242' "$TMP/out")"
+check_grep sidecar/said-new-name-link "ignoring '$SH/app.json.gz.hdmeta': a symbolic link of uid $ATT_UID" "$TMP/err"
+rm -f "$SH/app.json.gz.hdmeta"
 # root's own sidecar there is read
 rm -f "$SH/app.json.gz.meta.json"
 printf '%s\n' '{"heapdump_sidecar":1,"pid":4343,"rss_bytes":1,"time":"2001-01-01T00:00:00.000000Z"}' >"$SH/app.json.gz.meta.json"

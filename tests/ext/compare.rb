@@ -54,7 +54,7 @@ HeapDump.dump(ours, names: false, **opts)
 ObjectSpace.dump_all(output: out, **opts)
 GC.enable
 out.close
-check_eq "dumper-is-the-walk", "heapdump", JSON.parse(File.read("#{ours}.meta.json"))["dumper"]
+check_eq "dumper-is-the-walk", "heapdump", JSON.parse(File.read("#{ours}.hdmeta"))["dumper"]
 
 # [records by address, roots [[category, refs]], shapes by id, kinds in file order]
 def load(path)
@@ -79,7 +79,12 @@ puts "# Ruby #{RUBY_VERSION}: ours #{a.size} objects, dump_all #{b.size}"
 check "sizeable-heap", a.size > 10_000, "only #{a.size} objects"
 check_eq "record-kinds-in-dump_all-order", kb, ka
 check_eq "same-root-categories-in-order", ra.map(&:first), rb.map(&:first)
-check_eq "root-record-fields", %w[type root references], JSON.parse(File.foreach(ours).first).keys
+# the first ROOT record adds the exact Ruby version (man 5 heapdump-dump)
+first_root = JSON.parse(File.foreach(ours).first)
+check_eq "root-record-fields", %w[type root references ruby_version], first_root.keys
+check_eq "root-record-ruby-version", RUBY_VERSION, first_root["ruby_version"]
+check_eq "other-root-records-fields", [%w[type root references]],
+         File.foreach(ours).drop(1).take_while { |l| l.start_with?('{"type":"ROOT"') }.map { |l| JSON.parse(l).keys }.uniq
 
 # Exception 1: objects only in dump_all's file. Reason: allocated after our
 # walk, by the wrapper and dump_all (File, buffers, the sidecar's hashes).

@@ -43,7 +43,7 @@ check_grep sidecar/text-process '^process +pid [0-9]+, ruby' "$TMP/text"
 check_grep sidecar/text-share '^in objects .*% of rss' "$TMP/text"
 "$HEAPDUMP" stats -q -f json "$a" >"$TMP/json"
 rss=$(jq -r '.process.rss' "$TMP/json" 2>/dev/null)
-want=$(jq -r '.rss_bytes' "$a.meta.json" 2>/dev/null)
+want=$(jq -r '.rss_bytes' "$a.hdmeta" 2>/dev/null)
 check sidecar/json-rss "$want" "$rss"
 check sidecar/json-objects-memsize "$(jq -r '.totals.memsize' "$TMP/json")" "$(jq -r '.process.objects_memsize' "$TMP/json")"
 "$HEAPDUMP" stats -q -f tsv "$a" >"$TMP/tsv"

@@ -61,7 +61,7 @@ end
 path = File.join(dir, "a.json")
 check_eq "dump/returns-path", path, HeapDump.dump(path)
 check_eq "dump/mode-0600", "600", format("%o", File.stat(path).mode & 0o777)
-check_eq "dump/sidecar-mode-0600", "600", format("%o", File.stat("#{path}.meta.json").mode & 0o777)
+check_eq "dump/sidecar-mode-0600", "600", format("%o", File.stat("#{path}.hdmeta").mode & 0o777)
 check_eq "dump/no-temporary-left", [], leftovers(dir)
 types = []
 addrs = {}
@@ -97,7 +97,7 @@ check "trace/fields-in-dump", traced.any? { |r| r["method"] == new_method && r["
 check "trace/generation-is-gc-count", traced.all? { |r| r["generation"] <= GC.count }
 
 # sidecar
-meta = JSON.parse(File.read("#{path}.meta.json"))
+meta = JSON.parse(File.read("#{path}.hdmeta"))
 check_eq "sidecar/pid", Process.pid, meta["pid"]
 check "sidecar/rss", meta["rss_bytes"].to_i > 1_000_000, meta["rss_bytes"].inspect
 check "sidecar/malloc", meta["malloc_in_use_bytes"].to_i > 0
@@ -118,7 +118,7 @@ GC.disable
 theirs = ObjectSpace.memsize_of_all
 m = HeapDump.dump(File.join(dir, "m.json"))
 GC.enable
-ours = JSON.parse(File.read("#{m}.meta.json"))["memsize_of_all"]
+ours = JSON.parse(File.read("#{m}.hdmeta"))["memsize_of_all"]
 check "sidecar/memsize-of-all-as-objectspace", (theirs - ours).abs < theirs / 100, "ours #{ours}, ObjectSpace #{theirs}"
 
 # gzip, with and without a path
@@ -156,7 +156,7 @@ check "fork/returns-at-once", returned < 0.5, "took #{returned}s"
 check_eq "fork/wait", File.join(dir, "forked.json"), job.wait
 kn, kbad = parse_all(job.path)
 check "fork/every-line-json", kbad.empty? && kn > 1000
-check "fork/sidecar", File.exist?("#{job.path}.meta.json")
+check "fork/sidecar", File.exist?("#{job.path}.hdmeta")
 
 # failures: an exception, no file under the final name, nothing left
 e = check_raises("fail/missing-dir-raises", HeapDump::Error) { HeapDump.dump(File.join(dir, "nope", "x.json")) }

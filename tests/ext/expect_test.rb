@@ -27,7 +27,7 @@ check "objspace/record-found", !r.nil?
 check_eq "objspace/file", __FILE__, r && r["file"]
 check_eq "objspace/line", line, r && r["line"]
 check "objspace/generation", r && r["generation"].is_a?(Integer), r.inspect
-check_eq "objspace/sidecar-dumper", "dump_all", JSON.parse(File.read("#{path}.meta.json"))["dumper"]
+check_eq "objspace/sidecar-dumper", "dump_all", JSON.parse(File.read("#{path}.hdmeta"))["dumper"]
 ObjectSpace.trace_object_allocations_start
 HeapDump.dump(File.join(dir, "objspace2.json")) # said once only
 ObjectSpace.trace_object_allocations_stop
@@ -35,7 +35,7 @@ ObjectSpace.trace_object_allocations_stop
 # tracing off again: the walker, where there is one
 path = HeapDump.dump(File.join(dir, "after.json"))
 want = HeapDump.native_walk? ? "heapdump" : "dump_all"
-check_eq "objspace/off-back-to-#{want}", want, JSON.parse(File.read("#{path}.meta.json"))["dumper"]
+check_eq "objspace/off-back-to-#{want}", want, JSON.parse(File.read("#{path}.hdmeta"))["dumper"]
 
 # both on: the gem's tracer wins (its sites are in the walk)
 ObjectSpace.trace_object_allocations_start

@@ -16,7 +16,7 @@ for f in plain.json b.json.gz forked.json; do
 	check_rc "stats-strict/$f" 0 "$HEAPDUMP" stats -q --strict "$TMP/d/$f"
 done
 objs=$("$HEAPDUMP" stats -q --all -f tsv "$TMP/d/plain.json" | awk -F '\t' '$1 == "total" && $2 == "objects" { print $3 }')
-check sidecar-objects-as-stats "$(jq -r .objects "$TMP/d/plain.json.meta.json")" "$objs"
+check sidecar-objects-as-stats "$(jq -r .objects "$TMP/d/plain.json.hdmeta")" "$objs"
 "$HEAPDUMP" stats -q "$TMP/d/plain.json" >"$TMP/text"
 check_grep sidecar-read '^process +pid [0-9]+, ruby' "$TMP/text"
 

@@ -18,7 +18,7 @@ HeapDump.trace_allocations { $marker = Marker.new; $line = __LINE__ }
 path = File.join(dir, "plain.json")
 check_eq "returns-path", path, HeapDump.dump(path)
 check_eq "mode-0600", "600", format("%o", File.stat(path).mode & 0o777)
-check_eq "sidecar-mode-0600", "600", format("%o", File.stat("#{path}.meta.json").mode & 0o777)
+check_eq "sidecar-mode-0600", "600", format("%o", File.stat("#{path}.hdmeta").mode & 0o777)
 check_eq "no-temporary-left", [], leftovers(dir)
 recs = 0
 marker = nil
@@ -29,7 +29,7 @@ File.foreach(path) do |l|
 end
 check "every-line-json", recs > 1000
 check "traced-site-from-objspace", marker && marker["file"] == __FILE__ && marker["line"] == $line, marker.inspect
-meta = JSON.parse(File.read("#{path}.meta.json"))
+meta = JSON.parse(File.read("#{path}.hdmeta"))
 check_eq "sidecar/pid", Process.pid, meta["pid"]
 check_eq "sidecar/dump-bytes", File.size(path), meta["dump_bytes"]
 check "sidecar/memsize", meta["dump_memsize"].to_i > 100_000, meta["dump_memsize"].inspect
@@ -42,7 +42,7 @@ check "gzip/every-line-json", n > 1000
 
 job = HeapDump.dump(File.join(dir, "forked.json"), fork: true)
 check_eq "fork/wait", File.join(dir, "forked.json"), job.wait
-check "fork/sidecar", File.exist?("#{job.path}.meta.json")
+check "fork/sidecar", File.exist?("#{job.path}.hdmeta")
 
 # a signal dump, by the same route as require "heapdump/signal"
 sig = File.join(dir, "sig")
@@ -58,7 +58,7 @@ end
 sleep 0.1 until Dir.children(sig).none? { |f| f.start_with?(".") } # the rename is the end
 got = Dir.children(sig).grep(/\Aheapdump-#{Process.pid}-[0-9T-]+\.json\z/)
 check "signal/dump-appears", got.size == 1, Dir.children(sig).inspect
-check "signal/sidecar", got.size == 1 && File.exist?(File.join(sig, "#{got[0]}.meta.json"))
+check "signal/sidecar", got.size == 1 && File.exist?(File.join(sig, "#{got[0]}.hdmeta"))
 check "signal/full-gc-first-by-default", GC.stat(:major_gc_count) > majors
 
 # the same failures as the native dump: no partial file, no sidecar

@@ -47,6 +47,9 @@ APP = lambda do |env|
   when "/strings"
     n = Array.new(1000) { String.new }.size # @strings
     [200, { "content-type" => "text/plain" }, ["#{n}\n"]]
+  when "/few" # fewer allocations than Rack::Lint and WEBrick make for it
+    n = [Object.new, Object.new].size # @few
+    [200, { "content-type" => "text/plain" }, ["#{n}\n"]]
   when "/keep"
     $kept.concat(Array.new(500) { Keep.new }) # @keep
     [200, { "content-type" => "text/plain" }, ["#{$kept.size}\n"]]

@@ -87,6 +87,17 @@ check "alloc/1000-strings-at-their-line", n >= 1000, "#{SITE['strings']}:String 
 check "alloc/no-own-sites", e[0].to_s !~ %r{heapdump(/middleware)?\.rb:}, e[0].inspect
 check "alloc/twenty-by-default", pairs(e[0].to_s).size.between?(2, 20), e[0].inspect
 
+# the application's sites first, before the server's and the gems'
+# (Rack::Lint and WEBrick allocate more for /few than the app does)
+s.get("/few")
+few = pairs(entries(s.err).last.to_s).transform_keys { |k| k.delete_prefix('"').delete_suffix('"') }
+apps = few.keys.map { |k| k.start_with?("#{APP_RB}:") }
+check "app-first/first-site-is-the-apps", apps.first == true, few.inspect[0, 400]
+check "app-first/every-app-site-before-the-libraries", apps == apps.sort_by { |a| a ? 0 : 1 }, few.inspect[0, 400]
+check "app-first/the-apps-objects-listed", few.key?("#{SITE['few']}:Object"), few.inspect[0, 400]
+# a library's site counts more than the first: by count alone, it would lead
+check "app-first/library-sites-follow", apps.include?(false) && few.values.max.to_i > few.values.first, few.inspect[0, 400]
+
 s.get("/stream")
 e = entries(s.err)
 chunks = pairs(e.last.to_s)["#{SITE['chunks']}:Chunk"].to_i
@@ -162,7 +173,7 @@ check "every/no-temporary-left", Dir.children(ddir).none? { |f| f.start_with?(".
 dumps.each_with_index do |d, i|
   out = IO.popen([HEAPDUMP_BIN, "stats", "-q", "--strict", File.join(ddir, d)], err: %i[child out], &:read)
   check "every/heapdump-stats-reads-dump-#{i + 1}", $?.success? && out.include?("objects"), out[0, 300]
-  check "every/sidecar-#{i + 1}", File.exist?(File.join(ddir, "#{d}.meta.json"))
+  check "every/sidecar-#{i + 1}", File.exist?(File.join(ddir, "#{d}.hdmeta"))
 end
 check "every/top-2", entries(log).all? { |l| pairs(l).size == 2 }, entries(log).first.inspect
 check "every/logger-format", File.readlines(log).grep(/heapdump: GET/).all? { |l| l.start_with?("I, [") }, File.read(log)[0, 200]
@@ -211,7 +222,7 @@ servers << s
 s.get("/")
 s.get("/")
 path = entries(s.err).last.to_s[/; dump (\S+) \(every 2 requests\)$/, 1]
-check "inproc/complete-on-response", path && File.exist?(path) && File.exist?("#{path}.meta.json"), entries(s.err).last.inspect
+check "inproc/complete-on-response", path && File.exist?(path) && File.exist?("#{path}.hdmeta"), entries(s.err).last.inspect
 
 # failed dumps (the directory removed after start): said, never raised
 ddir = File.join(DIR, "gone")
@@ -289,12 +300,16 @@ ok_app = ->(_env) { [200, {}, []] }
   "dump-dir-without-trigger" => [ok_app, { dump_dir: DIR }],
   "dump-fork-not-boolean" => [ok_app, { dump_every: 1, dump_fork: nil }],
   "logger-a-string" => [ok_app, { logger: "log.txt" }],
+  "app-first-not-boolean" => [ok_app, { app_first: "yes" }],
+  "library-paths-a-number" => [ok_app, { library_paths: 3 }],
   "unknown-option" => [ok_app, { dump_evry: 3 }]
 }.each do |name, (app, opts)|
   check_raises("options/#{name}", ArgumentError) { HeapDump::Middleware.new(app, **opts) }
 end
 m = HeapDump::Middleware.new(ok_app, top: 0, dump_every: 5, dump_dir: Pathname(DIR), dump_gzip: true)
 check "options/valid-accepted", (m.top.zero? && m.dump_every == 5 && m.dump_dir == DIR)
+m = HeapDump::Middleware.new(ok_app, app_first: false, library_paths: [Pathname("/srv/vendor")])
+check "options/app-first-and-library-paths", !m.app_first && m.library_paths == ["/srv/vendor"]
 
 # ---- Rack 3 bodies, in-process -----------------------------------------
 class Streaming

@@ -154,6 +154,32 @@ done
 check_grep middleware-option-checked 'dump_names: must be true or false' "$TMP/mw.out"
 check_grep middleware-needs-trigger 'dump_names: no dump is asked for' "$TMP/mw.out"
 
+# closure locals on the first dump as on the second (issue 34, item 7): a
+# chain of lambdas, each made in a method with a block parameter (blk) and
+# a local after it (prev). #local_variable_get of a block parameter not yet
+# a Proc in its slot writes it there, so the env's references changed under
+# the preparation: the first dump named blk but not prev, the next both.
+cat >"$TMP/chain.rb" <<'RB'
+require "heapdump"
+class Flusher
+  def initialize; @on_flush = nil; end
+  def on_flush(&blk)
+    prev = @on_flush
+    @on_flush = -> { blk.call; prev&.call }
+  end
+end
+FLUSHER = Flusher.new
+200.times { |i| FLUSHER.on_flush { i } }
+HeapDump.dump(ARGV[0])
+HeapDump.dump(ARGV[1])
+RB
+ruby "$TMP/chain.rb" "$TMP/chain1.json" "$TMP/chain2.json" 2>"$TMP/chain.err" ||
+	notok chain/dumps "$(head -c 300 "$TMP/chain.err")"
+# the envs of the chain: the 199 that hold a prev (the first holds nil)
+envs() { grep '"imemo_type":"env"' "$1" | grep '"blk"' | grep -o '"ref_names":\[[^]]*\]' | sort | uniq -c | sort -rn; }
+check chain/first-dump-names-prev 199 "$(grep '"imemo_type":"env"' "$TMP/chain1.json" | grep '"blk"' | grep -c '"prev"')"
+check chain/first-as-second "$(envs "$TMP/chain2.json")" "$(envs "$TMP/chain1.json")"
+
 # require "heapdump/signal" and heapdump dump PID: HEAPDUMP_NAMES=0 in the
 # process's environment turns names off (the signal carries no option)
 cat >"$TMP/srv.rb" <<'RB'
@@ -175,6 +201,6 @@ for n in 0 1; do
 	if [ -z "$f" ] || [ ! -f "$f" ]; then notok "signal-names-$n" "no dump: $(head -c 300 "$TMP/dump$n.err") $(head -c 300 "$TMP/srv$n.err")"; continue; fi
 	if grep -q '"ref_names":\[' "$f"; then got=1; else got=0; fi
 	check "signal-names-$n" "$n" "$got"
-	check_grep "signal-sidecar-$n" "\"ref_names\":$([ $n = 1 ] && echo true || echo false)" "$f.meta.json"
+	check_grep "signal-sidecar-$n" "\"ref_names\":$([ $n = 1 ] && echo true || echo false)" "$f.hdmeta"
 done
 exit 0

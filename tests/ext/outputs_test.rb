@@ -17,7 +17,7 @@ end
 e = check_raises("device/enospc-raises", HeapDump::Error) { HeapDump.dump(full) }
 check "device/enospc-message", e && e.message.include?("No space left"), e&.message
 check "device/still-a-device", File.chardev?(full), File.lstat(full).ftype
-check "device/no-sidecar-beside", !File.exist?("#{full}.meta.json")
+check "device/no-sidecar-beside", !File.exist?("#{full}.hdmeta")
 check_eq "device/no-temporary-left", [], Dir.children(File.dirname(full)).select { |n| n.start_with?(".full") }
 
 # a symlink to the full device: followed, the link kept
@@ -25,7 +25,7 @@ link = File.join(dir, "to-full")
 File.symlink(full, link)
 check_raises("symlink-device/enospc-raises", HeapDump::Error) { HeapDump.dump(link) }
 check "symlink-device/link-kept", File.symlink?(link)
-check "symlink-device/no-sidecar", !File.exist?("#{link}.meta.json")
+check "symlink-device/no-sidecar", !File.exist?("#{link}.hdmeta")
 
 # /dev/null: written in place, the path returned, no sidecar
 null = File.join(dir, "null-dev")
@@ -64,7 +64,7 @@ check_eq "symlink-file/returns-path", tlink, HeapDump.dump(tlink)
 check "symlink-file/link-kept", File.symlink?(tlink)
 check "symlink-file/target-has-dump", File.size(target) > 1000 && File.read(target, 12) != "old\n"
 check_eq "symlink-file/target-mode-0600", "600", format("%o", File.stat(target).mode & 0o777)
-check "symlink-file/sidecar-beside-name-given", File.exist?("#{tlink}.meta.json")
+check "symlink-file/sidecar-beside-name-given", File.exist?("#{tlink}.hdmeta")
 
 # a dangling symlink: the file it names is created
 dl = File.join(dir, "dangling.json")
@@ -87,11 +87,11 @@ isdir = File.join(dir, "a-directory")
 Dir.mkdir(isdir)
 File.write(File.join(isdir, "keep"), "x")
 check_raises("failed/directory-raises", HeapDump::Error) { HeapDump.dump(isdir) }
-check "failed/no-orphan-sidecar", !File.exist?("#{isdir}.meta.json")
+check "failed/no-orphan-sidecar", !File.exist?("#{isdir}.hdmeta")
 check "failed/directory-untouched", File.directory?(isdir) && File.exist?(File.join(isdir, "keep"))
 job = HeapDump.dump(isdir, fork: true)
 check_raises("failed/forked-raises", HeapDump::Error) { job.wait }
-check "failed/forked-no-orphan-sidecar", !File.exist?("#{isdir}.meta.json")
+check "failed/forked-no-orphan-sidecar", !File.exist?("#{isdir}.hdmeta")
 check_eq "failed/no-temporary-left", [], Dir.children(dir).select { |n| n.start_with?(".") }
 
 # issue 17: since: out of range
@@ -103,4 +103,4 @@ check "since/negative-message", e && e.message.include?("since:") && e.message.i
 e = check_raises("since/not-a-number", ArgumentError) { HeapDump.dump(File.join(dir, "s.json"), since: "soon") }
 check "since/not-a-number-message", e && e.message.include?("since:"), e&.message
 check "since/max-accepted", HeapDump.dump(File.join(dir, "s.json"), since: 2**64 - 1) && true
-check "since/nothing-left-by-errors", !File.exist?(File.join(dir, "s.json.meta.json")) || File.exist?(File.join(dir, "s.json"))
+check "since/nothing-left-by-errors", !File.exist?(File.join(dir, "s.json.hdmeta")) || File.exist?(File.join(dir, "s.json"))

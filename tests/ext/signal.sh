@@ -52,7 +52,7 @@ else
 	notok urg/every-line-json "$(head -c 300 "$TMP/err")"
 fi
 check_grep urg/has-the-data '"value":"item 19999"' "$TMP/sig/$f"
-[ -f "$TMP/sig/$f.meta.json" ] && ok urg/sidecar || notok urg/sidecar "no $f.meta.json"
+[ -f "$TMP/sig/$f.hdmeta" ] && ok urg/sidecar || notok urg/sidecar "no $f.hdmeta"
 t1=$(cat "$TMP/ready.ticks")
 sleep 0.5
 t2=$(cat "$TMP/ready.ticks")
@@ -64,7 +64,7 @@ fi
 check_rc cli/dump-o 0 "$HEAPDUMP" dump -q --timeout 60 -o "$TMP/out.json" "$pid"
 check cli/prints-path "$TMP/out.json" "$(cat "$TMP/out")"
 check_rc cli/output-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/out.json"
-[ -f "$TMP/out.json.meta.json" ] && ok cli/sidecar-moved || notok cli/sidecar-moved "no out.json.meta.json"
+[ -f "$TMP/out.json.hdmeta" ] && ok cli/sidecar-moved || notok cli/sidecar-moved "no out.json.hdmeta"
 check_grep cli/stats-process-section '^process +pid '"$pid" "$TMP/out" 2>/dev/null || {
 	"$HEAPDUMP" stats -q "$TMP/out.json" >"$TMP/st"
 	check_grep cli/stats-process-section '^process +pid '"$pid" "$TMP/st"

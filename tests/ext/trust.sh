@@ -3,7 +3,7 @@
 # local user (made here: useradd -M; the suite fails, saying why, when it
 # cannot) attacks a sticky shared folder while root's Ruby dumps there:
 #   names/*   the temporary file's name tells nothing of the dump's, so a
-#             poller that plants NAME.meta.json -> root's file from it
+#             poller that plants NAME.hdmeta -> root's file from it
 #             finds nothing to plant, and root's file stays as it was;
 #             the default name has 16 random hex digits
 #   link/*    a link planted at a name the gem makes is replaced, never
@@ -52,7 +52,7 @@ while time.time() < end and not os.path.exists(os.path.join(d, "stop-poll")):
         final = n[1:n.index(".tmp")]
         if final.startswith("heapdump-") and final.endswith(".json"):
             try:
-                os.symlink(target, os.path.join(d, final + ".meta.json"))
+                os.symlink(target, os.path.join(d, final + ".hdmeta"))
             except OSError:
                 pass
     time.sleep(0.0005)
@@ -73,12 +73,15 @@ check names/ten-dumps 10 "$(grep -c . "$TMP/dumps.txt")"
 check names/random-part 10 "$(sed 's|.*/||' "$TMP/dumps.txt" | grep -cE '^heapdump-[0-9]+-[0-9]{8}T[0-9]{6}-[0-9]{6}-[0-9a-f]{16}\.json$')"
 bad=0
 while read -r d; do
-	[ "$(stat -c '%F %U %a' "$d.meta.json" 2>/dev/null)" = "regular file root 600" ] || bad=$((bad + 1))
+	[ "$(stat -c '%F %U %a' "$d.hdmeta" 2>/dev/null)" = "regular file root 600" ] || bad=$((bad + 1))
 done <"$TMP/dumps.txt"
 check names/sidecars-regular-0600 0 "$bad"
 
 # ---- link: at a name the gem makes, replaced; at a name given, refused ----
-as_att ln -s "$TMP/root/secret" "$SH/fixed.json.meta.json"
+# (the sidecar and the dump are renamed into place in C, after the walk:
+# over the links, never through them)
+as_att ln -s "$TMP/root/secret" "$SH/fixed.json.hdmeta"
+as_att ln -s "$TMP/root/fixed-dump" "$SH/fixed.json"
 # a name the gem makes, made known to the other user
 ruby -rheapdump -e '
   class << HeapDump
@@ -88,7 +91,9 @@ ruby -rheapdump -e '
 ' "$SH" 2>"$TMP/rb.err"
 check link/made-name-dumped 0 "$?"
 check link/made-name-secret "root's secret" "$(cat "$TMP/root/secret" 2>/dev/null)"
-check link/made-name-sidecar "regular file root" "$(stat -c '%F %U' "$SH/fixed.json.meta.json" 2>/dev/null)"
+check link/made-name-sidecar "regular file root" "$(stat -c '%F %U' "$SH/fixed.json.hdmeta" 2>/dev/null)"
+check link/made-name-dump "regular file root" "$(stat -c '%F %U' "$SH/fixed.json" 2>/dev/null)"
+check link/made-name-not-through absent "$([ -e "$TMP/root/fixed-dump" ] && echo present || echo absent)"
 as_att ln -s "$TMP/root/given.json" "$SH/given.json"
 ruby -rheapdump -e '
   begin
@@ -148,8 +153,20 @@ check render/secret-untouched "root's secret" "$(cat "$TMP/root/secret" 2>/dev/n
 check render/own-path-drawn 1 "$(grep -c '<svg' "$TMP/root/mine.svg" 2>/dev/null)"
 
 # ---- origin: a sidecar planted beside a dump that has none ----
-as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.meta.json'"
+# (the gem's name, DUMP.hdmeta, then an older gem's, DUMP.meta.json)
+for sfx in hdmeta meta.json; do
+	as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.$sfx'"
+	got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'h = HeapDump.load(ARGV[0]); p h.send(:origin), h.sidecar' "$SH/app.json.gz" 2>"$TMP/origin.err")
+	check origin/not-read-$sfx "[0, nil]
+nil" "$got"
+	check_grep origin/said-$sfx "ignoring '$SH/app.json.gz.$sfx': owned by uid $ATT_UID" "$TMP/origin.err"
+	rm -f "$SH/app.json.gz.$sfx"
+done
+# root's own sidecar under either name is read, the new name first
+printf '%s\n' '{"heapdump_sidecar":1,"pid":4343,"rss_bytes":1,"time":"2001-01-01T00:00:00.000000Z"}' >"$SH/app.json.gz.meta.json"
 got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'p HeapDump.load(ARGV[0]).send(:origin)' "$SH/app.json.gz" 2>"$TMP/origin.err")
-check origin/not-read "[0, nil]" "$got"
-check_grep origin/said "ignoring '$SH/app.json.gz.meta.json': owned by uid $ATT_UID" "$TMP/origin.err"
+check origin/own-old-name '[4343, "2001-01-01T00:00:00.000000Z"]' "$got"
+printf '%s\n' '{"heapdump_sidecar":1,"pid":4444,"rss_bytes":1,"time":"2001-01-01T00:00:01.000000Z"}' >"$SH/app.json.gz.hdmeta"
+got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'p HeapDump.load(ARGV[0]).send(:origin)' "$SH/app.json.gz" 2>"$TMP/origin.err")
+check origin/own-new-name-first '[4444, "2001-01-01T00:00:01.000000Z"]' "$got"
 exit 0

@@ -414,6 +414,28 @@ static void test_leaks__no_significant_leak(void)
 	T_EQ(t.min_leak, HD_LEAKS_MIN_LEAK);
 	T_EQ(t.first_kind, HD_LEAKS_FIRST_NONE);
 	T_ASSERT(t.groups > 0); /* still ranked, for whoever asks */
+	{
+		/* beside a process that grew outside Ruby objects, the
+		 * sentence says where the leak is not, never "no leak" */
+		char a[512], b[512];
+		hd_process_verdict pv;
+
+		memset(&pv, 0, sizeof(pv));
+		hd_leaks_verdict_text(a, sizeof(a), l);
+		T_ASSERT(!strncmp(a, "no significant ", 15));
+		hd_leaks_verdict_text_process(b, sizeof(b), l, NULL);
+		T_STREQ(b, a);
+		hd_leaks_verdict_text_process(b, sizeof(b), l, &pv);
+		T_STREQ(b, a); /* not known */
+		pv.known = 1;
+		hd_leaks_verdict_text_process(b, sizeof(b), l, &pv);
+		T_STREQ(b, a); /* known, not outside */
+		pv.outside_ruby = 1;
+		hd_leaks_verdict_text_process(b, sizeof(b), l, &pv);
+		T_ASSERT(strstr(b, " is not in the Ruby heap: ") != NULL);
+		T_ASSERT(strstr(b, "no significant") == NULL);
+		T_STREQ(strchr(b, ':'), strchr(a, ':')); /* the same figures */
+	}
 	hd_leaks_free(l);
 	/* options of version 1 (no min_leak) are read as such */
 	o.version = 1;

@@ -123,6 +123,11 @@ module HeapDump
       IRB.setup(nil, argv: [])
       IRB.conf[:IRB_NAME] = "heapdump"
       IRB.conf[:SAVE_HISTORY] = nil unless $stdin.tty? # a script is no history
+      # irb truncates an assignment's echo to the terminal's width, which
+      # it asks standard output for: a pipe has none, and irb 1.4 (Debian's
+      # 3.1) dies there with ENOTTY. Output that is no terminal gets the
+      # value whole.
+      IRB.conf[:ECHO_ON_ASSIGNMENT] = true unless $stdout.tty?
       ws = IRB::WorkSpace.new(b)
       irb = IRB::Irb.new(ws)
       IRB.conf[:MAIN_CONTEXT] = irb.context

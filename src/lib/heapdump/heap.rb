@@ -84,9 +84,15 @@ module HeapDump
       _info
     end
 
-    # the Ruby versions the dump's features fit ("3.1", "3.2 or later")
+    # the exact Ruby version the dump names (the gem's dumps: "3.3.10"),
+    # else its sidecar's, else the versions its features fit ("3.1",
+    # "3.2 or later")
     def ruby_version
-      _info[:ruby]
+      v = _info[:ruby]
+      return v if v.match?(/\A\d+\.\d+\.\d+\z/)
+
+      sc = sidecar(warn: false)
+      sc && sc["ruby_version"].is_a?(String) && !sc["ruby_version"].empty? ? sc["ruby_version"] : v
     end
 
     alias length size
@@ -293,15 +299,17 @@ module HeapDump
     # The sidecar's text, if its user (the link's, if it is one, and the
     # file's) is ours or the dump's: one that another user put beside a
     # dump in a shared directory would give it a pid and a time that the
-    # order checks trust. Else a warning and nil.
-    def read_sidecar(sidecar, dump)
+    # order checks trust. Else nil (and a warning, with warn).
+    def read_sidecar(sidecar, dump, warn = true)
       owners = [Process.euid, File.stat(dump).uid]
       link = File.lstat(sidecar)
       File.open(sidecar, "rb") do |f|
         st = f.stat
         unless owners.include?(link.uid) && owners.include?(st.uid) && st.file?
-          warn "heapdump: ignoring '#{sidecar}': owned by uid #{owners.include?(link.uid) ? st.uid : link.uid}, " \
-               "neither the dump's user nor ours"
+          if warn
+            Kernel.warn "heapdump: ignoring '#{sidecar}': owned by uid #{owners.include?(link.uid) ? st.uid : link.uid}, " \
+                        "neither the dump's user nor ours"
+          end
           return nil
         end
         f.read
@@ -310,7 +318,7 @@ module HeapDump
     private :read_sidecar
 
     # The pid and sidecar time of the dump ([0, nil] when unknown): the
-    # gem's PATH.meta.json beside the dump, or beside a store's source
+    # gem's sidecar (#sidecar) beside the dump, or beside a store's source
     # dump, as the commands find it.
     def origin
       j = sidecar
@@ -321,18 +329,17 @@ module HeapDump
     end
 
     # The gem's sidecar of the dump as a Hash, read when asked (nil when
-    # there is none, or it is not one: said on stderr): PATH.meta.json
-    # beside the dump, or beside a store's source dump, as the commands
-    # find it.
-    def sidecar
+    # there is none, or it is not one: said on stderr unless warn: false):
+    # DUMP.hdmeta, else DUMP.meta.json as older gems named it, beside the
+    # dump or beside a store's source dump, as the commands find it
+    # (cli/sidecar.c); read only if its user is ours or the dump's.
+    def sidecar(warn: true)
       dump = Heap._store?(@source) ? info[:source_path] : @source
       return nil if dump.nil? || dump.empty?
 
-      path = "#{dump}.meta.json"
-      return nil unless File.file?(path)
-
+      path = HeapDump.sidecar_paths(dump).find { |p| File.file?(p) } or return nil
       text = begin
-        read_sidecar(path, dump)
+        read_sidecar(path, dump, warn)
       rescue SystemCallError
         nil
       end
@@ -344,11 +351,10 @@ module HeapDump
       rescue JSON::ParserError, EncodingError
         nil
       end
-      unless j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
-        warn "heapdump: ignoring '#{path}': not a heapdump sidecar"
-        return nil
-      end
-      j
+      return j if j.is_a?(Hash) && j["rss_bytes"].is_a?(Integer) && j["rss_bytes"] >= 0
+
+      Kernel.warn "heapdump: ignoring '#{path}': not a heapdump sidecar" if warn
+      nil
     end
 
     # call-seq:
@@ -948,8 +954,10 @@ module HeapDump
     def groups = @h[:groups]
     # the suspects described (paths, borders)
     def shown = @suspects.first(@h[:shown])
-    # the verdict, the sentence every front end prints first
-    def verdict = @h[:verdict]
+    # the verdict, the sentence every front end prints first (beside a
+    # process that grew outside Ruby objects, #outside_ruby, a leak under
+    # the threshold is "not in the Ruby heap", as the commands say it)
+    def verdict = outside_ruby && @h[:verdict_outside] ? @h[:verdict_outside] : @h[:verdict]
     # false when what leaked is under the threshold (no significant leak)
     def leak? = @h[:significant]
     # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
