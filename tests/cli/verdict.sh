@@ -25,8 +25,9 @@
 # path_text) is used when the JSON has one; without it, suspects[0]: no
 # suspect shown is no leak claimed.
 #
-# Not part of `make check` while the leak model fails it (tests/run.sh
-# runs it only when named: make check-one T=cli/verdict). VERDICT_JOBS
+# make check runs the scenarios the leak model gets right (tests/run.sh's
+# VERDICT_GATE); make check-one T=cli/verdict runs all of them, templates
+# and weakkey too, which issue 34 still has open. VERDICT_JOBS
 # programs run at a time (default 2); VERDICT_ONLY="fanout noop" runs
 # some scenarios only; VERDICT_TABLE=FILE writes the table scenario x
 # Ruby x dumper x dumps with suspect 1 and its share (Markdown).
@@ -160,7 +161,7 @@ EOF
 			fi
 			# (a) the holder
 			hit=$(jq -r --arg t "$tail" '[.holder[] | select(. as $h | $t | contains($h))] | first // ""' "$o/truth.json")
-			miss=$(jq -r --arg t "$text" '[.not_holder[]? | select(. as $h | $t | contains($h))] | first // ""' "$o/truth.json")
+			miss=$(jq -r --arg t "${text%% | *}" '[.not_holder[]? | select(. as $h | $t | contains($h))] | first // ""' "$o/truth.json")
 			if [ "$kind" = none ]; then
 				notok "$name/holder" "no suspect shown ($text); expected one of $(jq -c .holder "$o/truth.json")"
 			elif [ -z "$hit" ]; then
