@@ -181,20 +181,7 @@ chmod 644 "$SH/app.json.gz"
 # fingerprint of root's dump (copied from a store of it into META)
 as_att sh -c "'$AHD' index -q -o '$SH/app.json.gz.hds' '$TMP/data/named_ruby3.1_leak_before.json.gz' &&
 	'$AHD' index -q -o '$SH/genuine.hds' '$SH/app.json.gz'" 2>"$TMP/plant.err"
-cat >"$TMP/bin/meta.py" <<'EOF'
-import struct, sys
-def meta(b):
-    count = struct.unpack_from("<I", b, 12)[0]
-    for i in range(count):
-        sid, fl, off, size = struct.unpack_from("<IIQQ", b, 32 + 24 * i)
-        if sid == 1:
-            return off
-src, dst = open(sys.argv[1], "rb").read(), bytearray(open(sys.argv[2], "rb").read())
-so, do = meta(src), meta(dst)
-for f in (8, 9, 10, 11):  # source size, mtime, fingerprint, its kind
-    dst[do + 8 * f:do + 8 * f + 8] = src[so + 8 * f:so + 8 * f + 8]
-open(sys.argv[2], "r+b").write(dst)
-EOF
+cp "$TOP/tests/tools/store_key_copy.py" "$TMP/bin/meta.py"
 as_att "$PY" "$TMP/bin/meta.py" "$SH/genuine.hds" "$SH/app.json.gz.hds" 2>>"$TMP/plant.err"
 check store/planted "$ATT" "$(stat -c %U "$SH/app.json.gz.hds" 2>/dev/null)$(head -c 300 "$TMP/plant.err")"
 SPID=""

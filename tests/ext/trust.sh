@@ -114,20 +114,7 @@ chmod 644 "$TMP/bin/before.json.gz"
 cp "$HD" "$TMP/bin/heapdump"
 as_att sh -c "'$TMP/bin/heapdump' index -q -o '$SH/app.json.gz.hds' '$TMP/bin/before.json.gz' &&
 	'$TMP/bin/heapdump' index -q -o '$SH/genuine.hds' '$SH/app.json.gz'" 2>"$TMP/plant.err"
-cat >"$TMP/bin/meta.py" <<'EOF'
-import struct, sys
-def meta(b):
-    count = struct.unpack_from("<I", b, 12)[0]
-    for i in range(count):
-        sid, fl, off, size = struct.unpack_from("<IIQQ", b, 32 + 24 * i)
-        if sid == 1:
-            return off
-src, dst = open(sys.argv[1], "rb").read(), bytearray(open(sys.argv[2], "rb").read())
-so, do = meta(src), meta(dst)
-for f in (8, 9, 10, 11):  # source size, mtime, fingerprint, its kind
-    dst[do + 8 * f:do + 8 * f + 8] = src[so + 8 * f:so + 8 * f + 8]
-open(sys.argv[2], "r+b").write(dst)
-EOF
+cp "$TOP/tests/tools/store_key_copy.py" "$TMP/bin/meta.py"
 as_att "$PY" "$TMP/bin/meta.py" "$SH/genuine.hds" "$SH/app.json.gz.hds" 2>>"$TMP/plant.err"
 check load/planted "$ATT" "$(stat -c %U "$SH/app.json.gz.hds" 2>/dev/null)$(head -c 300 "$TMP/plant.err")"
 want=$("$HD" stats -q -f json "$SH/app.json.gz" | jq .totals.objects)
