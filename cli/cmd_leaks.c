@@ -446,7 +446,7 @@ static void print_text(const struct report *r)
 
 	cli_process_text(stdout, &proc);
 	for (k = 0; k < (size_t)r->nin; k++) {
-		char step[16];
+		char step[32];
 
 		printf("%-9s ", side_name(r, k, step, sizeof(step)));
 		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
@@ -866,7 +866,7 @@ static void print_tsv(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	char cls[256], step[16];
+	char cls[256], step[32];
 	size_t i, k;
 	int j;
 
