@@ -263,8 +263,13 @@ static int holds(const struct work *w, hd_node_id v)
 	return !hd__bit(w->cut, v);
 }
 
-/* A hidden Array whose referrers are all VM tables (one at least). */
-static int vm_array(const struct work *w, hd_node_id v)
+/*
+ * A hidden Array whose referrers are all VM tables (one at least), or
+ * that only the symbol table's root holds (gs: the nodes of root
+ * category global_symbols): the names of the symbols.
+ */
+static int vm_array(const struct work *w, hd_node_id v,
+		    const unsigned char *gs)
 {
 	hd_edge_iter it;
 	hd_node_id r;
@@ -280,7 +285,29 @@ static int vm_array(const struct work *w, hd_node_id v)
 			return 0;
 		any = 1;
 	}
-	return any;
+	return any || (gs && hd__bit(gs, v));
+}
+
+/* The nodes root category global_symbols holds, or NULL (none, or out
+ * of memory: then only the VM tables' Arrays are the VM's). */
+static unsigned char *symbol_roots(const struct work *w)
+{
+	uint32_t c, nroot = hd_store_root_count(w->s);
+	unsigned char *m = NULL;
+	hd_edge_iter it;
+	hd_node_id v;
+
+	for (c = 0; c < nroot; c++) {
+		if (strcmp(hd_store_root_name(w->s, c), "global_symbols"))
+			continue;
+		if (!m && !(m = hd__bitmap_new(w->n)))
+			return NULL;
+		hd_store_root_refs(w->s, c, &it);
+		while (hd_edge_iter_next(&it, &v) == 0)
+			if (v < w->n)
+				hd__bit_set(m, v);
+	}
+	return m;
 }
 
 /* W = leak | young, in node order; the VM tables and weak holders cut. */
@@ -288,6 +315,7 @@ static int walked(struct work *w, const hd_nodes *leak,
 		  const hd_nodes *young, unsigned flags)
 {
 	struct hd__attr *a = w->a;
+	unsigned char *gs;
 	size_t i;
 	hd_node_id v;
 
@@ -305,11 +333,13 @@ static int walked(struct work *w, const hd_nodes *leak,
 	for (v = 0; v < w->n; v++)
 		if (hd__is_vm_table(w->s, v))
 			hd__bit_set(w->vm, v);
-	/* a hidden Array only VM tables hold is theirs (the symbol
-	 * table's list of names, under VM/pin_array_list) */
+	/* a hidden Array only VM tables, or the symbol table's root,
+	 * hold is theirs (the symbol table's list of names) */
+	gs = symbol_roots(w);
 	for (v = 0; v < w->n; v++)
-		if (vm_array(w, v))
+		if (vm_array(w, v, gs))
 			hd__bit_set(w->vm, v);
+	hd__bitmap_free(gs, w->n);
 	for (v = 0; v < w->n; v++)
 		if (hd__bit(w->vm, v))
 			hd__bit_set(w->cut, v);
@@ -374,15 +404,41 @@ static int count_roots(struct work *w)
 	return 0;
 }
 
+/* A class's call-cache table (a hidden DATA VM/cc_table that one class
+ * alone holds) stands for that class; anything else for itself. */
+static hd_node_id cc_table_class(const struct work *w, hd_node_id r)
+{
+	static const char name[] = "VM/cc_table";
+	hd_edge_iter it;
+	hd_node_id c, more;
+	const char *aux;
+	size_t len = 0;
+	int t;
+
+	aux = hd_store_aux(w->s, r, &len);
+	if (!aux || len != sizeof(name) - 1 || memcmp(aux, name, len) ||
+	    hd_store_class(w->s, r) != HD_NODE_NONE)
+		return r;
+	hd_store_referrers(w->s, r, &it);
+	if (hd_edge_iter_next(&it, &c) != 0 || c >= w->n ||
+	    hd_edge_iter_next(&it, &more) == 0 || w->loc[c] != HD__NONE)
+		return r;
+	t = hd_store_type(w->s, c);
+	return t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS ? c : r;
+}
+
 /*
  * The holder an old object stands for: an ICLASS (a module included
  * into a class) shares its module's method table, so what it holds
- * through it is the module's.
+ * through it is the module's; a class's call-cache table is the
+ * class's.
  */
 static hd_node_id canon(const struct work *w, hd_node_id r)
 {
 	hd_node_id m;
 
+	if (hd_store_type(w->s, r) == HD_T_DATA)
+		return cc_table_class(w, r);
 	if (hd_store_type(w->s, r) != HD_T_ICLASS)
 		return r;
 	m = hd_store_class(w->s, r);
