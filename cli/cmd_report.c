@@ -74,7 +74,7 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd_info info = {
-	COMMAND_NAME, "[options] BEFORE AFTER [LATER] | DUMP",
+	COMMAND_NAME, "[options] BEFORE AFTER [STEP...] [LATER] | DUMP",
 	"Write one self-contained HTML page (inline style and drawings, no\n"
 	"script, nothing from the network): with two or three dumps the leak\n"
 	"report of heapdump leaks (verdict, suspects with their paths,\n"
@@ -317,13 +317,16 @@ static void footer(void)
 
 /* ---- the leak report ---- */
 
+/* dumps a report may take: BEFORE AFTER [STEP...] LATER, as leaks */
+#define MAX_DUMPS 16
+
 struct leak {
-	hd_store *s[3];
-	struct cli_input in[3];
+	hd_store *s[MAX_DUMPS];
+	struct cli_input in[MAX_DUMPS];
 	int nin;
-	int at; /* the examined dump: AFTER or LATER */
-	hd_order_pair pairs[2];
-	char times[3][40];
+	int at; /* the examined dump: AFTER or LATER (the last) */
+	hd_order_pair pairs[MAX_DUMPS - 1];
+	char times[MAX_DUMPS][40];
 	hd_diff_result *d;
 	hd_leaks *l;
 	hd_leaks_totals t;
@@ -392,11 +395,19 @@ static void dumps_table(const struct leak *r)
 	fputs("<table id=\"dumps\">\n<tr><th>dump</th><th>file</th>"
 	      "<th class=\"n\">objects</th><th>sidecar time</th></tr>\n", F);
 	for (k = 0; k < r->nin; k++) {
+		char step[32];
+		const char *name = k == 0 ? side[0] :
+				   k == 1 ? side[1] :
+				   k + 1 == r->nin ? side[2] :
+						     (snprintf(step, sizeof(step),
+							       "step %d", k + 1),
+						      step);
+
 		fprintf(F, "<tr class=\"dump\" data-side=\"%s\"><td>%s</td>"
-			   "<td><code>", side[k], side[k]);
+			   "<td><code>", name, name);
 		html_str(F, r->in[k].name);
 		fputs("</code></td><td class=\"n\">", F);
-		html_count(F, "objects", r->d->objects[k]);
+		html_count(F, "objects", hd_store_node_count(r->s[k]));
 		fputs("</td><td>", F);
 		html_str(F, r->times[k][0] ? r->times[k] : "-");
 		fputs("</td></tr>\n", F);
@@ -846,7 +857,7 @@ static int leak_page(struct leak *r)
 	fprintf(F, "<h1>Leak report</h1>\n<p class=\"sub\">%s dumps of one "
 		   "process, oldest first; the %s as <code>heapdump leaks"
 		   "</code> finds it.</p>\n",
-		r->nin == 3 ? "Three" : "Two",
+		r->nin == 2 ? "Two" : r->nin == 3 ? "Three" : "Several",
 		r->d->has_later ? "leak" : "growth");
 	process_growth_html();
 	dumps_table(r);
@@ -899,9 +910,10 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 		goto out;
 	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
 	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if (hd_diff(&r.d, r.s[0], r.s[1], r.s[2], &dopt, &err))
+	if (hd_diff(&r.d, r.s[0], r.s[1], nin > 2 ? r.s[nin - 1] : NULL,
+		    &dopt, &err))
 		goto lib;
-	r.at = r.d->has_later ? 2 : 1;
+	r.at = r.d->has_later ? nin - 1 : 1;
 	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
 	lopt.min_share = A.min_share / 100.0;
 	lopt.top = (size_t)A.top;
@@ -945,7 +957,7 @@ out:
 	hd_stats_free(r.diff_st);
 	hd_leaks_free(r.l);
 	hd_diff_result_free(r.d);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < MAX_DUMPS; k++)
 		hd_store_close(r.s[k]);
 	return rc;
 }
@@ -1216,9 +1228,10 @@ int cmd_report(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	n = argc - first;
-	if (n < 1 || n > 3)
-		return cli_usage_error(&info, n ? "one dump, or two or three: "
-						  "BEFORE AFTER [LATER]" :
+	if (n < 1 || n > MAX_DUMPS)
+		return cli_usage_error(&info, n ? "one dump, or two to sixteen: "
+						  "BEFORE AFTER [STEP...] "
+						  "[LATER]" :
 						  "which dump or dumps?");
 	for (k = 0; k < n; k++)
 		nstdin += strcmp(argv[first + k], "-") == 0;

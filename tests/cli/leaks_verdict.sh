@@ -107,3 +107,12 @@ check serve/cluster-shape "$(jq .clusters[0].shape "$TMP/l.json")" "$(jq .cluste
 check serve/suspect-kind holder "$(jq -r .suspects[0].kind "$TMP/api.json")"
 check_rc report/exit 0 "$H" report -q -o "$TMP/r.html" "$B" "$A" "$L"
 check_grep report/verdict "Verdict: $(printf '%s' "$text" | sed 's/[][\.*^$()+?{}|]/\\&/g' | sed 's/>/\&gt;/g')" "$TMP/r.html"
+# the report over five dumps: the verdict of leaks over the same five
+"$H" leaks -q -f json "$DATA/growth_1.json.gz" "$DATA/growth_2.json.gz" "$DATA/growth_3.json.gz" \
+	"$DATA/growth_4.json.gz" "$DATA/growth_5.json.gz" >"$TMP/g5.json" 2>/dev/null
+check_rc report/five-dumps 0 "$H" report -q -o "$TMP/g5.html" "$DATA/growth_1.json.gz" \
+	"$DATA/growth_2.json.gz" "$DATA/growth_3.json.gz" "$DATA/growth_4.json.gz" "$DATA/growth_5.json.gz"
+check report/five-dumps-verdict "Verdict: $(jq -r .verdict.text "$TMP/g5.json" | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g')." \
+	"$(grep -o 'Verdict: [^<]*' "$TMP/g5.html")"
+check report/five-dumps-steps "before after step 3 step 4 later" \
+	"$(grep -o 'data-side="[^"]*"' "$TMP/g5.html" | sed 's/data-side="//; s/"$//' | tr '\n' ' ' | sed 's/ $//')"

@@ -53,11 +53,13 @@ D=$DATA
 
 # ---- usage ----
 check_rc usage/no-dump 2 "$H" report
-check_rc usage/four-dumps 2 "$H" report "$D/leak_before.json" "$D/leak_after.json" \
-	"$D/leak_later.json" "$D/leak_later.json"
+# seventeen dumps: one more than a report takes
+set -- "$D/leak_before.json" "$D/leak_after.json"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do set -- "$@" "$D/leak_later.json"; done
+check_rc usage/seventeen-dumps 2 "$H" report "$@"
 check_rc usage/top-0 2 "$H" report -n 0 "$D/leak_before.json" "$D/leak_after.json"
 check_rc usage/help 0 "$H" report --help
-check_grep usage/help-synopsis 'BEFORE AFTER \[LATER\] \| DUMP' "$TMP/out"
+check_grep usage/help-synopsis 'BEFORE AFTER \[STEP\.\.\.\] \[LATER\] \| DUMP' "$TMP/out"
 
 # ---- the leak report: numbers of leaks, diff ----
 # leak NAME DUMP... : report and the JSON of leaks and diff, compared
