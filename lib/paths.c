@@ -103,10 +103,8 @@ static int follows(const hd_reach *r, hd_node_id id)
 /*
  * Is id a cache of the VM rather than a holder of the program: an IMEMO
  * constcache (a constant's inline cache in an iseq), callcache or
- * callinfo (a call site's method cache), or a DATA of the VM's own
- * (VM/cc_table, the call caches a class keeps; VM/pin_array_list, the
- * objects pinned against compaction; any "VM/..." struct)? What it
- * references is held for the program
+ * callinfo (a call site's method cache), or the DATA VM/cc_table of
+ * call caches a class keeps? What it references is held for the program
  * by a constant, a method table or a class as well, as long as it lives.
  */
 static int is_vm_cache(const hd_store *s, hd_node_id id)
@@ -119,7 +117,7 @@ static int is_vm_cache(const hd_store *s, hd_node_id id)
 		return 0;
 	p = hd_store_aux(s, id, &len);
 	if (t == HD_T_DATA)
-		return p && len > 3 && !memcmp(p, "VM/", 3);
+		return name_is(p, len, "VM/cc_table");
 	return name_is(p, len, "constcache") || name_is(p, len, "callcache") ||
 	       name_is(p, len, "callinfo");
 }

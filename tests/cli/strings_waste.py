@@ -111,6 +111,9 @@ def holder_names(objs):
             return "IMEMO/" + r.get("imemo_type", "")
         c = by_addr.get(r.get("class"))
         if c is None:
+            # a class-less DATA is named by its struct (VM/pin_array_list)
+            if t == "DATA" and r.get("struct"):
+                return "DATA/" + r["struct"]
             return "(hidden %s)" % t
         if "name" in c:
             return c["name"]
