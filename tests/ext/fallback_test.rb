@@ -56,7 +56,7 @@ Process.kill("USR2", Process.pid)
   sleep 0.1
 end
 sleep 0.1 until Dir.children(sig).none? { |f| f.start_with?(".") } # the rename is the end
-got = Dir.children(sig).grep(/\Aheapdump-#{Process.pid}-[0-9T-]+\.json\z/)
+got = Dir.children(sig).grep(/\Aheapdump-#{Process.pid}-[0-9a-fT-]+\.json\z/)
 check "signal/dump-appears", got.size == 1, Dir.children(sig).inspect
 check "signal/sidecar", got.size == 1 && File.exist?(File.join(sig, "#{got[0]}.hdmeta"))
 check "signal/full-gc-first-by-default", GC.stat(:major_gc_count) > majors
