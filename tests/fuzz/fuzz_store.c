@@ -115,7 +115,7 @@ static void run_algorithms(const hd_store *s, uint64_t *sink)
 	hd_interface *x = NULL;
 	hd_export *ex = NULL;
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
-	hd_root_path path = { 0, NULL, 0, 0 };
+	hd_root_path path = { 0 };
 	uint32_t i, n = hd_store_node_count(s);
 	size_t nrows;
 

@@ -406,7 +406,7 @@ static int sc_select_roots(void)
 	hd_nodes set = { NULL, 0, 0 }, kept = { NULL, 0, 0 },
 		 unreached = { NULL, 0, 0 }, sub = { NULL, 0, 0 };
 	hd_reach *r = NULL;
-	hd_root_path path = { 0, NULL, 0, 0 };
+	hd_root_path path = { 0 };
 	hd_export *x = NULL;
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
 	int rc;

@@ -83,7 +83,7 @@ static void test_dominators__two_roots_and_chain(void)
 	struct graph g;
 	hd_store *s;
 	hd_domtree *d;
-	hd_root_path p = { 0, NULL, 0, 0 };
+	hd_root_path p = { 0 };
 	hd_node_id top[3];
 	size_t n;
 
@@ -280,7 +280,7 @@ static void test_dominators__long_chain(void)
 	struct graph g;
 	hd_store *s;
 	hd_domtree *d;
-	hd_root_path p = { 0, NULL, 0, 0 };
+	hd_root_path p = { 0 };
 	double t0;
 	uint32_t i;
 
@@ -397,7 +397,7 @@ static void test_dominators__stored(void)
 	struct graph g;
 	hd_store *s, *o = NULL;
 	hd_domtree *d, *e = NULL;
-	hd_root_path p = { 0, NULL, 0, 0 };
+	hd_root_path p = { 0 };
 	hd_error err;
 	uint64_t m1, m2;
 	uint32_t i, n = 200;
