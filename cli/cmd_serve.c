@@ -38,11 +38,11 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_cmd_info info = {
-	COMMAND_NAME, "[options] DUMP|STORE | BEFORE AFTER [LATER]",
+	COMMAND_NAME, "[options] DUMP|STORE | BEFORE AFTER [STEP...] [LATER]",
 	"Browse a heap dump or store in a local web page (and its JSON API):\n"
 	"overview, groups, objects, paths, dominator tree, search; with two\n"
-	"or three dumps (BEFORE AFTER [LATER]), the diff and the leak "
-	"suspects.",
+	"dumps or more (BEFORE AFTER [STEP...] [LATER], up to sixteen), the\n"
+	"diff and the leak suspects.",
 	opts
 };
 
@@ -80,10 +80,10 @@ int cmd_serve(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	argc = cli_skip_sidecars(argc, argv, first); /* a glob of dumps */
 	n = argc - first;
-	if (n < 1 || n > 3)
+	if (n < 1 || n > SERVE_MAX_DUMPS)
 		return cli_usage_error(&info, n < 1 ? "a dump or store is "
-				       "needed" : "at most three dumps "
-				       "(BEFORE AFTER LATER)");
+				       "needed" : "at most sixteen dumps "
+				       "(BEFORE AFTER [STEP...] LATER)");
 	if (A.port > 65535)
 		return cli_usage_error(&info, "--port: %llu is no port "
 				       "(0 to 65535)", A.port);

@@ -24,6 +24,9 @@ extern const struct serve_asset serve_assets[];
 /* The length of the access token, in hex digits (128 random bits). */
 #define SERVE_TOKEN_LEN 32
 
+/* dumps serve takes: DUMP, or BEFORE AFTER [STEP...] LATER as leaks */
+#define SERVE_MAX_DUMPS 16
+
 /* A request as the API sees it: the path after /api/ and a way to read
  * its query arguments (decoded, NULL when absent). */
 struct serve_req {

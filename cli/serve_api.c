@@ -55,8 +55,8 @@ struct gview {
 
 struct serve_state {
 	int n;
-	struct cli_input in[3];
-	hd_store *ss[3];
+	struct cli_input in[SERVE_MAX_DUMPS];
+	hd_store *ss[SERVE_MAX_DUMPS];
 	hd_store *s;              /* the one examined: the last input */
 	hd_stats *st;             /* the NGROUPS groupings of s */
 	hd_stats_totals tot;
@@ -584,12 +584,12 @@ static int open_analyses(struct serve_state *st, int quiet)
 		const hd_nodes *set;
 
 		if (hd_diff(&st->diff, st->ss[0], st->ss[1],
-			    st->n > 2 ? st->ss[2] : NULL, NULL, &err))
+			    st->n > 2 ? st->ss[st->n - 1] : NULL, NULL, &err))
 			return lib_fail(&err);
 		co.keys[0][0] = HD_KEY_CLASS;
 		co.nkeys[0] = 1;
 		co.ngroupings = 1;
-		side = st->n > 2 ? st->ss[2] : st->ss[1];
+		side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
 		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
 		lo.top = 50;
 		lo.before = st->n > 2 ? NULL : st->ss[0];
@@ -1767,7 +1767,7 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	jstr(f, st->in[1].name);
 	fprintf(f, ",\"later\":");
 	if (st->n > 2)
-		jstr(f, st->in[2].name);
+		jstr(f, st->in[st->n - 1].name);
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"objects\":[%llu,%llu,%llu],\"traced\":%s,"

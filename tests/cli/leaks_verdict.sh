@@ -116,3 +116,13 @@ check report/five-dumps-verdict "Verdict: $(jq -r .verdict.text "$TMP/g5.json" |
 	"$(grep -o 'Verdict: [^<]*' "$TMP/g5.html")"
 check report/five-dumps-steps "before after step 3 step 4 later" \
 	"$(grep -o 'data-side="[^"]*"' "$TMP/g5.html" | sed 's/data-side="//; s/"$//' | tr '\n' ' ' | sed 's/ $//')"
+# serve over four dumps: the verdict of leaks over the same four
+G4="$DATA/growth_1.json.gz $DATA/growth_2.json.gz $DATA/growth_3.json.gz $DATA/growth_4.json.gz"
+# shellcheck disable=SC2086 # the four dumps
+"$H" leaks -q -f json $G4 >"$TMP/g4.json" 2>/dev/null
+# shellcheck disable=SC2086
+serve_start serve4 300 "$H" serve -q --no-cache $G4 || exit 1
+curl -s "$BASE/api/leaks?token=$TOKEN" >"$TMP/api4.json"
+check serve/four-dumps-verdict "$(jq -r .verdict.text "$TMP/g4.json")" "$(jq -r .verdict.text "$TMP/api4.json")"
+curl -s "$BASE/api/overview?token=$TOKEN" >"$TMP/over4.json"
+check serve/four-dumps-listed 4 "$(jq '.dumps | length' "$TMP/over4.json")"

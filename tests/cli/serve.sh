@@ -63,13 +63,17 @@ check_grep bind/bad-address-says "no numeric IPv4 or IPv6 address" "$TMP/err"
 # machine, so nothing listens and no packet leaves)
 check_rc bind/non-loopback-fails 1 "$HD" serve -q --no-cache --bind 198.51.100.7 "$L"_later.json.gz
 check_grep bind/non-loopback-warns "warning: listening on 198.51.100.7, not on loopback" "$TMP/err"
-check_rc args/four-dumps 2 "$HD" serve "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz "$L"_later.json.gz
-# --help shows the forms serve takes, none with more than three dumps
-# (each form of the usage line, split at " | ", its operands counted)
+# seventeen dumps: one more than serve takes
+set -- "$L"_before.json.gz "$L"_after.json.gz
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do set -- "$@" "$L"_later.json.gz; done
+check_rc args/seventeen-dumps 2 "$HD" serve "$@"
+check_grep args/seventeen-says "at most sixteen dumps" "$TMP/err"
+# --help shows the forms serve takes: one dump, or BEFORE AFTER, steps
+# and LATER (each form of the usage line, split at " | ")
 "$HD" serve --help >"$TMP/help" 2>&1
 forms=$(sed -n 's/^usage: heapdump serve \[options\] //p' "$TMP/help" | sed 's/ | /\n/g')
-most=$(printf '%s\n' "$forms" | awk '{ n = NF > n ? NF : n } END { print n + 0 }')
-check args/help-at-most-three-dumps 3 "$most"
+check args/help-forms "DUMP|STORE
+BEFORE AFTER [STEP...] [LATER]" "$forms"
 # a build where pkg-config finds no libmicrohttpd stops, saying what to
 # install (the Makefile's check, on an empty pkg-config path)
 mkdir -p "$TMP/nopc"
