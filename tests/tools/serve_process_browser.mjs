@@ -17,7 +17,7 @@ const { browser, page, errors, offsite } = await openPage(url);
 try {
   await page.goto(url, { waitUntil: 'load' });
   await page.evaluate(() => { document.body.setAttribute('data-view', ''); location.hash = '#/leaks'; });
-  await page.waitForFunction(() => ['/leaks', 'error'].includes(document.body.getAttribute('data-view')), { timeout: 20000 });
+  await page.waitForFunction(() => ['/leaks', 'error'].includes(document.body.getAttribute('data-view')), { timeout: 60000 });
   const got = await page.evaluate(() => {
     const p = document.getElementById('process-growth');
     const main = p && p.parentElement;
