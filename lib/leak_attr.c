@@ -239,7 +239,9 @@ struct work {
 
 #define KIND_SHIFT 32
 
-int hd__is_vm_table(const hd_store *s, hd_node_id id)
+/* Is node id one of the VM's own tables (a hidden DATA of a "VM/..."
+ * struct that only roots hold), which is never taken for a holder? */
+static int is_vm_table(const hd_store *s, hd_node_id id)
 {
 	size_t len = 0;
 	const char *aux;
@@ -288,23 +290,24 @@ static int vm_array(const struct work *w, hd_node_id v,
 	return any || (gs && hd__bit(gs, v));
 }
 
-/* The nodes root category global_symbols holds, or NULL (none, or out
- * of memory: then only the VM tables' Arrays are the VM's). */
-static unsigned char *symbol_roots(const struct work *w)
+/* The nodes a root category named name holds, as a bitmap of s's
+ * nodes, or NULL (no such category, or out of memory: callers then
+ * treat no node as held by it). */
+unsigned char *hd__root_held(const hd_store *s, const char *name)
 {
-	uint32_t c, nroot = hd_store_root_count(w->s);
+	uint32_t c, nroot = hd_store_root_count(s), n = hd_store_node_count(s);
 	unsigned char *m = NULL;
 	hd_edge_iter it;
 	hd_node_id v;
 
 	for (c = 0; c < nroot; c++) {
-		if (strcmp(hd_store_root_name(w->s, c), "global_symbols"))
+		if (strcmp(hd_store_root_name(s, c), name))
 			continue;
-		if (!m && !(m = hd__bitmap_new(w->n)))
+		if (!m && !(m = hd__bitmap_new(n)))
 			return NULL;
-		hd_store_root_refs(w->s, c, &it);
+		hd_store_root_refs(s, c, &it);
 		while (hd_edge_iter_next(&it, &v) == 0)
-			if (v < w->n)
+			if (v < n)
 				hd__bit_set(m, v);
 	}
 	return m;
@@ -331,11 +334,11 @@ static int walked(struct work *w, const hd_nodes *leak,
 	if (!(w->vm = hd__bitmap_new(w->n)))
 		return HD_ENOMEM;
 	for (v = 0; v < w->n; v++)
-		if (hd__is_vm_table(w->s, v))
+		if (is_vm_table(w->s, v))
 			hd__bit_set(w->vm, v);
 	/* a hidden Array only VM tables, or the symbol table's root,
 	 * hold is theirs (the symbol table's list of names) */
-	gs = symbol_roots(w);
+	gs = hd__root_held(w->s, "global_symbols");
 	for (v = 0; v < w->n; v++)
 		if (vm_array(w, v, gs))
 			hd__bit_set(w->vm, v);
@@ -664,25 +667,10 @@ static int group_holders(struct work *w, uint32_t g, hd_nodes *v)
 	}
 }
 
-static int cmp_node(const void *a, const void *b)
-{
-	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Sorts v and drops repeats. */
 static void nodes_unique(hd_nodes *v)
 {
-	size_t i, k = 0;
-
-	if (!v->n)
-		return;
-	qsort(v->ids, v->n, sizeof(*v->ids), cmp_node);
-	for (i = 0; i < v->n; i++)
-		if (!k || v->ids[i] != v->ids[k - 1])
-			v->ids[k++] = v->ids[i];
-	v->n = k;
+	v->n = unique_u32(v->ids, v->n);
 }
 
 /*
@@ -1059,7 +1047,6 @@ static int lift_all(struct work *w)
 		if (hd__nodes_push(&o->listed, x))
 			return HD_ENOMEM;
 		a->joint--;
-		a->lifted++;
 	}
 	return 0;
 }

@@ -35,7 +35,6 @@ struct hd__attr {
 	size_t nown, cown;
 	uint64_t border;                 /* leaked border objects */
 	uint64_t joint;                  /* owners of kind JOINT */
-	uint64_t lifted;                 /* joints lifted to one holder */
 	uint64_t unreached_count, unreached_memsize;
 	uint64_t vm_count, vm_memsize;   /* leaked VM tables, put apart */
 	uint64_t young_count, young_memsize;
@@ -57,9 +56,9 @@ HD_HIDDEN int hd__attr_build(struct hd__attr *a, const hd_store *s,
 			     unsigned flags);
 HD_HIDDEN void hd__attr_free(struct hd__attr *a);
 
-/* Is node id one of the VM's own tables (a hidden DATA of a "VM/..."
- * struct that only roots hold), which the leak model never takes for a
- * holder? */
-HD_HIDDEN int hd__is_vm_table(const hd_store *s, hd_node_id id);
+/* The nodes the root category called name holds, a bitmap of s's
+ * nodes (hd__bitmap_free with hd_store_node_count(s)), or NULL when no
+ * category has that name or memory ran out. */
+HD_HIDDEN unsigned char *hd__root_held(const hd_store *s, const char *name);
 
 #endif

@@ -409,30 +409,8 @@ static int is_stack_object(const hd_store *s, hd_node_id v)
 		(n == 5 && !memcmp(name, "Fiber", 5)));
 }
 
-/* The nodes the machine stack holds (root machine_context), or NULL
- * when there are none (or out of memory: nothing is then transient). */
-static unsigned char *machine_held(const hd_leaks *l)
-{
-	uint32_t c, nroot = hd_store_root_count(l->s), n;
-	unsigned char *m = NULL;
-	hd_edge_iter it;
-	hd_node_id v;
-
-	n = hd_store_node_count(l->s);
-	for (c = 0; c < nroot; c++) {
-		if (strcmp(hd_store_root_name(l->s, c), "machine_context"))
-			continue;
-		if (!m && !(m = hd__bitmap_new(n)))
-			return NULL;
-		hd_store_root_refs(l->s, c, &it);
-		while (hd_edge_iter_next(&it, &v) == 0)
-			if (v < n)
-				hd__bit_set(m, v);
-	}
-	return m;
-}
-
-/* HD_SUSPECT_TRANSIENT: only stacks hold it (mc: machine_held()). */
+/* HD_SUSPECT_TRANSIENT: only stacks hold it (mc: what machine_context
+ * holds, or NULL). */
 static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
 		     const unsigned char *mc)
 {
@@ -517,7 +495,7 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 						   t->vm_memsize :
 						   t->leak_memsize);
 	size_t i, first = l->nsus, eph = l->nsus;
-	unsigned char *mc = machine_held(l);
+	unsigned char *mc = hd__root_held(l->s, "machine_context");
 
 	for (i = 0; i < l->nsus; i++) {
 		hd_leaks_suspect *p = &l->sus[i].pub;
