@@ -10,7 +10,7 @@
  * merges the groups whose strings coincide (two singleton classes of Foo
  * objects both count as Foo).
  */
-#include "keycache.h"
+#include "util/keycache.h"
 #include "store_format.h"
 
 #include <stddef.h>

@@ -9,7 +9,7 @@
 #ifndef HD_THREAD_H
 #define HD_THREAD_H
 
-#include "hd_int.h"
+#include "../hd_int.h"
 
 #include <pthread.h>
 
