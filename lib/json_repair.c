@@ -4,6 +4,7 @@
  * object walked iteratively, its structure copied, its strings and bare
  * values repaired (json_out.c writes them).
  */
+#include "hd_int.h"
 #include "util/json_out.h"
 
 #define MAX_DEPTH 64

@@ -8,6 +8,7 @@
  * refs_close, obj_close), so every other byte stays as it was, and then
  * goes through hd_json_repair(), which leaves valid JSON untouched.
  */
+#include "hd_int.h"
 #include "util/json_out.h"
 
 #include <errno.h>

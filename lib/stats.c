@@ -270,13 +270,6 @@ static void sat_add(uint64_t *a, uint64_t b, uint32_t *sat)
 	*sat |= (uint32_t)hd__sat_add(a, b);
 }
 
-uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated)
-{
-	if (hd__sat_add(&a, b) && saturated)
-		*saturated = 1;
-	return a;
-}
-
 /* accumulate() past g->recent: r its slot there for k */
 static int accumulate_slow(struct grouping *g, const struct comp *k,
 			   size_t r, uint64_t count, uint64_t memsize,
