@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +212,42 @@ static char *read_maps(size_t *len, size_t *cap)
 	return buf;
 }
 
+/* the resident pages of [lo, hi) as roots: a page never touched is the
+ * zero page (large reservations: a Ruby's shape tree, thread stacks) */
+static void scan_resident(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+	enum { CHUNK = 4096 };
+	unsigned char vec[CHUNK];
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = lo & ~(page - 1);
+
+	while (base < hi) {
+		uintptr_t end = base + CHUNK * page < hi ? base + CHUNK * page : hi, run = 0;
+		size_t i, np = (end - base + page - 1) / page;
+
+		if (mincore((void *)base, end - base, vec) < 0) {
+			scan_region(s, base < lo ? lo : base, end);
+			base = end;
+			continue;
+		}
+		for (i = 0; i <= np; i++) {
+			uintptr_t at = base + i * page;
+
+			if (i < np && (vec[i] & 1)) {
+				if (!run)
+					run = at;
+				continue;
+			}
+			if (run) {
+				uintptr_t a = run < lo ? lo : run, b = at < end ? at : end;
+
+				scan_region(s, a, b);
+				run = 0;
+			}
+		}
+		base = end;
+	}
+}
+
 /* the roots: every writable private mapping, read-protected ones aside */
 static void scan_roots(struct scan *s, char *maps, uintptr_t sp)
 {
@@ -241,7 +278,7 @@ static void scan_roots(struct scan *s, char *maps, uintptr_t sp)
 		if (sp >= lo && sp < hi)
 			from = sp; /* this thread's stack: its live part */
 		if (sigsetjmp(fault_jmp, 1) == 0)
-			scan_region(s, from, hi);
+			scan_resident(s, from, hi);
 	}
 	sigaction(SIGSEGV, &old_segv, NULL);
 	sigaction(SIGBUS, &old_bus, NULL);

@@ -350,6 +350,12 @@ int hdm_table_ranges(uintptr_t *lo, uintptr_t *hi, int max)
 {
 	int s, n = 0;
 
+	if (sites && n < max) {
+		/* reserved, mostly untouched: read, it would be zero pages */
+		lo[n] = (uintptr_t)sites;
+		hi[n] = lo[n] + (size_t)MAX_SITES * sizeof *sites;
+		n++;
+	}
 	for (s = 0; s < NSTRIPES && n < max; s++) {
 		if (!stripes[s].mask)
 			continue;
