@@ -380,7 +380,7 @@ fixtures-names:
 	@B=$(B) RUBY=/usr/bin/ruby bash data/gen/make_fixtures.sh --names
 
 # tests/bench/README.md; the gem's rows only with BENCH_SECTIONS=ext or all
-bench: all $(TOOL_BIN) $(if $(filter ext all,$(BENCH_SECTIONS)),ext)
+bench: all $(TOOL_BIN) $(if $(filter ext all malloc,$(BENCH_SECTIONS)),ext)
 	@B=$(B) HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
 # serve on three 4.5 M-object dumps: starts and every API call's time
