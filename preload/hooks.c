@@ -75,12 +75,12 @@ static void *next_sym(const char *name)
 }
 
 /* the allocator under us, named by the object that defines malloc */
-static void name_allocator(void)
+static void name_allocator(void *fn)
 {
 	Dl_info info;
 	const char *base;
 
-	if (!dladdr((void *)hdm_real.malloc, &info) || !info.dli_fname)
+	if (!dladdr(fn, &info) || !info.dli_fname)
 		return;
 	base = strrchr(info.dli_fname, '/');
 	base = base ? base + 1 : info.dli_fname;
@@ -112,6 +112,7 @@ static int ahead_of_us(void)
 	base = first.dli_fname ? strrchr(first.dli_fname, '/') : NULL;
 	base = base ? base + 1 : (first.dli_fname ? first.dli_fname : "?");
 	snprintf(hdm_why, sizeof hdm_why, "another allocator (%.100s) was preloaded ahead of libheapdump-malloc.so", base);
+	name_allocator(def); /* the process's allocator is that one */
 	return 1;
 }
 
@@ -166,7 +167,7 @@ static void hdm_init(void)
 		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 		return; /* boot arena only: cannot happen with a libc */
 	}
-	name_allocator();
+	name_allocator((void *)hdm_real.malloc);
 	find_ruby();
 	if (!ahead_of_us())
 		hdm_state = HDM_TRACKING;

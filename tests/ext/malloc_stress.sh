@@ -73,8 +73,8 @@ check jemalloc-before/exit 0 $?
 check jemalloc-before/said-once 1 "$(grep -c 'preloaded ahead of libheapdump-malloc.so' "$TMP/je1.err")"
 check jemalloc-before/stderr-only-that 1 "$(grep -c . "$TMP/je1.err")"
 f=$(ls "$TMP"/je1/*.ndjson 2>/dev/null | head -1)
-check jemalloc-before/tracking-false "false true 1 1" \
-	"$(head -1 "$f" | jq -r '"\(.tracking) \(.why | test("jemalloc")) \(.format)"' 2>/dev/null) $(grep -c . "$f")"
+check jemalloc-before/tracking-false "false true 1 jemalloc null 1" \
+	"$(head -1 "$f" | jq -r '"\(.tracking) \(.why | test("jemalloc")) \(.format) \(.allocator) \(.malloc)"' 2>/dev/null) $(grep -c . "$f")"
 # after it: tracking on top of jemalloc (10,000 x (1024 + the 8-byte box
 # of each HDMTest::Block), Ruby's own allocations there), the scan too
 mkdir -p "$TMP/je2"
