@@ -32,29 +32,30 @@ extern struct hdm_real hdm_real;
 
 /* Ruby's functions, looked up with dlsym(RTLD_DEFAULT): NULL outside Ruby */
 struct hdm_ruby {
-	int (*has_gvl)(void);           /* ruby_thread_has_gvl_p */
+	int (*has_gvl)(void);		 /* ruby_thread_has_gvl_p */
 	const char *(*sourcefile)(void); /* rb_sourcefile */
-	int (*sourceline)(void);         /* rb_sourceline */
-	size_t (*gc_count)(void);        /* rb_gc_count */
-	const char *version;             /* ruby_version */
-	volatile uintptr_t *argv0;       /* rb_argv0: set once the VM runs (before: no frames) */
+	int (*sourceline)(void);	 /* rb_sourceline */
+	size_t (*gc_count)(void);	 /* rb_gc_count */
+	const char *version;		 /* ruby_version */
+	volatile uintptr_t
+		*argv0; /* rb_argv0: set once the VM runs (before: no frames) */
 };
 extern struct hdm_ruby hdm_ruby;
 
 /* tracking state: what the wrappers do */
 enum { HDM_OFF = 0, HDM_TRACKING = 1, HDM_STOPPED = 2 };
 extern volatile int hdm_state;
-extern char hdm_why[160];         /* why nothing is tracked */
-extern char hdm_allocator[32];    /* glibc, jemalloc, tcmalloc, ... */
-extern HDM_TLS int hdm_guard;     /* this thread is inside the tracker */
+extern char hdm_why[160];	    /* why nothing is tracked */
+extern char hdm_allocator[32];	    /* glibc, jemalloc, tcmalloc, ... */
+extern HDM_TLS int hdm_guard;	    /* this thread is inside the tracker */
 extern volatile size_t hdm_gc_last; /* the last GC count read under the GVL */
 
 /* sites (table.c) */
 enum { HDM_KIND_C = 0, HDM_KIND_RUBY = 1 };
 struct hdm_site {
 	uint64_t hash;
-	uintptr_t caller;  /* kind c: the return address */
-	const char *file;  /* kind ruby: a copy (the site arena) */
+	uintptr_t caller; /* kind c: the return address */
+	const char *file; /* kind ruby: a copy (the site arena) */
 	int line;
 	int kind;
 	/* counters, updated with atomics */
@@ -109,7 +110,8 @@ struct hdm_out {
 void hdm_out_init(struct hdm_out *o, int fd);
 void hdm_out_raw(struct hdm_out *o, const char *s, size_t n);
 void hdm_out_str(struct hdm_out *o, const char *s); /* raw, NUL-terminated */
-void hdm_out_json(struct hdm_out *o, const char *s); /* a quoted, escaped JSON string */
+void hdm_out_json(struct hdm_out *o,
+		  const char *s); /* a quoted, escaped JSON string */
 void hdm_out_u64(struct hdm_out *o, uint64_t v);
 void hdm_out_i64(struct hdm_out *o, int64_t v);
 void hdm_out_double(struct hdm_out *o, double v, int decimals);

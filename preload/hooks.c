@@ -43,7 +43,8 @@ static size_t boot_used;
 
 static int in_boot(const void *p)
 {
-	return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+	return (const char *)p >= boot_arena &&
+	       (const char *)p < boot_arena + sizeof boot_arena;
 }
 
 static void *boot_alloc(size_t n, size_t align)
@@ -111,21 +112,27 @@ static int ahead_of_us(void)
 		return 0;
 	base = first.dli_fname ? strrchr(first.dli_fname, '/') : NULL;
 	base = base ? base + 1 : (first.dli_fname ? first.dli_fname : "?");
-	snprintf(hdm_why, sizeof hdm_why, "another allocator (%.100s) was preloaded ahead of libheapdump-malloc.so", base);
+	snprintf(
+		hdm_why, sizeof hdm_why,
+		"another allocator (%.100s) was preloaded ahead of libheapdump-malloc.so",
+		base);
 	name_allocator(def); /* the process's allocator is that one */
 	return 1;
 }
 
 static void find_ruby(void)
 {
-	hdm_ruby.has_gvl = (int (*)(void))dlsym(RTLD_DEFAULT, "ruby_thread_has_gvl_p");
-	hdm_ruby.sourcefile = (const char *(*)(void))dlsym(RTLD_DEFAULT, "rb_sourcefile");
-	hdm_ruby.sourceline = (int (*)(void))dlsym(RTLD_DEFAULT, "rb_sourceline");
+	hdm_ruby.has_gvl = (int (*)(void))dlsym(RTLD_DEFAULT,
+						"ruby_thread_has_gvl_p");
+	hdm_ruby.sourcefile = (const char *(*)(void))dlsym(RTLD_DEFAULT,
+							   "rb_sourcefile");
+	hdm_ruby.sourceline = (int (*)(void))dlsym(RTLD_DEFAULT,
+						   "rb_sourceline");
 	hdm_ruby.gc_count = (size_t(*)(void))dlsym(RTLD_DEFAULT, "rb_gc_count");
 	hdm_ruby.version = (const char *)dlsym(RTLD_DEFAULT, "ruby_version");
 	hdm_ruby.argv0 = (volatile uintptr_t *)dlsym(RTLD_DEFAULT, "rb_argv0");
-	if (!hdm_ruby.has_gvl || !hdm_ruby.sourcefile || !hdm_ruby.sourceline || !hdm_ruby.gc_count ||
-	    !hdm_ruby.argv0)
+	if (!hdm_ruby.has_gvl || !hdm_ruby.sourcefile || !hdm_ruby.sourceline ||
+	    !hdm_ruby.gc_count || !hdm_ruby.argv0)
 		memset(&hdm_ruby, 0, sizeof hdm_ruby);
 }
 
@@ -135,12 +142,15 @@ static void resolve(void)
 	hdm_real.calloc = (void *(*)(size_t, size_t))next_sym("calloc");
 	hdm_real.realloc = (void *(*)(void *, size_t))next_sym("realloc");
 	hdm_real.free = (void (*)(void *))next_sym("free");
-	hdm_real.posix_memalign = (int (*)(void **, size_t, size_t))next_sym("posix_memalign");
-	hdm_real.aligned_alloc = (void *(*)(size_t, size_t))next_sym("aligned_alloc");
+	hdm_real.posix_memalign = (int (*)(void **, size_t, size_t))next_sym(
+		"posix_memalign");
+	hdm_real.aligned_alloc = (void *(*)(size_t, size_t))next_sym(
+		"aligned_alloc");
 	hdm_real.memalign = (void *(*)(size_t, size_t))next_sym("memalign");
 	hdm_real.valloc = (void *(*)(size_t))next_sym("valloc");
 	hdm_real.pvalloc = (void *(*)(size_t))next_sym("pvalloc");
-	hdm_real.malloc_usable_size = (size_t(*)(void *))next_sym("malloc_usable_size");
+	hdm_real.malloc_usable_size = (size_t(*)(void *))next_sym(
+		"malloc_usable_size");
 }
 
 /* resolves the real functions, once; other threads wait for the first */
@@ -150,7 +160,8 @@ static void hdm_init(void)
 
 	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2 || hdm_initing)
 		return; /* done, or this thread's dlsym allocating: a pass-through */
-	if (!__atomic_compare_exchange_n(&init_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&init_state, &zero, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
 			sched_yield();
 		return;
@@ -160,8 +171,11 @@ static void hdm_init(void)
 	hdm_guard = 1;
 	resolve();
 	hdm_resolving = 0;
-	if (!hdm_real.malloc || !hdm_real.free || !hdm_real.calloc || !hdm_real.realloc) {
-		snprintf(hdm_why, sizeof hdm_why, "dlsym(RTLD_NEXT) found no malloc, free, calloc or realloc");
+	if (!hdm_real.malloc || !hdm_real.free || !hdm_real.calloc ||
+	    !hdm_real.realloc) {
+		snprintf(
+			hdm_why, sizeof hdm_why,
+			"dlsym(RTLD_NEXT) found no malloc, free, calloc or realloc");
 		hdm_guard = 0;
 		hdm_initing = 0;
 		__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
@@ -181,7 +195,8 @@ static uint32_t site_now(uintptr_t caller, uint32_t *gen)
 {
 	/* rb_argv0: the frames rb_sourcefile walks exist (ruby_setup made
 	 * none yet: it crashes there) */
-	if (hdm_ruby.has_gvl && *hdm_ruby.argv0 && hdm_state == HDM_TRACKING && hdm_ruby.has_gvl()) {
+	if (hdm_ruby.has_gvl && *hdm_ruby.argv0 && hdm_state == HDM_TRACKING &&
+	    hdm_ruby.has_gvl()) {
 		const char *file = hdm_ruby.sourcefile();
 		size_t g = hdm_ruby.gc_count();
 
@@ -219,7 +234,8 @@ static void untrack(void *p)
 		struct hdm_site *s = hdm_site_at(b.site);
 
 		__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&s->live_bytes, (int64_t)b.size, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&s->live_bytes, (int64_t)b.size,
+				   __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
 	}
 }
@@ -310,8 +326,10 @@ HDM_EXPORT void *realloc(void *p, size_t n)
 			struct hdm_site *s = hdm_site_at(old.site);
 
 			__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_bytes, (int64_t)old.size, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&s->live_bytes, (int64_t)old.size,
+					   __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&s->live_blocks, 1,
+					   __ATOMIC_RELAXED);
 		}
 		if (q)
 			track(q, n, CALLER());

@@ -218,10 +218,13 @@ static void scan_resident(struct scan *s, uintptr_t lo, uintptr_t hi)
 {
 	enum { CHUNK = 4096 };
 	unsigned char vec[CHUNK];
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = lo & ~(page - 1);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE),
+		  base = lo & ~(page - 1);
 
 	while (base < hi) {
-		uintptr_t end = base + CHUNK * page < hi ? base + CHUNK * page : hi, run = 0;
+		uintptr_t end = base + CHUNK * page < hi ? base + CHUNK * page :
+							   hi,
+			  run = 0;
 		size_t i, np = (end - base + page - 1) / page;
 
 		if (mincore((void *)base, end - base, vec) < 0) {
@@ -238,7 +241,8 @@ static void scan_resident(struct scan *s, uintptr_t lo, uintptr_t hi)
 				continue;
 			}
 			if (run) {
-				uintptr_t a = run < lo ? lo : run, b = at < end ? at : end;
+				uintptr_t a = run < lo ? lo : run,
+					  b = at < end ? at : end;
 
 				scan_region(s, a, b);
 				run = 0;
@@ -268,11 +272,13 @@ static void scan_roots(struct scan *s, char *maps, uintptr_t sp)
 		if (!nl)
 			break;
 		*nl = 0;
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %63s", &lo, &hi, perms, path) < 3)
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %63s", &lo, &hi,
+			   perms, path) < 3)
 			continue;
 		if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p')
 			continue;
-		if (strcmp(path, "[vvar]") == 0 || strcmp(path, "[vsyscall]") == 0)
+		if (strcmp(path, "[vvar]") == 0 ||
+		    strcmp(path, "[vsyscall]") == 0)
 			continue;
 		from = lo;
 		if (sp >= lo && sp < hi)
@@ -302,10 +308,12 @@ static const char *const blind[] = {
 	"memory mapped without write permission or shared",
 };
 
-static void write_result(struct scan *s, int fd, const char *const *names, uint32_t nsites, double secs)
+static void write_result(struct scan *s, int fd, const char *const *names,
+			 uint32_t nsites, double secs)
 {
 	struct hdm_out *o = hdm_map(sizeof *o);
-	uint64_t *blocks = hdm_map((size_t)(nsites + 1) * 2 * sizeof(uint64_t)), *bytes, ub = 0, un = 0, i;
+	uint64_t *blocks = hdm_map((size_t)(nsites + 1) * 2 * sizeof(uint64_t)),
+		 *bytes, ub = 0, un = 0, i;
 	size_t k;
 
 	if (!o || !blocks)
@@ -346,7 +354,9 @@ static void write_result(struct scan *s, int fd, const char *const *names, uint3
 			continue;
 		hdm_out_str(o, "{\"type\":\"leaked\",\"site\":");
 		hdm_out_json(o, names[i]);
-		hdm_out_str(o, hdm_site_at((uint32_t)i)->kind == HDM_KIND_RUBY ? ",\"kind\":\"ruby\"" : ",\"kind\":\"c\"");
+		hdm_out_str(o, hdm_site_at((uint32_t)i)->kind == HDM_KIND_RUBY ?
+				       ",\"kind\":\"ruby\"" :
+				       ",\"kind\":\"c\"");
 		hdm_out_str(o, ",\"blocks\":");
 		hdm_out_u64(o, blocks[i]);
 		hdm_out_str(o, ",\"bytes\":");
@@ -361,7 +371,8 @@ int hdm_leakscan_child(int fd, const char *const *names, uint32_t nsites)
 	struct scan s;
 	struct timespec t0, t1;
 	uint64_t n = hdm_block_count(), i;
-	size_t per = sizeof(struct rec) * 2 + sizeof(uintptr_t) * 2 + sizeof(uint32_t) * 2 + 1;
+	size_t per = sizeof(struct rec) * 2 + sizeof(uintptr_t) * 2 +
+		     sizeof(uint32_t) * 2 + 1;
 	size_t bytes = (size_t)(n + 1) * per + 64, mlen = 0, mcap = 0;
 	char *mem, *maps;
 	uintptr_t lo[64], hi[64];
@@ -385,7 +396,8 @@ int hdm_leakscan_child(int fd, const char *const *names, uint32_t nsites)
 	s.mark = (uint8_t *)(s.stack + n + 1);
 	for (i = 0; i < s.n; i++) {
 		s.start[i] = s.recs[i].addr;
-		s.end[i] = s.recs[i].addr + (s.recs[i].size ? s.recs[i].size : 1);
+		s.end[i] = s.recs[i].addr +
+			   (s.recs[i].size ? s.recs[i].size : 1);
 		s.site[i] = (uint32_t)s.recs[i].site;
 	}
 	s.min = s.n ? s.start[0] : 0;
@@ -407,6 +419,7 @@ int hdm_leakscan_child(int fd, const char *const *names, uint32_t nsites)
 	mark_all(&s);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	write_result(&s, fd, names, nsites,
-		     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		     (double)(t1.tv_sec - t0.tv_sec) +
+			     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
 }

@@ -29,8 +29,8 @@
 #define HDM_EXPORT __attribute__((visibility("default")))
 
 static char snap_dir[PATH_MAX - 64];
-static double every;         /* seconds; 0: none */
-static int signo = SIGUSR2;  /* 0: none */
+static double every;	    /* seconds; 0: none */
+static int signo = SIGUSR2; /* 0: none */
 static int at_exit = 1;
 static int leaks_each;
 static unsigned seq;
@@ -96,16 +96,19 @@ static void c_name(uintptr_t addr, char *buf, size_t len)
 	Dl_info info;
 	const char *base;
 
-	if (!dladdr((void *)addr, &info) || !info.dli_fname || !*info.dli_fname) {
+	if (!dladdr((void *)addr, &info) || !info.dli_fname ||
+	    !*info.dli_fname) {
 		snprintf(buf, len, "0x%lx", (unsigned long)addr);
 		return;
 	}
 	base = strrchr(info.dli_fname, '/');
 	base = base ? base + 1 : info.dli_fname;
 	if (info.dli_sname && info.dli_saddr)
-		snprintf(buf, len, "%s:%s+0x%lx", base, info.dli_sname, (unsigned long)(addr - (uintptr_t)info.dli_saddr));
+		snprintf(buf, len, "%s:%s+0x%lx", base, info.dli_sname,
+			 (unsigned long)(addr - (uintptr_t)info.dli_saddr));
 	else
-		snprintf(buf, len, "%s+0x%lx", base, (unsigned long)(addr - (uintptr_t)info.dli_fbase));
+		snprintf(buf, len, "%s+0x%lx", base,
+			 (unsigned long)(addr - (uintptr_t)info.dli_fbase));
 }
 
 /* every site's name, in one mapping: names[i] (the leak scan's child uses them too) */
@@ -117,7 +120,8 @@ struct names {
 
 static int names_make(struct names *nm, uint32_t n)
 {
-	size_t i, off = 0, cap = (size_t)n * sizeof(char *) + (size_t)n * 64 + 4096;
+	size_t i, off = 0,
+		  cap = (size_t)n * sizeof(char *) + (size_t)n * 64 + 4096;
 
 	nm->bytes = cap;
 	if (!(nm->names = hdm_map(cap)))
@@ -180,7 +184,8 @@ static void write_header(struct hdm_out *o, const char *reason, uint32_t n)
 		hdm_out_str(o, "null");
 	hdm_out_str(o, ",\"allocator\":");
 	hdm_out_json(o, hdm_allocator);
-	hdm_out_str(o, hdm_state != HDM_OFF ? ",\"tracking\":true" : ",\"tracking\":false,\"why\":");
+	hdm_out_str(o, hdm_state != HDM_OFF ? ",\"tracking\":true" :
+					      ",\"tracking\":false,\"why\":");
 	if (hdm_state == HDM_OFF)
 		hdm_out_json(o, hdm_why[0] ? hdm_why : "initialisation failed");
 	hdm_out_str(o, ",\"reason\":");
@@ -191,9 +196,12 @@ static void write_header(struct hdm_out *o, const char *reason, uint32_t n)
 
 			t[0] += __atomic_load_n(&s->allocs, __ATOMIC_RELAXED);
 			t[1] += __atomic_load_n(&s->frees, __ATOMIC_RELAXED);
-			t[2] += __atomic_load_n(&s->bytes_allocated, __ATOMIC_RELAXED);
-			t[3] += (uint64_t)__atomic_load_n(&s->live_bytes, __ATOMIC_RELAXED);
-			t[4] += (uint64_t)__atomic_load_n(&s->live_blocks, __ATOMIC_RELAXED);
+			t[2] += __atomic_load_n(&s->bytes_allocated,
+						__ATOMIC_RELAXED);
+			t[3] += (uint64_t)__atomic_load_n(&s->live_bytes,
+							  __ATOMIC_RELAXED);
+			t[4] += (uint64_t)__atomic_load_n(&s->live_blocks,
+							  __ATOMIC_RELAXED);
 		}
 		if (hdm_ruby.version)
 			key_u64(o, ",\"gc_count\":", gc);
@@ -205,7 +213,8 @@ static void write_header(struct hdm_out *o, const char *reason, uint32_t n)
 		hdm_out_str(o, "}");
 	}
 	if (strcmp(hdm_allocator, "glibc") == 0) {
-		struct mallinfo2 (*mi2)(void) = (struct mallinfo2(*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
+		struct mallinfo2 (*mi2)(void) = (struct mallinfo2(*)(
+			void))dlsym(RTLD_DEFAULT, "mallinfo2");
 
 		if (mi2) {
 			struct mallinfo2 m = mi2();
@@ -236,15 +245,21 @@ static void write_sites(struct hdm_out *o, const struct names *nm, uint32_t n)
 		hdm_block_each(gen_of, &g);
 	for (i = 0; i < n; i++) {
 		struct hdm_site *s = hdm_site_at(i);
-		int64_t live = __atomic_load_n(&s->live_blocks, __ATOMIC_RELAXED);
+		int64_t live = __atomic_load_n(&s->live_blocks,
+					       __ATOMIC_RELAXED);
 
 		hdm_out_str(o, "{\"type\":\"site\",\"site\":");
 		hdm_out_json(o, nm->names[i]);
-		hdm_out_str(o, s->kind == HDM_KIND_RUBY ? ",\"kind\":\"ruby\"" : ",\"kind\":\"c\"");
-		key_u64(o, ",\"allocs\":", __atomic_load_n(&s->allocs, __ATOMIC_RELAXED));
-		key_u64(o, ",\"frees\":", __atomic_load_n(&s->frees, __ATOMIC_RELAXED));
-		key_u64(o, ",\"bytes_allocated\":", __atomic_load_n(&s->bytes_allocated, __ATOMIC_RELAXED));
-		key_i64(o, ",\"live_bytes\":", __atomic_load_n(&s->live_bytes, __ATOMIC_RELAXED));
+		hdm_out_str(o, s->kind == HDM_KIND_RUBY ? ",\"kind\":\"ruby\"" :
+							  ",\"kind\":\"c\"");
+		key_u64(o, ",\"allocs\":",
+			__atomic_load_n(&s->allocs, __ATOMIC_RELAXED));
+		key_u64(o, ",\"frees\":",
+			__atomic_load_n(&s->frees, __ATOMIC_RELAXED));
+		key_u64(o, ",\"bytes_allocated\":",
+			__atomic_load_n(&s->bytes_allocated, __ATOMIC_RELAXED));
+		key_i64(o, ",\"live_bytes\":",
+			__atomic_load_n(&s->live_bytes, __ATOMIC_RELAXED));
 		key_i64(o, ",\"live_blocks\":", live);
 		if (live > 0 && i < g.n && g.oldest[i] != UINT32_MAX) {
 			key_u64(o, ",\"gen_oldest\":", g.oldest[i]);
@@ -303,7 +318,8 @@ static int snapshot_locked(const char *path, const char *reason, int leakscan)
 		write_sites(o, &nm, n);
 	rc = hdm_out_flush(o);
 	e = o->err;
-	if (rc == 0 && leakscan && hdm_state != HDM_OFF && run_leakscan(fd, &nm, n) < 0) {
+	if (rc == 0 && leakscan && hdm_state != HDM_OFF &&
+	    run_leakscan(fd, &nm, n) < 0) {
 		rc = -1;
 		e = errno;
 	}
@@ -339,7 +355,8 @@ static int next_path(char *buf, size_t len)
 {
 	unsigned k = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
 
-	if ((size_t)snprintf(buf, len, "%s/heapdump-malloc-%ld-%04u.ndjson", snap_dir, (long)getpid(), k) >= len) {
+	if ((size_t)snprintf(buf, len, "%s/heapdump-malloc-%ld-%04u.ndjson",
+			     snap_dir, (long)getpid(), k) >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -351,18 +368,21 @@ static void snapshot_now(const char *reason)
 {
 	char path[PATH_MAX];
 
-	if (next_path(path, sizeof path) == 0 && hdm_write_snapshot(path, reason, leaks_each) < 0) {
+	if (next_path(path, sizeof path) == 0 &&
+	    hdm_write_snapshot(path, reason, leaks_each) < 0) {
 		int saved = hdm_guard;
 
 		hdm_guard = 1;
-		fprintf(stderr, "heapdump-malloc: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "heapdump-malloc: cannot write %s: %s\n", path,
+			strerror(errno));
 		hdm_guard = saved;
 	}
 }
 
 /* ---- exported ---- */
 
-HDM_EXPORT int hd_malloc_snapshot(const char *path, const char *reason, int leakscan);
+HDM_EXPORT int hd_malloc_snapshot(const char *path, const char *reason,
+				  int leakscan);
 HDM_EXPORT int hd_malloc_active(void);
 HDM_EXPORT int hd_malloc_next_path(char *buf, size_t len);
 
@@ -395,10 +415,12 @@ static void finish(int ruby_ok)
 {
 	int zero = 0;
 
-	if (!__atomic_compare_exchange_n(&finished, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&finished, &zero, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	if (!ruby_ok)
-		hdm_ruby.has_gvl = NULL; /* the VM may be gone: never call it again */
+		hdm_ruby.has_gvl =
+			NULL; /* the VM may be gone: never call it again */
 	if (at_exit)
 		snapshot_now("exit");
 	hdm_state = hdm_state == HDM_TRACKING ? HDM_STOPPED : hdm_state;
@@ -418,7 +440,8 @@ static void end_proc(unsigned long data)
 static void end_job(void *data)
 {
 	void (*set_end_proc)(void (*)(unsigned long), unsigned long) =
-		(void (*)(void (*)(unsigned long), unsigned long))dlsym(RTLD_DEFAULT, "rb_set_end_proc");
+		(void (*)(void (*)(unsigned long),
+			  unsigned long))dlsym(RTLD_DEFAULT, "rb_set_end_proc");
 	int saved = hdm_guard;
 
 	(void)data;
@@ -436,11 +459,18 @@ void hdm_ruby_seen(void)
 	void (*trigger)(unsigned);
 	int (*reg_one)(unsigned, void (*)(void *), void *);
 
-	if (end_registered || !__atomic_compare_exchange_n(&end_registered, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (end_registered ||
+	    !__atomic_compare_exchange_n(&end_registered, &zero, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	prereg = (unsigned (*)(unsigned, void (*)(void *), void *))dlsym(RTLD_DEFAULT, "rb_postponed_job_preregister");
-	trigger = (void (*)(unsigned))dlsym(RTLD_DEFAULT, "rb_postponed_job_trigger");
-	reg_one = (int (*)(unsigned, void (*)(void *), void *))dlsym(RTLD_DEFAULT, "rb_postponed_job_register_one");
+	prereg = (unsigned (*)(unsigned, void (*)(void *),
+			       void *))dlsym(RTLD_DEFAULT,
+					     "rb_postponed_job_preregister");
+	trigger = (void (*)(unsigned))dlsym(RTLD_DEFAULT,
+					    "rb_postponed_job_trigger");
+	reg_one = (int (*)(unsigned, void (*)(void *),
+			   void *))dlsym(RTLD_DEFAULT,
+					 "rb_postponed_job_register_one");
 	if (prereg && trigger) {
 		unsigned h = prereg(0, end_job, NULL);
 
@@ -485,11 +515,13 @@ static void *worker_main(void *arg)
 		int rc;
 
 		if (every > 0) {
-			double t = (double)next.tv_sec + next.tv_nsec / 1e9 + every;
+			double t = (double)next.tv_sec + next.tv_nsec / 1e9 +
+				   every;
 
 			next.tv_sec = (time_t)t;
 			next.tv_nsec = (long)((t - (double)next.tv_sec) * 1e9);
-			while ((rc = sem_timedwait(&wake, &next)) < 0 && errno == EINTR)
+			while ((rc = sem_timedwait(&wake, &next)) < 0 &&
+			       errno == EINTR)
 				;
 		} else {
 			while ((rc = sem_wait(&wake)) < 0 && errno == EINTR)
@@ -512,8 +544,10 @@ static int parse_signal(const char *s)
 	static const struct {
 		const char *name;
 		int no;
-	} sigs[] = { { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "URG", SIGURG },
-		     { "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU } };
+	} sigs[] = { { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		     { "HUP", SIGHUP },	  { "URG", SIGURG },
+		     { "PROF", SIGPROF }, { "WINCH", SIGWINCH },
+		     { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU } };
 	size_t i;
 	char *end;
 	long v;
@@ -545,7 +579,9 @@ static void read_env(void)
 		double t = strtod(v, &end);
 
 		if (*end || !(t > 0) || t > 1e9)
-			fprintf(stderr, "heapdump-malloc: HEAPDUMP_MALLOC_EVERY='%s' is not a number of seconds: ignored\n", v);
+			fprintf(stderr,
+				"heapdump-malloc: HEAPDUMP_MALLOC_EVERY='%s' is not a number of seconds: ignored\n",
+				v);
 		else
 			every = t;
 	}
@@ -553,7 +589,9 @@ static void read_env(void)
 		int s = parse_signal(v);
 
 		if (s < 0)
-			fprintf(stderr, "heapdump-malloc: HEAPDUMP_MALLOC_SIGNAL='%s' is no signal (USR1, USR2, ..., none): USR2\n", v);
+			fprintf(stderr,
+				"heapdump-malloc: HEAPDUMP_MALLOC_SIGNAL='%s' is no signal (USR1, USR2, ..., none): USR2\n",
+				v);
 		else
 			signo = s;
 	}
@@ -592,7 +630,8 @@ void hdm_start(void)
 	hdm_guard = 1;
 	read_env();
 	if (hdm_state == HDM_OFF && hdm_why[0])
-		fprintf(stderr, "heapdump-malloc: %s: tracking nothing\n", hdm_why);
+		fprintf(stderr, "heapdump-malloc: %s: tracking nothing\n",
+			hdm_why);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit_handler);
 	if (sem_init(&wake, 0, 0) == 0 && (every > 0 || signo > 0)) {
@@ -600,7 +639,8 @@ void hdm_start(void)
 
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		thread_up = pthread_create(&worker, NULL, worker_main, NULL) == 0;
+		thread_up = pthread_create(&worker, NULL, worker_main, NULL) ==
+			    0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (thread_up) {
 			pthread_detach(worker);

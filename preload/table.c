@@ -18,7 +18,8 @@
 
 void *hdm_map(size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -38,11 +39,11 @@ struct site_index {
 	uint32_t slots[]; /* 0: empty, else site id + 1 */
 };
 
-static struct hdm_site *sites;      /* MAX_SITES entries, reserved */
-static uint32_t nsites;             /* published with release */
+static struct hdm_site *sites; /* MAX_SITES entries, reserved */
+static uint32_t nsites;	       /* published with release */
 static struct site_index *volatile sindex;
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *arena;                 /* file names */
+static char *arena; /* file names */
 static size_t arena_left;
 
 static uint64_t mix(uint64_t h)
@@ -64,7 +65,8 @@ static uint64_t hash_ruby(const char *file, int line)
 	return mix(h ^ ((uint64_t)(unsigned)line << 1) ^ 1);
 }
 
-static int same(const struct hdm_site *s, uint64_t h, int kind, uintptr_t caller, const char *file, int line)
+static int same(const struct hdm_site *s, uint64_t h, int kind,
+		uintptr_t caller, const char *file, int line)
 {
 	if (s->hash != h || s->kind != kind)
 		return 0;
@@ -73,8 +75,8 @@ static int same(const struct hdm_site *s, uint64_t h, int kind, uintptr_t caller
 	return s->line == line && strcmp(s->file, file) == 0;
 }
 
-static uint32_t probe(const struct site_index *ix, uint64_t h, int kind, uintptr_t caller, const char *file,
-		      int line)
+static uint32_t probe(const struct site_index *ix, uint64_t h, int kind,
+		      uintptr_t caller, const char *file, int line)
 {
 	uint32_t i, v;
 
@@ -91,7 +93,8 @@ static uint32_t probe(const struct site_index *ix, uint64_t h, int kind, uintptr
 
 static struct site_index *index_new(uint32_t cap)
 {
-	struct site_index *ix = hdm_map(sizeof *ix + (size_t)cap * sizeof(uint32_t));
+	struct site_index *ix = hdm_map(sizeof *ix +
+					(size_t)cap * sizeof(uint32_t));
 
 	if (ix)
 		ix->mask = cap - 1;
@@ -128,7 +131,8 @@ static const char *keep_name(const char *file)
 }
 
 /* the insert, under site_lock: UINT32_MAX when a table cannot grow */
-static uint32_t site_insert(uint64_t h, int kind, uintptr_t caller, const char *file, int line)
+static uint32_t site_insert(uint64_t h, int kind, uintptr_t caller,
+			    const char *file, int line)
 {
 	struct site_index *ix = sindex;
 	uint32_t id = probe(ix, h, kind, caller, file, line);
@@ -143,7 +147,8 @@ static uint32_t site_insert(uint64_t h, int kind, uintptr_t caller, const char *
 	if (!ix || (nsites + 1) * 2 > ix->mask + 1) {
 		/* a new index twice as large; the old one stays mapped for
 		 * the readers that may still probe it */
-		struct site_index *nx = index_new(ix ? (ix->mask + 1) * 2 : 1024);
+		struct site_index *nx = index_new(ix ? (ix->mask + 1) * 2 :
+						       1024);
 		uint32_t k;
 
 		if (!nx)
@@ -166,9 +171,11 @@ static uint32_t site_insert(uint64_t h, int kind, uintptr_t caller, const char *
 	return id;
 }
 
-static uint32_t site_get(uint64_t h, int kind, uintptr_t caller, const char *file, int line)
+static uint32_t site_get(uint64_t h, int kind, uintptr_t caller,
+			 const char *file, int line)
 {
-	uint32_t id = probe(__atomic_load_n(&sindex, __ATOMIC_ACQUIRE), h, kind, caller, file, line);
+	uint32_t id = probe(__atomic_load_n(&sindex, __ATOMIC_ACQUIRE), h, kind,
+			    caller, file, line);
 
 	if (id != UINT32_MAX)
 		return id;
@@ -211,7 +218,9 @@ struct stripe {
 	char pad[64 - sizeof(pthread_mutex_t) % 64];
 } __attribute__((aligned(64)));
 
-static struct stripe stripes[NSTRIPES] = { [0 ... NSTRIPES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER } };
+static struct stripe stripes[NSTRIPES] = {
+	[0 ... NSTRIPES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER }
+};
 
 /*
  * The slot of a block keeps the order of addresses within each MB
@@ -227,7 +236,8 @@ static uint64_t block_hash(uintptr_t addr)
 {
 	uint64_t m = mix((uint64_t)addr >> 20);
 
-	return ((uint64_t)addr >> 4) ^ m; /* user addresses < 2^47: the top bits are m's */
+	return ((uint64_t)addr >> 4) ^
+	       m; /* user addresses < 2^47: the top bits are m's */
 }
 
 static struct stripe *stripe_of(uint64_t h)
@@ -247,7 +257,8 @@ static int stripe_grow(struct stripe *st)
 	for (i = 0; i < oldcap; i++) {
 		if (!old[i].addr)
 			continue;
-		for (j = block_hash(old[i].addr) & (cap - 1); ns[j].addr; j = (j + 1) & (cap - 1))
+		for (j = block_hash(old[i].addr) & (cap - 1); ns[j].addr;
+		     j = (j + 1) & (cap - 1))
 			;
 		ns[j] = old[i];
 	}
@@ -277,11 +288,13 @@ void hdm_block_add(uintptr_t addr, size_t size, uint32_t site, uint32_t gen)
 	__atomic_add_fetch(&s->allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->bytes_allocated, size, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&st->lock);
-	if ((st->count + 1) * 2 > (st->mask ? st->mask + 1 : 0) && !stripe_grow(st)) {
+	if ((st->count + 1) * 2 > (st->mask ? st->mask + 1 : 0) &&
+	    !stripe_grow(st)) {
 		pthread_mutex_unlock(&st->lock);
 		return; /* counted, not tracked */
 	}
-	for (i = h & st->mask; st->slots[i].addr && st->slots[i].addr != addr; i = (i + 1) & st->mask)
+	for (i = h & st->mask; st->slots[i].addr && st->slots[i].addr != addr;
+	     i = (i + 1) & st->mask)
 		;
 	if (st->slots[i].addr)
 		old = st->slots[i];
@@ -321,7 +334,8 @@ int hdm_block_del(uintptr_t addr, struct hdm_block *out)
 	/* backward shift: move up each later entry whose home is not in (i, j] */
 	for (j = (i + 1) & mask; t[j].addr; j = (j + 1) & mask) {
 		k = block_hash(t[j].addr) & mask;
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+		if ((j > i && (k <= i || k > j)) ||
+		    (j < i && (k <= i && k > j))) {
 			t[i] = t[j];
 			i = j;
 		}
@@ -372,7 +386,8 @@ int hdm_table_ranges(uintptr_t *lo, uintptr_t *hi, int max)
 		if (!stripes[s].mask)
 			continue;
 		lo[n] = (uintptr_t)stripes[s].slots;
-		hi[n] = lo[n] + (stripes[s].mask + 1) * sizeof(struct hdm_block);
+		hi[n] = lo[n] +
+			(stripes[s].mask + 1) * sizeof(struct hdm_block);
 		n++;
 	}
 	return n;

@@ -37,7 +37,8 @@ static VALUE malloc_loaded_m(VALUE self)
  * The snapshot, written by the tracker (nil: its next default name);
  * raises Error when the tracker is absent or the write fails.
  */
-static VALUE malloc_snapshot_m(VALUE self, VALUE path, VALUE reason, VALUE leaks)
+static VALUE malloc_snapshot_m(VALUE self, VALUE path, VALUE reason,
+			       VALUE leaks)
 {
 	snap_fn snap = (snap_fn)dlsym(RTLD_DEFAULT, "hd_malloc_snapshot");
 	next_fn next = (next_fn)dlsym(RTLD_DEFAULT, "hd_malloc_next_path");
@@ -45,15 +46,21 @@ static VALUE malloc_snapshot_m(VALUE self, VALUE path, VALUE reason, VALUE leaks
 	const char *p;
 
 	if (!snap)
-		rb_raise(hdx_eError, "the malloc tracker is not loaded: run under heapdump malloc -- ...");
+		rb_raise(
+			hdx_eError,
+			"the malloc tracker is not loaded: run under heapdump malloc -- ...");
 	if (NIL_P(path)) {
 		if (!next || next(buf, sizeof buf) != 0)
-			rb_raise(hdx_eError, "heapdump: the malloc tracker names no snapshot: %s", strerror(errno));
+			rb_raise(
+				hdx_eError,
+				"heapdump: the malloc tracker names no snapshot: %s",
+				strerror(errno));
 		path = rb_str_new_cstr(buf);
 	}
 	p = StringValueCStr(path);
 	if (snap(p, StringValueCStr(reason), RTEST(leaks)) != 0)
-		rb_raise(hdx_eError, "heapdump: cannot write %s: %s", p, strerror(errno));
+		rb_raise(hdx_eError, "heapdump: cannot write %s: %s", p,
+			 strerror(errno));
 	return path;
 }
 
@@ -65,17 +72,21 @@ static VALUE malloc_library_path_m(VALUE self)
 	const char *slash;
 
 	if (!dladdr((void *)malloc_library_path_m, &info) || !info.dli_fname)
-		rb_raise(hdx_eError, "heapdump: cannot find the extension's own path");
+		rb_raise(hdx_eError,
+			 "heapdump: cannot find the extension's own path");
 	slash = strrchr(info.dli_fname, '/');
 	if (!slash)
 		return rb_str_new_cstr("libheapdump-malloc.so");
-	return rb_sprintf("%.*s/libheapdump-malloc.so", (int)(slash - info.dli_fname), info.dli_fname);
+	return rb_sprintf("%.*s/libheapdump-malloc.so",
+			  (int)(slash - info.dli_fname), info.dli_fname);
 }
 
 void hdx_init_malloc(VALUE mod)
 {
 	rb_define_module_function(mod, "_malloc_active?", malloc_active_m, 0);
 	rb_define_module_function(mod, "_malloc_loaded?", malloc_loaded_m, 0);
-	rb_define_module_function(mod, "_malloc_snapshot", malloc_snapshot_m, 3);
-	rb_define_module_function(mod, "malloc_library_path", malloc_library_path_m, 0);
+	rb_define_module_function(mod, "_malloc_snapshot", malloc_snapshot_m,
+				  3);
+	rb_define_module_function(mod, "malloc_library_path",
+				  malloc_library_path_m, 0);
 }

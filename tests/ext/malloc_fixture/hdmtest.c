@@ -48,7 +48,9 @@ static size_t block_size(const void *p)
 	return sizeof(void *);
 }
 
-static const rb_data_type_t block_type = { "HDMTest::Block", { NULL, block_free, block_size }, 0, 0, 0 };
+static const rb_data_type_t block_type = {
+	"HDMTest::Block", { NULL, block_free, block_size }, 0, 0, 0
+};
 
 static VALUE block_new(VALUE klass, VALUE size)
 {
