@@ -13,7 +13,8 @@ ok make-install
 for f in bin/heapdump lib/libheapdump.a lib/libheapdump.so.0 \
 	include/heapdump.h lib/pkgconfig/heapdump.pc \
 	share/man/man1/heapdump.1 share/man/man1/heapdump-stats.1 \
-	share/man/man3/libheapdump.3 share/man/man5/heapdump-store.5; do
+	share/man/man3/libheapdump.3 share/man/man5/heapdump-store.5 \
+	lib/heapdump/libheapdump-malloc.so; do
 	if [ -f "$d/opt/hd/$f" ]; then ok "installed/$f"; else notok "installed/$f" missing; fi
 done
 check pc-prefix "prefix=/opt/hd" "$(grep '^prefix=' "$d/opt/hd/lib/pkgconfig/heapdump.pc")"
