@@ -444,7 +444,10 @@ static void text_sites(const hd_mreport *r, size_t shown)
 		const hd_mreport_site *s = hd_mreport_site_get(r, i);
 
 		if (N > 1) {
-			signed_size((int64_t)s->slope, f, sizeof(f));
+			signed_size(s->slope >= 9e18 ? INT64_MAX :
+				    s->slope <= -9e18 ? -INT64_MAX :
+							(int64_t)s->slope,
+				    f, sizeof(f));
 			strcat(f, "/s");
 			printf("  %10s %10s %10s %10s %12s",
 			       signed_size(s->growth, a, 32),

@@ -3036,9 +3036,10 @@ HD_API const hd_msnap_header *hd_msnap_header_get(const hd_msnap *m);
 
 /**
  * The next site, leak scan or leaked line. Damaged lines (not JSON, a
- * site without its name or counts) are skipped and counted
- * (hd_msnap_skipped), each first one's line kept in err-like form by
- * hd_msnap_first_skip; in strict mode they fail.
+ * site without its name or counts, a second header, a line without a
+ * type) are skipped and counted (hd_msnap_skipped, the first one's
+ * line in hd_msnap_first_skip); in strict mode the first fails. Lines
+ * of another type are passed over.
  * @return 0, HD_ITEROVER at the end, HD_EPARSE (strict: line, column)
  */
 HD_API int hd_msnap_next(hd_msnap *m, hd_msnap_item *out, hd_error *err);

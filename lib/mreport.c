@@ -341,6 +341,25 @@ static int64_t diff64(uint64_t a, uint64_t b)
 	return b - a > (uint64_t)INT64_MAX ? -INT64_MAX : -(int64_t)(b - a);
 }
 
+/* v as an integer, saturated at the range's ends (NaN: 0) */
+static uint64_t to_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+}
+
+static int64_t to_i64(double v)
+{
+	if (v != v)
+		return 0;
+	if (v >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (v <= -9223372036854775807.0)
+		return -INT64_MAX;
+	return (int64_t)v;
+}
+
 /* bytes per allocation x (allocations - frees) */
 static uint64_t estimate(const struct counters *c)
 {
@@ -349,7 +368,7 @@ static uint64_t estimate(const struct counters *c)
 	if (!c->allocs || c->frees >= c->allocs)
 		return 0;
 	per = (double)c->bytes_allocated / (double)c->allocs;
-	return (uint64_t)(per * (double)(c->allocs - c->frees) + 0.5);
+	return to_u64(per * (double)(c->allocs - c->frees) + 0.5);
 }
 
 static void site_figures(hd_mreport *r, size_t id)
@@ -382,7 +401,7 @@ static void site_figures(hd_mreport *r, size_t id)
 	per = da ? (double)db / (double)da :
 		   z->allocs ? (double)z->bytes_allocated / (double)z->allocs :
 			       0;
-	p->growth_estimate = (int64_t)(per * (double)dn);
+	p->growth_estimate = to_i64(per * (double)dn);
 	p->grows_every_step = 1;
 	for (k = 0; k < r->nsnaps; k++) {
 		x = r->snaps[k].hdr.time - r->snaps[0].hdr.time;
@@ -567,7 +586,7 @@ static void verdict_many(hd_mreport *r, uint64_t first, uint64_t last)
 	escaped(site, sizeof(site), p->site, p->site_len);
 	size_text(g, sizeof(g), (uint64_t)p->growth);
 	if (secs > 0 && p->slope > 0) {
-		size_text(a, sizeof(a), (uint64_t)p->slope);
+		size_text(a, sizeof(a), to_u64(p->slope));
 		snprintf(rate, sizeof(rate), " over %.1f s, %s/s", secs, a);
 	}
 	if (total > 0) {

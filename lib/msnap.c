@@ -626,7 +626,7 @@ static int read_header(hd_msnap *m, hd_error *err)
 	h->tracking = L.v[K_TRACKING].kind == V_BOOL ?
 			      (int)L.v[K_TRACKING].u :
 			      1;
-	h->pid = L.v[K_PID].kind == V_NUM ? (int64_t)L.v[K_PID].d : 0;
+	h->pid = num(&L, K_PID, &f) && f <= INT64_MAX ? (int64_t)f : 0;
 	h->time = dbl(&L, K_TIME);
 	copy_str(h->ruby, sizeof(h->ruby), &L, K_RUBY);
 	copy_str(h->allocator, sizeof(h->allocator), &L, K_ALLOCATOR);
