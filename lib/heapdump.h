@@ -3159,7 +3159,7 @@ enum hd_mreport_judgement {
 
 /** The verdict after finish: its kind, and the one sentence every
  * front end prints ("native memory grows at app.rb:12: ..."); its site
- * (NULL when none) is escaped with \xNN for its control bytes. */
+ * (SIZE_MAX when none) has its control bytes as \u00XX. */
 HD_API const char *hd_mreport_verdict(const hd_mreport *r, int *judgement,
 				      size_t *site);
 

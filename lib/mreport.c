@@ -494,7 +494,8 @@ static void size_text(char *buf, size_t size, uint64_t m)
 		snprintf(buf, size, "%.1f %s", v, unit[u]);
 }
 
-/* s[0..n) with its control bytes as \xNN, cut to fit buf */
+/* s[0..n) with its control bytes as \u00XX (as the commands' text
+ * escaper writes them), cut to fit buf */
 static void escaped(char *buf, size_t size, const char *s, size_t n)
 {
 	static const char hx[] = "0123456789abcdef";
@@ -504,10 +505,12 @@ static void escaped(char *buf, size_t size, const char *s, size_t n)
 		unsigned char c = (unsigned char)s[i];
 
 		if (c < 0x20 || c == 0x7f) {
-			if (o + 5 > size - 4)
+			if (o + 7 > size - 4)
 				break;
 			buf[o++] = '\\';
-			buf[o++] = 'x';
+			buf[o++] = 'u';
+			buf[o++] = '0';
+			buf[o++] = '0';
 			buf[o++] = hx[c >> 4];
 			buf[o++] = hx[c & 15];
 		} else {
