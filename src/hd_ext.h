@@ -256,6 +256,7 @@ const char *hdx_type_name(int type);
 void hdx_init_dump(VALUE mod);
 void hdx_init_count(VALUE mod);
 void hdx_init_meta(VALUE mod);
+void hdx_init_malloc(VALUE mod); /* hd_malloc.c */
 
 extern VALUE hdx_eError;
 
