@@ -573,6 +573,21 @@ static void verdict_many(hd_mreport *r, uint64_t first, uint64_t last)
 	int64_t total = diff64(last, first);
 
 	size_text(min, sizeof(min), r->opts.min_growth);
+	if (p && p->growth > 0 && (uint64_t)p->growth < r->opts.min_growth &&
+	    total > 0 && (uint64_t)total >= r->opts.min_growth) {
+		/* many small sites: the whole grows, no one site does */
+		escaped(site, sizeof(site), p->site, p->site_len);
+		size_text(z, sizeof(z), (uint64_t)total);
+		size_text(g, sizeof(g), (uint64_t)p->growth);
+		r->judgement = HD_MREPORT_GROWS;
+		r->verdict_site = r->order[0];
+		snprintf(r->verdict, sizeof(r->verdict),
+			 "native memory grows by %s over %zu snapshots, spread "
+			 "over sites (none grew by %s or more; the most at %s: "
+			 "+%s)",
+			 z, r->nsnaps, min, site, g);
+		return;
+	}
 	if (!p || p->growth < 0 || (uint64_t)p->growth < r->opts.min_growth) {
 		size_text(a, sizeof(a), first);
 		size_text(z, sizeof(z), last);

@@ -343,6 +343,33 @@ static void test_msnap__report_flat_and_inactive(void)
 	T_EQ(j, HD_MREPORT_FLAT);
 	hd_mreport_free(r);
 
+	/* 30 sites growing 100 KB each: the whole grows by 3 MB */
+	{
+		struct fig many[30];
+		char names[30][16];
+		int i;
+
+		T_EQ(hd_mreport_new(&r, NULL, &err), 0);
+		for (i = 0; i < 30; i++) {
+			snprintf(names[i], sizeof(names[i]), "s%02d.rb:1", i);
+			many[i].site = names[i];
+			many[i].allocs = 1;
+			many[i].frees = 0;
+			many[i].bytes = many[i].live = 1000;
+		}
+		T_EQ(add_snap(r, 7, 10, 1, many, 30, &err), 0);
+		for (i = 0; i < 30; i++)
+			many[i].live = many[i].bytes = 101000 + (unsigned)i;
+		T_EQ(add_snap(r, 7, 20, 1, many, 30, &err), 0);
+		T_EQ(hd_mreport_finish(r, &err), 0);
+		T_STREQ(hd_mreport_verdict(r, &j, NULL),
+			"native memory grows by 3.0 MB over 2 snapshots, "
+			"spread over sites (none grew by 1.0 MB or more; the "
+			"most at s29.rb:1: +100.0 KB)");
+		T_EQ(j, HD_MREPORT_GROWS);
+		hd_mreport_free(r);
+	}
+
 	/* a snapshot without tracking: never "no native growth" */
 	T_EQ(hd_mreport_new(&r, NULL, &err), 0);
 	T_EQ(add_snap(r, 7, 10, 1, f, 1, &err), 0);
