@@ -6,7 +6,8 @@
 #  - the article's leak (100,000 x Fiddle.malloc(1024), half freed; on
 #    4.0, without Fiddle, the same malloc through HDMTest) named by its
 #    line with 51.2 to 52.5 MB live, first in text and JSON; the
-#    program's exit status passed through
+#    program's exit status passed through; with --leaks, the report's
+#    leak scan line, what it is blind to, and the line's leaked blocks
 #  - growth: four HeapDump.malloc_snapshot calls 0.2 s apart, 8.2 MB kept
 #    at one line between each: the verdict "grows" names that line with
 #    +24.6 MB (within 2%) at every snapshot; the slope within 25% of
@@ -60,6 +61,19 @@ else
 	"$H" malloc "$snap" >"$TMP/out" 2>&1
 	check_grep leak/verdict "^verdict: the most native memory is held at $TMP/leak\\.rb:2: 5[12]\\.[0-9] MB live" "$TMP/out"
 fi
+
+# the same with --leaks: the report's leak scan (Fiddle.malloc's
+# addresses are Integers, which the scan is blind to: the kept half
+# reads as unreached, as the scan's "blind" line says)
+mkdir -p "$TMP/lk"
+timeout 120 "$H" malloc -q --leaks -o "$TMP/lk" -- ruby "$TMP/leak.rb" >"$TMP/out" 2>"$TMP/err"
+check leaks/exit-status 3 "$?"
+snap=$(ls "$TMP"/lk/heapdump-malloc-*.ndjson 2>/dev/null | head -1)
+"$H" malloc "$snap" >"$TMP/out" 2>&1
+check_grep leaks/scan-line '^leak scan \(last snapshot, glibc, [0-9.]+ s\): [0-9,]+ unreached blocks' "$TMP/out"
+check_grep leaks/blind '^  blind to: .*addresses held only as Ruby Integers' "$TMP/out"
+"$H" malloc -f json "$snap" >"$TMP/j" 2>&1
+check leaks/site-has-leaked true "$(jq --arg s "$TMP/leak.rb:2" '[.sites[] | select(.site == $s) | .leaked_blocks > 0] | .[0]' "$TMP/j")"
 
 # ---- growth, and a flat loop, through the gem's API ----
 cat >"$TMP/grow.rb" <<RB
