@@ -215,6 +215,51 @@ static void test_msnap__every_prefix(void)
 	T_EQ((size_t)opened, n - (size_t)(strchr(good, '\n') - good) + 1);
 }
 
+/* what the tracker writes (fmt-changes.md): a process without Ruby has
+ * "ruby": null and no gc_count; a blind tracker no totals nor malloc */
+static void test_msnap__tracker_headers(void)
+{
+	static const char noruby[] =
+		"{\"type\":\"malloc_snapshot\",\"format\":1,\"pid\":9,"
+		"\"time\":5.5,\"ruby\":null,\"allocator\":\"glibc\","
+		"\"tracking\":true,\"reason\":\"exit\",\"totals\":{"
+		"\"allocs\":1,\"frees\":0,\"bytes_allocated\":8,"
+		"\"live_bytes\":8,\"live_blocks\":1},\"rss\":100}\n"
+		"{\"type\":\"site\",\"site\":\"ruby:0\",\"kind\":\"ruby\","
+		"\"allocs\":1,\"frees\":0,\"bytes_allocated\":8,"
+		"\"live_bytes\":8,\"live_blocks\":1,\"gen_oldest\":0,"
+		"\"gen_mean\":0.0}\n";
+	static const char blind[] =
+		"{\"type\":\"malloc_snapshot\",\"format\":1,\"pid\":9,"
+		"\"time\":6.5,\"ruby\":\"3.4.8\",\"allocator\":\"jemalloc\","
+		"\"tracking\":false,\"why\":\"jemalloc was preloaded ahead "
+		"of the tracker\",\"reason\":\"exit\",\"rss\":100}\n";
+	hd_error err = { 0 };
+	hd_msnap_item it;
+	const hd_msnap_header *h;
+	int rc;
+	hd_msnap *m = open_str(noruby, 1, &rc, &err);
+
+	T_EQ(rc, 0);
+	h = hd_msnap_header_get(m);
+	T_STREQ(h->ruby, "");
+	T_EQ(h->has_gc_count, 0);
+	T_EQ(h->has_malloc, 0);
+	T_EQ(h->has_rss, 1);
+	T_EQ(hd_msnap_next(m, &it, &err), 0);
+	T_STREQ(it.site, "ruby:0");
+	hd_msnap_close(m);
+	m = open_str(blind, 1, &rc, &err);
+	T_EQ(rc, 0);
+	h = hd_msnap_header_get(m);
+	T_EQ(h->tracking, 0);
+	T_STREQ(h->allocator, "jemalloc");
+	T_STREQ(h->why, "jemalloc was preloaded ahead of the tracker");
+	T_EQ(h->live_bytes, 0);
+	T_EQ(hd_msnap_next(m, &it, &err), HD_ITEROVER);
+	hd_msnap_close(m);
+}
+
 /* ---- reports ---- */
 
 struct fig {
@@ -407,6 +452,7 @@ static const struct t_case cases[] = {
 	T_CASE(msnap__formats_refused),
 	T_CASE(msnap__escapes),
 	T_CASE(msnap__every_prefix),
+	T_CASE(msnap__tracker_headers),
 	T_CASE(msnap__report_one),
 	T_CASE(msnap__report_growth_and_slope),
 	T_CASE(msnap__report_flat_and_inactive),
