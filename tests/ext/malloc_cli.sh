@@ -23,6 +23,8 @@
 #    strings' buffers made by that line), and memsize is Ruby's own sum
 #    of the iseq's parts, without malloc's headers; the iseqs are the
 #    bulk of it, never more than all of it (measured: 1.33x on 3.1)
+#  - SIGUSR2 sent to heapdump (not the program): forwarded, the tracker
+#    writes a snapshot of reason "signal"
 #  - a script whose name holds ESC: its site escaped in the text report
 #    and the verdict (no raw ESC), exact in JSON
 SUITE=ext/malloc_cli
@@ -145,6 +147,32 @@ else
 	fi
 	echo "# meval: live $live B at the line, IMEMO/iseq memsize $iseq B"
 fi
+
+# ---- SIGUSR2 sent to heapdump reaches the tracker in the program ----
+cat >"$TMP/wait.rb" <<'RB'
+File.write(ARGV[0], "up")
+sleep 0.05 until File.exist?(ARGV[1])
+RB
+mkdir -p "$TMP/sg"
+"$H" malloc -q -o "$TMP/sg" -- ruby "$TMP/wait.rb" "$TMP/up" "$TMP/stop" >"$TMP/sg.out" 2>&1 &
+hp=$!
+i=0
+while [ ! -e "$TMP/up" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -USR2 $hp
+i=0
+while [ $i -lt 200 ]; do
+	sig=$(grep -l '"reason":"signal"' "$TMP"/sg/heapdump-malloc-*.ndjson 2>/dev/null | head -1)
+	[ -n "$sig" ] && break
+	sleep 0.05
+	i=$((i + 1))
+done
+touch "$TMP/stop"
+wait $hp
+check signal/exit 0 "$?"
+if [ -n "$sig" ]; then ok signal/forwarded-snapshot; else
+	notok signal/forwarded-snapshot "no signal snapshot: $(ls "$TMP/sg") $(head -c 300 "$TMP/sg.out")"
+fi
+check signal/reported "signal" "$("$H" malloc -f json "$sig" 2>/dev/null | jq -r '.snapshots[0].reason')"
 
 # ---- a script named with ESC ----
 esc=$(printf '\033')
