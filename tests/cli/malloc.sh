@@ -112,6 +112,8 @@ check_grep no_format_msg 'without a "format"' "$TMP/err"
 check_rc not_a_snapshot 1 "$H" malloc "$D"
 check_grep not_a_snapshot_msg 'not a malloc snapshot \(line 1: ' "$TMP/err"
 check_rc missing 1 "$H" malloc "$S/nope.ndjson"
+"$H" malloc -f json - <"$S/g2.ndjson" >"$TMP/j" 2>"$TMP/err"
+check stdin "leak.rb:5 -" "$(jq -r '"\(.sites[0].site) \(.snapshots[0].path)"' "$TMP/j")"
 check_rc usage_none 2 "$H" malloc
 check_rc usage_format 2 "$H" malloc -f xml "$S/g0.ndjson"
 check_rc usage_every_report 2 "$H" malloc --every 5 "$S/g0.ndjson"

@@ -12,7 +12,8 @@
 #    at one line between each: the verdict "grows" names that line with
 #    +24.6 MB (within 2%) at every snapshot; the slope within 25% of
 #    the growth over the seconds; a loop that frees all it allocates:
-#    "no native growth"
+#    "no native growth"; the same growth in the snapshots of --every 0.3
+#    (24.6 MB over 1.5 s): "grows" at its line, the slope over 1 MB/s
 #  - the join: a module_eval loop (3,000 methods) dumped by HeapDump.dump
 #    with ObjectSpace's tracing, DUMP.malloc.ndjson beside the dump:
 #    `--dump` gives the IMEMO/iseq memsize of the dump at that line, and
@@ -112,6 +113,25 @@ if jq -e '(.sites[0].growth / (.snapshots[3].time - .snapshots[0].time)) as $r |
 fi
 "$H" malloc "$TMP"/g/grow-[0123].ndjson >"$TMP/out" 2>&1
 check_grep grow/verdict "^verdict: native memory grows at $TMP/grow\\.rb:5: \\+2[45]\\.[0-9] MB live from the first snapshot to the last \\(4 snapshots over [0-9.]+ s, [0-9.]+ MB/s, at every snapshot\\)" "$TMP/out"
+# the same growth in the snapshots of --every, as a user takes them
+cat >"$TMP/tick.rb" <<RB
+require "$req"
+keep = []
+6.times do
+  keep.concat(1_000.times.map { $alloc(4096) })
+  sleep 0.25
+end
+RB
+mkdir -p "$TMP/iv"
+timeout 60 "$H" malloc -q --every 0.3 -o "$TMP/iv" -- ruby "$TMP/tick.rb" >"$TMP/out" 2>"$TMP/err"
+check every/exit 0 "$?"
+n=$(ls "$TMP"/iv/heapdump-malloc-*.ndjson 2>/dev/null | wc -l | tr -d ' ')
+if [ "$n" -ge 3 ]; then ok every/snapshots; else notok every/snapshots "$n snapshots: $(head -c 300 "$TMP/err")"; fi
+"$H" malloc -f json "$TMP"/iv/heapdump-malloc-*.ndjson >"$TMP/j" 2>"$TMP/err"
+check every/verdict "grows $TMP/tick.rb:4" "$(jq -r '"\(.judgement) \(.sites[0].site)"' "$TMP/j")"
+if jq -e '.sites[0].slope > 1000000' "$TMP/j" >/dev/null; then ok every/slope; else
+	notok every/slope "slope $(jq '.sites[0].slope' "$TMP/j")"
+fi
 "$H" malloc "$TMP"/g/flat-[012].ndjson >"$TMP/out" 2>&1
 check_grep flat/verdict "^verdict: no native growth: the tracked live bytes went from .* over 3 snapshots" "$TMP/out"
 
