@@ -83,6 +83,38 @@ struct field {
 	const char *val;     /* first byte of the value */
 };
 
+/* the mem_* keys of the whole process into sc->mem */
+static void store_memory(struct cli_sidecar *sc, const struct field *f,
+			 uint64_t v)
+{
+	static const struct { const char *name; size_t off; unsigned has; } mem[] = {
+#define M(k, field, bit) { k, offsetof(hd_memory_sample, field), bit }
+		M("mem_rss", rss, HD_MEM_HAS_RSS),
+		M("mem_anon", anon, HD_MEM_HAS_SPLIT),
+		M("mem_malloc_in_use", malloc_in_use, HD_MEM_HAS_MALLOC),
+		M("mem_malloc_free", malloc_free, HD_MEM_HAS_MALLOC_FREE),
+		M("mem_heap_bytes", heap_bytes, HD_MEM_HAS_SLOTS),
+		M("mem_live_slot_bytes", live_slot_bytes, HD_MEM_HAS_SLOTS),
+		M("mem_stacks", stacks, HD_MEM_HAS_STACKS),
+		M("mem_jit_code", jit, HD_MEM_HAS_JIT),
+		M("mem_jit_alloc", jit, HD_MEM_HAS_JIT),
+		M("dump_memsize", objects_memsize, HD_MEM_HAS_MEMSIZE),
+#undef M
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
+		uint64_t *at = (uint64_t *)((char *)&sc->mem + mem[i].off);
+
+		if (strlen(mem[i].name) != f->key_len ||
+		    memcmp(mem[i].name, f->key, f->key_len) != 0)
+			continue;
+		/* the JIT's code and its allocations add up */
+		*at = mem[i].off == offsetof(hd_memory_sample, jit) ? *at + v : v;
+		sc->mem.has |= mem[i].has;
+	}
+}
+
 static void store_number(struct cli_sidecar *sc, const struct field *f)
 {
 	static const struct { const char *name; size_t off, has; } nums[] = {
@@ -99,6 +131,7 @@ static void store_number(struct cli_sidecar *sc, const struct field *f)
 
 	if (*f->val < '0' || *f->val > '9')
 		return;
+	store_memory(sc, f, strtoull(f->val, NULL, 10));
 	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (strlen(nums[i].name) != f->key_len ||
 		    memcmp(nums[i].name, f->key, f->key_len) != 0)
@@ -133,6 +166,10 @@ static void on_field(struct cli_sidecar *sc, const struct field *f,
 		     sizeof(sc->ruby_version));
 	store_string(f, "time", end, sc->time, sizeof(sc->time));
 	store_string(f, "host", end, sc->host, sizeof(sc->host));
+	store_string(f, "mem_allocator", end, sc->mem_allocator,
+		     sizeof(sc->mem_allocator));
+	store_string(f, "mem_source", end, sc->mem_source,
+		     sizeof(sc->mem_source));
 }
 
 /* Visits the keys of the top-level object; -1 if it is not one. */
@@ -227,6 +264,15 @@ int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 		return 0;
 	}
 	free(buf);
+	/* an older sidecar: its RSS and malloc in use */
+	if (!(sc->mem.has & HD_MEM_HAS_RSS)) {
+		sc->mem.rss = sc->rss;
+		sc->mem.has |= HD_MEM_HAS_RSS;
+	}
+	if (sc->has_malloc && !(sc->mem.has & HD_MEM_HAS_MALLOC)) {
+		sc->mem.malloc_in_use = sc->malloc_in_use;
+		sc->mem.has |= HD_MEM_HAS_MALLOC;
+	}
 	return 1;
 }
 
