@@ -47,4 +47,11 @@ void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize);
 void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize);
 void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize);
 
+/* The RSS split of one input (heapdump memory's, report's, serve's): the
+ * sidecar of path (a dump), or of the source dump of s when path is a
+ * store, with s's memsize (hd_process_heap_memsize): 1 and *out, or 0
+ * when there is no sidecar. */
+int cli_memory_split(hd_memory_split *out, const char *path,
+		     const hd_store *s);
+
 #endif

@@ -2070,7 +2070,8 @@ typedef struct hd_memory_sample {
 	uint64_t heap_bytes;      /**< Ruby heap pages x page size */
 	uint64_t live_slot_bytes; /**< live slots x their slot size */
 	uint64_t stacks;          /**< thread stacks, resident */
-	uint64_t jit;             /**< JIT code and its metadata */
+	uint64_t jit;             /**< JIT code (YJIT's code_region_size;
+				       its own allocations are malloc's) */
 	uint64_t objects_memsize; /**< the dump's memsize (slots included) */
 } hd_memory_sample;
 
@@ -2079,9 +2080,9 @@ typedef enum hd_memory_bucket {
 	HD_MEM_SLOTS_LIVE,    /**< Ruby object slots, live */
 	HD_MEM_SLOTS_FREE,    /**< Ruby heap pages' free slots */
 	HD_MEM_STACKS,        /**< thread stacks */
+	HD_MEM_JIT,           /**< JIT code (its region, not its malloc) */
 	HD_MEM_OBJECT_MALLOC, /**< malloc owned by Ruby objects (memsize) */
 	HD_MEM_OTHER_MALLOC,  /**< malloc in use that no object accounts for */
-	HD_MEM_JIT,           /**< JIT code */
 	HD_MEM_MALLOC_FREE,   /**< malloc held free (fragmentation) */
 	HD_MEM_OTHER_ANON,    /**< the rest of the anonymous memory */
 	HD_MEM_FILE,          /**< file-backed and shared memory */

@@ -185,9 +185,9 @@ static const struct {
 	{ "slots_live", "Ruby object slots, live" },
 	{ "slots_free", "Ruby heap pages, free slots" },
 	{ "stacks", "thread stacks" },
+	{ "jit", "JIT code" },
 	{ "object_malloc", "malloc owned by Ruby objects" },
 	{ "other_malloc", "malloc outside Ruby objects" },
-	{ "jit", "JIT code" },
 	{ "malloc_free", "malloc held free" },
 	{ "other_anon", "other anonymous memory" },
 	{ "file", "file-backed and shared" },
@@ -244,6 +244,8 @@ void hd_memory_split_get(hd_memory_split *out, const hd_memory_sample *s)
 	}
 	if (h & HD_MEM_HAS_STACKS)
 		give(&f, HD_MEM_STACKS, s->stacks);
+	if (h & HD_MEM_HAS_JIT)
+		give(&f, HD_MEM_JIT, s->jit);
 	if (h & HD_MEM_HAS_MEMSIZE) {
 		/* memsize counts each object's slot: what is beyond them */
 		own = sub0(s->objects_memsize,
@@ -254,8 +256,6 @@ void hd_memory_split_get(hd_memory_split *out, const hd_memory_sample *s)
 	}
 	if (h & HD_MEM_HAS_MALLOC)
 		give(&f, HD_MEM_OTHER_MALLOC, sub0(s->malloc_in_use, own));
-	if (h & HD_MEM_HAS_JIT)
-		give(&f, HD_MEM_JIT, s->jit);
 	if (h & HD_MEM_HAS_MALLOC_FREE)
 		give(&f, HD_MEM_MALLOC_FREE, s->malloc_free);
 	if ((h & HD_MEM_HAS_SPLIT) && s->anon <= s->rss) {

@@ -13,7 +13,7 @@
 #   so the allocator can give none of it back).
 # MODE iseq: module_eval defines ISEQS methods from strings, allocation
 #   tracing on: their instruction sequences at the module_eval line.
-# MODE none: nothing.
+# MODE none: nothing but four threads waiting (their stacks).
 #
 # Prints one JSON line: the mode, the bytes it meant to add, and for iseq
 # the module_eval line.
@@ -41,6 +41,7 @@ kept = []
 blocks = []
 ones = "\x01".b * M
 line = nil
+q = nil
 GC.start
 HeapDump.dump(File.join(dir, "before.json"))
 case mode
@@ -68,8 +69,13 @@ when "iseq"
   ISEQS.times { |i| mod.module_eval("def m#{i}(a); [a, #{i}, :s#{i}].map { |x| x.to_s * 2 }.join; end") }
   HeapDump.trace_allocations_stop
   kept << mod
+when "none"
+  # four threads blocked in sleep: their stacks in the sidecar
+  q = Queue.new
+  4.times { kept << Thread.new { q.pop } }
+  sleep 0.01 until kept.all? { |t| t.status == "sleep" }
 end
 GC.start
 HeapDump.dump(File.join(dir, "after.json"))
 puts "{\"mode\":\"#{mode}\",\"bytes\":#{mode == 'none' ? 0 : MB * M},\"line\":#{line || 'null'}}"
-blocks.size + kept.size
+q&.close
