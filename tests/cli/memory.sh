@@ -25,13 +25,17 @@
 #    a dump without a sidecar fails (exit 1) and says so;
 #  - the gem's Heap#memory is memory -f json's buckets; report (leak and
 #    one-dump pages) and stats show the same split;
+#  - serve (first Ruby only): /api/overview's memory is memory -f json's,
+#    and the overview in Debian's chromium shows it, a column a dump
+#    (tests/tools/serve_memory_browser.mjs);
 #  - heapdump dump --attach (no gem in the process) writes a sidecar of
 #    /proc's figures, which memory splits.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 
 H=$HEAPDUMP
-trap 'rm -rf "$TMP"' EXIT
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 # the Ruby's gem build directory, or "" (said) when it was not built
 ext_of() {
@@ -120,6 +124,25 @@ for R in ${HD_RUBIES:-ruby}; do
 			check "$t/stats-split" "$(jq -c '.dumps[1].buckets | with_entries(select(.value != null)) | del(.object_malloc)' "$d/m.json")" \
 				"$(jq -c '.process.memory | del(.rss) | del(.object_malloc)' "$d/s.json")"
 			check_grep "$t/stats-text" '^rss split ' "$("$H" stats -q "$d/after.json" >"$d/s.txt"; echo "$d/s.txt")"
+			# serve (first Ruby only): /api/overview's split is memory's,
+			# and the overview page in Debian's chromium shows it per dump
+			if [ -z "${serve_done:-}" ] && "$H" serve --help >/dev/null 2>&1; then
+				serve_done=1
+				if serve_start "serve-$v" 600 "$H" serve -q --no-cache "$@"; then
+					curl -s "$BASE/api/overview?token=$TOKEN" >"$d/ov.json"
+					check "$t/serve-api-memory" "$(jq -c '[.dumps[] | [.rss] + [.buckets[]]]' "$d/m.json")" \
+						"$(jq -c '[.memory.dumps[] | [.rss] + .bytes]' "$d/ov.json")"
+					if [ -d "$TOP/tests/node_modules/puppeteer-core" ]; then
+						(cd "$TOP/tests" && node tools/serve_memory_browser.mjs "$SUITE/$t/serve-page" "$URL" \
+							"$(jq -c '[.memory.dumps[] | [.rss] + .bytes]' "$d/ov.json")") 2>"$TMP/browser.err" ||
+							notok "$t/serve-page" "exit $?: $(head -c 300 "$TMP/browser.err")"
+					else
+						notok "$t/serve-page" "the npm package puppeteer-core is missing: npm ci --prefix tests (or make deps)"
+					fi
+					kill "$SPID"
+					wait "$SPID" 2>/dev/null
+				fi
+			fi
 			;;
 		frag) check_grep "$t/text-names-fragmentation" '^verdict: malloc held free grew by .*fragmentation' "$d/m.txt" ;;
 		iseq)
