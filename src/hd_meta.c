@@ -154,7 +154,8 @@ static VALUE stat_heap(long i)
  * the heaps' mean slot size (3.3, 3.4), or at the one slot size (3.1). */
 static void ruby_heap(VALUE h)
 {
-	VALUE ic = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
+	VALUE ic = rb_const_defined(rb_mGC, rb_intern("INTERNAL_CONSTANTS")) ?
+		rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS")) : Qnil;
 	size_t page = hash_size(ic, "HEAP_PAGE_SIZE");
 	size_t pools = hash_size(ic, "SIZE_POOL_COUNT");
 	size_t live = gc_stat("heap_live_slots");
