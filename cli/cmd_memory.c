@@ -49,7 +49,8 @@ struct one {
 	int has_sidecar;
 	struct cli_sidecar sc;
 	hd_memory_split split;
-	hd_memory_sites sites;
+	hd_memory_sites sites; /* their files are the store's: open till printed */
+	hd_store *s;
 };
 
 /* input k: its store for the memsize and the sites, its sidecar */
@@ -76,9 +77,8 @@ static int load(struct one *o, const char *path)
 		o->sc.mem.has |= HD_MEM_HAS_MEMSIZE;
 		hd_memory_split_get(&o->split, &o->sc.mem);
 	}
-	rc = hd_memory_iseq_sites(&o->sites, s, &err) ? cli_lib_error(&err) : 0;
-	hd_store_close(s);
-	return rc;
+	o->s = s;
+	return hd_memory_iseq_sites(&o->sites, s, &err) ? cli_lib_error(&err) : 0;
 }
 
 static size_t shown(const struct one *o)
@@ -364,6 +364,7 @@ int cmd_memory(int argc, char **argv)
 		if (o[k].has_sidecar)
 			cli_sidecar_free(&o[k].sc);
 		hd_memory_sites_free(&o[k].sites);
+		hd_store_close(o[k].s);
 	}
 	free(o);
 	free(splits);
