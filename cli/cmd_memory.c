@@ -101,6 +101,14 @@ static void text_signed(char *buf, size_t size, int64_t d)
 	snprintf(buf, size, "%s%s", d < 0 ? "-" : d ? "+" : "", h);
 }
 
+/* a sidecar's string, escaped, or dflt when empty */
+static void text_or(const char *s, const char *dflt)
+{
+	if (!*s)
+		s = dflt;
+	cli_text_string(stdout, s, strlen(s));
+}
+
 static void text_one(const struct one *o)
 {
 	const hd_memory_split *sp = &o->split;
@@ -114,12 +122,13 @@ static void text_one(const struct one *o)
 		fputs(": no sidecar (DUMP.hdmeta, written by the heapdump gem "
 		      "or heapdump dump): the process is not known\n", stdout);
 	} else {
-		printf(" (pid %llu, ruby %s, malloc %s, from %s)\n",
-		       (unsigned long long)o->sc.pid,
-		       o->sc.ruby_version[0] ? o->sc.ruby_version : "?",
-		       o->sc.mem_allocator[0] ? o->sc.mem_allocator : "?",
-		       o->sc.mem_source[0] ? o->sc.mem_source :
-					     "an older sidecar");
+		printf(" (pid %llu, ruby ", (unsigned long long)o->sc.pid);
+		text_or(o->sc.ruby_version, "?");
+		fputs(", malloc ", stdout);
+		text_or(o->sc.mem_allocator, "?");
+		fputs(", from ", stdout);
+		text_or(o->sc.mem_source, "an older sidecar");
+		fputs(")\n", stdout);
 		printf("  %-32s %10s  100.0%%\n", "rss",
 		       cli_human_bytes(sp->rss, h, sizeof(h)));
 		for (b = 0; b < HD_MEM_NBUCKETS; b++) {

@@ -170,6 +170,10 @@ for R in ${HD_RUBIES:-ruby}; do
 			check "$t/old-sidecar-split" '[true,null,true,true,""]' "$(jq -c '.dumps[1] | [.known, .buckets.slots_live, .buckets.other_malloc != null, .buckets.unexplained > 0, .source]' "$o/m.json")"
 			check_grep "$t/old-sidecar-stats" '^rss ' "$("$H" stats -q "$o/after.json" >"$o/stats.txt"; echo "$o/stats.txt")"
 			check_grep "$t/new-sidecar-stats" '^rss ' "$("$H" stats -q "$d/after.json" >"$d/stats.txt"; echo "$d/stats.txt")"
+			# a sidecar's strings are escaped in text (a terminal escape)
+			printf '{"heapdump_sidecar":1,"pid":1,"rss_bytes":100,"ruby_version":"3.\033[2J1","mem_rss":100,"mem_anon":50,"mem_allocator":"gl\001ibc"}\n' >"$o/after.json.meta.json"
+			"$H" memory -q "$o/after.json" >"$o/esc.txt" 2>&1
+			check "$t/text-escaped" "0 1" "$(tr -d '\n' <"$o/esc.txt" | od -An -c | grep -c '033' ) $(grep -c 'ruby 3.\\u001b\[2J1, malloc gl\\u0001ibc' "$o/esc.txt")"
 			rm "$o/before.json.meta.json" "$o/after.json.meta.json"
 			check_rc "$t/no-sidecar-fails" 1 "$H" memory -q "$o/after.json"
 			check_grep "$t/no-sidecar-says" 'no sidecar' "$TMP/out"
