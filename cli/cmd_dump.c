@@ -311,10 +311,98 @@ static int move_out(const char *found, const char *out, long euid)
 	return rc;
 }
 
+/* ---- the process's memory from outside (issue 35 section 1) ---- */
+
+/* The sidecar's text (up to 1 MiB, NUL-terminated) when it is a regular
+ * file: malloc'ed, or NULL */
+static char *read_small(const char *path)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return NULL;
+	if ((buf = malloc((1u << 20) + 1)))
+		n = fread(buf, 1, 1u << 20, f);
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * What /proc says of process pid (hd_memory_probe: smaps_rollup, the
+ * thread stacks), into the dump's sidecar when it lacks the mem_ keys:
+ * a gem's sidecar (the name move_out moves, trusted as it judges it)
+ * gets them appended; a dump of --attach, which has none, gets one of
+ * its own. Measured now, after the dump, not when it began: mem_source
+ * "proc" says so. Anything else (another user's file, a link, a file
+ * that is not a gem's sidecar) is left alone; a failure is said and
+ * changes nothing.
+ */
+static void outside_sidecar(const char *found, long pid, long euid)
+{
+	char *path = concat(found, CLI_SIDECAR_SUFFIX), *old = NULL, *end;
+	hd_error err = { 0 };
+	hd_memory_proc p;
+	hd_outfile *o = NULL;
+	struct stat sb;
+	char why[160];
+	FILE *f;
+
+	if (path && lstat(path, &sb) != 0) {
+		free(path);
+		path = concat(found, ".meta.json");
+		if (path && lstat(path, &sb) != 0) {
+			free(path);
+			path = A.attach ? concat(found, CLI_SIDECAR_SUFFIX) : NULL;
+		} else if (path && cli_dump_trusted(path, euid, why, sizeof(why))) {
+			goto out;
+		}
+	} else if (path && cli_dump_trusted(path, euid, why, sizeof(why))) {
+		goto out;
+	}
+	if (!path || hd_memory_probe(&p, (int)pid, &err) != 0)
+		goto out;
+	if (lstat(path, &sb) == 0 &&
+	    (!(old = read_small(path)) || strstr(old, "\"mem_rss\"") ||
+	     strncmp(old, "{\"heapdump_sidecar\":", 20) != 0 ||
+	     !(end = strrchr(old, '}'))))
+		goto out;
+	if (hd_outfile_open(&o, path, found, 0, &err) ||
+	    !(f = hd_outfile_stream(o, &err))) {
+		cli_error("%s", err.msg);
+		goto out;
+	}
+	if (old)
+		fprintf(f, "%.*s,", (int)(end - old), old);
+	else
+		fprintf(f, "{\"heapdump_sidecar\":1,\"pid\":%ld,\"rss_bytes\":%llu,",
+			pid, (unsigned long long)p.rss);
+	fprintf(f, "\"heapdump_memory\":1,\"mem_source\":\"proc\",\"mem_rss\":%llu,"
+		"\"mem_anon\":%llu,\"mem_file\":%llu,\"mem_shmem\":%llu",
+		(unsigned long long)p.rss, (unsigned long long)p.anon,
+		(unsigned long long)p.file, (unsigned long long)p.shmem);
+	if (p.has_stacks)
+		fprintf(f, ",\"mem_stacks\":%llu,\"mem_stack_count\":%llu",
+			(unsigned long long)p.stacks,
+			(unsigned long long)p.stack_count);
+	fputs("}\n", f);
+	if (hd_outfile_commit(o, &err))
+		cli_error("%s", err.msg);
+out:
+	hd_outfile_free(o);
+	free(old);
+	free(path);
+}
+
 /* The end of both routes: the dump moved to -o's name if given, its name
  * printed; found is freed. */
-static int finish(int rc, char *found, long euid)
+static int finish(int rc, char *found, long euid, long pid)
 {
+	if (!rc)
+		outside_sidecar(found, pid, euid);
 	if (!rc && A.out)
 		rc = move_out(found, A.out, euid);
 	if (!rc)
@@ -384,7 +472,7 @@ static int dump_attached(long pid)
 		return EXIT_FAIL;
 	}
 	rc = cli_attach_dump(pid, absdir, A.timeout, A.quiet, &found);
-	return finish(rc, found, euid);
+	return finish(rc, found, euid, pid);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -435,5 +523,5 @@ int cmd_dump(int argc, char **argv)
 	if (!rc)
 		rc = wait_for_dump(pid, dir, prefix, &seen, euid, &found);
 	names_free(&seen);
-	return finish(rc, found, euid);
+	return finish(rc, found, euid, pid);
 }

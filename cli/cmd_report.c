@@ -844,6 +844,59 @@ static void process_growth_html(void)
 	      "</section>\n", F);
 }
 
+/* ---- where each dump's RSS goes (heapdump memory's split) ---- */
+
+/* A table, a column a dump that has the figures, a row a bucket; nothing
+ * when no dump has a sidecar. */
+static void memory_html(hd_store *const *s, const struct cli_input *in,
+			size_t n)
+{
+	hd_memory_split sp[MAX_DUMPS];
+	size_t k, any = 0;
+	int b;
+
+	for (k = 0; k < n && k < MAX_DUMPS; k++)
+		any += (size_t)cli_memory_split(&sp[k], in[k].path, s[k]);
+	if (!any)
+		return;
+	fputs("<h2 id=\"memory-title\">Where the RSS goes</h2>\n<p class="
+	      "\"muted\">From each dump's sidecar, as <code>heapdump memory"
+	      "</code> splits it: the parts add up to the RSS.</p>\n"
+	      "<table id=\"memory\">\n<tr><th></th>", F);
+	for (k = 0; k < n && k < MAX_DUMPS; k++)
+		if (sp[k].known)
+			fprintf(F, "<th>dump %zu</th>", k + 1);
+	fputs("</tr>\n<tr class=\"rss\"><td>RSS</td>", F);
+	for (k = 0; k < n && k < MAX_DUMPS; k++) {
+		if (!sp[k].known)
+			continue;
+		fputs("<td>", F);
+		html_bytes(F, "rss", sp[k].rss);
+		fputs("</td>", F);
+	}
+	fputs("</tr>\n", F);
+	for (b = 0; b < HD_MEM_NBUCKETS; b++) {
+		fprintf(F, "<tr class=\"%s\"><td>",
+			hd_memory_bucket_key((hd_memory_bucket)b));
+		html_str(F, hd_memory_bucket_label((hd_memory_bucket)b));
+		fputs("</td>", F);
+		for (k = 0; k < n && k < MAX_DUMPS; k++) {
+			if (!sp[k].known)
+				continue;
+			fputs("<td>", F);
+			if (sp[k].measured & (1u << b))
+				html_bytes(F, hd_memory_bucket_key(
+						      (hd_memory_bucket)b),
+					   sp[k].bytes[b]);
+			else
+				fputs("&ndash;", F);
+			fputs("</td>", F);
+		}
+		fputs("</tr>\n", F);
+	}
+	fputs("</table>\n", F);
+}
+
 static int leak_page(struct leak *r)
 {
 	char title[64];
@@ -861,6 +914,7 @@ static int leak_page(struct leak *r)
 		r->d->has_later ? "leak" : "growth");
 	process_growth_html();
 	dumps_table(r);
+	memory_html(r->s, r->in, (size_t)r->nin);
 	verdict(r);
 	if (r->t.groups) {
 		fprintf(F, "<h2 id=\"suspects-title\">Suspects</h2>\n<p "
@@ -1186,6 +1240,7 @@ static int one_report(const char *path, struct cli_out *out)
 	      "report BEFORE AFTER LATER</code>.</li></ul>\n</section>\n", F);
 	totals_html(&in, &t);
 	process_html(in.path, s, &t);
+	memory_html(&s, &in, 1);
 	if ((rc = retainers_html(s, d))) {
 		cli_out_abort(out);
 		goto out;

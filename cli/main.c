@@ -52,6 +52,8 @@ const struct cli_command cli_commands[] = {
 	  "irb with the dumps loaded: the gem's HeapDump::Heap API" },
 	{ "malloc", cmd_malloc,
 	  "native memory by Ruby line: run under the malloc tracker, report" },
+	{ "memory", cmd_memory,
+	  "where the process's RSS goes: Ruby slots, malloc, fragmentation..." },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

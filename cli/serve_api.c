@@ -928,6 +928,45 @@ static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 	fprintf(f, "]}");
 }
 
+/* ,"memory":{"buckets":[{key, label}...],"dumps":[{dump, rss, bytes}]}:
+ * where each dump's RSS goes (heapdump memory's split), for the dumps
+ * whose sidecars say; null when none does */
+static void memory_json(FILE *f, struct serve_state *st)
+{
+	hd_memory_split sp;
+	int k, b, any = 0;
+
+	for (k = 0; k < st->n; k++) {
+		if (!cli_memory_split(&sp, st->in[k].path, st->ss[k]))
+			continue;
+		if (!any++) {
+			fprintf(f, ",\"memory\":{\"buckets\":[");
+			for (b = 0; b < HD_MEM_NBUCKETS; b++)
+				fprintf(f, "%s{\"key\":\"%s\",\"label\":\"%s\"}",
+					b ? "," : "",
+					hd_memory_bucket_key((hd_memory_bucket)b),
+					hd_memory_bucket_label((hd_memory_bucket)b));
+			fprintf(f, "],\"dumps\":[");
+		} else {
+			fputc(',', f);
+		}
+		fprintf(f, "{\"dump\":");
+		jstr(f, st->in[k].name);
+		fprintf(f, ",\"rss\":%llu,\"bytes\":[",
+			(unsigned long long)sp.rss);
+		for (b = 0; b < HD_MEM_NBUCKETS; b++) {
+			if (b)
+				fputc(',', f);
+			if (sp.measured & (1u << b))
+				fprintf(f, "%llu", (unsigned long long)sp.bytes[b]);
+			else
+				fputs("null", f);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, any ? "]}" : ",\"memory\":null");
+}
+
 static void api_overview(struct serve_state *st, const struct serve_req *r,
 			 struct out *o)
 {
@@ -1012,6 +1051,7 @@ static void api_overview(struct serve_state *st, const struct serve_req *r,
 	} else {
 		fprintf(f, ",\"process\":null");
 	}
+	memory_json(f, st);
 	fprintf(f, "}");
 	out_close(o, 200);
 }

@@ -83,6 +83,36 @@ struct field {
 	const char *val;     /* first byte of the value */
 };
 
+/* the mem_* keys of the whole process into sc->mem */
+static void store_memory(struct cli_sidecar *sc, const struct field *f,
+			 uint64_t v)
+{
+	static const struct { const char *name; size_t off; unsigned has; } mem[] = {
+#define M(k, field, bit) { k, offsetof(hd_memory_sample, field), bit }
+		M("mem_rss", rss, HD_MEM_HAS_RSS),
+		M("mem_anon", anon, HD_MEM_HAS_SPLIT),
+		M("mem_malloc_in_use", malloc_in_use, HD_MEM_HAS_MALLOC),
+		M("mem_malloc_free", malloc_free, HD_MEM_HAS_MALLOC_FREE),
+		M("mem_heap_bytes", heap_bytes, HD_MEM_HAS_SLOTS),
+		M("mem_live_slot_bytes", live_slot_bytes, HD_MEM_HAS_SLOTS),
+		M("mem_stacks", stacks, HD_MEM_HAS_STACKS),
+		M("mem_jit_code", jit, HD_MEM_HAS_JIT),
+		M("dump_memsize", objects_memsize, HD_MEM_HAS_MEMSIZE),
+#undef M
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
+		uint64_t *at = (uint64_t *)((char *)&sc->mem + mem[i].off);
+
+		if (strlen(mem[i].name) != f->key_len ||
+		    memcmp(mem[i].name, f->key, f->key_len) != 0)
+			continue;
+		*at = v;
+		sc->mem.has |= mem[i].has;
+	}
+}
+
 static void store_number(struct cli_sidecar *sc, const struct field *f)
 {
 	static const struct { const char *name; size_t off, has; } nums[] = {
@@ -99,6 +129,7 @@ static void store_number(struct cli_sidecar *sc, const struct field *f)
 
 	if (*f->val < '0' || *f->val > '9')
 		return;
+	store_memory(sc, f, strtoull(f->val, NULL, 10));
 	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		if (strlen(nums[i].name) != f->key_len ||
 		    memcmp(nums[i].name, f->key, f->key_len) != 0)
@@ -133,6 +164,10 @@ static void on_field(struct cli_sidecar *sc, const struct field *f,
 		     sizeof(sc->ruby_version));
 	store_string(f, "time", end, sc->time, sizeof(sc->time));
 	store_string(f, "host", end, sc->host, sizeof(sc->host));
+	store_string(f, "mem_allocator", end, sc->mem_allocator,
+		     sizeof(sc->mem_allocator));
+	store_string(f, "mem_source", end, sc->mem_source,
+		     sizeof(sc->mem_source));
 }
 
 /* Visits the keys of the top-level object; -1 if it is not one. */
@@ -227,6 +262,15 @@ int cli_sidecar_read(const char *dump_path, struct cli_sidecar *sc)
 		return 0;
 	}
 	free(buf);
+	/* an older sidecar: its RSS and malloc in use */
+	if (!(sc->mem.has & HD_MEM_HAS_RSS)) {
+		sc->mem.rss = sc->rss;
+		sc->mem.has |= HD_MEM_HAS_RSS;
+	}
+	if (sc->has_malloc && !(sc->mem.has & HD_MEM_HAS_MALLOC)) {
+		sc->mem.malloc_in_use = sc->malloc_in_use;
+		sc->mem.has |= HD_MEM_HAS_MALLOC;
+	}
 	return 1;
 }
 
@@ -277,9 +321,26 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The RSS split (heapdump memory's), when the sidecar has the mem_
+ * figures of the whole process: *out, and 1 */
+static int memory_split(const struct cli_sidecar *sc, uint64_t objects_memsize,
+			hd_memory_split *out)
+{
+	hd_memory_sample m = sc->mem;
+
+	if (!(m.has & HD_MEM_HAS_SPLIT))
+		return 0;
+	m.objects_memsize = objects_memsize;
+	m.has |= HD_MEM_HAS_MEMSIZE;
+	hd_memory_split_get(out, &m);
+	return out->known;
+}
+
 void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize)
 {
 	char a[32], b[32];
+	hd_memory_split sp;
+	int k;
 
 	printf("%-12s pid %llu, ruby %s, %s (%s)\n", "process",
 	       (unsigned long long)sc->pid,
@@ -299,10 +360,22 @@ void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize)
 		printf("%-12s %s in use: %.1f%% of rss\n", "malloc",
 		       cli_human_bytes(sc->malloc_in_use, a, sizeof(a)),
 		       share(sc->malloc_in_use, sc->rss));
+	if (!memory_split(sc, objects_memsize, &sp))
+		return;
+	printf("%-12s (heapdump memory)\n", "rss split");
+	for (k = 0; k < HD_MEM_NBUCKETS; k++)
+		if (sp.measured & (1u << k))
+			printf("  %-30s %10s  %5.1f%%\n",
+			       hd_memory_bucket_label((hd_memory_bucket)k),
+			       cli_human_bytes(sp.bytes[k], a, sizeof(a)),
+			       share(sp.bytes[k], sp.rss));
 }
 
 void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize)
 {
+	hd_memory_split sp;
+	int b;
+
 	printf(",\"process\":{\"sidecar\":");
 	cli_json_string(stdout, sc->path, strlen(sc->path));
 	printf(",\"pid\":%llu,\"ruby_version\":", (unsigned long long)sc->pid);
@@ -317,11 +390,23 @@ void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize)
 	if (sc->has_malloc)
 		printf(",\"malloc_in_use\":%llu",
 		       (unsigned long long)sc->malloc_in_use);
+	if (memory_split(sc, objects_memsize, &sp)) {
+		printf(",\"memory\":{\"rss\":%llu", (unsigned long long)sp.rss);
+		for (b = 0; b < HD_MEM_NBUCKETS; b++)
+			if (sp.measured & (1u << b))
+				printf(",\"%s\":%llu",
+				       hd_memory_bucket_key((hd_memory_bucket)b),
+				       (unsigned long long)sp.bytes[b]);
+		printf("}");
+	}
 	printf("}");
 }
 
 void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize)
 {
+	hd_memory_split sp;
+	int b;
+
 	printf("process\trss\t%llu\n", (unsigned long long)sc->rss);
 	printf("process\tobjects_memsize\t%llu\n",
 	       (unsigned long long)objects_memsize);
@@ -331,4 +416,34 @@ void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize)
 	if (sc->has_malloc)
 		printf("process\tmalloc_in_use\t%llu\n",
 		       (unsigned long long)sc->malloc_in_use);
+	if (!memory_split(sc, objects_memsize, &sp))
+		return;
+	for (b = 0; b < HD_MEM_NBUCKETS; b++)
+		if (sp.measured & (1u << b))
+			printf("process\tmemory_%s\t%llu\n",
+			       hd_memory_bucket_key((hd_memory_bucket)b),
+			       (unsigned long long)sp.bytes[b]);
+}
+
+int cli_memory_split(hd_memory_split *out, const char *path,
+		     const hd_store *s)
+{
+	struct cli_sidecar sc;
+	const char *dump = path;
+	hd_store_info si;
+
+	memset(out, 0, sizeof(*out));
+	if (s && hd_store_is_store(path)) {
+		hd_store_info_get(&si, s);
+		dump = si.source_path && *si.source_path ? si.source_path : "-";
+	}
+	if (strcmp(dump, "-") == 0 || !cli_sidecar_read(dump, &sc))
+		return 0;
+	if (s) {
+		sc.mem.objects_memsize = hd_process_heap_memsize(s);
+		sc.mem.has |= HD_MEM_HAS_MEMSIZE;
+	}
+	hd_memory_split_get(out, &sc.mem);
+	cli_sidecar_free(&sc);
+	return out->known;
 }

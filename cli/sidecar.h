@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "heapdump.h"
+
 /* the sidecar's name beside DUMP, that globs of dumps (*.json,
  * *.json.gz) miss; DUMP.meta.json, the old name, is read too */
 #define CLI_SIDECAR_SUFFIX ".hdmeta"
@@ -19,6 +21,12 @@ struct cli_sidecar {
 	char ruby_version[32];
 	char time[40];
 	char host[256];
+	/* the whole process (mem_* keys, man 5 heapdump-dump), or of an
+	 * older sidecar rss_bytes, malloc_in_use_bytes and dump_memsize
+	 * alone: for heapdump memory (hd_memory_split_get) */
+	hd_memory_sample mem;
+	char mem_allocator[16];  /* "glibc", "jemalloc", or "" */
+	char mem_source[16];     /* "smaps_rollup", "status", "proc" */
 };
 
 /* Reads DUMP.hdmeta, else DUMP.meta.json, when dump_path is a file and
@@ -38,5 +46,12 @@ int cli_skip_sidecars(int argc, char **argv, int first);
 void cli_sidecar_text(const struct cli_sidecar *sc, uint64_t objects_memsize);
 void cli_sidecar_json(const struct cli_sidecar *sc, uint64_t objects_memsize);
 void cli_sidecar_tsv(const struct cli_sidecar *sc, uint64_t objects_memsize);
+
+/* The RSS split of one input (heapdump memory's, report's, serve's): the
+ * sidecar of path (a dump), or of the source dump of s when path is a
+ * store, with s's memsize (hd_process_heap_memsize): 1 and *out, or 0
+ * when there is no sidecar. */
+int cli_memory_split(hd_memory_split *out, const char *path,
+		     const hd_store *s);
 
 #endif

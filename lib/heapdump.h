@@ -1984,6 +1984,190 @@ HD_API int hd_process_judge(hd_process_verdict *out,
  * (saturated at UINT64_MAX). */
 HD_API uint64_t hd_process_heap_memsize(const hd_store *s);
 
+/*
+ * Where the RSS goes (issue 35 section 1): the figures a dump's sidecar
+ * records of the whole process (/proc, malloc, the Ruby heap's pages,
+ * thread stacks, JIT code) and the dump's memsize, split into buckets
+ * that add up to the RSS; with several dumps, each bucket's growth and
+ * the one that grew. man 1 heapdump-memory.
+ */
+
+/** What /proc says of a process (hd_memory_probe). */
+typedef struct hd_memory_proc {
+	uint64_t rss;         /**< bytes resident */
+	uint64_t anon;        /**< of which anonymous */
+	uint64_t file;        /**< of which file-backed or shared memory
+				   (rss - anon) */
+	uint64_t shmem;       /**< of which shared memory (status RssShmem) */
+	uint64_t stacks;      /**< resident bytes of the thread stacks */
+	uint64_t stack_count; /**< thread stacks found */
+	/** "smaps_rollup", "status" (no smaps_rollup: status's counters)
+	 *  or "" (nothing read) */
+	const char *source;
+	int has_stacks;       /**< the stacks were read (smaps) */
+} hd_memory_proc;
+
+/**
+ * Reads /proc/PID (pid 0: self) for hd_memory_proc: smaps_rollup's Rss
+ * and Anonymous (status's VmRSS and RssAnon when it is missing), status's
+ * RssShmem, and the thread stacks: the [stack] mapping and every mapping
+ * of smaps that holds a thread's stack pointer (task/TID/syscall), each
+ * counted once, with its Rss. Allocates nothing on the heap but stdio's.
+ * @return 0, HD_EIO (neither smaps_rollup nor status can be read)
+ */
+HD_API int hd_memory_probe(hd_memory_proc *out, int pid, hd_error *err);
+
+/** Figures a sidecar may give (bits of hd_memory_sample.has). */
+enum {
+	HD_MEM_HAS_RSS = 1u << 0,    /**< rss */
+	HD_MEM_HAS_SPLIT = 1u << 1,  /**< anon (file = rss - anon) */
+	HD_MEM_HAS_MALLOC = 1u << 2, /**< malloc_in_use */
+	HD_MEM_HAS_MALLOC_FREE = 1u << 3,
+	HD_MEM_HAS_SLOTS = 1u << 4,  /**< heap_bytes, live_slot_bytes */
+	HD_MEM_HAS_STACKS = 1u << 5,
+	HD_MEM_HAS_JIT = 1u << 6,
+	HD_MEM_HAS_MEMSIZE = 1u << 7 /**< objects_memsize */
+};
+
+/** One dump: its process's figures (bytes) and its heap's memsize. */
+typedef struct hd_memory_sample {
+	unsigned has;             /**< HD_MEM_HAS_ bits */
+	uint64_t rss, anon;
+	uint64_t malloc_in_use;   /**< mallinfo2 uordblks + hblkhd, or
+				       jemalloc's stats.allocated */
+	uint64_t malloc_free;     /**< mallinfo2 fordblks, or jemalloc's
+				       stats.resident - stats.allocated */
+	uint64_t heap_bytes;      /**< Ruby heap pages x page size */
+	uint64_t live_slot_bytes; /**< live slots x their slot size */
+	uint64_t stacks;          /**< thread stacks, resident */
+	uint64_t jit;             /**< JIT code (YJIT's code_region_size;
+				       its own allocations are malloc's) */
+	uint64_t objects_memsize; /**< the dump's memsize (slots included) */
+} hd_memory_sample;
+
+/** The buckets of hd_memory_split, in the order they are filled. */
+typedef enum hd_memory_bucket {
+	HD_MEM_SLOTS_LIVE,    /**< Ruby object slots, live */
+	HD_MEM_SLOTS_FREE,    /**< Ruby heap pages' free slots */
+	HD_MEM_STACKS,        /**< thread stacks */
+	HD_MEM_JIT,           /**< JIT code (its region, not its malloc) */
+	HD_MEM_OBJECT_MALLOC, /**< malloc owned by Ruby objects (memsize) */
+	HD_MEM_OTHER_MALLOC,  /**< malloc in use that no object accounts for */
+	HD_MEM_MALLOC_FREE,   /**< malloc held free (fragmentation) */
+	HD_MEM_OTHER_ANON,    /**< the rest of the anonymous memory */
+	HD_MEM_FILE,          /**< file-backed and shared memory */
+	HD_MEM_UNEXPLAINED,   /**< the rest when the split is unknown */
+	HD_MEM_NBUCKETS
+} hd_memory_bucket;
+
+/** The stable name of a bucket ("slots_live", ...), for JSON and TSV. */
+HD_API const char *hd_memory_bucket_key(hd_memory_bucket b);
+/** Its words ("Ruby object slots, live"). */
+HD_API const char *hd_memory_bucket_label(hd_memory_bucket b);
+
+/** The split of one dump's RSS. */
+typedef struct hd_memory_split {
+	int known;                      /**< the sample had the RSS */
+	uint64_t rss;
+	uint64_t bytes[HD_MEM_NBUCKETS]; /**< add up to rss exactly */
+	unsigned measured;              /**< bit 1 << b: bucket b came from
+					     a figure (else 0, unknown) */
+	/** what the figures said beyond the anonymous memory resident,
+	 *  cut off bucket by bucket in the order above (malloc's free
+	 *  memory that is not resident, mostly) */
+	uint64_t overcount;
+} hd_memory_split;
+
+/**
+ * Splits sample's RSS: the anonymous memory is given in bucket order,
+ * each bucket at most what remains (live slots, free slots, stacks, the
+ * memsize beyond the live slots as object-owned malloc, at most malloc
+ * in use, the rest of malloc in use, JIT, malloc's free bytes), the
+ * remainder is other anonymous memory, rss - anon file-backed. Without
+ * the anonymous split, the remainder is unexplained. Reads nothing else.
+ */
+HD_API void hd_memory_split_get(hd_memory_split *out,
+				const hd_memory_sample *sample);
+
+/** What grew, of the verdict's groups. */
+typedef enum hd_memory_group {
+	HD_MEMG_NONE,          /**< nothing grew enough, or unknown */
+	HD_MEMG_RUBY,          /**< slots live + free + object malloc */
+	HD_MEMG_NATIVE_MALLOC, /**< malloc in use outside objects */
+	HD_MEMG_MALLOC_FREE,   /**< malloc held free */
+	HD_MEMG_STACKS,
+	HD_MEMG_JIT,
+	HD_MEMG_OTHER_ANON,
+	HD_MEMG_FILE,
+	HD_MEMG_UNEXPLAINED
+} hd_memory_group;
+
+/** The stable name of a group ("ruby", "native_malloc", "malloc_free",
+ *  "stacks", "jit", "other_anon", "file", "unexplained"; "none"). */
+HD_API const char *hd_memory_group_key(hd_memory_group g);
+
+/** Options for hd_memory_judge(); initialise with HD_MEMORY_OPTIONS_INIT. */
+typedef struct hd_memory_options {
+	unsigned int version; /**< HD_MEMORY_OPTIONS_VERSION */
+	uint64_t min_growth;  /**< a group names the growth when it grew by
+				   this much (HD_PROCESS_MIN_GROWTH)... */
+	double min_share;     /**< ...and by this share of the RSS growth
+				   (0.5) */
+} hd_memory_options;
+#define HD_MEMORY_OPTIONS_VERSION 1
+#define HD_MEMORY_OPTIONS_INIT \
+	{ HD_MEMORY_OPTIONS_VERSION, HD_PROCESS_MIN_GROWTH, 0.5 }
+
+/** The judgement of n splits, first to last. */
+typedef struct hd_memory_verdict {
+	int known;                       /**< every split known */
+	int64_t rss_growth;
+	int64_t growth[HD_MEM_NBUCKETS]; /**< last - first, per bucket */
+	hd_memory_group group;           /**< the group that grew */
+	int64_t group_growth;
+	/** "malloc held free grew by 40.1 MB of the RSS's 41.0 MB: ..."; or
+	 *  the RSS's growth alone, when no group names it; "" unknown */
+	char text[320];
+} hd_memory_verdict;
+
+/**
+ * Judges n splits of one process's dumps (n >= 2, in the order taken):
+ * each bucket's growth, and the group (hd_memory_group) that grew by at
+ * least min_growth and min_share of the RSS's growth, the largest.
+ * @return 0, HD_EINVAL (n < 2, splits NULL, an unknown options version,
+ *         min_share outside [0, 1])
+ */
+HD_API int hd_memory_judge(hd_memory_verdict *out,
+			   const hd_memory_split *splits, size_t n,
+			   const hd_memory_options *opts, hd_error *err);
+
+/** Instruction sequences grouped by the line that made them. */
+typedef struct hd_memory_site {
+	const char *file;   /**< borrowed from the store; NULL untraced */
+	size_t file_len;
+	uint64_t line;
+	uint64_t count;     /**< IMEMO/iseq objects */
+	uint64_t memsize;   /**< their memsize */
+} hd_memory_site;
+
+/** The sites of hd_memory_iseq_sites(); free with hd_memory_sites_free. */
+typedef struct hd_memory_sites {
+	hd_memory_site *site; /**< largest memsize first */
+	size_t n;
+	size_t cap;           /**< private */
+} hd_memory_sites;
+
+/**
+ * The IMEMO/iseq objects of s grouped by allocation site (file:line;
+ * the untraced ones together, file NULL, last among equals), by
+ * memsize, largest first, into out (which it empties first).
+ * @return 0, HD_ENOMEM
+ */
+HD_API int hd_memory_iseq_sites(hd_memory_sites *out, const hd_store *s,
+				hd_error *err);
+/** Frees what out holds (zeroes it). */
+HD_API void hd_memory_sites_free(hd_memory_sites *out);
+
 /* ===================================================================== */
 /* Trend: growth over many dumps                                         */
 /* ===================================================================== */

@@ -703,6 +703,51 @@ static VALUE heap_s_process_judge(VALUE self, VALUE samples)
 		rb_str_new_cstr(v.text));
 }
 
+/*
+ * Heap._memory_split(figures) -> [{key => bytes or nil}, overcount] or
+ * nil without an RSS: hd_memory_split_get over figures, [rss, anon,
+ * malloc_in_use, malloc_free, heap_bytes, live_slot_bytes, stacks, jit,
+ * objects_memsize], each an Integer or nil (not in the sidecar).
+ */
+static VALUE heap_s_memory_split(VALUE self, VALUE figs)
+{
+	static const unsigned bit[] = {
+		HD_MEM_HAS_RSS, HD_MEM_HAS_SPLIT, HD_MEM_HAS_MALLOC,
+		HD_MEM_HAS_MALLOC_FREE, HD_MEM_HAS_SLOTS, HD_MEM_HAS_SLOTS,
+		HD_MEM_HAS_STACKS, HD_MEM_HAS_JIT, HD_MEM_HAS_MEMSIZE
+	};
+	hd_memory_sample m;
+	hd_memory_split sp;
+	uint64_t *at[9];
+	VALUE h;
+	long k;
+	int b;
+
+	(void)self;
+	Check_Type(figs, T_ARRAY);
+	memset(&m, 0, sizeof(m));
+	at[0] = &m.rss, at[1] = &m.anon, at[2] = &m.malloc_in_use;
+	at[3] = &m.malloc_free, at[4] = &m.heap_bytes;
+	at[5] = &m.live_slot_bytes, at[6] = &m.stacks, at[7] = &m.jit;
+	at[8] = &m.objects_memsize;
+	for (k = 0; k < 9; k++) {
+		VALUE x = rb_ary_entry(figs, k);
+
+		if (NIL_P(x))
+			continue;
+		*at[k] = NUM2ULL(x);
+		m.has |= bit[k];
+	}
+	hd_memory_split_get(&sp, &m);
+	if (!sp.known)
+		return Qnil;
+	h = rb_hash_new();
+	for (b = 0; b < HD_MEM_NBUCKETS; b++)
+		rb_hash_aset(h, ID2SYM(rb_intern(hd_memory_bucket_key((hd_memory_bucket)b))),
+			     sp.measured & (1u << b) ? ULL2NUM(sp.bytes[b]) : Qnil);
+	return rb_ary_new_from_args(2, h, ULL2NUM(sp.overcount));
+}
+
 /* #_top(k) -> the ids of the k largest retained sizes (hd_domtree_top) */
 static VALUE heap_top(VALUE self, VALUE vk, VALUE weak)
 {
@@ -827,6 +872,8 @@ void hdx_init_heap(VALUE mod)
 	rb_define_method(hdx_cHeap, "_heap_memsize", heap_heap_memsize, 0);
 	rb_define_singleton_method(hdx_cHeap, "_process_judge",
 				   heap_s_process_judge, 1);
+	rb_define_singleton_method(hdx_cHeap, "_memory_split",
+				   heap_s_memory_split, 1);
 	rb_define_method(hdx_cHeap, "_top_classes", heap_top_classes, 1);
 	rb_define_method(hdx_cHeap, "_idom", heap_idom, 1);
 	rb_define_method(hdx_cHeap, "_roots", heap_roots, 0);

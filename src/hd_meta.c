@@ -15,6 +15,9 @@
 #ifdef HAVE_MALLINFO2
 #include <malloc.h>
 #endif
+#include <dlfcn.h>
+
+#include "heapdump.h"
 
 static void set(VALUE h, const char *key, unsigned long long v)
 {
@@ -71,6 +74,188 @@ static VALUE process_memory_m(VALUE self)
 
 	proc_status(h);
 	rb_hash_aset(h, rb_str_new_cstr("malloc"), hdx_malloc_stats());
+	return h;
+}
+
+/* ---- the whole process, for heapdump memory (issue 35 section 1) ---- */
+
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+
+/* jemalloc's stats.allocated and stats.resident after an epoch refresh,
+ * when jemalloc is the allocator (its mallctl found with dlsym): 1 */
+static int jemalloc_stats(VALUE h)
+{
+	mallctl_fn ctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
+	uint64_t epoch = 1;
+	size_t alloc = 0, active = 0, resident = 0, n = sizeof(size_t);
+
+	if (!ctl)
+		return 0;
+	ctl("epoch", &epoch, &n, &epoch, sizeof(epoch));
+	n = sizeof(size_t);
+	if (ctl("stats.allocated", &alloc, &n, NULL, 0) != 0)
+		return 0;
+	n = sizeof(size_t);
+	ctl("stats.active", &active, &n, NULL, 0);
+	n = sizeof(size_t);
+	ctl("stats.resident", &resident, &n, NULL, 0);
+	rb_hash_aset(h, rb_str_new_cstr("mem_allocator"),
+		     rb_str_new_cstr("jemalloc"));
+	set(h, "mem_malloc_in_use", alloc);
+	set(h, "mem_malloc_free", resident > alloc ? resident - alloc : 0);
+	set(h, "mem_jemalloc_active", active);
+	set(h, "mem_jemalloc_resident", resident);
+	return 1;
+}
+
+static void malloc_figures(VALUE h)
+{
+#ifdef HAVE_MALLINFO2
+	struct mallinfo2 mi;
+#endif
+
+	if (jemalloc_stats(h))
+		return;
+#ifdef HAVE_MALLINFO2
+	mi = mallinfo2();
+	rb_hash_aset(h, rb_str_new_cstr("mem_allocator"),
+		     rb_str_new_cstr("glibc"));
+	set(h, "mem_malloc_in_use", mi.uordblks + mi.hblkhd);
+	set(h, "mem_malloc_free", mi.fordblks);
+#endif
+}
+
+static size_t gc_stat(const char *key)
+{
+	return rb_gc_stat(ID2SYM(rb_intern(key)));
+}
+
+/* a Hash's Integer at a Symbol key, or 0 */
+static size_t hash_size(VALUE hash, const char *key)
+{
+	VALUE v;
+
+	if (!RB_TYPE_P(hash, T_HASH))
+		return 0;
+	v = rb_hash_lookup(hash, ID2SYM(rb_intern(key)));
+	return RB_INTEGER_TYPE_P(v) ? NUM2SIZET(v) : 0;
+}
+
+/* GC.stat_heap(i) of every heap (size pool), nil where there is none */
+static VALUE stat_heap(long i)
+{
+	if (!rb_respond_to(rb_mGC, rb_intern("stat_heap")))
+		return Qnil;
+	return rb_funcall(rb_mGC, rb_intern("stat_heap"), 1, LONG2NUM(i));
+}
+
+/* The Ruby heap: pages x page size, and the live slots' bytes: exact
+ * where each heap gives its live slots (4.0), else the live slots at
+ * the heaps' mean slot size (3.3, 3.4), or at the one slot size (3.1). */
+static void ruby_heap(VALUE h)
+{
+	VALUE ic = rb_const_defined(rb_mGC, rb_intern("INTERNAL_CONSTANTS")) ?
+		rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS")) : Qnil;
+	size_t page = hash_size(ic, "HEAP_PAGE_SIZE");
+	size_t pools = hash_size(ic, "SIZE_POOL_COUNT");
+	size_t live = gc_stat("heap_live_slots");
+	size_t free_slots = gc_stat("heap_free_slots");
+	size_t pages = gc_stat("heap_allocated_pages");
+	size_t slot = hash_size(ic, "RVALUE_SIZE");
+	size_t i, live_bytes = 0, slots = 0, slot_bytes = 0;
+	int exact = 1;
+	char sizes[128] = "";
+
+	if (!pools)
+		pools = hash_size(ic, "HEAP_COUNT");
+	if (!slot)
+		slot = hash_size(ic, "BASE_SLOT_SIZE");
+	for (i = 0; i < pools; i++) {
+		VALUE st = stat_heap((long)i);
+		size_t sz = hash_size(st, "slot_size");
+		size_t eden = hash_size(st, "heap_eden_slots");
+		VALUE lv = RB_TYPE_P(st, T_HASH) ?
+			rb_hash_lookup(st, ID2SYM(rb_intern("heap_live_slots"))) :
+			Qnil;
+		size_t l = strlen(sizes);
+
+		if (!sz)
+			break;
+		snprintf(sizes + l, sizeof(sizes) - l, "%s%zu", l ? "," : "", sz);
+		slots += eden;
+		slot_bytes += eden * sz;
+		if (RB_INTEGER_TYPE_P(lv)) {
+			live_bytes += NUM2SIZET(lv) * sz;
+		} else {
+			exact = 0;
+		}
+	}
+	if (!i || !exact) {
+		/* one heap, or heaps without their live count */
+		live_bytes = slots && i > 1 ?
+			(size_t)((double)live * (double)slot_bytes / (double)slots) :
+			live * slot;
+		exact = i <= 1;
+	}
+	if (!sizes[0])
+		snprintf(sizes, sizeof(sizes), "%zu", slot);
+	set(h, "mem_heap_pages", pages);
+	set(h, "mem_heap_page_size", page);
+	set(h, "mem_heap_bytes", pages * page);
+	set(h, "mem_live_slots", live);
+	set(h, "mem_free_slots", free_slots);
+	set(h, "mem_live_slot_bytes", live_bytes);
+	rb_hash_aset(h, rb_str_new_cstr("mem_slot_sizes"), rb_str_new_cstr(sizes));
+	rb_hash_aset(h, rb_str_new_cstr("mem_live_slot_bytes_exact"),
+		     exact ? Qtrue : Qfalse);
+}
+
+/* YJIT's code region and its own allocations, when YJIT is enabled */
+static void jit(VALUE h)
+{
+	VALUE vm, yjit, st;
+
+	if (!rb_const_defined(rb_cObject, rb_intern("RubyVM")))
+		return;
+	vm = rb_const_get(rb_cObject, rb_intern("RubyVM"));
+	if (!rb_const_defined(vm, rb_intern("YJIT")))
+		return;
+	yjit = rb_const_get(vm, rb_intern("YJIT"));
+	if (!RTEST(rb_funcall(yjit, rb_intern("enabled?"), 0)))
+		return;
+	st = rb_funcall(yjit, rb_intern("runtime_stats"), 0);
+	if (!RB_TYPE_P(st, T_HASH))
+		return;
+	rb_hash_aset(h, rb_str_new_cstr("mem_jit"), rb_str_new_cstr("yjit"));
+	set(h, "mem_jit_code", hash_size(st, "code_region_size"));
+	set(h, "mem_jit_alloc", hash_size(st, "yjit_alloc_size"));
+}
+
+/* :nodoc: the sidecar's mem_* keys (man 5 heapdump-dump): /proc
+ * (hd_memory_probe), malloc, the Ruby heap, JIT */
+static VALUE memory_m(VALUE self)
+{
+	VALUE h = rb_hash_new();
+	hd_memory_proc p;
+	hd_error err;
+
+	(void)self;
+	set(h, "heapdump_memory", 1);
+	if (hd_memory_probe(&p, 0, &err) == 0) {
+		rb_hash_aset(h, rb_str_new_cstr("mem_source"),
+			     rb_str_new_cstr(p.source));
+		set(h, "mem_rss", p.rss);
+		set(h, "mem_anon", p.anon);
+		set(h, "mem_file", p.file);
+		set(h, "mem_shmem", p.shmem);
+		if (p.has_stacks) {
+			set(h, "mem_stacks", p.stacks);
+			set(h, "mem_stack_count", p.stack_count);
+		}
+	}
+	malloc_figures(h);
+	ruby_heap(h);
+	jit(h);
 	return h;
 }
 
@@ -286,4 +471,5 @@ void hdx_init_meta(VALUE mod)
 	rb_define_module_function(mod, "_write_json", write_json_m, 2);
 	rb_define_module_function(mod, "process_memory", process_memory_m, 0);
 	rb_define_module_function(mod, "_hostname", hostname_m, 0);
+	rb_define_module_function(mod, "_memory", memory_m, 0);
 }

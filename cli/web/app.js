@@ -147,6 +147,15 @@ async function viewOverview() {
       p.memsize_of_all !== undefined ? ['memsize_of_all', bytes(p.memsize_of_all)] : null,
       p.malloc_in_use !== undefined ? ['malloc in use', bytes(p.malloc_in_use)] : null], 'ov-process'));
   }
+  if (o.memory) {
+    // where each dump's RSS goes (heapdump memory's split)
+    const m = o.memory;
+    const cell = v => v === null ? '–' : el('span', { 'data-bytes': String(v) }, bytes(v));
+    nodes.push(el('h2', {}, 'Where the RSS goes'));
+    nodes.push(table([{ label: 'part' }, ...m.dumps.map(d => ({ label: d.dump, num: 1 }))],
+      [['RSS', ...m.dumps.map(d => cell(d.rss))],
+        ...m.buckets.map((b, i) => [b.label, ...m.dumps.map(d => cell(d.bytes[i]))])], { id: 'ov-memory' }));
+  }
   nodes.push(el('h2', {}, 'By type'));
   nodes.push(table([{ label: 'type' }, { label: 'count', num: 1 }, { label: 'memsize', num: 1 }],
     o.by_type.map(r => [link('/group', { by: 'type', key: r.type }, r.type), num(r.count), num(r.memsize)]), { id: 'ov-types' }));

@@ -327,7 +327,7 @@ module HeapDump
         "ruby_description" => RUBY_DESCRIPTION,
         "process" => process_memory,
         "gc_stat" => GC.stat
-      }
+      }.merge!(_memory)
     end
 
     # since: is a GC generation, an unsigned 64-bit count

@@ -386,6 +386,30 @@ module HeapDump
       r && { rss_growth: r[0], malloc_growth: r[1], heap_growth: r[2], outside_ruby: r[3], text: r[4] }
     end
 
+    # What #memory returns: the dump's RSS and its parts, in bytes (nil:
+    # the sidecar lacks the figure), which add up to rss; overcount, what
+    # the figures said beyond the anonymous memory resident (man 1
+    # heapdump-memory).
+    Memory = Struct.new(:rss, :slots_live, :slots_free, :stacks, :jit, :object_malloc, :other_malloc,
+                        :malloc_free, :other_anon, :file, :unexplained, :overcount, keyword_init: true)
+
+    # call-seq:
+    #   heap.memory -> HeapDump::Heap::Memory or nil
+    #
+    # Where the process's RSS went when the dump began, from the gem's
+    # sidecar (#sidecar; nil without one): libheapdump's split
+    # (hd_memory_split_get), as `heapdump memory -f json` has it.
+    def memory
+      j = sidecar or return nil
+      int = ->(k) { j[k].is_a?(Integer) && j[k] >= 0 ? j[k] : nil }
+      figs = [int["mem_rss"] || int["rss_bytes"], int["mem_anon"],
+              int["mem_malloc_in_use"] || int["malloc_in_use_bytes"], int["mem_malloc_free"],
+              int["mem_heap_bytes"], int["mem_live_slot_bytes"], int["mem_stacks"], int["mem_jit_code"],
+              _heap_memsize]
+      r = Heap._memory_split(figs) or return nil
+      Memory.new(rss: figs[0], overcount: r[1], **r[0])
+    end
+
     # The id of a node argument: a HeapObject, an address or a node id.
     def node_of(obj) # :nodoc:
       case obj
