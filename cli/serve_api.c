@@ -80,9 +80,12 @@ struct serve_state {
 	struct cli_sidecar sc;
 	int has_sc;
 	hd_process_verdict proc;  /* the process growth of the sidecars */
-	hd_diff_result *diff;
+	/* the leak hunt as heapdump leaks runs it, with its defaults;
+	 * diff and leaks are borrowed from it */
+	hd_leak_session *ls;
+	const hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
-	hd_leaks *leaks;
+	const hd_leaks *leaks;
 	/* the counted nodes (not the tracer's or dump_all's) by retained
 	 * memsize, largest first: a group's objects are walked in it */
 	hd_node_id *order;
@@ -579,38 +582,21 @@ static int open_analyses(struct serve_state *st, int quiet)
 	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
-		hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 		const hd_store *side;
 		const hd_nodes *set;
 
-		if (hd_diff(&st->diff, st->ss[0], st->ss[1],
-			    st->n > 2 ? st->ss[st->n - 1] : NULL, NULL, &err))
-			return lib_fail(&err);
+		/* the session ran when the inputs were opened */
+		st->diff = hd_leak_session_diff(st->ls);
+		st->leaks = hd_leak_session_leaks(st->ls);
 		co.keys[0][0] = HD_KEY_CLASS;
 		co.nkeys[0] = 1;
 		co.ngroupings = 1;
 		side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
 		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
-		lo.top = 50;
-		lo.before = st->n > 2 ? NULL : st->ss[0];
 		if (hd_stats_new(&st->diff_st, &co, &err) ||
 		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
-		    hd_stats_finish(st->diff_st, &err) ||
-		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
+		    hd_stats_finish(st->diff_st, &err))
 			return lib_fail(&err);
-		/* with three dumps, the verdict names a growing collection
-		 * as heapdump leaks does */
-		if (st->n > 2) {
-			hd_growth *g = NULL;
-
-			if (hd_growth_build(&g, (const hd_store *const *)st->ss,
-					    (size_t)st->n, &err) ||
-			    hd_leaks_set_growth(st->leaks, g, &err)) {
-				hd_growth_free(g);
-				return lib_fail(&err);
-			}
-			hd_growth_free(g);
-		}
 	}
 	if (build_views(st)) {
 		cli_error("serve: out of memory");
@@ -675,8 +661,15 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 			goto fail;
 	}
 	st->s = st->ss[n - 1];
-	if (n > 1 && (rc = cli_check_order(st->ss, st->in, (size_t)n, 0)))
-		goto fail;
+	if (n > 1) {
+		/* leaks' defaults (HD_LEAK_SESSION_OPTIONS_INIT): top 5,
+		 * min-share 1%, min-leak 2 KiB, the diff's default rules */
+		hd_leak_session_options lso = HD_LEAK_SESSION_OPTIONS_INIT;
+
+		if ((rc = cli_leak_session(&st->ls, st->ss, st->in, (size_t)n,
+					   &lso, 0, NULL)))
+			goto fail;
+	}
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
 	if (n > 1)
 		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
@@ -696,9 +689,8 @@ void serve_state_free(struct serve_state *st)
 	if (!st)
 		return;
 	strings_wait(st);
-	hd_leaks_free(st->leaks);
 	hd_stats_free(st->diff_st);
-	hd_diff_result_free(st->diff);
+	hd_leak_session_free(st->ls);
 	hd_strings_free(st->strs);
 	free(st->lc);
 	free(st->lc_off);
@@ -1807,14 +1799,15 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
-/* The clusters shown (the first 20): the shape, how many suspects, the
+/* The clusters shown (the first top, as leaks shows them): the shape, how many suspects, the
  * ranks of the first ten, what they retain and its share. */
 static void clusters_json(FILE *f, const struct serve_state *st)
 {
 	size_t n = hd_leaks_cluster_count(st->leaks), i, k;
 
 	fprintf(f, ",\"clusters_total\":%zu,\"clusters\":[", n);
-	for (i = 0; i < n && i < 20; i++) {
+	for (i = 0; i < n && i < hd_leak_session_options_get(st->ls)->top;
+	     i++) {
 		const hd_leaks_cluster *c = hd_leaks_cluster_get(st->leaks, i);
 
 		fprintf(f, "%s{\"rank\":%zu,\"suspects\":%zu,"
