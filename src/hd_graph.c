@@ -137,8 +137,10 @@ static VALUE heap_subgraph_of(VALUE self, VALUE from, VALUE depth)
 /* ---- diff and leaks ---- */
 
 struct diff_run {
-	hd_diff_result *d;
-	hd_leaks *l;
+	hd_diff_result *own;     /* #_diff's own diff */
+	hd_leak_session *ls;     /* #_leaks: the hunt, as heapdump leaks */
+	const hd_diff_result *d; /* own, or the session's */
+	const hd_leaks *l;       /* the session's */
 	VALUE heaps[3];
 	struct hdx_heap *h[3];
 	int top;
@@ -235,6 +237,30 @@ static VALUE suspect_hash(struct diff_run *run, VALUE heap,
 	return r;
 }
 
+/* The session's caveats: [{"name", "warning", "text"}], as leaks -f
+ * json writes them */
+static VALUE caveats_value(const hd_leak_session *ls)
+{
+	unsigned int c = hd_leak_session_caveats(ls), bit;
+	VALUE a = rb_ary_new(), h;
+	char buf[1024];
+	size_t n;
+
+	for (bit = 1; bit && bit <= c; bit <<= 1) {
+		if (!(c & bit))
+			continue;
+		n = hd_leak_session_caveat_text(buf, sizeof(buf), ls, bit);
+		h = rb_hash_new();
+		SET(h, "name", rb_str_new_cstr(hd_caveat_name(bit)));
+		SET(h, "warning", hd_caveat_is_warning(bit) ? Qtrue : Qfalse);
+		SET(h, "text", rb_utf8_str_new(buf, (long)(n < sizeof(buf) ?
+								 n :
+								 sizeof(buf) - 1)));
+		rb_ary_push(a, h);
+	}
+	return a;
+}
+
 static VALUE leaks_hash(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
@@ -309,6 +335,7 @@ static VALUE leaks_hash(VALUE arg)
 		rb_ary_push(cl, h);
 	}
 	SET(r, "clusters", cl);
+	SET(r, "caveats", caveats_value(run->ls));
 	return r;
 }
 
@@ -316,9 +343,21 @@ static VALUE diff_free(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
 
-	hd_leaks_free(run->l);
-	hd_diff_result_free(run->d);
+	hd_leak_session_free(run->ls);
+	hd_diff_result_free(run->own);
 	return Qnil;
+}
+
+static void run_init(struct diff_run *run, VALUE self, VALUE after,
+		     VALUE later)
+{
+	memset(run, 0, sizeof(*run));
+	run->heaps[0] = self;
+	run->heaps[1] = after;
+	run->heaps[2] = later;
+	run->h[0] = hdx_heap_get(self);
+	run->h[1] = hdx_heap_get(after);
+	run->h[2] = NIL_P(later) ? NULL : hdx_heap_get(later);
 }
 
 static void diff_open(struct diff_run *run, VALUE self, VALUE after,
@@ -328,16 +367,11 @@ static void diff_open(struct diff_run *run, VALUE self, VALUE after,
 	hd_error err = { 0 };
 	int rc;
 
-	memset(run, 0, sizeof(*run));
-	run->heaps[0] = self;
-	run->heaps[1] = after;
-	run->heaps[2] = later;
-	run->h[0] = hdx_heap_get(self);
-	run->h[1] = hdx_heap_get(after);
-	run->h[2] = NIL_P(later) ? NULL : hdx_heap_get(later);
-	if ((rc = hd_diff(&run->d, run->h[0]->s, run->h[1]->s,
+	run_init(run, self, after, later);
+	if ((rc = hd_diff(&run->own, run->h[0]->s, run->h[1]->s,
 			  run->h[2] ? run->h[2]->s : NULL, &o, &err)))
 		hdx_raise(rc, &err);
+	run->d = run->own;
 }
 
 /* #_diff(after, later_or_nil) -> Hash (hd_diff: self is BEFORE) */
@@ -350,42 +384,36 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 }
 
 /* #_leaks(after, later_or_nil, top, min_share, skip_weak) -> Hash: the
- * diff and the leak model (hd_leaks_build on LATER, else AFTER) */
+ * leak session of heapdump leaks (hd_leak_session: the diff, the leak
+ * model on LATER, else AFTER, the growth, the caveats); the order was
+ * checked (and raised) by the caller */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 			VALUE min_share, VALUE weak)
 {
-	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct diff_run run;
+	hd_store *ss[3];
 	hd_error err = { 0 };
 	int rc;
 
-	lo.top = NUM2SIZET(top);
-	lo.min_share = NUM2DBL(min_share);
-	lo.flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
-	if (lo.top < 1)
+	o.top = NUM2SIZET(top);
+	o.min_share = NUM2DBL(min_share);
+	o.leaks_flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
+	if (o.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
-	diff_open(&run, self, after, later);
-	lo.before = run.d->has_later ? NULL : run.h[0]->s;
-	if ((rc = hd_leaks_build(&run.l, run.h[run.d->has_later ? 2 : 1]->s,
-				 run.d, &lo, &err))) {
-		hd_diff_result_free(run.d);
+	run_init(&run, self, after, later);
+	ss[0] = run.h[0]->s;
+	ss[1] = run.h[1]->s;
+	ss[2] = run.h[2] ? run.h[2]->s : NULL;
+	if ((rc = hd_leak_session_new(&run.ls, ss, run.h[2] ? 3 : 2, &o,
+				      &err)))
+		hdx_raise(rc, &err);
+	if ((rc = hd_leak_session_run(run.ls, &err))) {
+		hd_leak_session_free(run.ls);
 		hdx_raise(rc, &err);
 	}
-	if (run.d->has_later) {
-		/* the verdict names a growing collection as leaks does */
-		const hd_store *ss[3] = { run.h[0]->s, run.h[1]->s,
-					  run.h[2]->s };
-		hd_growth *g = NULL;
-
-		if ((rc = hd_growth_build(&g, ss, 3, &err)) ||
-		    (rc = hd_leaks_set_growth(run.l, g, &err))) {
-			hd_growth_free(g);
-			hd_leaks_free(run.l);
-			hd_diff_result_free(run.d);
-			hdx_raise(rc, &err);
-		}
-		hd_growth_free(g);
-	}
+	run.d = hd_leak_session_diff(run.ls);
+	run.l = hd_leak_session_leaks(run.ls);
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 

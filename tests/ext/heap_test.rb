@@ -255,6 +255,10 @@ check "dominators/as-the-cli", !got_addrs.empty? && got_addrs.last == expected["
   check_eq "leaks/#{tag}/paths",
            want["suspects"].map { |s| s["path"] && s["path"]["objects"].map { |o| o["address"] } },
            lk.shown.map { |s| s.path&.objects&.map { |o| hex(o) } }
+  # the caveats: the library's set (hd_leak_session), as the command writes them
+  check_eq "leaks/#{tag}/caveats", want["caveats"], lk.caveats.map { |c| c.transform_keys(&:to_s) }
+  check_eq "leaks/#{tag}/caveats-two-dumps", cli_json("leaks", paths[0], paths[1])["caveats"].map { |c| c["name"] },
+           b.leaks(a).caveats.map { |c| c[:name] }
   # interface-with on LATER of the leak, as the command computes it from diff -o
   leaked = File.join(WORK, "#{tag}-leaked.json")
   d.retained_later.write(leaked)
