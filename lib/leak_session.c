@@ -283,6 +283,7 @@ static size_t order_text(char *buf, size_t size, const hd_leak_session *ls,
 {
 	size_t a = 0;
 	const hd_order_pair *p;
+	char x[32], y[32];
 
 	if (caveat == HD_CAVEAT_ORDER) {
 		pair_with(ls, HD_ORDER_REVERSED, &a);
@@ -304,13 +305,13 @@ static size_t order_text(char *buf, size_t size, const hd_leak_session *ls,
 	pair_with(ls, HD_ORDER_FEW_SHARED, &a);
 	p = &ls->pairs[a - 1];
 	return put(buf, size,
-		   "dumps %zu and %zu have only %llu of %llu addresses in "
+		   "dumps %zu and %zu have only %s of %s addresses in "
 		   "common: dumps of two different processes, or a compaction "
 		   "moved nearly everything between them; then every object "
-		   "looks new", a, a + 1, (unsigned long long)p->shared,
-		   (unsigned long long)(p->objects[0] < p->objects[1] ?
-						p->objects[0] :
-						p->objects[1]));
+		   "looks new", a, a + 1, hd__commas(p->shared, x),
+		   hd__commas(p->objects[0] < p->objects[1] ? p->objects[0] :
+							      p->objects[1],
+			      y));
 }
 
 static size_t shares_text(char *buf, size_t size, const hd_leak_session *ls)
@@ -319,11 +320,12 @@ static size_t shares_text(char *buf, size_t size, const hd_leak_session *ls)
 	const char *what = ls->d->has_later ? "leak" : "growth";
 	uint64_t sus = t->leak_memsize - t->folded_memsize - t->vm_memsize -
 		       t->unreached_memsize;
+	char x[32];
 	size_t n = put(buf, size,
-		       "shares of the %s: suspects %.1f%% (%zu of them held "
+		       "shares of the %s: suspects %.1f%% (%s of them held "
 		       "jointly), folded %.1f%%, the VM's own tables %.1f%%, "
 		       "unreached %.1f%%: 100%%", what,
-		       pct(sus, t->leak_memsize), t->joint,
+		       pct(sus, t->leak_memsize), hd__commas(t->joint, x),
 		       pct(t->folded_memsize, t->leak_memsize),
 		       pct(t->vm_memsize, t->leak_memsize),
 		       pct(t->unreached_memsize, t->leak_memsize));
@@ -342,6 +344,7 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 {
 	const hd_diff_result *d;
 	const hd_leaks_totals *t;
+	char x[32], y[32], bytes[32];
 
 	if (size)
 		buf[0] = '\0';
@@ -363,14 +366,14 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 			   "alive)");
 	case HD_CAVEAT_NOTHING_NEW:
 		return put(buf, size,
-			   "no object of after's %llu is new since before: "
+			   "no object of after's %s is new since before: "
 			   "nothing grew between the dumps, or they are the "
-			   "same moment", (unsigned long long)d->objects[1]);
+			   "same moment", hd__commas(d->objects[1], x));
 	case HD_CAVEAT_NOTHING_LEFT:
 		return put(buf, size,
-			   "later holds none of the %zu objects new in after; "
+			   "later holds none of the %s objects new in after; "
 			   "objects new only in later were not examined",
-			   d->added.n);
+			   hd__commas(d->added.n, x));
 	case HD_CAVEAT_NO_SUSPECTS:
 		return put(buf, size,
 			   "no suspects: nothing new is held by an old object "
@@ -378,9 +381,9 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 			   "other");
 	case HD_CAVEAT_UNCERTAIN:
 		return put(buf, size,
-			   "%llu objects were judged old on an uncertain match "
+			   "%s objects were judged old on an uncertain match "
 			   "(same address, type and class); %s",
-			   (unsigned long long)d->uncertain,
+			   hd__commas(d->uncertain, x),
 			   d->traced ? "the dumps are traced, but these "
 				       "objects have no allocation generation" :
 				       "allocation tracing in the dumps makes "
@@ -394,13 +397,13 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 			   "some memsizes add up to 2^64-1 bytes or more: "
 			   "those sums stop there and are lower bounds");
 	case HD_CAVEAT_FOLDED:
+		hd_bytes_text(bytes, sizeof(bytes), t->folded_memsize);
 		return put(buf, size,
-			   "%zu group%s under %g%% of the %s each were folded: "
-			   "%llu objects, %llu bytes", t->folded,
+			   "%s group%s under %g%% of the %s each were folded: "
+			   "%s objects, %s", hd__commas(t->folded, x),
 			   t->folded == 1 ? "" : "s", ls->o.min_share * 100.0,
 			   d->has_later ? "leak" : "growth",
-			   (unsigned long long)t->folded_count,
-			   (unsigned long long)t->folded_memsize);
+			   hd__commas(t->folded_count, y), bytes);
 	default:
 		return shares_text(buf, size, ls);
 	}

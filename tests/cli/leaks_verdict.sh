@@ -101,9 +101,9 @@ has_caveat() { jq --arg n "$1" '[.caveats[].name] | index($n) != null' "$2"; }
 check caveats/two-dumps-json true "$(has_caveat two-dumps "$TMP/two.json")"
 check caveats/three-dumps-json false "$(has_caveat two-dumps "$TMP/l.json")"
 check caveats/uncertain-json 1 \
-	"$(jq '[.caveats[] | select(.name == "uncertain" and .warning == false and (.text | test("^3527 objects were judged old on an uncertain match")))] | length' "$TMP/l.json")"
-check_grep caveats/uncertain-text '^caveat    3527 objects were judged old on an uncertain match' "$TMP/l.txt"
-check_grep caveats/uncertain-tsv '^caveat	uncertain	3527 objects were judged old' "$TMP/l.tsv"
+	"$(jq '[.caveats[] | select(.name == "uncertain" and .warning == false and (.text | test("^3,527 objects were judged old on an uncertain match")))] | length' "$TMP/l.json")"
+check_grep caveats/uncertain-text '^caveat    3,527 objects were judged old on an uncertain match' "$TMP/l.txt"
+check_grep caveats/uncertain-tsv '^caveat	uncertain	3,527 objects were judged old' "$TMP/l.tsv"
 "$H" leaks -q -f tsv "$A" "$A" >"$TMP/self.tsv" 2>/dev/null
 check_grep caveats/nothing-new-tsv '^caveat	nothing-new	no object of after' "$TMP/self.tsv"
 
