@@ -1658,6 +1658,70 @@ HD_API hd_node_id hd_domtree_idom(const hd_domtree *d, hd_node_id id);
  * its memsize in *memsize (may be NULL). */
 HD_API uint64_t hd_domtree_retained(const hd_domtree *d, hd_node_id id,
 				    uint64_t *memsize);
+
+/**
+ * The dominator tree's children of every node, each node's largest
+ * retained memsize first (then ascending node id): what a tree view
+ * lists under an object (serve's domtree call). CSR over the n nodes
+ * of the tree's store and the virtual root; O(N log N) once, 12 bytes
+ * a node kept. Sorted without shared state: distinct results may be
+ * built on distinct threads.
+ */
+typedef struct hd_domtree_children hd_domtree_children;
+
+/**
+ * Builds the children of d, a tree of s (node_count nodes).
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_domtree_children_build(hd_domtree_children **out,
+				     const hd_domtree *d, const hd_store *s,
+				     hd_error *err);
+/** The children of v (HD_DOM_ROOT: of the virtual root, the top of the
+ * tree), *n of them; NULL and 0 for a node out of range. Borrowed. */
+HD_API const hd_node_id *hd_domtree_children_of(const hd_domtree_children *c,
+						hd_node_id v, uint32_t *n);
+/** Each node's retained memsize (hd_domtree_retained), node_count of
+ * them, as the children were ordered by it. Borrowed. */
+HD_API const uint64_t *hd_domtree_children_retained(
+	const hd_domtree_children *c);
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_domtree_children_free(hd_domtree_children *c);
+
+/*
+ * A case-insensitive substring search over n keys (class names, sites,
+ * string values): the keys lowercased (ASCII) once into one buffer, each
+ * followed by a NUL; a query is one memmem(3) pass (linear) from a key
+ * on, whatever the lengths, and a hit that runs across the end of a key
+ * into the next is none. What serve's search and filters answer from.
+ */
+typedef struct hd_text_search hd_text_search;
+
+/** Key i of the n given to hd_text_search_build: its bytes and length. */
+typedef const char *(*hd_text_key_cb)(void *payload, size_t i, size_t *len);
+
+/**
+ * Builds the search over n keys, read once through key (not kept).
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_text_search_build(hd_text_search **out, size_t n,
+				hd_text_key_cb key, void *payload,
+				hd_error *err);
+/** The number of keys. */
+HD_API size_t hd_text_search_count(const hd_text_search *x);
+/**
+ * The first key at or after from that holds q[0..qlen), case aside
+ * (ASCII), into *found. An empty q is in every key.
+ * @return 0, HD_ENOTFOUND (no such key from on), HD_ENOMEM
+ */
+HD_API int hd_text_search_next(const hd_text_search *x, const char *q,
+			       size_t qlen, size_t from, size_t *found);
+/** Sets mark[i] = 1 for every key i holding q (mark: count bytes, left
+ * as they are elsewhere) and returns how many; (size_t)-1 out of
+ * memory. */
+HD_API size_t hd_text_search_mark(const hd_text_search *x, const char *q,
+				  size_t qlen, unsigned char *mark);
+/** Frees the search. NULL is a no-op. */
+HD_API void hd_text_search_free(hd_text_search *x);
 /**
  * The dominators of target, outermost first, target last: the chain of
  * objects each of which alone keeps the next alive. out->root receives a
