@@ -136,8 +136,8 @@ static void tm_node(struct tmap *t, hd_node_id v)
 	uint64_t rc, rm;
 	uint32_t nk;
 
-	cli_node_json(t->f, t->s, v);
-	fseek(t->f, -1, SEEK_CUR); /* reopen the object */
+	fputc('{', t->f);
+	cli_node_json_fields(t->f, t->s, v);
 	hd_store_node_name(name, sizeof(name), t->s, v);
 	fprintf(t->f, ",\"label\":");
 	cli_json_string(t->f, name, strlen(name));
