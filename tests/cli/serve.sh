@@ -52,7 +52,7 @@ check_grep headers/csp "^Content-Security-Policy: default-src 'none'; script-src
 check_grep headers/nosniff '^X-Content-Type-Options: nosniff' "$TMP/h"
 check_grep headers/no-referrer '^Referrer-Policy: no-referrer' "$TMP/h"
 check page/no-inline-script 0 "$(grep -c '<script>' "$TMP/page.html")"
-check page/no-network-asset 0 "$(cat "$TMP/page.html" "$TOP/cli/web/"*.js "$TOP/cli/web/"*.css | grep -Ec 'https?://|//[a-z]')"
+check page/no-network-asset 0 "$(cat "$TMP/page.html" "$TOP/cli/serve/web/"*.js "$TOP/cli/serve/web/"*.css | grep -Ec 'https?://|//[a-z]')"
 # the socket is bound to 127.0.0.1 only (/proc/net/tcp: 0100007F:PORT),
 # not to any other address of the machine
 hexport=$(printf '%04X' "$PORT")

@@ -1,13 +1,13 @@
 /*
- * serve_api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
+ * api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
  * API): every answer is computed by the library, once at start for what
  * is costly (the groups, the search from the roots, the dominator tree,
  * the strings, the diff and the leak model), and only cut into pages,
  * filtered, sorted and printed here. Every string from a dump goes
- * through cli_json_string (and serve_http.c writes '<', '>' and '&' as
+ * through cli_json_string (and http.c writes '<', '>' and '&' as
  * \u escapes).
  *
- * Several threads answer at once (serve_http.c): after the start the
+ * Several threads answer at once (http.c): after the start the
  * state is only read, but for the place where the last walk of a group
  * stopped (under walk_lock). No request does work superlinear in what a
  * dump holds: the groups' orders (by count, memsize, key, retained),
@@ -17,11 +17,11 @@
  * each referrer's references.
  */
 #define _GNU_SOURCE /* memmem */
-#include "common.h"
-#include "order.h"
+#include "../common.h"
+#include "../order.h"
 #include "serve.h"
-#include "process.h"
-#include "sidecar.h"
+#include "../process.h"
+#include "../sidecar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1834,7 +1834,7 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 		    "graph.svg");
 }
 
-/* ---- what serve_draw.c reads ---- */
+/* ---- what draw.c reads ---- */
 
 const hd_store *serve_state_store(const struct serve_state *st)
 {
