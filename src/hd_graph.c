@@ -145,6 +145,7 @@ struct diff_run {
 	struct hdx_heap *h[3];
 	int top;
 	double min_share;
+	VALUE growing; /* [[node id, type, [lengths]]...] or Qnil */
 };
 
 static void nodes_copy(hd_nodes *out, const hd_nodes *in)
@@ -335,6 +336,7 @@ static VALUE leaks_hash(VALUE arg)
 		rb_ary_push(cl, h);
 	}
 	SET(r, "clusters", cl);
+	SET(r, "growing", RTEST(run->growing) ? run->growing : rb_ary_new());
 	SET(r, "caveats", caveats_value(run->ls));
 	return r;
 }
@@ -383,30 +385,63 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 	return rb_ensure(diff_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
-/* #_leaks(after, later_or_nil, top, min_share, skip_weak) -> Hash: the
- * leak session of heapdump leaks (hd_leak_session: the diff, the leak
- * model on LATER, else AFTER, the growth, the caveats); the order was
- * checked (and raised) by the caller */
-static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
-			VALUE min_share, VALUE weak)
+/* [[node id, "Hash" or "Array", [length per dump]]...], ranked */
+static VALUE growing_value(const hd_growth *g)
+{
+	VALUE r = rb_ary_new(), lens;
+	const hd_growing *x;
+	size_t i, k, n = hd_growth_dumps(g);
+
+	for (i = 0; (x = hd_growth_get(g, i)); i++) {
+		lens = rb_ary_new_capa((long)n);
+		for (k = 0; k < n; k++)
+			rb_ary_push(lens, ULL2NUM(x->lengths[k]));
+		rb_ary_push(r, rb_ary_new_from_args(
+				       3, ULONG2NUM(x->id),
+				       rb_str_new_cstr(x->type == HD_T_HASH ?
+							       "Hash" :
+							       "Array"),
+				       lens));
+	}
+	return r;
+}
+
+/* #_leaks(after, later_or_nil, steps, top, min_share, skip_weak) ->
+ * Hash: the leak session of heapdump leaks over BEFORE, AFTER, STEPS...,
+ * LATER (hd_leak_session: the diff, the leak model on LATER, else
+ * AFTER, the growth over every heap, the caveats); steps are the heaps
+ * between AFTER and LATER (at most 13); the order was checked (and
+ * raised) by the caller */
+static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
+			VALUE top, VALUE min_share, VALUE weak)
 {
 	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct diff_run run;
-	hd_store *ss[3];
+	hd_store *ss[HD_LEAK_SESSION_MAX_DUMPS];
 	hd_error err = { 0 };
+	size_t n = 0;
+	long i;
 	int rc;
 
+	Check_Type(steps, T_ARRAY);
+	if (RARRAY_LEN(steps) > 13)
+		rb_raise(rb_eArgError, "at most 16 heaps (%ld given)",
+			 RARRAY_LEN(steps) + 3);
+	if (RARRAY_LEN(steps) && NIL_P(later))
+		rb_raise(rb_eArgError, "steps without a later heap");
 	o.top = NUM2SIZET(top);
 	o.min_share = NUM2DBL(min_share);
 	o.leaks_flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
 	if (o.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
 	run_init(&run, self, after, later);
-	ss[0] = run.h[0]->s;
-	ss[1] = run.h[1]->s;
-	ss[2] = run.h[2] ? run.h[2]->s : NULL;
-	if ((rc = hd_leak_session_new(&run.ls, ss, run.h[2] ? 3 : 2, &o,
-				      &err)))
+	ss[n++] = run.h[0]->s;
+	ss[n++] = run.h[1]->s;
+	for (i = 0; i < RARRAY_LEN(steps); i++)
+		ss[n++] = hdx_heap_get(rb_ary_entry(steps, i))->s;
+	if (run.h[2])
+		ss[n++] = run.h[2]->s;
+	if ((rc = hd_leak_session_new(&run.ls, ss, n, &o, &err)))
 		hdx_raise(rc, &err);
 	if ((rc = hd_leak_session_run(run.ls, &err))) {
 		hd_leak_session_free(run.ls);
@@ -414,6 +449,8 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 	}
 	run.d = hd_leak_session_diff(run.ls);
 	run.l = hd_leak_session_leaks(run.ls);
+	if (hd_leak_session_growth(run.ls))
+		run.growing = growing_value(hd_leak_session_growth(run.ls));
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
@@ -510,6 +547,6 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 5);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 6);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 }
