@@ -685,6 +685,22 @@ static void json_hops(const hd_store *s, const hd_root_path *p)
 	}
 }
 
+/* Each hop of p as text (hd_store_hop_text), as serve's paths have it */
+static void json_hop_texts(const hd_store *s, const hd_root_path *p)
+{
+	char hop[512];
+	size_t k, n;
+
+	for (k = 0; k < p->n; k++) {
+		n = hd_store_hop_text(hop, sizeof(hop), s, p->nodes[k],
+				      k + 1 < p->n ? p->nodes[k + 1] :
+						     HD_NODE_NONE);
+		printf("%s", k ? "," : "");
+		cli_json_string(stdout, hop, n < sizeof(hop) ? n :
+							       sizeof(hop) - 1);
+	}
+}
+
 static const char *kind_name(int kind)
 {
 	static const char *const names[] = { "holder", "shared", "root",
@@ -878,7 +894,13 @@ static void print_json(const struct report *r)
 			cli_json_string(stdout, root, strlen(root));
 			json_root_name(s, sp->path);
 			cli_path_rule_json(stdout, sp->path);
-			printf(",\"objects\":[");
+			/* "hops" and "text" as serve writes them; "objects"
+			 * the same hops, deprecated */
+			printf(",\"hops\":[");
+			json_hops(s, sp->path);
+			printf("],\"text\":[");
+			json_hop_texts(s, sp->path);
+			printf("],\"objects\":[");
 			json_hops(s, sp->path);
 			printf("]}");
 		} else {

@@ -119,6 +119,11 @@ check serve/verdict-first '"suspect" 0' \
 check serve/clusters "$(jq .clusters_total "$TMP/l.json")" "$(jq .clusters_total "$TMP/api.json")"
 check serve/cluster-shape "$(jq .clusters[0].shape "$TMP/l.json")" "$(jq .clusters[0].shape "$TMP/api.json")"
 check serve/suspect-kind holder "$(jq -r .suspects[0].kind "$TMP/api.json")"
+# one path schema (issue 38): leaks -f json's suspect path has serve's
+# "hops" (each node with its reference name) and "text", hop by hop
+check serve/path-hops "$(jq -c .suspects[0].path.hops "$TMP/api.json")" "$(jq -c .suspects[0].path.hops "$TMP/l.json")"
+check serve/path-text "$(jq -c .suspects[0].path.text "$TMP/api.json")" "$(jq -c .suspects[0].path.text "$TMP/l.json")"
+check serve/path-objects-alias "$(jq -c .suspects[0].path.hops "$TMP/l.json")" "$(jq -c .suspects[0].path.objects "$TMP/l.json")"
 check_rc report/exit 0 "$H" report -q -o "$TMP/r.html" "$B" "$A" "$L"
 check_grep report/verdict "Verdict: $(printf '%s' "$text" | sed 's/[][\.*^$()+?{}|]/\\&/g' | sed 's/>/\&gt;/g')" "$TMP/r.html"
 # the report over five dumps: the verdict of leaks over the same five

@@ -100,7 +100,7 @@ check api/stats-bad-by 400 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/
 get leaks >"$TMP/api_leaks.json"
 check api/leaks-first-holder "$(jq -r '.suspects[0].holder.address' "$TMP/leaks.json")" "$(jq -r '.suspects[0].holder.address' "$TMP/api_leaks.json")"
 check api/leaks-first-retained "$(jq -r '.suspects[0].retained_memsize' "$TMP/leaks.json")" "$(jq -r '.suspects[0].retained_memsize' "$TMP/api_leaks.json")"
-check api/leaks-first-path "$(jq -c '[.suspects[0].path.objects[] | .address]' "$TMP/leaks.json")" "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/api_leaks.json")"
+check api/leaks-first-path "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/leaks.json")" "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/api_leaks.json")"
 holder=$(jq -r '.suspects[0].holder.address' "$TMP/api_leaks.json")
 "$HD" path -q -f json "$L"_later.json.gz "$holder" >"$TMP/path.json"
 get "object?address=$holder" >"$TMP/obj.json"
