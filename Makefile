@@ -111,6 +111,7 @@ UTIL_SRC := $(wildcard lib/util/*.c)
 LIB_SRC := $(wildcard lib/*.c) $(UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
+CLI_SRC += $(wildcard cli/serve/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o) $(B)/cli/serve_assets.o
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -242,10 +243,11 @@ $(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
 
-# libmicrohttpd serves heapdump serve's pages: only cli/serve_http.o
+# libmicrohttpd serves heapdump serve's pages: only cli/serve/http.o
 # includes its header, and only the program links it. MHD=0 builds
-# without it: serve then says how to get it. The page's files (cli/web/)
-# are compiled in by cli/web/embed.sh: nothing is loaded from elsewhere.
+# without it: serve then says how to get it. The page's files
+# (cli/serve/web/) are compiled in by cli/serve/web/embed.sh: nothing is
+# loaded from elsewhere.
 ifeq ($(MHD),0)
 MHD_CFLAGS := -DHAVE_MHD=0
 MHD_OK :=
@@ -263,18 +265,18 @@ $(B)/.mhd-ok:
 	@test -n '$(MHD_SONAME)' || { echo "heapdump: cannot read the SONAME of libmicrohttpd.so (objdump -p, from binutils): install libmicrohttpd-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/cli/serve_http.o: cli/serve_http.c $(B)/.cflags | $(MHD_OK)
+$(B)/cli/serve/http.o: cli/serve/http.c $(B)/.cflags | $(MHD_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Ilib -c -o $@ $<
 
-$(B)/cli/serve_assets.c: cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css)
+$(B)/cli/serve_assets.c: cli/serve/web/embed.sh $(wildcard cli/serve/web/*.html cli/serve/web/*.js cli/serve/web/*.css)
 	@mkdir -p $(dir $@)
-	$(Q)sh cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css) > $@.tmp && mv $@.tmp $@
+	$(Q)sh cli/serve/web/embed.sh $(wildcard cli/serve/web/*.html cli/serve/web/*.js cli/serve/web/*.css) > $@.tmp && mv $@.tmp $@
 
 $(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Icli -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Icli/serve -c -o $@ $<
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
@@ -393,7 +395,7 @@ bench-serve: all
 	@sh tests/bench/serve_bench.sh --make $(B)/bench-serve
 
 # What clang-format (.clang-format) would change in the C sources: a count.
-FORMAT_SRC = $(wildcard lib/*.[ch] lib/util/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
+FORMAT_SRC = $(wildcard lib/*.[ch] lib/util/*.[ch] cli/*.[ch] cli/serve/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
 format-check:
 	@command -v clang-format >/dev/null || { echo "format-check: install clang-format" >&2; exit 1; }
 	@n=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep -c 'warning:'); \

@@ -83,12 +83,13 @@ static const struct cli_cmd_info info = {
 struct report {
 	hd_store *s[MAX_DUMPS];
 	struct cli_input in[MAX_DUMPS];
-	hd_growth *g;        /* with three dumps or more */
+	hd_leak_session *ls; /* the hunt; what follows is borrowed */
+	const hd_growth *g;  /* with three dumps or more */
 	int nin;
 	int at;              /* the dump whose graph is examined: AFTER or
 				LATER */
-	hd_diff_result *d;
-	hd_leaks *l;
+	const hd_diff_result *d;
+	const hd_leaks *l;
 	hd_leaks_totals t;
 };
 
@@ -403,6 +404,74 @@ static void text_apart(const struct report *r)
 		       pct(t->unreached_memsize, t->leak_memsize), what);
 }
 
+/* The caveats the text says on no other line: what qualifies the
+ * verdict (the order findings are on stderr; folded, shares, saturated
+ * and no suspects have lines of their own). */
+#define CAVEATS_SAID_ELSEWHERE                                             \
+	(HD_CAVEAT_ORDER | HD_CAVEAT_OTHER_PROCESS | HD_CAVEAT_FEW_SHARED | \
+	 HD_CAVEAT_FOLDED | HD_CAVEAT_SHARES | HD_CAVEAT_SATURATED |         \
+	 HD_CAVEAT_NO_SUSPECTS)
+
+static void text_caveats(const struct report *r)
+{
+	unsigned int c = hd_leak_session_caveats(r->ls), bit;
+	char buf[1024];
+	size_t n;
+
+	for (bit = 1; bit && bit <= c; bit <<= 1) {
+		if (!(c & bit) || (bit & CAVEATS_SAID_ELSEWHERE))
+			continue;
+		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
+		printf("%-9s ", "caveat");
+		cli_text_string(stdout, buf,
+				n < sizeof(buf) ? n : sizeof(buf) - 1);
+		putchar('\n');
+	}
+}
+
+/* Every caveat: "caveats":[{"name","warning","text"}] */
+static void json_caveats(const struct report *r)
+{
+	unsigned int c = hd_leak_session_caveats(r->ls), bit;
+	const char *name;
+	char buf[1024];
+	size_t n;
+	int k = 0;
+
+	printf(",\"caveats\":[");
+	for (bit = 1; bit && bit <= c; bit <<= 1) {
+		if (!(c & bit))
+			continue;
+		name = hd_caveat_name(bit);
+		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
+		printf("%s{\"name\":\"%s\",\"warning\":%s,\"text\":",
+		       k++ ? "," : "", name,
+		       hd_caveat_is_warning(bit) ? "true" : "false");
+		cli_json_string(stdout, buf,
+				n < sizeof(buf) ? n : sizeof(buf) - 1);
+		putchar('}');
+	}
+	putchar(']');
+}
+
+/* caveat<TAB>name<TAB>text, one line each */
+static void tsv_caveats(const struct report *r)
+{
+	unsigned int c = hd_leak_session_caveats(r->ls), bit;
+	char buf[1024];
+	size_t n;
+
+	for (bit = 1; bit && bit <= c; bit <<= 1) {
+		if (!(c & bit))
+			continue;
+		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
+		printf("caveat\t%s\t", hd_caveat_name(bit));
+		cli_text_string(stdout, buf,
+				n < sizeof(buf) ? n : sizeof(buf) - 1);
+		putchar('\n');
+	}
+}
+
 /* A suspect without one holder: the old objects holding each border
  * object together, the holders of a joint, or a root alone. */
 static void text_holders(const struct report *r, const hd_leaks_suspect *sp)
@@ -479,6 +548,7 @@ static void print_text(const struct report *r)
 		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
 	text_apart(r);
 	text_growth(r);
+	text_caveats(r);
 	if (!r->t.groups) {
 		printf("\nno suspects: nothing new is held by an old object "
 		       "or a root\n");
@@ -612,6 +682,22 @@ static void json_hops(const hd_store *s, const hd_root_path *p)
 		cli_hop_json(stdout, s, p->nodes[k], k + 1 < p->n ?
 						   p->nodes[k + 1] :
 						   HD_NODE_NONE);
+	}
+}
+
+/* Each hop of p as text (hd_store_hop_text), as serve's paths have it */
+static void json_hop_texts(const hd_store *s, const hd_root_path *p)
+{
+	char hop[512];
+	size_t k, n;
+
+	for (k = 0; k < p->n; k++) {
+		n = hd_store_hop_text(hop, sizeof(hop), s, p->nodes[k],
+				      k + 1 < p->n ? p->nodes[k + 1] :
+						     HD_NODE_NONE);
+		printf("%s", k ? "," : "");
+		cli_json_string(stdout, hop, n < sizeof(hop) ? n :
+							       sizeof(hop) - 1);
 	}
 }
 
@@ -758,6 +844,7 @@ static void print_json(const struct report *r)
 		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
 	printf(",\"memsize_saturated\":%s", r->t.saturated ? "true" : "false");
 	json_verdict(r);
+	json_caveats(r);
 	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
 	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
 	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
@@ -807,7 +894,13 @@ static void print_json(const struct report *r)
 			cli_json_string(stdout, root, strlen(root));
 			json_root_name(s, sp->path);
 			cli_path_rule_json(stdout, sp->path);
-			printf(",\"objects\":[");
+			/* "hops" and "text" as serve writes them; "objects"
+			 * the same hops, deprecated */
+			printf(",\"hops\":[");
+			json_hops(s, sp->path);
+			printf("],\"text\":[");
+			json_hop_texts(s, sp->path);
+			printf("],\"objects\":[");
 			json_hops(s, sp->path);
 			printf("]}");
 		} else {
@@ -895,6 +988,7 @@ static void print_tsv(const struct report *r)
 	if (r->t.saturated)
 		printf("total\tmemsize_saturated\t1\n");
 	tsv_verdict(r);
+	tsv_caveats(r);
 	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
 	       "total\tmin_share\t%.4f\n",
 	       (unsigned long long)r->t.border, r->t.groups,
@@ -1000,19 +1094,15 @@ static void report_free(struct report *r)
 {
 	int k;
 
-	hd_leaks_free(r->l);
-	hd_growth_free(r->g);
-	hd_diff_result_free(r->d);
+	hd_leak_session_free(r->ls);
 	for (k = 0; k < MAX_DUMPS; k++)
 		hd_store_close(r->s[k]);
 }
 
 int cmd_leaks(int argc, char **argv)
 {
-	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
-	hd_leaks_options lopt = HD_LEAKS_OPTIONS_INIT;
+	hd_leak_session_options so = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct report r;
-	hd_error err = { 0 };
 	int rc, first, k, fmt = 0, nstdin = 0;
 
 	memset(&A, 0, sizeof(A));
@@ -1047,35 +1137,20 @@ int cmd_leaks(int argc, char **argv)
 		    (rc = cli_open_store(&r.in[k], &r.s[k])))
 			goto out;
 	}
-	if ((rc = cli_check_order(r.s, r.in, (size_t)r.nin, A.force)))
+	so.diff.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
+	so.diff.read.flags = A.strict ? HD_READ_STRICT : 0;
+	so.leaks_flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
+	so.min_share = A.min_share / 100.0;
+	so.top = (size_t)A.top;
+	so.min_leak = A.min_leak;
+	if ((rc = cli_leak_session(&r.ls, r.s, r.in, (size_t)r.nin, &so,
+				   A.force, NULL)))
 		goto out;
-	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
-	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if ((rc = hd_diff(&r.d, r.s[0], r.s[1], r.nin > 2 ? r.s[r.nin - 1] :
-							    NULL,
-			  &dopt, &err))) {
-		rc = cli_lib_error(&err);
-		goto out;
-	}
-	/* with LATER, the leak as LATER holds it */
-	r.at = r.d->has_later ? r.nin - 1 : 1;
-	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
-	lopt.min_share = A.min_share / 100.0;
-	lopt.top = (size_t)A.top;
-	lopt.min_leak = A.min_leak;
-	lopt.before = r.d->has_later ? NULL : r.s[0];
-	if ((rc = hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))) {
-		rc = cli_lib_error(&err);
-		goto out;
-	}
-	if (r.nin > 2 &&
-	    ((rc = hd_growth_build(&r.g, (const hd_store *const *)r.s,
-				   (size_t)r.nin, &err)) ||
-	     (rc = hd_leaks_set_growth(r.l, r.g, &err)))) {
-		rc = cli_lib_error(&err);
-		goto out;
-	}
-	hd_leaks_totals_get(&r.t, r.l);
+	r.d = hd_leak_session_diff(r.ls);
+	r.l = hd_leak_session_leaks(r.ls);
+	r.g = hd_leak_session_growth(r.ls);
+	r.at = (int)hd_leak_session_at(r.ls);
+	r.t = *hd_leak_session_totals(r.ls);
 	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	if (fmt == 1)
 		print_json(&r);

@@ -327,9 +327,11 @@ struct leak {
 	int at; /* the examined dump: AFTER or LATER (the last) */
 	hd_order_pair pairs[MAX_DUMPS - 1];
 	char times[MAX_DUMPS][40];
-	hd_diff_result *d;
-	hd_leaks *l;
+	hd_leak_session *ls; /* the hunt; d and l are borrowed from it */
+	const hd_diff_result *d;
+	const hd_leaks *l;
 	hd_leaks_totals t;
+	unsigned int caveats; /* HD_CAVEAT_ bits */
 	hd_stats *diff_st; /* the leak by class, by location */
 };
 
@@ -449,7 +451,8 @@ static void order_caveats(const struct leak *r)
 		const hd_order_pair *p = &r->pairs[k];
 		const char *x = r->in[k].name, *y = r->in[k + 1].name;
 
-		if (p->flags & HD_ORDER_REVERSED) {
+		if ((r->caveats & HD_CAVEAT_ORDER) &&
+		    (p->flags & HD_ORDER_REVERSED)) {
 			caveat("order", 1);
 			fputs("<strong>Wrong order?</strong> <code>", F);
 			html_str(F, x);
@@ -475,7 +478,8 @@ static void order_caveats(const struct leak *r)
 			      "looks new here may be what was freed.</li>\n",
 			      F);
 		}
-		if (p->flags & HD_ORDER_OTHER_PROCESS) {
+		if ((r->caveats & HD_CAVEAT_OTHER_PROCESS) &&
+		    (p->flags & HD_ORDER_OTHER_PROCESS)) {
 			caveat("other-process", 1);
 			fprintf(F, "<code>");
 			html_str(F, x);
@@ -487,7 +491,8 @@ static void order_caveats(const struct leak *r)
 				   "the objects of one are all new to the "
 				   "other.</li>\n",
 				(unsigned long long)p->origin[1].pid);
-		} else if (p->flags & HD_ORDER_FEW_SHARED) {
+		} else if ((r->caveats & HD_CAVEAT_FEW_SHARED) &&
+			   (p->flags & HD_ORDER_FEW_SHARED)) {
 			caveat("few-shared", 1);
 			fputs("<code>", F);
 			html_str(F, x);
@@ -581,33 +586,33 @@ static void verdict(const struct leak *r)
 	rules_html(d);
 	fputs("</dd>\n</dl>\n<ul class=\"caveats\">\n", F);
 	order_caveats(r);
-	if (!d->has_later) {
+	if (r->caveats & HD_CAVEAT_TWO_DUMPS) {
 		caveat("two-dumps", 1);
 		fputs("Two dumps: this is growth, not yet a leak. What a "
 		      "request allocates and frees later counts here too; "
 		      "give a third dump (LATER) to keep only what stays "
 		      "alive.</li>\n", F);
 	}
-	if (!d->added.n) {
+	if (r->caveats & HD_CAVEAT_NOTHING_NEW) {
 		caveat("nothing-new", 0);
 		fprintf(F, "Nothing was selected: the diff found no new object "
 			   "among the %s of <em>after</em>. Either nothing "
 			   "grew between the dumps, or they are the same "
 			   "moment (the same dump twice?).</li>\n",
 			cli_commas(d->objects[1], a, sizeof(a)));
-	} else if (d->has_later && !r->t.leak_count) {
+	} else if (r->caveats & HD_CAVEAT_NOTHING_LEFT) {
 		caveat("nothing-left", 0);
 		fputs("No leak among the new objects of <em>after</em>: "
 		      "<em>later</em> holds none of them. Objects new only "
 		      "in <em>later</em> were not examined.</li>\n", F);
-	} else if (!r->t.groups) {
+	} else if (r->caveats & HD_CAVEAT_NO_SUSPECTS) {
 		caveat("no-suspects", 1);
 		fputs("No suspects: nothing new is held by an old object or "
 		      "a root. That does not mean no leak: the new objects "
 		      "are held only by each other (no GC root reaches them "
 		      "through an old object).</li>\n", F);
 	}
-	if (d->uncertain) {
+	if (r->caveats & HD_CAVEAT_UNCERTAIN) {
 		caveat("uncertain", 0);
 		fprintf(F, "%s objects were judged old on an uncertain match "
 			   "(same address, type and class: the dump tells "
@@ -619,17 +624,17 @@ static void verdict(const struct leak *r)
 				    "allocation tracing in the dumps makes it "
 				    "certain");
 	}
-	if (d->object_id_skipped) {
+	if (r->caveats & HD_CAVEAT_OBJECT_ID_SKIPPED) {
 		caveat("object-id-skipped", 1);
 		fputs("Object ids were not compared: a source dump could not "
 		      "be read again.</li>\n", F);
 	}
-	if (r->t.saturated || d->memsize_saturated) {
+	if (r->caveats & HD_CAVEAT_SATURATED) {
 		caveat("saturated", 1);
 		fputs("Some memsizes add up to 2^64-1 bytes or more: those "
 		      "sums stop there and are lower bounds.</li>\n", F);
 	}
-	if (r->t.folded) {
+	if (r->caveats & HD_CAVEAT_FOLDED) {
 		caveat("folded", 0);
 		fprintf(F, "%s group%s under %g%% of the %s each were folded: "
 			   "%s objects, %s (--min-share 0 shows them).</li>\n",
@@ -638,8 +643,7 @@ static void verdict(const struct leak *r)
 			cli_commas(r->t.folded_count, b, sizeof(b)),
 			cli_human_bytes(r->t.folded_memsize, c, sizeof(c)));
 	}
-	if (r->t.vm_count || r->t.unreached_count || r->t.joint ||
-	    r->t.passed_memsize) {
+	if (r->caveats & HD_CAVEAT_SHARES) {
 		const hd_leaks_totals *t = &r->t;
 		uint64_t sus = t->leak_memsize - t->folded_memsize -
 			       t->vm_memsize - t->unreached_memsize;
@@ -942,12 +946,13 @@ static int leak_page(struct leak *r)
 
 static int leak_report(char **argv, int nin, struct cli_out *out)
 {
-	hd_diff_options dopt = HD_DIFF_OPTIONS_INIT;
-	hd_leaks_options lopt = HD_LEAKS_OPTIONS_INIT;
+	hd_leak_session_options lso = HD_LEAK_SESSION_OPTIONS_INIT;
 	hd_stats_options so = HD_STATS_OPTIONS_INIT;
+	const hd_order_pair *pairs;
 	struct leak r;
 	const hd_nodes *set;
 	hd_error err = { 0 };
+	size_t np;
 	int rc, k;
 
 	memset(&r, 0, sizeof(r));
@@ -958,35 +963,21 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 		    (rc = cli_open_store(&r.in[k], &r.s[k])))
 			goto out;
 	}
-	if ((rc = cli_order_pairs(r.pairs, r.times, r.s, r.in, (size_t)nin)) ||
-	    (rc = cli_order_report(r.pairs, r.in, r.times, (size_t)nin,
-				   A.force)))
+	lso.diff.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
+	lso.diff.read.flags = A.strict ? HD_READ_STRICT : 0;
+	lso.leaks_flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
+	lso.min_share = A.min_share / 100.0;
+	lso.top = (size_t)A.top;
+	if ((rc = cli_leak_session(&r.ls, r.s, r.in, (size_t)nin, &lso,
+				   A.force, r.times)))
 		goto out;
-	dopt.flags = A.no_generation ? HD_DIFF_NO_GENERATION : 0;
-	dopt.read.flags = A.strict ? HD_READ_STRICT : 0;
-	if (hd_diff(&r.d, r.s[0], r.s[1], nin > 2 ? r.s[nin - 1] : NULL,
-		    &dopt, &err))
-		goto lib;
-	r.at = r.d->has_later ? nin - 1 : 1;
-	lopt.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
-	lopt.min_share = A.min_share / 100.0;
-	lopt.top = (size_t)A.top;
-	lopt.before = r.d->has_later ? NULL : r.s[0];
-	if (hd_leaks_build(&r.l, r.s[r.at], r.d, &lopt, &err))
-		goto lib;
-	if (nin > 2) {
-		/* the verdict names a growing collection as leaks does */
-		hd_growth *g = NULL;
-
-		if (hd_growth_build(&g, (const hd_store *const *)r.s,
-				    (size_t)nin, &err) ||
-		    hd_leaks_set_growth(r.l, g, &err)) {
-			hd_growth_free(g);
-			goto lib;
-		}
-		hd_growth_free(g);
-	}
-	hd_leaks_totals_get(&r.t, r.l);
+	pairs = hd_leak_session_order(r.ls, &np);
+	memcpy(r.pairs, pairs, np * sizeof(*r.pairs));
+	r.d = hd_leak_session_diff(r.ls);
+	r.l = hd_leak_session_leaks(r.ls);
+	r.at = (int)hd_leak_session_at(r.ls);
+	r.t = *hd_leak_session_totals(r.ls);
+	r.caveats = hd_leak_session_caveats(r.ls);
 	cli_process_judge(&proc, r.s, r.in, (size_t)nin);
 	/* the diff's tables, as heapdump diff groups them */
 	so.keys[0][0] = HD_KEY_CLASS;
@@ -1009,8 +1000,7 @@ lib:
 	rc = cli_lib_error(&err);
 out:
 	hd_stats_free(r.diff_st);
-	hd_leaks_free(r.l);
-	hd_diff_result_free(r.d);
+	hd_leak_session_free(r.ls);
 	for (k = 0; k < MAX_DUMPS; k++)
 		hd_store_close(r.s[k]);
 	return rc;

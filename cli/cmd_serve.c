@@ -2,13 +2,13 @@
  * cmd_serve.c - heapdump serve: a local web UI over one dump or store
  * (or two or three: the diff and the leak suspects). The inputs are
  * indexed (or mapped) once and every request is answered from them
- * (serve_api.c) by libmicrohttpd (serve_http.c), on 127.0.0.1 unless
+ * (serve/api.c) by libmicrohttpd (serve/http.c), on 127.0.0.1 unless
  * --bind, for the holder of a random token only, read-only.
  */
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
-#include "serve.h"
+#include "serve/serve.h"
 #include "sidecar.h"
 
 #include <errno.h>

@@ -188,6 +188,11 @@ void cli_node_json(FILE *f, const hd_store *s, hd_node_id v);
 /* The same for one hop of a path: with the name of the reference v ->
  * next ("name", and "inferred":true) when it has one. */
 void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next);
+/* Their members alone, without the braces: for an object that adds
+ * members of its own (serve's nodes), written forward only. */
+void cli_node_json_fields(FILE *f, const hd_store *s, hd_node_id v);
+void cli_hop_json_fields(FILE *f, const hd_store *s, hd_node_id v,
+			 hd_node_id next);
 /* A reference name as JSON members: ,"name":NAME (and ,"inferred":true
  * with HD_NAME_INFERRED in flags); nothing when name is NULL. */
 void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags);

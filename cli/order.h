@@ -41,4 +41,17 @@ void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
 int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
 		     char (*times)[40], size_t n, int force);
 
+/*
+ * The leak session of leaks, report and serve (hd_leak_session): the
+ * origins of the n inputs from their sidecars (their times into
+ * times[k] when times is not NULL, "" if none), the order check said on
+ * stderr as cli_check_order says it, then the run. Returns 0 (*out
+ * holds the run session), EXIT_USAGE for a reversed pair without
+ * force, or EXIT_FAIL (the library's error said).
+ */
+int cli_leak_session(hd_leak_session **out, hd_store *const *s,
+		     const struct cli_input *in, size_t n,
+		     const hd_leak_session_options *o, int force,
+		     char (*times)[40]);
+
 #endif

@@ -222,6 +222,19 @@ void cli_node_json(FILE *f, const hd_store *s, hd_node_id v)
 
 void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
 {
+	fputc('{', f);
+	cli_hop_json_fields(f, s, v, next);
+	fputc('}', f);
+}
+
+void cli_node_json_fields(FILE *f, const hd_store *s, hd_node_id v)
+{
+	cli_hop_json_fields(f, s, v, HD_NODE_NONE);
+}
+
+void cli_hop_json_fields(FILE *f, const hd_store *s, hd_node_id v,
+			 hd_node_id next)
+{
 	char cls[256];
 	hd_site site;
 	const char *name = NULL;
@@ -229,7 +242,7 @@ void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
 	size_t nl = 0;
 
 	cli_node_class_raw(s, v, cls, sizeof(cls));
-	fprintf(f, "{\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
+	fprintf(f, "\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
 	       (unsigned long long)hd_store_address(s, v),
 	       hd_type_name(hd_store_type(s, v)));
 	cli_json_string(f, cls, strlen(cls));
@@ -251,7 +264,6 @@ void cli_hop_json(FILE *f, const hd_store *s, hd_node_id v, hd_node_id next)
 		if (flags & HD_NAME_INFERRED)
 			fprintf(f, ",\"inferred\":true");
 	}
-	fputc('}', f);
 }
 
 void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags)

@@ -1633,6 +1633,70 @@ HD_API hd_node_id hd_domtree_idom(const hd_domtree *d, hd_node_id id);
  * its memsize in *memsize (may be NULL). */
 HD_API uint64_t hd_domtree_retained(const hd_domtree *d, hd_node_id id,
 				    uint64_t *memsize);
+
+/**
+ * The dominator tree's children of every node, each node's largest
+ * retained memsize first (then ascending node id): what a tree view
+ * lists under an object (serve's domtree call). CSR over the n nodes
+ * of the tree's store and the virtual root; O(N log N) once, 12 bytes
+ * a node kept. Sorted without shared state: distinct results may be
+ * built on distinct threads.
+ */
+typedef struct hd_domtree_children hd_domtree_children;
+
+/**
+ * Builds the children of d, a tree of s (node_count nodes).
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_domtree_children_build(hd_domtree_children **out,
+				     const hd_domtree *d, const hd_store *s,
+				     hd_error *err);
+/** The children of v (HD_DOM_ROOT: of the virtual root, the top of the
+ * tree), *n of them; NULL and 0 for a node out of range. Borrowed. */
+HD_API const hd_node_id *hd_domtree_children_of(const hd_domtree_children *c,
+						hd_node_id v, uint32_t *n);
+/** Each node's retained memsize (hd_domtree_retained), node_count of
+ * them, as the children were ordered by it. Borrowed. */
+HD_API const uint64_t *hd_domtree_children_retained(
+	const hd_domtree_children *c);
+/** Frees the result. NULL is a no-op. */
+HD_API void hd_domtree_children_free(hd_domtree_children *c);
+
+/*
+ * A case-insensitive substring search over n keys (class names, sites,
+ * string values): the keys lowercased (ASCII) once into one buffer, each
+ * followed by a NUL; a query is one memmem(3) pass (linear) from a key
+ * on, whatever the lengths, and a hit that runs across the end of a key
+ * into the next is none. What serve's search and filters answer from.
+ */
+typedef struct hd_text_search hd_text_search;
+
+/** Key i of the n given to hd_text_search_build: its bytes and length. */
+typedef const char *(*hd_text_key_cb)(void *payload, size_t i, size_t *len);
+
+/**
+ * Builds the search over n keys, read once through key (not kept).
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_text_search_build(hd_text_search **out, size_t n,
+				hd_text_key_cb key, void *payload,
+				hd_error *err);
+/** The number of keys. */
+HD_API size_t hd_text_search_count(const hd_text_search *x);
+/**
+ * The first key at or after from that holds q[0..qlen), case aside
+ * (ASCII), into *found. An empty q is in every key.
+ * @return 0, HD_ENOTFOUND (no such key from on), HD_ENOMEM
+ */
+HD_API int hd_text_search_next(const hd_text_search *x, const char *q,
+			       size_t qlen, size_t from, size_t *found);
+/** Sets mark[i] = 1 for every key i holding q (mark: count bytes, left
+ * as they are elsewhere) and returns how many; (size_t)-1 out of
+ * memory. */
+HD_API size_t hd_text_search_mark(const hd_text_search *x, const char *q,
+				  size_t qlen, unsigned char *mark);
+/** Frees the search. NULL is a no-op. */
+HD_API void hd_text_search_free(hd_text_search *x);
 /**
  * The dominators of target, outermost first, target last: the chain of
  * objects each of which alone keeps the next alive. out->root receives a
@@ -2598,6 +2662,133 @@ HD_API int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g,
 
 /** The dumps g was found over. */
 HD_API size_t hd_growth_dumps(const hd_growth *g);
+
+/*
+ * The leak session: the whole hunt of heapdump-leaks(1), wired once for
+ * every front end (leaks, report, serve, the gem), with the same
+ * defaults. Over 2 to HD_LEAK_SESSION_MAX_DUMPS stores of one process,
+ * oldest first (BEFORE AFTER [STEP...] [LATER]):
+ *   1. hd_leak_session_new: the order check (hd_order_check of every
+ *      pair, with the origins given), so that a front end can refuse
+ *      dumps in the wrong order before anything costly;
+ *   2. hd_leak_session_run: the diff of BEFORE, AFTER and (with three
+ *      dumps or more) LATER, the leak model on the examined store
+ *      (LATER, else AFTER), the collections that grow at every step
+ *      (three dumps or more) given to the verdict, the totals, and the
+ *      caveats that qualify the verdict (HD_CAVEAT_*).
+ * The stores are borrowed: keep them open while the session lives.
+ */
+
+/** The most dumps a session takes. */
+#define HD_LEAK_SESSION_MAX_DUMPS 16
+
+/** Options for hd_leak_session_new(); initialise with
+ * HD_LEAK_SESSION_OPTIONS_INIT (leaks' defaults: top 5, min_share 1%,
+ * min_leak 2 KiB, the diff's default rules). */
+typedef struct hd_leak_session_options {
+	unsigned int version;  /**< HD_LEAK_SESSION_OPTIONS_VERSION */
+	/** 0 or HD_ROOTS_SKIP_WEAK, as hd_leaks_options.flags */
+	unsigned int leaks_flags;
+	/** the diff's options (HD_DIFF_NO_GENERATION, strict reading) */
+	hd_diff_options diff;
+	double min_share;      /**< as hd_leaks_options.min_share */
+	size_t top;            /**< as hd_leaks_options.top */
+	uint64_t min_leak;     /**< as hd_leaks_options.min_leak */
+	/** n origins (the gem's sidecars: pid and time), or NULL */
+	const hd_dump_origin *origins;
+} hd_leak_session_options;
+
+#define HD_LEAK_SESSION_OPTIONS_VERSION 1
+#define HD_LEAK_SESSION_OPTIONS_INIT                                     \
+	{ HD_LEAK_SESSION_OPTIONS_VERSION, 0, HD_DIFF_OPTIONS_INIT, 0.01, 5, \
+	  HD_LEAKS_MIN_LEAK, NULL }
+
+/* hd_leak_session_caveats(): what qualifies the verdict */
+#define HD_CAVEAT_ORDER (1u << 0)         /**< a pair seems reversed (run
+					       anyway: forced) */
+#define HD_CAVEAT_OTHER_PROCESS (1u << 1) /**< two pids, by the origins */
+#define HD_CAVEAT_FEW_SHARED (1u << 2)    /**< almost no address shared */
+#define HD_CAVEAT_TWO_DUMPS (1u << 3)     /**< growth, not yet a leak */
+#define HD_CAVEAT_NOTHING_NEW (1u << 4)   /**< no object new in AFTER */
+#define HD_CAVEAT_NOTHING_LEFT (1u << 5)  /**< none of them alive in LATER */
+#define HD_CAVEAT_NO_SUSPECTS (1u << 6)   /**< nothing new held by an old
+					       object or a root */
+#define HD_CAVEAT_UNCERTAIN (1u << 7)     /**< objects judged old on an
+					       uncertain match */
+#define HD_CAVEAT_OBJECT_ID_SKIPPED (1u << 8) /**< object ids not compared */
+#define HD_CAVEAT_SATURATED (1u << 9)     /**< a memsize sum stopped at
+					       2^64-1 */
+#define HD_CAVEAT_FOLDED (1u << 10)       /**< groups under min_share folded */
+#define HD_CAVEAT_SHARES (1u << 11)       /**< part of the leak is held by
+					       no single suspect (VM tables,
+					       unreached, joint) or passed
+					       over by the verdict */
+#define HD_CAVEAT__COUNT 12
+
+/** The session; opaque. */
+typedef struct hd_leak_session hd_leak_session;
+
+/**
+ * Opens a session over stores[0..n) and checks their order.
+ * @param opts NULL for HD_LEAK_SESSION_OPTIONS_INIT
+ * @return 0, HD_ENOMEM, HD_EINVAL (n out of 2..16, a bad option)
+ */
+HD_API int hd_leak_session_new(hd_leak_session **out,
+			       hd_store *const *stores, size_t n,
+			       const hd_leak_session_options *opts,
+			       hd_error *err);
+
+/** The n - 1 pairs of the order check; *n_out receives n - 1. */
+HD_API const hd_order_pair *hd_leak_session_order(const hd_leak_session *ls,
+						  size_t *n_out);
+
+/**
+ * Diffs, builds the leak model and the growth, and judges the caveats.
+ * O(V + E) of the stores, as hd_diff, hd_leaks_build and
+ * hd_growth_build. A second call is a no-op.
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_EIO, HD_EPARSE (as hd_diff)
+ */
+HD_API int hd_leak_session_run(hd_leak_session *ls, hd_error *err);
+
+/** The number of dumps. */
+HD_API size_t hd_leak_session_ndumps(const hd_leak_session *ls);
+/** The index of the examined store: n - 1 with LATER, else 1. */
+HD_API size_t hd_leak_session_at(const hd_leak_session *ls);
+/** The examined store (whose node ids the leak model holds). */
+HD_API const hd_store *hd_leak_session_store(const hd_leak_session *ls);
+/** After run: the diff, the leak model, the growth (NULL with two
+ * dumps); borrowed from the session. */
+HD_API const hd_diff_result *hd_leak_session_diff(const hd_leak_session *ls);
+HD_API const hd_leaks *hd_leak_session_leaks(const hd_leak_session *ls);
+HD_API const hd_growth *hd_leak_session_growth(const hd_leak_session *ls);
+/** After run: the totals of the leak model. */
+HD_API const hd_leaks_totals *hd_leak_session_totals(
+	const hd_leak_session *ls);
+/** The options the session was opened with (min_share, top...). */
+HD_API const hd_leak_session_options *hd_leak_session_options_get(
+	const hd_leak_session *ls);
+/** After run: the HD_CAVEAT_ bits that apply. */
+HD_API unsigned int hd_leak_session_caveats(const hd_leak_session *ls);
+
+/** The name of one HD_CAVEAT_ bit ("two-dumps", "uncertain"...), NULL
+ * for anything else. The names are those of heapdump-json(5). */
+HD_API const char *hd_caveat_name(unsigned int caveat);
+/** 1 for a caveat that may make the verdict wrong (a warning), 0 for
+ * one that only qualifies it. */
+HD_API int hd_caveat_is_warning(unsigned int caveat);
+
+/**
+ * One caveat of the session in words (into buf, NUL-terminated,
+ * truncated to size; returns the full length as snprintf does, 0 when
+ * the caveat does not apply). Dumps are named by their position
+ * ("dumps 1 and 2"). Raw text: escape it to print.
+ */
+HD_API size_t hd_leak_session_caveat_text(char *buf, size_t size,
+					  const hd_leak_session *ls,
+					  unsigned int caveat);
+
+/** Frees the session (not the stores). NULL is a no-op. */
+HD_API void hd_leak_session_free(hd_leak_session *ls);
 
 /* ===================================================================== */
 /* Transforms                                                            */

@@ -137,8 +137,10 @@ static VALUE heap_subgraph_of(VALUE self, VALUE from, VALUE depth)
 /* ---- diff and leaks ---- */
 
 struct diff_run {
-	hd_diff_result *d;
-	hd_leaks *l;
+	hd_diff_result *own;     /* #_diff's own diff */
+	hd_leak_session *ls;     /* #_leaks: the hunt, as heapdump leaks */
+	const hd_diff_result *d; /* own, or the session's */
+	const hd_leaks *l;       /* the session's */
 	VALUE heaps[3];
 	struct hdx_heap *h[3];
 	int top;
@@ -236,6 +238,30 @@ static VALUE suspect_hash(struct diff_run *run, VALUE heap,
 	return r;
 }
 
+/* The session's caveats: [{"name", "warning", "text"}], as leaks -f
+ * json writes them */
+static VALUE caveats_value(const hd_leak_session *ls)
+{
+	unsigned int c = hd_leak_session_caveats(ls), bit;
+	VALUE a = rb_ary_new(), h;
+	char buf[1024];
+	size_t n;
+
+	for (bit = 1; bit && bit <= c; bit <<= 1) {
+		if (!(c & bit))
+			continue;
+		n = hd_leak_session_caveat_text(buf, sizeof(buf), ls, bit);
+		h = rb_hash_new();
+		SET(h, "name", rb_str_new_cstr(hd_caveat_name(bit)));
+		SET(h, "warning", hd_caveat_is_warning(bit) ? Qtrue : Qfalse);
+		SET(h, "text", rb_utf8_str_new(buf, (long)(n < sizeof(buf) ?
+								 n :
+								 sizeof(buf) - 1)));
+		rb_ary_push(a, h);
+	}
+	return a;
+}
+
 static VALUE leaks_hash(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
@@ -311,6 +337,7 @@ static VALUE leaks_hash(VALUE arg)
 	}
 	SET(r, "clusters", cl);
 	SET(r, "growing", RTEST(run->growing) ? run->growing : rb_ary_new());
+	SET(r, "caveats", caveats_value(run->ls));
 	return r;
 }
 
@@ -318,9 +345,21 @@ static VALUE diff_free(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
 
-	hd_leaks_free(run->l);
-	hd_diff_result_free(run->d);
+	hd_leak_session_free(run->ls);
+	hd_diff_result_free(run->own);
 	return Qnil;
+}
+
+static void run_init(struct diff_run *run, VALUE self, VALUE after,
+		     VALUE later)
+{
+	memset(run, 0, sizeof(*run));
+	run->heaps[0] = self;
+	run->heaps[1] = after;
+	run->heaps[2] = later;
+	run->h[0] = hdx_heap_get(self);
+	run->h[1] = hdx_heap_get(after);
+	run->h[2] = NIL_P(later) ? NULL : hdx_heap_get(later);
 }
 
 static void diff_open(struct diff_run *run, VALUE self, VALUE after,
@@ -330,16 +369,11 @@ static void diff_open(struct diff_run *run, VALUE self, VALUE after,
 	hd_error err = { 0 };
 	int rc;
 
-	memset(run, 0, sizeof(*run));
-	run->heaps[0] = self;
-	run->heaps[1] = after;
-	run->heaps[2] = later;
-	run->h[0] = hdx_heap_get(self);
-	run->h[1] = hdx_heap_get(after);
-	run->h[2] = NIL_P(later) ? NULL : hdx_heap_get(later);
-	if ((rc = hd_diff(&run->d, run->h[0]->s, run->h[1]->s,
+	run_init(run, self, after, later);
+	if ((rc = hd_diff(&run->own, run->h[0]->s, run->h[1]->s,
 			  run->h[2] ? run->h[2]->s : NULL, &o, &err)))
 		hdx_raise(rc, &err);
+	run->d = run->own;
 }
 
 /* #_diff(after, later_or_nil) -> Hash (hd_diff: self is BEFORE) */
@@ -352,13 +386,12 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 }
 
 /* [[node id, "Hash" or "Array", [length per dump]]...], ranked */
-static VALUE growing_value(VALUE heap, const hd_growth *g)
+static VALUE growing_value(const hd_growth *g)
 {
 	VALUE r = rb_ary_new(), lens;
 	const hd_growing *x;
 	size_t i, k, n = hd_growth_dumps(g);
 
-	(void)heap;
 	for (i = 0; (x = hd_growth_get(g, i)); i++) {
 		lens = rb_ary_new_capa((long)n);
 		for (k = 0; k < n; k++)
@@ -373,39 +406,21 @@ static VALUE growing_value(VALUE heap, const hd_growth *g)
 	return r;
 }
 
-/* the verdict names a collection that grows at every step of BEFORE,
- * AFTER, STEPS..., LATER (hd_growth_build over them all), as leaks does
- * over up to 16 dumps */
-static int leaks_growth(struct diff_run *run, VALUE steps, hd_error *err)
-{
-	const hd_store *ss[16];
-	size_t n = 0;
-	long i;
-	hd_growth *g = NULL;
-	int rc;
-
-	ss[n++] = run->h[0]->s;
-	ss[n++] = run->h[1]->s;
-	for (i = 0; i < RARRAY_LEN(steps); i++)
-		ss[n++] = hdx_heap_get(rb_ary_entry(steps, i))->s;
-	ss[n++] = run->h[2]->s;
-	if (!(rc = hd_growth_build(&g, ss, n, err)))
-		rc = hd_leaks_set_growth(run->l, g, err);
-	if (!rc)
-		run->growing = growing_value(run->heaps[2], g);
-	hd_growth_free(g);
-	return rc;
-}
-
 /* #_leaks(after, later_or_nil, steps, top, min_share, skip_weak) ->
- * Hash: the diff and the leak model (hd_leaks_build on LATER, else
- * AFTER); steps are the heaps between AFTER and LATER (at most 13) */
+ * Hash: the leak session of heapdump leaks over BEFORE, AFTER, STEPS...,
+ * LATER (hd_leak_session: the diff, the leak model on LATER, else
+ * AFTER, the growth over every heap, the caveats); steps are the heaps
+ * between AFTER and LATER (at most 13); the order was checked (and
+ * raised) by the caller */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
 			VALUE top, VALUE min_share, VALUE weak)
 {
-	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct diff_run run;
+	hd_store *ss[HD_LEAK_SESSION_MAX_DUMPS];
 	hd_error err = { 0 };
+	size_t n = 0;
+	long i;
 	int rc;
 
 	Check_Type(steps, T_ARRAY);
@@ -414,23 +429,28 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
 			 RARRAY_LEN(steps) + 3);
 	if (RARRAY_LEN(steps) && NIL_P(later))
 		rb_raise(rb_eArgError, "steps without a later heap");
-	lo.top = NUM2SIZET(top);
-	lo.min_share = NUM2DBL(min_share);
-	lo.flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
-	if (lo.top < 1)
+	o.top = NUM2SIZET(top);
+	o.min_share = NUM2DBL(min_share);
+	o.leaks_flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
+	if (o.top < 1)
 		rb_raise(rb_eArgError, "top must be at least 1");
-	diff_open(&run, self, after, later);
-	lo.before = run.d->has_later ? NULL : run.h[0]->s;
-	if ((rc = hd_leaks_build(&run.l, run.h[run.d->has_later ? 2 : 1]->s,
-				 run.d, &lo, &err))) {
-		hd_diff_result_free(run.d);
+	run_init(&run, self, after, later);
+	ss[n++] = run.h[0]->s;
+	ss[n++] = run.h[1]->s;
+	for (i = 0; i < RARRAY_LEN(steps); i++)
+		ss[n++] = hdx_heap_get(rb_ary_entry(steps, i))->s;
+	if (run.h[2])
+		ss[n++] = run.h[2]->s;
+	if ((rc = hd_leak_session_new(&run.ls, ss, n, &o, &err)))
+		hdx_raise(rc, &err);
+	if ((rc = hd_leak_session_run(run.ls, &err))) {
+		hd_leak_session_free(run.ls);
 		hdx_raise(rc, &err);
 	}
-	if (run.d->has_later && (rc = leaks_growth(&run, steps, &err))) {
-		hd_leaks_free(run.l);
-		hd_diff_result_free(run.d);
-		hdx_raise(rc, &err);
-	}
+	run.d = hd_leak_session_diff(run.ls);
+	run.l = hd_leak_session_leaks(run.ls);
+	if (hd_leak_session_growth(run.ls))
+		run.growing = growing_value(hd_leak_session_growth(run.ls));
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 

@@ -121,7 +121,7 @@ check json/cluster1-retained-memsize "$(echo "$py1" | jq .memsize)" \
 check json/cluster1-shape "vm -> Object -> Array -> Service -> LeakyCache -> Hash" \
 	"$(jq -r '.clusters[0].shape' "$TMP/c.json")"
 check json/cluster1-path-is-suspect2s \
-	"$(jq -c '[.suspects[1].path.objects[].address]' "$TMP/c.json")" \
+	"$(jq -c '[.suspects[1].path.hops[].address]' "$TMP/c.json")" \
 	"$(jq -c '[.clusters[0].path.objects[].address]' "$TMP/c.json")"
 check json/cluster1-path-classes '["Object","Array","Service","LeakyCache","Hash"]' \
 	"$(jq -c '[.clusters[0].path.objects[].class]' "$TMP/c.json")"

@@ -204,9 +204,9 @@ check leaks/suspect-retains-all "$nleak" "$(jq '.suspects[0].retained_count' "$T
 check leaks/suspect-share 1 "$(jq '.suspects[0].share' "$TMP/leaks.json")"
 check leaks/suspect-border 10 "$(jq '.suspects[0].border_count' "$TMP/leaks.json")"
 check leaks/suspect-path-cache true \
-	"$(jq '[.suspects[0].path.objects[].class] | index("LeakyCache") != null' "$TMP/leaks.json")"
+	"$(jq '[.suspects[0].path.hops[].class] | index("LeakyCache") != null' "$TMP/leaks.json")"
 check leaks/suspect-path-ends-at-holder true \
-	"$(jq '.suspects[0].path.objects[-1].address == .suspects[0].holder.address' "$TMP/leaks.json")"
+	"$(jq '.suspects[0].path.hops[-1].address == .suspects[0].holder.address' "$TMP/leaks.json")"
 check leaks/suspect-holds-requests '[{"class":"Request","count":10}]' \
 	"$(jq -c '[.suspects[0].classes[] | {class, count}]' "$TMP/leaks.json")"
 check leaks/suspect-site-request 10 \
@@ -220,7 +220,7 @@ d=$DATA/leak_ruby3.4
 check_rc leaks/ruby3.4-exit 0 "$H" leaks -q -f json "${d}_before.json.gz" \
 	"${d}_after.json.gz" "${d}_later.json.gz"
 check leaks/ruby3.4-names-cache true \
-	"$(jq '[.suspects[0].path.objects[].class] | index("LeakyCache") != null' "$TMP/out")"
+	"$(jq '[.suspects[0].path.hops[].class] | index("LeakyCache") != null' "$TMP/out")"
 check leaks/ruby3.4-retains-all "$(jq .leaked.count "${d}_expected.json")" \
 	"$(jq '.suspects[0].retained_count' "$TMP/out")"
 # two dumps: the growth since BEFORE

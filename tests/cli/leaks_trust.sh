@@ -35,19 +35,19 @@ check observer/leaked-count 2000 "$(jq .leaked.count "$TMP/o.json")"
 # the bus holds (nearly) all of it: >= 95% (on AFTER's graph: 93.7%)
 check observer/real-holder-share true "$(jq '.suspects[0].share >= 0.95' "$TMP/o.json")"
 check observer/real-holder-path-bus true \
-	"$(jq '[.suspects[0].path.objects[].class] | index("EventBus") != null' "$TMP/o.json")"
+	"$(jq '[.suspects[0].path.hops[].class] | index("EventBus") != null' "$TMP/o.json")"
 check observer/real-holder-holds-procs '["Proc"]' \
 	"$(jq -c '[.suspects[0].classes[].class]' "$TMP/o.json")"
 # the decoy is no suspect: no suspect's path goes through the ring (on
 # AFTER's graph it was suspect 2, holding 50 requests, 6.3% of the leak)
 check observer/decoy-not-suspect 0 \
-	"$(jq '[.suspects[] | select([.path.objects[].class] | index("RecentRequests"))] | length' "$TMP/o.json")"
+	"$(jq '[.suspects[] | select([.path.hops[].class] | index("RecentRequests"))] | length' "$TMP/o.json")"
 check observer/decoy-holds-no-request 0 \
 	"$(jq '[.suspects[].classes[] | select(.class == "Request")] | length' "$TMP/o.json")"
 # not even among the groups folded away
 check_rc observer/all-exit 0 "$H" leaks -q -f json -n 100 --min-share 0 "$OB" "$OA" "$OL"
 check observer/all-decoy-not-suspect 0 \
-	"$(jq '[.suspects[] | select([.path.objects[].class] | index("RecentRequests"))] | length' "$TMP/out")"
+	"$(jq '[.suspects[] | select([.path.hops[].class] | index("RecentRequests"))] | length' "$TMP/out")"
 # shares are of the leak as LATER has it: they never add up past 1
 check observer/shares-sum-at-most-1 true \
 	"$(jq '([.suspects[].share] | add) <= 1.0001' "$TMP/out")"
@@ -61,7 +61,7 @@ else ok observer/text-no-decoy; fi
 # two dumps: AFTER's graph, where the ring does hold 50 new requests
 check_rc observer/two-exit 0 "$H" leaks -q -f json -n 100 --min-share 0 "$OB" "$OA"
 check observer/two-ring-suspect 1 \
-	"$(jq '[.suspects[] | select([.path.objects[].class] | index("RecentRequests"))] | length' "$TMP/out")"
+	"$(jq '[.suspects[] | select([.path.hops[].class] | index("RecentRequests"))] | length' "$TMP/out")"
 
 # diff -o with LATER: the records as in LATER (byte for byte)
 check_rc observer/diff-o-exit 0 "$H" diff -q -o "$TMP/ret.json" "$OB" "$OA" "$OL"

@@ -93,6 +93,20 @@ check growth/two-dumps-none null "$(jq .growing "$TMP/two.json")"
 # shellcheck disable=SC2086
 check_rc growth/too-many 2 "$H" leaks -q $G $G $G
 
+# ---- caveats (issue 38): what qualifies the verdict, in every format ----
+# the library's caveat set (hd_leak_session_caveats), once only the
+# report's HTML had it: two dumps are growth, uncertain matches counted,
+# a dump against itself has nothing new
+has_caveat() { jq --arg n "$1" '[.caveats[].name] | index($n) != null' "$2"; }
+check caveats/two-dumps-json true "$(has_caveat two-dumps "$TMP/two.json")"
+check caveats/three-dumps-json false "$(has_caveat two-dumps "$TMP/l.json")"
+check caveats/uncertain-json 1 \
+	"$(jq '[.caveats[] | select(.name == "uncertain" and .warning == false and (.text | test("^3,527 objects were judged old on an uncertain match")))] | length' "$TMP/l.json")"
+check_grep caveats/uncertain-text '^caveat    3,527 objects were judged old on an uncertain match' "$TMP/l.txt"
+check_grep caveats/uncertain-tsv '^caveat	uncertain	3,527 objects were judged old' "$TMP/l.tsv"
+"$H" leaks -q -f tsv "$A" "$A" >"$TMP/self.tsv" 2>/dev/null
+check_grep caveats/nothing-new-tsv '^caveat	nothing-new	no object of after' "$TMP/self.tsv"
+
 # ---- every front end says the same verdict: serve, report ----
 needs curl curl
 PIDS=""
@@ -105,6 +119,11 @@ check serve/verdict-first '"suspect" 0' \
 check serve/clusters "$(jq .clusters_total "$TMP/l.json")" "$(jq .clusters_total "$TMP/api.json")"
 check serve/cluster-shape "$(jq .clusters[0].shape "$TMP/l.json")" "$(jq .clusters[0].shape "$TMP/api.json")"
 check serve/suspect-kind holder "$(jq -r .suspects[0].kind "$TMP/api.json")"
+# one path schema (issue 38): leaks -f json's suspect path has serve's
+# "hops" (each node with its reference name) and "text", hop by hop
+check serve/path-hops "$(jq -c .suspects[0].path.hops "$TMP/api.json")" "$(jq -c .suspects[0].path.hops "$TMP/l.json")"
+check serve/path-text "$(jq -c .suspects[0].path.text "$TMP/api.json")" "$(jq -c .suspects[0].path.text "$TMP/l.json")"
+check serve/path-objects-alias "$(jq -c .suspects[0].path.hops "$TMP/l.json")" "$(jq -c .suspects[0].path.objects "$TMP/l.json")"
 check_rc report/exit 0 "$H" report -q -o "$TMP/r.html" "$B" "$A" "$L"
 check_grep report/verdict "Verdict: $(printf '%s' "$text" | sed 's/[][\.*^$()+?{}|]/\\&/g' | sed 's/>/\&gt;/g')" "$TMP/r.html"
 # the report over five dumps: the verdict of leaks over the same five

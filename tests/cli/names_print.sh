@@ -235,7 +235,7 @@ check_grep hleaks/first-line '^suspect 1: Holder ::CACHE -> 0x200 Hash$' "$TMP/o
 check_grep hleaks/path '^  path from root vm: Holder ::CACHE -> Hash$' "$TMP/out"
 check_rc hleaks/json 0 "$H" leaks -q -f json "$B" "$N" "$N"
 check hleaks/json-names '["::CACHE",null]' \
-	"$(jq -c '[.suspects[0].path.objects[].name]' "$TMP/out")"
+	"$(jq -c '[.suspects[0].path.hops[].name]' "$TMP/out")"
 check_rc hleaks/tsv 0 "$H" leaks -q -f tsv "$B" "$N" "$N"
 check hleaks/tsv-path 'vm -> Holder ::CACHE -> Hash' \
 	"$(awk -F'\t' '$1 == "suspect" {print $11}' "$TMP/out")"
@@ -269,9 +269,9 @@ for v in 3.1 4.0.1; do
 	check_grep "const-$v/path" '^  path from root vm: (DATA/VM/pin_array_list -> )?Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
 	leaks3 "const-$v/json" "$cset" -f json
 	check "const-$v/json-hops" '["::LeakyCache","::CACHE",null]' \
-		"$(jq -c '.suspects[0].path.objects | .[length - 3:] | map(.name)' "$TMP/out")"
+		"$(jq -c '.suspects[0].path.hops | .[length - 3:] | map(.name)' "$TMP/out")"
 	check "const-$v/json-not-inferred" 'null' \
-		"$(jq -c '.suspects[0].path.objects | .[length - 2].inferred' "$TMP/out")"
+		"$(jq -c '.suspects[0].path.hops | .[length - 2].inferred' "$TMP/out")"
 	leaks3 "const-$v/tsv" "$cset" -f tsv
 	check_grep "const-$v/tsv-path" '	vm -> .*Object ::LeakyCache -> LeakyCache ::CACHE -> Hash$' "$TMP/out"
 	rm -rf "$TMP/svg"
@@ -282,7 +282,7 @@ for v in 3.1 4.0.1; do
 	check_grep "ivar-$v/first-line" "^suspect 1: $owner @cache -> 0x[0-9a-f]+ Hash, leak\\.rb:67\$" "$TMP/out"
 	leaks3 "ivar-$v/json" "named_ruby${v}_leak_ivar" -f json
 	check "ivar-$v/json-last-hop" '"@cache"' \
-		"$(jq -c '.suspects[0].path.objects | .[length - 2].name' "$TMP/out")"
+		"$(jq -c '.suspects[0].path.hops | .[length - 2].name' "$TMP/out")"
 
 	leaks3 "observer-$v/exit" "named_ruby${v}_observer"
 	check_grep "observer-$v/first-line" '^suspect 1: EventBus @subscribers -> 0x[0-9a-f]+ Array, observer\.rb:49$' "$TMP/out"

@@ -119,7 +119,7 @@ for v in $VERSIONS; do
 		"$(jq -r '.suspects[0] | "\(.holder.type) \(.holder.file):\(.holder.line) \(.share)"' "$TMP/l.json")"
 	check "leak_ruby$v/leaks-retained" "$want" "$(jq '.suspects[0].retained_count' "$TMP/l.json")"
 	check "leak_ruby$v/leaks-path" "LeakyCache Hash" \
-		"$(jq -r '.suspects[0].path.objects[-2:] | map(.class) | join(" ")' "$TMP/l.json")"
+		"$(jq -r '.suspects[0].path.hops[-2:] | map(.class) | join(" ")' "$TMP/l.json")"
 done
 
 # ---- root categories, as each version writes them ----
@@ -196,7 +196,7 @@ check compact/leaks-suspect "HASH leak.rb:$IVAR_LINE 110" \
 	"$(jq -r '.suspects[0] | "\(.holder.type) \(.holder.file):\(.holder.line) \(.retained_count)"' "$TMP/l.json")"
 check compact/leaks-share-over-95 true "$(jq '.suspects[0].share > 0.95' "$TMP/l.json")"
 check compact/leaks-path-owner "LeakyCache,ivars of LeakyCache,Hash" \
-	"$(jq -r '.suspects[0].path.objects[-3:] | map(.class) | join(",")' "$TMP/l.json")"
+	"$(jq -r '.suspects[0].path.hops[-3:] | map(.class) | join(",")' "$TMP/l.json")"
 "$H" leaks -q "${C}_before.json.gz" "${C}_after.json.gz" "${C}_later.json.gz" \
 	>"$TMP/l.txt" 2>/dev/null
 check_grep compact/leaks-text-owner '^    0x[0-9a-f]+ ivars of LeakyCache \(IMEMO\), leak.rb:'"$IVAR_LINE"'$' "$TMP/l.txt"

@@ -52,7 +52,7 @@ check_grep headers/csp "^Content-Security-Policy: default-src 'none'; script-src
 check_grep headers/nosniff '^X-Content-Type-Options: nosniff' "$TMP/h"
 check_grep headers/no-referrer '^Referrer-Policy: no-referrer' "$TMP/h"
 check page/no-inline-script 0 "$(grep -c '<script>' "$TMP/page.html")"
-check page/no-network-asset 0 "$(cat "$TMP/page.html" "$TOP/cli/web/"*.js "$TOP/cli/web/"*.css | grep -Ec 'https?://|//[a-z]')"
+check page/no-network-asset 0 "$(cat "$TMP/page.html" "$TOP/cli/serve/web/"*.js "$TOP/cli/serve/web/"*.css | grep -Ec 'https?://|//[a-z]')"
 # the socket is bound to 127.0.0.1 only (/proc/net/tcp: 0100007F:PORT),
 # not to any other address of the machine
 hexport=$(printf '%04X' "$PORT")
@@ -100,7 +100,7 @@ check api/stats-bad-by 400 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/
 get leaks >"$TMP/api_leaks.json"
 check api/leaks-first-holder "$(jq -r '.suspects[0].holder.address' "$TMP/leaks.json")" "$(jq -r '.suspects[0].holder.address' "$TMP/api_leaks.json")"
 check api/leaks-first-retained "$(jq -r '.suspects[0].retained_memsize' "$TMP/leaks.json")" "$(jq -r '.suspects[0].retained_memsize' "$TMP/api_leaks.json")"
-check api/leaks-first-path "$(jq -c '[.suspects[0].path.objects[] | .address]' "$TMP/leaks.json")" "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/api_leaks.json")"
+check api/leaks-first-path "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/leaks.json")" "$(jq -c '[.suspects[0].path.hops[] | .address]' "$TMP/api_leaks.json")"
 holder=$(jq -r '.suspects[0].holder.address' "$TMP/api_leaks.json")
 "$HD" path -q -f json "$L"_later.json.gz "$holder" >"$TMP/path.json"
 get "object?address=$holder" >"$TMP/obj.json"

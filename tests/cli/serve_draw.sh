@@ -109,12 +109,12 @@ check_grep graph/own-csp "^Content-Security-Policy: default-src 'none'; style-sr
 check_grep graph/nosniff '^X-Content-Type-Options: nosniff' "$TMP/h"
 check_rc graph/xmllint-parses 0 xmllint --noout "$TMP/s1.svg"
 svg_addresses "$TMP/s1.svg" | sort >"$TMP/s1.addr"
-jq -r '.suspects[0].path.objects[].address' "$TMP/leaks.json" | sort >"$TMP/p1.addr"
+jq -r '.suspects[0].path.hops[].address' "$TMP/leaks.json" | sort >"$TMP/p1.addr"
 check graph/suspect-path-drawn "" "$(comm -23 "$TMP/p1.addr" "$TMP/s1.addr" | tr '\n' ' ')"
 check graph/suspect-path-nonempty 1 "$([ "$(wc -l <"$TMP/p1.addr")" -gt 1 ] && echo 1)"
 check graph/suspect-holder-drawn 1 "$(grep -cx "$(jq -r '.suspects[0].holder.address' "$TMP/leaks.json")" "$TMP/s1.addr")"
 # the path's names, in the labels, as leaks says them
-for c in $(jq -r '.suspects[0].path.objects[].class' "$TMP/leaks.json" | sort -u); do
+for c in $(jq -r '.suspects[0].path.hops[].class' "$TMP/leaks.json" | sort -u); do
 	check "graph/suspect-label-$c" 1 "$(grep -c ">$c<" "$TMP/s1.svg" | sed 's/^[1-9][0-9]*$/1/')"
 done
 # the drawing of an object: its path from the roots and its neighbours
@@ -138,7 +138,7 @@ jq -n --arg a "$top" --argjson r "$topret" --arg l "$(jq -r '.root.children[0].l
 	--slurpfile k "$TMP/tm_top.json" --slurpfile lk "$TMP/leaks.json" --slurpfile p "$TMP/path.json" '
 	{top_address: $a, top_retained: $r, top_label: $l,
 	 top_children: [$k[0].root.children[] | select(.retained_memsize * 200 >= $r) | .address],
-	 suspect_path: [$lk[0].suspects[0].path.objects[].address],
+	 suspect_path: [$lk[0].suspects[0].path.hops[].address],
 	 object_path: [$p[0].path[].address], path_word: "LeakyCache"}' >"$TMP/expect.json"
 (cd "$TOP/tests" && node tools/serve_draw_browser.mjs leak "$URL" "$TMP/expect.json" "$SHOTS") 2>"$TMP/browser.err" ||
 	notok browser/leak-run "the browser run failed: $(head -c 500 "$TMP/browser.err")"

@@ -253,8 +253,12 @@ check "dominators/as-the-cli", !got_addrs.empty? && got_addrs.last == expected["
            want["suspects"].map { |s| [s["holder"] && s["holder"]["address"], s["first_border"]["address"], s["border_count"], s["retained_count"], s["retained_memsize"]] },
            lk.shown.map { |s| [s.holder && hex(s.holder), hex(s.first), s.border_count, s.retained_count, s.retained_memsize] }
   check_eq "leaks/#{tag}/paths",
-           want["suspects"].map { |s| s["path"] && s["path"]["objects"].map { |o| o["address"] } },
+           want["suspects"].map { |s| s["path"] && s["path"]["hops"].map { |o| o["address"] } },
            lk.shown.map { |s| s.path&.objects&.map { |o| hex(o) } }
+  # the caveats: the library's set (hd_leak_session), as the command writes them
+  check_eq "leaks/#{tag}/caveats", want["caveats"], lk.caveats.map { |c| c.transform_keys(&:to_s) }
+  check_eq "leaks/#{tag}/caveats-two-dumps", cli_json("leaks", paths[0], paths[1])["caveats"].map { |c| c["name"] },
+           b.leaks(a).caveats.map { |c| c[:name] }
   # interface-with on LATER of the leak, as the command computes it from diff -o
   leaked = File.join(WORK, "#{tag}-leaked.json")
   d.retained_later.write(leaked)
@@ -474,7 +478,7 @@ end
     lk = b.leaks(a, l, skip_weak: true)
     check_eq "weak/leaks-#{names[0]}-as-cli",
              [want["leaked"]["count"], want["border"], want["groups"],
-              want["suspects"].map { |x| [x["holder"] && x["holder"]["address"], x["retained_count"], x["path"] && x["path"]["objects"].map { |o| o["address"] }] }],
+              want["suspects"].map { |x| [x["holder"] && x["holder"]["address"], x["retained_count"], x["path"] && x["path"]["hops"].map { |o| o["address"] }] }],
              [lk.count, lk.border, lk.groups, lk.shown.map { |x| [x.holder && hex(x.holder), x.retained_count, x.path&.objects&.map { |o| hex(o) }] }]
   rescue StandardError => e
     check "weak/leaks-#{names[0]}-no-exception", false, "#{e.class}: #{e.message}"

@@ -1003,10 +1003,16 @@ module HeapDump
     # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
     def first = @h[:first_kind] && [@h[:first_kind].to_sym, @h[:first_index] + 1]
 
+    # what qualifies the verdict, as `heapdump leaks -f json`'s
+    # "caveats": [{ name: "two-dumps", warning: true, text: "..." }, ...]
+    # (names in man 5 heapdump-json)
+    def caveats = @h[:caveats]
+
     # the totals as `heapdump leaks -f json` has them
     def to_h
       { leaked: { count: count, memsize: memsize }, border: border, groups: groups, more: @h[:more],
-        folded: { groups: @h[:folded], retained_count: @h[:folded_count], retained_memsize: @h[:folded_memsize] } }
+        folded: { groups: @h[:folded], retained_count: @h[:folded_count], retained_memsize: @h[:folded_memsize] },
+        caveats: caveats }
     end
 
     def inspect

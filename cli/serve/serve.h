@@ -1,8 +1,8 @@
 /*
- * serve.h - heapdump serve: the HTTP server (serve_http.c, the one file
+ * serve.h - heapdump serve: the HTTP server (http.c, the one file
  * that includes libmicrohttpd's header), the JSON API over the stores
- * (serve_api.c) and the page's files compiled into the program
- * (cli/web/, embedded by cli/web/embed.sh into serve_assets.c).
+ * (api.c) and the page's files compiled into the program
+ * (cli/serve/web/, embedded by cli/serve/web/embed.sh into serve_assets.c).
  */
 #ifndef CLI_SERVE_H
 #define CLI_SERVE_H
@@ -37,7 +37,7 @@ struct serve_req {
 
 /* A response: status and a malloc'ed JSON body (mime NULL: JSON, with
  * the page's Content-Security-Policy; else the body as it is, with csp:
- * serve_draw.c's SVG drawings). */
+ * draw.c's SVG drawings). */
 struct serve_resp {
 	unsigned status;
 	char *body;
@@ -48,7 +48,7 @@ struct serve_resp {
 
 struct serve_state;
 
-/* serve_api.c: the inputs opened and the analyses every request uses
+/* api.c: the inputs opened and the analyses every request uses
  * computed once (paths, dominators, groups, strings, diff and leaks).
  * A dump is opened through its cached store (hd_store_open_cached, kept
  * with its dominator tree) unless no_cache.
@@ -60,7 +60,7 @@ void serve_state_free(struct serve_state *st);
 void serve_api(struct serve_state *st, const struct serve_req *r,
 	       struct serve_resp *resp);
 
-/* serve_api.c, what serve_draw.c reads of the state: the store examined,
+/* api.c, what draw.c reads of the state: the store examined,
  * its dominator tree, its search from the roots, the leak model (NULL
  * with one dump), and the dominator tree's children of v (HD_DOM_ROOT:
  * of the virtual root), largest retained first, *n of them. */
@@ -71,12 +71,12 @@ const hd_leaks *serve_state_leaks(const struct serve_state *st);
 const hd_node_id *serve_state_kids(const struct serve_state *st,
 				   hd_node_id v, uint32_t *n);
 
-/* serve_draw.c: the drawings (/api/treemap, /api/graph.svg). Returns 1
+/* draw.c: the drawings (/api/treemap, /api/graph.svg). Returns 1
  * when the call is one of them (resp set), 0 otherwise. */
 int serve_draw_api(struct serve_state *st, const struct serve_req *r,
 		   struct serve_resp *resp);
 
-/* serve_http.c */
+/* http.c */
 struct serve_http_opts {
 	const char *bind;   /* numeric address; NULL: 127.0.0.1 */
 	unsigned port;      /* 0: any free port */

@@ -1,8 +1,8 @@
 /*
- * serve_http.c - heapdump serve's HTTP side, on libmicrohttpd: the
+ * http.c - heapdump serve's HTTP side, on libmicrohttpd: the
  * listening socket (127.0.0.1 unless --bind), the token every request
  * must carry, GET and HEAD only, the security headers, the page's files
- * from the program and the API (serve_api.c). The one file that
+ * from the program and the API (api.c). The one file that
  * includes microhttpd.h; built without it (make MHD=0), serve says how
  * to get it.
  *
@@ -19,7 +19,7 @@
  * connections that carried the token; oversized requests get 414, 431
  * or 400 at once, and every refusal closes its connection.
  */
-#include "common.h"
+#include "../common.h"
 #include "serve.h"
 
 #include <arpa/inet.h>
@@ -61,7 +61,7 @@ int serve_token_equal(const char *given, const char *token)
 
 #include <microhttpd.h>
 
-#include "dynlib.h"
+#include "../dynlib.h"
 
 #ifndef HD_MHD_SONAME
 #error "HD_MHD_SONAME: the file name of libmicrohttpd to load (the Makefile's)"

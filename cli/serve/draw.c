@@ -1,5 +1,5 @@
 /*
- * serve_draw.c - the drawings of heapdump serve (man 1 heapdump-serve,
+ * draw.c - the drawings of heapdump serve (man 1 heapdump-serve,
  * API): /api/treemap, a bounded part of the dominator tree for the
  * page's treemap of retained size (the page draws it), and
  * /api/graph.svg, a leak suspect's drawing (cli_suspect_dot, as leaks
@@ -10,8 +10,8 @@
  * Nothing here sends the whole heap: a treemap is at most TM_MAX_NODES
  * objects, a drawing at most CLI_RENDER_MAX_NODES.
  */
-#include "common.h"
-#include "draw.h"
+#include "../common.h"
+#include "../draw.h"
 #include "serve.h"
 
 #include <errno.h>
@@ -49,7 +49,7 @@ static int dout_open(struct dout *o)
 }
 
 /* The JSON written becomes the response (an empty body when memory
- * ran out: serve_http.c answers 500). */
+ * ran out: http.c answers 500). */
 static void dout_json(struct dout *o, struct serve_resp *resp,
 		      unsigned status)
 {
@@ -136,8 +136,8 @@ static void tm_node(struct tmap *t, hd_node_id v)
 	uint64_t rc, rm;
 	uint32_t nk;
 
-	cli_node_json(t->f, t->s, v);
-	fseek(t->f, -1, SEEK_CUR); /* reopen the object */
+	fputc('{', t->f);
+	cli_node_json_fields(t->f, t->s, v);
 	hd_store_node_name(name, sizeof(name), t->s, v);
 	fprintf(t->f, ",\"label\":");
 	cli_json_string(t->f, name, strlen(name));

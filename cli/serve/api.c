@@ -1,13 +1,13 @@
 /*
- * serve_api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
+ * api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
  * API): every answer is computed by the library, once at start for what
  * is costly (the groups, the search from the roots, the dominator tree,
  * the strings, the diff and the leak model), and only cut into pages,
  * filtered, sorted and printed here. Every string from a dump goes
- * through cli_json_string (and serve_http.c writes '<', '>' and '&' as
+ * through cli_json_string (and http.c writes '<', '>' and '&' as
  * \u escapes).
  *
- * Several threads answer at once (serve_http.c): after the start the
+ * Several threads answer at once (http.c): after the start the
  * state is only read, but for the place where the last walk of a group
  * stopped (under walk_lock). No request does work superlinear in what a
  * dump holds: the groups' orders (by count, memsize, key, retained),
@@ -17,11 +17,11 @@
  * each referrer's references.
  */
 #define _GNU_SOURCE /* memmem */
-#include "common.h"
-#include "order.h"
+#include "../common.h"
+#include "../order.h"
 #include "serve.h"
-#include "process.h"
-#include "sidecar.h"
+#include "../process.h"
+#include "../sidecar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,8 +49,7 @@ struct gview {
 	size_t *by_key;           /* by key, ascending */
 	size_t *by_ret;           /* by class: retained memsize, key */
 	uint64_t *ret;            /* by class: each row's retained memsize */
-	char *lc;                 /* the keys lowercased, each with a NUL */
-	size_t *lc_off;           /* after it, and where each starts */
+	hd_text_search *ts;       /* the keys, searched case aside */
 };
 
 struct serve_state {
@@ -65,13 +64,12 @@ struct serve_state {
 	size_t *cr_name;
 	hd_domtree *dt;
 	hd_reach *reach;
-	uint64_t *ret;            /* retained memsize per node */
-	uint32_t *kid_off;        /* dominator tree children (CSR); the */
-	hd_node_id *kids;         /* virtual root is node_count */
+	/* the dominator tree's children, largest first, and each node's
+	 * retained memsize (borrowed from kids) */
+	hd_domtree_children *kids;
+	const uint64_t *ret;
 	hd_strings *strs;         /* by value and site, for search */
-	char *lc;                 /* their values lowercased, each with a */
-	size_t *lc_off;           /* NUL after it, and where each starts */
-	size_t nlc;
+	hd_text_search *lc;       /* their values, searched case aside */
 	char strs_msg[256];
 	/* the strings are read from the dump by this thread while the
 	 * rest of the start goes on; the start joins it before serving */
@@ -80,9 +78,12 @@ struct serve_state {
 	struct cli_sidecar sc;
 	int has_sc;
 	hd_process_verdict proc;  /* the process growth of the sidecars */
-	hd_diff_result *diff;
+	/* the leak hunt as heapdump leaks runs it, with its defaults;
+	 * diff and leaks are borrowed from it */
+	hd_leak_session *ls;
+	const hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
-	hd_leaks *leaks;
+	const hd_leaks *leaks;
 	/* the counted nodes (not the tracer's or dump_all's) by retained
 	 * memsize, largest first: a group's objects are walked in it */
 	hd_node_id *order;
@@ -116,50 +117,6 @@ static int cmp_ret(const void *a, const void *b)
 	if (sort_ret[x] != sort_ret[y])
 		return sort_ret[x] < sort_ret[y] ? 1 : -1;
 	return x < y ? -1 : x > y;
-}
-
-/* The dominator tree's children of every node, largest retained first. */
-static int build_kids(struct serve_state *st)
-{
-	uint32_t n = hd_store_node_count(st->s), i, *fill;
-	hd_node_id p;
-
-	st->ret = calloc((size_t)n + 1, sizeof(*st->ret));
-	st->kid_off = calloc((size_t)n + 2, sizeof(*st->kid_off));
-	fill = calloc((size_t)n + 2, sizeof(*fill));
-	if (!st->ret || !st->kid_off || !fill) {
-		free(fill);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		hd_domtree_retained(st->dt, i, &st->ret[i]);
-		p = hd_domtree_idom(st->dt, i);
-		if (p == HD_NODE_NONE)
-			continue;
-		st->kid_off[(p == HD_DOM_ROOT ? n : p) + 1]++;
-	}
-	for (i = 0; i <= n; i++)
-		st->kid_off[i + 1] += st->kid_off[i];
-	st->kids = malloc(((size_t)st->kid_off[n + 1] + 1) * sizeof(*st->kids));
-	if (!st->kids) {
-		free(fill);
-		return -1;
-	}
-	memcpy(fill, st->kid_off, ((size_t)n + 2) * sizeof(*fill));
-	for (i = 0; i < n; i++) {
-		p = hd_domtree_idom(st->dt, i);
-		if (p == HD_NODE_NONE)
-			continue;
-		st->kids[fill[p == HD_DOM_ROOT ? n : p]++] = i;
-	}
-	free(fill);
-	sort_ret = st->ret;
-	for (i = 0; i <= n; i++)
-		if (st->kid_off[i + 1] - st->kid_off[i] > 1)
-			qsort(st->kids + st->kid_off[i],
-			      st->kid_off[i + 1] - st->kid_off[i],
-			      sizeof(*st->kids), cmp_ret);
-	return 0;
 }
 
 static int cmp_mem(const char *a, size_t an, const char *b, size_t bn)
@@ -336,27 +293,13 @@ static size_t *index_sorted(size_t n,
 static const hd_class_retained *class_retained(const struct serve_state *st,
 					       const char *name);
 
-/* Keys lowercased into one buffer, each followed by a NUL. */
-static int lower_keys(const hd_stats_row *rows, size_t n, char **lc,
-		      size_t **lc_off)
+/* Row i's first key, for hd_text_search_build. */
+static const char *row_key(void *payload, size_t i, size_t *len)
 {
-	size_t i, j, total = 1, k = 0;
+	const hd_stats_row *rows = payload;
 
-	for (i = 0; i < n; i++)
-		total += rows[i].key_len[0] + 1;
-	*lc = malloc(total);
-	*lc_off = malloc((n + 1) * sizeof(**lc_off));
-	if (!*lc || !*lc_off)
-		return -1;
-	for (i = 0; i < n; i++) {
-		(*lc_off)[i] = k;
-		for (j = 0; j < rows[i].key_len[0]; j++)
-			(*lc)[k++] = (char)tolower(
-				(unsigned char)rows[i].key[0][j]);
-		(*lc)[k++] = '\0';
-	}
-	(*lc_off)[n] = k;
-	return 0;
+	*len = rows[i].key_len[0];
+	return rows[i].key[0];
 }
 
 /* Every grouping's orders and lowercased keys, and each gem's files:
@@ -377,7 +320,8 @@ static int build_views(struct serve_state *st)
 					       (void *)v->rows)) ||
 		    !(v->by_key = index_sorted(v->n, cmp_by_key,
 					       (void *)v->rows)) ||
-		    lower_keys(v->rows, v->n, &v->lc, &v->lc_off))
+		    hd_text_search_build(&v->ts, v->n, row_key,
+					 (void *)v->rows, NULL))
 			return -1;
 		if (group_keys[g] != HD_KEY_CLASS)
 			continue;
@@ -414,56 +358,19 @@ static void free_views(struct serve_state *st)
 		free(st->gv[g].by_key);
 		free(st->gv[g].by_ret);
 		free(st->gv[g].ret);
-		free(st->gv[g].lc);
-		free(st->gv[g].lc_off);
+		hd_text_search_free(st->gv[g].ts);
 	}
 	free(st->gf_idx);
 }
 
-/*
- * Marks (mark[i] = 1) the rows of v whose key holds q, case aside, and
- * returns how many: one memmem(3) pass (linear) over the lowercased
- * keys, however long they and q are.
- */
+/* Marks (mark[i] = 1) the rows of v whose key holds q, case aside
+ * (hd_text_search_mark: one linear pass), and returns how many. */
 static size_t match_rows(const struct gview *v, const char *q,
 			 unsigned char *mark)
 {
-	size_t ql = strlen(q), pos = 0, end = v->lc_off[v->n], lo, hi, m = 0;
-	char *lq = malloc(ql + 1);
-	const char *hit;
-	size_t i;
+	size_t m = hd_text_search_mark(v->ts, q, strlen(q), mark);
 
-	if (!lq)
-		return 0;
-	for (i = 0; i <= ql; i++)
-		lq[i] = (char)tolower((unsigned char)q[i]);
-	if (ql == 0) {
-		memset(mark, 1, v->n);
-		free(lq);
-		return v->n;
-	}
-	while (pos < end && (hit = memmem(v->lc + pos, end - pos, lq, ql))) {
-		/* the row holding the hit: the last that starts at or
-		 * before it */
-		lo = 0;
-		hi = v->n;
-		while (hi - lo > 1) {
-			size_t mid = (lo + hi) / 2;
-
-			if (v->lc_off[mid] <= (size_t)(hit - v->lc))
-				lo = mid;
-			else
-				hi = mid;
-		}
-		pos = v->lc_off[lo + 1];
-		/* within the key, not across its NUL into the next */
-		if ((size_t)(hit - v->lc) + ql > pos - 1)
-			continue;
-		mark[lo] = 1;
-		m++;
-	}
-	free(lq);
-	return m;
+	return m == (size_t)-1 ? 0 : m;
 }
 
 static const hd_class_retained *cr_base;
@@ -474,26 +381,23 @@ static int cmp_cr_name(const void *a, const void *b)
 		      cr_base[*(const size_t *)b].name);
 }
 
-/* The string values lowercased into one buffer, searched by memmem. */
+/* String row i's value, for hd_text_search_build. */
+static const char *string_value(void *payload, size_t i, size_t *len)
+{
+	const hd_strings_row *rows = payload;
+
+	*len = rows[i].value_len;
+	return rows[i].value;
+}
+
+/* The string values, searched case aside (hd_text_search). */
 static int build_lc(struct serve_state *st)
 {
-	const hd_strings_row *rows = hd_strings_rows(st->strs, &st->nlc);
-	size_t i, j, total = 1, k = 0;
+	size_t n;
+	const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
 
-	for (i = 0; i < st->nlc; i++)
-		total += rows[i].value_len + 1;
-	st->lc = malloc(total);
-	st->lc_off = malloc((st->nlc + 1) * sizeof(*st->lc_off));
-	if (!st->lc || !st->lc_off)
-		return -1;
-	for (i = 0; i < st->nlc; i++) {
-		st->lc_off[i] = k;
-		for (j = 0; j < rows[i].value_len; j++)
-			st->lc[k++] = (char)tolower((unsigned char)rows[i].value[j]);
-		st->lc[k++] = '\0';
-	}
-	st->lc_off[st->nlc] = k;
-	return 0;
+	return hd_text_search_build(&st->lc, n, string_value, (void *)rows,
+				    NULL);
 }
 
 /* The strings by value and site, and their values lowercased; without
@@ -564,8 +468,10 @@ static int open_analyses(struct serve_state *st, int quiet)
 		return lib_fail(&err);
 	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
 		return lib_fail(&err);
-	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))) ||
-	    build_kids(st)) {
+	if (hd_domtree_children_build(&st->kids, st->dt, st->s, &err))
+		return lib_fail(&err);
+	st->ret = hd_domtree_children_retained(st->kids);
+	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t)))) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
 	}
@@ -579,38 +485,21 @@ static int open_analyses(struct serve_state *st, int quiet)
 	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
-		hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 		const hd_store *side;
 		const hd_nodes *set;
 
-		if (hd_diff(&st->diff, st->ss[0], st->ss[1],
-			    st->n > 2 ? st->ss[st->n - 1] : NULL, NULL, &err))
-			return lib_fail(&err);
+		/* the session ran when the inputs were opened */
+		st->diff = hd_leak_session_diff(st->ls);
+		st->leaks = hd_leak_session_leaks(st->ls);
 		co.keys[0][0] = HD_KEY_CLASS;
 		co.nkeys[0] = 1;
 		co.ngroupings = 1;
 		side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
 		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
-		lo.top = 50;
-		lo.before = st->n > 2 ? NULL : st->ss[0];
 		if (hd_stats_new(&st->diff_st, &co, &err) ||
 		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
-		    hd_stats_finish(st->diff_st, &err) ||
-		    hd_leaks_build(&st->leaks, st->s, st->diff, &lo, &err))
+		    hd_stats_finish(st->diff_st, &err))
 			return lib_fail(&err);
-		/* with three dumps, the verdict names a growing collection
-		 * as heapdump leaks does */
-		if (st->n > 2) {
-			hd_growth *g = NULL;
-
-			if (hd_growth_build(&g, (const hd_store *const *)st->ss,
-					    (size_t)st->n, &err) ||
-			    hd_leaks_set_growth(st->leaks, g, &err)) {
-				hd_growth_free(g);
-				return lib_fail(&err);
-			}
-			hd_growth_free(g);
-		}
 	}
 	if (build_views(st)) {
 		cli_error("serve: out of memory");
@@ -675,8 +564,15 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 			goto fail;
 	}
 	st->s = st->ss[n - 1];
-	if (n > 1 && (rc = cli_check_order(st->ss, st->in, (size_t)n, 0)))
-		goto fail;
+	if (n > 1) {
+		/* leaks' defaults (HD_LEAK_SESSION_OPTIONS_INIT): top 5,
+		 * min-share 1%, min-leak 2 KiB, the diff's default rules */
+		hd_leak_session_options lso = HD_LEAK_SESSION_OPTIONS_INIT;
+
+		if ((rc = cli_leak_session(&st->ls, st->ss, st->in, (size_t)n,
+					   &lso, 0, NULL)))
+			goto fail;
+	}
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
 	if (n > 1)
 		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
@@ -696,15 +592,11 @@ void serve_state_free(struct serve_state *st)
 	if (!st)
 		return;
 	strings_wait(st);
-	hd_leaks_free(st->leaks);
 	hd_stats_free(st->diff_st);
-	hd_diff_result_free(st->diff);
+	hd_leak_session_free(st->ls);
 	hd_strings_free(st->strs);
-	free(st->lc);
-	free(st->lc_off);
-	free(st->kids);
-	free(st->kid_off);
-	free(st->ret);
+	hd_text_search_free(st->lc);
+	hd_domtree_children_free(st->kids);
 	free(st->cr_name);
 	hd_class_retained_free(st->cr);
 	hd_domtree_free(st->dt);
@@ -845,21 +737,30 @@ static const hd_class_retained *class_retained(const struct serve_state *st,
 }
 
 /* A node as JSON, with its retained size and dominated children. */
-static void node_json(FILE *f, const struct serve_state *st, hd_node_id v)
+/* The members of the API's node: cli_node_json's, its label, retained
+ * size and dominated count (no braces: a caller may add its own). */
+static void node_fields(FILE *f, const struct serve_state *st, hd_node_id v)
 {
 	char name[256];
 	uint64_t rc, rm;
+	uint32_t nk;
 
-	cli_node_json(f, st->s, v);
-	fseek(f, -1, SEEK_CUR); /* reopen the object */
+	cli_node_json_fields(f, st->s, v);
 	hd_store_node_name(name, sizeof(name), st->s, v);
 	fprintf(f, ",\"label\":");
 	jstr(f, name);
 	rc = hd_domtree_retained(st->dt, v, &rm);
+	hd_domtree_children_of(st->kids, v, &nk);
 	fprintf(f, ",\"retained_count\":%llu,\"retained_memsize\":%llu,"
-		"\"dominated\":%u}", (unsigned long long)rc,
-		(unsigned long long)rm,
-		st->kid_off[v + 1] - st->kid_off[v]);
+		"\"dominated\":%u", (unsigned long long)rc,
+		(unsigned long long)rm, nk);
+}
+
+static void node_json(FILE *f, const struct serve_state *st, hd_node_id v)
+{
+	fputc('{', f);
+	node_fields(f, st, v);
+	fputc('}', f);
 }
 
 static void root_name_json(FILE *f, const hd_store *s, uint32_t root,
@@ -1503,9 +1404,8 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 		bad_request(o, 400, "offset and limit: numbers");
 		return;
 	}
-	fprintf(f, "{\"object\":");
-	node_json(f, st, id);
-	fseek(f, -1, SEEK_CUR);
+	fprintf(f, "{\"object\":{");
+	node_fields(f, st, id);
 	if ((aux = hd_store_aux(st->s, id, &n))) {
 		fprintf(f, ",\"aux\":");
 		cli_json_string(f, aux, n);
@@ -1598,7 +1498,8 @@ static void api_domtree(struct serve_state *st, const struct serve_req *r,
 			struct out *o)
 {
 	const char *a = r->arg(r, "node");
-	uint32_t nn = hd_store_node_count(st->s), b, e;
+	uint32_t nn = hd_store_node_count(st->s), nk = 0;
+	const hd_node_id *kids;
 	hd_node_id id = nn;
 	uint64_t off, lim, k, rm = 0;
 	FILE *f = o->f;
@@ -1610,8 +1511,8 @@ static void api_domtree(struct serve_state *st, const struct serve_req *r,
 		bad_request(o, 400, "offset and limit: numbers");
 		return;
 	}
-	b = st->kid_off[id];
-	e = st->kid_off[id + 1];
+	kids = hd_domtree_children_of(st->kids, id == nn ? HD_DOM_ROOT : id,
+				      &nk);
 	fprintf(f, "{\"node\":");
 	if (id == nn) {
 		uint64_t rc = hd_domtree_reached(st->dt, &rm);
@@ -1622,12 +1523,12 @@ static void api_domtree(struct serve_state *st, const struct serve_req *r,
 	} else {
 		node_json(f, st, id);
 	}
-	fprintf(f, ",\"total\":%u,\"offset\":%llu,\"children\":[", e - b,
+	fprintf(f, ",\"total\":%u,\"offset\":%llu,\"children\":[", nk,
 		(unsigned long long)off);
-	for (k = 0; off + k < e - b && k < lim; k++) {
+	for (k = 0; off + k < nk && k < lim; k++) {
 		if (k)
 			fputc(',', f);
-		node_json(f, st, st->kids[b + off + k]);
+		node_json(f, st, kids[off + k]);
 	}
 	fprintf(f, "]}");
 	out_close(o, 200);
@@ -1719,33 +1620,12 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 		fprintf(f, "}");
 	} else {
 		const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
-		size_t ql = strlen(q), pos = 0, lo, hi;
-		char *lq = strdup(q);
-		const char *hit;
+		size_t ql = strlen(q), from = 0;
 		int more = 0;
 
-		for (i = 0; lq && i < ql; i++)
-			lq[i] = (char)tolower((unsigned char)lq[i]);
 		fprintf(f, "{\"rows\":[");
-		while (lq && pos < st->lc_off[st->nlc] &&
-		       (hit = memmem(st->lc + pos, st->lc_off[st->nlc] - pos,
-				     lq, ql))) {
-			/* the row holding the hit: the last that starts at
-			 * or before it */
-			lo = 0;
-			hi = st->nlc;
-			while (hi - lo > 1) {
-				size_t mid = (lo + hi) / 2;
-
-				if (st->lc_off[mid] <= (size_t)(hit - st->lc))
-					lo = mid;
-				else
-					hi = mid;
-			}
-			i = lo;
-			pos = st->lc_off[i + 1];
-			if (memchr(hit, '\0', ql))
-				continue; /* across two values */
+		while (hd_text_search_next(st->lc, q, ql, from, &i) == 0) {
+			from = i + 1;
 			if (m >= SEARCH_COUNT_MAX) {
 				more = 1; /* counted far enough */
 				break;
@@ -1766,7 +1646,6 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 				fprintf(f, "null");
 			fputc('}', f);
 		}
-		free(lq);
 		fprintf(f, "],\"matched\":%zu,\"more\":%s}", m,
 			more ? "true" : "false");
 	}
@@ -1847,14 +1726,15 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
-/* The clusters shown (the first 20): the shape, how many suspects, the
+/* The clusters shown (the first top, as leaks shows them): the shape, how many suspects, the
  * ranks of the first ten, what they retain and its share. */
 static void clusters_json(FILE *f, const struct serve_state *st)
 {
 	size_t n = hd_leaks_cluster_count(st->leaks), i, k;
 
 	fprintf(f, ",\"clusters_total\":%zu,\"clusters\":[", n);
-	for (i = 0; i < n && i < 20; i++) {
+	for (i = 0; i < n && i < hd_leak_session_options_get(st->ls)->top;
+	     i++) {
 		const hd_leaks_cluster *c = hd_leaks_cluster_get(st->leaks, i);
 
 		fprintf(f, "%s{\"rank\":%zu,\"suspects\":%zu,"
@@ -1994,7 +1874,7 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 		    "graph.svg");
 }
 
-/* ---- what serve_draw.c reads ---- */
+/* ---- what draw.c reads ---- */
 
 const hd_store *serve_state_store(const struct serve_state *st)
 {
@@ -2019,8 +1899,5 @@ const hd_leaks *serve_state_leaks(const struct serve_state *st)
 const hd_node_id *serve_state_kids(const struct serve_state *st,
 				   hd_node_id v, uint32_t *n)
 {
-	uint32_t i = v == HD_DOM_ROOT ? hd_store_node_count(st->s) : v;
-
-	*n = st->kid_off[i + 1] - st->kid_off[i];
-	return st->kids + st->kid_off[i];
+	return hd_domtree_children_of(st->kids, v, n);
 }

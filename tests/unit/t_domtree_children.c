@@ -1,0 +1,139 @@
+/*
+ * t_domtree_children.c - hd_domtree_children: the dominator tree's
+ * children of every node, largest retained memsize first, then
+ * ascending node id (serve's tree view). A hand-built graph with a tie,
+ * the virtual root's children, unreached nodes and nodes out of range;
+ * random graphs against a plain recount (every node whose idom is v,
+ * sorted by the rule).
+ *
+ * Node i has memsize 40 + i (tgraph.h).
+ */
+#include "heapdump.h"
+#include "t.h"
+#include "tgraph.h"
+
+static void add_root(struct graph *g, uint32_t v)
+{
+	g->root = realloc(g->root, (g->nroot + 1) * sizeof(*g->root));
+	if (!g->root)
+		abort();
+	g->root[g->nroot++] = v;
+}
+
+/*
+ * root -> 0, 5;  0 -> 1, 2, 3;  1 -> 6;  3 -> 4;  8 -> 7 (8, 7 unreached)
+ * retained: 1 = 41 + 46 = 87, 3 = 43 + 44 = 87 (a tie: 1 first), 2 = 42
+ */
+static void test_domtree_children__ordered(void)
+{
+	struct graph g;
+	hd_store *s;
+	hd_domtree *d = NULL;
+	hd_domtree_children *c = NULL;
+	const hd_node_id *k;
+	uint32_t n;
+
+	g_init(&g, 9);
+	add_root(&g, 0);
+	add_root(&g, 5);
+	g_edge(&g, 0, 1);
+	g_edge(&g, 0, 2);
+	g_edge(&g, 0, 3);
+	g_edge(&g, 1, 6);
+	g_edge(&g, 3, 4);
+	g_edge(&g, 8, 7);
+	T_ASSERT((s = g_store(&g)));
+	T_RC(hd_domtree_new(&d, s, 0, NULL), 0);
+	T_RC(hd_domtree_children_build(&c, d, s, NULL), 0);
+	k = hd_domtree_children_of(c, 0, &n);
+	T_EQ(n, 3);
+	T_EQ(k[0], 1);
+	T_EQ(k[1], 3);
+	T_EQ(k[2], 2);
+	k = hd_domtree_children_of(c, HD_DOM_ROOT, &n);
+	T_EQ(n, 2);
+	T_EQ(k[0], 0);
+	T_EQ(k[1], 5);
+	hd_domtree_children_of(c, 6, &n);
+	T_EQ(n, 0);
+	/* unreached: no children, in no list */
+	hd_domtree_children_of(c, 8, &n);
+	T_EQ(n, 0);
+	T_ASSERT(hd_domtree_children_of(c, 9, &n) == NULL);
+	T_EQ(n, 0);
+	T_EQ(hd_domtree_children_retained(c)[1], 87);
+	T_EQ(hd_domtree_children_retained(c)[7], 0);
+	hd_domtree_children_free(c);
+	hd_domtree_free(d);
+	hd_store_close(s);
+	g_free(&g);
+}
+
+static void test_domtree_children__bad_arguments(void)
+{
+	hd_domtree_children *c = (hd_domtree_children *)1;
+	hd_error err = { 0 };
+
+	T_RC(hd_domtree_children_build(&c, NULL, NULL, &err), HD_EINVAL);
+	T_ASSERT(c == NULL);
+	T_ASSERT(hd_domtree_children_of(NULL, 0, NULL) == NULL);
+	T_ASSERT(hd_domtree_children_retained(NULL) == NULL);
+	hd_domtree_children_free(NULL);
+}
+
+/* Random graphs: every child list is the nodes whose idom is v, in the
+ * order (retained desc, id asc), and every reached node is in one. */
+static void test_domtree_children__random(void)
+{
+	int round;
+
+	for (round = 0; round < 20; round++) {
+		uint32_t nn = 50 + rnd(2000), i, v, total = 0, cn, j;
+		struct graph g;
+		hd_store *s;
+		hd_domtree *d = NULL;
+		hd_domtree_children *c = NULL;
+		const uint64_t *ret;
+		const hd_node_id *k;
+		uint64_t mem;
+
+		g_init(&g, nn);
+		for (i = 0; i < 3; i++)
+			add_root(&g, rnd(nn));
+		for (i = 0; i < nn * 2; i++)
+			g_edge(&g, rnd(nn), rnd(nn));
+		T_ASSERT((s = g_store(&g)));
+		T_RC(hd_domtree_new(&d, s, 0, NULL), 0);
+		T_RC(hd_domtree_children_build(&c, d, s, NULL), 0);
+		ret = hd_domtree_children_retained(c);
+		for (v = 0; v <= nn; v++) {
+			hd_node_id p = v == nn ? HD_DOM_ROOT : v;
+
+			k = hd_domtree_children_of(c, p, &cn);
+			for (j = 0, i = 0; i < nn; i++)
+				j += hd_domtree_idom(d, i) == p;
+			T_EQ(cn, j);
+			for (j = 0; j < cn; j++) {
+				T_EQ(hd_domtree_idom(d, k[j]), p);
+				if (j)
+					T_ASSERT(ret[k[j - 1]] > ret[k[j]] ||
+						 (ret[k[j - 1]] == ret[k[j]] &&
+						  k[j - 1] < k[j]));
+			}
+			total += cn;
+		}
+		T_EQ(total, hd_domtree_reached(d, &mem));
+		hd_domtree_children_free(c);
+		hd_domtree_free(d);
+		hd_store_close(s);
+		g_free(&g);
+	}
+}
+
+static const struct t_case cases[] = {
+	T_CASE(domtree_children__ordered),
+	T_CASE(domtree_children__bad_arguments),
+	T_CASE(domtree_children__random),
+};
+
+T_MAIN(cases)

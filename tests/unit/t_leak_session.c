@@ -1,0 +1,329 @@
+/*
+ * t_leak_session.c - hd_leak_session on hand-written dumps with known
+ * answers: two dumps (growth, the two-dumps caveat, no growth result),
+ * three and four (the leak as LATER holds it, the collections that grow
+ * at every step), the same dump twice (nothing new), two processes by
+ * their origins, uncertain matches, the caveats' names and sentences,
+ * and bad arguments.
+ *
+ * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
+ * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
+ * 0x2020, 0x2030. The leak of three dumps: 0x2000 and 0x2010, 200
+ * bytes, held by the cache, whose Array grows 0 -> 2 -> 4.
+ */
+#include "t.h"
+#include "heapdump.h"
+
+#include <unistd.h>
+
+#define HEAD                                                              \
+	"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n" \
+	"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"    \
+	"{\"address\":\"0x120\", \"type\":\"CLASS\", \"name\":\"String\"}\n" \
+	"{\"address\":\"0x130\", \"type\":\"CLASS\", \"name\":\"Array\"}\n"
+#define CACHE(g)                                                          \
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", " \
+	"\"generation\":1, \"references\":[\"0x1100\"]}\n"                  \
+	"{\"address\":\"0x1100\", \"type\":\"ARRAY\", \"class\":\"0x130\", "  \
+	"\"generation\":1, \"length\":" #g
+#define STR(addr, g)                                                      \
+	"{\"address\":\"" addr "\", \"type\":\"STRING\", \"class\":\"0x120\", " \
+	"\"generation\":" #g ", \"memsize\":100, \"file\":\"app.rb\", "     \
+	"\"line\":7}\n"
+
+static const char before[] =
+	HEAD CACHE(0) ", \"references\":[]}\n"
+	"{\"address\":\"0x900\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+	"\"generation\":3}\n";
+static const char after[] =
+	HEAD CACHE(2) ", \"references\":[\"0x2000\", \"0x2010\"]}\n"
+	"{\"address\":\"0x900\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+	"\"generation\":3}\n"
+	STR("0x2000", 5) STR("0x2010", 5);
+static const char step[] =
+	HEAD CACHE(3) ", \"references\":[\"0x2000\", \"0x2010\", \"0x2020\"]}\n"
+	"{\"address\":\"0x900\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+	"\"generation\":3}\n"
+	STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 7);
+static const char later[] =
+	HEAD CACHE(4) ", \"references\":[\"0x2000\", \"0x2010\", \"0x2020\", "
+	"\"0x2030\"]}\n"
+	"{\"address\":\"0x900\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+	"\"generation\":3}\n"
+	STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 7) STR("0x2030", 9);
+
+static char dir[64];
+static int nfiles;
+
+/* Writes text to a fresh file and builds its store. */
+static hd_store *load(const char *text)
+{
+	char path[128];
+	FILE *f;
+	hd_store *s = NULL;
+
+	if (!dir[0]) {
+		strcpy(dir, "/tmp/t_leak_session.XXXXXX");
+		if (!mkdtemp(dir))
+			return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/d%d.json", dir, nfiles++);
+	f = fopen(path, "w");
+	if (!f)
+		return NULL;
+	fputs(text, f);
+	fclose(f);
+	if (hd_store_build(&s, path, NULL, NULL))
+		return NULL;
+	return s;
+}
+
+static void close_all(hd_store **s, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		hd_store_close(s[k]);
+}
+
+static void test_session__two_dumps(void)
+{
+	hd_store *s[2] = { load(before), load(after) };
+	hd_leak_session *ls = NULL;
+	const hd_leaks_totals *t;
+	size_t np = 9;
+	char buf[512];
+
+	T_ASSERT(s[0] && s[1]);
+	T_RC(hd_leak_session_new(&ls, s, 2, NULL, NULL), 0);
+	T_ASSERT(hd_leak_session_order(ls, &np) != NULL);
+	T_EQ(np, 1);
+	/* nothing before run */
+	T_ASSERT(hd_leak_session_totals(ls) == NULL);
+	T_EQ(hd_leak_session_caveats(ls), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0); /* a no-op */
+	T_EQ(hd_leak_session_ndumps(ls), 2);
+	T_EQ(hd_leak_session_at(ls), 1);
+	T_ASSERT(hd_leak_session_store(ls) == s[1]);
+	T_ASSERT(hd_leak_session_growth(ls) == NULL);
+	T_ASSERT(!hd_leak_session_diff(ls)->has_later);
+	t = hd_leak_session_totals(ls);
+	T_ASSERT(t != NULL);
+	/* the two Strings and the cache's grown Array? the Array is old */
+	T_EQ(t->leak_count, 2);
+	T_EQ(t->leak_memsize, 200);
+	T_EQ(t->groups, 1);
+	T_ASSERT(hd_leak_session_caveats(ls) & HD_CAVEAT_TWO_DUMPS);
+	T_ASSERT(!(hd_leak_session_caveats(ls) & HD_CAVEAT_NOTHING_NEW));
+	T_ASSERT(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					     HD_CAVEAT_TWO_DUMPS) > 0);
+	T_ASSERT(strstr(buf, "growth, not yet a leak") != NULL);
+	/* a caveat that does not apply has no text */
+	T_EQ(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					 HD_CAVEAT_NOTHING_NEW), 0);
+	T_STREQ(buf, "");
+	hd_leak_session_free(ls);
+	close_all(s, 2);
+}
+
+static void test_session__three_and_four_dumps(void)
+{
+	hd_store *s[4] = { load(before), load(after), load(step),
+			   load(later) };
+	hd_leak_session *ls = NULL;
+	const hd_leaks_totals *t;
+	const hd_growth *g;
+	const hd_growing *x;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+
+	T_ASSERT(s[0] && s[1] && s[2] && s[3]);
+	/* BEFORE AFTER LATER */
+	T_RC(hd_leak_session_new(&ls, (hd_store *[]){ s[0], s[1], s[3] }, 3,
+				 NULL, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_EQ(hd_leak_session_at(ls), 2);
+	T_ASSERT(hd_leak_session_diff(ls)->has_later);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_count, 2);
+	T_EQ(t->leak_memsize, 200);
+	T_ASSERT(t->significant == 0); /* 200 bytes: under 2 KiB */
+	T_ASSERT(!(hd_leak_session_caveats(ls) & HD_CAVEAT_TWO_DUMPS));
+	g = hd_leak_session_growth(ls);
+	T_ASSERT(g != NULL);
+	T_EQ(hd_growth_dumps(g), 3);
+	hd_leak_session_free(ls);
+	/* BEFORE AFTER STEP LATER, min_leak 100: a significant leak */
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 4, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_EQ(hd_leak_session_at(ls), 3);
+	T_EQ(hd_leak_session_options_get(ls)->min_leak, 100);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_memsize, 200);
+	T_EQ(t->significant, 1);
+	g = hd_leak_session_growth(ls);
+	T_EQ(hd_growth_dumps(g), 4);
+	T_EQ(hd_growth_count(g), 1);
+	x = hd_growth_get(g, 0);
+	T_EQ(x->first, 0);
+	T_EQ(x->last, 4);
+	T_EQ(x->lengths[1], 2);
+	hd_leak_session_free(ls);
+	close_all(s, 4);
+}
+
+static void test_session__nothing_new(void)
+{
+	hd_store *s[2] = { load(after), load(after) };
+	hd_leak_session *ls = NULL;
+	char buf[512];
+
+	T_ASSERT(s[0] && s[1]);
+	T_RC(hd_leak_session_new(&ls, s, 2, NULL, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(hd_leak_session_caveats(ls) & HD_CAVEAT_NOTHING_NEW);
+	T_ASSERT(!(hd_leak_session_caveats(ls) & HD_CAVEAT_NO_SUSPECTS));
+	T_ASSERT(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					     HD_CAVEAT_NOTHING_NEW) > 0);
+	T_ASSERT(strstr(buf, "is new since before") != NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 2);
+}
+
+/* Two pids by the origins: a warning caveat, named and said. */
+static void test_session__other_process(void)
+{
+	hd_store *s[2] = { load(before), load(after) };
+	hd_dump_origin org[2] = { { 100, 0 }, { 200, 0 } };
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	hd_leak_session *ls = NULL;
+	const hd_order_pair *p;
+	char buf[512];
+	size_t n;
+
+	T_ASSERT(s[0] && s[1]);
+	o.origins = org;
+	T_RC(hd_leak_session_new(&ls, s, 2, &o, NULL), 0);
+	p = hd_leak_session_order(ls, &n);
+	T_ASSERT(p[0].flags & HD_ORDER_OTHER_PROCESS);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(hd_leak_session_caveats(ls) & HD_CAVEAT_OTHER_PROCESS);
+	T_ASSERT(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					     HD_CAVEAT_OTHER_PROCESS) > 0);
+	T_ASSERT(strstr(buf, "(pid 100)") != NULL);
+	T_ASSERT(strstr(buf, "(pid 200)") != NULL);
+	T_STREQ(hd_caveat_name(HD_CAVEAT_OTHER_PROCESS), "other-process");
+	T_EQ(hd_caveat_is_warning(HD_CAVEAT_OTHER_PROCESS), 1);
+	hd_leak_session_free(ls);
+	close_all(s, 2);
+}
+
+/* Untraced dumps: an object at the same address, of the same type and
+ * class, is old on an uncertain match, and the caveat says it. */
+static void test_session__uncertain(void)
+{
+	static const char b[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+		"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"
+		"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\"}\n";
+	static const char a[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+		"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"
+		"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+		"\"references\":[\"0x2000\"]}\n"
+		"{\"address\":\"0x2000\", \"type\":\"OBJECT\", \"class\":\"0x100\"}\n";
+	hd_store *s[2] = { load(b), load(a) };
+	hd_leak_session *ls = NULL;
+	char buf[512];
+
+	T_ASSERT(s[0] && s[1]);
+	T_RC(hd_leak_session_new(&ls, s, 2, NULL, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(hd_leak_session_diff(ls)->uncertain > 0);
+	T_ASSERT(hd_leak_session_caveats(ls) & HD_CAVEAT_UNCERTAIN);
+	T_ASSERT(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					     HD_CAVEAT_UNCERTAIN) > 0);
+	T_ASSERT(strstr(buf, "allocation tracing in the dumps makes it "
+			     "certain") != NULL);
+	/* a short buffer: truncated, NUL-terminated, the full length */
+	T_ASSERT(hd_leak_session_caveat_text(buf, 8, ls,
+					     HD_CAVEAT_UNCERTAIN) > 8);
+	T_EQ(strlen(buf), 7);
+	hd_leak_session_free(ls);
+	close_all(s, 2);
+}
+
+static void test_session__names(void)
+{
+	unsigned int bit;
+	int n = 0;
+
+	for (bit = 1; bit; bit <<= 1)
+		if (hd_caveat_name(bit)) {
+			n++;
+			T_ASSERT(strlen(hd_caveat_name(bit)) > 0);
+		}
+	T_EQ(n, HD_CAVEAT__COUNT);
+	T_STREQ(hd_caveat_name(HD_CAVEAT_TWO_DUMPS), "two-dumps");
+	T_STREQ(hd_caveat_name(HD_CAVEAT_OBJECT_ID_SKIPPED),
+		"object-id-skipped");
+	T_ASSERT(hd_caveat_name(0) == NULL);
+	T_ASSERT(hd_caveat_name(HD_CAVEAT_ORDER | HD_CAVEAT_FOLDED) == NULL);
+	T_EQ(hd_caveat_is_warning(HD_CAVEAT_FOLDED), 0);
+}
+
+static void test_session__bad_arguments(void)
+{
+	hd_store *s[2] = { load(before), load(after) };
+	hd_store *many[17];
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	hd_leak_session *ls = (hd_leak_session *)1;
+	hd_error err = { 0 };
+	int k;
+
+	T_ASSERT(s[0] && s[1]);
+	T_RC(hd_leak_session_new(&ls, s, 1, NULL, &err), HD_EINVAL);
+	T_ASSERT(ls == NULL);
+	for (k = 0; k < 17; k++)
+		many[k] = s[k % 2];
+	T_RC(hd_leak_session_new(&ls, many, 17, NULL, &err), HD_EINVAL);
+	o.min_share = 1.5;
+	T_RC(hd_leak_session_new(&ls, s, 2, &o, &err), HD_EINVAL);
+	o.min_share = 0.01;
+	o.top = 0;
+	T_RC(hd_leak_session_new(&ls, s, 2, &o, &err), HD_EINVAL);
+	o.top = 5;
+	o.version = 99;
+	T_RC(hd_leak_session_new(&ls, s, 2, &o, &err), HD_EINVAL);
+	T_RC(hd_leak_session_run(NULL, &err), HD_EINVAL);
+	hd_leak_session_free(NULL);
+	T_EQ(hd_leak_session_caveats(NULL), 0);
+	close_all(s, 2);
+}
+
+static void test_session__cleanup(void)
+{
+	char path[128];
+	int i;
+
+	for (i = 0; i < nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/d%d.json", dir, i);
+		unlink(path);
+	}
+	if (dir[0])
+		T_EQ(rmdir(dir), 0);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(session__two_dumps),
+	T_CASE(session__three_and_four_dumps),
+	T_CASE(session__nothing_new),
+	T_CASE(session__other_process),
+	T_CASE(session__uncertain),
+	T_CASE(session__names),
+	T_CASE(session__bad_arguments),
+	T_CASE(session__cleanup),
+};
+
+T_MAIN(cases)
