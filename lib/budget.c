@@ -853,7 +853,7 @@ int hd_budget_eval_leaks(hd_budget_report **out, const hd_budget *b,
 }
 
 int hd_budget_eval_diff(hd_budget_report **out, const hd_budget *b,
-			const hd_store *after, const hd_diff_result *d,
+			const hd_store *s, const hd_diff_result *d,
 			hd_error *err)
 {
 	struct facts f;
@@ -861,10 +861,10 @@ int hd_budget_eval_diff(hd_budget_report **out, const hd_budget *b,
 
 	memset(&f, 0, sizeof(f));
 	f.source = HD_BUDGET_DIFF;
-	f.set = d->has_later ? &d->retained : &d->added;
-	f.s = after;
+	f.set = d->has_later ? &d->retained_later : &d->added;
+	f.s = s;
 	f.objects = f.set->n;
-	f.bytes = d->has_later ? d->retained_memsize : d->added_memsize;
+	f.bytes = d->has_later ? d->retained_later_memsize : d->added_memsize;
 	hd_bytes_text(a, sizeof(a), f.bytes);
 	snprintf(text, sizeof(text), "%s new objects (%s)%s",
 		 hd__commas(f.objects, c), a,

@@ -2528,10 +2528,11 @@ HD_API int hd_budget_eval_leaks(hd_budget_report **out, const hd_budget *b,
 				const hd_leaks *l, const hd_store *s,
 				const hd_diff_result *d, hd_error *err);
 /** Evaluates b against a diff: leak.* the new objects (with LATER those
- * still alive), growth.* those of a class or site (after: d's AFTER).
+ * still alive, as LATER has them), growth.* those of a class or site.
+ * @param s LATER when d has it, else AFTER
  * @return 0, HD_ENOMEM, HD_EINVAL */
 HD_API int hd_budget_eval_diff(hd_budget_report **out, const hd_budget *b,
-			       const hd_store *after, const hd_diff_result *d,
+			       const hd_store *s, const hd_diff_result *d,
 			       hd_error *err);
 /** Evaluates b against a finished trend: trend.verdict the first
  * (worst) row's verdict, growth.class[...] a class's last dump less its
