@@ -445,8 +445,7 @@ static int trend_run(int argc, char **argv)
 	if (junit)
 		A.format = NULL;
 	if ((rc = make_options(&o, names, &fmt)) ||
-	    (rc = cli_gate_prepare(&info, &G, HD_BUDGET_TREND, junit,
-				   "trend.verdict=growing")))
+	    (rc = cli_gate_prepare(&info, &G, HD_BUDGET_TREND, junit, NULL)))
 		return rc;
 	o.ndumps = (unsigned)n;
 	in = calloc(n, sizeof(*in));

@@ -108,6 +108,10 @@ int cli_gate_prepare(const struct cli_cmd_info *info, struct cli_gate *g,
 {
 	hd_error err = { 0 };
 
+	if (junit && !hd_budget_count(g->b) && !dflt)
+		return cli_usage_error(info, "--format junit reports budgets: "
+					     "give --fail-on EXPR or --budgets "
+					     "FILE");
 	if (junit && !hd_budget_count(g->b) &&
 	    (gate_list(g, &err) ||
 	     hd_budget_add(g->b, dflt, strlen(dflt), &err)))

@@ -30,7 +30,8 @@ const char *cli_gate_budgets(const char *arg, void *gate);
 
 /* 0, or EXIT_USAGE after the message when a budget does not apply to
  * source (HD_BUDGET_*). With junit and no budget, adds the default one
- * (dflt: "leak.verdict=leak", "trend.verdict=growing"). */
+ * (dflt: "leak.verdict=leak"), or without one (trend, whose verdicts
+ * have no noise threshold) refuses. */
 int cli_gate_prepare(const struct cli_cmd_info *info, struct cli_gate *g,
 		     unsigned source, int junit, const char *dflt);
 
