@@ -143,6 +143,9 @@ struct diff_run {
 	struct hdx_heap *h[3];
 	int top;
 	double min_share;
+	VALUE budgets;            /* an Array of budget Strings, or nil */
+	hd_budget *b;             /* parsed from it in leaks_hash */
+	hd_budget_report *br;
 };
 
 static void nodes_copy(hd_nodes *out, const hd_nodes *in)
@@ -235,6 +238,46 @@ static VALUE suspect_hash(struct diff_run *run, VALUE heap,
 	return r;
 }
 
+/* The budgets of run (hd_budget_*: parsed, then evaluated against the
+ * leak model), each a Hash: text, exceeded, value, limit, over, message.
+ * Whatever is allocated here diff_free frees, raise or not. */
+static VALUE budgets_value(struct diff_run *run, const hd_store *s)
+{
+	hd_error err = { 0 };
+	const hd_budget_result *x;
+	VALUE out = rb_ary_new();
+	long i;
+	size_t k;
+	int rc;
+
+	Check_Type(run->budgets, T_ARRAY);
+	if ((rc = hd_budget_new(&run->b, &err)))
+		hdx_raise(rc, &err);
+	for (i = 0; i < RARRAY_LEN(run->budgets); i++) {
+		VALUE e = rb_ary_entry(run->budgets, i);
+
+		StringValue(e);
+		if ((rc = hd_budget_add(run->b, RSTRING_PTR(e),
+					(size_t)RSTRING_LEN(e), &err)))
+			hdx_raise(rc, &err);
+	}
+	if ((rc = hd_budget_eval_leaks(&run->br, run->b, run->l, s, run->d,
+				       &err)))
+		hdx_raise(rc, &err);
+	for (k = 0; (x = hd_budget_report_get(run->br, k)); k++) {
+		VALUE h = rb_hash_new();
+
+		SET(h, "text", rb_utf8_str_new_cstr(x->text));
+		SET(h, "exceeded", x->exceeded ? Qtrue : Qfalse);
+		SET(h, "value", DBL2NUM(x->value));
+		SET(h, "limit", DBL2NUM(x->limit));
+		SET(h, "over", DBL2NUM(x->over));
+		SET(h, "message", rb_utf8_str_new_cstr(x->message));
+		rb_ary_push(out, h);
+	}
+	return out;
+}
+
 static VALUE leaks_hash(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
@@ -309,6 +352,8 @@ static VALUE leaks_hash(VALUE arg)
 		rb_ary_push(cl, h);
 	}
 	SET(r, "clusters", cl);
+	if (!NIL_P(run->budgets))
+		SET(r, "budgets", budgets_value(run, s));
 	return r;
 }
 
@@ -316,6 +361,8 @@ static VALUE diff_free(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
 
+	hd_budget_report_free(run->br);
+	hd_budget_free(run->b);
 	hd_leaks_free(run->l);
 	hd_diff_result_free(run->d);
 	return Qnil;
@@ -349,10 +396,12 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 	return rb_ensure(diff_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
-/* #_leaks(after, later_or_nil, top, min_share, skip_weak) -> Hash: the
- * diff and the leak model (hd_leaks_build on LATER, else AFTER) */
+/* #_leaks(after, later_or_nil, top, min_share, skip_weak, budgets) ->
+ * Hash: the diff and the leak model (hd_leaks_build on LATER, else
+ * AFTER), and with budgets (an Array of expressions, or nil) their
+ * results (hd_budget_eval_leaks) */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
-			VALUE min_share, VALUE weak)
+			VALUE min_share, VALUE weak, VALUE budgets)
 {
 	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 	struct diff_run run;
@@ -386,6 +435,7 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 		}
 		hd_growth_free(g);
 	}
+	run.budgets = budgets;
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
@@ -482,6 +532,6 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 5);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 6);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 }

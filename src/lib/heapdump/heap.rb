@@ -274,9 +274,14 @@ module HeapDump
     # skip_weak: true (--skip-weak): weak references hold nothing. Heaps
     # in the wrong order raise HeapDump::OrderError unless force: true,
     # as in #diff.
-    def leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false)
+    #
+    # budgets: ["leak.bytes>1MB", "suspect.share>50%"] (the grammar of
+    # `heapdump leaks --fail-on`, man 1 heapdump-leaks, BUDGETS) are
+    # evaluated against the result: Leaks#budgets, Leaks#exceeded.
+    def leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false, budgets: nil)
       check_order(after, later, force)
-      Leaks.new(self, after, later, _leaks(after, later, top, min_share, skip_weak))
+      budgets = Array(budgets).map(&:to_s) unless budgets.nil?
+      Leaks.new(self, after, later, _leaks(after, later, top, min_share, skip_weak, budgets))
     end
 
     # call-seq:
@@ -962,6 +967,11 @@ module HeapDump
     def leak? = @h[:significant]
     # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
     def first = @h[:first_kind] && [@h[:first_kind].to_sym, @h[:first_index] + 1]
+    # the budgets given to Heap#leaks, evaluated: [{text:, exceeded:,
+    # value:, limit:, over:, message:}] ([] without budgets)
+    def budgets = @h[:budgets] || []
+    # those exceeded
+    def exceeded = budgets.select { |b| b[:exceeded] }
 
     # the totals as `heapdump leaks -f json` has them
     def to_h

@@ -1,0 +1,170 @@
+# frozen_string_literal: true
+
+# heapdump/gate - the leak check behind heapdump/minitest and
+# heapdump/rspec: a block run in this process, the heap dumped by the
+# gem's walker (a full GC first) and judged by libheapdump's leak model
+# and budgets, with no `heapdump` program needed (man 3 heapdump-ruby,
+# LEAK TESTS).
+#
+# The rule (HeapDump::Gate.check): the block runs warmup times, then the
+# heap is dumped (D0); then three phases of iterations runs, each ended
+# by a dump (D1, D2, D3). The block leaks when both hold:
+#
+# 1. the budgets fail on the leak of D1, D2, D3 (what was new in D2 and
+#    is still alive in D3, as `heapdump leaks D1 D2 D3` finds it; default
+#    budget "leak.verdict=leak": the verdict's significant leak, 2 KB
+#    after the VM's tables, what only running code holds and garbage), and
+# 2. it grew at every step: each of the two-dump leaks D1 -> D2 and
+#    D2 -> D3 is significant on its own (a two-dump leak passes over a
+#    Hash or Array no longer than before: a cache at its bound that
+#    replaces entries).
+#
+# Warm-up, memos that saturate, lazy requires, caches that fill up during
+# D0 -> D1 are new in D1 and no longer grow: not in D1 -> D2 nor D2 -> D3.
+# A cache at its bound replaces entries without growing (rule 2). GC
+# compaction moves objects, which the diff follows (object ids, moved
+# objects paired by generation, type and site) or at worst counts as new:
+# a moved object that is not new is held by what held it, no growth at
+# every step. What D0 adds is the growth's fourth point: the verdict
+# names a Hash or Array that grows at every one of D0..D3.
+require "heapdump"
+require "fileutils"
+require "json"
+require "tmpdir"
+
+module HeapDump
+  module Gate
+    # A failed check: #message names the verdict (suspect 1's path and
+    # share), each budget exceeded and where the report went.
+    Result = Struct.new(:leaked, :message, :leaks, :steps, :report, :dumps, :seconds, keyword_init: true) do
+      def leaked? = leaked
+    end
+
+    # the budgets of keyword arguments: bytes: N (leak.bytes>N),
+    # objects: N (leak.objects>N), share: PCT (suspect.share>PCT%),
+    # per_iteration_bytes: N (leak.bytes > N x iterations), fail_on:
+    # ["growth.class[String].objects>10", ...] as given
+    def self.budgets(iterations, bytes: nil, objects: nil, share: nil, per_iteration_bytes: nil, fail_on: nil)
+      out = []
+      out << "leak.bytes>#{Integer(bytes)}" if bytes
+      out << "leak.objects>#{Integer(objects)}" if objects
+      out << "suspect.share>#{Float(share)}%" if share
+      out << "leak.bytes>#{Integer(per_iteration_bytes) * iterations}" if per_iteration_bytes
+      out.concat(Array(fail_on).map(&:to_s))
+      out << "leak.verdict=leak" if out.empty?
+      out
+    end
+
+    # Runs the check; a Result. report: a path for the JSON report (written
+    # when the block leaks; the dumps are kept beside it), or a directory.
+    def self.check(warmup: 3, iterations: 20, report: nil, name: "leak", **budget_args, &block)
+      raise ArgumentError, "a block to run" unless block
+      raise ArgumentError, "iterations: at least 1" unless iterations.to_i >= 1
+
+      exprs = budgets(iterations, **budget_args)
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      dir = Dir.mktmpdir("heapdump-gate")
+      dumps = []
+      begin
+        warmup.to_i.times { block.call }
+        dumps << HeapDump.dump(File.join(dir, "d0.json"), gc: true)
+        3.times do |k|
+          iterations.times { block.call }
+          dumps << HeapDump.dump(File.join(dir, "d#{k + 1}.json"), gc: true)
+        end
+        result = judge(dumps, exprs)
+        result.seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+        if result.leaked?
+          result.report = write_report(result, report, name, dir)
+          result.message = "#{result.message}\n#{report_note(result)}"
+        end
+        result
+      ensure
+        FileUtils.rm_rf(dir)
+      end
+    end
+
+    def self.judge(paths, exprs)
+      h = paths.map { |p| HeapDump.load(p, cache: false) }
+      leaks = h[1].leaks(h[2], h[3], budgets: exprs)
+      over = leaks.exceeded
+      steps = [h[1].leaks(h[2]), h[2].leaks(h[3])]
+      grew = steps.all?(&:leak?)
+      leaked = !over.empty? && grew
+      msg = if leaked
+              "the block leaks: #{leaks.verdict}\n" + over.map { |b| "  #{b[:message]}" }.join("\n")
+            elsif !over.empty?
+              "no leak: the budgets failed on D1 D2 D3 but the leak did not grow at every step " \
+                "(#{steps.map(&:verdict).join('; ')})"
+            else
+              "no leak: #{leaks.verdict}"
+            end
+      Result.new(leaked: leaked, message: msg, leaks: leaks, steps: steps, dumps: paths)
+    end
+
+    # The report: JSON (the HTML report is `heapdump report`, a program
+    # the gem does not hold), and the dumps beside it so that
+    # `heapdump report D1 D2 D3 -o x.html` draws the page.
+    def self.write_report(result, where, name, dir)
+      where ||= ENV["HEAPDUMP_REPORT_DIR"] || File.join(Dir.pwd, "tmp", "heapdump")
+      safe = name.to_s.gsub(/[^A-Za-z0-9_.-]+/, "_")[0, 120]
+      path = where.end_with?(".json") ? where : File.join(where, "#{safe}.json")
+      FileUtils.mkdir_p(File.dirname(path))
+      keep = path.sub(/\.json\z/, "")
+      FileUtils.mkdir_p(keep)
+      dumps = result.dumps.map do |d|
+        dest = File.join(keep, File.basename(d))
+        FileUtils.mv(d, dest)
+        meta = "#{d.sub(/\.json\z/, '')}.hdmeta"
+        FileUtils.mv(meta, File.join(keep, File.basename(meta))) if File.exist?(meta)
+        dest
+      end
+      result.dumps = dumps
+      l = result.leaks
+      doc = { verdict: l.verdict, leak: { count: l.count, memsize: l.memsize },
+              budgets: l.budgets, steps: result.steps.map(&:verdict),
+              suspects: l.suspects.first(5).map do |s|
+                { rank: s.rank, share: s.share, retained_memsize: s.retained_memsize,
+                  retained_count: s.retained_count, path: s.path&.to_s }
+              end,
+              dumps: dumps }
+      File.write(path, JSON.pretty_generate(doc) + "\n")
+      path
+    end
+
+    def self.report_note(result)
+      d = result.dumps
+      "report: #{result.report} (the page: heapdump report #{d[1]} #{d[2]} #{d[3]} -o leak.html)"
+    end
+  end
+end
+
+module HeapDump
+  module Gate
+    # [objects the block allocated, {"file:line:Class" => n}] (HeapDump.track)
+    def self.allocations(&block)
+      sites = HeapDump.track(&block)
+      [sites.values.sum, sites]
+    end
+
+    def self.allocations_message(n, max, sites)
+      top = sites.first(5).map { |s, k| "#{k} #{s}" }.join(", ")
+      "the block allocated #{n} objects, #{n - max} over #{max}: #{top}"
+    end
+
+    # The leak model of two dumps around one run of the block, with the
+    # budget leak.bytes>max_bytes (HeapDump::Leaks#exceeded)
+    def self.retained(max_bytes, &block)
+      dir = Dir.mktmpdir("heapdump-gate")
+      begin
+        a = HeapDump.dump(File.join(dir, "before.json"), gc: true)
+        block.call
+        b = HeapDump.dump(File.join(dir, "after.json"), gc: true)
+        HeapDump.load(a, cache: false).leaks(HeapDump.load(b, cache: false),
+                                             budgets: ["leak.bytes>#{Integer(max_bytes)}"])
+      ensure
+        FileUtils.rm_rf(dir)
+      end
+    end
+  end
+end
