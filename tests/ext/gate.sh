@@ -24,9 +24,12 @@ if ! ruby -e 'require "minitest"' 2>/dev/null; then
 	[ -n "$mm" ] && ln -s "$mm" "$TMP/shim/mutex_m.rb" && INC="$INC -I$TMP/shim"
 fi
 if ! ruby -e 'require "rspec/core"; require "rspec/expectations"' 2>/dev/null; then
-	[ -f /usr/lib/ruby/vendor_ruby/rspec/core.rb ] ||
-		{ notok rspec "no rspec: apt-get install ruby-rspec"; exit 1; }
-	INC="$INC -I/usr/lib/ruby/vendor_ruby"
+	# Debian's ruby-rspec, under rubygems-integration: each gem's lib
+	for g in rspec-core rspec-expectations rspec-support diff-lcs; do
+		d=$(ls -d /usr/share/rubygems-integration/all/gems/$g-*/lib 2>/dev/null | tail -1)
+		[ -n "$d" ] || { notok rspec "no $g: apt-get install ruby-rspec"; exit 1; }
+		INC="$INC -I$d"
+	done
 fi
 
 # ---- Minitest ----
