@@ -7,6 +7,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "gate.h"
 #include "opt.h"
 #include "order.h"
 #include "process.h"
@@ -29,6 +30,9 @@ struct diff_args {
 
 static struct diff_args A;
 
+/* --fail-on, --budgets: the CI gate (gate.h) */
+static struct cli_gate G;
+
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "FILE", &A.output,
 		   "write the records of the new objects as in AFTER (with "
@@ -49,6 +53,7 @@ static const struct cli_opt opts[] = {
 		 "compare dumps that seem to be in the wrong order"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	CLI_GATE_OPTS(&G),
 	OPT_END()
 };
 
@@ -365,7 +370,7 @@ static void print_tsv(const struct report *r)
 	}
 }
 
-int cmd_diff(int argc, char **argv)
+static int diff_run(int argc, char **argv)
 {
 	struct cli_input in[3];
 	hd_store *s[3] = { NULL, NULL, NULL };
@@ -377,6 +382,7 @@ int cmd_diff(int argc, char **argv)
 	struct report r;
 	int fmt = FMT_TEXT;
 	const hd_nodes *set;
+	hd_budget_report *gate = NULL;
 	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT, at;
 
 	memset(&A, 0, sizeof(A));
@@ -394,7 +400,8 @@ int cmd_diff(int argc, char **argv)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
 		return cli_usage_error(&info, "only one input can be '-'");
-	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)) ||
+	    (rc = cli_gate_prepare(&info, &G, HD_BUDGET_DIFF, 0, NULL)))
 		return rc;
 	if (A.sort && strcmp(A.sort, "memsize") == 0)
 		sort = HD_SORT_MEMSIZE;
@@ -461,10 +468,23 @@ int cmd_diff(int argc, char **argv)
 		print_json(&r);
 	else
 		print_tsv(&r);
+	if (G.b && (rc = hd_budget_eval_diff(&gate, G.b, s[at], d, &err)))
+		rc = cli_lib_error(&err);
+	else if (gate)
+		rc = cli_gate_say(COMMAND_NAME, gate);
 out:
+	hd_budget_report_free(gate);
 	hd_stats_free(st);
 	hd_diff_result_free(d);
 	for (k = 0; k < 3; k++)
 		hd_store_close(s[k]);
+	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	int rc = diff_run(argc, argv);
+
+	cli_gate_free(&G);
 	return rc;
 }

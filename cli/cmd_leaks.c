@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "draw.h"
+#include "gate.h"
 #include "opt.h"
 #include "order.h"
 #include "process.h"
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define COMMAND_NAME "leaks"
 
@@ -40,6 +42,9 @@ static struct leaks_args {
 	struct cli_render_limits lim;
 } A;
 
+/* --fail-on, --budgets: the CI gate (gate.h) */
+static struct cli_gate G;
+
 static const struct cli_opt opts[] = {
 	OPT_UINT('n', "top", "N", &A.top, "suspects to report (default 5)"),
 	OPT_CALLBACK(0, "min-share", "PCT", &A.min_share, cli_parse_share,
@@ -50,7 +55,8 @@ static const struct cli_opt opts[] = {
 	OPT_UINT(0, "sites", "N",
 		 &A.sites, "allocation sites per suspect (default 5)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
-		   "text (default), json (one document) or tsv"),
+		   "text (default), json (one document), tsv or junit "
+		   "(the budgets as JUnit XML)"),
 	OPT_STRING(0, "svg", "DIR", &A.svg,
 		   "draw each suspect's retention graph as DIR/suspect-N.svg"),
 	CLI_RENDER_LIMIT_OPTS(&A.lim.max_nodes, &A.lim.max_edges),
@@ -64,6 +70,7 @@ static const struct cli_opt opts[] = {
 		 "compare dumps that seem to be in the wrong order"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	CLI_GATE_OPTS(&G),
 	OPT_END()
 };
 
@@ -1030,6 +1037,21 @@ static void print_tsv(const struct report *r)
 	tsv_clusters(r);
 }
 
+/* ---- JUnit XML: the budgets, each a test case ---- */
+
+static void print_junit(const struct report *r, const hd_budget_report *g,
+			char **inputs, struct timespec t0)
+{
+	char verdict[4096];
+	struct timespec t1;
+
+	hd_leaks_verdict_text_process(verdict, sizeof(verdict), r->l, &proc);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cli_gate_junit(stdout, COMMAND_NAME, inputs, r->nin, g, verdict,
+		       (double)(t1.tv_sec - t0.tv_sec) +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
 /* ---- pictures ---- */
 
 static int svg_one(const struct report *r, const hd_leaks_suspect *sp,
@@ -1099,12 +1121,16 @@ static void report_free(struct report *r)
 		hd_store_close(r->s[k]);
 }
 
-int cmd_leaks(int argc, char **argv)
+static int leaks_run(int argc, char **argv)
 {
 	hd_leak_session_options so = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct report r;
-	int rc, first, k, fmt = 0, nstdin = 0;
+	hd_error err = { 0 };
+	hd_budget_report *gate = NULL;
+	struct timespec t0;
+	int rc, first, k, fmt = 0, nstdin = 0, junit;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&A, 0, sizeof(A));
 	memset(&r, 0, sizeof(r));
 	A.top = 5;
@@ -1123,7 +1149,10 @@ int cmd_leaks(int argc, char **argv)
 		nstdin += strcmp(argv[first + k], "-") == 0;
 	if (nstdin > 1)
 		return cli_usage_error(&info, "only one input can be '-'");
-	if ((rc = cli_parse_format(&info, A.format, 3, &fmt)))
+	junit = A.format && strcmp(A.format, "junit") == 0;
+	if ((!junit && (rc = cli_parse_format(&info, A.format, 3, &fmt))) ||
+	    (rc = cli_gate_prepare(&info, &G, HD_BUDGET_LEAKS, junit,
+				   "leak.verdict=leak")))
 		return rc;
 	if (!A.top)
 		return cli_usage_error(&info, "--top must be at least 1");
@@ -1152,7 +1181,14 @@ int cmd_leaks(int argc, char **argv)
 	r.at = (int)hd_leak_session_at(r.ls);
 	r.t = *hd_leak_session_totals(r.ls);
 	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
-	if (fmt == 1)
+	if (G.b && (rc = hd_budget_eval_leaks(&gate, G.b, r.l, r.s[r.at], r.d,
+					      &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (junit)
+		print_junit(&r, gate, argv + first, t0);
+	else if (fmt == 1)
 		print_json(&r);
 	else if (fmt == 2)
 		print_tsv(&r);
@@ -1160,7 +1196,18 @@ int cmd_leaks(int argc, char **argv)
 		print_text(&r);
 	if (A.svg)
 		rc = svg_all(&r);
+	if (!rc && gate)
+		rc = cli_gate_say(COMMAND_NAME, gate);
 out:
+	hd_budget_report_free(gate);
 	report_free(&r);
+	return rc;
+}
+
+int cmd_leaks(int argc, char **argv)
+{
+	int rc = leaks_run(argc, argv);
+
+	cli_gate_free(&G);
 	return rc;
 }

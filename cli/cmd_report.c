@@ -17,6 +17,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "gate.h"
 #include "draw.h"
 #include "html.h"
 #include "opt.h"
@@ -46,6 +47,11 @@ static struct report_args {
 	struct cli_render_limits lim;
 } A;
 
+/* --fail-on, --budgets: the CI gate (gate.h), judged once the page is
+ * written */
+static struct cli_gate G;
+static hd_budget_report *gate;
+
 static const struct cli_opt opts[] = {
 	OPT_STRING('o', "output", "FILE", &A.output,
 		   "write the page to FILE (default: standard output)"),
@@ -70,6 +76,7 @@ static const struct cli_opt opts[] = {
 		 "says so)"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	CLI_GATE_OPTS(&G),
 	OPT_END()
 };
 
@@ -979,6 +986,8 @@ static int leak_report(char **argv, int nin, struct cli_out *out)
 	r.t = *hd_leak_session_totals(r.ls);
 	r.caveats = hd_leak_session_caveats(r.ls);
 	cli_process_judge(&proc, r.s, r.in, (size_t)nin);
+	if (G.b && hd_budget_eval_leaks(&gate, G.b, r.l, r.s[r.at], r.d, &err))
+		goto lib;
 	/* the diff's tables, as heapdump diff groups them */
 	so.keys[0][0] = HD_KEY_CLASS;
 	so.nkeys[0] = 1;
@@ -1257,7 +1266,7 @@ out:
 
 /* ---- the command ---- */
 
-int cmd_report(int argc, char **argv)
+static int report_run(int argc, char **argv)
 {
 	struct cli_out out;
 	int rc, first, k, n, nstdin = 0;
@@ -1286,6 +1295,11 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error(&info, "--top must be at least 1");
 	if (A.output && !*A.output)
 		return cli_usage_error(&info, "-o needs a file name");
+	if (G.b && n == 1)
+		return cli_usage_error(&info, "budgets judge a leak: two dumps "
+					      "or more");
+	if ((rc = cli_gate_prepare(&info, &G, HD_BUDGET_LEAKS, 0, NULL)))
+		return rc;
 	/* every input is registered before the output is opened: -o never
 	 * replaces one (cli_out_check) */
 	rc = n == 1 ? one_report(argv[first], &out) :
@@ -1299,5 +1313,17 @@ int cmd_report(int argc, char **argv)
 		cli_out_abort(&out);
 		return EXIT_FAIL;
 	}
-	return cli_out_commit(&out);
+	if ((rc = cli_out_commit(&out)))
+		return rc;
+	return gate ? cli_gate_say("report", gate) : 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	int rc = report_run(argc, argv);
+
+	hd_budget_report_free(gate);
+	gate = NULL;
+	cli_gate_free(&G);
+	return rc;
 }

@@ -12,10 +12,12 @@
 #include "order.h"
 #include "process.h"
 #include "sidecar.h"
+#include "gate.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define COMMAND_NAME "trend"
 #define MAX_CLASSES 64
@@ -26,6 +28,9 @@ static struct trend_args {
 	int all, strict, quiet, force, ascii;
 	unsigned nby;
 } A;
+
+/* --fail-on, --budgets: the CI gate (gate.h) */
+static struct cli_gate G;
 
 static const char *set_by(const char *arg, void *target)
 {
@@ -47,7 +52,8 @@ static const struct cli_opt opts[] = {
 	OPT_STRING('s', "sort", "KEY", &A.sort,
 		   "rank by memsize (default) or count slope"),
 	OPT_STRING('f', "format", "FMT", &A.format,
-		   "text (default), json, tsv or ndjson"),
+		   "text (default), json, tsv, ndjson or junit (the budgets "
+		   "as JUnit XML)"),
 	OPT_FLAG(0, "ascii", &A.ascii, "sparklines in ASCII: _.-:=+*#"),
 	OPT_FLAG(0, "force", &A.force,
 		 "read dumps that seem out of order as given"),
@@ -58,6 +64,7 @@ static const struct cli_opt opts[] = {
 		 "else the CPUs)"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	CLI_GATE_OPTS(&G),
 	OPT_END()
 };
 
@@ -402,7 +409,7 @@ static int report(const hd_trend *t, enum fmt fmt)
 	return 0;
 }
 
-int cmd_trend(int argc, char **argv)
+static int trend_run(int argc, char **argv)
 {
 	hd_trend_options o = HD_TREND_OPTIONS_INIT;
 	const char *names[MAX_CLASSES];
@@ -413,10 +420,13 @@ int cmd_trend(int argc, char **argv)
 	hd_trend *t = NULL;
 	hd_error err = { 0 };
 	enum fmt fmt = FMT_TEXT;
-	int rc, first;
+	int rc, first, junit;
 	size_t n, k;
 	unsigned jobs;
+	hd_budget_report *gate = NULL;
+	struct timespec t0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(&A, 0, sizeof(A));
 	A.top = 20;
 	A.jobs = ULLONG_MAX; /* not given */
@@ -431,7 +441,11 @@ int cmd_trend(int argc, char **argv)
 						  "dumps, in the order they "
 						  "were taken" :
 						  "which dumps?");
-	if ((rc = make_options(&o, names, &fmt)))
+	junit = A.format && strcmp(A.format, "junit") == 0;
+	if (junit)
+		A.format = NULL;
+	if ((rc = make_options(&o, names, &fmt)) ||
+	    (rc = cli_gate_prepare(&info, &G, HD_BUDGET_TREND, junit, NULL)))
 		return rc;
 	o.ndumps = (unsigned)n;
 	in = calloc(n, sizeof(*in));
@@ -465,12 +479,38 @@ int cmd_trend(int argc, char **argv)
 		smp[k].heap_memsize = hd_trend_dump_at(t, k)->totals.memsize;
 	memset(&proc, 0, sizeof(proc));
 	hd_process_judge(&proc, smp, n, NULL, NULL);
-	rc = report(t, fmt);
+	if (G.b && (rc = hd_budget_eval_trend(&gate, G.b, t, &err))) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
+	if (junit) {
+		struct timespec t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		cli_gate_junit(stdout, COMMAND_NAME, argv + first, (int)n,
+			       gate, NULL,
+			       (double)(t1.tv_sec - t0.tv_sec) +
+				       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		rc = 0;
+	} else {
+		rc = report(t, fmt);
+	}
+	if (!rc && gate)
+		rc = cli_gate_say(COMMAND_NAME, gate);
 out:
+	hd_budget_report_free(gate);
 	hd_trend_free(t);
 	free(in);
 	free(pairs);
 	free(times);
 	free(smp);
+	return rc;
+}
+
+int cmd_trend(int argc, char **argv)
+{
+	int rc = trend_run(argc, argv);
+
+	cli_gate_free(&G);
 	return rc;
 }

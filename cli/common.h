@@ -15,6 +15,8 @@
 #define PROGRAM_NAME "heapdump"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* a budget (--fail-on, --budgets: cli/gate.c) was exceeded */
+enum { EXIT_BUDGET = 3 };
 
 /* ---- msg.c: messages, problem reports, progress ---- */
 

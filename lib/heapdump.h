@@ -2791,6 +2791,109 @@ HD_API size_t hd_leak_session_caveat_text(char *buf, size_t size,
 HD_API void hd_leak_session_free(hd_leak_session *ls);
 
 /* ===================================================================== */
+/* Budgets: the CI gate                                                  */
+/* ===================================================================== */
+
+/*
+ * Budgets are expressions that fail a build when they hold: "leak.bytes >
+ * 1MB", "leak.objects>1000", "suspect.share>50%",
+ * "growth.class[String].bytes>100KB", "growth.site[app/cache.rb:12].objects
+ * > 0", "leak.verdict=leak", "trend.verdict=growing" (the grammar:
+ * heapdump-leaks(1), BUDGETS). Parsed once (hd_budget_add, or a budget
+ * file's text with hd_budget_add_text), then evaluated against what
+ * leaks, diff or trend found; each budget's result says whether it was
+ * exceeded, what was measured, by how much and, when exceeded, the
+ * sentence that explains it (the leak's verdict, naming suspect 1's path
+ * and share; the trend's first group). Sizes are in powers of 1000 as
+ * every output prints them ("KB"), "KiB" in powers of 1024.
+ */
+
+/** The sources a budget's metric applies to (hd_budget_check). */
+#define HD_BUDGET_LEAKS 1u /**< leaks and report: the leak model */
+#define HD_BUDGET_DIFF 2u  /**< diff: the new objects */
+#define HD_BUDGET_TREND 4u /**< trend: growth over N dumps */
+
+/** A list of budgets; opaque. */
+typedef struct hd_budget hd_budget;
+
+/** An empty list. @return 0, HD_ENOMEM */
+HD_API int hd_budget_new(hd_budget **out, hd_error *err);
+/** Parses one expression (len bytes, no NUL or newline) and appends it.
+ * @return 0, HD_ENOMEM, HD_EINVAL (err names what and the column) */
+HD_API int hd_budget_add(hd_budget *b, const char *expr, size_t len,
+			 hd_error *err);
+/** Appends the budgets of a budget file: one expression a line, blank
+ * lines and comments ('#' at a line's start or after a blank, to the
+ * line's end) ignored. @return 0, HD_ENOMEM, HD_EINVAL (err->line the
+ * line) */
+HD_API int hd_budget_add_text(hd_budget *b, const char *text, size_t len,
+			      hd_error *err);
+/** The number of budgets. */
+HD_API size_t hd_budget_count(const hd_budget *b);
+/** Budget i as given, blanks removed ("leak.bytes>1MB"), or NULL. */
+HD_API const char *hd_budget_text(const hd_budget *b, size_t i);
+/** 0 when every budget applies to source (an HD_BUDGET_ value), else
+ * HD_EINVAL naming the first that does not (trend.verdict for leaks). */
+HD_API int hd_budget_check(const hd_budget *b, unsigned source,
+			   hd_error *err);
+/** Frees the list. NULL is a no-op. */
+HD_API void hd_budget_free(hd_budget *b);
+
+/** One budget evaluated; borrowed from its hd_budget_report. */
+typedef struct hd_budget_result {
+	const char *text;    /**< the budget (hd_budget_text) */
+	int exceeded;        /**< 1 when its expression holds: the gate fails */
+	/** what was measured: bytes, objects, a share (0 to 1), or a
+	 * verdict's rank (leak.verdict: 0 none, 1 leak; trend.verdict: an
+	 * hd_trend_verdict) */
+	double value;
+	double limit;        /**< the budget's value, in the same unit */
+	double over;         /**< exceeded by this much (0 for = and !=) */
+	/** "budget leak.bytes>1MB exceeded: measured 3.4 MB, 2.4 MB over the
+	 * limit 1.0 MB; suspect 1 holds 99.5% of the leak (...): Fanout
+	 * @subs -> Hash": one line, raw bytes (escape control bytes to
+	 * print) */
+	char *message;
+} hd_budget_result;
+
+/** Budgets evaluated; opaque. */
+typedef struct hd_budget_report hd_budget_report;
+
+/**
+ * Evaluates b against a leak model: leak.bytes and leak.objects are what
+ * the verdict weighs (the leak less the VM's tables, the unreached and
+ * the suspects it passes over), suspect.* what the verdict names first
+ * (a suspect or a cluster; 0 without a significant leak), growth.* the
+ * leak's objects (d's, as s has them) of a class or site.
+ * @param s the store l examines (LATER with three dumps, else AFTER)
+ * @param d the diff l was built from
+ * @return 0, HD_ENOMEM, HD_EINVAL (a budget that does not apply)
+ */
+HD_API int hd_budget_eval_leaks(hd_budget_report **out, const hd_budget *b,
+				const hd_leaks *l, const hd_store *s,
+				const hd_diff_result *d, hd_error *err);
+/** Evaluates b against a diff: leak.* the new objects (with LATER those
+ * still alive, as LATER has them), growth.* those of a class or site.
+ * @param s LATER when d has it, else AFTER
+ * @return 0, HD_ENOMEM, HD_EINVAL */
+HD_API int hd_budget_eval_diff(hd_budget_report **out, const hd_budget *b,
+			       const hd_store *s, const hd_diff_result *d,
+			       hd_error *err);
+/** Evaluates b against a finished trend: trend.verdict the first
+ * (worst) row's verdict, growth.class[...] a class's last dump less its
+ * first (the trend grouped by class). @return 0, HD_ENOMEM, HD_EINVAL */
+HD_API int hd_budget_eval_trend(hd_budget_report **out, const hd_budget *b,
+				const hd_trend *t, hd_error *err);
+/** The budgets evaluated, and how many were exceeded. */
+HD_API size_t hd_budget_report_count(const hd_budget_report *r);
+HD_API size_t hd_budget_report_exceeded(const hd_budget_report *r);
+/** Budget i's result, or NULL. */
+HD_API const hd_budget_result *hd_budget_report_get(
+	const hd_budget_report *r, size_t i);
+/** Frees the report. NULL is a no-op. */
+HD_API void hd_budget_report_free(hd_budget_report *r);
+
+/* ===================================================================== */
 /* Transforms                                                            */
 /* ===================================================================== */
 

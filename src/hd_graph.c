@@ -146,6 +146,9 @@ struct diff_run {
 	int top;
 	double min_share;
 	VALUE growing; /* [[node id, type, [lengths]]...] or Qnil */
+	VALUE budgets;            /* an Array of budget Strings, or nil */
+	hd_budget *b;             /* parsed from it in leaks_hash */
+	hd_budget_report *br;
 };
 
 static void nodes_copy(hd_nodes *out, const hd_nodes *in)
@@ -262,6 +265,46 @@ static VALUE caveats_value(const hd_leak_session *ls)
 	return a;
 }
 
+/* The budgets of run (hd_budget_*: parsed, then evaluated against the
+ * leak model), each a Hash: text, exceeded, value, limit, over, message.
+ * Whatever is allocated here diff_free frees, raise or not. */
+static VALUE budgets_value(struct diff_run *run, const hd_store *s)
+{
+	hd_error err = { 0 };
+	const hd_budget_result *x;
+	VALUE out = rb_ary_new();
+	long i;
+	size_t k;
+	int rc;
+
+	Check_Type(run->budgets, T_ARRAY);
+	if ((rc = hd_budget_new(&run->b, &err)))
+		hdx_raise(rc, &err);
+	for (i = 0; i < RARRAY_LEN(run->budgets); i++) {
+		VALUE e = rb_ary_entry(run->budgets, i);
+
+		StringValue(e);
+		if ((rc = hd_budget_add(run->b, RSTRING_PTR(e),
+					(size_t)RSTRING_LEN(e), &err)))
+			hdx_raise(rc, &err);
+	}
+	if ((rc = hd_budget_eval_leaks(&run->br, run->b, run->l, s, run->d,
+				       &err)))
+		hdx_raise(rc, &err);
+	for (k = 0; (x = hd_budget_report_get(run->br, k)); k++) {
+		VALUE h = rb_hash_new();
+
+		SET(h, "text", rb_utf8_str_new_cstr(x->text));
+		SET(h, "exceeded", x->exceeded ? Qtrue : Qfalse);
+		SET(h, "value", DBL2NUM(x->value));
+		SET(h, "limit", DBL2NUM(x->limit));
+		SET(h, "over", DBL2NUM(x->over));
+		SET(h, "message", rb_utf8_str_new_cstr(x->message));
+		rb_ary_push(out, h);
+	}
+	return out;
+}
+
 static VALUE leaks_hash(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
@@ -338,6 +381,8 @@ static VALUE leaks_hash(VALUE arg)
 	SET(r, "clusters", cl);
 	SET(r, "growing", RTEST(run->growing) ? run->growing : rb_ary_new());
 	SET(r, "caveats", caveats_value(run->ls));
+	if (!NIL_P(run->budgets))
+		SET(r, "budgets", budgets_value(run, s));
 	return r;
 }
 
@@ -347,6 +392,8 @@ static VALUE diff_free(VALUE arg)
 
 	hd_leak_session_free(run->ls);
 	hd_diff_result_free(run->own);
+	hd_budget_report_free(run->br);
+	hd_budget_free(run->b);
 	return Qnil;
 }
 
@@ -411,9 +458,10 @@ static VALUE growing_value(const hd_growth *g)
  * LATER (hd_leak_session: the diff, the leak model on LATER, else
  * AFTER, the growth over every heap, the caveats); steps are the heaps
  * between AFTER and LATER (at most 13); the order was checked (and
- * raised) by the caller */
+ * raised) by the caller; with budgets (an Array of expressions, or nil)
+ * their results (hd_budget_eval_leaks) */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
-			VALUE top, VALUE min_share, VALUE weak)
+			VALUE top, VALUE min_share, VALUE weak, VALUE budgets)
 {
 	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct diff_run run;
@@ -451,6 +499,7 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
 	run.l = hd_leak_session_leaks(run.ls);
 	if (hd_leak_session_growth(run.ls))
 		run.growing = growing_value(hd_leak_session_growth(run.ls));
+	run.budgets = budgets;
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
@@ -547,6 +596,6 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 6);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 7);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 }

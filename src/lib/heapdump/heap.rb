@@ -278,13 +278,18 @@ module HeapDump
     # `heapdump leaks d1 d2 d3 d4` does. skip_weak: true (--skip-weak):
     # weak references hold nothing. Heaps in the wrong order raise
     # HeapDump::OrderError unless force: true, as in #diff.
-    def leaks(after, *later, top: 5, min_share: 0.01, skip_weak: false, force: false)
+    #
+    # budgets: ["leak.bytes>1MB", "suspect.share>50%"] (the grammar of
+    # `heapdump leaks --fail-on`, man 1 heapdump-leaks, BUDGETS) are
+    # evaluated against the result: Leaks#budgets, Leaks#exceeded.
+    def leaks(after, *later, top: 5, min_share: 0.01, skip_weak: false, force: false, budgets: nil)
       raise ArgumentError, "at most 16 heaps (#{later.size + 2} given)" if later.size > 14
 
       last = later.last
       steps = later[0...-1] || []
       check_order(after, later, force)
-      Leaks.new(self, after, last, _leaks(after, last, steps, top, min_share, skip_weak), steps: steps)
+      budgets = Array(budgets).map(&:to_s) unless budgets.nil?
+      Leaks.new(self, after, last, _leaks(after, last, steps, top, min_share, skip_weak, budgets), steps: steps)
     end
 
     # call-seq:
@@ -1002,6 +1007,11 @@ module HeapDump
     def leak? = @h[:significant]
     # what the verdict names first: [:suspect, rank] or [:cluster, rank], or nil
     def first = @h[:first_kind] && [@h[:first_kind].to_sym, @h[:first_index] + 1]
+    # the budgets given to Heap#leaks, evaluated: [{text:, exceeded:,
+    # value:, limit:, over:, message:}] ([] without budgets)
+    def budgets = @h[:budgets] || []
+    # those exceeded
+    def exceeded = budgets.select { |b| b[:exceeded] }
 
     # what qualifies the verdict, as `heapdump leaks -f json`'s
     # "caveats": [{ name: "two-dumps", warning: true, text: "..." }, ...]
