@@ -127,17 +127,24 @@ $(B)/.cflags: FORCE
 	@echo '$(CC) $(ALL_CFLAGS) $(EXE_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' | cmp -s - $@ || \
 		echo '$(CC) $(ALL_CFLAGS) $(EXE_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' > $@
 
-$(B)/%.o: %.c $(B)/.cflags
+# One compile rule. A file that needs flags of its own gets them as the
+# target-specific FILE_CFLAGS of its object (below, beside what it
+# needs: a library's SONAME, the version), and its extra prerequisites
+# on a line of their own: no rule is copied for one file.
+FILE_CFLAGS :=
+define compile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(FILE_CFLAGS) -Ilib -c -o $@ $<
+endef
 
-$(B)/lib/util/error.o: lib/util/error.c VERSION $(B)/.cflags
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
-		-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
-		-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS)) -Ilib -c -o $@ $<
+$(B)/%.o: %.c $(B)/.cflags
+	$(compile)
+
+$(B)/lib/util/error.o: VERSION
+$(B)/lib/util/error.o: FILE_CFLAGS = -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
+	-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
+	-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS))
 
 version:
 	@echo '$(VERSION)' | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || \
@@ -202,18 +209,10 @@ $(B)/.sql-ok:
 	@test -n '$(SQLITE_SONAME)' -a -n '$(EDIT_SONAME)' || { echo "heapdump: cannot read the SONAME of libsqlite3.so or libedit.so (objdump -p, from binutils): install libsqlite3-dev, libedit-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/lib/sql.o: lib/sql.c $(B)/.cflags | $(B)/.sql-ok
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' -Ilib -c -o $@ $<
-
-$(B)/cli/query_out.o $(B)/cli/query_shell.o: $(B)/%.o: %.c $(B)/.cflags | $(B)/.sql-ok
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' \
-		-DHD_EDIT_SONAME='"$(EDIT_SONAME)"' -Ilib -c -o $@ $<
-
-$(B)/cli/cmd_query.o: | $(B)/.sql-ok
+$(B)/lib/sql.o $(B)/cli/query_out.o $(B)/cli/query_shell.o $(B)/cli/cmd_query.o: | $(B)/.sql-ok
+$(B)/lib/sql.o: FILE_CFLAGS = -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"'
+$(B)/cli/query_out.o $(B)/cli/query_shell.o: FILE_CFLAGS = \
+	-DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' -DHD_EDIT_SONAME='"$(EDIT_SONAME)"'
 
 $(B)/.isal-ok:
 	@mkdir -p $(B)
@@ -221,26 +220,20 @@ $(B)/.isal-ok:
 	@test -n '$(ISAL_SONAME)' || { echo "heapdump: cannot read the SONAME of libisal.so (objdump -p, from binutils): install libisal-dev and binutils (make deps), or inflate with zlib: make ISAL=0" >&2; exit 1; }
 	@touch $@
 
-$(B)/lib/gz.o: lib/gz.c $(B)/.cflags | $(ISAL_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ISAL_CFLAGS) -Ilib -c -o $@ $<
+$(B)/lib/gz.o: | $(ISAL_OK)
+$(B)/lib/gz.o: FILE_CFLAGS = $(ISAL_CFLAGS)
 
 # The program with zlib's inflater (only lib/gz.c differs), for
 # tests/cli/gzip.sh: both inflaters pass its cases.
 $(B)/gzzlib/gz.o: lib/gz.c $(B)/.cflags
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $< (zlib)")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+	$(compile)
 
 $(B)/gzzlib/heapdump: $(CLI_OBJ) $(filter-out $(B)/lib/gz.o,$(LIB_OBJ)) $(B)/gzzlib/gz.o | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EXE_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
+$(B)/cli/graphviz.o: | $(GVC_OK)
+$(B)/cli/graphviz.o: FILE_CFLAGS = $(GVC_CFLAGS)
 
 # libmicrohttpd serves heapdump serve's pages: only cli/serve_http.o
 # includes its header, and only the program links it. MHD=0 builds
@@ -263,18 +256,16 @@ $(B)/.mhd-ok:
 	@test -n '$(MHD_SONAME)' || { echo "heapdump: cannot read the SONAME of libmicrohttpd.so (objdump -p, from binutils): install libmicrohttpd-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/cli/serve_http.o: cli/serve_http.c $(B)/.cflags | $(MHD_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Ilib -c -o $@ $<
+$(B)/cli/serve_http.o: | $(MHD_OK)
+$(B)/cli/serve_http.o: FILE_CFLAGS = $(MHD_CFLAGS)
 
 $(B)/cli/serve_assets.c: cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css)
 	@mkdir -p $(dir $@)
 	$(Q)sh cli/web/embed.sh $(wildcard cli/web/*.html cli/web/*.js cli/web/*.css) > $@.tmp && mv $@.tmp $@
 
 $(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Icli -c -o $@ $<
+	$(compile)
+$(B)/cli/serve_assets.o: FILE_CFLAGS = -Icli
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
