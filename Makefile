@@ -132,10 +132,11 @@ $(B)/.cflags: FORCE
 # needs: a library's SONAME, the version), and its extra prerequisites
 # on a line of their own: no rule is copied for one file.
 FILE_CFLAGS :=
+OBJ_CFLAGS = $(ALL_CFLAGS)
 define compile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(FILE_CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(OBJ_CFLAGS) $(FILE_CFLAGS) -Ilib -c -o $@ $<
 endef
 
 $(B)/%.o: %.c $(B)/.cflags
@@ -302,6 +303,21 @@ $(B)/tests/faultio.so: tests/faults/faultio.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c99 -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
+# heapdump.h's promise that distinct handles may be used from distinct
+# threads, under ThreadSanitizer: the library (but sql.c, as in the gem)
+# and tests/tsan/t_threads.c built with -fsanitize=thread into
+# $(B)/tsan/, whatever SANITIZE says (TSan excludes ASan), for
+# tests/cli/threads.sh.
+TSAN_CFLAGS = -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g \
+	$(WARN) -fsanitize=thread -fno-omit-frame-pointer -MMD -MP $(CPPFLAGS)
+TSAN_OBJ := $(patsubst %.c,$(B)/tsan/%.o,$(filter-out lib/sql.c,$(LIB_SRC)) tests/tsan/t_threads.c)
+$(TSAN_OBJ): OBJ_CFLAGS = $(TSAN_CFLAGS)
+$(B)/tsan/%.o: %.c $(B)/.cflags
+	$(compile)
+$(B)/tsan/t_threads: $(TSAN_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -fsanitize=thread -o $@ $(TSAN_OBJ) -lz -lm -lpthread $(DL_LIBS)
+
 # The public header must stand alone, as strict C89 and as C++.
 $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	@mkdir -p $(dir $@)
@@ -324,7 +340,8 @@ ext:
 		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext,:)
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump $(B)/gzzlib/heapdump
+	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump $(B)/gzzlib/heapdump \
+	$(B)/tsan/t_threads
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
@@ -414,4 +431,4 @@ FORCE:
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \
-	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d
+	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d $(TSAN_OBJ:.o=.d)

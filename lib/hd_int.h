@@ -242,16 +242,20 @@ struct hd__pscan_ops {
 HD_HIDDEN int hd__pscan(const char *path, const hd_scan_options *so,
 			const struct hd__pscan_ops *ops, void *payload,
 			hd_read_stats *rs, hd_error *err);
-/* Tests: the chunks the last hd__pscan merged (0: one reader). */
-HD_HIDDEN extern unsigned hd__pscan_parts;
+/* Tests: the chunks the last hd__pscan of this thread merged (0: one
+ * reader). Thread-local, as hd__pscan_threads: two threads may scan at
+ * once. */
+HD_HIDDEN extern __thread unsigned hd__pscan_parts;
 /* The bytes a chunk claims at a time, and the least unclaimed rest of
  * a chunk whose second half an idle thread takes (tests lower them). */
 HD_HIDDEN extern size_t hd__pscan_slice, hd__pscan_take_min;
 /* the most threads hd__pscan runs (thread.h: where it started them) */
 #define HD__PSCAN_MAX_JOBS 64
-/* Tests: the threads of the last hd__pscan (pscan.c) as they were when
- * joined, by first part k (1 to jobs - 1; tid 0 where none started). */
-HD_HIDDEN extern struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
+/* Tests: the threads of the last hd__pscan of this thread (pscan.c) as
+ * they were when joined, by first part k (1 to jobs - 1; tid 0 where
+ * none started). */
+HD_HIDDEN extern __thread struct hd__thread
+	hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */

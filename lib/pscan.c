@@ -55,7 +55,7 @@
  * part whose second half another thread takes (tests lower them) */
 size_t hd__pscan_slice = (size_t)256 << 10;
 size_t hd__pscan_take_min = (size_t)1 << 20;
-struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
+__thread struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 struct pscan;
 
@@ -104,7 +104,7 @@ static void progress(const struct pscan *ps)
 	ps->so->progress(done, ps->len, ps->so->progress_payload);
 }
 
-unsigned hd__pscan_parts;
+__thread unsigned hd__pscan_parts;
 
 static void keep_problem(const hd_problem *p, void *payload)
 {

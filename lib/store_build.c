@@ -172,7 +172,7 @@ static double process_cpu(void)
 
 void hd__timing(const char *phase)
 {
-	static double wall, cpu, thread;
+	static __thread double wall, cpu, thread; /* this thread's last */
 	const char *e = getenv("HEAPDUMP_TIMING");
 	double w, c, t;
 
