@@ -400,18 +400,19 @@ FUZZ_CC ?= clang
 fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_CC) $(or $(FUZZ_SECONDS),60)
 
+# every page of man/, each in the section its name ends with
+MAN_PAGES := $(wildcard man/*.[1-9])
+MAN_SECTIONS := $(sort $(subst .,,$(suffix $(MAN_PAGES))))
+
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) \
-		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man5 \
-		$(DESTDIR)$(pkgconfigdir)
+		$(MAN_SECTIONS:%=$(DESTDIR)$(mandir)/man%) $(DESTDIR)$(pkgconfigdir)
 	install -m 755 $(B)/heapdump $(DESTDIR)$(bindir)/heapdump
 	install -m 644 $(B)/libheapdump.a $(DESTDIR)$(libdir)/libheapdump.a
 	install -m 755 $(B)/libheapdump.so $(DESTDIR)$(libdir)/libheapdump.so.0
 	ln -sf libheapdump.so.0 $(DESTDIR)$(libdir)/libheapdump.so
 	install -m 644 lib/heapdump.h $(DESTDIR)$(includedir)/heapdump.h
-	install -m 644 man/*.1 $(DESTDIR)$(mandir)/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
-	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
+	$(foreach n,$(MAN_SECTIONS),install -m 644 $(filter %.$(n),$(MAN_PAGES)) $(DESTDIR)$(mandir)/man$(n)/ &&) :
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
 		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
@@ -419,9 +420,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/heapdump $(DESTDIR)$(libdir)/libheapdump.* \
 		$(DESTDIR)$(includedir)/heapdump.h $(DESTDIR)$(pkgconfigdir)/heapdump.pc
-	cd man && for f in *.1; do rm -f $(DESTDIR)$(mandir)/man1/$$f; done
-	cd man && for f in *.3; do rm -f $(DESTDIR)$(mandir)/man3/$$f; done
-	cd man && for f in *.5; do rm -f $(DESTDIR)$(mandir)/man5/$$f; done
+	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 clean:
 	rm -rf $(B)
