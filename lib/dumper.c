@@ -1,7 +1,7 @@
 /*
  * dumper.c - the one rule of what every command leaves out unless --all,
  * over a store: the allocation tracer and the objects dump_all
- * allocated itself (names.c's hd__is_dumper_object, for records).
+ * allocated itself (class_names.c's hd__is_dumper_object, for records).
  */
 #include "store_format.h"
 

@@ -46,7 +46,7 @@ static inline unsigned hd__length_bucket(uint64_t len)
 	return len ? 2 + hd__log2_floor(len) : 1;
 }
 
-/* The name of the k-th reference of root category c (store_names.c),
+/* The name of the k-th reference of root category c (store_refnames.c),
  * NULL if none: O(1), for writers that walk a category in order. */
 HD_HIDDEN const char *hd__store_root_name_at(const hd_store *s, uint32_t c,
 					     uint32_t k, size_t *len);
@@ -270,7 +270,7 @@ HD_HIDDEN int hd__quote_escaped(const char *q, const char *begin);
 /* Parses hex digits with an optional 0x; returns 0 on success. */
 HD_HIDDEN int hd__parse_hex(const char *p, size_t n, uint64_t *out);
 
-/* ---- class names (names.c) ---- */
+/* ---- class names (class_names.c) ---- */
 
 /*
  * A table of the dump's CLASS, MODULE and ICLASS records and of the
@@ -339,7 +339,7 @@ HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
  * into known): only what the record reveals beyond known is certain. */
 HD_HIDDEN uint32_t hd__record_features_new(const hd_record *rec,
 					   uint32_t known);
-/* All that hd__record_features() (names.c) reads of rec, as one nonzero
+/* All that hd__record_features() (class_names.c) reads of rec, as one nonzero
  * word, for a cache of the keys seen: records with equal keys have equal
  * features. 0 for records whose features read more (IMEMO lines, whose
  * text is searched, roots, memprof records). Inline: it is asked of

@@ -232,7 +232,7 @@ HD_HIDDEN const unsigned char *hd__store_copy(const hd_store *s, int sid,
 HD_HIDDEN int hd__store_attach(hd_store *s, const int *sid, void *const *img,
 			       const size_t *len, size_t n, hd_error *err);
 
-/* Reference names (store_names.c). The code of a ref_names token:
+/* Reference names (store_refnames.c). The code of a ref_names token:
  * string id + 1 of its printed text in t, 0 for null. */
 HD_HIDDEN int hd__refname_intern(struct hd__intern *t, hd_str token,
 				 uint32_t *code);
@@ -349,7 +349,7 @@ HD_HIDDEN int hd__store_fingerprint(const char *path, uint64_t *fp,
 				    uint64_t *mtime, hd_error *err);
 
 /*
- * Formats the stats class name of an object (names.c): type, its class
+ * Formats the stats class name of an object (class_names.c): type, its class
  * pointer klass (0: none), the real name of the class entry (NULL if the
  * pointer is not a known class) and aux (DATA struct, IMEMO imemo_type,
  * NODE node_type). Writes at most size bytes with a NUL (if size > 0)

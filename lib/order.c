@@ -1,5 +1,5 @@
 /*
- * order_text.c - what hd_order_check() found, in words: the one text the
+ * order.c - what hd_order_check() found, in words: the one text the
  * heapdump command prints (diff, leaks, interface-with --later, report)
  * and the gem raises (HeapDump::OrderError), so the two never differ.
  */

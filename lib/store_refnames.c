@@ -1,5 +1,5 @@
 /*
- * store_names.c - reference names in the store: their optional sections
+ * store_refnames.c - reference names in the store: their optional sections
  * (man 5 heapdump-store, REFERENCE NAMES), the inference of class
  * constants for dumps without names, the accessors and the one hop
  * formatter every path printer uses.
