@@ -249,6 +249,8 @@ HD_HIDDEN extern __thread unsigned hd__pscan_parts;
 /* The bytes a chunk claims at a time, and the least unclaimed rest of
  * a chunk whose second half an idle thread takes (tests lower them). */
 HD_HIDDEN extern size_t hd__pscan_slice, hd__pscan_take_min;
+/* records between two calls of a scan's progress callback */
+#define HD__PROGRESS_EVERY 0xffff
 /* the most threads hd__pscan runs (thread.h: where it started them) */
 #define HD__PSCAN_MAX_JOBS 64
 /* Tests: the threads of the last hd__pscan of this thread (pscan.c) as
@@ -369,10 +371,14 @@ HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
 /*
  * The judgement of hd_order_check() on one pair whose traced, generation,
  * objects, origin and HD_ORDER_FEW_SHARED are filled in: two processes,
- * generation or time going back, reversed (diff.c; trend.c judges dumps
+ * generation or time going back, reversed (order.c; trend.c judges dumps
  * it read one at a time, without their addresses).
  */
 HD_HIDDEN void hd__order_judge(hd_order_pair *op);
+
+/* Whether some node of s has a generation, and the newest in *gen (0
+ * when none) (order.c; diff.c's rules use it too). */
+HD_HIDDEN int hd__newest_generation(const hd_store *s, uint64_t *gen);
 
 /* hd_store_write() to path itself through hd__outfile_open_replace,
  * with mode (store_write.c). */
