@@ -115,15 +115,39 @@ static int strings_of(struct run *r, const hd_store *s)
 	return 0;
 }
 
+/* the dominator tree of s, its top retainers, and a path to the last:
+ * into r->v[k] and r->v[k + 1] */
+static int tree_of(struct run *r, const hd_store *s, int k)
+{
+	hd_domtree *dt = NULL;
+	hd_root_path p;
+	hd_node_id top[4];
+	size_t ntop = 0;
+	hd_error err = { 0 };
+	int rc;
+
+	sync_step();
+	if ((rc = hd_domtree_new(&dt, s, 0, &err)) ||
+	    (rc = hd_domtree_top(top, &ntop, dt, 4, &err))) {
+		hd_domtree_free(dt);
+		return fail(r, "dominators", rc, &err);
+	}
+	r->v[k] = ntop ? top[0] : 0;
+	hd_domtree_free(dt);
+	sync_step();
+	memset(&p, 0, sizeof(p));
+	if (ntop && (rc = hd_path(&p, s, top[ntop - 1], 0, &err)))
+		return fail(r, "path", rc, &err);
+	r->v[k + 1] = p.n;
+	hd_root_path_free(&p);
+	return 0;
+}
+
 static int graph_of(struct run *r, hd_store *const *s)
 {
 	hd_diff_result *d = NULL;
 	hd_leaks *l = NULL;
 	hd_leaks_totals lt;
-	hd_domtree *dt = NULL;
-	hd_root_path p;
-	hd_node_id top[4];
-	size_t ntop = 0;
 	hd_error err = { 0 };
 	int rc;
 
@@ -140,21 +164,7 @@ static int graph_of(struct run *r, hd_store *const *s)
 	r->v[5] = lt.leak_count + lt.groups;
 	hd_leaks_free(l);
 	hd_diff_result_free(d);
-	sync_step();
-	if ((rc = hd_domtree_new(&dt, s[1], 0, &err)) ||
-	    (rc = hd_domtree_top(top, &ntop, dt, 4, &err))) {
-		hd_domtree_free(dt);
-		return fail(r, "dominators", rc, &err);
-	}
-	r->v[6] = ntop ? top[0] : 0;
-	hd_domtree_free(dt);
-	sync_step();
-	memset(&p, 0, sizeof(p));
-	if (ntop && (rc = hd_path(&p, s[1], top[ntop - 1], 0, &err)))
-		return fail(r, "path", rc, &err);
-	r->v[7] = p.n;
-	hd_root_path_free(&p);
-	return 0;
+	return tree_of(r, s[1], 6);
 }
 
 /* strings, waste, dominators and a path of the shared store */
@@ -164,10 +174,6 @@ static int shared_of(struct run *r)
 	hd_strings_totals t;
 	hd_strings *st;
 	hd_waste_result w;
-	hd_domtree *dt = NULL;
-	hd_root_path p;
-	hd_node_id top[4];
-	size_t ntop = 0;
 	hd_error err = { 0 };
 	int rc;
 
@@ -182,21 +188,7 @@ static int shared_of(struct run *r)
 	if ((rc = hd_waste_compute(&w, shared, NULL, 0, NULL, &err)))
 		return fail(r, "shared waste", rc, &err);
 	r->v[9] = w.heap_memsize;
-	sync_step();
-	if ((rc = hd_domtree_new(&dt, shared, 0, &err)) ||
-	    (rc = hd_domtree_top(top, &ntop, dt, 4, &err))) {
-		hd_domtree_free(dt);
-		return fail(r, "shared dominators", rc, &err);
-	}
-	r->v[10] = ntop ? top[0] : 0;
-	hd_domtree_free(dt);
-	sync_step();
-	memset(&p, 0, sizeof(p));
-	if (ntop && (rc = hd_path(&p, shared, top[ntop - 1], 0, &err)))
-		return fail(r, "shared path", rc, &err);
-	r->v[11] = p.n;
-	hd_root_path_free(&p);
-	return 0;
+	return tree_of(r, shared, 10);
 }
 
 static void *run(void *arg)
