@@ -318,6 +318,18 @@ $(B)/tsan/t_threads: $(TSAN_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -fsanitize=thread -o $@ $(TSAN_OBJ) -lz -lm -lpthread $(DL_LIBS)
 
+# libheapdump-malloc.so (preload/README.md), the LD_PRELOAD tracker of
+# native allocations: flags of its own, never sanitized (it is loaded
+# ahead of everything, into Rubies that are not ASan builds).
+PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_CFLAGS := -std=gnu99 -O2 -g $(WARN) -fPIC -fvisibility=hidden -fno-builtin -pthread \
+	$(if $(DEVELOPER),-Werror)
+all: $(B)/libheapdump-malloc.so
+$(B)/libheapdump-malloc.so: $(PRELOAD_SRC) $(wildcard preload/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -shared -o $@ $(PRELOAD_SRC) -lpthread $(DL_LIBS)
+
 # The public header must stand alone, as strict C89 and as C++.
 $(B)/tests/headertest.ok: lib/heapdump.h tests/headertest.c
 	@mkdir -p $(dir $@)
@@ -381,7 +393,7 @@ fixtures-names:
 	@B=$(B) RUBY=/usr/bin/ruby bash data/gen/make_fixtures.sh --names
 
 # tests/bench/README.md; the gem's rows only with BENCH_SECTIONS=ext or all
-bench: all $(TOOL_BIN) $(if $(filter ext all,$(BENCH_SECTIONS)),ext)
+bench: all $(TOOL_BIN) $(if $(filter ext all malloc,$(BENCH_SECTIONS)),ext)
 	@B=$(B) HD_RUBIES="$(RUBIES)" sh tests/bench/bench.sh
 
 # serve on three 4.5 M-object dumps: starts and every API call's time
@@ -417,6 +429,16 @@ install: all
 		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
 
+# the preload library where heapdump malloc looks for it
+install: install-malloc
+install-malloc: $(B)/libheapdump-malloc.so
+	install -d $(DESTDIR)$(libdir)/heapdump
+	install -m 755 $(B)/libheapdump-malloc.so $(DESTDIR)$(libdir)/heapdump/libheapdump-malloc.so
+uninstall: uninstall-malloc
+uninstall-malloc:
+	rm -f $(DESTDIR)$(libdir)/heapdump/libheapdump-malloc.so
+	-rmdir $(DESTDIR)$(libdir)/heapdump 2>/dev/null
+
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/heapdump $(DESTDIR)$(libdir)/libheapdump.* \
 		$(DESTDIR)$(includedir)/heapdump.h $(DESTDIR)$(pkgconfigdir)/heapdump.pc
@@ -426,6 +448,7 @@ clean:
 	rm -rf $(B)
 
 FORCE:
+.PHONY: install-malloc uninstall-malloc
 .PHONY: deps all version format-check ext check check-one check-valgrind check-man demo fixtures-rubies fixtures-names bench bench-serve fuzz install uninstall clean FORCE
 .DELETE_ON_ERROR:
 

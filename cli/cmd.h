@@ -27,6 +27,7 @@ int cmd_render(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_console(int argc, char **argv);
+int cmd_malloc(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -367,6 +367,15 @@ static inline uint64_t hd__record_features_key(const hd_record *rec)
  * memory. Free with hd__free(m, n / 8 + 1).
  */
 HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
+/* Is id an ObjectSpace::WeakKeyMap's table (DATA of struct weakkeymap)? */
+HD_HIDDEN int hd__wkmap(const hd_store *s, hd_node_id id);
+/* The values of WeakKeyMaps that the dump also lists as a reference of
+ * their key, named "(ephemeron value)" (the gem's dumps, man 5
+ * heapdump-dump), as a bitmap of s's nodes (free with hd__bitmap_free),
+ * or NULL when none is (*nomem set when out of memory). The map does
+ * not hold such a value: its key does. O(references of the maps'
+ * values). */
+HD_HIDDEN unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem);
 
 /*
  * The judgement of hd_order_check() on one pair whose traced, generation,

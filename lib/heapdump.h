@@ -2787,6 +2787,236 @@ HD_API void hd_sql_close(struct sqlite3 *db);
 /** The name of table i of hd_sql_open() ("objects"), NULL past the last. */
 HD_API const char *hd_sql_table(unsigned i);
 
+/* ===================================================================== */
+/* Malloc snapshots: native allocations by site (man 5 heapdump-malloc)  */
+/* ===================================================================== */
+
+/*
+ * The malloc tracker (the LD_PRELOAD library libheapdump-malloc.so that
+ * `heapdump malloc -- CMD` runs a program under) writes snapshots: one
+ * NDJSON file each, a header line, then one line per allocation site
+ * (a Ruby file:line, or the C caller), then the leak scan's lines when
+ * it ran. hd_msnap_* reads one tolerantly: a damaged line is counted
+ * and skipped, as the dump reader does, unknown line types and keys are
+ * ignored, and a file whose header is missing or names another format
+ * is refused. hd_mreport_* analyses one snapshot or several of one
+ * process: sites by live bytes, growth and slope, the join with a heap
+ * dump, and a verdict.
+ */
+
+/** The snapshot format this library reads. */
+#define HD_MSNAP_FORMAT 1
+
+/** The header line of a snapshot. Strings are NUL-terminated copies
+ * (JSON-unescaped, cut to their buffer). */
+typedef struct hd_msnap_header {
+	int format;            /**< HD_MSNAP_FORMAT */
+	int tracking;          /**< 0: the tracker tracked nothing (why) */
+	int64_t pid;
+	double time;           /**< seconds since the epoch, 0 if unknown */
+	char ruby[32];
+	char allocator[32];    /**< "glibc", "jemalloc"... */
+	char reason[16];       /**< exit, signal, interval, api, dump */
+	char why[256];         /**< with tracking 0: the tracker's reason */
+	int has_gc_count, has_malloc, has_rss;
+	uint64_t gc_count;
+	/** totals over every site */
+	uint64_t allocs, frees, bytes_allocated, live_bytes, live_blocks;
+	uint64_t malloc_in_use; /**< mallinfo2's uordblks (has_malloc) */
+	uint64_t malloc_free;   /**< mallinfo2's fordblks (has_malloc) */
+	uint64_t rss;           /**< bytes (has_rss) */
+} hd_msnap_header;
+
+/** hd_msnap_item.kind of a site */
+enum hd_msnap_kind { HD_MSITE_RUBY = 1, HD_MSITE_C = 2 };
+
+/** hd_msnap_item.type */
+enum hd_msnap_type {
+	HD_MSNAP_SITE = 1,     /**< a site line */
+	HD_MSNAP_LEAKSCAN = 2, /**< the leak scan's summary line */
+	HD_MSNAP_LEAKED = 3    /**< a site's unreached blocks */
+};
+
+/** One line after the header. site, allocator and blind point into the
+ * reader's buffer, valid until the next hd_msnap_next(). */
+typedef struct hd_msnap_item {
+	int type;              /**< an hd_msnap_type */
+	int kind;              /**< an hd_msnap_kind (SITE, LEAKED) */
+	const char *site;      /**< unescaped, NUL-terminated; may hold
+				    any byte (escape it to print it) */
+	size_t site_len;
+	/* SITE */
+	uint64_t allocs, frees, bytes_allocated, live_bytes, live_blocks;
+	int has_gen;           /**< gen_oldest and gen_mean are given */
+	uint64_t gen_oldest;
+	double gen_mean;
+	/* LEAKED: blocks, bytes; LEAKSCAN: the summary */
+	uint64_t blocks, bytes;
+	uint64_t scanned_bytes, unreached_blocks, unreached_bytes;
+	double seconds;
+	const char *allocator; /**< LEAKSCAN, "" when not given */
+	const char *blind;     /**< LEAKSCAN: what the scan cannot see,
+				    the list's items joined by "; " */
+} hd_msnap_item;
+
+/** Options for hd_msnap_open(); initialise with HD_MSNAP_OPTIONS_INIT. */
+typedef struct hd_msnap_options {
+	unsigned int version;  /**< HD_MSNAP_OPTIONS_VERSION */
+	int strict;            /**< a damaged line fails (HD_EPARSE) */
+} hd_msnap_options;
+#define HD_MSNAP_OPTIONS_VERSION 1
+#define HD_MSNAP_OPTIONS_INIT { HD_MSNAP_OPTIONS_VERSION, 0 }
+
+typedef struct hd_msnap hd_msnap;
+
+/**
+ * Opens the snapshot at path ("-": standard input) and reads its header.
+ * @param opts NULL for the defaults
+ * @return 0, HD_EIO, HD_ENOMEM, HD_ELIMIT (over 1 GiB), HD_EFORMAT (no
+ *         header line, no "format", or another format: err says which)
+ */
+HD_API int hd_msnap_open(hd_msnap **out, const char *path,
+			 const hd_msnap_options *opts, hd_error *err);
+
+/** The same over len bytes of memory (copied). */
+HD_API int hd_msnap_open_mem(hd_msnap **out, const char *data, size_t len,
+			     const hd_msnap_options *opts, hd_error *err);
+
+/** The header read by open. Borrowed. */
+HD_API const hd_msnap_header *hd_msnap_header_get(const hd_msnap *m);
+
+/**
+ * The next site, leak scan or leaked line. Damaged lines (not JSON, a
+ * site without its name or counts, a second header, a line without a
+ * type) are skipped and counted (hd_msnap_skipped, the first one's
+ * line in hd_msnap_first_skip); in strict mode the first fails. Lines
+ * of another type are passed over.
+ * @return 0, HD_ITEROVER at the end, HD_EPARSE (strict: line, column)
+ */
+HD_API int hd_msnap_next(hd_msnap *m, hd_msnap_item *out, hd_error *err);
+
+/** Lines skipped as damaged so far. */
+HD_API uint64_t hd_msnap_skipped(const hd_msnap *m);
+
+/** The 1-based line of the first skipped line, 0 when none. */
+HD_API uint64_t hd_msnap_first_skip(const hd_msnap *m);
+
+/** Closes m. NULL is a no-op. */
+HD_API void hd_msnap_close(hd_msnap *m);
+
+/** Options for hd_mreport_new(); initialise with HD_MREPORT_OPTIONS_INIT. */
+typedef struct hd_mreport_options {
+	unsigned int version;  /**< HD_MREPORT_OPTIONS_VERSION */
+	/** the growth (bytes, first snapshot to last) under which the
+	 * live bytes of a site, and of the whole, are judged flat */
+	uint64_t min_growth;
+} hd_mreport_options;
+#define HD_MREPORT_OPTIONS_VERSION 1
+#define HD_MREPORT_MIN_GROWTH 1000000u
+#define HD_MREPORT_OPTIONS_INIT \
+	{ HD_MREPORT_OPTIONS_VERSION, HD_MREPORT_MIN_GROWTH }
+
+/** At most this many snapshots in one report. */
+#define HD_MREPORT_MAX_SNAPS 64
+
+/** One site of a report, its figures those of the last snapshot. */
+typedef struct hd_mreport_site {
+	const char *site;      /**< unescaped, NUL-terminated, any byte */
+	size_t site_len;
+	int kind;              /**< an hd_msnap_kind */
+	uint64_t allocs, frees, bytes_allocated, live_bytes, live_blocks;
+	int has_gen;
+	uint64_t gen_oldest;
+	double gen_mean;
+	/** mwrap's estimate of the live bytes: bytes per allocation x
+	 * (allocations - frees), in the last snapshot */
+	uint64_t estimate;
+	/* with two snapshots or more (first to last) */
+	int64_t growth;        /**< live bytes, last - first */
+	/** mwrap's estimate of the growth: the bytes per allocation made
+	 * between the two x (allocations - frees between the two) */
+	int64_t growth_estimate;
+	double slope;          /**< least squares of live bytes against
+				    the snapshots' times, bytes/s (0 when
+				    the times do not differ) */
+	int grows_every_step;  /**< live bytes rose at every snapshot */
+	/* the join (hd_mreport_join), Ruby sites only */
+	int joined;            /**< a dump was joined */
+	uint64_t dump_objects; /**< objects the dump has at file:line */
+	uint64_t dump_memsize; /**< their memsize */
+	uint64_t dump_iseq_memsize; /**< of which IMEMO/iseq */
+	/** live bytes the objects' memsize does not account for (0 when
+	 * it accounts for all) */
+	uint64_t unexplained;
+	/* the leak scan of the last snapshot */
+	uint64_t leaked_blocks, leaked_bytes;
+} hd_mreport_site;
+
+typedef struct hd_mreport hd_mreport;
+
+/** @return 0, HD_ENOMEM, HD_EINVAL (unknown options version) */
+HD_API int hd_mreport_new(hd_mreport **out, const hd_mreport_options *opts,
+			  hd_error *err);
+
+/**
+ * Reads the rest of m (open, header read) into the report as its next
+ * snapshot; snapshots go in the order taken. name is kept (a copy).
+ * @return 0, HD_ENOMEM, HD_ELIMIT (more than HD_MREPORT_MAX_SNAPS),
+ *         HD_EINVAL (a snapshot of another pid, or older than the one
+ *         before: err says which), and hd_msnap_next()'s errors
+ */
+HD_API int hd_mreport_add(hd_mreport *r, hd_msnap *m, const char *name,
+			  hd_error *err);
+
+/**
+ * Joins the Ruby sites with a heap dump's objects by allocation site
+ * (file:line; the dump must have been traced): what the objects there
+ * account for in memsize and what they do not. The dumper's objects
+ * (hd_store_is_dumper) are left out. Call after the last add.
+ * @return 0, HD_ENOMEM
+ */
+HD_API int hd_mreport_join(hd_mreport *r, const hd_store *s, hd_error *err);
+
+/** Sorts the sites (live bytes of the last snapshot, descending; with
+ * several snapshots by growth) and writes the verdict. Call once, after
+ * the adds and the join. @return 0, HD_ENOMEM, HD_EINVAL (no snapshot) */
+HD_API int hd_mreport_finish(hd_mreport *r, hd_error *err);
+
+/** The number of snapshots and of sites. */
+HD_API size_t hd_mreport_snap_count(const hd_mreport *r);
+HD_API size_t hd_mreport_site_count(const hd_mreport *r);
+/** Snapshot i's header, name and skipped lines. Borrowed. */
+HD_API const hd_msnap_header *hd_mreport_snap(const hd_mreport *r, size_t i,
+					      const char **name,
+					      uint64_t *skipped);
+/** Site i (after finish: in the report's order). Borrowed. */
+HD_API const hd_mreport_site *hd_mreport_site_get(const hd_mreport *r,
+						  size_t i);
+/** Site i's live bytes in snapshot k. */
+HD_API uint64_t hd_mreport_site_live(const hd_mreport *r, size_t i,
+				     size_t k);
+/** The last snapshot's leak scan, NULL when it has none. Borrowed; its
+ * string members point into the report. */
+HD_API const hd_msnap_item *hd_mreport_leakscan(const hd_mreport *r);
+
+/** hd_mreport_verdict's kind */
+enum hd_mreport_judgement {
+	HD_MREPORT_INACTIVE = 1, /**< a snapshot says tracking was off */
+	HD_MREPORT_ONE,          /**< one snapshot: its largest site */
+	HD_MREPORT_GROWS,        /**< a site grew by min_growth or more */
+	HD_MREPORT_FLAT,         /**< no site grew: no native growth */
+	HD_MREPORT_EMPTY         /**< nothing tracked is live */
+};
+
+/** The verdict after finish: its kind, and the one sentence every
+ * front end prints ("native memory grows at app.rb:12: ..."); its site
+ * (SIZE_MAX when none) has its control bytes as \u00XX. */
+HD_API const char *hd_mreport_verdict(const hd_mreport *r, int *judgement,
+				      size_t *site);
+
+/** Frees r. NULL is a no-op. */
+HD_API void hd_mreport_free(hd_mreport *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -230,6 +230,8 @@ struct work {
 	uint32_t *gfirst;    /* G + 1: its border objects in gborder */
 	uint32_t *gborder;
 	size_t nborder;      /* border objects, young ones included */
+	unsigned char *keyed; /* WeakKeyMap values whose key the dump lists,
+				 or NULL (hd__ephemeron_keyed) */
 	unsigned char *claimed; /* m: border objects, which their group
 				   owns whatever else holds them */
 	uint32_t *gown;      /* G: each group's owner, or HD__NONE */
@@ -266,6 +268,18 @@ static int holds(const struct work *w, hd_node_id v)
 }
 
 /*
+ * Does r hold t? Not when r is cut, nor when r is a WeakKeyMap and t a
+ * value whose key the dump lists (the gem's dumps): a WeakKeyMap keeps a
+ * value while its key lives, so the value is the key holder's. dump_all
+ * lists only the values, and the map then stands for their keys.
+ */
+static int holds_ref(const struct work *w, hd_node_id r, hd_node_id t)
+{
+	return holds(w, r) &&
+	       (!w->keyed || !hd__bit(w->keyed, t) || !hd__wkmap(w->s, r));
+}
+
+/*
  * A hidden Array whose referrers are all VM tables (one at least), or
  * that only the symbol table's root holds (gs: the nodes of root
  * category global_symbols): the names of the symbols.
@@ -288,6 +302,65 @@ static int vm_array(const struct work *w, hd_node_id v,
 		any = 1;
 	}
 	return any || (gs && hd__bit(gs, v));
+}
+
+/* A hidden Array whose references are all Strings or Symbols (one at
+ * least): a chunk of the symbol table's list of names. */
+static int name_chunk(const hd_store *s, hd_node_id v)
+{
+	hd_edge_iter it;
+	hd_node_id r;
+	int any = 0, t;
+
+	if (hd_store_type(s, v) != HD_T_ARRAY ||
+	    hd_store_class(s, v) != HD_NODE_NONE)
+		return 0;
+	hd_store_refs(s, v, &it);
+	while (hd_edge_iter_next(&it, &r) == 0) {
+		t = hd_store_type(s, r);
+		if (t != HD_T_STRING && t != HD_T_SYMBOL)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+/*
+ * Marks in vm the symbol table's list of names and its chunks: a hidden
+ * Array that the root category "global_symbols" (Ruby 3.4 and later) or
+ * "vm" (3.1 to 3.3) holds, or that is already the VM's (held by its
+ * tables only, as a gem's dump on 3.4 has it), whose references are all
+ * name chunks (hidden Arrays of Strings and Symbols). Each chunk is read
+ * once per list that holds it: linear.
+ */
+static void mark_symbol_list(struct work *w, const unsigned char *gs)
+{
+	unsigned char *vr = hd__root_held(w->s, "vm");
+	hd_edge_iter it;
+	hd_node_id v, r;
+	int all, any;
+
+	for (v = 0; v < w->n; v++) {
+		if (!(hd__bit(w->vm, v) || (gs && hd__bit(gs, v)) ||
+		      (vr && hd__bit(vr, v))) ||
+		    hd_store_type(w->s, v) != HD_T_ARRAY ||
+		    hd_store_class(w->s, v) != HD_NODE_NONE)
+			continue;
+		all = 1;
+		any = 0;
+		hd_store_refs(w->s, v, &it);
+		while (all && hd_edge_iter_next(&it, &r) == 0) {
+			all = r < w->n && name_chunk(w->s, r);
+			any = 1;
+		}
+		if (!all || !any)
+			continue;
+		hd__bit_set(w->vm, v);
+		hd_store_refs(w->s, v, &it);
+		while (hd_edge_iter_next(&it, &r) == 0)
+			hd__bit_set(w->vm, r);
+	}
+	hd__bitmap_free(vr, w->n);
 }
 
 /* The nodes a root category named name holds, as a bitmap of s's
@@ -313,6 +386,7 @@ unsigned char *hd__root_held(const hd_store *s, const char *name)
 	return m;
 }
 
+
 /* W = leak | young, in node order; the VM tables and weak holders cut. */
 static int walked(struct work *w, const hd_nodes *leak,
 		  const hd_nodes *young, unsigned flags)
@@ -333,6 +407,13 @@ static int walked(struct work *w, const hd_nodes *leak,
 	}
 	if (!(w->vm = hd__bitmap_new(w->n)))
 		return HD_ENOMEM;
+	{
+		int nomem;
+
+		w->keyed = hd__ephemeron_keyed(w->s, &nomem);
+		if (nomem)
+			return HD_ENOMEM;
+	}
 	for (v = 0; v < w->n; v++)
 		if (is_vm_table(w->s, v))
 			hd__bit_set(w->vm, v);
@@ -342,6 +423,7 @@ static int walked(struct work *w, const hd_nodes *leak,
 	for (v = 0; v < w->n; v++)
 		if (vm_array(w, v, gs))
 			hd__bit_set(w->vm, v);
+	mark_symbol_list(w, gs);
 	hd__bitmap_free(gs, w->n);
 	for (v = 0; v < w->n; v++)
 		if (hd__bit(w->vm, v))
@@ -489,7 +571,7 @@ static int border_key(struct work *w, uint32_t v, uint32_t **hs,
 	*key = 0;
 	hd_store_referrers(w->s, w->node[v], &it);
 	while (hd_edge_iter_next(&it, &r) == 0) {
-		if (r >= w->n || r == prev || !holds(w, r))
+		if (r >= w->n || r == prev || !holds_ref(w, r, w->node[v]))
 			continue;
 		if (w->loc[r] != HD__NONE) {
 			walked_ref = 1;
@@ -601,7 +683,8 @@ static int graph(struct work *w)
 			hd_store_refs(w->s, w->node[v], &it);
 			while (hd_edge_iter_next(&it, &t) == 0) {
 				if (t >= w->n || w->loc[t] == HD__NONE ||
-				    hd__bit(w->claimed, w->loc[t]))
+				    hd__bit(w->claimed, w->loc[t]) ||
+				    !holds_ref(w, w->node[v], t))
 					continue;
 				if (pass) {
 					from[k] = v;
@@ -886,7 +969,7 @@ static hd_node_id unique_holder(const struct work *w, hd_node_id v)
 
 	hd_store_referrers(w->s, v, &it);
 	while (hd_edge_iter_next(&it, &r) == 0) {
-		if (r >= w->n || r == v || !holds(w, r))
+		if (r >= w->n || r == v || !holds_ref(w, r, v))
 			continue;
 		if (w->loc[r] != HD__NONE || (one != HD_NODE_NONE && r != one))
 			return HD_NODE_NONE;
@@ -1154,6 +1237,7 @@ out:
 static void work_free(struct work *w)
 {
 	hd__bitmap_free(w->cut, w->n);
+	hd__bitmap_free(w->keyed, w->n);
 	hd__bitmap_free(w->vm, w->n);
 	hd__bitmap_free(w->claimed, w->m);
 	HD_FREE(w->gown, w->gown ? (w->G ? w->G : 1) : 0);

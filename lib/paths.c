@@ -23,6 +23,8 @@ struct hd_reach {
 	unsigned char *top;      /* bitmap: pred[] is a root category */
 	unsigned char *weak;     /* bitmap: references not followed */
 	unsigned char *vm;       /* bitmap: a VM cache (is_vm_cache) */
+	unsigned char *keyed;    /* bitmap: WeakKeyMap values whose key the
+				  * dump lists (hd__ephemeron_keyed), or NULL */
 	/* bitmaps: the plain shortest path (one BFS, no preference) to the
 	 * node goes through a VM cache / starts at machine_context */
 	unsigned char *short_cache, *short_stack;
@@ -74,6 +76,62 @@ static int is_weak(const hd_store *s, hd_node_id id)
 	return weak_class_name(p, len);
 }
 
+static const char eph_name[] = "(ephemeron value)";
+
+/* Does an object other than a WeakKeyMap hold v under the name
+ * "(ephemeron value)": v's key, as the gem's dumps list it? */
+static int key_listed(const hd_store *s, hd_node_id v)
+{
+	hd_edge_iter it;
+	hd_node_id u;
+	const char *name;
+	size_t len;
+
+	hd_store_referrers(s, v, &it);
+	while (hd_edge_iter_next(&it, &u) == 0) {
+		if (hd__wkmap(s, u))
+			continue;
+		name = hd_store_ref_name(s, u, v, &len, NULL);
+		if (name && name_is(name, len, eph_name))
+			return 1;
+	}
+	return 0;
+}
+
+int hd__wkmap(const hd_store *s, hd_node_id id)
+{
+	const char *p;
+	size_t len;
+
+	return hd_store_type(s, id) == HD_T_DATA &&
+	       (p = hd_store_aux(s, id, &len)) && name_is(p, len, "weakkeymap");
+}
+
+unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem)
+{
+	uint32_t i, n = hd_store_node_count(s);
+	unsigned char *m = NULL;
+	hd_edge_iter it;
+	hd_node_id v;
+
+	*nomem = 0;
+	for (i = 0; i < n; i++) {
+		if (!hd__wkmap(s, i))
+			continue;
+		hd_store_refs(s, i, &it);
+		while (hd_edge_iter_next(&it, &v) == 0) {
+			if (v >= n || !key_listed(s, v))
+				continue;
+			if (!m && !(m = hd__bitmap_new(n))) {
+				*nomem = 1;
+				return NULL;
+			}
+			hd__bit_set(m, v);
+		}
+	}
+	return m;
+}
+
 unsigned char *hd__weak_bitmap(const hd_store *s)
 {
 	uint32_t i, n = hd_store_node_count(s);
@@ -96,6 +154,13 @@ static int mark_weak(hd_reach *r)
 static int follows(const hd_reach *r, hd_node_id id)
 {
 	return !r->weak || !hd__bit(r->weak, id);
+}
+
+/* Does u hold v: not a WeakKeyMap's reference to a value whose key the
+ * dump lists (the key holds it)? */
+static int holds_ref(const hd_reach *r, hd_node_id u, hd_node_id v)
+{
+	return !r->keyed || !hd__bit(r->keyed, v) || !hd__wkmap(r->s, u);
 }
 
 /* ---- the search: program-level holders first ---- */
@@ -176,7 +241,7 @@ static void plain_search(hd_reach *r, uint32_t *queue, unsigned char *seen)
 		hd__csr_range(&g, u, &a, &b);
 		for (k = a; k < b; k++) {
 			v = hd__csr_at(&g, k);
-			if (v >= r->n || hd__bit(seen, v))
+			if (v >= r->n || hd__bit(seen, v) || !holds_ref(r, u, v))
 				continue;
 			hd__bit_set(seen, v);
 			if (hd__bit(r->short_stack, u))
@@ -241,7 +306,8 @@ static void seed_stack(hd_reach *r, uint32_t *queue, size_t *tail)
  * COST_STACK, every other reference and root costs nothing. Level L is a
  * plain BFS from its seeds, in order; a VM cache it meets is reached
  * (its pred is final: no later level is cheaper) but searched from at
- * level L + 1 only. So each node's path has the fewest VM caches and
+ * level L + 1 only. (A WeakKeyMap does not hold a value whose key the
+ * dump lists: the path goes through the key.) So each node's path has the fewest VM caches and
  * stack roots first, then the fewest references found in that order.
  * Every node is queued once: O(N + E).
  */
@@ -264,7 +330,8 @@ static int search(hd_reach *r, uint32_t *queue)
 			hd__csr_range(&g, u, &a, &b);
 			for (k = a; k < b; k++) {
 				v = hd__csr_at(&g, k);
-				if (v >= r->n || r->pred[v] != UNREACHED)
+				if (v >= r->n || r->pred[v] != UNREACHED ||
+				    !holds_ref(r, u, v))
 					continue;
 				r->pred[v] = u;
 				if (!hd__bit(r->vm, v)) {
@@ -302,7 +369,11 @@ static int mark_caches(hd_reach *r, uint32_t *queue)
 {
 	unsigned char *seen;
 	uint32_t i;
+	int nomem;
 
+	r->keyed = hd__ephemeron_keyed(r->s, &nomem);
+	if (nomem)
+		return HD_ENOMEM;
 	r->vm = hd__bitmap_new(r->n);
 	r->short_cache = hd__bitmap_new(r->n);
 	r->short_stack = hd__bitmap_new(r->n);
@@ -368,6 +439,7 @@ void hd_reach_free(hd_reach *r)
 	hd__bitmap_free(r->top, r->n);
 	hd__bitmap_free(r->weak, r->n);
 	hd__bitmap_free(r->vm, r->n);
+	hd__bitmap_free(r->keyed, r->n);
 	hd__bitmap_free(r->short_cache, r->n);
 	hd__bitmap_free(r->short_stack, r->n);
 	hd__free(r, sizeof(*r));

@@ -73,3 +73,26 @@ $CFLAGS << " -std=gnu99 -Wall -Wextra -Wno-unused-parameter"
 $CFLAGS << " -Wno-missing-field-initializers -fvisibility=hidden"
 create_header("hd_config.h")
 create_makefile("heapdump_ext")
+
+# libheapdump-malloc.so, the LD_PRELOAD tracker of native allocations
+# (preload/: a link in the repository, copied into the gem), built beside
+# the extension and installed with it: HeapDump.malloc_library_path.
+# Its own flags: no Ruby headers, nothing of the extension's.
+PRELOAD = File.join(__dir__, "preload")
+abort "heapdump: #{PRELOAD}/hooks.c is missing: the gem needs the preload library's sources" unless File.exist?(File.join(PRELOAD, "hooks.c"))
+File.open("Makefile", "a") do |mk|
+  mk.puts <<~MAKE
+
+    HD_MALLOC_SO = libheapdump-malloc.so
+    HD_MALLOC_SRC = #{Dir[File.join(PRELOAD, '*.c')].sort.join(' ')}
+    all: $(HD_MALLOC_SO)
+    $(HD_MALLOC_SO): $(HD_MALLOC_SRC) #{Dir[File.join(PRELOAD, '*.h')].sort.join(' ')}
+    	$(Q) $(CC) -std=gnu99 -O2 -g -fPIC -fvisibility=hidden -fno-builtin -pthread -shared -o $@ $(HD_MALLOC_SRC) -lpthread -ldl
+    install-so: $(RUBYARCHDIR)/$(HD_MALLOC_SO)
+    $(RUBYARCHDIR)/$(HD_MALLOC_SO): $(HD_MALLOC_SO)
+    	$(Q) $(MAKEDIRS) $(@D)
+    	$(INSTALL_PROG) $(HD_MALLOC_SO) $(@D)
+    clean-so::
+    	-$(Q)$(RM) $(HD_MALLOC_SO)
+  MAKE
+end

@@ -52,6 +52,7 @@ struct hdx_dump {
 	size_t flag_len[MAX_FLAGS];
 	int nflag;
 	struct hdx_names *names;  /* ref_names wanted: hd_refnames.c, else NULL */
+	struct hdx_eph *eph;      /* WeakKeyMaps' values by key, or NULL */
 	VALUE *refs;              /* the references written for the record */
 	size_t nref, refcap;
 	int keep;                 /* the current record's references are kept */
@@ -609,6 +610,14 @@ static void type_fields(struct hdx_dump *d, VALUE obj, int type)
 
 /* ---- the rest of an object line ---- */
 
+/* Is obj a key of a WeakKeyMap (hd_eph.c)? */
+static int eph_key(const struct hdx_dump *d, VALUE obj)
+{
+	size_t n;
+
+	return d->eph && hdx_eph_values(d->eph, obj, &n) != NULL;
+}
+
 static void ref_i(VALUE ref, void *data)
 {
 	struct hdx_dump *d = data;
@@ -621,7 +630,8 @@ static void ref_i(VALUE ref, void *data)
 		HD_PUTS(&d->out, ", \"references\":[");
 		/* names asked for only where there are references */
 		d->keep = d->names && !d->nomem &&
-			  hdx_names_wanted(d->names, d->obj, d->type, d->imemo);
+			  (hdx_names_wanted(d->names, d->obj, d->type, d->imemo) ||
+			   eph_key(d, d->obj));
 	}
 	hdx_put_addr(&d->out, ref);
 	if (d->keep)
@@ -791,12 +801,26 @@ static void object_head(struct hdx_dump *d, VALUE obj, int type,
 		HD_PUTS(o, ", \"frozen\":true");
 }
 
+/* The values of the WeakKeyMaps whose key is obj, written as its last
+ * references (named "(ephemeron value)"): how many. */
+static size_t eph_refs(struct hdx_dump *d, VALUE obj)
+{
+	const VALUE *v;
+	size_t n, i, before = d->nrefs;
+
+	if (!d->eph || !(v = hdx_eph_values(d->eph, obj, &n)))
+		return 0;
+	for (i = 0; i < n; i++)
+		ref_i(v[i], d);
+	return d->nrefs - before;
+}
+
 static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 {
 	struct hdx_out *o = &d->out;
 	int type = RB_BUILTIN_TYPE(obj);
 	const struct hdx_site *site = hdx_trace_lookup(obj);
-	size_t memsize;
+	size_t memsize, neph;
 
 	if (d->since && (!site || site->generation < d->since))
 		return;
@@ -815,11 +839,12 @@ static void dump_object(struct hdx_dump *d, VALUE obj, size_t stride)
 	d->obj = obj;
 	d->type = type;
 	rb_objspace_reachable_objects_from(obj, ref_i, d);
+	neph = eph_refs(d, obj);
 	if (d->nrefs)
 		HD_PUTS(o, "]");
 	if (d->keep && d->nref && !d->nomem) {
 		hdx_names_object(d->names, obj, type, d->klass, d->imemo);
-		hdx_names_write(d->names, o, d->refs, d->nref, 0);
+		hdx_names_write_eph(d->names, o, d->refs, d->nref, neph);
 	}
 	if (site)
 		site_fields(o, site);
@@ -863,6 +888,12 @@ static VALUE dump_body(VALUE arg)
 		d->nomem = 1;
 	if (d->names)
 		d->bloom = hdx_names_bloom(d->names);
+	if (d->names && !d->nomem) {
+		int nomem;
+
+		d->eph = hdx_eph_prepare(&nomem);
+		d->nomem |= nomem;
+	}
 	if (!d->since)
 		dump_roots(d);
 	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */
@@ -994,6 +1025,7 @@ static VALUE dump_m(int argc, VALUE *argv, VALUE self)
 	t.memsize_of_all = d->memsize_of_all;
 	t.bytes = d->out.bytes;
 	hdx_names_free(d->names);
+	hdx_eph_free(d->eph);
 	free(d->refs);
 	free(d);
 	RB_GC_GUARD(shapes);
@@ -1071,6 +1103,7 @@ void hdx_init_dump(VALUE mod)
 				     quiet_newobj_i, NULL);
 	rb_gc_register_mark_object(quiet.tp);
 	hdx_names_init();
+	hdx_eph_init();
 	warm_up(); /* the flag names' Symbols, kept by MRI: made now */
 	rb_define_module_function(mod, "_quiet_begin", quiet_begin_m, 0);
 	rb_define_module_function(mod, "_quiet_end", quiet_end_m, 0);

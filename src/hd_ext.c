@@ -22,4 +22,5 @@ void Init_heapdump_ext(void)
 	hdx_init_nodeset(mod);
 	hdx_init_graph(mod);
 	hdx_init_order(mod);
+	hdx_init_malloc(mod);
 }

@@ -234,6 +234,11 @@ void hdx_names_object(struct hdx_names *nm, VALUE obj, int type, VALUE klass,
  * global: the ROOT global_tbl record (names of the global variables). */
 void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 		     const VALUE *refs, size_t nrefs, int global);
+/* The same when the last neph of refs are the values of a WeakKeyMap
+ * whose key is the object (hd_eph.c): those are named
+ * "(ephemeron value)". */
+void hdx_names_write_eph(struct hdx_names *nm, struct hdx_out *o,
+			 const VALUE *refs, size_t nrefs, size_t neph);
 int hdx_names_failed(const struct hdx_names *nm);
 /* An object the preparation allocated (an Array of keys): the walk
  * leaves it and the references to it out. */
@@ -249,6 +254,18 @@ int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,
 		     const char *imemo);
 void hdx_names_free(struct hdx_names *nm);
 
+/* ---- hd_eph.c: the keys of ObjectSpace::WeakKeyMap ---- */
+
+struct hdx_eph;
+void hdx_eph_init(void); /* when the extension loads */
+/* Before the walk (GC disabled meanwhile; may call the maps' methods):
+ * the values of every WeakKeyMap by key, or NULL when there are none
+ * (*nomem set when out of memory). */
+struct hdx_eph *hdx_eph_prepare(int *nomem);
+/* The values whose key is key (*n of them), or NULL. */
+const VALUE *hdx_eph_values(const struct hdx_eph *e, VALUE key, size_t *n);
+void hdx_eph_free(struct hdx_eph *e);
+
 /* ---- hd_dump.c, hd_count.c, hd_meta.c ---- */
 
 /* "STRING", "IMEMO"...: dump_all's names of the builtin types */
@@ -256,6 +273,7 @@ const char *hdx_type_name(int type);
 void hdx_init_dump(VALUE mod);
 void hdx_init_count(VALUE mod);
 void hdx_init_meta(VALUE mod);
+void hdx_init_malloc(VALUE mod); /* hd_malloc.c */
 
 extern VALUE hdx_eError;
 

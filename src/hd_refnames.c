@@ -1598,18 +1598,21 @@ static inline void put_entry(struct hdx_names *nm, struct hdx_out *o, int comma,
 }
 
 /* Writes ', "ref_names":[...]' for refs (as written), unless none has a
- * name. global: the ROOT global_tbl record. One pass: the references
- * before the first named one are nulls. */
-void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
-		     const VALUE *refs, size_t nrefs, int global)
+ * name. global: the ROOT global_tbl record. The last neph references are
+ * a WeakKeyMap's values whose key is the object (hd_eph.c), each named
+ * "(ephemeron value)". One pass: the references before the first named
+ * one are nulls. */
+static void names_write(struct hdx_names *nm, struct hdx_out *o,
+			const VALUE *refs, size_t nrefs, int global,
+			size_t neph)
 {
-	const struct hdx_name *e;
-	size_t i, j;
-	long k;
+	const struct hdx_name *e = NULL;
+	size_t i, j, own = nrefs - neph;
+	long k = -1;
 
 	if (!nrefs)
 		return;
-	if (nm->fast && !global && !layout_checked(nm, refs, nrefs)) {
+	if (own && nm->fast && !global && !layout_checked(nm, refs, own)) {
 		nm->fast = 0; /* the layout did not cover them: ask MRI */
 		nm->len = 0;
 		ivars_asked(nm, nm->obj, nm->key);
@@ -1627,22 +1630,41 @@ void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
 			add(nm, nm->globals[i].target, NM_TEXT, nm->globals[i].s,
 			    nm->globals[i].n);
 	}
-	if (!nm->len && !nm->array)
-		return;
-	for (i = 0; i < nrefs; i++)
-		if (resolve(nm, refs[i], &e, &k))
-			break;
-	if (i == nrefs)
+	i = own;
+	if (nm->len || nm->array)
+		for (i = 0; i < own; i++)
+			if (resolve(nm, refs[i], &e, &k))
+				break;
+	if (i == own && !neph)
 		return;
 	HD_PUTS(o, ", \"ref_names\":[");
 	for (j = 0; j < i; j++)
 		put_entry(nm, o, j != 0, NULL, -1);
-	put_entry(nm, o, i != 0, e, k);
-	for (i++; i < nrefs; i++) {
-		resolve(nm, refs[i], &e, &k);
-		put_entry(nm, o, 1, e, k);
+	if (i < own) {
+		put_entry(nm, o, i != 0, e, k);
+		for (i++; i < own; i++) {
+			resolve(nm, refs[i], &e, &k);
+			put_entry(nm, o, 1, e, k);
+		}
+	}
+	for (j = 0; j < neph; j++) {
+		if (own || j)
+			HD_PUTS(o, ",");
+		HD_PUTS(o, "\"(ephemeron value)\"");
 	}
 	HD_PUTS(o, "]");
+}
+
+void hdx_names_write(struct hdx_names *nm, struct hdx_out *o,
+		     const VALUE *refs, size_t nrefs, int global)
+{
+	names_write(nm, o, refs, nrefs, global, 0);
+}
+
+void hdx_names_write_eph(struct hdx_names *nm, struct hdx_out *o,
+			 const VALUE *refs, size_t nrefs, size_t neph)
+{
+	names_write(nm, o, refs, nrefs, 0, neph);
 }
 
 int hdx_names_failed(const struct hdx_names *nm)

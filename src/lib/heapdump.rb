@@ -101,9 +101,15 @@ module HeapDump
         # a name of ours (no path given) is never followed if a link is
         # there: another user of a shared directory may have planted it
         opts = { gzip: gzip, full: full, since: since, shapes: shapes, names: names, follow: !given.nil? }.freeze
-        return write_dump(path, opts, meta) unless fork
+        unless fork
+          written = write_dump(path, opts, meta)
+          malloc_beside(path)
+          return written
+        end
 
-        fork_dump(path, opts, meta)
+        forked = fork_dump(path, opts, meta)
+        _malloc_snapshot("#{path}.malloc.ndjson", "dump", false) if _malloc_active?
+        forked
       ensure
         _quiet_end if quiet
       end
@@ -248,7 +254,46 @@ module HeapDump
       counts.sort_by { |site, n| [-n, site] }.to_h
     end
 
+    # call-seq:
+    #   HeapDump.malloc_snapshot(path = nil, leaks: false) -> path
+    #
+    # Has the malloc tracker (libheapdump-malloc.so, loaded by heapdump
+    # malloc -- CMD or LD_PRELOAD) write a snapshot of the native
+    # allocations by site (man 5 heapdump-malloc) to path, or without one
+    # to its next default name ($HEAPDUMP_MALLOC_DIR, else $TMPDIR, else
+    # /tmp: heapdump-malloc-PID-SEQ.ndjson). leaks: true adds the leak
+    # scan (a forked child; this call waits for it). Raises Error when the
+    # process does not run under the tracker.
+    def malloc_snapshot(path = nil, leaks: false)
+      path = File.expand_path(path.respond_to?(:to_path) ? path.to_path : path.to_s) unless path.nil?
+      _malloc_snapshot(path, "api", leaks ? true : false)
+    end
+
+    # call-seq:
+    #   HeapDump.malloc_leakscan(path = nil) -> path
+    #
+    # malloc_snapshot(path, leaks: true): the blocks no pointer reaches, by site.
+    def malloc_leakscan(path = nil)
+      malloc_snapshot(path, leaks: true)
+    end
+
+    # call-seq:
+    #   HeapDump.malloc_tracking? -> true or false
+    #
+    # Whether this process runs under the malloc tracker, tracking.
+    def malloc_tracking?
+      _malloc_active?
+    end
+
     private
+
+    # DUMP.malloc.ndjson beside a dump written to a file, when the process
+    # runs under the malloc tracker (its "dump" snapshot)
+    def malloc_beside(path)
+      return unless _malloc_active? && File.file?(path)
+
+      _malloc_snapshot("#{path}.malloc.ndjson", "dump", false)
+    end
 
     # nil when the flag bits the walk reads are as it expects on this
     # Ruby (checked once, on live objects), else why not.

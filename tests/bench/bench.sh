@@ -23,7 +23,9 @@
 #                         on the 1 GB store); opt-in: ext (the gem beside
 #                         dump_all, reference names), graph (query and
 #                         graph commands on the store, the 300 000-node
-#                         chain), diff (diff/leaks on a pair); "all"
+#                         chain), diff (diff/leaks on a pair), malloc
+#                         (tests/bench/malloc_bench.sh: the malloc
+#                         tracker's overhead, its leak scan); "all"
 #   BENCH_TIMEOUT=S       limit of each peer run (heapy, jq), seconds (300)
 #   BENCH_HD_TIMEOUT=S    limit of every other run (900)
 #   BENCH_JOBS=N          threads of the default stats rows (-j; nproc)
@@ -50,7 +52,7 @@ JOBS=${BENCH_JOBS:-$(nproc)}
 REPEAT=${BENCH_REPEAT:-3}
 REPEAT_UNDER=${BENCH_REPEAT_UNDER:-10}
 SECTIONS=${BENCH_SECTIONS:-${BENCH_ONLY:-scan store}}
-[ "$SECTIONS" = all ] && SECTIONS="scan store ext graph diff"
+[ "$SECTIONS" = all ] && SECTIONS="scan store ext graph diff malloc"
 TIME=/usr/bin/time
 OUT=${BENCH_DIR:-$B/bench}
 LOG=$OUT/log
@@ -82,7 +84,7 @@ posint BENCH_JOBS "$JOBS"
 posint BENCH_REPEAT "$REPEAT"
 posint BENCH_REPEAT_UNDER "$REPEAT_UNDER"
 for s in $SECTIONS; do
-	case $s in scan | store | ext | graph | diff) ;; *) die "unknown section '$s' in BENCH_SECTIONS" ;; esac
+	case $s in scan | store | ext | graph | diff | malloc) ;; *) die "unknown section '$s' in BENCH_SECTIONS" ;; esac
 done
 
 # the sizes: BENCH_MB, the peers' size, and 1 GB beside 6 GB
@@ -686,6 +688,14 @@ if want diff; then
 	table "heapdump diff"
 fi
 
+# the malloc tracker (preload/): its overhead per Ruby, the leak scan's time
+malloc_failed=0
+if want malloc; then
+	echo
+	echo "== malloc tracker: CPU with and without libheapdump-malloc.so, leak scan per 100,000 blocks (tests/bench/malloc_bench.sh)"
+	B=$B HD_RUBIES="${HD_RUBIES:-$RUBY}" sh tests/bench/malloc_bench.sh || malloc_failed=1
+fi
+
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
@@ -693,7 +703,7 @@ if [ $mismatch -ne 0 ]; then
 	echo "bench: FAILED: a tool counted a different number of objects than the dump holds (see MISMATCH above)"
 	status=1
 fi
-if [ $hd_failed -ne 0 ] || [ $ext_failed -ne 0 ]; then
+if [ $hd_failed -ne 0 ] || [ $ext_failed -ne 0 ] || [ $malloc_failed -ne 0 ]; then
 	echo "bench: FAILED: some rows failed (details in $LOG/*.err, $LOG/*.out)"
 	status=1
 fi

@@ -11,7 +11,8 @@ if ! make -s install PREFIX=/opt/hd DESTDIR="$d" >"$TMP/log" 2>&1; then
 fi
 ok make-install
 for f in bin/heapdump lib/libheapdump.a lib/libheapdump.so.0 \
-	include/heapdump.h lib/pkgconfig/heapdump.pc; do
+	include/heapdump.h lib/pkgconfig/heapdump.pc \
+	lib/heapdump/libheapdump-malloc.so; do
 	if [ -f "$d/opt/hd/$f" ]; then ok "installed/$f"; else notok "installed/$f" missing; fi
 done
 # every page of man/, in the section its name ends with

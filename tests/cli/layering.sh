@@ -73,6 +73,7 @@ reader read
 pscan read
 json_repair read
 class_names read
+msnap read
 store store
 store_check store
 store_build store
@@ -105,6 +106,7 @@ interface_report graph
 leaks graph
 leak_attr graph
 clusters graph
+mreport graph
 export out
 subdump out
 replace_class out

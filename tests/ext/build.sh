@@ -16,7 +16,9 @@ so=$dir/heapdump_ext.so
 # the Ruby itself may have changed (a tree extracted again): it is in the stamp
 want="$ruby $("$ruby" -e 'print RUBY_DESCRIPTION')"
 if [ -f "$so" ] && [ -f "$dir/.ruby" ] && [ "$(cat "$dir/.ruby")" = "$want" ] &&
-	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h "$src"/libheapdump/*.[ch] "$src"/libheapdump/util/*.[ch] -newer "$so" 2>/dev/null)" ]; then
+	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h "$src"/libheapdump/*.[ch] "$src"/libheapdump/util/*.[ch] -newer "$so" 2>/dev/null)" ] &&
+	[ -f "$dir/libheapdump-malloc.so" ] &&
+	[ -z "$(find "$src"/preload/*.[ch] -newer "$dir/libheapdump-malloc.so" 2>/dev/null)" ]; then
 	exit 0
 fi
 mkdir -p "$dir" || exit 1

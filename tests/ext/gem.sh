@@ -28,6 +28,16 @@ check_rc installed-dump-strict 0 "$HEAPDUMP" stats -q --strict "$TMP/g.json"
 # the installed gem carries libheapdump: it reads back what it wrote
 n=$(GEM_HOME="$TMP/gems" GEM_PATH="$TMP/gems" ruby -e 'require "heapdump"; print HeapDump.load(ARGV[0], cache: false).totals(all: true)[:objects]' "$TMP/g.json" 2>"$TMP/err")
 check installed-loads "$("$HEAPDUMP" stats -q --all -f json "$TMP/g.json" | sed 's/.*"objects":\([0-9]*\).*/\1/')" "$n"
+# the installed gem carries the malloc tracker, built and installed beside
+# its extension, and it tracks: a snapshot from the installed copy
+lib=$(GEM_HOME="$TMP/gems" GEM_PATH="$TMP/gems" ruby -rheapdump -e 'print HeapDump.malloc_library_path' 2>"$TMP/err")
+case $lib in
+"$TMP/gems/"*/libheapdump-malloc.so) [ -f "$lib" ] && ok installed-malloc-library || notok installed-malloc-library "'$lib' is no file" ;;
+*) notok installed-malloc-library "'$lib' is not in the installed gem: $(tail -c 300 "$TMP/err")" ;;
+esac
+GEM_HOME="$TMP/gems" GEM_PATH="$TMP/gems" LD_PRELOAD="$lib" HEAPDUMP_MALLOC_AT_EXIT=0 \
+	ruby -rheapdump -e 'HeapDump.malloc_snapshot(ARGV[0])' "$TMP/m.ndjson" >/dev/null 2>"$TMP/err"
+check installed-malloc-tracks "true api" "$(head -1 "$TMP/m.ndjson" 2>/dev/null | sed 's/.*"tracking":\([a-z]*\).*"reason":"\([a-z]*\)".*/\1 \2/')"
 
 # RUBIES naming a Ruby that is not there: make ext and the suites fail,
 # saying what to install, never skip it
