@@ -128,17 +128,25 @@ $(B)/.cflags: FORCE
 	@echo '$(CC) $(ALL_CFLAGS) $(EXE_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' | cmp -s - $@ || \
 		echo '$(CC) $(ALL_CFLAGS) $(EXE_LDFLAGS) GVC=$(GVC) MHD=$(MHD) ISAL=$(ISAL)' > $@
 
-$(B)/%.o: %.c $(B)/.cflags
+# One compile rule. A file that needs flags of its own gets them as the
+# target-specific FILE_CFLAGS of its object (below, beside what it
+# needs: a library's SONAME, the version), and its extra prerequisites
+# on a line of their own: no rule is copied for one file.
+FILE_CFLAGS :=
+OBJ_CFLAGS = $(ALL_CFLAGS)
+define compile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+	$(Q)$(CC) $(OBJ_CFLAGS) $(FILE_CFLAGS) -Ilib -c -o $@ $<
+endef
 
-$(B)/lib/util/error.o: lib/util/error.c VERSION $(B)/.cflags
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
-		-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
-		-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS)) -Ilib -c -o $@ $<
+$(B)/%.o: %.c $(B)/.cflags
+	$(compile)
+
+$(B)/lib/util/error.o: VERSION
+$(B)/lib/util/error.o: FILE_CFLAGS = -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
+	-DHD_BUILT_MINOR=$(word 2,$(VERSION_PARTS)) \
+	-DHD_BUILT_PATCH=$(word 3,$(VERSION_PARTS))
 
 version:
 	@echo '$(VERSION)' | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || \
@@ -203,18 +211,10 @@ $(B)/.sql-ok:
 	@test -n '$(SQLITE_SONAME)' -a -n '$(EDIT_SONAME)' || { echo "heapdump: cannot read the SONAME of libsqlite3.so or libedit.so (objdump -p, from binutils): install libsqlite3-dev, libedit-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/lib/sql.o: lib/sql.c $(B)/.cflags | $(B)/.sql-ok
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' -Ilib -c -o $@ $<
-
-$(B)/cli/query_out.o $(B)/cli/query_shell.o: $(B)/%.o: %.c $(B)/.cflags | $(B)/.sql-ok
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' \
-		-DHD_EDIT_SONAME='"$(EDIT_SONAME)"' -Ilib -c -o $@ $<
-
-$(B)/cli/cmd_query.o: | $(B)/.sql-ok
+$(B)/lib/sql.o $(B)/cli/query_out.o $(B)/cli/query_shell.o $(B)/cli/cmd_query.o: | $(B)/.sql-ok
+$(B)/lib/sql.o: FILE_CFLAGS = -DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"'
+$(B)/cli/query_out.o $(B)/cli/query_shell.o: FILE_CFLAGS = \
+	-DHD_SQLITE_SONAME='"$(SQLITE_SONAME)"' -DHD_EDIT_SONAME='"$(EDIT_SONAME)"'
 
 $(B)/.isal-ok:
 	@mkdir -p $(B)
@@ -222,26 +222,20 @@ $(B)/.isal-ok:
 	@test -n '$(ISAL_SONAME)' || { echo "heapdump: cannot read the SONAME of libisal.so (objdump -p, from binutils): install libisal-dev and binutils (make deps), or inflate with zlib: make ISAL=0" >&2; exit 1; }
 	@touch $@
 
-$(B)/lib/gz.o: lib/gz.c $(B)/.cflags | $(ISAL_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ISAL_CFLAGS) -Ilib -c -o $@ $<
+$(B)/lib/gz.o: | $(ISAL_OK)
+$(B)/lib/gz.o: FILE_CFLAGS = $(ISAL_CFLAGS)
 
 # The program with zlib's inflater (only lib/gz.c differs), for
 # tests/cli/gzip.sh: both inflaters pass its cases.
 $(B)/gzzlib/gz.o: lib/gz.c $(B)/.cflags
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $< (zlib)")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
+	$(compile)
 
 $(B)/gzzlib/heapdump: $(CLI_OBJ) $(filter-out $(B)/lib/gz.o,$(LIB_OBJ)) $(B)/gzzlib/gz.o | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EXE_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/cli/graphviz.o: cli/graphviz.c $(B)/.cflags | $(GVC_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(GVC_CFLAGS) -Ilib -c -o $@ $<
+$(B)/cli/graphviz.o: | $(GVC_OK)
+$(B)/cli/graphviz.o: FILE_CFLAGS = $(GVC_CFLAGS)
 
 # libmicrohttpd serves heapdump serve's pages: only cli/serve/http.o
 # includes its header, and only the program links it. MHD=0 builds
@@ -265,18 +259,16 @@ $(B)/.mhd-ok:
 	@test -n '$(MHD_SONAME)' || { echo "heapdump: cannot read the SONAME of libmicrohttpd.so (objdump -p, from binutils): install libmicrohttpd-dev and binutils (make deps)" >&2; exit 1; }
 	@touch $@
 
-$(B)/cli/serve/http.o: cli/serve/http.c $(B)/.cflags | $(MHD_OK)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Ilib -c -o $@ $<
+$(B)/cli/serve/http.o: | $(MHD_OK)
+$(B)/cli/serve/http.o: FILE_CFLAGS = $(MHD_CFLAGS)
 
 $(B)/cli/serve_assets.c: cli/serve/web/embed.sh $(wildcard cli/serve/web/*.html cli/serve/web/*.js cli/serve/web/*.css)
 	@mkdir -p $(dir $@)
 	$(Q)sh cli/serve/web/embed.sh $(wildcard cli/serve/web/*.html cli/serve/web/*.js cli/serve/web/*.css) > $@.tmp && mv $@.tmp $@
 
 $(B)/cli/serve_assets.o: $(B)/cli/serve_assets.c $(B)/.cflags
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -Icli/serve -c -o $@ $<
+	$(compile)
+$(B)/cli/serve_assets.o: FILE_CFLAGS = -Icli/serve
 
 $(B)/heapdump: $(CLI_OBJ) $(B)/libheapdump.a | $(GVC_OK) $(MHD_OK)
 	@$(if $(Q),echo "  LD      $@")
@@ -313,6 +305,21 @@ $(B)/tests/faultio.so: tests/faults/faultio.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=c99 -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
 
+# heapdump.h's promise that distinct handles may be used from distinct
+# threads, under ThreadSanitizer: the library (but sql.c, as in the gem)
+# and tests/tsan/t_threads.c built with -fsanitize=thread into
+# $(B)/tsan/, whatever SANITIZE says (TSan excludes ASan), for
+# tests/cli/threads.sh.
+TSAN_CFLAGS = -std=c99 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g \
+	$(WARN) -fsanitize=thread -fno-omit-frame-pointer -MMD -MP $(CPPFLAGS)
+TSAN_OBJ := $(patsubst %.c,$(B)/tsan/%.o,$(filter-out lib/sql.c,$(LIB_SRC)) tests/tsan/t_threads.c)
+$(TSAN_OBJ): OBJ_CFLAGS = $(TSAN_CFLAGS)
+$(B)/tsan/%.o: %.c $(B)/.cflags
+	$(compile)
+$(B)/tsan/t_threads: $(TSAN_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -fsanitize=thread -o $@ $(TSAN_OBJ) -lz -lm -lpthread $(DL_LIBS)
+
 # libheapdump-malloc.so (preload/README.md), the LD_PRELOAD tracker of
 # native allocations: flags of its own, never sanitized (it is loaded
 # ahead of everything, into Rubies that are not ASan builds).
@@ -347,7 +354,8 @@ ext:
 		{ [ -L $(B)/ext ] || rm -rf $(B)/ext; } && ln -sfn ext-$$v $(B)/ext,:)
 
 TEST_DEPS := all $(UNIT_BIN) $(TOOL_BIN) $(FUZZ_REPLAY) $(B)/tests/headertest.ok \
-	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump $(B)/gzzlib/heapdump
+	$(B)/tests/faultio.so ext $(B)/nogvc/heapdump $(B)/gzzlib/heapdump \
+	$(B)/tsan/t_threads
 
 # SAN_FLAGS: tests that compile C themselves link like the library.
 check: $(TEST_DEPS)
@@ -406,18 +414,19 @@ FUZZ_CC ?= clang
 fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_CC) $(or $(FUZZ_SECONDS),60)
 
+# every page of man/, each in the section its name ends with
+MAN_PAGES := $(wildcard man/*.[1-9])
+MAN_SECTIONS := $(sort $(subst .,,$(suffix $(MAN_PAGES))))
+
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(includedir) \
-		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man5 \
-		$(DESTDIR)$(pkgconfigdir)
+		$(MAN_SECTIONS:%=$(DESTDIR)$(mandir)/man%) $(DESTDIR)$(pkgconfigdir)
 	install -m 755 $(B)/heapdump $(DESTDIR)$(bindir)/heapdump
 	install -m 644 $(B)/libheapdump.a $(DESTDIR)$(libdir)/libheapdump.a
 	install -m 755 $(B)/libheapdump.so $(DESTDIR)$(libdir)/libheapdump.so.0
 	ln -sf libheapdump.so.0 $(DESTDIR)$(libdir)/libheapdump.so
 	install -m 644 lib/heapdump.h $(DESTDIR)$(includedir)/heapdump.h
-	install -m 644 man/*.1 $(DESTDIR)$(mandir)/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
-	install -m 644 man/*.5 $(DESTDIR)$(mandir)/man5/
+	$(foreach n,$(MAN_SECTIONS),install -m 644 $(filter %.$(n),$(MAN_PAGES)) $(DESTDIR)$(mandir)/man$(n)/ &&) :
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(libdir)|g' \
 		-e 's|@INCLUDEDIR@|$(includedir)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		lib/heapdump.pc.in > $(DESTDIR)$(pkgconfigdir)/heapdump.pc
@@ -435,9 +444,7 @@ uninstall-malloc:
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/heapdump $(DESTDIR)$(libdir)/libheapdump.* \
 		$(DESTDIR)$(includedir)/heapdump.h $(DESTDIR)$(pkgconfigdir)/heapdump.pc
-	cd man && for f in *.1; do rm -f $(DESTDIR)$(mandir)/man1/$$f; done
-	cd man && for f in *.3; do rm -f $(DESTDIR)$(mandir)/man3/$$f; done
-	cd man && for f in *.5; do rm -f $(DESTDIR)$(mandir)/man5/$$f; done
+	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(mandir)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 clean:
 	rm -rf $(B)
@@ -448,4 +455,4 @@ FORCE:
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNIT_BIN:=.d) $(TOOL_BIN:=.d) \
-	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d
+	$(FUZZ_REPLAY:=.d) $(B)/tests/fuzz/replay.d $(TSAN_OBJ:.o=.d)

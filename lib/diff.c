@@ -61,7 +61,6 @@ const char *hd_match_name(int match)
 static void side_init(struct side *sd, const hd_store *s)
 {
 	hd_store_info info;
-	uint32_t i;
 
 	memset(sd, 0, sizeof(*sd));
 	sd->s = s;
@@ -69,15 +68,7 @@ static void side_init(struct side *sd, const hd_store *s)
 	hd_store_info_get(&info, s);
 	sd->partial = info.root_categories == 0 && sd->n > 0;
 	sd->int_flags = (info.features & HD_FEAT_INT_FLAGS) != 0;
-	for (i = 0; i < sd->n; i++) {
-		uint64_t g = hd_store_generation(s, i);
-
-		if (g == UINT64_MAX)
-			continue;
-		if (!sd->traced || g > sd->gen_max)
-			sd->gen_max = g;
-		sd->traced = 1;
-	}
+	sd->traced = hd__newest_generation(s, &sd->gen_max);
 }
 
 static void side_free(struct side *sd)
@@ -676,91 +667,4 @@ out:
 	if (rc)
 		hd_nodes_free(out);
 	return rc;
-}
-
-/* ---- order and identity of a sequence of dumps ---- */
-
-/* Addresses both stores have: a merge of the two ascending columns. */
-static uint64_t shared_addresses(const hd_store *p, const hd_store *q)
-{
-	uint32_t np = hd_store_node_count(p), nq = hd_store_node_count(q);
-	uint32_t i = 0, j = 0;
-	uint64_t n = 0;
-
-	while (i < np && j < nq) {
-		uint64_t a = hd_store_address(p, i), b = hd_store_address(q, j);
-
-		if (a < b) {
-			i++;
-		} else if (a > b) {
-			j++;
-		} else {
-			n++;
-			i++;
-			j++;
-		}
-	}
-	return n;
-}
-
-/* under a tenth of the smaller dump, of dumps of 1,000 objects or more */
-#define FEW_SHARED_MIN_OBJECTS 1000
-#define FEW_SHARED_FRACTION 10
-
-int hd_order_check(hd_order_pair *pairs,
-		   const hd_store *const *stores, const hd_dump_origin *origins,
-		   size_t n, hd_error *err)
-{
-	static const hd_dump_origin unknown = { 0, 0 };
-	struct side sd[2];
-	size_t k;
-
-	(void)err;
-	HD_ASSERT_ARG(stores && pairs && n >= 2);
-	for (k = 0; k < n; k++)
-		HD_ASSERT_ARG(stores[k] != NULL);
-	for (k = 0; k + 1 < n; k++) {
-		hd_order_pair *op = &pairs[k];
-		uint64_t small;
-		int i;
-
-		memset(op, 0, sizeof(*op));
-		for (i = 0; i < 2; i++) {
-			side_init(&sd[i], stores[k + i]);
-			op->traced[i] = sd[i].traced;
-			op->generation[i] = sd[i].traced ? sd[i].gen_max : 0;
-			op->objects[i] = sd[i].n;
-			op->origin[i] = origins ? origins[k + i] : unknown;
-		}
-		op->shared = shared_addresses(stores[k], stores[k + 1]);
-		small = op->objects[0] < op->objects[1] ? op->objects[0] :
-							  op->objects[1];
-		if (small >= FEW_SHARED_MIN_OBJECTS &&
-		    op->shared * FEW_SHARED_FRACTION < small)
-			op->flags |= HD_ORDER_FEW_SHARED;
-		hd__order_judge(op);
-	}
-	return 0;
-}
-
-void hd__order_judge(hd_order_pair *op)
-{
-	int one_process;
-
-	if (op->origin[0].pid && op->origin[1].pid &&
-	    op->origin[0].pid != op->origin[1].pid)
-		op->flags |= HD_ORDER_OTHER_PROCESS;
-	one_process = !(op->flags & (HD_ORDER_FEW_SHARED |
-				     HD_ORDER_OTHER_PROCESS));
-	if (op->traced[0] && op->traced[1] &&
-	    op->generation[1] < op->generation[0])
-		op->flags |= HD_ORDER_GENERATION_BACKWARDS;
-	if (op->origin[0].time_us && op->origin[1].time_us &&
-	    op->origin[1].time_us < op->origin[0].time_us &&
-	    !(op->flags & HD_ORDER_OTHER_PROCESS))
-		op->flags |= HD_ORDER_TIME_BACKWARDS;
-	if (one_process &&
-	    op->flags & (HD_ORDER_GENERATION_BACKWARDS |
-			 HD_ORDER_TIME_BACKWARDS))
-		op->flags |= HD_ORDER_REVERSED;
 }

@@ -1,7 +1,8 @@
 /*
  * dumper.c - the one rule of what every command leaves out unless --all,
  * over a store: the allocation tracer and the objects dump_all
- * allocated itself (names.c's hd__is_dumper_object, for records).
+ * allocated itself (class_names.c's hd__is_dumper_object, for records), and a
+ * node set without them (hd_nodes_drop_dumper).
  */
 #include "store_format.h"
 
@@ -69,5 +70,18 @@ uint64_t hd_store_dumper_count(const hd_store *s, uint64_t *memsize)
 	}
 	if (memsize)
 		*memsize = m;
+	return k;
+}
+
+size_t hd_nodes_drop_dumper(hd_nodes *set, const hd_store *s)
+{
+	size_t i, k = 0;
+
+	if (!set || !s)
+		return 0;
+	for (i = 0; i < set->n; i++)
+		if (!hd_store_is_dumper(s, set->ids[i]))
+			set->ids[k++] = set->ids[i];
+	set->n = k;
 	return k;
 }

@@ -498,63 +498,6 @@ static void dot_body(struct wbuf *o, const char *s, size_t n, int visible)
 	}
 }
 
-/*
- * Ruby 4.0 keeps the ivars of a class, and of an object that is no
- * T_OBJECT, in an IMEMO of imemo_type "fields" whose class is that owning
- * object. The owner when id is such an IMEMO and its owner is in the
- * dump, else NONE.
- */
-static hd_node_id fields_owner(const hd_store *s, hd_node_id id)
-{
-	hd_node_id o;
-
-	if (hd_store_type(s, id) != HD_T_IMEMO || !aux_is(s, id, "fields"))
-		return HD_NODE_NONE;
-	o = hd_store_class(s, id);
-	if (o == HD_NODE_NONE || hd_store_type(s, o) == HD_T_IMEMO)
-		return HD_NODE_NONE;
-	return o;
-}
-
-size_t hd_store_node_name(char *buf, size_t size, const hd_store *s,
-			  hd_node_id id)
-{
-	static const char ivars[] = "ivars of ";
-	int t = hd_store_type(s, id);
-	const char *aux;
-	size_t len;
-	hd_node_id o = fields_owner(s, id);
-
-	if (o != HD_NODE_NONE) {
-		/* read as part of its owner: "ivars of LeakyCache" */
-		char tmp[1];
-		size_t k = sizeof(ivars) - 1;
-
-		if (size <= k) {
-			if (size) {
-				memcpy(buf, ivars, size - 1);
-				buf[size - 1] = '\0';
-			}
-			return k + hd_store_node_name(tmp, 0, s, o);
-		}
-		memcpy(buf, ivars, k);
-		return k + hd_store_node_name(buf + k, size - k, s, o);
-	}
-	if (t == HD_T_CLASS || t == HD_T_MODULE || t == HD_T_ICLASS) {
-		aux = hd_store_aux(s, id, &len);
-		if (aux && len) {
-			if (size) {
-				size_t k = len < size ? len : size - 1;
-
-				memcpy(buf, aux, k);
-				buf[k] = '\0';
-			}
-			return len;
-		}
-	}
-	return hd_store_class_name(buf, size, s, id);
-}
-
 /* The class name (class_name) or the name (node_name) of id, in x->name. */
 static const char *node_str(struct hd_export *x, hd_node_id id, int own,
 			    size_t *len)

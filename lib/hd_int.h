@@ -46,7 +46,7 @@ static inline unsigned hd__length_bucket(uint64_t len)
 	return len ? 2 + hd__log2_floor(len) : 1;
 }
 
-/* The name of the k-th reference of root category c (store_names.c),
+/* The name of the k-th reference of root category c (store_refnames.c),
  * NULL if none: O(1), for writers that walk a category in order. */
 HD_HIDDEN const char *hd__store_root_name_at(const hd_store *s, uint32_t c,
 					     uint32_t k, size_t *len);
@@ -242,16 +242,22 @@ struct hd__pscan_ops {
 HD_HIDDEN int hd__pscan(const char *path, const hd_scan_options *so,
 			const struct hd__pscan_ops *ops, void *payload,
 			hd_read_stats *rs, hd_error *err);
-/* Tests: the chunks the last hd__pscan merged (0: one reader). */
-HD_HIDDEN extern unsigned hd__pscan_parts;
+/* Tests: the chunks the last hd__pscan of this thread merged (0: one
+ * reader). Thread-local, as hd__pscan_threads: two threads may scan at
+ * once. */
+HD_HIDDEN extern __thread unsigned hd__pscan_parts;
 /* The bytes a chunk claims at a time, and the least unclaimed rest of
  * a chunk whose second half an idle thread takes (tests lower them). */
 HD_HIDDEN extern size_t hd__pscan_slice, hd__pscan_take_min;
+/* records between two calls of a scan's progress callback */
+#define HD__PROGRESS_EVERY 0xffff
 /* the most threads hd__pscan runs (thread.h: where it started them) */
 #define HD__PSCAN_MAX_JOBS 64
-/* Tests: the threads of the last hd__pscan (pscan.c) as they were when
- * joined, by first part k (1 to jobs - 1; tid 0 where none started). */
-HD_HIDDEN extern struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
+/* Tests: the threads of the last hd__pscan of this thread (pscan.c) as
+ * they were when joined, by first part k (1 to jobs - 1; tid 0 where
+ * none started). */
+HD_HIDDEN extern __thread struct hd__thread
+	hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 /* The scanner state of a reader's last record (positions relative to
  * the record's text). */
@@ -266,7 +272,7 @@ HD_HIDDEN int hd__quote_escaped(const char *q, const char *begin);
 /* Parses hex digits with an optional 0x; returns 0 on success. */
 HD_HIDDEN int hd__parse_hex(const char *p, size_t n, uint64_t *out);
 
-/* ---- class names (names.c) ---- */
+/* ---- class names (class_names.c) ---- */
 
 /*
  * A table of the dump's CLASS, MODULE and ICLASS records and of the
@@ -335,7 +341,7 @@ HD_HIDDEN uint32_t hd__record_features(const hd_record *rec);
  * into known): only what the record reveals beyond known is certain. */
 HD_HIDDEN uint32_t hd__record_features_new(const hd_record *rec,
 					   uint32_t known);
-/* All that hd__record_features() (names.c) reads of rec, as one nonzero
+/* All that hd__record_features() (class_names.c) reads of rec, as one nonzero
  * word, for a cache of the keys seen: records with equal keys have equal
  * features. 0 for records whose features read more (IMEMO lines, whose
  * text is searched, roots, memprof records). Inline: it is asked of
@@ -374,10 +380,14 @@ HD_HIDDEN unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem);
 /*
  * The judgement of hd_order_check() on one pair whose traced, generation,
  * objects, origin and HD_ORDER_FEW_SHARED are filled in: two processes,
- * generation or time going back, reversed (diff.c; trend.c judges dumps
+ * generation or time going back, reversed (order.c; trend.c judges dumps
  * it read one at a time, without their addresses).
  */
 HD_HIDDEN void hd__order_judge(hd_order_pair *op);
+
+/* Whether some node of s has a generation, and the newest in *gen (0
+ * when none) (order.c; diff.c's rules use it too). */
+HD_HIDDEN int hd__newest_generation(const hd_store *s, uint64_t *gen);
 
 /* hd_store_write() to path itself through hd__outfile_open_replace,
  * with mode (store_write.c). */

@@ -1,17 +1,14 @@
 /*
- * nodes.c - node sets filtered by the library's rules.
+ * nodes.c - node sets (hd_nodes): what the set itself does (a set
+ * filtered by the library's rules is the rule's: dumper.c).
  */
 #include "hd_int.h"
 
-size_t hd_nodes_drop_dumper(hd_nodes *set, const hd_store *s)
+void hd_nodes_free(hd_nodes *set)
 {
-	size_t i, k = 0;
-
-	if (!set || !s)
-		return 0;
-	for (i = 0; i < set->n; i++)
-		if (!hd_store_is_dumper(s, set->ids[i]))
-			set->ids[k++] = set->ids[i];
-	set->n = k;
-	return k;
+	if (!set)
+		return;
+	hd__free(set->ids, set->cap * sizeof(*set->ids));
+	set->ids = NULL;
+	set->n = set->cap = 0;
 }

@@ -31,7 +31,7 @@
  * reports exactly as it always does. Nothing was passed on before.
  *
  * The driver (hd__pscan) serves any accumulator through its operations:
- * the stats (hd_stats_add_dump, here) and the store build
+ * the stats (hd_stats_add_dump, stats.c) and the store build
  * (store_build.c). Standard input, pipes, gzip and stores are read by one
  * streaming reader, as are all inputs with jobs <= 1.
  *
@@ -49,13 +49,12 @@
 #define MAX_JOBS HD__PSCAN_MAX_JOBS
 #define MAX_PARTS (4 * MAX_JOBS)     /* the first parts and those taken */
 #define MAX_KEPT ((size_t)1 << 16)   /* problems a part keeps */
-#define PROGRESS_EVERY 0xffff        /* records between progress calls */
 
 /* the bytes a part claims at a time, and the least unclaimed rest of a
  * part whose second half another thread takes (tests lower them) */
 size_t hd__pscan_slice = (size_t)256 << 10;
 size_t hd__pscan_take_min = (size_t)1 << 20;
-struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
+__thread struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 struct pscan;
 
@@ -104,7 +103,7 @@ static void progress(const struct pscan *ps)
 	ps->so->progress(done, ps->len, ps->so->progress_payload);
 }
 
-unsigned hd__pscan_parts;
+__thread unsigned hd__pscan_parts;
 
 static void keep_problem(const hd_problem *p, void *payload)
 {
@@ -176,7 +175,7 @@ static void run_part(struct part *pt, int report)
 			rc = HD_ELIMIT;
 			break;
 		}
-		if ((++n & PROGRESS_EVERY) == 0) {
+		if ((++n & HD__PROGRESS_EVERY) == 0) {
 			__atomic_store_n(&pt->done, rec->offset - pt->from,
 					 __ATOMIC_RELAXED);
 			if (report && ps->so->progress)
@@ -493,94 +492,4 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return rc;
-}
-
-/* ---- the stats ---- */
-
-/* One streaming reader: stdin, pipes, gzip, stores, -j1 and the re-read. */
-static int add_streamed(hd_stats *st, const char *path,
-			const hd_scan_options *so, hd_read_stats *rs,
-			hd_error *err)
-{
-	hd_reader *r = NULL;
-	const hd_record *rec;
-	hd_read_stats s;
-	uint64_t n = 0;
-	int rc;
-
-	if ((rc = hd_reader_open(&r, path, &so->read, err)))
-		return rc;
-	hd_reader_stats(&s, r);
-	if (so->progress)
-		so->progress(s.bytes, s.total_bytes, so->progress_payload);
-	while ((rc = hd_reader_next(r, &rec, err)) == 0) {
-		if ((rc = hd_stats_add(st, rec, err)))
-			break;
-		if ((++n & PROGRESS_EVERY) == 0 && so->progress) {
-			hd_reader_stats(&s, r);
-			so->progress(s.bytes, s.total_bytes,
-				     so->progress_payload);
-		}
-	}
-	if (rc == HD_ITEROVER)
-		rc = 0;
-	if (rs)
-		hd_reader_stats(rs, r);
-	hd_reader_free(r);
-	return rc;
-}
-
-static int stats_part_new(void **out, void *payload, size_t bytes)
-{
-	(void)bytes;
-	return hd__stats_new_like((hd_stats **)out, payload);
-}
-
-static int stats_add(void *acc, const hd_record *rec, hd_error *err)
-{
-	return hd_stats_add(acc, rec, err);
-}
-
-static void stats_part_free(void *acc)
-{
-	hd_stats_free(acc);
-}
-
-static int stats_merge(void *payload, void *const *acc, unsigned n,
-		       const hd_read_stats *rs, hd_error *err)
-{
-	unsigned k;
-	int rc = 0;
-
-	(void)rs;
-	/* into a new accumulator, the first part is taken whole (acc[0]
-	 * is left the empty one) */
-	if (n && hd__stats_take(payload, acc[0])) {
-		hd_stats_free(acc[0]);
-		acc++;
-		n--;
-	}
-	for (k = 0; k < n; k++) {
-		if (!rc && hd__stats_merge(payload, acc[k]))
-			rc = hd__error(err, HD_ENOMEM, "out of memory");
-		hd_stats_free(acc[k]);
-	}
-	return rc;
-}
-
-static const struct hd__pscan_ops stats_ops = {
-	stats_part_new, stats_add, stats_merge, stats_part_free
-};
-
-int hd_stats_add_dump(hd_stats *st, const char *path,
-		      const hd_scan_options *so, hd_read_stats *rs,
-		      hd_error *err)
-{
-	int rc;
-
-	HD_ASSERT_ARG(st && path && so);
-	HD_ASSERT_ARG(so->version == HD_SCAN_OPTIONS_VERSION);
-	rc = hd__pscan(path, so, &stats_ops, st, rs, err);
-	return rc == HD__PSCAN_STREAM ? add_streamed(st, path, so, rs, err) :
-					rc;
 }

@@ -39,15 +39,6 @@ static char *dup_n(const char *s, size_t n)
 	return d;
 }
 
-int hd__select_add_addr(hd_select *sel, uint64_t a)
-{
-	if (hd__grow((void **)&sel->addrs, &sel->addrs_cap, sel->naddrs + 1,
-		     sizeof(*sel->addrs)))
-		return HD_ENOMEM;
-	sel->addrs[sel->naddrs++] = a;
-	return 0;
-}
-
 uint64_t hd_select_address_count(const hd_select *sel)
 {
 	return sel ? sel->naddrs : 0;

@@ -317,12 +317,3 @@ int hd_select_nodes(hd_nodes *out, uint64_t *missing, const hd_select *sel,
 	hd__eval_free(&e);
 	return 0;
 }
-
-void hd_nodes_free(hd_nodes *set)
-{
-	if (!set)
-		return;
-	hd__free(set->ids, set->cap * sizeof(*set->ids));
-	set->ids = NULL;
-	set->n = set->cap = 0;
-}

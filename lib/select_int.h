@@ -66,8 +66,16 @@ struct eval {
 	char name[1024];
 };
 
-/* select.c: one more address (--address, --from); 0 or HD_ENOMEM. */
-HD_HIDDEN int hd__select_add_addr(hd_select *sel, uint64_t a);
+/* One more address (--address, --from); 0 or HD_ENOMEM. Inline, so
+ * that select_from.c (which select.c calls) calls nothing of select.c. */
+static inline int hd__select_add_addr(hd_select *sel, uint64_t a)
+{
+	if (hd__grow((void **)&sel->addrs, &sel->addrs_cap, sel->naddrs + 1,
+		     sizeof(*sel->addrs)))
+		return HD_ENOMEM;
+	sel->addrs[sel->naddrs++] = a;
+	return 0;
+}
 /* select_from.c: the addresses of the NDJSON file path (--from). */
 HD_HIDDEN int hd__select_add_from(hd_select *sel, const char *path,
 				  hd_error *err);

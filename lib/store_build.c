@@ -172,7 +172,7 @@ static double process_cpu(void)
 
 void hd__timing(const char *phase)
 {
-	static double wall, cpu, thread;
+	static __thread double wall, cpu, thread; /* this thread's last */
 	const char *e = getenv("HEAPDUMP_TIMING");
 	double w, c, t;
 
@@ -523,7 +523,7 @@ static int add_names(struct bld *b, uint32_t **codes, size_t *cap,
 /*
  * Feeds the class table. For an ordinary object only the first offer
  * for its class pointer can matter (the first object of a class wins
- * over any later one, see names.c), so the rest are skipped.
+ * over any later one, see class_names.c), so the rest are skipped.
  */
 static int offer_class(struct bld *b, const hd_record *rec, uint32_t cd)
 {

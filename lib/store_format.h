@@ -232,7 +232,7 @@ HD_HIDDEN const unsigned char *hd__store_copy(const hd_store *s, int sid,
 HD_HIDDEN int hd__store_attach(hd_store *s, const int *sid, void *const *img,
 			       const size_t *len, size_t n, hd_error *err);
 
-/* Reference names (store_names.c). The code of a ref_names token:
+/* Reference names (store_refnames.c). The code of a ref_names token:
  * string id + 1 of its printed text in t, 0 for null. */
 HD_HIDDEN int hd__refname_intern(struct hd__intern *t, hd_str token,
 				 uint32_t *code);
@@ -349,7 +349,7 @@ HD_HIDDEN int hd__store_fingerprint(const char *path, uint64_t *fp,
 				    uint64_t *mtime, hd_error *err);
 
 /*
- * Formats the stats class name of an object (names.c): type, its class
+ * Formats the stats class name of an object (class_names.c): type, its class
  * pointer klass (0: none), the real name of the class entry (NULL if the
  * pointer is not a known class) and aux (DATA struct, IMEMO imemo_type,
  * NODE node_type). Writes at most size bytes with a NUL (if size > 0)
@@ -360,5 +360,33 @@ HD_HIDDEN size_t hd__class_name_fmt(char *buf, size_t size, int type,
 				    uint64_t klass, const char *real,
 				    size_t real_len, const char *aux,
 				    size_t aux_len, int *is_real);
+
+/* ---- layouts of the optional sections (store_refnames.c,
+ * store_stats.c write them; store_check.c checks them on open) ---- */
+
+/* NAME_INFO fields (u64 each) and the encodings of NAME_MAP */
+enum { NI_ENCODING, NI_ENTRIES, NI_FLAGS, NI_ROOT_ENTRIES, NI__COUNT };
+
+#define ENC_SPARSE 1u
+#define ENC_DENSE16 2u
+#define ENC_DENSE32 4u
+
+/* The stats summary's head: u64 version, rows, name bytes, flags (0). */
+#define SS_VERSION 1u
+#define SS_HEAD 32u
+/* A row: u32 type, u32 flags (HD__SS_), u32 name offset, u32 name
+ * length, u64 count, memsize (saturated), references, traced, least and
+ * greatest generation (0 when none is traced). */
+#define SS_ROW 64u
+
+/* memcmp order of two byte spans, the shorter first on a tie (the order
+ * of the stats summary's names) */
+static inline int hd__span_cmp(const char *a, size_t an, const char *b,
+			       size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	return c ? c : an < bn ? -1 : an > bn;
+}
 
 #endif /* HD_STORE_FORMAT_H */

@@ -18,14 +18,6 @@
 
 #include <stdlib.h>
 
-/* The head: u64 version, rows, name bytes, flags (0). */
-#define SS_VERSION 1u
-#define SS_HEAD 32u
-/* A row: u32 type, u32 flags (HD__SS_), u32 name offset, u32 name
- * length, u64 count, memsize (saturated), references, traced, least and
- * greatest generation (0 when none is traced). */
-#define SS_ROW 64u
-
 struct agg {
 	uint64_t count, memsize, edges, traced, gmin, gmax;
 	int sat; /* the memsize stopped at 2^64-1 */
@@ -464,13 +456,6 @@ int hd_store_class_groups(uint32_t *grp, hd_nodes *reps, const hd_store *s,
 	return 0;
 }
 
-static int span_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-	int c = memcmp(a, b, an < bn ? an : bn);
-
-	return c ? c : an < bn ? -1 : an > bn;
-}
-
 static int cmp_tup(const void *x, const void *y)
 {
 	const struct tup *a = x, *b = y;
@@ -478,7 +463,7 @@ static int cmp_tup(const void *x, const void *y)
 
 	if ((a->k[0] & 0xff) != (b->k[0] & 0xff))
 		return (a->k[0] & 0xff) < (b->k[0] & 0xff) ? -1 : 1;
-	if ((c = span_cmp(a->name, a->name_len, b->name, b->name_len)))
+	if ((c = hd__span_cmp(a->name, a->name_len, b->name, b->name_len)))
 		return c;
 	return a->dumper - b->dumper;
 }
@@ -597,70 +582,6 @@ int hd__store_stats_image(const hd_store *s, unsigned char **img,
 					  "store's stats summary");
 	if (rc)
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	return 0;
-}
-
-uint64_t hd__store_stats_size(const hd_store *s)
-{
-	const unsigned char *p = s->sec[HD__SEC_STATS];
-	uint64_t rows, bytes;
-
-	if (!p || s->len[HD__SEC_STATS] < SS_HEAD)
-		return UINT64_MAX;
-	rows = hd__le64(p + 8);
-	bytes = hd__le64(p + 16);
-	if (rows > s->len[HD__SEC_STATS] / SS_ROW ||
-	    bytes > s->len[HD__SEC_STATS])
-		return UINT64_MAX;
-	return SS_HEAD + rows * SS_ROW + bytes;
-}
-
-#define corrupt(err, what) \
-	hd__error(err, HD_EFORMAT, "store stats summary section %s", what)
-
-int hd__store_stats_check(const hd_store *s, hd_error *err)
-{
-	const unsigned char *p = s->sec[HD__SEC_STATS], *q, *prev = NULL;
-	const char *names;
-	uint64_t rows, bytes, i, count = 0, edges = 0, o, l;
-	/* the rows count references as the dump lists them */
-	uint64_t dump_edges = s->meta[HD__M_EDGES] - s->meta[HD__M_CLASS_EDGES];
-
-	if (!p)
-		return 0;
-	rows = hd__le64(p + 8);
-	bytes = hd__le64(p + 16);
-	if (hd__le64(p) != SS_VERSION || hd__le64(p + 24))
-		return corrupt(err, "has an unknown version or flags");
-	names = (const char *)p + SS_HEAD + rows * SS_ROW;
-	for (i = 0, q = p + SS_HEAD; i < rows; i++, q += SS_ROW) {
-		o = hd__le32(q + 8);
-		l = hd__le32(q + 12);
-		if (hd__le32(q) >= HD_T__COUNT ||
-		    (hd__le32(q + 4) & ~(HD__SS_DUMPER | HD__SS_SATURATED)) || o > bytes ||
-		    l > bytes - o || !hd__le64(q + 16) ||
-		    hd__le64(q + 40) > hd__le64(q + 16) ||
-		    hd__le64(q + 48) > hd__le64(q + 56))
-			return corrupt(err, "has an invalid row");
-		if (prev) {
-			int c = hd__le32(prev) != hd__le32(q) ?
-					(hd__le32(prev) < hd__le32(q) ? -1 : 1) :
-					span_cmp(names + hd__le32(prev + 8),
-						 hd__le32(prev + 12), names + o,
-						 (size_t)l);
-
-			if (c > 0 || (!c && hd__le32(prev + 4) >=
-						    hd__le32(q + 4)))
-				return corrupt(err, "is not sorted");
-		}
-		count += hd__le64(q + 16);
-		edges += hd__le64(q + 32);
-		if (count > s->nodes || edges > dump_edges)
-			return corrupt(err, "does not match the nodes");
-		prev = q;
-	}
-	if (count != s->nodes || edges != dump_edges)
-		return corrupt(err, "does not match the nodes");
 	return 0;
 }
 

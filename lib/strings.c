@@ -366,10 +366,9 @@ static int make_rows(hd_strings *st)
 	return rc;
 }
 
-static const hd_strings *sort_st;
-
-static int cmp_row(const void *pa, const void *pb)
+static int cmp_row(const void *pa, const void *pb, void *ctx)
 {
+	const hd_strings *st = ctx;
 	const hd_strings_row *a = pa, *b = pb;
 	size_t n = a->value_len < b->value_len ? a->value_len : b->value_len;
 	int c;
@@ -386,19 +385,19 @@ static int cmp_row(const void *pa, const void *pb)
 		return a->bytesize < b->bytesize ? -1 : 1;
 	if ((c = strcmp(a->encoding, b->encoding)))
 		return c;
-	if (sort_st->o.by == HD_STRINGS_BY_HOLDER) {
+	if (st->o.by == HD_STRINGS_BY_HOLDER) {
 		if (!a->holder || !b->holder)
 			return !b->holder - !a->holder;
 		return strcmp(a->holder, b->holder);
 	}
-	if (sort_st->o.by == HD_STRINGS_BY_SITE) {
+	if (st->o.by == HD_STRINGS_BY_SITE) {
 		hd_site sa, sb;
 
 		if (a->node == HD_NODE_NONE || b->node == HD_NODE_NONE)
 			return (b->node == HD_NODE_NONE) -
 			       (a->node == HD_NODE_NONE);
-		hd_store_site(&sa, sort_st->s, a->node);
-		hd_store_site(&sb, sort_st->s, b->node);
+		hd_store_site(&sa, st->s, a->node);
+		hd_store_site(&sb, st->s, b->node);
 		n = sa.file_len < sb.file_len ? sa.file_len : sb.file_len;
 		if (n && (c = memcmp(sa.file, sb.file, n)))
 			return c;
@@ -475,10 +474,7 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 		rc = hd__error(err, rc, "out of memory");
 		goto fail;
 	}
-	sort_st = st;
-	if (st->nrows)
-		qsort(st->rows, st->nrows, sizeof(*st->rows), cmp_row);
-	sort_st = NULL;
+	hd__sort(st->rows, st->nrows, sizeof(*st->rows), cmp_row, st);
 	hd_nodes_free(&strs);
 	*out = st;
 	return 0;

@@ -147,10 +147,9 @@ static int strings_waste(struct waste *w, const hd_strings *st)
 	return 0;
 }
 
-static const struct waste *sort_w;
-
-static int cmp_site(const void *pa, const void *pb)
+static int cmp_site(const void *pa, const void *pb, void *ctx)
 {
+	const struct waste *w = ctx;
 	const struct acc_site *a = pa, *b = pb;
 	size_t la, lb, n;
 	const char *sa, *sb;
@@ -163,8 +162,8 @@ static int cmp_site(const void *pa, const void *pb)
 		return a->count > b->count ? -1 : 1;
 	if (a->key == SITE_NONE || b->key == SITE_NONE)
 		return (b->key == SITE_NONE) - (a->key == SITE_NONE);
-	sa = hd__intern_str(&sort_w->sites, a->key, &la);
-	sb = hd__intern_str(&sort_w->sites, b->key, &lb);
+	sa = hd__intern_str(&w->sites, a->key, &la);
+	sb = hd__intern_str(&w->sites, b->key, &lb);
 	n = la < lb ? la : lb;
 	if ((c = memcmp(sa + 8, sb + 8, n - 8)))
 		return c;
@@ -182,13 +181,11 @@ static void top_sites(struct waste *w)
 	int k;
 	size_t i;
 
-	sort_w = w;
 	for (k = 0; k < HD_WASTE_KINDS; k++) {
 		hd_waste_row *r = &w->out->rows[k];
 
-		if (w->nacc[k])
-			qsort(w->acc[k], w->nacc[k], sizeof(*w->acc[k]),
-			      cmp_site);
+		hd__sort(w->acc[k], w->nacc[k], sizeof(*w->acc[k]), cmp_site,
+			 w);
 		for (i = 0; i < w->nacc[k] && i < HD_WASTE_MAX_SITES; i++) {
 			r->sites[i].node = w->acc[k][i].node;
 			r->sites[i].count = w->acc[k][i].count;
@@ -196,7 +193,6 @@ static void top_sites(struct waste *w)
 		}
 		r->nsites = i;
 	}
-	sort_w = NULL;
 }
 
 static void waste_free(struct waste *w)

@@ -51,7 +51,7 @@ struct hdx_dump {
 	const char *flag_name[MAX_FLAGS];
 	size_t flag_len[MAX_FLAGS];
 	int nflag;
-	struct hdx_names *names;  /* ref_names wanted: hd_names.c, else NULL */
+	struct hdx_names *names;  /* ref_names wanted: hd_refnames.c, else NULL */
 	struct hdx_eph *eph;      /* WeakKeyMaps' values by key, or NULL */
 	VALUE *refs;              /* the references written for the record */
 	size_t nref, refcap;
@@ -949,7 +949,7 @@ static void warm_up(void)
  * a new Hash or the Hash given (filled: a caller that must not allocate
  * after the walk passes the same one each time). shapes: nil, or the
  * SHAPE lines (ObjectSpace.dump_shapes) to write after the roots; names:
- * true writes ref_names (hd_names.c). finish: what to do after the walk,
+ * true writes ref_names (hd_refnames.c). finish: what to do after the walk,
  * in C (hdx_sidecar_finish: the sidecar, the renames); it returns nil
  * then. */
 static void close_both(int fd, int sfd)

@@ -219,7 +219,7 @@ struct hdx_totals {
  * (finish: what lib/heapdump.rb prepared before the walk). Raises. */
 void hdx_sidecar_finish(VALUE finish, int sfd, const struct hdx_totals *t);
 
-/* ---- hd_names.c: reference names (ref_names) ---- */
+/* ---- hd_refnames.c: reference names (ref_names) ---- */
 
 struct hdx_names;
 void hdx_names_init(void); /* when the extension loads */

@@ -196,13 +196,14 @@ void hd__unmap_file(const char *base, size_t len)
 size_t hd__map_drop(const char *base, size_t from, size_t to)
 {
 #ifndef HD_NO_MMAP
-	static size_t page;
-	size_t a, b;
+	static size_t page_size; /* atomic: readers on several threads */
+	size_t a, b, page = __atomic_load_n(&page_size, __ATOMIC_RELAXED);
 
 	if (!page) {
 		long n = sysconf(_SC_PAGESIZE);
 
 		page = n > 0 ? (size_t)n : 4096;
+		__atomic_store_n(&page_size, page, __ATOMIC_RELAXED);
 	}
 	/* the pages before the one holding to, which is still being read
 	 * (a page before from that another reader still reads is only

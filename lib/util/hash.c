@@ -20,7 +20,7 @@
  * for an address, which the benchmark does not see (the tables are a
  * small part of reading a dump).
  *
- * stats.c, names.c, store_stats.c and store_build.c put a small cache
+ * stats.c, class_names.c, store_stats.c and store_build.c put a small cache
  * of recent keys (keycache.h), indexed by an unkeyed multiply, in front
  * of their tables; every hit is checked against the key and every miss
  * goes to the keyed table, so a crafted dump can only make the cache

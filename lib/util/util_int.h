@@ -42,6 +42,12 @@ HD_HIDDEN void *hd__array_alloc(size_t n, size_t size);
 HD_HIDDEN int hd__grow(void **p, size_t *cap, size_t need, size_t size);
 HD_HIDDEN char *hd__strdup(const char *s);
 
+/* qsort(3) whose comparator gets ctx (sort.c): a sort's state never in
+ * a file-scope variable, where two threads would share it. */
+HD_HIDDEN void hd__sort(void *base, size_t n, size_t size,
+			int (*cmp)(const void *, const void *, void *),
+			void *ctx);
+
 /* ---- registries a signal handler reads (outfile.c, filemap.c) ---- */
 
 /*

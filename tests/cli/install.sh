@@ -12,11 +12,18 @@ fi
 ok make-install
 for f in bin/heapdump lib/libheapdump.a lib/libheapdump.so.0 \
 	include/heapdump.h lib/pkgconfig/heapdump.pc \
-	share/man/man1/heapdump.1 share/man/man1/heapdump-stats.1 \
-	share/man/man3/libheapdump.3 share/man/man5/heapdump-store.5 \
 	lib/heapdump/libheapdump-malloc.so; do
 	if [ -f "$d/opt/hd/$f" ]; then ok "installed/$f"; else notok "installed/$f" missing; fi
 done
+# every page of man/, in the section its name ends with
+missing=""
+for m in man/*.[1-9]; do
+	f=share/man/man${m##*.}/${m#man/}
+	[ -f "$d/opt/hd/$f" ] || missing="$missing $f"
+done
+check installed/every-man-page "" "$missing"
+check installed/man-pages "$(ls man/*.[1-9] | wc -l)" \
+	"$(find "$d/opt/hd/share/man" -type f | wc -l)"
 check pc-prefix "prefix=/opt/hd" "$(grep '^prefix=' "$d/opt/hd/lib/pkgconfig/heapdump.pc")"
 cat >"$TMP/use.c" <<'C'
 #include <heapdump.h>

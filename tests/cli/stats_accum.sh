@@ -1,6 +1,6 @@
 #!/bin/sh
 # stats_accum.sh - stats' caches of recent groups and classes (stats.c's
-# recent_index, names.c's recent_of: unkeyed multiply hashes in front of
+# recent_index, class_names.c's recent_of: unkeyed multiply hashes in front of
 # the keyed tables) never answer for the wrong key and stay linear when
 # every key is crafted to fall in one cache entry. The dump is generated
 # at test time: classes whose addresses all land in cache entry 0 of the

@@ -1,5 +1,5 @@
 /*
- * store_names.c - reference names in the store: their optional sections
+ * store_refnames.c - reference names in the store: their optional sections
  * (man 5 heapdump-store, REFERENCE NAMES), the inference of class
  * constants for dumps without names, the accessors and the one hop
  * formatter every path printer uses.
@@ -15,13 +15,6 @@
 #include "store_format.h"
 
 #include <stdio.h>
-
-/* NAME_INFO fields (u64 each) */
-enum { NI_ENCODING, NI_ENTRIES, NI_FLAGS, NI_ROOT_ENTRIES, NI__COUNT };
-
-#define ENC_SPARSE 1u
-#define ENC_DENSE16 2u
-#define ENC_DENSE32 4u
 
 /* ---- printed text of a dump token ---- */
 
@@ -281,78 +274,6 @@ int hd__store_names_build(hd_store *s, struct hd__intern *t,
 	len[1] = map_len;
 	len[2] = w;
 	return hd__store_attach(s, sid, img, len, 3, err);
-}
-
-/* ---- checking ---- */
-
-uint64_t hd__store_names_size(const hd_store *s, int id)
-{
-	const unsigned char *info = s->sec[HD__SEC_NAME_INFO];
-	uint64_t enc, n;
-
-	if (id == HD__SEC_NAME_INFO)
-		return NI__COUNT * 8;
-	if (!info || s->len[HD__SEC_NAME_INFO] != NI__COUNT * 8)
-		return UINT64_MAX;
-	if (id == HD__SEC_NAME_ROOT)
-		return hd__le64(info + 8 * NI_ROOT_ENTRIES) ?
-			       s->meta[HD__M_ROOT_KEPT] * 4 :
-			       0;
-	enc = hd__le64(info + 8 * NI_ENCODING);
-	n = hd__le64(info + 8 * NI_ENTRIES);
-	if (enc == ENC_SPARSE)
-		return n <= s->meta[HD__M_EDGES] ? n * 8 : UINT64_MAX;
-	if (enc == ENC_DENSE16 || enc == ENC_DENSE32)
-		return s->meta[HD__M_EDGES] * enc;
-	return UINT64_MAX;
-}
-
-int hd__store_names_check(const hd_store *s, int full, hd_error *err)
-{
-	const unsigned char *info = s->sec[HD__SEC_NAME_INFO];
-	const unsigned char *map = s->sec[HD__SEC_NAME_MAP];
-	const unsigned char *root = s->sec[HD__SEC_NAME_ROOT];
-	uint64_t enc, n, k, E = s->meta[HD__M_EDGES], prev = 0, c;
-
-	if (!info != !map || !info != !root)
-		return hd__error(err, HD_EFORMAT,
-				 "store %s section is missing",
-				 info ? "reference name" :
-					"reference name info");
-	if (!info)
-		return 0;
-	if (hd__le64(info + 8 * NI_FLAGS) & ~(uint64_t)HD_NAME_INFERRED)
-		return hd__error(err, HD_EFORMAT, "store %s section has "
-				 "unknown flags", "reference name info");
-	if (!full)
-		return 0;
-	enc = hd__le64(info + 8 * NI_ENCODING);
-	n = hd__le64(info + 8 * NI_ENTRIES);
-	if (enc == ENC_SPARSE) {
-		for (k = 0; k < n; k++) {
-			uint64_t e = hd__le32(map + k * 8);
-
-			if (e >= E || (k && e <= prev) ||
-			    hd__le32(map + k * 8 + 4) >= s->nstrings)
-				goto corrupt;
-			prev = e;
-		}
-	} else {
-		for (k = 0; k < E; k++) {
-			c = enc == ENC_DENSE16 ?
-				    (uint64_t)(map[k * 2] | map[k * 2 + 1] << 8) :
-				    hd__le32(map + k * 4);
-			if (c > s->nstrings)
-				goto corrupt;
-		}
-	}
-	for (k = 0; k < s->len[HD__SEC_NAME_ROOT] / 4; k++)
-		if (hd__le32(root + k * 4) > s->nstrings)
-			goto corrupt;
-	return 0;
-corrupt:
-	return hd__error(err, HD_EFORMAT, "store %s section is corrupt",
-			 "reference name");
 }
 
 /* ---- reading ---- */

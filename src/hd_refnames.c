@@ -1,5 +1,5 @@
 /*
- * hd_names.c - reference names ("ref_names", man 5 heapdump-dump): for
+ * hd_refnames.c - reference names ("ref_names", man 5 heapdump-dump): for
  * the object being written, the name of each reference the walk wrote,
  * where the VM knows it through public functions.
  *

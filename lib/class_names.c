@@ -1,5 +1,5 @@
 /*
- * names.c - class display names, dumper objects and version features.
+ * class_names.c - class display names, dumper objects and version features.
  *
  * The class table collects the CLASS, MODULE and ICLASS records of a dump
  * and, for every class pointer, the first object seen that uses it (the
