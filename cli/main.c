@@ -50,6 +50,8 @@ const struct cli_command cli_commands[] = {
 	  "browse a heap in a local web page: groups, objects, paths, leaks" },
 	{ "console", cmd_console,
 	  "irb with the dumps loaded: the gem's HeapDump::Heap API" },
+	{ "redact", cmd_redact,
+	  "a dump with its string contents (and names) replaced, to share" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }
