@@ -142,7 +142,7 @@ L=$d/secrets_later.json
 $H redact -q "$L" -o "$TMP/def.json" 2>/dev/null
 check defaults-values "0" "$(grep -ac SECRETVALUE "$TMP/def.json")"
 check defaults-paths-kept "yes" "$(grep -q SECRETPATH "$TMP/def.json" && echo yes)"
-check defaults-stdout "$(cat "$TMP/def.json" | wc -l)" \
+check defaults-stdout "$(cat "$L" | wc -l)" \
 	"$($H redact -q --map "$d/map" "$L" 2>/dev/null | wc -l)"
 # the same map, the same dump: the same bytes (its key is reused)
 $H redact -q --all --map "$d/map" "$L" -o "$TMP/again.json" 2>/dev/null
@@ -181,14 +181,21 @@ for f in "$DATA"/bad_*.json "$DATA"/edge_*.json; do
 	check "odd-$n" "$a 0" "$b $bad"
 done
 
-# Refusals
+# Refusals, each saying why
+# refuse NAME RC PATTERN CMD...
+refuse() {
+	n=$1 want=$2 pat=$3
+	shift 3
+	check_rc "$n" "$want" "$@"
+	check_grep "$n-says" "$pat" "$TMP/err"
+}
 ln -s "$TMP/elsewhere" "$TMP/link.map"
-check_rc refuse-map-link 2 $H redact -q --map "$TMP/link.map" "$L" -o "$TMP/x.json"
+refuse refuse-map-link 2 "symbolic link" $H redact -q --map "$TMP/link.map" "$L" -o "$TMP/x.json"
 check refuse-map-link-nothing "no" "$([ -e "$TMP/elsewhere" ] && echo yes || echo no)"
-check_rc refuse-map-input 2 $H redact -q --map "$L" "$L" -o "$TMP/x.json"
-check_rc refuse-map-output 2 $H redact -q --map "$TMP/x.json" "$L" -o "$TMP/x.json"
-check_rc refuse-map-not-a-map 2 $H redact -q --map "$DATA/edge_memprof.json.expect" "$L" -o "$TMP/x.json"
-check_rc refuse-output-input 2 $H redact -q "$L" -o "$L"
-check_rc refuse-no-dump 2 $H redact -q
-check_rc unmap-missing-map 1 $H redact --unmap "$TMP/none.map"
-check_rc unmap-with-options 2 $H redact --unmap "$d/map" --all
+refuse refuse-map-input 2 "is the input" $H redact -q --map "$L" "$L" -o "$TMP/x.json"
+refuse refuse-map-output 2 "name one file" $H redact -q --map "$TMP/x.json" "$L" -o "$TMP/x.json"
+refuse refuse-map-not-a-map 2 "not a redaction map" $H redact -q --map "$DATA/edge_memprof.json.expect" "$L" -o "$TMP/x.json"
+refuse refuse-output-input 2 "is the input" $H redact -q "$L" -o "$L"
+refuse refuse-no-dump 2 "which dump" $H redact -q
+refuse unmap-missing-map 1 "No such file" $H redact --unmap "$TMP/none.map"
+refuse unmap-with-options 2 "no redaction option" $H redact --unmap "$d/map" --all
