@@ -52,6 +52,8 @@ const struct cli_command cli_commands[] = {
 	  "irb with the dumps loaded: the gem's HeapDump::Heap API" },
 	{ "redact", cmd_redact,
 	  "a dump with its string contents (and names) replaced, to share" },
+	{ "mcp", cmd_mcp,
+	  "a Model Context Protocol server: an assistant asks the heap" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }
