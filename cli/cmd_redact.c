@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "opt.h"
+#include "sidecar.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +141,10 @@ int cmd_redact(int argc, char **argv)
 	struct cli_input in;
 	hd_error err = { 0 };
 	const char *path;
-	char *source = NULL, **keep = NULL;
+	char *source = NULL, **keep = NULL, *sc_out = NULL;
+	struct cli_sidecar sc;
 	size_t nkeep = 0;
+	int has_sc = 0;
 	int rc, first;
 
 	memset(&A, 0, sizeof(A));
@@ -175,7 +178,21 @@ int cmd_redact(int argc, char **argv)
 		goto out;
 	}
 	cli_input_init(&in, path, A.strict, A.quiet);
-	if ((rc = cli_out_check(A.output)) || (rc = cli_out_check(A.map)))
+	/* the sidecar goes beside the output, redacted too */
+	memset(&sc, 0, sizeof(sc));
+	if (A.output && strcmp(path, "-") != 0 &&
+	    (has_sc = cli_sidecar_read(path, &sc))) {
+		if (!(sc_out = malloc(strlen(A.output) + sizeof(CLI_SIDECAR_SUFFIX)))) {
+			cli_error("out of memory");
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		strcpy(sc_out, A.output);
+		strcat(sc_out, CLI_SIDECAR_SUFFIX);
+		cli_input_register(sc.path);
+	}
+	if ((rc = cli_out_check(A.output)) || (rc = cli_out_check(A.map)) ||
+	    (rc = cli_out_check(sc_out)))
 		goto out;
 	memset(&st, 0, sizeof(st));
 	o.flags = (A.paths || A.all ? HD_REDACT_PATHS : 0) |
@@ -185,6 +202,8 @@ int cmd_redact(int argc, char **argv)
 	o.keep_classes = (const char *const *)keep;
 	o.nkeep_classes = nkeep;
 	o.map_path = A.map;
+	o.sidecar_in = has_sc ? sc.path : NULL;
+	o.sidecar_out = sc_out;
 	o.read = cli_input_read_options(&in);
 	o.progress = cli_progress;
 	o.progress_payload = &in;
@@ -196,6 +215,9 @@ int cmd_redact(int argc, char **argv)
 	else if (!A.quiet)
 		report(path, &st, A.map);
 out:
+	if (has_sc)
+		cli_sidecar_free(&sc);
+	free(sc_out);
 	free(keep);
 	free(source);
 	return rc;

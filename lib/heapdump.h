@@ -2973,6 +2973,11 @@ typedef struct hd_redact_options {
 	/** The map file to write (0600, atomically; an existing map's key is
 	 *  reused and its entries kept), or NULL for none. */
 	const char *map_path;
+	/** The dump's sidecar (man 5 heapdump-dump, SIDECAR) and where to
+	 *  write it redacted (the host replaced, "dump" the output's base
+	 *  name, with HD_REDACT_TIMES its time shifted; numbers kept), or
+	 *  NULL for none. */
+	const char *sidecar_in, *sidecar_out;
 	hd_read_options read;    /**< how to read the dump */
 	hd_progress_cb progress; /**< bytes read, or NULL */
 	void *progress_payload;
@@ -2981,8 +2986,8 @@ typedef struct hd_redact_options {
 
 #define HD_REDACT_OPTIONS_VERSION 1
 #define HD_REDACT_OPTIONS_INIT                                            \
-	{ HD_REDACT_OPTIONS_VERSION, 0, NULL, 0, NULL, HD_READ_OPTIONS_INIT, \
-	  NULL, NULL, NULL }
+	{ HD_REDACT_OPTIONS_VERSION, 0, NULL, 0, NULL, NULL, NULL,          \
+	  HD_READ_OPTIONS_INIT, NULL, NULL, NULL }
 
 /**
  * Writes a dump with its secrets replaced, as plain NDJSON that every

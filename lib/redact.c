@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAP_MAGIC "# heapdump redaction map 1"
@@ -135,7 +136,10 @@ enum cat {
 	C_NAMEKEYS, /* memprof ivars/variables/methods: keys are names */
 	C_NAMEKEY, /* one of those keys */
 	C_GEN,
-	C_TIME
+	C_TIME,
+	C_HOST,    /* a sidecar's host */
+	C_DUMPNAME, /* a sidecar's dump: the output's base name */
+	C_ISOTIME  /* a sidecar's time, "2026-12-02T03:57:42.062676Z" */
 };
 
 struct job {
@@ -155,6 +159,8 @@ struct job {
 	int map_dirty;
 	const hd_record *rec;
 	int memprof;
+	int sidecar;               /* walking the sidecar */
+	const char *out_name;      /* the output's base name */
 	struct hd__line line;      /* the record being written */
 	struct hd__buf fixed;      /* the repaired record */
 	char *dec;                 /* a decoded string (from dec + 1) */
@@ -682,6 +688,39 @@ static int put_refname(struct job *j, const char *s, size_t n)
 	return put_name(j, 'l', "\"", s, n, "\"");
 }
 
+/* A sidecar's time: with HD_REDACT_TIMES shifted by an offset drawn
+ * from the key (under ten years: the dumps of one map keep their order
+ * and intervals), else kept; anything that is no time is replaced. */
+static int put_isotime(struct job *j, const char *s, size_t n)
+{
+	struct tm tm;
+	char buf[64];
+	int y, mo, d, h, mi, se, k;
+	time_t t;
+
+	if (n < 20 || n > 40 || !is_token(s, n) ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &se) != 6)
+		return put_value(j, s, n);
+	if (!(j->o.flags & HD_REDACT_TIMES))
+		return put_str(j, s, n);
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	t = timegm(&tm) + (time_t)(j->time_off % (3650ull * 86400));
+	if (!gmtime_r(&t, &tm))
+		return put_value(j, s, n);
+	k = (int)strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (k != 19 || (size_t)k + (n - 19) >= sizeof(buf))
+		return put_value(j, s, n);
+	memcpy(buf + 19, s + 19, n - 19); /* the fraction and the zone */
+	j->st.times++;
+	return put_str(j, buf, n);
+}
+
 /* One string of category c: raw is its JSON body (valid JSON). */
 static int put_string(struct job *j, enum cat c, const char *raw,
 		      size_t rawlen)
@@ -775,6 +814,12 @@ static int put_string(struct job *j, enum cat c, const char *raw,
 	case C_VALUE:
 		j->st.values++;
 		return put_value(j, d, n);
+	case C_HOST:
+		return put_str(j, "redacted", 8);
+	case C_DUMPNAME:
+		return put_str(j, j->out_name, strlen(j->out_name));
+	case C_ISOTIME:
+		return put_isotime(j, d, n);
 	default:
 		break;
 	}
@@ -826,22 +871,44 @@ static int cat_eq(const char *k, size_t n, const char *lit)
 	return strlen(lit) == n && !memcmp(k, lit, n);
 }
 
+/* The category of a sidecar's top-level member (its numbers are the
+ * process's sizes and GC counts: kept). */
+static enum cat sidecar_cat(const char *k, size_t n)
+{
+	if (cat_eq(k, n, "ruby_version") || cat_eq(k, n, "ruby_platform") ||
+	    cat_eq(k, n, "ruby_description") || cat_eq(k, n, "dumper"))
+		return C_TOKEN;
+	if (cat_eq(k, n, "host"))
+		return C_HOST;
+	if (cat_eq(k, n, "dump"))
+		return C_DUMPNAME;
+	if (cat_eq(k, n, "time"))
+		return C_ISOTIME;
+	return C_OTHER;
+}
+
 /* The category of a top-level member's value. */
 static enum cat member_cat(const struct job *j, const char *k, size_t n)
 {
-	int type = j->rec->type;
+	int type;
+
+	if (j->sidecar)
+		return sidecar_cat(k, n);
+	type = j->rec->type;
 
 	if (cat_eq(k, n, "address") || cat_eq(k, n, "class_address") ||
 	    cat_eq(k, n, "superclass") || cat_eq(k, n, "default") ||
 	    cat_eq(k, n, "references") || cat_eq(k, n, "super") ||
 	    cat_eq(k, n, "last_class") || cat_eq(k, n, "self") ||
-	    cat_eq(k, n, "node") || cat_eq(k, n, "prev"))
+	    cat_eq(k, n, "node") || cat_eq(k, n, "prev") ||
+	    cat_eq(k, n, "receiver_class"))
 		return C_ADDR;
 	if (cat_eq(k, n, "type") || cat_eq(k, n, "root") ||
 	    cat_eq(k, n, "struct") || cat_eq(k, n, "imemo_type") ||
 	    cat_eq(k, n, "node_type") || cat_eq(k, n, "encoding") ||
 	    cat_eq(k, n, "shape_type") || cat_eq(k, n, "ruby_version") ||
-	    cat_eq(k, n, "_id") || cat_eq(k, n, "mode"))
+	    cat_eq(k, n, "_id") || cat_eq(k, n, "mode") ||
+	    cat_eq(k, n, "coderange"))
 		return C_TOKEN;
 	if (cat_eq(k, n, "class"))
 		return C_CLASSREF;
@@ -852,7 +919,8 @@ static enum cat member_cat(const struct job *j, const char *k, size_t n)
 	if (cat_eq(k, n, "file") || (j->memprof && cat_eq(k, n, "path")))
 		return C_PATH;
 	if (cat_eq(k, n, "method") || cat_eq(k, n, "orig_func") ||
-	    cat_eq(k, n, "last_func"))
+	    cat_eq(k, n, "last_func") || cat_eq(k, n, "called_id") ||
+	    cat_eq(k, n, "mid"))
 		return C_METHOD;
 	if (cat_eq(k, n, "name") || cat_eq(k, n, "real_class_name") ||
 	    cat_eq(k, n, "class_name") || cat_eq(k, n, "super_name"))
@@ -1199,6 +1267,63 @@ static int job_new(struct job **out, hd_error *err)
 	return 0;
 }
 
+/* The sidecar, redacted: read whole (a sidecar is a few KB; 1 MiB at
+ * most), walked as a record, written beside the output. */
+static int redact_sidecar(struct job *j, const char *out_path, hd_error *err)
+{
+	FILE *f = fopen(j->o.sidecar_in, "re");
+	char *buf = NULL;
+	size_t n = 0, cap = 1u << 20;
+	hd_outfile *o = NULL;
+	struct cur c;
+	const char *slash = strrchr(out_path, '/');
+	int rc;
+
+	if (!f)
+		return hd__error_sys(err, errno, "cannot open '%s': %s",
+				     j->o.sidecar_in, strerror(errno));
+	if (!(buf = hd__malloc(cap + 1))) {
+		fclose(f);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	n = fread(buf, 1, cap + 1, f);
+	fclose(f);
+	if (n > cap) {
+		hd__free(buf, cap + 1);
+		return hd__error(err, HD_EINVAL, "'%s': a sidecar of more "
+				 "than 1 MiB", j->o.sidecar_in);
+	}
+	j->sidecar = 1;
+	j->out_name = slash ? slash + 1 : out_path;
+	j->line.len = 0;
+	c.p = buf;
+	c.end = buf + n;
+	ws(&c);
+	rc = c.p < c.end && *c.p == '{' ? walk(j, &c, C_OTHER, 0, 1) : HD_EPARSE;
+	if (!rc) {
+		ws(&c);
+		if (c.p != c.end)
+			rc = HD_EPARSE;
+	}
+	hd__free(buf, cap + 1);
+	if (rc == HD_ENOMEM)
+		return hd__error(err, rc, "out of memory");
+	if (rc)
+		return hd__error(err, HD_EPARSE, "'%s' is not a sidecar "
+				 "(one JSON object)", j->o.sidecar_in);
+	if ((rc = put(j, "\n", 1)))
+		return hd__error(err, rc, "out of memory");
+	if ((rc = hd_outfile_open(&o, j->o.sidecar_out, j->o.sidecar_in, 0,
+				  err)) ||
+	    (rc = hd_outfile_write(o, j->line.p, j->line.len, err)) ||
+	    (rc = hd_outfile_commit(o, err))) {
+		hd_outfile_free(o);
+		return rc;
+	}
+	hd_outfile_free(o);
+	return 0;
+}
+
 int hd_redact(const char *in_path, const char *out_path,
 	      const hd_redact_options *opts, hd_error *err)
 {
@@ -1253,6 +1378,9 @@ int hd_redact(const char *in_path, const char *out_path,
 				  err)) ||
 	    (rc = write_records(j, r, err)) ||
 	    (rc = hd_outfile_commit(j->out, err)))
+		goto out;
+	if (j->o.sidecar_in && j->o.sidecar_out &&
+	    (rc = redact_sidecar(j, out_path, err)))
 		goto out;
 	if (j->o.map_path && (j->map_dirty || !found) &&
 	    (rc = map_write(j, err)))

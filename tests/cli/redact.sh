@@ -23,12 +23,12 @@ MARKERS="SECRETVALUE SECRETKEY SECRETSYM SECRETIVAR SECRETCONST SECRETGLOBAL
 SECRETLOCAL SECRETPATH SECRETMETHOD SECRETCLASS SECRETBYTES"
 
 # norm: JSON with what redaction may change left out (the dumps' names,
-# generations, the sidecar's process section, string contents, which
-# --unmap does not turn back) and every array sorted
+# generations, the sidecars' names, string contents, which --unmap does
+# not turn back) and every array sorted
 # (rows of equal counts sort by their names, which differ)
 norm() {
 	jq -S 'walk(if type == "object" then del(.generation, .generations,
-	  .dump, .dumps, .input, .inputs, .before, .after, .later, .process,
+	  .dump, .dumps, .input, .inputs, .before, .after, .later, .sidecar,
 	  .value)
 	  elif type == "array" then sort else . end)'
 }
@@ -69,16 +69,23 @@ run() {
 	# every marker was there, and none is left
 	for m in $MARKERS; do
 		n0=$(cat "$o1" "$o2" "$o3" | grep -aic "$m")
-		n1=$(cat "$r1" "$r2" "$r3" | grep -aic "$m")
+		n1=$(cat "$d"/r_* | grep -aic "$m")
 		check "$t/gone-$m" "planted, 0 left" \
 			"$([ "$n0" -gt 0 ] && echo planted || echo "not planted"), $n1 left"
 	done
 	# the file name's bytes: raw (dump_all) or escaped (the gem)
 	raw=$(printf '\377\376')
 	n0=$(cat "$o3" | grep -ac -e "$raw" -e '\\u00ff\\u00fe')
-	n1=$(cat "$r1" "$r2" "$r3" | grep -ac -e "$raw" -e '\\u00ff\\u00fe')
+	n1=$(cat "$d"/r_* | grep -ac -e "$raw" -e '\\u00ff\\u00fe')
 	check "$t/gone-bytes" "planted, 0 left" \
 		"$([ "$n0" -gt 0 ] && echo planted || echo "not planted"), $n1 left"
+	# the gem's sidecar: beside the output, without the host, the
+	# process's numbers kept (the leak's "process" section compared below)
+	if [ -f "$o3.hdmeta" ]; then
+		check "$t/sidecar" "redacted $(jq .process.rss "$o3.hdmeta")" \
+			"$(jq -r '"\(.host) \(.process.rss)"' "$r3.hdmeta")"
+		check "$t/sidecar-host-gone" "0" "$(grep -c "\"$(jq -r .host "$o3.hdmeta")\"" "$r3.hdmeta")"
+	fi
 	check "$t/valid-json" "0" "$(cat "$r1" "$r2" "$r3" | jq -c . 2>&1 >/dev/null | wc -l)"
 	check "$t/lines" "$(cat "$o3" | wc -l)" "$(cat "$r3" | wc -l)"
 	# the analyses agree
