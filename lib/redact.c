@@ -1431,8 +1431,16 @@ static const char *lookup(struct job *j, char kind, const char *tok,
 	memcpy(k + 2, tok, n);
 	if (hd__intern_put(&j->map_tok, k, n + 2, &id))
 		return NULL;
-	if (j->map_tok.count != before)
-		return NULL; /* not in the map (added, never mapped) */
+	if (j->map_tok.count != before) {
+		/* not in the map: remembered as such */
+		if (hd__grow((void **)&j->map_of, &j->map_cap, (size_t)id + 1,
+			     sizeof(*j->map_of)))
+			return NULL;
+		j->map_of[id] = HD_STR_NONE;
+		return NULL;
+	}
+	if (j->map_of[id] == HD_STR_NONE)
+		return NULL;
 	return hd__intern_str(&j->map_orig, j->map_of[id], olen);
 }
 

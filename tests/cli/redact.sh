@@ -188,6 +188,10 @@ for f in "$DATA"/bad_*.json "$DATA"/edge_*.json; do
 	check "odd-$n" "$a 0" "$b $bad"
 done
 
+# unmap leaves what is not in the map, however often it comes
+check unmap-unknown "x m_0000000000000000 [\"k\"] m_0000000000000000 [\"k\"]" \
+	"$(echo 'x m_0000000000000000 ["k"] m_0000000000000000 ["k"]' | $H redact --unmap "$d/map")"
+
 # Refusals, each saying why
 # refuse NAME RC PATTERN CMD...
 refuse() {
