@@ -265,9 +265,12 @@ static void call_sql(struct serve_state *st, const struct mj *id,
 	free(buf);
 }
 
-/* The dumps the server was given (for the commands it runs). */
+/* The dumps the server was given (for the commands it runs), and this
+ * program's file, read once (readlink, which valgrind answers with its
+ * client's: an exec of /proc/self/exe would run valgrind's tool). */
 static char **g_dumps;
 static int g_ndumps;
+static char g_self[4096];
 
 /* Reads fd to its end into *buf, keeping at most cap + 1 bytes. */
 static void drain(int fd, char **buf, size_t *n, size_t cap)
@@ -322,7 +325,7 @@ static int run_cli(char *const argv[], char **out, size_t *on, char **err,
 		dup2(pe[1], 2);
 		close(po[0]);
 		close(pe[0]);
-		execv("/proc/self/exe", argv);
+		execv(g_self, argv);
 		_exit(127);
 	}
 	close(po[1]);
@@ -628,6 +631,16 @@ int cmd_mcp(int argc, char **argv)
 		return rc;
 	g_dumps = argv + first;
 	g_ndumps = n;
+	{
+		ssize_t k = readlink("/proc/self/exe", g_self, sizeof(g_self) - 1);
+
+		if (k <= 0 || (size_t)k >= sizeof(g_self) - 1) {
+			cli_error("mcp: cannot find this program's file");
+			serve_state_free(st);
+			return EXIT_FAIL;
+		}
+		g_self[k] = 0;
+	}
 	while ((len = getline(&line, &cap, stdin)) > 0) {
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			len--;
