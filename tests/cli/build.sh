@@ -55,7 +55,7 @@ for h in tests/t.h tests/unit/tgraph.h tests/unit/store_fixture.h; do
 	[ -n "$want" ] || notok "deps-$n-has-users" "no test includes $h"
 	check "deps-$n-rebuilds-its-users" "$want" "$(rebuilt "$h")"
 done
-check deps-fuzz-replay "replay_fuzz_line replay_fuzz_reader replay_fuzz_select replay_fuzz_store " \
+check deps-fuzz-replay "replay_fuzz_line replay_fuzz_mcp replay_fuzz_reader replay_fuzz_select replay_fuzz_store " \
 	"$(rebuilt tests/fuzz/replay.c)"
 check deps-store-format "$(users lib/store_format.h)" "$(rebuilt lib/store_format.h)"
 
