@@ -68,7 +68,7 @@ EXE_LDFLAGS = $(ALL_LDFLAGS) $(SAN_EXE_LDFLAGS)
 # SQLite (lib/sql.c: heapdump query), libedit (the query shell) and
 # ISA-L's igzip (lib/gz.c: gzip dumps, at about a third of zlib's CPU):
 # Debian's libsqlite3-dev, libedit-dev and libisal-dev. None is linked:
-# each is loaded by dlopen at its first use (lib/dynload.c,
+# each is loaded by dlopen at its first use (lib/util/dynload.c,
 # cli/dynlib.c), by its SONAME read here (soname_of, below), so that
 # stats and every other command start without mapping and relocating
 # them. A build without their headers stops saying what to install.
@@ -96,14 +96,19 @@ Q := @
 endif
 
 # One version, in the file VERSION: heapdump.h's HD_VERSION_* (so
-# hd_version() and --version; compiling lib/error.c stops when they
+# hd_version() and --version; compiling lib/util/error.c stops when they
 # differ), the pkg-config file, the gem (src/lib/heapdump/version.rb, which
 # the gemspec reads) and the man pages' .Os. After editing VERSION, make
 # version writes it into those files; tests/cli/build.sh checks they agree.
 VERSION := $(shell cat VERSION 2>/dev/null)
 VERSION_PARTS := $(subst ., ,$(VERSION))
 
-LIB_SRC := $(wildcard lib/*.c)
+# lib/util/: allocation, errors, hashing, maps, interning, threads, file
+# mapping, outputs, dynamic loading, JSON writing: nothing of dumps
+# (lib/util/hd_util.h). Its objects are part of libheapdump.a (which the
+# program and the tests link) and of libheapdump.so (hidden there).
+UTIL_SRC := $(wildcard lib/util/*.c)
+LIB_SRC := $(wildcard lib/*.c) $(UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o) $(B)/cli/serve_assets.o
@@ -127,7 +132,7 @@ $(B)/%.o: %.c $(B)/.cflags
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -Ilib -c -o $@ $<
 
-$(B)/lib/error.o: lib/error.c VERSION $(B)/.cflags
+$(B)/lib/util/error.o: lib/util/error.c VERSION $(B)/.cflags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -DHD_BUILT_MAJOR=$(word 1,$(VERSION_PARTS)) \
@@ -376,7 +381,7 @@ bench-serve: all
 	@sh tests/bench/serve_bench.sh --make $(B)/bench-serve
 
 # What clang-format (.clang-format) would change in the C sources: a count.
-FORMAT_SRC = $(wildcard lib/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
+FORMAT_SRC = $(wildcard lib/*.[ch] lib/util/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch] src/*.[ch])
 format-check:
 	@command -v clang-format >/dev/null || { echo "format-check: install clang-format" >&2; exit 1; }
 	@n=$$(clang-format --style=file --dry-run $(FORMAT_SRC) 2>&1 | grep -c 'warning:'); \

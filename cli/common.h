@@ -7,6 +7,7 @@
 #define CLI_COMMON_H
 
 #include "heapdump.h"
+#include "util/hd_util.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -159,7 +159,7 @@ typedef enum hd_kind {
 /**
  * A byte string borrowed from the input. For string fields it holds the
  * bytes between the quotes exactly as written, with JSON escapes still in
- * place (see hd_json_unescape) and possibly invalid UTF-8 or raw quotes
+ * place and possibly invalid UTF-8 or raw quotes
  * (Ruby writes some fields unescaped).
  */
 typedef struct hd_str {
@@ -298,13 +298,6 @@ typedef struct hd_record {
  */
 HD_API size_t hd_ref_name_decode(char *buf, size_t size, hd_str token);
 
-/**
- * Decodes the JSON escapes of src[0..len) into dst, which must hold len
- * bytes. Invalid escapes and raw bytes are copied through unchanged.
- * @return the decoded length (never more than len)
- */
-HD_API size_t hd_json_unescape(char *dst, const char *src, size_t len);
-
 /* ===================================================================== */
 /* Reader                                                                */
 /* ===================================================================== */
@@ -365,7 +358,7 @@ typedef struct hd_reader hd_reader;
  * gzip-compressed input is detected by its magic bytes (zero bytes after
  * the last gzip member are padding, as for gzip). A plain regular file is
  * read through a read-only mapping of the size it has when opened (as a
- * store is; see hd_mapped_path) when the page cache holds it in large
+ * store is) when the page cache holds it in large
  * folios, where that is faster; other input with read(2).
  * @param out receives the reader
  * @param path the dump, or "-"
@@ -912,13 +905,6 @@ HD_API int hd_stats_finish(hd_stats *st, hd_error *err);
 /** Totals (after finish). */
 HD_API void hd_stats_totals_get(hd_stats_totals *out, const hd_stats *st);
 
-/**
- * a + b, stopping at 2^64-1 as every memsize sum of the library does;
- * sets *saturated (if not NULL) to 1 when it stopped there, and leaves
- * it alone otherwise.
- */
-HD_API uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated);
-
 /** Row order for hd_stats_rows(). */
 #define HD_SORT_COUNT 0
 #define HD_SORT_MEMSIZE 1
@@ -1077,23 +1063,12 @@ HD_API int hd_select_nodes(hd_nodes *out, uint64_t *missing,
  * allocated in generation 9.. (generations 0 to 3 here)"), or, when
  * each picks objects, how many each picks and that no object meets them
  * all. Suggestions are the nearest names of the dump
- * (hd_name_distance), at most three. Names and values are quoted as
+ * (an edit distance), at most three. Names and values are quoted as
  * they are, control bytes included: escape them before printing.
  * @return 0, HD_ENOMEM
  */
 HD_API int hd_select_explain(char *buf, size_t size, const hd_select *sel,
 			     const hd_store *s, hd_error *err);
-
-/**
- * How far apart two names are, for "did you mean" suggestions: the
- * optimal string alignment distance (insertions, deletions,
- * substitutions and swaps of two neighbours, each 1), ASCII letters
- * compared without case, and a case-only difference counting 0 (so 0
- * means equal up to case). Work is bounded by max: any distance over
- * max, and names over 256 bytes, give max + 1.
- */
-HD_API unsigned hd_name_distance(const char *a, size_t alen, const char *b,
-				 size_t blen, unsigned max);
 
 /** Frees a selection. NULL is a no-op. */
 HD_API void hd_select_free(hd_select *sel);
@@ -1929,11 +1904,6 @@ HD_API int hd_order_text(char *buf, size_t size, const hd_order_pair *p,
 			 const char *second, const char *t0, const char *t1,
 			 int force);
 
-/** A UTC time as the gem's sidecar writes it ("2026-11-24T10:00:00.123456Z")
- * in microseconds since the epoch (hd_dump_origin.time_us); 0 when it is
- * not that. */
-HD_API int64_t hd_time_us(const char *iso8601);
-
 /* ===================================================================== */
 /* Process growth: in the Ruby heap, or outside it                       */
 /* ===================================================================== */
@@ -2538,125 +2508,6 @@ HD_API int hd_replace_class(const char *in_path, const char *out_path,
  */
 HD_API int hd_json_repair(char *dst, size_t size, size_t *out_len,
 			  const char *src, size_t len, hd_error *err);
-
-/* ===================================================================== */
-/* Output files                                                          */
-/* ===================================================================== */
-
-/*
- * Every file the library or the heapdump program writes goes through
- * hd_outfile, with one set of rules (man 1 heapdump, OUTPUTS):
- *  - "-" is standard output;
- *  - an existing device, FIFO or socket is written in place (opened for
- *    writing, never replaced): a full device is an error;
- *  - a symbolic link is followed, never replaced: the output is the end
- *    of the chain (created if the link dangles);
- *  - a regular file, or a name that does not exist, is written to a
- *    temporary file beside it (NAME.tmpXXXXXX), which is synced and
- *    renamed over NAME on commit. Until then NAME is untouched; on any
- *    failure, and on hd_outfile_free() without a commit, the temporary
- *    file is removed.
- * Live temporary files (outputs and spools) are registered, so that a
- * program's SIGINT or SIGTERM handler can remove them with
- * hd_outfile_cleanup(). Checking that an output is not an input is the
- * caller's business (it knows its inputs).
- */
-typedef struct hd_outfile hd_outfile;
-
-/** hd_outfile_open flag: an existing regular file keeps its own
- *  permission bits (else the output gets those of like). */
-#define HD_OUTFILE_KEEP_MODE 0x1u
-
-/**
- * Opens an output by the rules above. A new or replaced file gets the
- * read and write permission bits of like when like is a regular file
- * (what is derived from a heap dump holds its secrets), else 0600.
- * @param out receives the output
- * @param path where to write, or "-"
- * @param like the input the output is derived from, or NULL
- * @param flags 0 or HD_OUTFILE_KEEP_MODE
- * @return 0, HD_EIO ("cannot create 'NAME.tmpXXXXXX': ...", "cannot open
- *         'NAME': ...", "cannot write 'DIR': Is a directory"), HD_ENOMEM,
- *         HD_EINVAL
- */
-HD_API int hd_outfile_open(hd_outfile **out, const char *path,
-			   const char *like, unsigned int flags, hd_error *err);
-
-/**
- * Writes n bytes through a buffer. A failed write is remembered: later
- * writes and the commit fail with the same errno.
- * @return 0, HD_EIO ("cannot write 'PATH': No space left on device"),
- *         HD_ENOMEM, HD_EINVAL (after hd_outfile_stream)
- */
-HD_API int hd_outfile_write(hd_outfile *o, const void *buf, size_t n,
-			    hd_error *err);
-
-/**
- * A stdio stream over the output, for callers that print (use it or
- * hd_outfile_write, not both). Owned by o: never fclose it; the commit
- * flushes it and reports its errors.
- * @return the stream, or NULL (err filled)
- */
-HD_API FILE *hd_outfile_stream(hd_outfile *o, hd_error *err);
-
-/**
- * Finishes the output: flushes it, and for a temporary file syncs it,
- * closes it and renames it over its target. On failure nothing is left
- * but what was there before. Free o afterwards in every case.
- * @return 0, HD_EIO (the message names the file and the errno), HD_EINVAL
- */
-HD_API int hd_outfile_commit(hd_outfile *o, hd_error *err);
-
-/** Closes and frees an output; an uncommitted temporary file is removed.
- *  NULL is a no-op. */
-HD_API void hd_outfile_free(hd_outfile *o);
-
-/**
- * Removes every live temporary file of the process (outputs not yet
- * committed, spools not yet freed). Async-signal-safe: meant for a
- * SIGINT or SIGTERM handler, which then re-raises its signal. The
- * objects stay allocated; the process is expected to end.
- */
-HD_API void hd_outfile_cleanup(void);
-
-/**
- * The path of the file the library has mapped at addr, or NULL. The
- * library maps the plain dumps it reads (hd_reader_open,
- * hd_stats_add_dump, the store build) and the stores it opens; a file
- * that another program truncates while it is mapped raises SIGBUS where
- * a lost page is read. Async-signal-safe: meant for a SIGBUS handler
- * (the signal's si_addr), to name the file that shrank.
- */
-HD_API const char *hd_mapped_path(const void *addr);
-
-/**
- * Moves the finished file from to the output to, by the rules above: a
- * rename when both are on one file system, else (and for a device or a
- * FIFO) a copy through hd_outfile, after which from is removed. On
- * failure to is untouched, from is kept, and the message names the real
- * cause (never EXDEV).
- * @return 0, HD_EIO, HD_ENOMEM, HD_EINVAL
- */
-HD_API int hd_file_move(const char *from, const char *to, hd_error *err);
-
-/** A spooled copy of an input that can be read only once (a pipe). */
-typedef struct hd_spool hd_spool;
-
-/**
- * Copies everything readable from fd into a new file in $TMPDIR (else
- * /tmp), registered for hd_outfile_cleanup(). fd is not closed.
- * @param name the input, for messages ("standard input")
- * @return 0, HD_EIO ("cannot spool NAME to 'FILE': No space left on
- *         device", "cannot read NAME: ..."), HD_ENOMEM, HD_EINVAL
- */
-HD_API int hd_spool_new(hd_spool **out, int fd, const char *name,
-			hd_error *err);
-
-/** The spool's file name (borrowed: valid until hd_spool_free). */
-HD_API const char *hd_spool_path(const hd_spool *sp);
-
-/** Removes the spool's file and frees it. NULL is a no-op. */
-HD_API void hd_spool_free(hd_spool *sp);
 
 /* ===================================================================== */
 /* Export                                                                */

@@ -4,7 +4,8 @@
  * object walked iteratively, its structure copied, its strings and bare
  * values repaired (json_out.c writes them).
  */
-#include "json_out.h"
+#include "hd_int.h"
+#include "util/json_out.h"
 
 #define MAX_DEPTH 64
 

@@ -290,6 +290,65 @@ static int vm_array(const struct work *w, hd_node_id v,
 	return any || (gs && hd__bit(gs, v));
 }
 
+/* A hidden Array whose references are all Strings or Symbols (one at
+ * least): a chunk of the symbol table's list of names. */
+static int name_chunk(const hd_store *s, hd_node_id v)
+{
+	hd_edge_iter it;
+	hd_node_id r;
+	int any = 0, t;
+
+	if (hd_store_type(s, v) != HD_T_ARRAY ||
+	    hd_store_class(s, v) != HD_NODE_NONE)
+		return 0;
+	hd_store_refs(s, v, &it);
+	while (hd_edge_iter_next(&it, &r) == 0) {
+		t = hd_store_type(s, r);
+		if (t != HD_T_STRING && t != HD_T_SYMBOL)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+/*
+ * Marks in vm the symbol table's list of names and its chunks: a hidden
+ * Array that the root category "global_symbols" (Ruby 3.4 and later) or
+ * "vm" (3.1 to 3.3) holds, or that is already the VM's (held by its
+ * tables only, as a gem's dump on 3.4 has it), whose references are all
+ * name chunks (hidden Arrays of Strings and Symbols). Each chunk is read
+ * once per list that holds it: linear.
+ */
+static void mark_symbol_list(struct work *w, const unsigned char *gs)
+{
+	unsigned char *vr = hd__root_held(w->s, "vm");
+	hd_edge_iter it;
+	hd_node_id v, r;
+	int all, any;
+
+	for (v = 0; v < w->n; v++) {
+		if (!(hd__bit(w->vm, v) || (gs && hd__bit(gs, v)) ||
+		      (vr && hd__bit(vr, v))) ||
+		    hd_store_type(w->s, v) != HD_T_ARRAY ||
+		    hd_store_class(w->s, v) != HD_NODE_NONE)
+			continue;
+		all = 1;
+		any = 0;
+		hd_store_refs(w->s, v, &it);
+		while (all && hd_edge_iter_next(&it, &r) == 0) {
+			all = r < w->n && name_chunk(w->s, r);
+			any = 1;
+		}
+		if (!all || !any)
+			continue;
+		hd__bit_set(w->vm, v);
+		hd_store_refs(w->s, v, &it);
+		while (hd_edge_iter_next(&it, &r) == 0)
+			hd__bit_set(w->vm, r);
+	}
+	hd__bitmap_free(vr, w->n);
+}
+
 /* The nodes a root category named name holds, as a bitmap of s's
  * nodes, or NULL (no such category, or out of memory: callers then
  * treat no node as held by it). */
@@ -342,6 +401,7 @@ static int walked(struct work *w, const hd_nodes *leak,
 	for (v = 0; v < w->n; v++)
 		if (vm_array(w, v, gs))
 			hd__bit_set(w->vm, v);
+	mark_symbol_list(w, gs);
 	hd__bitmap_free(gs, w->n);
 	for (v = 0; v < w->n; v++)
 		if (hd__bit(w->vm, v))

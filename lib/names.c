@@ -28,7 +28,7 @@
  * Every walk is bounded and marks what it visits, so hostile cycles (a
  * class that is its own superclass, a loop of singletons) end.
  */
-#include "keycache.h"
+#include "util/keycache.h"
 #include "store_format.h"
 
 #include <stddef.h>

@@ -1,47 +1,13 @@
 /*
  * order_text.c - what hd_order_check() found, in words: the one text the
  * heapdump command prints (diff, leaks, interface-with --later, report)
- * and the gem raises (HeapDump::OrderError), so the two never differ;
- * and the time of the gem's sidecar ("2026-11-24T10:00:00.123456Z") as
- * microseconds for hd_dump_origin.
+ * and the gem raises (HeapDump::OrderError), so the two never differ.
  */
 #include "hd_int.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-int64_t hd_time_us(const char *t)
-{
-	struct tm tm;
-	unsigned long us = 0;
-	int n = 0, digits;
-	const char *p;
-	time_t secs;
-
-	if (!t)
-		return 0;
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-		return 0;
-	p = t + n;
-	if (*p == '.') {
-		for (p++, digits = 0; *p >= '0' && *p <= '9'; p++, digits++)
-			if (digits < 6)
-				us = us * 10 + (unsigned long)(*p - '0');
-		for (; digits < 6; digits++)
-			us *= 10;
-	}
-	if (*p != 'Z' || p[1])
-		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	secs = timegm(&tm);
-	if (secs <= 0)
-		return 0;
-	return (int64_t)secs * 1000000 + (int64_t)us;
-}
 
 static int reversed_text(char *buf, size_t size, const hd_order_pair *p,
 			 const char *first, const char *second,

@@ -40,7 +40,7 @@
  */
 #include "hd_int.h"
 #include "store_format.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

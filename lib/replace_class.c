@@ -8,7 +8,8 @@
  * refs_close, obj_close), so every other byte stays as it was, and then
  * goes through hd_json_repair(), which leaves valid JSON untouched.
  */
-#include "json_out.h"
+#include "hd_int.h"
+#include "util/json_out.h"
 
 #include <errno.h>
 #include <fcntl.h>

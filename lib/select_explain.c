@@ -11,71 +11,9 @@
 
 /* ---- names near a mistyped one ---- */
 
-#define DIST_MAX_LEN 256
-
 static int fold(int c)
 {
 	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
-}
-
-/*
- * Optimal string alignment in a band of max around the diagonal: three
- * rows (for swaps), each cell read outside the band is max + 1, and a
- * row whose every cell is over max ends the work.
- */
-unsigned hd_name_distance(const char *a, size_t n, const char *b, size_t m,
-			  unsigned max)
-{
-	uint16_t rows[3][DIST_MAX_LEN + 2];
-	uint16_t *p2 = rows[0], *p1 = rows[1], *c = rows[2], *t;
-	unsigned big = max + 1, best, v;
-	size_t i, j, lo, hi;
-
-	if (!a || !b || n > DIST_MAX_LEN || m > DIST_MAX_LEN ||
-	    (n > m ? n - m : m - n) > max)
-		return big;
-	if (big > DIST_MAX_LEN + 1)
-		big = DIST_MAX_LEN + 1, max = big - 1;
-	for (j = 0; j <= m; j++)
-		p1[j] = (uint16_t)(j < big ? j : big);
-	p1[m + 1] = (uint16_t)big;
-	for (i = 1; i <= n; i++) {
-		lo = i > max ? i - max : 1;
-		hi = i + max < m ? i + max : m;
-		c[0] = (uint16_t)(i < big ? i : big);
-		if (lo > 1)
-			c[lo - 1] = (uint16_t)big;
-		best = c[0];
-		for (j = lo; j <= hi; j++) {
-			int eq = fold((unsigned char)a[i - 1]) ==
-				 fold((unsigned char)b[j - 1]);
-
-			v = p1[j - 1] + !eq;
-			if (p1[j] + 1u < v)
-				v = p1[j] + 1u;
-			if (c[j - 1] + 1u < v)
-				v = c[j - 1] + 1u;
-			if (i > 1 && j > 1 &&
-			    fold((unsigned char)a[i - 1]) ==
-				    fold((unsigned char)b[j - 2]) &&
-			    fold((unsigned char)a[i - 2]) ==
-				    fold((unsigned char)b[j - 1]) &&
-			    p2[j - 2] + 1u < v)
-				v = p2[j - 2] + 1u;
-			c[j] = (uint16_t)(v < big ? v : big);
-			if (c[j] < best)
-				best = c[j];
-		}
-		if (hi + 1 <= m + 1)
-			c[hi + 1] = (uint16_t)big;
-		if (best > max)
-			return big;
-		t = p2;
-		p2 = p1;
-		p1 = c;
-		c = t;
-	}
-	return p1[m] < big ? p1[m] : big;
 }
 
 /* At most three suggestions, best first. */

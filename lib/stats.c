@@ -10,7 +10,7 @@
  * merges the groups whose strings coincide (two singleton classes of Foo
  * objects both count as Foo).
  */
-#include "keycache.h"
+#include "util/keycache.h"
 #include "store_format.h"
 
 #include <stddef.h>
@@ -268,13 +268,6 @@ static int grow_groups(struct grouping *g)
 static void sat_add(uint64_t *a, uint64_t b, uint32_t *sat)
 {
 	*sat |= (uint32_t)hd__sat_add(a, b);
-}
-
-uint64_t hd_u64_sat_add(uint64_t a, uint64_t b, int *saturated)
-{
-	if (hd__sat_add(&a, b) && saturated)
-		*saturated = 1;
-	return a;
 }
 
 /* accumulate() past g->recent: r its slot there for k */

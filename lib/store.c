@@ -11,7 +11,7 @@
  */
 #include "store_format.h"
 #include "graph.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -23,9 +23,9 @@
  * earlier chunk holds: one reader would not intern its names) has the
  * dump read again on one thread.
  */
-#include "keycache.h"
+#include "util/keycache.h"
 #include "store_format.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * the groups whose names coincide. Rows are sorted by type, name and
  * flag, so the section is the same bytes for the same store.
  */
-#include "keycache.h"
+#include "util/keycache.h"
 #include "store_format.h"
 
 #include <stddef.h>

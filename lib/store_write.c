@@ -20,7 +20,7 @@
  */
 #define _GNU_SOURCE /* fallocate, sync_file_range (Linux) */
 #include "store_format.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <errno.h>
 #include <fcntl.h>

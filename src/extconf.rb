@@ -56,13 +56,15 @@ have_func("mallinfo2", "malloc.h")
 # compiled in from its sources: libheapdump/ is lib/ (a link in the
 # repository, copied into the gem by gem build). No install step, no
 # pkg-config, one version of the library and the gem (src/README.md,
-# "How the gem gets libheapdump"). lib/sql.c (SQLite) and lib/dynload.c
-# (which loads SQLite and ISA-L for the program) are left out.
+# "How the gem gets libheapdump"). lib/util/ (the helpers that know
+# nothing of dumps) comes with it. lib/sql.c (SQLite) and
+# lib/util/dynload.c (which loads SQLite and ISA-L for the program) are
+# left out.
 LIBHD = File.join(__dir__, "libheapdump")
 abort "heapdump: #{LIBHD}/heapdump.h is missing: the gem needs libheapdump's sources" unless File.exist?(File.join(LIBHD, "heapdump.h"))
-lib_srcs = Dir[File.join(LIBHD, "*.c")].map { |f| File.basename(f) } - %w[sql.c dynload.c]
+lib_srcs = (Dir[File.join(LIBHD, "*.c")] + Dir[File.join(LIBHD, "util", "*.c")]).map { |f| File.basename(f) } - %w[sql.c dynload.c]
 $srcs = Dir[File.join(__dir__, "*.c")].map { |f| File.basename(f) } + lib_srcs
-$VPATH << "$(srcdir)/libheapdump"
+$VPATH << "$(srcdir)/libheapdump" << "$(srcdir)/libheapdump/util"
 $INCFLAGS << " -I$(srcdir)/libheapdump"
 $CFLAGS << " -DHD_API="
 have_library("m", "floor") or abort "heapdump: cannot link libm"

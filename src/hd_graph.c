@@ -143,6 +143,7 @@ struct diff_run {
 	struct hdx_heap *h[3];
 	int top;
 	double min_share;
+	VALUE growing; /* [[node id, type, [lengths]]...] or Qnil */
 };
 
 static void nodes_copy(hd_nodes *out, const hd_nodes *in)
@@ -309,6 +310,7 @@ static VALUE leaks_hash(VALUE arg)
 		rb_ary_push(cl, h);
 	}
 	SET(r, "clusters", cl);
+	SET(r, "growing", RTEST(run->growing) ? run->growing : rb_ary_new());
 	return r;
 }
 
@@ -349,16 +351,69 @@ static VALUE heap_diff(VALUE self, VALUE after, VALUE later)
 	return rb_ensure(diff_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
 
-/* #_leaks(after, later_or_nil, top, min_share, skip_weak) -> Hash: the
- * diff and the leak model (hd_leaks_build on LATER, else AFTER) */
-static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
-			VALUE min_share, VALUE weak)
+/* [[node id, "Hash" or "Array", [length per dump]]...], ranked */
+static VALUE growing_value(VALUE heap, const hd_growth *g)
+{
+	VALUE r = rb_ary_new(), lens;
+	const hd_growing *x;
+	size_t i, k, n = hd_growth_dumps(g);
+
+	(void)heap;
+	for (i = 0; (x = hd_growth_get(g, i)); i++) {
+		lens = rb_ary_new_capa((long)n);
+		for (k = 0; k < n; k++)
+			rb_ary_push(lens, ULL2NUM(x->lengths[k]));
+		rb_ary_push(r, rb_ary_new_from_args(
+				       3, ULONG2NUM(x->id),
+				       rb_str_new_cstr(x->type == HD_T_HASH ?
+							       "Hash" :
+							       "Array"),
+				       lens));
+	}
+	return r;
+}
+
+/* the verdict names a collection that grows at every step of BEFORE,
+ * AFTER, STEPS..., LATER (hd_growth_build over them all), as leaks does
+ * over up to 16 dumps */
+static int leaks_growth(struct diff_run *run, VALUE steps, hd_error *err)
+{
+	const hd_store *ss[16];
+	size_t n = 0;
+	long i;
+	hd_growth *g = NULL;
+	int rc;
+
+	ss[n++] = run->h[0]->s;
+	ss[n++] = run->h[1]->s;
+	for (i = 0; i < RARRAY_LEN(steps); i++)
+		ss[n++] = hdx_heap_get(rb_ary_entry(steps, i))->s;
+	ss[n++] = run->h[2]->s;
+	if (!(rc = hd_growth_build(&g, ss, n, err)))
+		rc = hd_leaks_set_growth(run->l, g, err);
+	if (!rc)
+		run->growing = growing_value(run->heaps[2], g);
+	hd_growth_free(g);
+	return rc;
+}
+
+/* #_leaks(after, later_or_nil, steps, top, min_share, skip_weak) ->
+ * Hash: the diff and the leak model (hd_leaks_build on LATER, else
+ * AFTER); steps are the heaps between AFTER and LATER (at most 13) */
+static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
+			VALUE top, VALUE min_share, VALUE weak)
 {
 	hd_leaks_options lo = HD_LEAKS_OPTIONS_INIT;
 	struct diff_run run;
 	hd_error err = { 0 };
 	int rc;
 
+	Check_Type(steps, T_ARRAY);
+	if (RARRAY_LEN(steps) > 13)
+		rb_raise(rb_eArgError, "at most 16 heaps (%ld given)",
+			 RARRAY_LEN(steps) + 3);
+	if (RARRAY_LEN(steps) && NIL_P(later))
+		rb_raise(rb_eArgError, "steps without a later heap");
 	lo.top = NUM2SIZET(top);
 	lo.min_share = NUM2DBL(min_share);
 	lo.flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
@@ -371,20 +426,10 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE top,
 		hd_diff_result_free(run.d);
 		hdx_raise(rc, &err);
 	}
-	if (run.d->has_later) {
-		/* the verdict names a growing collection as leaks does */
-		const hd_store *ss[3] = { run.h[0]->s, run.h[1]->s,
-					  run.h[2]->s };
-		hd_growth *g = NULL;
-
-		if ((rc = hd_growth_build(&g, ss, 3, &err)) ||
-		    (rc = hd_leaks_set_growth(run.l, g, &err))) {
-			hd_growth_free(g);
-			hd_leaks_free(run.l);
-			hd_diff_result_free(run.d);
-			hdx_raise(rc, &err);
-		}
-		hd_growth_free(g);
+	if (run.d->has_later && (rc = leaks_growth(&run, steps, &err))) {
+		hd_leaks_free(run.l);
+		hd_diff_result_free(run.d);
+		hdx_raise(rc, &err);
 	}
 	return rb_ensure(leaks_hash, (VALUE)&run, diff_free, (VALUE)&run);
 }
@@ -482,6 +527,6 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 5);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 6);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 }

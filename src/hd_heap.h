@@ -10,6 +10,7 @@
 
 #include "hd_ext.h"
 #include "heapdump.h"
+#include "util/hd_util.h" /* hd_time_us, hd_spool */
 
 /* A store, with the dominator tree and the search from the roots made
  * once, on first use. */

@@ -31,7 +31,7 @@ static VALUE finding_text(const hd_order_pair *p, unsigned int finding,
 
 /*
  * Heap._order(heaps, names, origins) -> [[warnings, reversed, forced], ...]
- * heaps: 2 or 3 Heaps, oldest first as given; names: what to call each;
+ * heaps: 2 to 16 Heaps, oldest first as given; names: what to call each;
  * origins: [pid or 0, sidecar time String or nil] of each. One entry per
  * consecutive pair: its warnings (two processes, few shared addresses),
  * and when it looks reversed the error text and the text with force
@@ -40,10 +40,10 @@ static VALUE finding_text(const hd_order_pair *p, unsigned int finding,
 static VALUE heap_s_order(VALUE klass, VALUE heaps, VALUE names,
 			  VALUE origins)
 {
-	const hd_store *s[3];
-	hd_dump_origin o[3];
-	const char *t[3], *nm[3];
-	hd_order_pair p[2];
+	const hd_store *s[16];
+	hd_dump_origin o[16];
+	const char *t[16], *nm[16];
+	hd_order_pair p[15];
 	hd_error err = { 0 };
 	long n, k;
 	int rc;
@@ -54,9 +54,10 @@ static VALUE heap_s_order(VALUE klass, VALUE heaps, VALUE names,
 	Check_Type(names, T_ARRAY);
 	Check_Type(origins, T_ARRAY);
 	n = RARRAY_LEN(heaps);
-	if (n < 2 || n > 3 || RARRAY_LEN(names) != n ||
+	if (n < 2 || n > 16 || RARRAY_LEN(names) != n ||
 	    RARRAY_LEN(origins) != n)
-		rb_raise(rb_eArgError, "2 or 3 heaps, each with a name and an origin");
+		rb_raise(rb_eArgError,
+			 "2 to 16 heaps, each with a name and an origin");
 	for (k = 0; k < n; k++) {
 		VALUE og = rb_ary_entry(origins, k), pid, tm;
 		VALUE name = rb_ary_entry(names, k);

@@ -14,7 +14,7 @@ Gem::Specification.new do |s|
   s.authors = ["heapdump authors"]
   s.license = "MIT"
   s.required_ruby_version = ">= 3.0" # no upper bound: an unknown Ruby dumps through dump_all
-  s.files = Dir["extconf.rb", "*.c", "*.h", "libheapdump/*.[ch]", "lib/**/*.rb", "README.md"] - ["libheapdump/sql.c"]
+  s.files = Dir["extconf.rb", "*.c", "*.h", "libheapdump/*.[ch]", "libheapdump/util/*.[ch]", "lib/**/*.rb", "README.md"] - ["libheapdump/sql.c"]
   s.extensions = ["extconf.rb"]
   s.require_paths = ["lib"]
 end

@@ -145,7 +145,7 @@ for r in "$B"/tests/replay_fuzz_*; do
 	launch "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
 # the scenarios of cli/verdict.sh that make check runs
-VERDICT_GATE="fanout flusher retry bus registry singleton interned noleak_bounded noleak_memo noop"
+VERDICT_GATE="fanout flusher retry bus templates registry singleton interned noleak_bounded noleak_memo noop"
 # nogvc.sh runs every other cli suite again (with the program built
 # without Graphviz): started first, it is not the one left running alone
 for s in tests/cli/nogvc.sh tests/cli/*.sh tests/man/*.sh; do
@@ -154,8 +154,8 @@ for s in tests/cli/nogvc.sh tests/cli/*.sh tests/man/*.sh; do
 	[ "$s" = tests/cli/nogvc.sh ] && [ -n "${nogvc_done:-}" ] && continue
 	[ "$s" = tests/cli/nogvc.sh ] && nogvc_done=1
 	# verdict.sh (issue 34's scenarios): make check runs those the leak
-	# model gets right (VERDICT_GATE); all of them, templates and
-	# weakkey too (still open: tests/README.md), when it is named:
+	# model gets right (VERDICT_GATE); all of them, weakkey too
+	# (still open: tests/README.md), when it is named:
 	# make check-one T=cli/verdict
 	case "$s,$SELECT" in
 	tests/cli/verdict.sh,*verdict*) ;;

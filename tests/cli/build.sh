@@ -86,17 +86,18 @@ check_grep version-pkg-config "s\\|@VERSION@\\|$V\\|g" "$TMP/inst.n"
 
 # make version: a new VERSION into a copy of the files that carry it
 t=$TMP/tree
-mkdir -p "$t/lib" "$t/src/lib/heapdump" "$t/man"
+mkdir -p "$t/lib/util" "$t/src/lib/heapdump" "$t/man"
 cp Makefile "$t/"
-cp lib/heapdump.h lib/hd_int.h lib/error.c "$t/lib/"
+cp lib/heapdump.h lib/hd_int.h "$t/lib/"
+cp lib/util/*.h lib/util/error.c "$t/lib/util/"
 cp src/heapdump.gemspec "$t/src/"
 cp src/lib/heapdump/version.rb "$t/src/lib/heapdump/"
 cp man/*.[1-8] "$t/man/"
 echo 9.10.11 >"$t/VERSION"
-check_rc version-mismatch-stops-the-build 2 $MAKE_CLEAN -s -C "$t" B=b b/lib/error.o
+check_rc version-mismatch-stops-the-build 2 $MAKE_CLEAN -s -C "$t" B=b b/lib/util/error.o
 check_grep version-mismatch-message "differ from the file VERSION: run make version" "$TMP/err"
 check_rc make-version 0 $MAKE_CLEAN -s -C "$t" version
-check_rc version-builds-after 0 $MAKE_CLEAN -s -C "$t" B=b b/lib/error.o
+check_rc version-builds-after 0 $MAKE_CLEAN -s -C "$t" B=b b/lib/util/error.o
 check make-version-header '9 10 11 "9.10.11"' \
 	"$(sed -n 's/^#define HD_VERSION_\(MAJOR\|MINOR\|PATCH\|STRING\) //p' "$t/lib/heapdump.h" | tr '\n' ' ' | sed 's/ $//')"
 check make-version-gemspec 9.10.11 "$(cd "$t/src" && ruby -e 'print Gem::Specification.load("heapdump.gemspec").version')"

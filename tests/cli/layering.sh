@@ -26,7 +26,7 @@ check store/build-uses-store yes \
 
 # members of struct hd_store (always an "s") written or read outside
 # store*.c
-members=$(grep -lE -- '(^|[^a-z_])s->(sec|len|own|own_len)\[|(^|[^a-z_])s->(map|buf)\b' "$L"/*.c |
+members=$(grep -lE -- '(^|[^a-z_])s->(sec|len|own|own_len)\[|(^|[^a-z_])s->(map|buf)\b' "$L"/*.c "$L"/util/*.c |
 	xargs -n1 basename | grep -v '^store' | tr '\n' ' ')
 check store/members-private "" "$members"
 check store/attach-used yes \
@@ -34,13 +34,13 @@ check store/attach-used yes \
 
 # one set of array macros, one "none", one bitmap, one vector push
 check graph/one-alloc-macros "" \
-	"$(grep -lE '^#define (ALLOC|FREE|NONE)\b' "$L"/*.c | xargs -n1 basename 2>/dev/null | tr '\n' ' ')"
+	"$(grep -lE '^#define (ALLOC|FREE|NONE)\b' "$L"/*.c "$L"/util/*.c | xargs -n1 basename 2>/dev/null | tr '\n' ' ')"
 check graph/one-bitmap "" \
-	"$(grep -lE 'static (inline )?(int|void) (bit|bit_get|get_bit|set_bit|bit_set)\(' "$L"/*.c | xargs -n1 basename 2>/dev/null | tr '\n' ' ')"
+	"$(grep -lE 'static (inline )?(int|void) (bit|bit_get|get_bit|set_bit|bit_set)\(' "$L"/*.c "$L"/util/*.c | xargs -n1 basename 2>/dev/null | tr '\n' ' ')"
 check graph/one-push "" \
-	"$(grep -lE '^static int (push|push_u32|push_node|push_out)\(' "$L"/*.c | xargs -n1 basename 2>/dev/null | grep -v '^select' | tr '\n' ' ')"
+	"$(grep -lE '^static int (push|push_u32|push_node|push_out)\(' "$L"/*.c "$L"/util/*.c | xargs -n1 basename 2>/dev/null | grep -v '^select' | tr '\n' ' ')"
 # one SCC and one dominator algorithm, in graph.c
 check graph/one-scc "graph.c" \
-	"$(grep -lE 'lowlink|low\[[a-z]+\] == idx\[' "$L"/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
+	"$(grep -lE 'lowlink|low\[[a-z]+\] == idx\[' "$L"/*.c "$L"/util/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
 check graph/one-dominators "graph.c" \
-	"$(grep -lE 'semi\[|intersect\(' "$L"/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
+	"$(grep -lE 'semi\[|intersect\(' "$L"/*.c "$L"/util/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # mapped.sh - a plain dump file and a store are read where they are
-# mapped (lib/filemap.c):
+# mapped (lib/util/filemap.c):
 #  - every fixture says the same read mapped (-j1, -j2) as read from a
 #    pipe: output, problem reports, exit code, lenient and --strict;
 #  - stats keeps only a window of the dump mapped (or reads it with

@@ -2,7 +2,7 @@
 # startup.sh - what a command pays before it reads anything: libgvc and
 # libmicrohttpd (and the TLS, codec and font libraries they need),
 # libsqlite3, libedit and ISA-L are not linked but loaded (dlopen,
-# cli/dynlib.c and lib/dynload.c) by the commands that draw, serve,
+# cli/dynlib.c and lib/util/dynload.c) by the commands that draw, serve,
 # query or read a gzip dump, so stats and the other dump-reading
 # commands never map or relocate them; those commands still load and
 # use them.

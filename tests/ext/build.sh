@@ -16,7 +16,7 @@ so=$dir/heapdump_ext.so
 # the Ruby itself may have changed (a tree extracted again): it is in the stamp
 want="$ruby $("$ruby" -e 'print RUBY_DESCRIPTION')"
 if [ -f "$so" ] && [ -f "$dir/.ruby" ] && [ "$(cat "$dir/.ruby")" = "$want" ] &&
-	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h "$src"/libheapdump/*.[ch] -newer "$so" 2>/dev/null)" ]; then
+	[ -z "$(find "$src/extconf.rb" "$src"/*.c "$src"/*.h "$src"/libheapdump/*.[ch] "$src"/libheapdump/util/*.[ch] -newer "$so" 2>/dev/null)" ]; then
 	exit 0
 fi
 mkdir -p "$dir" || exit 1
@@ -25,7 +25,7 @@ cd "$dir" || exit 1
 # mkmf's Makefile knows no header dependencies: after a header change,
 # objects built against the old one would be linked with new ones
 if [ ! -f heapdump_ext.so ] ||
-	[ -n "$(find "$src"/*.h "$src"/libheapdump/*.h -newer heapdump_ext.so 2>/dev/null)" ]; then
+	[ -n "$(find "$src"/*.h "$src"/libheapdump/*.h "$src"/libheapdump/util/*.h -newer heapdump_ext.so 2>/dev/null)" ]; then
 	rm -f ./*.o
 fi
 if ! { "$ruby" "$src/extconf.rb" && MAKEFLAGS= make -j2 V=0; } >mkmf.out 2>&1; then

@@ -271,6 +271,22 @@ check "dominators/as-the-cli", !got_addrs.empty? && got_addrs.last == expected["
   [b, a, l].each(&:close)
 end
 
+# ---- N heaps: Heap#leaks over up to 16, as `heapdump leaks d1 ... dN` ----
+gpaths = (1..4).map { |i| fixture("growth_#{i}.json.gz") }
+gh = gpaths.map { |p| HeapDump.load(p) }
+g4 = gh[0].leaks(*gh[1..])
+want = cli_json("leaks", *gpaths)
+check_eq "leaks/four-heaps/verdict", want["verdict"]["text"], g4.verdict
+check_eq "leaks/four-heaps/totals", [want["leaked"]["count"], want["leaked"]["memsize"]], [g4.count, g4.memsize]
+check_eq "leaks/four-heaps/growing", want["growing"]["collections"].map { |c| [c["object"]["address"], c["lengths"]] },
+         g4.growing.map { |c| [hex(c.object), c.lengths] }
+check "leaks/four-heaps/a-step-kept", g4.steps.size == 1 && g4.steps[0].equal?(gh[2])
+check_eq "leaks/four-heaps/lengths-per-heap", [4], g4.growing.map { |c| c.lengths.size }.uniq
+check_eq "leaks/three-heaps/its-own-lengths", [40, 80, 160],
+         gh[0].leaks(gh[1], gh[3]).growing.map(&:lengths).find { |l| l[0] == 40 }
+check_raises("leaks/seventeen-heaps", ArgumentError) { gh[0].leaks(*([gh[1]] * 16)) }
+gh.each(&:close)
+
 # ---- order: heaps given newest first are refused, with the command's words ----
 require "open3"
 require "stringio"

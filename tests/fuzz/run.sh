@@ -21,7 +21,7 @@ for src in "$top"/tests/fuzz/fuzz_*.c; do
 		-DHD_NO_MMAP -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all \
 		-DHD_SQLITE_SONAME='"libsqlite3.so.0"' \
-		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c -lz -lm
+		-I"$top/lib" -o "$out/$t" "$src" "$top"/lib/*.c "$top"/lib/util/*.c -lz -lm
 	mkdir -p "$out/corpus/$name"
 	echo "fuzz: running $t for ${secs}s"
 	"$out/$t" -max_total_time="$secs" -max_len=65536 \

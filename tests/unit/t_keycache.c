@@ -5,7 +5,7 @@
  * slot only miss; and its strings' form in front of the interner.
  */
 #include "t.h"
-#include "keycache.h"
+#include "util/keycache.h"
 
 #define BITS 4 /* 16 slots: collisions are easy to find */
 

@@ -1,5 +1,5 @@
 /*
- * t_outfile.c - the one output module (lib/outfile.c): a regular or new
+ * t_outfile.c - the one output module (lib/util/outfile.c): a regular or new
  * file through a temporary file renamed over it, a FIFO and a device
  * written in place, symbolic links followed (chains, dangling), modes,
  * nothing left on failure or without a commit, the registry emptied by

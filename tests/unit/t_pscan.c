@@ -10,7 +10,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "t.h"
 #include "hd_int.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <sched.h>
 

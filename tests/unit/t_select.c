@@ -11,6 +11,7 @@
  */
 #include "t.h"
 #include "heapdump.h"
+#include "util/hd_util.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, sched_getcpu, CPU_COUNT */
 #include "t.h"
 #include "hd_int.h"
-#include "thread.h"
+#include "util/thread.h"
 
 #include <sched.h>
 

@@ -269,14 +269,22 @@ module HeapDump
 
     # call-seq:
     #   before.leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false) -> HeapDump::Leaks
+    #   before.leaks(after, step, ..., later, **opts) -> HeapDump::Leaks
     #
     # `heapdump leaks`: the growth grouped by what holds it, ranked.
-    # skip_weak: true (--skip-weak): weak references hold nothing. Heaps
-    # in the wrong order raise HeapDump::OrderError unless force: true,
-    # as in #diff.
-    def leaks(after, later = nil, top: 5, min_share: 0.01, skip_weak: false, force: false)
+    # With more heaps than three (at most 16, oldest first), the leak is
+    # still that of BEFORE and AFTER alive in the last, and the verdict
+    # names a collection that grows at every step (Leaks#growing), as
+    # `heapdump leaks d1 d2 d3 d4` does. skip_weak: true (--skip-weak):
+    # weak references hold nothing. Heaps in the wrong order raise
+    # HeapDump::OrderError unless force: true, as in #diff.
+    def leaks(after, *later, top: 5, min_share: 0.01, skip_weak: false, force: false)
+      raise ArgumentError, "at most 16 heaps (#{later.size + 2} given)" if later.size > 14
+
+      last = later.last
+      steps = later[0...-1] || []
       check_order(after, later, force)
-      Leaks.new(self, after, later, _leaks(after, later, top, min_share, skip_weak))
+      Leaks.new(self, after, last, _leaks(after, last, steps, top, min_share, skip_weak), steps: steps)
     end
 
     # call-seq:
@@ -414,7 +422,7 @@ module HeapDump
     # reversed pair raises OrderError, its message a line per reversed
     # pair as the command prints them (with force, warnings)
     def check_order(after, later, force)
-      heaps = [self, after, later].compact
+      heaps = [self, after, *(later.is_a?(Array) ? later : [later])].compact
       heaps.each { |h| raise TypeError, "#{h.inspect} is not a HeapDump::Heap" unless h.is_a?(Heap) }
       refused = []
       Heap._order(heaps, heaps.map(&:source), heaps.map(&:origin)).each do |warnings, reversed, forced|
@@ -929,10 +937,17 @@ module HeapDump
       def pretty_print(q) = q.text(inspect)
     end
 
-    attr_reader :diff, :heap, :suspects, :clusters
+    # A Hash or Array of the last heap whose length grew at every step
+    Growing = Struct.new(:object, :type, :lengths) do
+      def inspect = "#<Growing #{object.inspect} #{lengths.join(' -> ')}>"
+      def pretty_print(q) = q.text(inspect)
+    end
 
-    def initialize(before, after, later, h)
+    attr_reader :diff, :heap, :suspects, :clusters, :steps, :growing
+
+    def initialize(before, after, later, h, steps: [])
       @h = h
+      @steps = steps
       @diff = Diff.new(before, after, later, h)
       @heap = h[:heap]
       @suspects = h[:suspects].each_with_index.map do |s, i|
@@ -945,6 +960,7 @@ module HeapDump
       @clusters = h[:clusters].map do |c|
         c.merge(path: c[:path] && Path.new(@heap, *c[:path]))
       end
+      @growing = h[:growing].map { |id, type, lengths| Growing.new(HeapObject.new(@heap, id), type, lengths) }
     end
 
     # the leak: with later the new objects still alive in it, else the new ones
@@ -980,7 +996,7 @@ module HeapDump
     def process
       return @process if defined?(@process)
 
-      @process = Heap.process_growth([@diff.before, @diff.after, @diff.later].compact)
+      @process = Heap.process_growth([@diff.before, @diff.after, *@steps, @diff.later].compact)
     end
 
     # "the process grew by ...: the growth is outside Ruby objects" when

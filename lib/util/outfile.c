@@ -28,7 +28,7 @@
  * slots that hd_outfile_cleanup() empties from a signal handler.
  */
 #define _GNU_SOURCE /* O_TMPFILE (Linux) */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * Not in the gem (src/extconf.rb leaves it out, with sql.c): the gem
  * inflates with zlib and has no SQL.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -19,7 +19,7 @@
 #ifndef HD_KEYCACHE_H
 #define HD_KEYCACHE_H
 
-#include "hd_int.h"
+#include "util_int.h"
 
 /* Inline even where the compiler would not: these are asked of nearly
  * every record, and a call costs more than the lookup. */

@@ -1,7 +1,7 @@
 /*
  * error.c - filling the caller's hd_error, and static descriptions.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <stdio.h>
 

@@ -3,7 +3,7 @@
  * with SipHash-1-3 under a random key of its own (hash.c): the keys are
  * addresses from the dump, chosen by whoever wrote it.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 static int alloc_slots(struct hd__map *m, size_t expect)
 {

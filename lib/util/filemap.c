@@ -28,7 +28,7 @@
  * Builds with HD_NO_MMAP (the sanitizers') map nothing: every caller
  * falls back to reading into memory that the sanitizers see.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -9,7 +9,7 @@
 #ifndef HD_THREAD_H
 #define HD_THREAD_H
 
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <pthread.h>
 
@@ -42,9 +42,5 @@ HD_HIDDEN int hd__thread_start(struct hd__thread *t, unsigned k,
 /* Tests: pin to a CPU that is not there (the last of a cpu_set_t), as
  * if the one chosen went away before the thread started. */
 HD_HIDDEN extern int hd__thread_bad_cpu;
-
-/* Tests: the threads of the last hd__pscan (pscan.c) as they were when
- * joined, by first part k (1 to jobs - 1; tid 0 where none started). */
-HD_HIDDEN extern struct hd__thread hd__pscan_threads[HD__PSCAN_MAX_JOBS];
 
 #endif

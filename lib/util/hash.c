@@ -30,7 +30,7 @@
  * from /dev/urandom, and if that fails too from the clock, the pid and
  * ASLR'd addresses: weaker, but still unknown to whoever wrote the dump.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <fcntl.h>
 #include <time.h>

@@ -1,7 +1,7 @@
 /*
  * alloc.c - the one pluggable allocator behind every library allocation.
  */
-#include "hd_int.h"
+#include "util_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

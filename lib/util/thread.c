@@ -13,7 +13,7 @@
  * allowed, the thread is created as before.
  */
 #define _GNU_SOURCE /* sched_getcpu, pthread_attr_setaffinity_np (Linux) */
-#include "hd_int.h"
+#include "util_int.h"
 #include "thread.h"
 
 #include <sched.h>

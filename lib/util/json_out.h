@@ -8,7 +8,7 @@
 #ifndef HD_JSON_OUT_H
 #define HD_JSON_OUT_H
 
-#include "hd_int.h"
+#include "util_int.h"
 
 /* An snprintf-style output: stores what fits, counts everything. */
 struct hd__sink {
