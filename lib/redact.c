@@ -21,7 +21,8 @@
  * Lines that yield no record are dropped, salvaged ones rebuilt from the
  * fields the reader recovered (addresses, type, sizes: no string).
  */
-#include "json_out.h"
+#include "hd_int.h"
+#include "util/json_out.h"
 
 #include <errno.h>
 #include <fcntl.h>
