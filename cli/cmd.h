@@ -31,6 +31,8 @@ int cmd_malloc(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
+int cmd_redact(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 struct cli_command {
 	const char *name;

@@ -54,6 +54,10 @@ const struct cli_command cli_commands[] = {
 	  "native memory by Ruby line: run under the malloc tracker, report" },
 	{ "memory", cmd_memory,
 	  "where the process's RSS goes: Ruby slots, malloc, fragmentation..." },
+	{ "redact", cmd_redact,
+	  "a dump with its string contents (and names) replaced, to share" },
+	{ "mcp", cmd_mcp,
+	  "a Model Context Protocol server: an assistant asks the heap" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

@@ -3494,6 +3494,92 @@ HD_API const char *hd_mreport_verdict(const hd_mreport *r, int *judgement,
 
 /** Frees r. NULL is a no-op. */
 HD_API void hd_mreport_free(hd_mreport *r);
+/* Redaction (redact.c, man 1 heapdump-redact)                           */
+/* ===================================================================== */
+
+/** hd_redact_options flags: what is rewritten beside string contents. */
+#define HD_REDACT_PATHS (1u << 0)   /**< "file" and memprof "path" */
+#define HD_REDACT_NAMES (1u << 1)   /**< reference names, symbols, methods */
+#define HD_REDACT_CLASSES (1u << 2) /**< class names outside keep_classes */
+#define HD_REDACT_TIMES (1u << 3)   /**< generations and memprof times */
+
+/** What hd_redact() did, filled when it returns 0. */
+typedef struct hd_redact_stats {
+	uint64_t records;  /**< lines written */
+	uint64_t values;   /**< string contents replaced */
+	uint64_t keys;     /**< hash keys of reference names replaced */
+	uint64_t paths;    /**< file paths replaced */
+	uint64_t names;    /**< names, symbols and methods replaced */
+	uint64_t classes;  /**< class names replaced */
+	uint64_t times;    /**< generations and times shifted */
+	uint64_t other;    /**< other strings replaced (unknown members) */
+	uint64_t salvaged; /**< records rebuilt from salvaged fields */
+	uint64_t shared;   /**< short values that had to share a placeholder */
+	uint64_t mapped;   /**< entries of the map file */
+	hd_read_stats read; /**< the reader's counts */
+} hd_redact_stats;
+
+/** Options for hd_redact(); initialise with HD_REDACT_OPTIONS_INIT. */
+typedef struct hd_redact_options {
+	unsigned int version;  /**< HD_REDACT_OPTIONS_VERSION */
+	unsigned int flags;    /**< HD_REDACT_ bits */
+	/** With HD_REDACT_CLASSES, the class and module names kept beside
+	 *  Ruby's core ones (hd_redact_core_class), or NULL. */
+	const char *const *keep_classes;
+	size_t nkeep_classes;
+	/** The map file to write (0600, atomically; an existing map's key is
+	 *  reused and its entries kept), or NULL for none. */
+	const char *map_path;
+	/** The dump's sidecar (man 5 heapdump-dump, SIDECAR) and where to
+	 *  write it redacted (the host replaced, "dump" the output's base
+	 *  name, with HD_REDACT_TIMES its time shifted; numbers kept), or
+	 *  NULL for none. */
+	const char *sidecar_in, *sidecar_out;
+	hd_read_options read;    /**< how to read the dump */
+	hd_progress_cb progress; /**< bytes read, or NULL */
+	void *progress_payload;
+	hd_redact_stats *stats;  /**< receives the counts, or NULL */
+} hd_redact_options;
+
+#define HD_REDACT_OPTIONS_VERSION 1
+#define HD_REDACT_OPTIONS_INIT                                            \
+	{ HD_REDACT_OPTIONS_VERSION, 0, NULL, 0, NULL, NULL, NULL,          \
+	  HD_READ_OPTIONS_INIT, NULL, NULL, NULL }
+
+/**
+ * Writes a dump with its secrets replaced, as plain NDJSON that every
+ * command reads (man 1 heapdump-redact): every string content (a
+ * STRING's value, a hash key in a reference name, any string of a member
+ * this function does not know) by a placeholder of the same byte length
+ * drawn from a keyed hash (SipHash under a random 128-bit key), the same
+ * content always by the same placeholder and, for contents of up to 8
+ * bytes, two contents never by one; with the flags, file paths, names,
+ * class names and generations too. Addresses, types, sizes, counts and
+ * references are kept, so every analysis gives the same numbers. Lines
+ * that yielded no record are dropped; invalid ones come out valid.
+ * @param out_path the output, "-" for standard output (hd_outfile)
+ * @return 0, HD_EIO, HD_EPARSE, HD_ENOMEM, HD_EINVAL ("'MAP' is a
+ *         symbolic link", "'MAP' is not a redaction map")
+ */
+HD_API int hd_redact(const char *in_path, const char *out_path,
+		     const hd_redact_options *opts, hd_error *err);
+
+/**
+ * Copies in_path ("-": standard input) to out_path ("-": standard
+ * output) with every placeholder of the map file turned back into its
+ * original, JSON-escaped (valid inside a JSON string, readable as
+ * text): the names, paths, classes and hash keys of an analysis of a
+ * redacted dump.
+ * @param replaced receives the number of placeholders replaced, or NULL
+ * @return 0, HD_EIO, HD_ENOMEM, HD_EINVAL ("'MAP' is not a redaction map")
+ */
+HD_API int hd_redact_unmap(const char *map_path, const char *in_path,
+			   const char *out_path, uint64_t *replaced,
+			   hd_error *err);
+
+/** 1 when name is one of the classes or modules a bare Ruby defines
+ *  (kept by HD_REDACT_CLASSES), else 0. */
+HD_API int hd_redact_core_class(const char *name, size_t len);
 
 #ifdef __cplusplus
 }

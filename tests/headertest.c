@@ -14,8 +14,9 @@ int headertest_dummy(void)
 	hd_replace_options rpo = HD_REPLACE_OPTIONS_INIT;
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
 	hd_process_options po = HD_PROCESS_OPTIONS_INIT;
+	hd_redact_options rdo = HD_REDACT_OPTIONS_INIT;
 
 	return HD_OK + (int)(ro.version + io.version + so.version +
 			     dopt.version + lo.version + rpo.version +
-			     eo.version + po.version) * 0;
+			     eo.version + po.version + rdo.version) * 0;
 }
