@@ -466,8 +466,34 @@ void hdx_sidecar_finish(VALUE finish, int sfd, const struct hdx_totals *t)
 	RB_GC_GUARD(finish);
 }
 
+/*
+ * When the extension loads: every name _memory looks up (some are no
+ * Symbol yet on a given Ruby: "stat_heap" on 3.1, "RVALUE_SIZE" on 3.4),
+ * and GC.stat_heap's own keys, which MRI interns on its first call.
+ * Made by the first HeapDump.dump instead, their Symbols and names would
+ * be new in the next dump and alive ever after (tests/ext/quiet.sh).
+ */
+static void memory_names(void)
+{
+	static const char *const names[] = {
+		"BASE_SLOT_SIZE", "HEAP_COUNT", "HEAP_PAGE_SIZE",
+		"INTERNAL_CONSTANTS", "RVALUE_SIZE", "SIZE_POOL_COUNT",
+		"RubyVM", "YJIT", "code_region_size", "enabled?",
+		"heap_allocated_pages", "heap_eden_slots", "heap_free_slots",
+		"heap_live_slots", "runtime_stats", "slot_size", "stat_heap",
+		"yjit_alloc_size", NULL
+	};
+	size_t i;
+
+	for (i = 0; names[i]; i++)
+		rb_intern(names[i]);
+	if (rb_respond_to(rb_mGC, rb_intern("stat_heap")))
+		rb_funcall(rb_mGC, rb_intern("stat_heap"), 0);
+}
+
 void hdx_init_meta(VALUE mod)
 {
+	memory_names();
 	rb_define_module_function(mod, "_write_json", write_json_m, 2);
 	rb_define_module_function(mod, "process_memory", process_memory_m, 0);
 	rb_define_module_function(mod, "_hostname", hostname_m, 0);

@@ -88,6 +88,7 @@ select_eval select
 select_explain select
 select_from select
 select_regex select
+text_search select
 stats stats
 stats_ns stats
 strings stats
@@ -107,11 +108,16 @@ leaks graph
 leak_attr graph
 clusters graph
 mreport graph
+memory graph
+budget graph
+domtree_children graph
+leak_session graph
 export out
 subdump out
 replace_class out
 sql out
 store_cache out
+redact out
 T
 rank() {
 	case $1 in util) echo 0 ;; read) echo 1 ;; store) echo 2 ;;

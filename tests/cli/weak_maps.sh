@@ -6,7 +6,9 @@
 # the objects it maps (their holder is credited), and a WeakKeyMap (3.3+),
 # whose dump lists its values and never its keys, holds each value, named
 # (ephemeron value), with and without --skip-weak (before, --skip-weak
-# left its values reached by nothing though alive).
+# left its values reached by nothing though alive); in the gem's dumps,
+# which list each value as a reference of its key too, the path goes
+# through the key.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 
@@ -35,6 +37,14 @@ run() {
 	wk=$(jq -r '.wkmap // empty' "$e")
 	[ -n "$wk" ] || return 0
 	kv=$(jq -r .wkmap_value "$e")
+	case $t in
+	gem-*) keyed ;;
+	*) unkeyed ;;
+	esac
+}
+
+# dump_all: the map holds each value (no key is listed)
+unkeyed() {
 	for o in "" --skip-weak; do
 		check_rc "$t/wkmap-path$o-exit" 0 "$H" path -q $o "$f" "$kv"
 		check_grep "$t/wkmap-path$o" "ObjectSpace::WeakKeyMap \(ephemeron value\) -> Value$" "$TMP/out"
@@ -51,6 +61,25 @@ run() {
 		check "$t/wkmap-retains-values$o" yes \
 			"$(jq -r --argjson n "$(jq .n "$e")" 'if .chain[-1].retained_count > $n then "yes" else "no \(.chain[-1].retained_count)" end' "$TMP/d.json")"
 	done
+}
+
+# the gem's dumps also list each value as a reference of its key, named
+# (ephemeron value) (man 5 heapdump-dump): the path goes through the key,
+# and the map alone keeps no value alive (its key does too)
+keyed() {
+	for o in "" --skip-weak; do
+		check_rc "$t/wkmap-path$o-exit" 0 "$H" path -q $o "$f" "$kv"
+		check_grep "$t/wkmap-path-through-key$o" "Key \(ephemeron value\) -> Value$" "$TMP/out"
+	done
+	"$H" path -q -f json "$f" "$kv" >"$TMP/p.json" 2>"$TMP/err"
+	check "$t/wkmap-path-json" '{"class":"Key","name":"(ephemeron value)","inferred":null}' \
+		"$(jq -c '.path[] | select(.name == "(ephemeron value)") | {class, name, inferred}' "$TMP/p.json")"
+	"$H" dominators -q -f json "$f" "$kv" >"$TMP/d.json" 2>"$TMP/err"
+	check "$t/wkmap-value-not-the-maps-alone" yes \
+		"$(jq -r --arg m "$wk" 'if .chain[-2].object.address != $m then "yes" else "no" end' "$TMP/d.json")"
+	"$H" dominators -q -f json "$f" "$wk" >"$TMP/d.json" 2>"$TMP/err"
+	check "$t/wkmap-retains-no-value" yes \
+		"$(jq -r --argjson n "$(jq .n "$e")" 'if .chain[-1].retained_count < $n then "yes" else "no \(.chain[-1].retained_count)" end' "$TMP/d.json")"
 }
 
 for r in $rubies; do

@@ -86,7 +86,10 @@ dumped() {
 		notok "$1/stats-reads-it" "$(head -c 300 "$TMP/st.err")"
 	fi
 	check "$1/widgets-counted" 1234 "$(awk -F'\t' '$1 == "class" && $4 == "Widget" { print $2 }' "$TMP/st")"
-	left=$(ls -A "$dir" | grep -v "^heapdump-$pid-.*\.json\$")
+	# beside it, the sidecar heapdump dump writes from /proc (no gem ran
+	# to write one): the process's memory, man 5 heapdump-dump
+	check "$1/sidecar-from-proc" proc "$(jq -r .mem_source "$f.hdmeta" 2>/dev/null)"
+	left=$(ls -A "$dir" | grep -v "^heapdump-$pid-.*\.json\(\.hdmeta\)\{0,1\}\$")
 	check "$1/nothing-else-left" "" "$left"
 	if kill -0 "$pid" 2>/dev/null; then ok "$1/target-still-running"; else notok "$1/target-still-running" "gone"; fi
 }
