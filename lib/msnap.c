@@ -84,57 +84,6 @@ static void ws(struct jp *j)
 		j->p++;
 }
 
-static int hexv(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int hex4(const char *s, const char *end, uint32_t *cp)
-{
-	uint32_t v = 0;
-	int i, h;
-
-	if (end - s < 4)
-		return -1;
-	for (i = 0; i < 4; i++) {
-		if ((h = hexv((unsigned char)s[i])) < 0)
-			return -1;
-		v = v << 4 | (uint32_t)h;
-	}
-	*cp = v;
-	return 0;
-}
-
-static size_t put_utf8(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /*
  * The string at j->p (on its quote), unescaped in place into dst (at or
  * before the quote). \u00XX is the byte XX, as the tracker writes an
@@ -171,7 +120,7 @@ static long parse_string(struct jp *j, char *dst)
 		case 'r': *o++ = '\r'; break;
 		case 't': *o++ = '\t'; break;
 		case 'u':
-			if (hex4(s + 2, j->end, &cp))
+			if (hd__json_hex4(s + 2, (size_t)(j->end - (s + 2)), &cp))
 				return -1;
 			s += 6;
 			if (cp < 0x100) {
@@ -180,13 +129,14 @@ static long parse_string(struct jp *j, char *dst)
 			}
 			if (cp >= 0xd800 && cp < 0xdc00 && j->end - s >= 6 &&
 			    s[0] == '\\' && s[1] == 'u' &&
-			    !hex4(s + 2, j->end, &lo) && lo >= 0xdc00 &&
-			    lo < 0xe000) {
+			    !hd__json_hex4(s + 2, (size_t)(j->end - (s + 2)),
+					   &lo) &&
+			    lo >= 0xdc00 && lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) +
 				     (lo - 0xdc00);
 				s += 6;
 			}
-			o += put_utf8(o, cp);
+			o += hd__utf8_put(o, cp);
 			continue;
 		default:
 			return -1;

@@ -25,7 +25,7 @@ static int hexdigit(unsigned char c)
 
 /* ---- JSON escapes ---- */
 
-static size_t put_utf8(char *d, uint32_t cp)
+size_t hd__utf8_put(char *d, uint32_t cp)
 {
 	if (cp < 0x80) {
 		d[0] = (char)cp;
@@ -49,7 +49,7 @@ static size_t put_utf8(char *d, uint32_t cp)
 	return 4;
 }
 
-static int hex4(const char *s, size_t left, uint32_t *cp)
+int hd__json_hex4(const char *s, size_t left, uint32_t *cp)
 {
 	uint32_t v = 0;
 	int i;
@@ -96,19 +96,19 @@ size_t hd_json_unescape(char *dst, const char *src, size_t len)
 		case 'r': dst[o++] = '\r'; i += 2; continue;
 		case 't': dst[o++] = '\t'; i += 2; continue;
 		case 'u':
-			if (hex4(src + i + 2, len - i - 2, &cp))
+			if (hd__json_hex4(src + i + 2, len - i - 2, &cp))
 				break;
 			if (cp >= 0xd800 && cp < 0xdc00 && i + 12 <= len &&
 			    src[i + 6] == '\\' && src[i + 7] == 'u' &&
-			    !hex4(src + i + 8, len - i - 8, &lo) &&
+			    !hd__json_hex4(src + i + 8, len - i - 8, &lo) &&
 			    lo >= 0xdc00 && lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) +
 				     (lo - 0xdc00);
-				o += put_utf8(dst + o, cp);
+				o += hd__utf8_put(dst + o, cp);
 				i += 12;
 				continue;
 			}
-			o += put_utf8(dst + o, cp);
+			o += hd__utf8_put(dst + o, cp);
 			i += 6;
 			continue;
 		default:

@@ -380,4 +380,10 @@ HD_HIDDEN int hd__outfile_open_replace(hd_outfile **out, const char *path,
  * holds locked; the count removed (outfile.c). */
 HD_HIDDEN int hd__outfile_sweep(const char *dir);
 
+/* The four hex digits of a JSON \\uXXXX at s (left bytes there) into
+ * *cp: 0, or -1 when fewer or not hex (text.c). */
+HD_HIDDEN int hd__json_hex4(const char *s, size_t left, uint32_t *cp);
+/* Code point cp as UTF-8 into d (room for 4); its length (text.c). */
+HD_HIDDEN size_t hd__utf8_put(char *d, uint32_t cp);
+
 #endif /* HD_UTIL_INT_H */
