@@ -303,23 +303,6 @@ static int64_t group_growth(const hd_memory_verdict *v, hd_memory_group g)
 	}
 }
 
-/* "12.3 MB" in the commands' decimal units */
-static void size_words(char *buf, size_t size, uint64_t m)
-{
-	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
-	double v = (double)m;
-	int u = 0;
-
-	while (v >= 1000.0 && u < 4) {
-		v /= 1000.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu B", (unsigned long long)m);
-	else
-		snprintf(buf, size, "%.1f %s", v, unit[u]);
-}
-
 static const struct {
 	const char *what, *why;
 } group_text[] = {
@@ -360,7 +343,7 @@ static void verdict_text(hd_memory_verdict *v)
 {
 	char a[32], b[32];
 
-	size_words(b, sizeof(b),
+	hd_bytes_text(b, sizeof(b),
 		   v->rss_growth < 0 ? (uint64_t)-v->rss_growth :
 				       (uint64_t)v->rss_growth);
 	if (v->group == HD_MEMG_NONE) {
@@ -376,7 +359,7 @@ static void verdict_text(hd_memory_verdict *v)
 				 "the RSS did not change");
 		return;
 	}
-	size_words(a, sizeof(a), (uint64_t)v->group_growth);
+	hd_bytes_text(a, sizeof(a), (uint64_t)v->group_growth);
 	snprintf(v->text, sizeof(v->text), "%s grew by %s of the RSS's %s%s",
 		 group_text[v->group].what, a, b, group_text[v->group].why);
 }

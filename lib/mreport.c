@@ -477,23 +477,6 @@ static int sort_sites(hd_mreport *r)
 	return 0;
 }
 
-/* "52.4 MB", decimal units as the commands print sizes */
-static void size_text(char *buf, size_t size, uint64_t m)
-{
-	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
-	double v = (double)m;
-	int u = 0;
-
-	while (v >= 1000.0 && u < 4) {
-		v /= 1000.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu B", (unsigned long long)m);
-	else
-		snprintf(buf, size, "%.1f %s", v, unit[u]);
-}
-
 /* s[0..n) with its control bytes as \u00XX (as the commands' text
  * escaper writes them), cut to fit buf */
 static void escaped(char *buf, size_t size, const char *s, size_t n)
@@ -552,8 +535,8 @@ static void verdict_one(hd_mreport *r, uint64_t total)
 	r->judgement = HD_MREPORT_ONE;
 	r->verdict_site = r->order[0];
 	escaped(site, sizeof(site), p->site, p->site_len);
-	size_text(live, sizeof(live), p->live_bytes);
-	size_text(all, sizeof(all), total);
+	hd_bytes_text(live, sizeof(live), p->live_bytes);
+	hd_bytes_text(all, sizeof(all), total);
 	snprintf(r->verdict, sizeof(r->verdict),
 		 "the most native memory is held at %s: %s live in %s "
 		 "blocks (%.0f%% of the %s tracked); one snapshot shows no "
@@ -572,13 +555,13 @@ static void verdict_many(hd_mreport *r, uint64_t first, uint64_t last)
 		share[64] = "";
 	int64_t total = diff64(last, first);
 
-	size_text(min, sizeof(min), r->opts.min_growth);
+	hd_bytes_text(min, sizeof(min), r->opts.min_growth);
 	if (p && p->growth > 0 && (uint64_t)p->growth < r->opts.min_growth &&
 	    total > 0 && (uint64_t)total >= r->opts.min_growth) {
 		/* many small sites: the whole grows, no one site does */
 		escaped(site, sizeof(site), p->site, p->site_len);
-		size_text(z, sizeof(z), (uint64_t)total);
-		size_text(g, sizeof(g), (uint64_t)p->growth);
+		hd_bytes_text(z, sizeof(z), (uint64_t)total);
+		hd_bytes_text(g, sizeof(g), (uint64_t)p->growth);
 		r->judgement = HD_MREPORT_GROWS;
 		r->verdict_site = r->order[0];
 		snprintf(r->verdict, sizeof(r->verdict),
@@ -589,8 +572,8 @@ static void verdict_many(hd_mreport *r, uint64_t first, uint64_t last)
 		return;
 	}
 	if (!p || p->growth < 0 || (uint64_t)p->growth < r->opts.min_growth) {
-		size_text(a, sizeof(a), first);
-		size_text(z, sizeof(z), last);
+		hd_bytes_text(a, sizeof(a), first);
+		hd_bytes_text(z, sizeof(z), last);
 		r->judgement = HD_MREPORT_FLAT;
 		snprintf(r->verdict, sizeof(r->verdict),
 			 "no native growth: the tracked live bytes went from "
@@ -602,13 +585,13 @@ static void verdict_many(hd_mreport *r, uint64_t first, uint64_t last)
 	r->judgement = HD_MREPORT_GROWS;
 	r->verdict_site = r->order[0];
 	escaped(site, sizeof(site), p->site, p->site_len);
-	size_text(g, sizeof(g), (uint64_t)p->growth);
+	hd_bytes_text(g, sizeof(g), (uint64_t)p->growth);
 	if (secs > 0 && p->slope > 0) {
-		size_text(a, sizeof(a), to_u64(p->slope));
+		hd_bytes_text(a, sizeof(a), to_u64(p->slope));
 		snprintf(rate, sizeof(rate), " over %.1f s, %s/s", secs, a);
 	}
 	if (total > 0) {
-		size_text(z, sizeof(z), (uint64_t)total);
+		hd_bytes_text(z, sizeof(z), (uint64_t)total);
 		snprintf(share, sizeof(share), "; %.0f%% of the %s tracked "
 			 "growth", 100.0 * (double)p->growth / (double)total,
 			 z);
