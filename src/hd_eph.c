@@ -105,21 +105,6 @@ struct scan {
 	int err;
 };
 
-static int push(VALUE **v, size_t *n, size_t *cap, VALUE x)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		VALUE *p = realloc(*v, c * sizeof(*p));
-
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
-	(*v)[(*n)++] = x;
-	return 0;
-}
-
 static int maps_i(void *start, void *end, size_t stride, void *data)
 {
 	struct scan *sc = data;
@@ -127,7 +112,7 @@ static int maps_i(void *start, void *end, size_t stride, void *data)
 
 	for (v = (VALUE)start; v != (VALUE)end; v += stride)
 		if (RBASIC(v)->flags && wkmap_p(v) &&
-		    push(&sc->maps, &sc->nmaps, &sc->capmaps, v)) {
+		    hdx_push_value(&sc->maps, &sc->nmaps, &sc->capmaps, v)) {
 			sc->err = 1;
 			return 1;
 		}
@@ -141,7 +126,7 @@ static int cand_i(void *start, void *end, size_t stride, void *data)
 
 	for (v = (VALUE)start; v != (VALUE)end; v += stride)
 		if (RBASIC(v)->flags && askable(v) &&
-		    push(&sc->cand, &sc->ncand, &sc->capcand, v)) {
+		    hdx_push_value(&sc->cand, &sc->ncand, &sc->capcand, v)) {
 			sc->err = 1;
 			return 1;
 		}

@@ -253,6 +253,9 @@ const uint64_t *hdx_names_bloom(const struct hdx_names *nm);
 int hdx_names_wanted(const struct hdx_names *nm, VALUE obj, int type,
 		     const char *imemo);
 void hdx_names_free(struct hdx_names *nm);
+/* Appends x to the malloc'd array *v (*n used of *cap): 0, or -1 when
+ * out of memory (hd_refnames.c; safe inside a heap scan). */
+int hdx_push_value(VALUE **v, size_t *n, size_t *cap, VALUE x);
 
 /* ---- hd_eph.c: the keys of ObjectSpace::WeakKeyMap ---- */
 

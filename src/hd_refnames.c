@@ -342,7 +342,7 @@ struct mods {
 	int err;
 };
 
-static int push_value(VALUE **v, size_t *n, size_t *cap, VALUE x)
+int hdx_push_value(VALUE **v, size_t *n, size_t *cap, VALUE x)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 1024;
@@ -387,7 +387,7 @@ static int mods_i(void *start, void *end, size_t stride, void *data)
 			continue;
 		t = RB_BUILTIN_TYPE(v);
 		if (t == RUBY_T_DATA && closure_p(v)) {
-			if (push_value(&m->c, &m->nc, &m->capc, v)) {
+			if (hdx_push_value(&m->c, &m->nc, &m->capc, v)) {
 				m->err = 1;
 				return 1;
 			}
@@ -395,7 +395,7 @@ static int mods_i(void *start, void *end, size_t stride, void *data)
 		}
 		if (t != RUBY_T_CLASS && t != RUBY_T_MODULE && !thread_p(v))
 			continue;
-		if (push_value(&m->v, &m->n, &m->cap, v)) {
+		if (hdx_push_value(&m->v, &m->n, &m->cap, v)) {
 			m->err = 1;
 			return 1;
 		}
@@ -611,7 +611,7 @@ static void envref_i(VALUE ref, void *data)
 		return;
 	if (!e->prev && env_p(ref))
 		e->prev = ref;
-	if (push_value(&e->r, &e->n, &e->cap, ref))
+	if (hdx_push_value(&e->r, &e->n, &e->cap, ref))
 		e->err = 1;
 }
 
