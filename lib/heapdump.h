@@ -2805,14 +2805,17 @@ HD_API void hd_leak_session_free(hd_leak_session *ls);
 /** Options of the leak JSON writers; initialise with
  * HD_LEAK_JSON_OPTIONS_INIT. */
 typedef struct hd_leak_json_options {
-	unsigned flags; /**< HD_LEAK_JSON_* */
+	unsigned int version; /**< HD_LEAK_JSON_OPTIONS_VERSION */
+	unsigned int flags;   /**< HD_LEAK_JSON_* */
 	/** NULL, or writes more fields of every node object written, each
 	 * starting with a comma (serve: its label and retained size) */
 	void (*node_extra)(FILE *f, hd_node_id v, void *ctx);
 	void *ctx;
 } hd_leak_json_options;
 
-#define HD_LEAK_JSON_OPTIONS_INIT { HD_LEAK_JSON_ALIASES, NULL, NULL }
+#define HD_LEAK_JSON_OPTIONS_VERSION 1
+#define HD_LEAK_JSON_OPTIONS_INIT                                        \
+	{ HD_LEAK_JSON_OPTIONS_VERSION, HD_LEAK_JSON_ALIASES, NULL, NULL }
 
 /** s[0, n) as a JSON string (quoted; control bytes escaped). */
 HD_API void hd_json_write_string(FILE *f, const char *s, size_t n);

@@ -176,16 +176,20 @@ void hd_leaks_cluster_json_fields(FILE *f, const hd_store *s,
 }
 
 /* The hops of nodes[i, i + n), each followed by its arrow */
+static void put_hop(FILE *f, const hd_store *s, hd_node_id from,
+		    hd_node_id to)
+{
+	char hop[512];
+	size_t len = hd_store_hop_text(hop, sizeof(hop), s, from, to);
+
+	fwrite(hop, 1, len < sizeof(hop) ? len : sizeof(hop) - 1, f);
+}
+
 static void hops_arrows(FILE *f, const hd_store *s, const hd_node_id *nodes,
 			size_t i, size_t n)
 {
-	char hop[512];
-	size_t len;
-
 	for (; n--; i++) {
-		len = hd_store_hop_text(hop, sizeof(hop), s, nodes[i],
-					nodes[i + 1]);
-		fwrite(hop, 1, len < sizeof(hop) ? len : sizeof(hop) - 1, f);
+		put_hop(f, s, nodes[i], nodes[i + 1]);
 		fputs(n ? " -> " : " ->", f);
 	}
 }
@@ -219,15 +223,8 @@ static void path_line(FILE *f, const hd_store *s, const hd_root_path *p)
 			i += u->period * u->count;
 			continue;
 		}
-		{
-			char hop[512];
-			size_t len = hd_store_hop_text(
-				hop, sizeof(hop), s, p->nodes[i],
-				i + 1 < p->n ? p->nodes[i + 1] : HD_NODE_NONE);
-
-			fwrite(hop, 1, len < sizeof(hop) ? len :
-							   sizeof(hop) - 1, f);
-		}
+		put_hop(f, s, p->nodes[i],
+			i + 1 < p->n ? p->nodes[i + 1] : HD_NODE_NONE);
 		if (++i < p->n)
 			fputs(" -> ", f);
 	}
