@@ -189,12 +189,6 @@ static void tsv_str(const char *p);
 
 /* ---- clusters of suspects held the same way ---- */
 
-/* The object a suspect stands for: its holder, or its border object. */
-static hd_node_id suspect_node(const hd_leaks_suspect *sp)
-{
-	return sp->holder != HD_NODE_NONE ? sp->holder : sp->first;
-}
-
 /* "2, 3, 4" (ranks from 1), the first RANKS_SHOWN of them */
 #define RANKS_SHOWN 10
 
@@ -243,48 +237,21 @@ static void text_clusters(const struct report *r)
 static void json_clusters(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
-	size_t n = hd_leaks_cluster_count(r->l), i, k;
+	size_t n = hd_leaks_cluster_count(r->l), i;
 	size_t shown = n < A.top ? n : (size_t)A.top;
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
 
 	printf(",\"clusters_total\":%zu,\"clusters\":[", n);
 	for (i = 0; i < shown; i++) {
 		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
 
-		printf("%s{\"rank\":%zu,\"suspects\":%zu,\"suspect_ranks\":[",
-		       i ? "," : "", i + 1, cl->suspects);
-		for (k = 0; k < cl->suspects; k++)
-			printf("%s%zu", k ? "," : "", cl->ranks[k] + 1);
-		printf("],\"members\":[");
-		for (k = 0; k < cl->suspects; k++)
-			printf("%s\"0x%llx\"", k ? "," : "",
-			       (unsigned long long)hd_store_address(
-				       s, suspect_node(hd_leaks_suspect_get(
-						  r->l, cl->ranks[k]))));
-		printf("],\"border_count\":%llu,\"retained_count\":%llu,"
-		       "\"retained_memsize\":%llu,\"share\":%.4f,\"shape\":",
-		       (unsigned long long)cl->border_count,
-		       (unsigned long long)cl->retained_count,
-		       (unsigned long long)cl->retained_memsize,
-		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
-		if (cl->reached && cl->shape)
-			cli_json_string(stdout, cl->shape, strlen(cl->shape));
+		printf("%s{", i ? "," : "");
+		hd_leaks_cluster_json_fields(stdout, s, r->l, i, &jo);
+		printf(",\"path\":");
+		if (cl->reached && cl->path)
+			hd_path_json(stdout, s, cl->path, &jo);
 		else
 			printf("null");
-		printf(",\"path\":");
-		if (cl->reached && cl->path) {
-			const char *root = hd_store_root_name(s, cl->path->root);
-
-			printf("{\"root\":");
-			cli_json_string(stdout, root, strlen(root));
-			printf(",\"objects\":[");
-			for (k = 0; k < cl->path->n; k++) {
-				printf("%s", k ? "," : "");
-				cli_node_json(stdout, s, cl->path->nodes[k]);
-			}
-			printf("]}");
-		} else {
-			printf("null");
-		}
 		putchar('}');
 	}
 	putchar(']');
@@ -439,26 +406,8 @@ static void text_caveats(const struct report *r)
 /* Every caveat: "caveats":[{"name","warning","text"}] */
 static void json_caveats(const struct report *r)
 {
-	unsigned int c = hd_leak_session_caveats(r->ls), bit;
-	const char *name;
-	char buf[1024];
-	size_t n;
-	int k = 0;
-
-	printf(",\"caveats\":[");
-	for (bit = 1; bit && bit <= c; bit <<= 1) {
-		if (!(c & bit))
-			continue;
-		name = hd_caveat_name(bit);
-		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
-		printf("%s{\"name\":\"%s\",\"warning\":%s,\"text\":",
-		       k++ ? "," : "", name,
-		       hd_caveat_is_warning(bit) ? "true" : "false");
-		cli_json_string(stdout, buf,
-				n < sizeof(buf) ? n : sizeof(buf) - 1);
-		putchar('}');
-	}
-	putchar(']');
+	printf(",\"caveats\":");
+	hd_leak_session_caveats_json(stdout, r->ls);
 }
 
 /* caveat<TAB>name<TAB>text, one line each */
@@ -663,79 +612,6 @@ static void json_rows(hd_stats *st, size_t max, const char *k0,
 	putchar(']');
 }
 
-/* The name under which the path's root category holds its first object
- * ("root_name":"$CACHE"), when it has one. */
-static void json_root_name(const hd_store *s, const hd_root_path *p)
-{
-	size_t n;
-	const char *name = p->n ? hd_store_root_ref_name(s, p->root,
-							  p->nodes[0], &n) :
-				  NULL;
-
-	if (name) {
-		fputs(",\"root_name\":", stdout);
-		cli_json_string(stdout, name, n);
-	}
-}
-
-/* The objects of a path, each with the name of its reference to the
- * next ("name", and "inferred":true when inferred) when it has one. */
-static void json_hops(const hd_store *s, const hd_root_path *p)
-{
-	size_t k;
-
-	for (k = 0; k < p->n; k++) {
-		printf("%s", k ? "," : "");
-		cli_hop_json(stdout, s, p->nodes[k], k + 1 < p->n ?
-						   p->nodes[k + 1] :
-						   HD_NODE_NONE);
-	}
-}
-
-/* Each hop of p as text (hd_store_hop_text), as serve's paths have it */
-static void json_hop_texts(const hd_store *s, const hd_root_path *p)
-{
-	char hop[512];
-	size_t k, n;
-
-	for (k = 0; k < p->n; k++) {
-		n = hd_store_hop_text(hop, sizeof(hop), s, p->nodes[k],
-				      k + 1 < p->n ? p->nodes[k + 1] :
-						     HD_NODE_NONE);
-		printf("%s", k ? "," : "");
-		cli_json_string(stdout, hop, n < sizeof(hop) ? n :
-							       sizeof(hop) - 1);
-	}
-}
-
-static const char *kind_name(int kind)
-{
-	static const char *const names[] = { "holder", "shared", "root",
-					     "joint" };
-
-	return kind >= 0 && kind <= HD_SUSPECT_JOINT ? names[kind] : "holder";
-}
-
-/* A path as the text prints it on one line, as a JSON string. */
-static void json_path_text(const hd_store *s, const hd_root_path *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f) {
-		fputs("null", stdout);
-		return;
-	}
-	cli_root_text(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
-	if (p->n)
-		fputs(" -> ", f);
-	cli_hops_text(f, s, p->nodes, p->n);
-	fclose(f);
-	cli_json_string(stdout, buf ? buf : "", buf ? len : 0);
-	free(buf);
-}
-
 static void json_part(const char *name, uint64_t count, uint64_t memsize,
 		      uint64_t whole)
 {
@@ -744,50 +620,19 @@ static void json_part(const char *name, uint64_t count, uint64_t memsize,
 	       pct(memsize, whole) / 100.0);
 }
 
-/* "verdict", what the suspects do not hold, and how the shares add up */
+/* "verdict" and "totals" (heapdump-json(5)), what the suspects do not
+ * hold, and how the shares add up */
 static void json_verdict(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
 	const hd_leaks_totals *t = &r->t;
 	uint64_t sus = t->leak_memsize - t->folded_memsize - t->vm_memsize -
 		       t->unreached_memsize;
-	const hd_root_path *p = NULL;
-	char buf[1024];
-	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
-	printf(",\"verdict\":{\"leak\":%s,\"min_leak\":%llu,\"text\":",
-	       t->significant ? "true" : "false",
-	       (unsigned long long)t->min_leak);
-	cli_json_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-	printf(",\"first\":");
-	if (t->first_kind == HD_LEAKS_FIRST_NONE) {
-		printf("null");
-	} else {
-		int cl = t->first_kind == HD_LEAKS_FIRST_CLUSTER;
-
-		printf("{\"kind\":\"%s\",\"index\":%zu,\"rank\":%zu,"
-		       "\"share\":%.4f,\"path_text\":",
-		       cl ? "cluster" : "suspect", t->first_index,
-		       t->first_index + 1, t->first_share);
-		p = cl ? hd_leaks_cluster_get(r->l, t->first_index)->path :
-			 hd_leaks_suspect_get(r->l, t->first_index)->path;
-		if (p)
-			json_path_text(s, p);
-		else
-			printf("null");
-		if (cl) {
-			const hd_leaks_cluster *c =
-				hd_leaks_cluster_get(r->l, t->first_index);
-
-			printf(",\"suspects\":%zu,\"shape\":", c->suspects);
-			if (c->shape)
-				cli_json_string(stdout, c->shape,
-						strlen(c->shape));
-			else
-				printf("null");
-		}
-		putchar('}');
-	}
+	printf(",\"verdict\":{");
+	hd_leaks_verdict_json_fields(stdout, s, r->l, &proc);
+	printf("},\"totals\":{");
+	hd_leaks_totals_json_fields(stdout, r->l);
 	putchar('}');
 	json_part("young", t->young_count, t->young_memsize, t->leak_memsize);
 	json_part("vm", t->vm_count, t->vm_memsize, t->leak_memsize);
@@ -832,7 +677,8 @@ static void print_json(const struct report *r)
 {
 	const hd_store *s = r->s[r->at];
 	const hd_diff_result *d = r->d;
-	size_t i, k;
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
+	size_t i;
 	int j;
 
 	putchar('{');
@@ -864,55 +710,13 @@ static void print_json(const struct report *r)
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
-		printf("%s{\"rank\":%zu,\"holder\":", i ? "," : "", i + 1);
-		if (sp->holder != HD_NODE_NONE)
-			cli_node_json(stdout, s, sp->holder);
+		printf("%s{", i ? "," : "");
+		hd_leaks_suspect_json_fields(stdout, s, r->l, i, &jo);
+		printf(",\"path\":");
+		if (sp->path)
+			hd_path_json(stdout, s, sp->path, &jo);
 		else
 			printf("null");
-		if (sp->holder == HD_NODE_NONE)
-			printf(",\"held_by_old\":%u,\"held_by_roots\":%u",
-			       sp->holders, sp->roots);
-		printf(",\"transient\":%s,\"churn\":%s,\"ephemeron\":%s",
-		       sp->flags & HD_SUSPECT_TRANSIENT ? "true" : "false",
-		       sp->flags & HD_SUSPECT_CHURN ? "true" : "false",
-		       sp->flags & HD_SUSPECT_EPHEMERON ? "true" : "false");
-		printf(",\"kind\":\"%s\",\"holders\":[", kind_name(sp->kind));
-		for (k = 0; sp->holder_list && k < sp->holder_list->n; k++) {
-			printf("%s", k ? "," : "");
-			cli_node_json(stdout, s, sp->holder_list->ids[k]);
-		}
-		putchar(']');
-		printf(",\"first_border\":");
-		cli_node_json(stdout, s, sp->first);
-		printf(",\"border_count\":%llu,\"retained_count\":%llu,"
-		       "\"retained_memsize\":%llu,\"share\":%.4f,"
-		       "\"keepalive_count\":%llu,\"keepalive_memsize\":%llu",
-		       (unsigned long long)sp->border_count,
-		       (unsigned long long)sp->retained_count,
-		       (unsigned long long)sp->retained_memsize,
-		       pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
-		       (unsigned long long)sp->keepalive_count,
-		       (unsigned long long)sp->keepalive_memsize);
-		printf(",\"path\":");
-		if (sp->path) {
-			const char *root = hd_store_root_name(s, sp->path->root);
-
-			printf("{\"root\":");
-			cli_json_string(stdout, root, strlen(root));
-			json_root_name(s, sp->path);
-			cli_path_rule_json(stdout, sp->path);
-			/* "hops" and "text" as serve writes them; "objects"
-			 * the same hops, deprecated */
-			printf(",\"hops\":[");
-			json_hops(s, sp->path);
-			printf("],\"text\":[");
-			json_hop_texts(s, sp->path);
-			printf("],\"objects\":[");
-			json_hops(s, sp->path);
-			printf("]}");
-		} else {
-			printf("null");
-		}
 		printf(",\"classes\":");
 		json_rows(sp->classes, 20, "class", NULL);
 		printf(",\"sites\":");

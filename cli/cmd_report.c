@@ -908,6 +908,41 @@ static void memory_html(hd_store *const *s, const struct cli_input *in,
 	fputs("</table>\n", F);
 }
 
+/*
+ * The leak as data, in the one schema of leaks -f json and serve
+ * (hd_leak_session_write_json, heapdump-json(5)), for scripts that read
+ * the page: <script type="application/json" id="leak-data">. Every '<'
+ * is written \u003c, so that no name closes the element. Returns
+ * EXIT_FAIL only when out of memory.
+ */
+static int leak_data(const struct leak *r)
+{
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		goto oom;
+	jo.flags = 0; /* no deprecated names in new data */
+	hd_leak_session_write_json(m, r->ls, &proc, &jo);
+	if (fclose(m) != 0 || !buf)
+		goto oom;
+	fputs("<script type=\"application/json\" id=\"leak-data\">", F);
+	for (i = 0; i < len; i++)
+		if (buf[i] == '<')
+			fputs("\\u003c", F);
+		else
+			fputc(buf[i], F);
+	fputs("</script>\n", F);
+	free(buf);
+	return EXIT_OK;
+oom:
+	free(buf);
+	cli_error("out of memory");
+	return EXIT_FAIL;
+}
+
 static int leak_page(struct leak *r)
 {
 	char title[64];
@@ -946,6 +981,8 @@ static int leak_page(struct leak *r)
 	}
 	if (r->d->added.n)
 		diff_tables(r);
+	if ((rc = leak_data(r)))
+		return rc;
 	footer();
 	html_end(F);
 	return EXIT_OK;

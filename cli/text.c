@@ -34,26 +34,7 @@ const char *cli_commas(uint64_t n, char *buf, size_t size)
 
 void cli_json_string(FILE *f, const char *s, size_t n)
 {
-	size_t i;
-
-	putc('"', f);
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				putc(c, f);
-		}
-	}
-	putc('"', f);
+	hd_json_write_string(f, s, n);
 }
 
 /* Writes a backslash, tag and the low digits hex digits of v to out;
@@ -235,35 +216,7 @@ void cli_node_json_fields(FILE *f, const hd_store *s, hd_node_id v)
 void cli_hop_json_fields(FILE *f, const hd_store *s, hd_node_id v,
 			 hd_node_id next)
 {
-	char cls[256];
-	hd_site site;
-	const char *name = NULL;
-	unsigned flags = 0;
-	size_t nl = 0;
-
-	cli_node_class_raw(s, v, cls, sizeof(cls));
-	fprintf(f, "\"address\":\"0x%llx\",\"type\":\"%s\",\"class\":",
-	       (unsigned long long)hd_store_address(s, v),
-	       hd_type_name(hd_store_type(s, v)));
-	cli_json_string(f, cls, strlen(cls));
-	fprintf(f, ",\"memsize\":%llu",
-	       (unsigned long long)hd_store_memsize(s, v));
-	if (hd_store_site(&site, s, v) == 0 && site.file) {
-		fprintf(f, ",\"file\":");
-		cli_json_string(f, site.file, site.file_len);
-		fprintf(f, ",\"line\":%llu", (unsigned long long)site.line);
-		if (site.method) {
-			fprintf(f, ",\"method\":");
-			cli_json_string(f, site.method, site.method_len);
-		}
-	}
-	if (next != HD_NODE_NONE &&
-	    (name = hd_store_ref_name(s, v, next, &nl, &flags))) {
-		fprintf(f, ",\"name\":");
-		cli_json_string(f, name, nl);
-		if (flags & HD_NAME_INFERRED)
-			fprintf(f, ",\"inferred\":true");
-	}
+	hd_node_json_fields(f, s, v, next);
 }
 
 void cli_name_json(FILE *f, const char *name, size_t len, unsigned flags)

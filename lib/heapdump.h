@@ -2790,6 +2790,94 @@ HD_API size_t hd_leak_session_caveat_text(char *buf, size_t size,
 /** Frees the session (not the stores). NULL is a no-op. */
 HD_API void hd_leak_session_free(hd_leak_session *ls);
 
+/*
+ * The one JSON schema of the leak model (heapdump-json(5)), written by
+ * leaks -f json, serve's /api/leaks and the report's data alike. Each
+ * writer writes the fields of one object, without its braces, forward
+ * only: the front end opens the object, calls the writer, adds its own
+ * fields (a path, classes, sites) and closes it.
+ */
+
+/** Also write the deprecated names (held_by_old, held_by_roots, a
+ * path's objects) */
+#define HD_LEAK_JSON_ALIASES (1u << 0)
+
+/** Options of the leak JSON writers; initialise with
+ * HD_LEAK_JSON_OPTIONS_INIT. */
+typedef struct hd_leak_json_options {
+	unsigned int version; /**< HD_LEAK_JSON_OPTIONS_VERSION */
+	unsigned int flags;   /**< HD_LEAK_JSON_* */
+	/** NULL, or writes more fields of every node object written, each
+	 * starting with a comma (serve: its label and retained size) */
+	void (*node_extra)(FILE *f, hd_node_id v, void *ctx);
+	void *ctx;
+} hd_leak_json_options;
+
+#define HD_LEAK_JSON_OPTIONS_VERSION 1
+#define HD_LEAK_JSON_OPTIONS_INIT                                        \
+	{ HD_LEAK_JSON_OPTIONS_VERSION, HD_LEAK_JSON_ALIASES, NULL, NULL }
+
+/** s[0, n) as a JSON string (quoted; control bytes escaped). */
+HD_API void hd_json_write_string(FILE *f, const char *s, size_t n);
+
+/** The fields of a node: address, type, class, memsize, [file, line,
+ * method], and with next not HD_NODE_NONE the name of the reference to
+ * next [name, inferred]. */
+HD_API void hd_node_json_fields(FILE *f, const hd_store *s, hd_node_id v,
+				hd_node_id next);
+
+/** "holder", "shared", "root" or "joint" (HD_SUSPECT_*). */
+HD_API const char *hd_suspect_kind_name(int kind);
+
+/** The fields of suspect i of l (examined store s): rank, holder, kind,
+ * holder_count, root_count, transient, churn, ephemeron, holders,
+ * first_border, border_count, retained_count, retained_memsize, share,
+ * keepalive_count, keepalive_memsize. */
+HD_API void hd_leaks_suspect_json_fields(FILE *f, const hd_store *s,
+					 const hd_leaks *l, size_t i,
+					 const hd_leak_json_options *o);
+
+/** The fields of cluster i of l: rank, suspects, suspect_ranks,
+ * members, border_count, retained_count, retained_memsize, share,
+ * shape. */
+HD_API void hd_leaks_cluster_json_fields(FILE *f, const hd_store *s,
+					 const hd_leaks *l, size_t i,
+					 const hd_leak_json_options *o);
+
+/** The fields of the leak's totals (hd_leaks_totals): leak_count,
+ * leak_memsize, border, groups, shown, more, folded, folded_count,
+ * folded_memsize, young_count, young_memsize, vm_count, vm_memsize,
+ * unreached_count, unreached_memsize, joint, passed_memsize,
+ * ephemeron_memsize, saturated. */
+HD_API void hd_leaks_totals_json_fields(FILE *f, const hd_leaks *l);
+
+/** The fields of the verdict: leak, min_leak, text
+ * (hd_leaks_verdict_text_process with proc, which may be NULL) and first
+ * (null, or kind, index, rank, share, path_text, and for a cluster
+ * suspects and shape); s is the examined store. */
+HD_API void hd_leaks_verdict_json_fields(FILE *f, const hd_store *s,
+					 const hd_leaks *l,
+					 const hd_process_verdict *proc);
+
+/** A retention path as an object: root, root_name (when the root
+ * category names its first object), passed_over (hd_path_via_name of
+ * each bit, when any), hops (a node each, with the name of its
+ * reference to the next), text (hd_store_hop_text of each hop), and
+ * under HD_LEAK_JSON_ALIASES objects (the hops, deprecated). */
+HD_API void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
+			 const hd_leak_json_options *o);
+
+/** The session's caveats as an array of {name, warning, text}. */
+HD_API void hd_leak_session_caveats_json(FILE *f, const hd_leak_session *ls);
+
+/** The whole leak as one object: verdict, totals, caveats, suspects
+ * (the ones described, each with its path), clusters_total and clusters
+ * (the first top, each with its path): the report's embedded data and
+ * the gem's Leaks#as_json. proc may be NULL. */
+HD_API void hd_leak_session_write_json(FILE *f, const hd_leak_session *ls,
+				       const hd_process_verdict *proc,
+				       const hd_leak_json_options *o);
+
 /* ===================================================================== */
 /* Budgets: the CI gate                                                  */
 /* ===================================================================== */

@@ -305,6 +305,27 @@ static VALUE budgets_value(struct diff_run *run, const hd_store *s)
 	return out;
 }
 
+/* The leak in the one schema (hd_leak_session_write_json,
+ * heapdump-json(5)) as a String, for Leaks#as_json; nil when out of
+ * memory */
+static VALUE leak_json(const hd_leak_session *ls)
+{
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	VALUE v = Qnil;
+
+	if (!m)
+		return Qnil;
+	jo.flags = 0; /* no deprecated names in new data */
+	hd_leak_session_write_json(m, ls, NULL, &jo);
+	if (fclose(m) == 0 && buf)
+		v = rb_utf8_str_new(buf, (long)len);
+	free(buf);
+	return v;
+}
+
 static VALUE leaks_hash(VALUE arg)
 {
 	struct diff_run *run = (struct diff_run *)arg;
@@ -381,6 +402,7 @@ static VALUE leaks_hash(VALUE arg)
 	SET(r, "clusters", cl);
 	SET(r, "growing", RTEST(run->growing) ? run->growing : rb_ary_new());
 	SET(r, "caveats", caveats_value(run->ls));
+	SET(r, "json", leak_json(run->ls));
 	if (!NIL_P(run->budgets))
 		SET(r, "budgets", budgets_value(run, s));
 	return r;

@@ -15,8 +15,10 @@ int headertest_dummy(void)
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
 	hd_process_options po = HD_PROCESS_OPTIONS_INIT;
 	hd_redact_options rdo = HD_REDACT_OPTIONS_INIT;
+	hd_leak_json_options ljo = HD_LEAK_JSON_OPTIONS_INIT;
 
 	return HD_OK + (int)(ro.version + io.version + so.version +
 			     dopt.version + lo.version + rpo.version +
-			     eo.version + po.version + rdo.version) * 0;
+			     eo.version + po.version + rdo.version +
+			     ljo.version) * 0;
 }

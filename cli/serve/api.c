@@ -739,13 +739,15 @@ static const hd_class_retained *class_retained(const struct serve_state *st,
 /* A node as JSON, with its retained size and dominated children. */
 /* The members of the API's node: cli_node_json's, its label, retained
  * size and dominated count (no braces: a caller may add its own). */
-static void node_fields(FILE *f, const struct serve_state *st, hd_node_id v)
+/* serve's own fields of a node: label, retained size, dominated count
+ * (also the leak JSON writers' node_extra) */
+static void node_extra(FILE *f, hd_node_id v, void *ctx)
 {
+	const struct serve_state *st = ctx;
 	char name[256];
 	uint64_t rc, rm;
 	uint32_t nk;
 
-	cli_node_json_fields(f, st->s, v);
 	hd_store_node_name(name, sizeof(name), st->s, v);
 	fprintf(f, ",\"label\":");
 	jstr(f, name);
@@ -754,6 +756,12 @@ static void node_fields(FILE *f, const struct serve_state *st, hd_node_id v)
 	fprintf(f, ",\"retained_count\":%llu,\"retained_memsize\":%llu,"
 		"\"dominated\":%u", (unsigned long long)rc,
 		(unsigned long long)rm, nk);
+}
+
+static void node_fields(FILE *f, const struct serve_state *st, hd_node_id v)
+{
+	cli_node_json_fields(f, st->s, v);
+	node_extra(f, v, (void *)st);
 }
 
 static void node_json(FILE *f, const struct serve_state *st, hd_node_id v)
@@ -1726,30 +1734,24 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 	out_close(o, 200);
 }
 
-/* The clusters shown (the first top, as leaks shows them): the shape, how many suspects, the
- * ranks of the first ten, what they retain and its share. */
+/* The clusters shown (the first top, as leaks shows them), in the one
+ * schema (hd_leaks_cluster_json_fields, heapdump-json(5)). */
 static void clusters_json(FILE *f, const struct serve_state *st)
 {
-	size_t n = hd_leaks_cluster_count(st->leaks), i, k;
+	size_t n = hd_leaks_cluster_count(st->leaks), i;
 
 	fprintf(f, ",\"clusters_total\":%zu,\"clusters\":[", n);
 	for (i = 0; i < n && i < hd_leak_session_options_get(st->ls)->top;
 	     i++) {
 		const hd_leaks_cluster *c = hd_leaks_cluster_get(st->leaks, i);
 
-		fprintf(f, "%s{\"rank\":%zu,\"suspects\":%zu,"
-			   "\"retained_count\":%llu,\"retained_memsize\":%llu,"
-			   "\"share\":%.4f,\"suspect_ranks\":[",
-			i ? "," : "", i + 1, c->suspects,
-			(unsigned long long)c->retained_count,
-			(unsigned long long)c->retained_memsize, c->share);
-		for (k = 0; k < c->suspects && k < 10; k++)
-			fprintf(f, "%s%zu", k ? "," : "", c->ranks[k] + 1);
-		fprintf(f, "],\"shape\":");
-		if (c->shape)
-			cli_json_string(f, c->shape, strlen(c->shape));
+		fprintf(f, "%s{", i ? "," : "");
+		hd_leaks_cluster_json_fields(f, st->s, st->leaks, i, NULL);
+		fputs(",\"path\":", f);
+		if (c->reached && c->path)
+			path_json(f, st->s, c->path);
 		else
-			fprintf(f, "null");
+			fputs("null", f);
 		fputc('}', f);
 	}
 	fputc(']', f);
@@ -1759,6 +1761,7 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		      struct out *o)
 {
 	hd_leaks_totals t;
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
 	hd_root_path p = { 0 };
 	hd_error err = { 0 };
 	uint64_t off, lim, k;
@@ -1771,57 +1774,31 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	hd_leaks_totals_get(&t, st->leaks);
+	/* nodes carry serve's label, retained size and dominated count */
+	jo.node_extra = node_extra;
+	jo.ctx = st;
 	fputc('{', f);
 	cli_process_json(f, &st->proc);
-	{
-		/* the library's verdict, first after the process's */
-		char buf[1024];
-		size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf),
-							  st->leaks, &st->proc);
-
-		fprintf(f, ",\"verdict\":{\"leak\":%s,\"text\":",
-			t.significant ? "true" : "false");
-		cli_json_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-		fprintf(f, ",\"first\":%s,\"index\":%zu,\"share\":%.4f}",
-			t.first_kind == HD_LEAKS_FIRST_CLUSTER ? "\"cluster\"" :
-			t.first_kind == HD_LEAKS_FIRST_SUSPECT ? "\"suspect\"" :
-								 "null",
-			t.first_index, t.first_share);
-	}
-	fprintf(f, ",\"totals\":{\"leak_count\":%llu,\"leak_memsize\":%llu,"
-		"\"border\":%llu,\"groups\":%zu,\"folded\":%zu,"
-		"\"folded_count\":%llu,\"folded_memsize\":%llu},"
-		"\"offset\":%llu,\"suspects\":[",
-		(unsigned long long)t.leak_count,
-		(unsigned long long)t.leak_memsize,
-		(unsigned long long)t.border, t.groups, t.folded,
-		(unsigned long long)t.folded_count,
-		(unsigned long long)t.folded_memsize, (unsigned long long)off);
+	/* the library's verdict, first after the process's, the totals
+	 * and the caveats (heapdump-json(5)) */
+	fputs(",\"verdict\":{", f);
+	hd_leaks_verdict_json_fields(f, st->s, st->leaks, &st->proc);
+	fputs("},\"totals\":{", f);
+	hd_leaks_totals_json_fields(f, st->leaks);
+	fputs("},\"caveats\":", f);
+	hd_leak_session_caveats_json(f, st->ls);
+	fprintf(f, ",\"offset\":%llu,\"suspects\":[",
+		(unsigned long long)off);
 	for (k = 0; off + k < t.groups && k < lim; k++) {
 		const hd_leaks_suspect *sp =
 			hd_leaks_suspect_get(st->leaks, (size_t)(off + k));
 		hd_node_id who = sp->holder != HD_NODE_NONE ? sp->holder :
 				 sp->first;
 
-		fprintf(f, "%s{\"rank\":%llu,\"holder\":", k ? "," : "",
-			(unsigned long long)(off + k + 1));
-		if (sp->holder != HD_NODE_NONE)
-			node_json(f, st, sp->holder);
-		else
-			fprintf(f, "null");
-		fprintf(f, ",\"first_border\":");
-		node_json(f, st, sp->first);
-		fprintf(f, ",\"kind\":\"%s\"",
-			sp->kind == HD_SUSPECT_JOINT  ? "joint" :
-			sp->kind == HD_SUSPECT_SHARED ? "shared" :
-			sp->kind == HD_SUSPECT_ROOT   ? "root" :
-							"holder");
-		fprintf(f, ",\"holders\":%u,\"roots\":%u,\"border_count\":%llu,"
-			"\"retained_count\":%llu,\"retained_memsize\":%llu,"
-			"\"share\":%.4f,\"path\":", sp->holders, sp->roots,
-			(unsigned long long)sp->border_count,
-			(unsigned long long)sp->retained_count,
-			(unsigned long long)sp->retained_memsize, sp->share);
+		fprintf(f, "%s{", k ? "," : "");
+		hd_leaks_suspect_json_fields(f, st->s, st->leaks,
+					     (size_t)(off + k), &jo);
+		fputs(",\"path\":", f);
 		if (sp->path)
 			path_json(f, st->s, sp->path);
 		else if (hd_reach_path(&p, st->reach, who, &err) == 0)

@@ -112,6 +112,7 @@ memory graph
 budget graph
 domtree_children graph
 leak_session graph
+leak_json out
 export out
 subdump out
 replace_class out

@@ -115,7 +115,7 @@ serve_start serve 300 "$H" serve -q --no-cache "$B" "$A" "$L" || exit 1
 curl -s "$BASE/api/leaks?token=$TOKEN" >"$TMP/api.json"
 check serve/verdict-text "$text" "$(jq -r .verdict.text "$TMP/api.json")"
 check serve/verdict-first '"suspect" 0' \
-	"$(jq -r '"\"" + .verdict.first + "\" " + (.verdict.index | tostring)' "$TMP/api.json")"
+	"$(jq -r '"\"" + .verdict.first.kind + "\" " + (.verdict.first.index | tostring)' "$TMP/api.json")"
 check serve/clusters "$(jq .clusters_total "$TMP/l.json")" "$(jq .clusters_total "$TMP/api.json")"
 check serve/cluster-shape "$(jq .clusters[0].shape "$TMP/l.json")" "$(jq .clusters[0].shape "$TMP/api.json")"
 check serve/suspect-kind holder "$(jq -r .suspects[0].kind "$TMP/api.json")"

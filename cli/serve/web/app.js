@@ -310,7 +310,7 @@ async function viewLeaks(ps) {
     const sec = el('section', { class: 'suspect', id: 'suspect-' + s.rank });
     sec.append(el('h2', {}, '#' + s.rank + ' ', objLink(who, 'suspect-link-' + s.rank), ' ', who.label, ' ',
       el('span', { class: 'muted' }, (100 * s.share).toFixed(1) + '% of the leak')));
-    sec.append(kv([[s.holder ? 'held by one old object' : s.kind === 'joint' ? 'held jointly by' : 'held by', s.holder ? s.holder.label : num(s.holders) + (s.kind === 'joint' ? ' holders together' : ' objects and ' + num(s.roots) + ' root categories')],
+    sec.append(kv([[s.holder ? 'held by one old object' : s.kind === 'joint' ? 'held jointly by' : 'held by', s.holder ? s.holder.label : num(s.holder_count) + (s.kind === 'joint' ? ' holders together' : ' objects and ' + num(s.root_count) + ' root categories')],
       ['new objects on the border', s.border_count], ['retained', num(s.retained_count) + ' objects, ' + num(s.retained_memsize) + ' bytes']]));
     sec.append(el('h3', {}, 'Path'));
     sec.append(pathList(s.path, 'suspect-path-' + s.rank));

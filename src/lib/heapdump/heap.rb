@@ -1018,6 +1018,15 @@ module HeapDump
     # (names in man 5 heapdump-json)
     def caveats = @h[:caveats]
 
+    # the leak in the one JSON schema of `heapdump leaks -f json`,
+    # serve's /api/leaks and the report's data (man 5 heapdump-json): a
+    # Hash with "verdict", "totals", "caveats", "suspects" (the ones
+    # described, each with its "path"), "clusters_total" and "clusters"
+    def as_json(*)
+      require "json"
+      JSON.parse(@h[:json] || raise(NoMemoryError, "no JSON of the leak"))
+    end
+
     # the totals as `heapdump leaks -f json` has them
     def to_h
       { leaked: { count: count, memsize: memsize }, border: border, groups: groups, more: @h[:more],
