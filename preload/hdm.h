@@ -35,6 +35,7 @@ struct hdm_ruby {
 	int (*has_gvl)(void);		 /* ruby_thread_has_gvl_p */
 	const char *(*sourcefile)(void); /* rb_sourcefile */
 	int (*sourceline)(void);	 /* rb_sourceline */
+	const char *(*location)(int *);	 /* rb_source_location_cstr, or NULL */
 	size_t (*gc_count)(void);	 /* rb_gc_count */
 	const char *version;		 /* ruby_version */
 	volatile uintptr_t
