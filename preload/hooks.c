@@ -277,14 +277,8 @@ static void untrack(void *p)
 {
 	struct hdm_block b;
 
-	if (p && hdm_block_del((uintptr_t)p, &b)) {
-		struct hdm_site *s = hdm_site_at(b.site);
-
-		__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&s->live_bytes, (int64_t)b.size,
-				   __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
-	}
+	if (p && hdm_block_del((uintptr_t)p, &b))
+		hdm_site_freed(b.site, b.size);
 }
 
 #define READY() (HDM_LIKELY(init_state == 2) || (hdm_init(), 1))
@@ -366,18 +360,11 @@ HDM_EXPORT void *realloc(void *p, size_t n)
 	if (!q && n) {
 		/* failed: the old block lives on, still tracked */
 		if (had)
-			hdm_block_add(old.addr, old.size, old.site, old.gen);
+			hdm_block_restore(&old);
 	} else {
 		/* a free of the old block, an allocation of the new one here */
-		if (had) {
-			struct hdm_site *s = hdm_site_at(old.site);
-
-			__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_bytes, (int64_t)old.size,
-					   __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_blocks, 1,
-					   __ATOMIC_RELAXED);
-		}
+		if (had)
+			hdm_site_freed(old.site, old.size);
 		if (q)
 			track(q, n, CALLER());
 	}

@@ -201,6 +201,25 @@ struct hdm_site *hdm_site_at(uint32_t id)
 	return &sites[id];
 }
 
+void hdm_site_freed(uint32_t id, uint64_t size)
+{
+	struct hdm_site *s = &sites[id];
+
+	__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->bytes_freed, size, __ATOMIC_RELAXED);
+}
+
+void hdm_site_live(struct hdm_site *s, int64_t *bytes, int64_t *blocks)
+{
+	uint64_t f = __atomic_load_n(&s->frees, __ATOMIC_ACQUIRE);
+	uint64_t fb = __atomic_load_n(&s->bytes_freed, __ATOMIC_ACQUIRE);
+
+	*blocks = (int64_t)(__atomic_load_n(&s->allocs, __ATOMIC_ACQUIRE) - f);
+	*bytes = (int64_t)(__atomic_load_n(&s->bytes_allocated,
+					   __ATOMIC_ACQUIRE) -
+			   fb);
+}
+
 uint32_t hdm_site_count(void)
 {
 	return __atomic_load_n(&nsites, __ATOMIC_ACQUIRE);
@@ -294,47 +313,52 @@ static int stripe_grow(struct stripe *st)
 	return 1;
 }
 
-static void count_replaced(const struct hdm_block *b)
+/* puts a block in its slot; 0 when the stripe cannot grow. A block at
+ * the same address, freed behind our back (a libc-internal realloc), is
+ * counted freed now. */
+static int block_put(const struct hdm_block *b)
 {
-	struct hdm_site *s = hdm_site_at(b->site);
-
-	/* freed behind our back (a libc-internal realloc): a free now */
-	__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&s->live_bytes, (int64_t)b->size, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
-}
-
-void hdm_block_add(uintptr_t addr, size_t size, uint32_t site, uint32_t gen)
-{
-	uint64_t h = block_hash(addr), i;
+	uint64_t h = block_hash(b->addr), i;
 	struct stripe *st = stripe_of(h);
-	struct hdm_site *s = hdm_site_at(site);
 	struct hdm_block old = { 0, 0, 0, 0 };
 
-	__atomic_add_fetch(&s->allocs, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&s->bytes_allocated, size, __ATOMIC_RELAXED);
 	spin_lock(&st->lock);
 	if ((st->count + 1) * 2 > (st->mask ? st->mask + 1 : 0) &&
 	    !stripe_grow(st)) {
 		spin_unlock(&st->lock);
-		return; /* counted, not tracked */
+		return 0;
 	}
-	for (i = h & st->mask; st->slots[i].addr && st->slots[i].addr != addr;
+	for (i = h & st->mask;
+	     st->slots[i].addr && st->slots[i].addr != b->addr;
 	     i = (i + 1) & st->mask)
 		;
 	if (st->slots[i].addr)
 		old = st->slots[i];
 	else
 		st->count++;
-	st->slots[i].addr = addr;
-	st->slots[i].size = size;
-	st->slots[i].site = site;
-	st->slots[i].gen = gen;
+	st->slots[i] = *b;
 	spin_unlock(&st->lock);
-	__atomic_add_fetch(&s->live_bytes, (int64_t)size, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
 	if (old.addr)
-		count_replaced(&old);
+		hdm_site_freed(old.site, old.size);
+	return 1;
+}
+
+void hdm_block_add(uintptr_t addr, size_t size, uint32_t site, uint32_t gen)
+{
+	struct hdm_site *s = hdm_site_at(site);
+	struct hdm_block b = { addr, size, site, gen };
+
+	/* counted even when the table cannot grow (mmap failed): it is live,
+	 * and never counted freed */
+	__atomic_add_fetch(&s->allocs, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->bytes_allocated, size, __ATOMIC_RELAXED);
+	block_put(&b);
+}
+
+void hdm_block_restore(const struct hdm_block *b)
+{
+	if (!block_put(b))
+		hdm_site_freed(b->site, b->size); /* untracked from now on */
 }
 
 int hdm_block_del(uintptr_t addr, struct hdm_block *out)
