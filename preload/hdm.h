@@ -35,6 +35,7 @@ struct hdm_ruby {
 	int (*has_gvl)(void);		 /* ruby_thread_has_gvl_p */
 	const char *(*sourcefile)(void); /* rb_sourcefile */
 	int (*sourceline)(void);	 /* rb_sourceline */
+	const char *(*location)(int *);	 /* rb_source_location_cstr, or NULL */
 	size_t (*gc_count)(void);	 /* rb_gc_count */
 	const char *version;		 /* ruby_version */
 	volatile uintptr_t
@@ -58,14 +59,17 @@ struct hdm_site {
 	const char *file; /* kind ruby: a copy (the site arena) */
 	int line;
 	int kind;
-	/* counters, updated with atomics */
-	uint64_t allocs, frees, bytes_allocated;
-	int64_t live_bytes, live_blocks;
+	/* counters, updated with atomics; live = allocated - freed
+	 * (hdm_site_live): two atomic additions per malloc and per free */
+	uint64_t allocs, frees, bytes_allocated, bytes_freed;
 };
 uint32_t hdm_site_ruby(const char *file, int line);
 uint32_t hdm_site_c(uintptr_t caller);
 struct hdm_site *hdm_site_at(uint32_t id);
 uint32_t hdm_site_count(void);
+void hdm_site_freed(uint32_t id, uint64_t size); /* a free of a block */
+/* live bytes and blocks: frees read before allocations, never negative */
+void hdm_site_live(struct hdm_site *s, int64_t *bytes, int64_t *blocks);
 
 /* blocks (table.c): the side table, keyed by address */
 struct hdm_block {
@@ -75,6 +79,8 @@ struct hdm_block {
 	uint32_t gen;
 };
 void hdm_block_add(uintptr_t addr, size_t size, uint32_t site, uint32_t gen);
+/* puts back a block hdm_block_del removed (a failed realloc), uncounted */
+void hdm_block_restore(const struct hdm_block *b);
 /* removes addr: 1 and *out filled if it was tracked */
 int hdm_block_del(uintptr_t addr, struct hdm_block *out);
 /* calls fn on every block, one stripe at a time under its lock (fn must

@@ -128,6 +128,9 @@ static void find_ruby(void)
 							   "rb_sourcefile");
 	hdm_ruby.sourceline = (int (*)(void))dlsym(RTLD_DEFAULT,
 						   "rb_sourceline");
+	/* both in one walk of the frames; Ruby 3.1 exports it, 3.3 on do not */
+	hdm_ruby.location = (const char *(*)(int *))dlsym(
+		RTLD_DEFAULT, "rb_source_location_cstr");
 	hdm_ruby.gc_count = (size_t(*)(void))dlsym(RTLD_DEFAULT, "rb_gc_count");
 	hdm_ruby.version = (const char *)dlsym(RTLD_DEFAULT, "ruby_version");
 	hdm_ruby.argv0 = (volatile uintptr_t *)dlsym(RTLD_DEFAULT, "rb_argv0");
@@ -190,6 +193,49 @@ static void hdm_init(void)
 	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
 }
 
+/*
+ * This thread's last Ruby site: a loop allocates at the same line again
+ * and again, and the site's hash (of the whole file name) and its probe
+ * cost more than the rest of the lookup. A hit needs the same line and
+ * the same name (the pointer first, then the characters: the pointer of
+ * a freed name may come back for another file).
+ */
+static HDM_TLS const char *last_file;
+static HDM_TLS int last_line;
+static HDM_TLS uint32_t last_site = UINT32_MAX;
+
+static uint32_t site_ruby_cached(const char *file, int line)
+{
+	uint32_t id;
+
+	if (HDM_LIKELY(last_site != UINT32_MAX && line == last_line &&
+		       file == last_file &&
+		       strcmp(hdm_site_at(last_site)->file, file) == 0))
+		return last_site;
+	id = hdm_site_ruby(file, line);
+	if (id != UINT32_MAX) {
+		last_file = file;
+		last_line = line;
+		last_site = id;
+	}
+	return id;
+}
+
+/* the current Ruby file (NULL: none) and line, in one walk when Ruby
+ * exports rb_source_location_cstr */
+static const char *ruby_location(int *line)
+{
+	const char *file;
+
+	if (hdm_ruby.location) {
+		*line = 0;
+		return hdm_ruby.location(line);
+	}
+	file = hdm_ruby.sourcefile();
+	*line = file ? hdm_ruby.sourceline() : 0;
+	return file;
+}
+
 /* the site of an allocation made now by this thread, called from caller */
 static uint32_t site_now(uintptr_t caller, uint32_t *gen)
 {
@@ -197,7 +243,8 @@ static uint32_t site_now(uintptr_t caller, uint32_t *gen)
 	 * none yet: it crashes there) */
 	if (hdm_ruby.has_gvl && *hdm_ruby.argv0 && hdm_state == HDM_TRACKING &&
 	    hdm_ruby.has_gvl()) {
-		const char *file = hdm_ruby.sourcefile();
+		int line;
+		const char *file = ruby_location(&line);
 		size_t g = hdm_ruby.gc_count();
 
 		hdm_gc_last = g;
@@ -207,7 +254,7 @@ static uint32_t site_now(uintptr_t caller, uint32_t *gen)
 				ruby_seen = 1;
 				hdm_ruby_seen();
 			}
-			return hdm_site_ruby(file, hdm_ruby.sourceline());
+			return site_ruby_cached(file, line);
 		}
 		return hdm_site_c(caller);
 	}
@@ -230,14 +277,8 @@ static void untrack(void *p)
 {
 	struct hdm_block b;
 
-	if (p && hdm_block_del((uintptr_t)p, &b)) {
-		struct hdm_site *s = hdm_site_at(b.site);
-
-		__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&s->live_bytes, (int64_t)b.size,
-				   __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&s->live_blocks, 1, __ATOMIC_RELAXED);
-	}
+	if (p && hdm_block_del((uintptr_t)p, &b))
+		hdm_site_freed(b.site, b.size);
 }
 
 #define READY() (HDM_LIKELY(init_state == 2) || (hdm_init(), 1))
@@ -319,18 +360,11 @@ HDM_EXPORT void *realloc(void *p, size_t n)
 	if (!q && n) {
 		/* failed: the old block lives on, still tracked */
 		if (had)
-			hdm_block_add(old.addr, old.size, old.site, old.gen);
+			hdm_block_restore(&old);
 	} else {
 		/* a free of the old block, an allocation of the new one here */
-		if (had) {
-			struct hdm_site *s = hdm_site_at(old.site);
-
-			__atomic_add_fetch(&s->frees, 1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_bytes, (int64_t)old.size,
-					   __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&s->live_blocks, 1,
-					   __ATOMIC_RELAXED);
-		}
+		if (had)
+			hdm_site_freed(old.site, old.size);
 		if (q)
 			track(q, n, CALLER());
 	}

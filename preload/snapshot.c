@@ -193,15 +193,15 @@ static void write_header(struct hdm_out *o, const char *reason, uint32_t n)
 	if (hdm_state != HDM_OFF) {
 		for (i = 0; i < n; i++) {
 			struct hdm_site *s = hdm_site_at(i);
+			int64_t lb, ln;
 
+			hdm_site_live(s, &lb, &ln);
 			t[0] += __atomic_load_n(&s->allocs, __ATOMIC_RELAXED);
 			t[1] += __atomic_load_n(&s->frees, __ATOMIC_RELAXED);
 			t[2] += __atomic_load_n(&s->bytes_allocated,
 						__ATOMIC_RELAXED);
-			t[3] += (uint64_t)__atomic_load_n(&s->live_bytes,
-							  __ATOMIC_RELAXED);
-			t[4] += (uint64_t)__atomic_load_n(&s->live_blocks,
-							  __ATOMIC_RELAXED);
+			t[3] += (uint64_t)lb;
+			t[4] += (uint64_t)ln;
 		}
 		if (hdm_ruby.version)
 			key_u64(o, ",\"gc_count\":", gc);
@@ -245,8 +245,9 @@ static void write_sites(struct hdm_out *o, const struct names *nm, uint32_t n)
 		hdm_block_each(gen_of, &g);
 	for (i = 0; i < n; i++) {
 		struct hdm_site *s = hdm_site_at(i);
-		int64_t live = __atomic_load_n(&s->live_blocks,
-					       __ATOMIC_RELAXED);
+		int64_t live, live_bytes;
+
+		hdm_site_live(s, &live_bytes, &live);
 
 		hdm_out_str(o, "{\"type\":\"site\",\"site\":");
 		hdm_out_json(o, nm->names[i]);
@@ -258,8 +259,7 @@ static void write_sites(struct hdm_out *o, const struct names *nm, uint32_t n)
 			__atomic_load_n(&s->frees, __ATOMIC_RELAXED));
 		key_u64(o, ",\"bytes_allocated\":",
 			__atomic_load_n(&s->bytes_allocated, __ATOMIC_RELAXED));
-		key_i64(o, ",\"live_bytes\":",
-			__atomic_load_n(&s->live_bytes, __ATOMIC_RELAXED));
+		key_i64(o, ",\"live_bytes\":", live_bytes);
 		key_i64(o, ",\"live_blocks\":", live);
 		if (live > 0 && i < g.n && g.oldest[i] != UINT32_MAX) {
 			key_u64(o, ",\"gen_oldest\":", g.oldest[i]);

@@ -5,7 +5,8 @@
 # extension (tests/ext/malloc_fixture) named by its Ruby caller; the leak
 # scan finding dropped blocks and not those a Ruby object holds; the
 # gem's API (malloc_snapshot, malloc_leakscan, DUMP.malloc.ndjson); the
-# signal and interval snapshots; a process without Ruby (C callers).
+# signal and interval snapshots; a process without Ruby (C callers); a
+# failed realloc counted once.
 # malloc_stress.sh: fork, threads, start/exit runs, jemalloc.
 SUITE=ext/malloc
 . "$(dirname "$0")/lib.sh"
@@ -166,4 +167,30 @@ check c/header "null true exit" "$(head -1 "$f" | jq -r '"\(.ruby) \(.tracking) 
 check c/kinds c "$(jq -r 'select(.type == "site") | .kind' "$f" | sort -u | tr -d '\n')"
 if jq -r 'select(.type == "site") | .site' "$f" | grep -q '^libc\.so\.6[:+]'; then ok c/dladdr-names; else
 	notok c/dladdr-names "$(jq -r 'select(.type == "site") | .site' "$f" | head -3)"
+fi
+
+# a failed realloc leaves the old block tracked, counted once: one
+# allocation and one live block at the site of its malloc (not two)
+cat >"$TMP/realloc_fail.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	size_t huge = strtoull(argc > 1 ? argv[1] : "0", NULL, 10);
+	char *p = malloc(4000);
+	char *q = realloc(p, huge);
+
+	if (q || !p)
+		return 1;
+	printf("failed as expected\n");
+	return 0; /* p is live at exit */
+}
+C
+if ${CC:-cc} -O0 -o "$TMP/realloc_fail" "$TMP/realloc_fail.c"; then
+	traced "$TMP/rf" "$TMP/realloc_fail" 4611686018427387904
+	check realloc-fail/exit 0 "$rc"
+	f=$(ls "$TMP"/rf/*.ndjson 2>/dev/null | head -1)
+	check realloc-fail/counted-once "1 4000 1 4000" "$(jq -r 'select(.type == "site" and (.site | startswith("realloc_fail"))) | "\(.allocs) \(.bytes_allocated) \(.live_blocks) \(.live_bytes)"' "$f" 2>/dev/null)"
+else
+	notok realloc-fail/cc "the C compiler failed"
 fi
