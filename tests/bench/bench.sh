@@ -25,7 +25,9 @@
 #                         graph commands on the store, the 300 000-node
 #                         chain), diff (diff/leaks on a pair), malloc
 #                         (tests/bench/malloc_bench.sh: the malloc
-#                         tracker's overhead, its leak scan; malloc_cg.sh: the same counted by cachegrind); "all"
+#                         tracker's overhead, its leak scan;
+#                         malloc_cg.sh: the same counted by
+#                         cachegrind); "all"
 #   BENCH_TIMEOUT=S       limit of each peer run (heapy, jq), seconds (300)
 #   BENCH_HD_TIMEOUT=S    limit of every other run (900)
 #   BENCH_JOBS=N          threads of the default stats rows (-j; nproc)
