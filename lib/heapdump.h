@@ -2399,6 +2399,11 @@ typedef struct hd_leaks_options {
 #define HD_LEAKS_FIRST_CLUSTER 2 /**< a cluster of several suspects of
 				      one shape that together hold more
 				      than any one suspect */
+#define HD_LEAKS_FIRST_INPLACE 3 /**< an old object grown in place
+				      (hd_leaks_inplace): the new objects
+				      leak less than it grew, or less than
+				      the threshold while the growth in
+				      place reaches it */
 
 /** The whole of an hd_leaks. */
 typedef struct hd_leaks_totals {
@@ -2447,6 +2452,11 @@ typedef struct hd_leaks_totals {
 	int first_kind;
 	size_t first_index;
 	double first_share;
+	/** (three dumps or more, hd_leaks_set_growth) objects old in every
+	 * dump whose memsize grew at every step, and that growth summed
+	 * (hd_growth_inplace_count): memory no new object shows */
+	uint64_t inplace_count;
+	uint64_t inplace_memsize;
 } hd_leaks_totals;
 
 /* hd_leaks_suspect.flags */
@@ -2645,6 +2655,23 @@ HD_API uint64_t hd_growth_examined(const hd_growth *g);
 HD_API const hd_growing *hd_growth_get(const hd_growth *g, size_t i);
 /** The growing collection that is node id of the last store, or NULL. */
 HD_API const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id);
+/** An object in every dump whose memsize grew and never shrank while
+ * its length (bytesize, size) grew at every step, or without a length
+ * its memsize did: growth in place (a String buffer appended to, a Hash
+ * of Integers), which no new object shows. Collections are all followed; other objects from
+ * 512 bytes in the last dump. Borrowed from its hd_growth. */
+typedef struct hd_grown {
+	hd_node_id id;            /**< in the last store */
+	int type;                 /**< HD_T_* */
+	uint64_t first, last;     /**< its memsize in the first and last */
+	const uint64_t *memsizes; /**< one per dump, oldest first */
+} hd_grown;
+/** The number of objects grown in place. */
+HD_API size_t hd_growth_inplace_count(const hd_growth *g);
+/** Their growth (last memsize less first), summed; saturates. */
+HD_API uint64_t hd_growth_inplace_memsize(const hd_growth *g);
+/** The one of rank i (0 the one that grew most), or NULL. */
+HD_API const hd_grown *hd_growth_inplace_get(const hd_growth *g, size_t i);
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_growth_free(hd_growth *g);
 
@@ -2654,11 +2681,29 @@ HD_API void hd_growth_free(hd_growth *g);
  * the holder on the path of what the verdict names first, when one
  * grows, is named in hd_leaks_verdict_text with its lengths ("Hash
  * grows at every dump: 10 -> 20 -> 30"), and a verdict of no
- * significant leak says how many collections grow. g is not kept.
- * @return 0, HD_EINVAL (g of more than 64 dumps)
+ * significant leak says how many collections grow. The growth in place
+ * (hd_growth_inplace_*) counts too: when its total reaches min_leak
+ * while the new objects do not, or when the object that grew most grew
+ * more than what the verdict names first holds (and is not on its
+ * path), the verdict names that object first (HD_LEAKS_FIRST_INPLACE,
+ * with a path from a root). g is not kept.
+ * @return 0, HD_EINVAL (g of more than 64 dumps), HD_ENOMEM
  */
 HD_API int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g,
 			       hd_error *err);
+
+/**
+ * The object grown in place that the verdict weighs (the one of g that
+ * grew most, hd_growth_inplace_get(g, 0)), after hd_leaks_set_growth:
+ * its node id, its memsize dump by dump into memsizes[0..n) (n at most
+ * hd_growth_dumps), and its path from a root (NULL when no root reaches
+ * it). @return the number of dumps of its memsizes (memsizes[] holds
+ * the first n of them), or 0 when there is none (nothing grew in place,
+ * or hd_leaks_set_growth was not called)
+ */
+HD_API size_t hd_leaks_inplace(const hd_leaks *l, hd_node_id *id,
+			    uint64_t *memsizes, size_t n,
+			    const hd_root_path **path);
 
 /** The dumps g was found over. */
 HD_API size_t hd_growth_dumps(const hd_growth *g);

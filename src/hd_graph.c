@@ -372,6 +372,8 @@ static VALUE leaks_hash(VALUE arg)
 				     rb_str_new_cstr("cluster") :
 			     t.first_kind == HD_LEAKS_FIRST_SUSPECT ?
 				     rb_str_new_cstr("suspect") :
+			     t.first_kind == HD_LEAKS_FIRST_INPLACE ?
+				     rb_str_new_cstr("in_place") :
 				     Qnil);
 	SET(r, "first_index", SIZET2NUM(t.first_index));
 	SET_U64(r, "young_count", t.young_count);
