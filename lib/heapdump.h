@@ -2912,6 +2912,13 @@ HD_API void hd_leaks_verdict_json_fields(FILE *f, const hd_store *s,
 HD_API void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
 			 const hd_leak_json_options *o);
 
+/** The fields of hd_path_json's object without its braces, for a front
+ * end that adds its own (serve: the runs it folds, the note); a root
+ * the store does not know is null. */
+HD_API void hd_path_json_fields(FILE *f, const hd_store *s,
+				const hd_root_path *p,
+				const hd_leak_json_options *o);
+
 /** The session's caveats as an array of {name, warning, text}. */
 HD_API void hd_leak_session_caveats_json(FILE *f, const hd_leak_session *ls);
 

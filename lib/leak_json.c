@@ -367,18 +367,21 @@ static void hops(FILE *f, const hd_store *s, const hd_root_path *p)
 	}
 }
 
-void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
-		  const hd_leak_json_options *o)
+void hd_path_json_fields(FILE *f, const hd_store *s, const hd_root_path *p,
+			 const hd_leak_json_options *o)
 {
 	const char *name = hd_store_root_name(s, p->root);
 	char hop[512];
 	unsigned bit, j = 0;
 	size_t k, n;
 
-	fputs("{\"root\":", f);
-	hd_json_write_string(f, name, strlen(name));
-	if (p->n && (name = hd_store_root_ref_name(s, p->root, p->nodes[0],
-						    &n))) {
+	fputs("\"root\":", f);
+	if (name)
+		hd_json_write_string(f, name, strlen(name));
+	else
+		fputs("null", f);
+	if (name && p->n &&
+	    (name = hd_store_root_ref_name(s, p->root, p->nodes[0], &n))) {
 		fputs(",\"root_name\":", f);
 		hd_json_write_string(f, name, n);
 	}
@@ -408,6 +411,13 @@ void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
 		hops(f, s, p);
 		fputc(']', f);
 	}
+}
+
+void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
+		  const hd_leak_json_options *o)
+{
+	fputc('{', f);
+	hd_path_json_fields(f, s, p, o);
 	fputc('}', f);
 }
 

@@ -802,37 +802,23 @@ static void runs_json(FILE *f, const hd_store *s, const hd_root_path *p)
 	hd_path_runs_free(&runs);
 }
 
-/* A retention path: {"root", "root_name", "hops":[...], "text", "runs"}:
- * every hop, and the runs by which the page folds them. */
+/* A retention path in the one schema (hd_path_json_fields,
+ * heapdump-json(5)), without the deprecated "objects", then serve's
+ * own: the note of the path rule, and the runs by which the page folds
+ * the hops. */
 static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 {
-	char hop[512], note[256];
-	size_t k;
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
+	char note[256];
 
-	fprintf(f, "{");
-	root_name_json(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
+	jo.flags &= ~HD_LEAK_JSON_ALIASES;
+	fputc('{', f);
+	hd_path_json_fields(f, s, p, &jo);
 	if (hd_path_note(note, sizeof(note), p)) {
-		cli_path_rule_json(f, p);
 		fprintf(f, ",\"note\":");
 		jstr(f, note);
 	}
-	fprintf(f, ",\"hops\":[");
-	for (k = 0; k < p->n; k++) {
-		if (k)
-			fputc(',', f);
-		cli_hop_json(f, s, p->nodes[k],
-			     k + 1 < p->n ? p->nodes[k + 1] : HD_NODE_NONE);
-	}
-	fprintf(f, "],\"text\":[");
-	for (k = 0; k < p->n; k++) {
-		hd_store_hop_text(hop, sizeof(hop), s, p->nodes[k],
-				  k + 1 < p->n ? p->nodes[k + 1] :
-				  HD_NODE_NONE);
-		if (k)
-			fputc(',', f);
-		jstr(f, hop);
-	}
-	fprintf(f, "],\"runs\":[");
+	fprintf(f, ",\"runs\":[");
 	runs_json(f, s, p);
 	fprintf(f, "]}");
 }
