@@ -877,7 +877,7 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 	}
 	free(ref);
 	fprintf(f, "],\"path\":");
-	if (hd_reach_path(&p, st->reach, id, &err) == 0) {
+	if (hd_reach_path(&p, serve_state_reach(st), id, &err) == 0) {
 		path_json(f, st->s, &p);
 	} else {
 		fprintf(f, "null,\"path_error\":");
@@ -1208,7 +1208,7 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		fputs(",\"path\":", f);
 		if (sp->path)
 			path_json(f, st->s, sp->path);
-		else if (hd_reach_path(&p, st->reach, who, &err) == 0)
+		else if (hd_reach_path(&p, serve_state_reach(st), who, &err) == 0)
 			path_json(f, st->s, &p);
 		else
 			fprintf(f, "null");

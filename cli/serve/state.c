@@ -402,6 +402,40 @@ void serve_state_need_strings(struct serve_state *st)
 	once(&st->strs_once, build_strings, st);
 }
 
+/* The search from the roots (st->reach, or NULL and st->reach_msg). */
+static void *reach_thread(void *arg)
+{
+	struct serve_state *st = arg;
+	hd_error err = { 0 };
+	double t = cli_now();
+
+	if (hd_reach_new(&st->reach, st->s, 0, &err)) {
+		snprintf(st->reach_msg, sizeof(st->reach_msg), "%s", err.msg);
+		st->reach = NULL;
+	}
+	phase("search from roots", &t);
+	return NULL;
+}
+
+static int reach_join(struct serve_state *st)
+{
+	if (st->reach_running) {
+		pthread_join(st->reach_thread, NULL);
+		st->reach_running = 0;
+	} else {
+		reach_thread(st);
+	}
+	if (!st->reach)
+		cli_error("serve: the search from the roots: %s", st->reach_msg);
+	return 0;
+}
+
+const hd_reach *serve_state_reach(struct serve_state *st)
+{
+	once(&st->reach_once, reach_join, st);
+	return st->reach;
+}
+
 static int lib_fail(const hd_error *err)
 {
 	return cli_lib_error(err);
@@ -429,9 +463,9 @@ static int open_analyses(struct serve_state *st, int quiet)
 		return lib_fail(&err);
 	phase("groupings", &t);
 	hd_stats_totals_get(&st->tot, st->st);
-	if (hd_reach_new(&st->reach, st->s, 0, &err))
-		return lib_fail(&err);
-	phase("search from roots", &t);
+	/* the search from the roots goes on while the rest starts */
+	st->reach_running = !pthread_create(&st->reach_thread, NULL,
+					    reach_thread, st);
 	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
 		return lib_fail(&err);
 	phase("dominator tree", &t);
@@ -524,6 +558,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	pthread_mutex_init(&st->walk_lock, NULL);
 	pthread_mutex_init(&st->order_once.lock, NULL);
 	pthread_mutex_init(&st->strs_once.lock, NULL);
+	pthread_mutex_init(&st->reach_once.lock, NULL);
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
@@ -566,6 +601,8 @@ void serve_state_free(struct serve_state *st)
 	free(st->cr_name);
 	hd_class_retained_free(st->cr);
 	hd_domtree_free(st->dt);
+	if (st->reach_running)
+		pthread_join(st->reach_thread, NULL);
 	hd_reach_free(st->reach);
 	hd_stats_free(st->st);
 	free(st->order);
@@ -576,6 +613,7 @@ void serve_state_free(struct serve_state *st)
 	pthread_mutex_destroy(&st->walk_lock);
 	pthread_mutex_destroy(&st->order_once.lock);
 	pthread_mutex_destroy(&st->strs_once.lock);
+	pthread_mutex_destroy(&st->reach_once.lock);
 	free_views(st);
 	if (st->has_sc)
 		cli_sidecar_free(&st->sc);
@@ -594,11 +632,6 @@ const hd_store *serve_state_store(const struct serve_state *st)
 const hd_domtree *serve_state_domtree(const struct serve_state *st)
 {
 	return st->dt;
-}
-
-const hd_reach *serve_state_reach(const struct serve_state *st)
-{
-	return st->reach;
 }
 
 const hd_leaks *serve_state_leaks(const struct serve_state *st)

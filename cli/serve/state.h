@@ -54,7 +54,14 @@ struct serve_state {
 	size_t ncr;
 	size_t *cr_name;
 	hd_domtree *dt;
+	/* the search from the roots (serve_state_reach): started on a
+	 * thread of its own at start, joined by the first call that
+	 * needs it */
+	struct serve_once reach_once;
+	pthread_t reach_thread;
+	int reach_running;
 	hd_reach *reach;
+	char reach_msg[256];
 	/* the dominator tree's children, largest first */
 	hd_domtree_children *kids;
 	/* lazily (serve_state_need_strings): */
