@@ -409,6 +409,10 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 			    "most 1000)");
 		return;
 	}
+	if (g == 1 && serve_state_need_classes(st)) {
+		bad_request(o, 500, "retained by class: out of memory");
+		return;
+	}
 	v = &st->gv[g];
 	n = v->n;
 	by = mode == 1 ? v->by_mem : mode == 2 ? v->by_ret :

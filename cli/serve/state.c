@@ -269,11 +269,10 @@ static const char *row_key(void *payload, size_t i, size_t *len)
 }
 
 /* Every grouping's orders and lowercased keys, and each gem's files:
- * what requests would otherwise sort per call. After hd_domtree_classes
- * (retained by class) and build_order (which reads the rows by count). */
+ * what requests would otherwise sort per call (the order by retained
+ * size of the classes: build_classes). */
 static int build_views(struct serve_state *st)
 {
-	struct ret_sort rs;
 	struct gview *v;
 	size_t i;
 	int g;
@@ -288,20 +287,6 @@ static int build_views(struct serve_state *st)
 					       (void *)v->rows)) ||
 		    hd_text_search_build(&v->ts, v->n, row_key,
 					 (void *)v->rows, NULL))
-			return -1;
-		if (serve_group_keys[g] != HD_KEY_CLASS)
-			continue;
-		if (!(v->ret = calloc(v->n + 1, sizeof(*v->ret))))
-			return -1;
-		for (i = 0; i < v->n; i++) {
-			const hd_class_retained *c =
-				serve_state_class_retained(st, v->rows[i].key[0]);
-
-			v->ret[i] = c ? c->retained_memsize : 0;
-		}
-		rs.rows = v->rows;
-		rs.ret = v->ret;
-		if (!(v->by_ret = index_sorted(v->n, cmp_by_ret, &rs)))
 			return -1;
 	}
 	st->gf_rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &st->ngf);
@@ -436,6 +421,82 @@ const hd_reach *serve_state_reach(struct serve_state *st)
 	return st->reach;
 }
 
+/* The dominator tree's children orders: mapped from the store when it
+ * keeps them and they match the tree, else sorted here (a store that
+ * keeps damaged or stale ones says so). */
+static int open_children(struct serve_state *st, hd_error *err)
+{
+	int rc = hd_domtree_children_open(&st->kids, st->dt, st->s, err);
+
+	if (rc == 0)
+		return 0;
+	if (rc == HD_EFORMAT)
+		cli_error("serve: %s: %s: sorted again", st->in[st->n - 1].name,
+			  err->msg);
+	else if (rc != HD_ENOTFOUND)
+		return rc;
+	memset(err, 0, sizeof(*err));
+	return hd_domtree_children_build(&st->kids, st->dt, st->s, err);
+}
+
+/* Retained by class (hd_domtree_classes), by name, and the class
+ * grouping's rows by it (after build_views: it reads their rows). */
+static int build_classes(struct serve_state *st)
+{
+	struct gview *v = &st->gv[1];
+	struct ret_sort rs;
+	hd_error err = { 0 };
+	double t = cli_now();
+	size_t i;
+
+	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err)) {
+		cli_error("serve: retained by class: %s", err.msg);
+		return -1;
+	}
+	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))))
+		return -1;
+	for (i = 0; i < st->ncr; i++)
+		st->cr_name[i] = i;
+	qsort_r(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name, st->cr);
+	if (!(v->ret = calloc(v->n + 1, sizeof(*v->ret))))
+		return -1;
+	for (i = 0; i < v->n; i++) {
+		const hd_class_retained *c =
+			serve_state_class_retained(st, v->rows[i].key[0]);
+
+		v->ret[i] = c ? c->retained_memsize : 0;
+	}
+	rs.rows = v->rows;
+	rs.ret = v->ret;
+	if (!(v->by_ret = index_sorted(v->n, cmp_by_ret, &rs)))
+		return -1;
+	phase("retained by class", &t);
+	return 0;
+}
+
+static void *classes_thread(void *arg)
+{
+	struct serve_state *st = arg;
+
+	st->classes_rc = build_classes(st);
+	return NULL;
+}
+
+static int classes_join(struct serve_state *st)
+{
+	if (st->classes_running) {
+		pthread_join(st->classes_thread, NULL);
+		st->classes_running = 0;
+		return st->classes_rc;
+	}
+	return build_classes(st);
+}
+
+int serve_state_need_classes(struct serve_state *st)
+{
+	return once(&st->classes_once, classes_join, st);
+}
+
 static int lib_fail(const hd_error *err)
 {
 	return cli_lib_error(err);
@@ -469,19 +530,9 @@ static int open_analyses(struct serve_state *st, int quiet)
 	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
 		return lib_fail(&err);
 	phase("dominator tree", &t);
-	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
-		return lib_fail(&err);
-	phase("retained by class", &t);
-	if (hd_domtree_children_build(&st->kids, st->dt, st->s, &err))
+	if (open_children(st, &err))
 		return lib_fail(&err);
 	phase("children orders", &t);
-	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t)))) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	for (i = 0; i < st->ncr; i++)
-		st->cr_name[i] = i;
-	qsort_r(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name, st->cr);
 	if (st->n > 1) {
 		hd_stats_options co = HD_STATS_OPTIONS_INIT;
 		const hd_store *side;
@@ -505,6 +556,9 @@ static int open_analyses(struct serve_state *st, int quiet)
 		return EXIT_FAIL;
 	}
 	phase("groups' orders", &t);
+	/* retained by class (the stats by class) goes on while serving */
+	st->classes_running = !pthread_create(&st->classes_thread, NULL,
+					      classes_thread, st);
 	if (!quiet)
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects; "
 			"the objects' order and string values on the first "
@@ -559,6 +613,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	pthread_mutex_init(&st->order_once.lock, NULL);
 	pthread_mutex_init(&st->strs_once.lock, NULL);
 	pthread_mutex_init(&st->reach_once.lock, NULL);
+	pthread_mutex_init(&st->classes_once.lock, NULL);
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
@@ -598,6 +653,8 @@ void serve_state_free(struct serve_state *st)
 	hd_strings_free(st->strs);
 	hd_text_search_free(st->lc);
 	hd_domtree_children_free(st->kids);
+	if (st->classes_running)
+		pthread_join(st->classes_thread, NULL);
 	free(st->cr_name);
 	hd_class_retained_free(st->cr);
 	hd_domtree_free(st->dt);
@@ -614,6 +671,7 @@ void serve_state_free(struct serve_state *st)
 	pthread_mutex_destroy(&st->order_once.lock);
 	pthread_mutex_destroy(&st->strs_once.lock);
 	pthread_mutex_destroy(&st->reach_once.lock);
+	pthread_mutex_destroy(&st->classes_once.lock);
 	free_views(st);
 	if (st->has_sc)
 		cli_sidecar_free(&st->sc);

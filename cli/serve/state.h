@@ -50,7 +50,13 @@ struct serve_state {
 	hd_store *s;              /* the one examined: the last input */
 	hd_stats *st;             /* the NGROUPS groupings of s */
 	hd_stats_totals tot;
-	hd_class_retained *cr;    /* retained by class, and by name: */
+	/* retained by class, and by name, with the class grouping's
+	 * ret and by_ret (serve_state_need_classes): on a thread of its
+	 * own from the end of the start */
+	struct serve_once classes_once;
+	pthread_t classes_thread;
+	int classes_running, classes_rc;
+	hd_class_retained *cr;
 	size_t ncr;
 	size_t *cr_name;
 	hd_domtree *dt;
@@ -104,6 +110,9 @@ struct serve_state {
 /* The order of the objects and the class index (st->order, st->cls,
  * st->cls_name): computed by the first call; 0, or -1 out of memory. */
 int serve_state_need_order(struct serve_state *st);
+/* Retained by class (st->cr, st->cr_name, st->gv[1].ret and by_ret):
+ * 0, or -1 (said) when it could not be computed. */
+int serve_state_need_classes(struct serve_state *st);
 /* The string values and their search (st->strs and st->lc, or NULL and
  * st->strs_msg saying why): read from the dump by the first call. */
 void serve_state_need_strings(struct serve_state *st);
