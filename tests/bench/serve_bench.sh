@@ -124,3 +124,24 @@ if [ $# -gt 1 ]; then
 fi
 echo "# RSS after the tour: $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB, $(awk -v s=$SKB '/VmRSS/ { printf "%.0f", 100 * $2 / s }' /proc/$pid/status)% of the stores; peak $(awk '/VmHWM/ { print $2 }' /proc/$pid/status) kB"
 echo "# slowest call: $(sort -g "$TMP/calls" | tail -1 | tr -s ' ')"
+# one store: what query and the gem's HeapDump.load take to open it
+# (best of 3, wall; issue 40: <= 100 ms at 4 M objects)
+if [ $# -eq 1 ] && [ "${1%.hds}" != "$1" ]; then
+	best() {
+		b=
+		for i in 1 2 3; do
+			t0=$(date +%s.%N)
+			"$@" >/dev/null 2>&1 || { echo failed; return; }
+			t=$(echo "$(date +%s.%N) - $t0" | bc)
+			[ -z "$b" ] || [ "$(echo "$t < $b" | bc)" = 1 ] && b=$t
+		done
+		printf '%.3f s' "$b"
+	}
+	echo "# query open (select 1): $(best "$HD" query "$1" 'select 1')"
+	EXT=${B:-build}/ext
+	if [ -f "$EXT/heapdump_ext.so" ]; then
+		echo "# HeapDump.load: $(best ${RUBY:-ruby} -I src/lib -I "$EXT" -e 'require "heapdump"; HeapDump.load(ARGV[0])' "$1") (ruby start and require included: $(best ${RUBY:-ruby} -I src/lib -I "$EXT" -e 'require "heapdump"'))"
+	else
+		echo "# HeapDump.load: not measured ($EXT: make ext)"
+	fi
+fi
