@@ -5,10 +5,12 @@
  * groupings (one pass of hd_stats over the store), the search from the
  * roots, the dominator tree (mapped from the store when it holds one),
  * its children orders and the groups' orders (small: one per group).
- * On the first request that needs them (serve_once): the objects in
- * order of retained size with each one's class index (/api/objects),
- * and the string values read back from the dump with their search
- * (/api/search), so that serve answers its first page without them.
+ * While serving, on threads (serve_once: or by the first request that
+ * needs them, whichever comes first): the search from the roots
+ * (paths), retained by class, the objects in order of retained size
+ * with each one's class index (/api/objects), and the string values
+ * read back from the dump with their search (/api/search), so that
+ * serve answers its first page without them.
  * No comparison reads file-scope state: each sort gets its context
  * through qsort_r, and the state is read by every request thread.
  */
@@ -474,28 +476,29 @@ static int build_classes(struct serve_state *st)
 	return 0;
 }
 
-static void *classes_thread(void *arg)
+int serve_state_need_classes(struct serve_state *st)
+{
+	return once(&st->classes_once, build_classes, st);
+}
+
+/* After the start, one thread computes the parts the first calls
+ * would otherwise wait for, in the order a page asks for them (stats
+ * by class, a group's objects, a search): each through its serve_once,
+ * so that a call that needs one first computes it itself, or waits for
+ * this thread to finish it. Stops between parts when st->warm_stop. */
+static void *warm_thread(void *arg)
 {
 	struct serve_state *st = arg;
 
-	st->classes_rc = build_classes(st);
+	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_classes(st);
+	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_order(st);
+	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_strings(st);
 	return NULL;
 }
 
-static int classes_join(struct serve_state *st)
-{
-	if (st->classes_running) {
-		pthread_join(st->classes_thread, NULL);
-		st->classes_running = 0;
-		return st->classes_rc;
-	}
-	return build_classes(st);
-}
-
-int serve_state_need_classes(struct serve_state *st)
-{
-	return once(&st->classes_once, classes_join, st);
-}
 
 static int lib_fail(const hd_error *err)
 {
@@ -556,14 +559,15 @@ static int open_analyses(struct serve_state *st, int quiet)
 		return EXIT_FAIL;
 	}
 	phase("groups' orders", &t);
-	/* retained by class (the stats by class) goes on while serving */
-	st->classes_running = !pthread_create(&st->classes_thread, NULL,
-					      classes_thread, st);
+	/* what the first calls need goes on while serving */
+	st->warm_running = !pthread_create(&st->warm_thread, NULL,
+					   warm_thread, st);
 	if (!quiet)
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects; "
-			"the objects' order and string values on the first "
-			"call that needs them)\n", PROGRAM_NAME,
-			cli_now() - t0, hd_store_node_count(st->s));
+			"paths, retained by class, the objects' order and "
+			"string values follow while serving)\n",
+			PROGRAM_NAME, cli_now() - t0,
+			hd_store_node_count(st->s));
 	return 0;
 }
 
@@ -648,13 +652,16 @@ void serve_state_free(struct serve_state *st)
 
 	if (!st)
 		return;
+	if (st->warm_running) {
+		/* the part under way is finished, no other begun */
+		__atomic_store_n(&st->warm_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(st->warm_thread, NULL);
+	}
 	hd_stats_free(st->diff_st);
 	hd_leak_session_free(st->ls);
 	hd_strings_free(st->strs);
 	hd_text_search_free(st->lc);
 	hd_domtree_children_free(st->kids);
-	if (st->classes_running)
-		pthread_join(st->classes_thread, NULL);
 	free(st->cr_name);
 	hd_class_retained_free(st->cr);
 	hd_domtree_free(st->dt);

@@ -50,12 +50,12 @@ struct serve_state {
 	hd_store *s;              /* the one examined: the last input */
 	hd_stats *st;             /* the NGROUPS groupings of s */
 	hd_stats_totals tot;
+	/* the thread that computes the lazy parts after the start */
+	pthread_t warm_thread;
+	int warm_running, warm_stop;
 	/* retained by class, and by name, with the class grouping's
-	 * ret and by_ret (serve_state_need_classes): on a thread of its
-	 * own from the end of the start */
+	 * ret and by_ret (serve_state_need_classes) */
 	struct serve_once classes_once;
-	pthread_t classes_thread;
-	int classes_running, classes_rc;
 	hd_class_retained *cr;
 	size_t ncr;
 	size_t *cr_name;

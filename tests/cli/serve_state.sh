@@ -1,7 +1,7 @@
 #!/bin/sh
 # serve_state.sh - heapdump serve's state (cli/serve/state.c): the start
-# says what it leaves to the first call that needs it (the objects'
-# order, the string values); a tour of every API call answers the same
+# says what it leaves to the time after it (paths, retained by class,
+# the objects' order, the string values); a tour of every API call answers the same
 # bytes from a dump, from its store with the dominator tree, without
 # it, and from a store of the previous format's writer (a store written
 # by this build without the optional sections); first calls that race
@@ -86,7 +86,7 @@ same() {
 
 # ---- from the dump (indexed in memory): the reference tour ----
 start dump --no-cache "$L"_later.json.gz
-check_grep dump/says-lazy "ready in [0-9.]+ s .*objects' order and string values on the first call that needs them" "$TMP/dump.err"
+check_grep dump/says-lazy "ready in [0-9.]+ s .*paths, retained by class, the objects' order and string values follow while serving" "$TMP/dump.err"
 tour "$TMP/t-dump" 1 "$L"_later.json.gz
 check dump/answers-nonempty 0 "$(find "$TMP/t-dump" -empty | wc -l)"
 check dump/search-found-strings 1 "$(jq '.strings.matched > 0' "$TMP/t-dump/search-string" | grep -c true)"
