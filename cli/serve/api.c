@@ -1,18 +1,19 @@
 /*
  * api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
- * API): every answer is computed by the library, once at start for what
- * is costly (the groups, the search from the roots, the dominator tree,
- * the strings, the diff and the leak model), and only cut into pages,
- * filtered, sorted and printed here. Every string from a dump goes
+ * API): every answer is computed by the library, once for what is
+ * costly (the groups, the search from the roots, the dominator tree,
+ * the strings, the diff and the leak model: state.c, at start or by
+ * the first call that needs it), and only cut into pages, filtered,
+ * sorted and printed here. Every string from a dump goes
  * through cli_json_string (and http.c writes '<', '>' and '&' as
  * \u escapes).
  *
- * Several threads answer at once (http.c): after the start the
- * state is only read, but for the place where the last walk of a group
- * stopped (under walk_lock). No request does work superlinear in what a
+ * Several threads answer at once (http.c): the state is only read,
+ * but for the parts state.c computes once under their locks and the
+ * place where the last walk of a group stopped (under walk_lock). No request does work superlinear in what a
  * dump holds: the groups' orders (by count, memsize, key, retained),
  * their keys lowercased for filters, and the files of each gem are
- * computed once at start; a filter is one memmem(3) pass over the keys;
+ * computed once; a filter is one memmem(3) pass over the keys;
  * the names of the references a page shows are read with one pass over
  * each referrer's references.
  */
