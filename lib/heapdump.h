@@ -1651,6 +1651,18 @@ typedef struct hd_domtree_children hd_domtree_children;
 HD_API int hd_domtree_children_build(hd_domtree_children **out,
 				     const hd_domtree *d, const hd_store *s,
 				     hd_error *err);
+/**
+ * The children of d as its store keeps them (written with the tree by
+ * hd_store_set_domtree: index --dominators, the cached stores), mapped,
+ * not sorted: checked against d in O(N) (each child once, in the row of
+ * its immediate dominator, in the tree view's order).
+ * @return 0; HD_ENOTFOUND when the store keeps none; HD_EFORMAT (the
+ * message says so) when they do not match d: damaged or stale, then
+ * build them (hd_domtree_children_build); HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_domtree_children_open(hd_domtree_children **out,
+				    const hd_domtree *d, const hd_store *s,
+				    hd_error *err);
 /** The children of v (HD_DOM_ROOT: of the virtual root, the top of the
  * tree), *n of them; NULL and 0 for a node out of range. Borrowed. */
 HD_API const hd_node_id *hd_domtree_children_of(const hd_domtree_children *c,
@@ -1744,7 +1756,8 @@ HD_API void hd_class_retained_free(hd_class_retained *rows);
 /**
  * Keeps a copy of d in s (built by hd_store_build(), not opened), so
  * that hd_store_write() stores it and hd_domtree_new() on the written
- * store reads it instead of computing it.
+ * store reads it instead of computing it; with it the children orders
+ * (hd_domtree_children_open reads them back).
  * @return 0, HD_ENOMEM, HD_EINVAL (an opened store, or d of another store)
  */
 HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
