@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NAME_MAX_BYTES 512
 
@@ -115,19 +116,43 @@ static uint64_t weight_of(const struct src *x, uint32_t v)
 						hd_store_memsize(x->s, v);
 }
 
-/* "NAME NodeName" (name: the reference that holds v, may be NULL). */
+/* 1 when the type says more than the node name, as top prints it:
+ * "Thread (DATA)", "LeakyCache (CLASS)" (an instance and its class are
+ * two frames); never after an object, a "(hidden ...)", "IMEMO/",
+ * "DATA/" or a name the type repeats ("String"). */
+static int type_adds(const char *nm, int t)
+{
+	const char *tn = hd_type_name(t);
+
+	if (t == HD_T_OBJECT || !tn || nm[0] == '(' ||
+	    strncmp(nm, "IMEMO/", 6) == 0 || strncmp(nm, "DATA/", 5) == 0)
+		return 0;
+	return strcasecmp(nm, tn) != 0;
+}
+
+/* "NAME NodeName (TYPE)": name, the reference that holds v, may be
+ * NULL; an element's name ("[3]", "[\"user_42\"]") is "[*]", so the
+ * entries of one collection fold into one frame, as a profiler's calls
+ * from one line; (TYPE) as type_adds says. */
 static size_t frame_text(char *buf, size_t size, const struct src *x,
 			 uint32_t v, const char *name, size_t len)
 {
-	size_t at = 0;
+	char nm[NAME_MAX_BYTES / 2];
+	int t = hd_store_type(x->s, v), k;
 
-	if (name && len) {
-		at = len < size - 2 ? len : size - 2;
-		memcpy(buf, name, at);
-		buf[at++] = ' ';
+	hd_store_node_name(nm, sizeof(nm), x->s, v);
+	if (name && len && name[0] == '[') {
+		name = "[*]";
+		len = 3;
 	}
-	at += hd_store_node_name(buf + at, size - at, x->s, v);
-	return at < size ? at : size - 1;
+	if (len > NAME_MAX_BYTES / 4)
+		len = NAME_MAX_BYTES / 4;
+	k = snprintf(buf, size, "%.*s%s%s%s%s%s", name ? (int)len : 0,
+		     name ? name : "", name && len ? " " : "", nm,
+		     type_adds(nm, t) ? " (" : "",
+		     type_adds(nm, t) ? hd_type_name(t) : "",
+		     type_adds(nm, t) ? ")" : "");
+	return k < 0 ? 0 : (size_t)k < size ? (size_t)k : size - 1;
 }
 
 /* ---- by path ---- */
