@@ -387,8 +387,9 @@ int hd_flame_build(hd_flame **out, const hd_store *s, const hd_nodes *only,
 	struct src x;
 	int rc;
 
+	if (out)
+		*out = NULL;
 	HD_ASSERT_ARG(out && s);
-	*out = NULL;
 	memset(&x, 0, sizeof(x));
 	x.s = s;
 	x.o = opts ? opts : &defaults;
