@@ -194,6 +194,9 @@ int cmd_flame(int argc, char **argv)
 		return cli_usage_error(&info, "only one input can be '-'");
 	if ((rc = parse_args(&fo, &fmt)))
 		return rc;
+	/* --by stack: fo.stack and fo.stack_ctx are the store's allocation
+	 * stacks once it keeps them (issue 36, part 1); until then the
+	 * library says this dump has none (HD_FLAME_NO_STACKS) */
 	for (k = 0; k < nin; k++)
 		cli_input_register(argv[first + k]);
 	if ((rc = cli_out_check(A.output)))
