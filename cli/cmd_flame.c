@@ -171,6 +171,29 @@ static const char *profile_name(const hd_flame_options *fo, int nin)
 	return names[nin - 1][fo->by - 1];
 }
 
+/* An empty graph is an answer (nothing grew), but never a silent one. */
+static void say_empty(const struct cli_input *in, const hd_store *s,
+		      const hd_flame_options *fo, int nin,
+		      const hd_diff_result *d)
+{
+	hd_store_info si;
+
+	if (nin > 1 && !(d->has_later ? d->retained.n : d->added.n)) {
+		cli_error("%s: the graph is empty: no object is new%s",
+			  in->name, d->has_later ? " and still alive" : "");
+		return;
+	}
+	hd_store_info_get(&si, s);
+	cli_error("%s: the graph is empty: %s", in->name,
+		  fo->by == HD_FLAME_BY_PATH ?
+			  (si.features & HD_FEAT_PARTIAL ?
+				   "no object is reached from a GC root (no "
+				   "ROOT lines: a partial dump; --by site "
+				   "counts every object)" :
+				   "no object is reached from a GC root") :
+			  "no object weighs anything");
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	hd_flame_options fo = HD_FLAME_OPTIONS_INIT;
@@ -219,6 +242,8 @@ int cmd_flame(int argc, char **argv)
 		rc = err.code == HD_ENOTFOUND ? EXIT_FAIL : cli_lib_error(&err);
 		goto out;
 	}
+	if (!hd_flame_total(f, NULL))
+		say_empty(&in[at], s[at], &fo, nin, d);
 	rc = write_out(f, fmt, fo.metric, profile_name(&fo, nin),
 		       in[at].path);
 out:

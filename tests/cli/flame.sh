@@ -190,3 +190,12 @@ check_rc usage/four 2 "$H" flame -q $B3 "$A"
 check_rc usage/none 2 "$H" flame -q
 check_rc usage/output-input 2 "$H" flame -q -o "$A" "$A"
 check usage/input-intact "$(wc -c <"$D/leak_after.json")" "$(wc -c <"$A")"
+
+# ---- an empty graph is said ----
+
+grep -v '"type":"ROOT"' "$A" >"$TMP/noroot.json"
+check_rc empty/partial-exit 0 "$H" flame -q "$TMP/noroot.json"
+check empty/partial-out "" "$(cat "$TMP/out")"
+check_grep empty/partial-message "the graph is empty: no object is reached from a GC root \(no ROOT lines: a partial dump; --by site counts every object\)" "$TMP/err"
+check_rc empty/no-growth-exit 0 "$H" flame -q "$A" "$A"
+check_grep empty/no-growth-message "the graph is empty: no object is new$" "$TMP/err"
