@@ -42,7 +42,14 @@ struct hd_flame {
 	uint32_t deeper_frame;
 	uint64_t total;
 	int total_saturated;
+	/* hd_flame_index: totals, children (CSR), dropped by any change */
+	uint64_t *tot;
+	uint32_t *koff, *kid;
+	size_t indexed; /* nodes when indexed, 0: not */
+	int stale;      /* changed since */
 };
+
+static void index_free(hd_flame *f);
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -75,6 +82,7 @@ void hd_flame_free(hd_flame *f)
 	if (!f)
 		return;
 	HD_FREE(f->n, f->cap);
+	index_free(f);
 	hd__map_free(&f->kids);
 	hd__intern_free(&f->names);
 	hd__free(f, sizeof(*f));
@@ -99,6 +107,7 @@ static int child_of(hd_flame *f, uint32_t parent, uint32_t frame,
 	f->n[id] = (struct fnode){ parent, frame, f->n[parent].depth + 1,
 				   (uint32_t)deeper, 0 };
 	f->count++;
+	f->stale = 1;
 	return 0;
 }
 
@@ -128,6 +137,7 @@ void hd_flame_weigh(hd_flame *f, uint32_t node, uint64_t weight)
 	if (!f || node >= f->count)
 		return;
 	f->n[node].self = sat_add(f->n[node].self, weight);
+	f->stale = 1; /* the totals moved */
 	if (f->total > UINT64_MAX - weight)
 		f->total_saturated = 1;
 	f->total = sat_add(f->total, weight);
@@ -161,6 +171,92 @@ uint64_t hd_flame_total(const hd_flame *f, int *saturated)
 uint32_t hd_flame_node_count(const hd_flame *f)
 {
 	return f ? (uint32_t)f->count - 1 : 0;
+}
+
+/* ---- the index: totals and children, for tree views ---- */
+
+static void index_free(hd_flame *f)
+{
+	HD_FREE(f->tot, f->indexed);
+	HD_FREE(f->koff, f->indexed ? f->indexed + 1 : 0);
+	HD_FREE(f->kid, f->indexed);
+	f->tot = NULL;
+	f->koff = f->kid = NULL;
+	f->indexed = 0;
+}
+
+static int cmp_kid(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *t = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (t[x] != t[y])
+		return t[x] < t[y] ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+int hd_flame_index(hd_flame *f, hd_error *err)
+{
+	size_t n, i, *fill = NULL;
+
+	HD_ASSERT_ARG(f);
+	index_free(f);
+	n = f->count;
+	f->tot = hd__array_alloc(n, sizeof(*f->tot));
+	f->koff = hd__calloc(n + 1, sizeof(*f->koff));
+	f->kid = hd__array_alloc(n, sizeof(*f->kid));
+	fill = hd__array_alloc(n, sizeof(*fill));
+	if (!f->tot || !f->koff || !f->kid || !fill) {
+		HD_FREE(f->tot, n);
+		HD_FREE(f->koff, n + 1);
+		HD_FREE(f->kid, n);
+		HD_FREE(fill, fill ? n : 0);
+		f->tot = NULL;
+		f->koff = f->kid = NULL;
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	f->indexed = n;
+	for (i = 0; i < n; i++)
+		f->tot[i] = f->n[i].self;
+	/* a child's id is above its parent's: one backward pass */
+	for (i = n; i-- > 1;)
+		f->tot[f->n[i].parent] = sat_add(f->tot[f->n[i].parent],
+						 f->tot[i]);
+	for (i = 1; i < n; i++)
+		f->koff[f->n[i].parent + 1]++;
+	for (i = 1; i <= n; i++)
+		f->koff[i] += f->koff[i - 1];
+	for (i = 0; i < n; i++)
+		fill[i] = f->koff[i];
+	for (i = 1; i < n; i++)
+		f->kid[fill[f->n[i].parent]++] = (uint32_t)i;
+	HD_FREE(fill, n);
+	for (i = 0; i < n; i++)
+		hd__sort(f->kid + f->koff[i], f->koff[i + 1] - f->koff[i],
+			 sizeof(*f->kid), cmp_kid, f->tot);
+	f->stale = 0;
+	return 0;
+}
+
+int hd_flame_node(hd_flame_node_info *out, const hd_flame *f, uint32_t id)
+{
+	hd_error *err = NULL;
+
+	HD_ASSERT_ARG(out && f && f->indexed && !f->stale);
+	if (id >= f->count)
+		return HD_ENOTFOUND;
+	memset(out, 0, sizeof(*out));
+	if (id != HD_FLAME_ROOT)
+		out->name = hd__intern_str(&f->names, f->n[id].frame,
+					   &out->name_len);
+	else
+		out->name = "";
+	out->self = f->n[id].self;
+	out->total = f->tot[id];
+	out->depth = f->n[id].depth;
+	out->nchildren = f->koff[id + 1] - f->koff[id];
+	out->children = f->kid + f->koff[id];
+	return 0;
 }
 
 /* ---- a buffered writer over the caller's hd_write_cb ---- */

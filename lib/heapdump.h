@@ -3716,6 +3716,30 @@ HD_API uint64_t hd_flame_total(const hd_flame *f, int *saturated);
 /** The number of nodes (stack prefixes), the root aside. */
 HD_API uint32_t hd_flame_node_count(const hd_flame *f);
 
+/** One node of a tree, as hd_flame_node() gives it. */
+typedef struct hd_flame_node_info {
+	const char *name;  /**< the frame (borrowed, NUL-terminated, raw
+			       bytes); "" for the root */
+	size_t name_len;
+	uint64_t self;     /**< the weight added at exactly this stack */
+	uint64_t total;    /**< self and every descendant's (saturating) */
+	uint32_t depth;    /**< 0 for HD_FLAME_ROOT */
+	uint32_t nchildren;
+	const uint32_t *children; /**< largest total first, then oldest */
+} hd_flame_node_info;
+
+/**
+ * The node id of f, after hd_flame_index(f) (else HD_EINVAL): a tree
+ * view walks from HD_FLAME_ROOT down its children. Borrowed until the
+ * tree changes or is freed. @return 0, HD_EINVAL, HD_ENOTFOUND (no
+ * such node)
+ */
+HD_API int hd_flame_node(hd_flame_node_info *out, const hd_flame *f,
+			 uint32_t id);
+/** Computes every node's total and children, largest first, for
+ * hd_flame_node(): O(N log N) once. @return 0, HD_ENOMEM */
+HD_API int hd_flame_index(hd_flame *f, hd_error *err);
+
 /* hd_flame_write() formats */
 /** "a;b;c 123" a line per stack of nonzero self weight (Brendan Gregg's
  * folded stacks, for flamegraph.pl and inferno); ';', control bytes

@@ -71,6 +71,42 @@ static void test_flame__folded(void)
 	hd_flame_free(f);
 }
 
+static void test_flame__index(void)
+{
+	hd_flame *f = NULL;
+	hd_flame_node_info r, a, b;
+
+	T_RC(hd_flame_new(&f, 0, NULL), 0);
+	add(f, "x", "b", NULL, 2);
+	add(f, "a", "b", "c", 7);
+	add(f, "a", NULL, NULL, 1);
+	add(f, "a", "b", NULL, 10);
+	T_RC(hd_flame_node(&r, f, HD_FLAME_ROOT), HD_EINVAL); /* no index */
+	T_RC(hd_flame_index(f, NULL), 0);
+	T_RC(hd_flame_node(&r, f, HD_FLAME_ROOT), 0);
+	T_EQ(r.total, 20);
+	T_EQ(r.nchildren, 2);
+	T_RC(hd_flame_node(&a, f, r.children[0]), 0);
+	T_STREQ(a.name, "a");
+	T_EQ(a.total, 18);
+	T_EQ(a.self, 1);
+	T_EQ(a.depth, 1);
+	T_RC(hd_flame_node(&b, f, r.children[1]), 0);
+	T_STREQ(b.name, "x");
+	T_EQ(b.total, 2);
+	T_RC(hd_flame_node(&b, f, a.children[0]), 0);
+	T_STREQ(b.name, "b");
+	T_EQ(b.total, 17);
+	T_EQ(b.nchildren, 1);
+	T_RC(hd_flame_node(&b, f, 99), HD_ENOTFOUND);
+	add(f, "a", NULL, NULL, 1); /* a change: index again first */
+	T_RC(hd_flame_node(&r, f, HD_FLAME_ROOT), HD_EINVAL);
+	T_RC(hd_flame_index(f, NULL), 0);
+	T_RC(hd_flame_node(&r, f, HD_FLAME_ROOT), 0);
+	T_EQ(r.total, 21);
+	hd_flame_free(f);
+}
+
 static void test_flame__escapes(void)
 {
 	hd_flame *f = NULL;
@@ -266,6 +302,7 @@ static void test_flame__bad_arguments(void)
 
 static const struct t_case cases[] = {
 	T_CASE(flame__folded),
+	T_CASE(flame__index),
 	T_CASE(flame__escapes),
 	T_CASE(flame__depth),
 	T_CASE(flame__deep),
