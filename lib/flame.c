@@ -254,6 +254,7 @@ int hd_flame_node(hd_flame_node_info *out, const hd_flame *f, uint32_t id)
 	out->self = f->n[id].self;
 	out->total = f->tot[id];
 	out->depth = f->n[id].depth;
+	out->parent = f->n[id].parent;
 	out->nchildren = f->koff[id + 1] - f->koff[id];
 	out->children = f->kid + f->koff[id];
 	return 0;

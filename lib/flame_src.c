@@ -95,7 +95,8 @@ struct src {
 	const hd_store *s;
 	const hd_flame_options *o;
 	hd_flame *f;
-	hd_domtree *d;
+	const hd_domtree *d;
+	hd_domtree *own;  /* the tree computed here, or NULL */
 	struct dkids k;
 	unsigned char *only;  /* bitmap of the nodes that weigh, or NULL */
 	unsigned char *skip;  /* bitmap of the dumper's nodes, or NULL */
@@ -353,8 +354,12 @@ static int run(struct src *x)
 			      (x->o->flags & HD_FLAME_ALL ?
 				       0 : HD_DOMTREE_SKIP_DUMPER);
 
-		if ((rc = hd_domtree_new(&x->d, x->s, df, x->err)))
+		if (x->o->domtree)
+			x->d = x->o->domtree;
+		else if ((rc = hd_domtree_new(&x->own, x->s, df, x->err)))
 			return rc;
+		else
+			x->d = x->own;
 		if ((rc = dkids_build(&x->k, x->d, x->n)))
 			return hd__error(x->err, rc, "out of memory");
 		if (!(ids = hd__array_alloc(x->n ? x->n : 1, sizeof(*ids))))
@@ -404,7 +409,7 @@ int hd_flame_build(hd_flame **out, const hd_store *s, const hd_nodes *only,
 	else
 		rc = run(&x);
 	dkids_free(&x.k);
-	hd_domtree_free(x.d);
+	hd_domtree_free(x.own);
 	hd__bitmap_free(x.only, x.n);
 	hd__bitmap_free(x.skip, x.n);
 	if (rc) {

@@ -3724,6 +3724,7 @@ typedef struct hd_flame_node_info {
 	uint64_t self;     /**< the weight added at exactly this stack */
 	uint64_t total;    /**< self and every descendant's (saturating) */
 	uint32_t depth;    /**< 0 for HD_FLAME_ROOT */
+	uint32_t parent;   /**< HD_FLAME_ROOT's: UINT32_MAX */
 	uint32_t nchildren;
 	const uint32_t *children; /**< largest total first, then oldest */
 } hd_flame_node_info;
@@ -3797,12 +3798,15 @@ typedef struct hd_flame_options {
 	uint32_t max_depth;    /**< 0: HD_FLAME_DEPTH_DEFAULT */
 	hd_flame_stack_fn stack; /**< HD_FLAME_BY_STACK's source */
 	void *stack_ctx;
+	/** The dominator tree of s to use (serve keeps one), or NULL:
+	 * computed (hd_domtree_new) when the source needs one. */
+	const hd_domtree *domtree;
 } hd_flame_options;
 
 #define HD_FLAME_OPTIONS_VERSION 1
 #define HD_FLAME_OPTIONS_INIT \
 	{ HD_FLAME_OPTIONS_VERSION, HD_FLAME_BY_PATH, HD_FLAME_MEMSIZE, 0, 0, \
-	  NULL, NULL }
+	  NULL, NULL, NULL }
 
 /**
  * The flame graph of the objects of s (only: those of the set, NULL:
