@@ -27,17 +27,20 @@ struct fl {
 	size_t left;
 };
 
+/* f, an open_memstream of *buf and *len, closed into the response:
+ * the buffer and its length are read after fclose, which sets them
+ * (an empty body when memory ran out: http.c answers 500). */
 static void answer(struct serve_resp *resp, unsigned status, FILE *f,
-		   char *buf, size_t len)
+		   char **buf, size_t *len)
 {
 	fputc('\n', f);
 	if (fclose(f) != 0) {
-		free(buf);
-		buf = NULL;
+		free(*buf);
+		*buf = NULL;
 	}
 	resp->status = status;
-	resp->body = buf;
-	resp->len = buf ? len : 0;
+	resp->body = *buf;
+	resp->len = *buf ? *len : 0;
 }
 
 static void fail(struct serve_resp *resp, unsigned status, const char *msg)
@@ -51,8 +54,7 @@ static void fail(struct serve_resp *resp, unsigned status, const char *msg)
 	fprintf(f, "{\"error\":");
 	cli_json_string(f, msg, strlen(msg));
 	fputc('}', f);
-	fflush(f);
-	answer(resp, status, f, buf, len);
+	answer(resp, status, f, &buf, &len);
 }
 
 static void frame_fields(FILE *f, uint32_t id, const hd_flame_node_info *n)
@@ -225,7 +227,6 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 	frame(&t, (uint32_t)node, (unsigned)depth);
 	chain(t.f, g, (uint32_t)node);
 	fputc('}', t.f);
-	fflush(t.f);
-	answer(resp, 200, t.f, buf, len);
+	answer(resp, 200, t.f, &buf, &len);
 	hd_flame_free(g);
 }
