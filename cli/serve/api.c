@@ -1246,5 +1246,5 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 		}
 	bad_request(&o, 404, "no such API call: overview, stats, objects, "
 		    "object, domtree, search, diff, leaks, treemap, "
-		    "graph.svg");
+		    "graph.svg, flame");
 }

@@ -522,6 +522,7 @@ static const struct {
 } draw_routes[] = {
 	{ "treemap", api_treemap },
 	{ "graph.svg", api_graph },
+	{ "flame", serve_api_flame },
 	{ NULL, NULL }
 };
 

@@ -77,6 +77,10 @@ const hd_node_id *serve_state_kids(const struct serve_state *st,
 int serve_draw_api(struct serve_state *st, const struct serve_req *r,
 		   struct serve_resp *resp);
 
+/* flame.c: /api/flame, a bounded part of the heap's flame graph. */
+void serve_api_flame(struct serve_state *st, const struct serve_req *r,
+		     struct serve_resp *resp);
+
 /* http.c */
 struct serve_http_opts {
 	const char *bind;   /* numeric address; NULL: 127.0.0.1 */

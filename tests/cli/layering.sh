@@ -120,6 +120,8 @@ memory graph
 budget graph
 domtree_children graph
 leak_session graph
+flame graph
+flame_src graph
 leak_json out
 export out
 subdump out
