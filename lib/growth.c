@@ -15,6 +15,8 @@
  * collection is followed, and of the other objects those of at least
  * INPLACE_MIN bytes in the last dump (an object that small cannot have
  * grown much; the bound keeps the lookups to a small part of the heap).
+ * The tracer's and dump_all's objects and the VM's hidden tables are
+ * not counted (own_object).
  *
  * An object that compaction moved is not followed (its address
  * changed): it is not reported, never reported wrongly.
@@ -194,6 +196,17 @@ static int add_grown(hd_growth *r, hd_node_id id, int type,
 	return 0;
 }
 
+/* May id's growth in place be the program's? Not the allocation
+ * tracer's table nor dump_all's objects (hd_store_is_dumper), nor an
+ * object without a class: the VM's own hidden tables (the interned
+ * strings, the symbol table's lists), which grow with what the program
+ * does but are never what holds its memory. */
+static int own_object(const hd_store *s, hd_node_id id)
+{
+	return hd_store_class(s, id) != HD_NODE_NONE &&
+	       !hd_store_is_dumper(s, id);
+}
+
 /* Follows id back: a growing collection, growth in place, or neither. */
 static int examine(hd_growth *r, const hd_store *const *stores,
 		   hd_node_id id, hd_node_id *ids, uint64_t *v)
@@ -209,7 +222,8 @@ static int examine(hd_growth *r, const hd_store *const *stores,
 		return 0;
 	if (coll && grows(stores, n, ids, v) && add(r, id, type, v))
 		return HD_ENOMEM;
-	if (grows_in_place(stores, n, ids, v) && add_grown(r, id, type, v))
+	if (own_object(stores[n - 1], id) &&
+	    grows_in_place(stores, n, ids, v) && add_grown(r, id, type, v))
 		return HD_ENOMEM;
 	return 0;
 }

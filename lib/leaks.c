@@ -49,6 +49,9 @@ struct hd_leaks {
 	unsigned flags;      /* hd_leaks_options.flags */
 	int new_significant; /* the new objects' verdict, before the
 				growth in place was weighed */
+	int new_kind;        /* and what it named first (kind, index, share) */
+	size_t new_index;
+	double new_share;
 	hd_node_id in_id;    /* grown in place most, or NONE */
 	uint64_t in_mem[GROWTH_DUMPS]; /* its memsizes */
 	int in_has_path;
@@ -849,10 +852,15 @@ static int set_inplace(hd_leaks *l, const hd_growth *g, hd_error *err)
 		hd_root_path_free(&l->in_path);
 	l->in_has_path = 0;
 	if (t->first_kind == HD_LEAKS_FIRST_INPLACE) { /* called again */
-		t->first_kind = HD_LEAKS_FIRST_NONE;
+		t->first_kind = l->new_kind;
+		t->first_index = l->new_index;
+		t->first_share = l->new_share;
 		t->significant = l->new_significant;
 	}
 	l->new_significant = t->significant;
+	l->new_kind = t->first_kind;
+	l->new_index = t->first_index;
+	l->new_share = t->first_share;
 	t->inplace_count = hd_growth_inplace_count(g);
 	t->inplace_memsize = hd_growth_inplace_memsize(g);
 	l->in_id = HD_NODE_NONE;
@@ -969,10 +977,17 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 	put(t, "; the new objects %s: %llu objects, %s",
 	    l->has_later ? "still alive in later" : "of after",
 	    (unsigned long long)(v->leak_count - v->vm_count), a);
-	if (l->new_significant && l->nsus) {
-		put(t, ", suspect 1 holding %.1f%% of them: ",
-		    100.0 * l->sus[0].pub.share);
-		put_held(t, l, &l->sus[0].pub);
+	if (l->new_kind == HD_LEAKS_FIRST_SUSPECT) {
+		const hd_leaks_suspect *p = &l->sus[l->new_index].pub;
+
+		put(t, ", suspect %zu holding %.1f%% of them: ",
+		    l->new_index + 1, 100.0 * p->share);
+		put_held(t, l, p);
+	} else if (l->new_kind == HD_LEAKS_FIRST_CLUSTER) {
+		const hd_leaks_cluster *c = &l->cl[l->new_index].pub;
+
+		put(t, ", cluster %zu of %zu suspects holding %.1f%% of them",
+		    l->new_index + 1, c->suspects, 100.0 * c->share);
 	} else {
 		hd_bytes_text(a, sizeof(a), v->min_leak);
 		put(t, ", under the %s threshold", a);
