@@ -578,31 +578,10 @@ void hd_class_retained_free(hd_class_retained *rows)
 
 /* ---- keeping the tree in a built store ---- */
 
-/* The children orders of d kept beside it (hd_domtree_children_open
- * reads them back): what serve would otherwise sort at each start. */
-static int set_children(hd_store *s, const hd_domtree *d, hd_error *err)
-{
-	static const int sid[2] = { HD__SEC_DOM_KIDS_OFF, HD__SEC_DOM_KIDS };
-	hd_domtree_children *c;
-	unsigned char *sec[2];
-	size_t len[2];
-	int rc;
-
-	if ((rc = hd_domtree_children_build(&c, d, s, err)))
-		return rc;
-	rc = hd__domtree_children_images(c, &sec[0], &len[0], &sec[1],
-					 &len[1]);
-	hd_domtree_children_free(c);
-	if (rc)
-		return hd__error(err, rc, "out of memory");
-	if ((rc = hd__store_attach(s, sid, (void *const *)sec, len, 2, err))) {
-		hd__free(sec[0], len[0]);
-		hd__free(sec[1], len[1] ? len[1] : 1);
-	}
-	return rc;
-}
-
-int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
+/* The tree's own sections (hd_store_set_domtree, in domtree_children.c,
+ * adds the children orders after them). */
+int hd__store_set_domtree_core(hd_store *s, const hd_domtree *d,
+			       hd_error *err)
 {
 	static const int sid[4] = { HD__SEC_DOM_INFO, HD__SEC_DOM_IDOM,
 				    HD__SEC_DOM_COUNT, HD__SEC_DOM_MEM };
@@ -632,7 +611,7 @@ int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 		hd__put_le64(sec[3] + (size_t)id * 8, m);
 	}
 	if (!(rc = hd__store_attach(s, sid, (void *const *)sec, len, 4, err)))
-		return set_children(s, d, err);
+		return 0;
 fail:
 	for (k = 0; k < 4; k++)
 		hd__free(sec[k], len[k] ? len[k] : 1);

@@ -288,3 +288,36 @@ int hd__domtree_children_images(const hd_domtree_children *c,
 		hd__put_le32(*kids + (size_t)i * 4, c->kids[i]);
 	return 0;
 }
+
+/* ---- keeping the tree and its orders in a built store ---- */
+
+/* The children orders of d kept beside it (hd_domtree_children_open
+ * reads them back): what serve would otherwise sort at each start. */
+static int set_children(hd_store *s, const hd_domtree *d, hd_error *err)
+{
+	static const int sid[2] = { HD__SEC_DOM_KIDS_OFF, HD__SEC_DOM_KIDS };
+	hd_domtree_children *c;
+	unsigned char *sec[2];
+	size_t len[2];
+	int rc;
+
+	if ((rc = hd_domtree_children_build(&c, d, s, err)))
+		return rc;
+	rc = hd__domtree_children_images(c, &sec[0], &len[0], &sec[1],
+					 &len[1]);
+	hd_domtree_children_free(c);
+	if (rc)
+		return hd__error(err, rc, "out of memory");
+	if ((rc = hd__store_attach(s, sid, (void *const *)sec, len, 2, err))) {
+		hd__free(sec[0], len[0]);
+		hd__free(sec[1], len[1] ? len[1] : 1);
+	}
+	return rc;
+}
+
+int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
+{
+	int rc = hd__store_set_domtree_core(s, d, err);
+
+	return rc ? rc : set_children(s, d, err);
+}

@@ -378,6 +378,10 @@ HD_HIDDEN int hd__wkmap(const hd_store *s, hd_node_id id);
  * not hold such a value: its key does. O(references of the maps'
  * values). */
 HD_HIDDEN unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem);
+/* dominators.c: the tree's own store sections; hd_store_set_domtree
+ * (domtree_children.c) adds the children orders after them. */
+HD_HIDDEN int hd__store_set_domtree_core(hd_store *s, const hd_domtree *d,
+					 hd_error *err);
 
 /*
  * The judgement of hd_order_check() on one pair whose traced, generation,

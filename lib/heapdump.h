@@ -2465,9 +2465,9 @@ typedef struct hd_leaks_totals {
 	int first_kind;
 	size_t first_index;
 	double first_share;
-	/** (three dumps or more, hd_leaks_set_growth) objects old in every
-	 * dump whose memsize grew at every step, and that growth summed
-	 * (hd_growth_inplace_count): memory no new object shows */
+	/** (after hd_leaks_set_growth) objects old in every dump that grew
+	 * in place, and that growth summed (hd_growth_inplace_count,
+	 * hd_growth_inplace_memsize): memory no new object shows */
 	uint64_t inplace_count;
 	uint64_t inplace_memsize;
 } hd_leaks_totals;
@@ -2690,7 +2690,8 @@ HD_API void hd_growth_free(hd_growth *g);
 
 /**
  * Gives the verdict of l the growing collections of g (found over the
- * dumps whose last is the store l examines): the collection nearest to
+ * dumps whose last is the store l examines; with two dumps, none is said
+ * to grow): the collection nearest to
  * the holder on the path of what the verdict names first, when one
  * grows, is named in hd_leaks_verdict_text with its lengths ("Hash
  * grows at every dump: 10 -> 20 -> 30"), and a verdict of no

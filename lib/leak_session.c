@@ -144,9 +144,9 @@ int hd_leak_session_run(hd_leak_session *ls, hd_error *err)
 	lo.before = ls->d->has_later ? NULL : ls->s[0];
 	if ((rc = hd_leaks_build(&ls->l, ls->s[ls->at], ls->d, &lo, err)))
 		return rc;
-	/* the verdict names a collection that grows at every step */
-	if (ls->n > 2 &&
-	    ((rc = hd_growth_build(&ls->g, (const hd_store *const *)ls->s,
+	/* the verdict names a collection that grows at every step (three
+	 * dumps or more) and weighs the growth in place (two or more) */
+	if (((rc = hd_growth_build(&ls->g, (const hd_store *const *)ls->s,
 				   ls->n, err)) ||
 	     (rc = hd_leaks_set_growth(ls->l, ls->g, err))))
 		return rc;
@@ -183,7 +183,9 @@ const hd_leaks *hd_leak_session_leaks(const hd_leak_session *ls)
 
 const hd_growth *hd_leak_session_growth(const hd_leak_session *ls)
 {
-	return ls ? ls->g : NULL;
+	/* two dumps make one step: no collection is said to grow (the
+	 * growth in place is weighed all the same, hd_leaks_set_growth) */
+	return ls && ls->n > 2 ? ls->g : NULL;
 }
 
 const hd_leaks_totals *hd_leak_session_totals(const hd_leak_session *ls)

@@ -419,6 +419,12 @@ static int is_stack_object(const hd_store *s, hd_node_id v)
 		(n == 5 && !memcmp(name, "Fiber", 5)));
 }
 
+/* The most border objects a stack is taken to hold: a frame's locals
+ * and temporaries are few; a Thread or Fiber that holds more of what
+ * leaked holds it in its locals (Thread#[], fiber storage), which live
+ * as long as it does, and that is no stack. */
+#define TRANSIENT_MAX 100
+
 /* HD_SUSPECT_TRANSIENT: only stacks hold it (mc: what machine_context
  * holds, or NULL). */
 static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
@@ -427,6 +433,8 @@ static int transient(const hd_leaks *l, const hd_leaks_suspect *p,
 	const hd_nodes *h = p->holder_list;
 	size_t i;
 
+	if (p->border_count > TRANSIENT_MAX)
+		return 0;
 	if (p->kind == HD_SUSPECT_ROOT)
 		return mc && hd__bit(mc, p->first);
 	if (!h || !h->n || p->holders > h->n)
@@ -794,10 +802,12 @@ int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
 		return hd__error(err, HD_EINVAL,
 				 "growth over more than %d dumps",
 				 GROWTH_DUMPS);
-	l->has_growth = 1;
-	l->growing = hd_growth_count(g);
 	l->ndumps = n;
 	l->grow_id = HD_NODE_NONE;
+	if (n < 3) /* one step: no collection is said to grow */
+		return set_inplace(l, g, err);
+	l->has_growth = 1;
+	l->growing = hd_growth_count(g);
 	if ((p = first_path(l)) != NULL)
 		for (i = p->n; i-- > 0 && !x;)
 			x = hd_growth_find(g, p->nodes[i]);
@@ -936,10 +946,58 @@ static void put_growth(struct text *t, const hd_leaks *l)
 		    (unsigned long long)l->grow_len[i]);
 }
 
+/* What the new objects come to when they are no significant leak:
+ * ": 4 objects, 192 B new in after and still alive in later; 112 B of it
+ * held only by running code's stacks; the rest, 80 B, under the 2.0 KB
+ * threshold" */
+static void put_insignificant(struct text *t, const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+	uint64_t rest = v->leak_memsize - (v->vm_memsize < v->leak_memsize ?
+						   v->vm_memsize :
+						   v->leak_memsize);
+	char a[32], b[32];
+
+	hd_bytes_text(a, sizeof(a), rest);
+	put(t, ": %llu objects, %s %s",
+	    (unsigned long long)(v->leak_count - v->vm_count), a,
+	    l->has_later ? "new in after and still alive in later" :
+			   "new in after");
+	if (v->vm_memsize) {
+		hd_bytes_text(a, sizeof(a), v->vm_memsize);
+		put(t, " (and %s of the VM's own tables)", a);
+	}
+	if (v->transient_memsize) {
+		hd_bytes_text(a, sizeof(a), v->transient_memsize);
+		put(t, "; %s of it held only by running code's stacks",
+		    a);
+	}
+	if (v->churn_memsize) {
+		hd_bytes_text(a, sizeof(a), v->churn_memsize);
+		put(t, "; %s of it replaced what a collection held, "
+			"which is no longer than in before", a);
+	}
+	if (v->unreached_memsize) {
+		hd_bytes_text(a, sizeof(a), v->unreached_memsize);
+		put(t, "; %s of it reached by nothing (garbage not "
+			"yet collected)", a);
+	}
+	rest -= v->passed_memsize < rest ? v->passed_memsize : rest;
+	rest -= v->unreached_memsize < rest ? v->unreached_memsize :
+					       rest;
+	hd_bytes_text(a, sizeof(a), rest);
+	hd_bytes_text(b, sizeof(b), v->min_leak);
+	put(t, "%s%s, under the %s threshold",
+	    rest != v->leak_memsize - v->vm_memsize ? "; the rest, " :
+						       "",
+	    rest != v->leak_memsize - v->vm_memsize ? a : "", b);
+}
+
 /* "growth in place: ... -> Hash grew at every dump: 48.2 KB -> 2.3 MB ->
  * 4.6 MB (+4.6 MB; length 1000 -> 51000 -> 101000); 2 old objects grew
- * in place by 5.7 MB in all; the new objects still alive in later: 4
- * objects, 192 B, under the 2.0 KB threshold" */
+ * in place by 5.7 MB in all; the new objects are no significant leak: 4
+ * objects, 192 B new in after and still alive in later, under the 2.0 KB
+ * threshold" */
 static void put_inplace(struct text *t, const hd_leaks *l)
 {
 	const hd_leaks_totals *v = &l->t;
@@ -973,6 +1031,11 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 		put(t, "; %llu old objects grew in place by %s in all",
 		    (unsigned long long)v->inplace_count, a);
 	}
+	if (!l->new_significant) {
+		put(t, "; the new objects are no significant leak");
+		put_insignificant(t, l);
+		return;
+	}
 	hd_bytes_text(a, sizeof(a), rest);
 	put(t, "; the new objects %s: %llu objects, %s",
 	    l->has_later ? "still alive in later" : "of after",
@@ -988,9 +1051,6 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 
 		put(t, ", cluster %zu of %zu suspects holding %.1f%% of them",
 		    l->new_index + 1, c->suspects, 100.0 * c->share);
-	} else {
-		hd_bytes_text(a, sizeof(a), v->min_leak);
-		put(t, ", under the %s threshold", a);
 	}
 }
 
@@ -1002,54 +1062,19 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 	const hd_leaks_totals *v = &l->t;
 	const char *what = l->has_later ? "leak" : "growth";
 	struct text t = { buf, size, 0 };
-	char a[32], b[32];
+	char a[32];
 
 	if (size)
 		buf[0] = 0;
 	if (!v->significant) {
-		uint64_t rest = v->leak_memsize - v->vm_memsize;
-
-		hd_bytes_text(a, sizeof(a), rest);
 		if (outside)
 			put(&t, "the %s is not in the Ruby heap", what);
 		else
 			put(&t, "no significant %s", what);
-		put(&t, ": %llu objects, %s %s",
-		    (unsigned long long)(v->leak_count - v->vm_count), a,
-		    l->has_later ? "new in after and still alive in later" :
-				   "new in after");
-		if (v->vm_memsize) {
-			hd_bytes_text(a, sizeof(a), v->vm_memsize);
-			put(&t, " (and %s of the VM's own tables)", a);
-		}
-		if (v->transient_memsize) {
-			hd_bytes_text(a, sizeof(a), v->transient_memsize);
-			put(&t, "; %s of it held only by running code's stacks",
-			    a);
-		}
-		if (v->churn_memsize) {
-			hd_bytes_text(a, sizeof(a), v->churn_memsize);
-			put(&t, "; %s of it replaced what a collection held, "
-				"which is no longer than in before", a);
-		}
-		if (v->unreached_memsize) {
-			hd_bytes_text(a, sizeof(a), v->unreached_memsize);
-			put(&t, "; %s of it reached by nothing (garbage not "
-				"yet collected)", a);
-		}
-		rest -= v->passed_memsize < rest ? v->passed_memsize : rest;
-		rest -= v->unreached_memsize < rest ? v->unreached_memsize :
-						       rest;
-		hd_bytes_text(a, sizeof(a), rest);
-		hd_bytes_text(b, sizeof(b), v->min_leak);
-		put(&t, "%s%s, under the %s threshold",
-		    rest != v->leak_memsize - v->vm_memsize ? "; the rest, " :
-							       "",
-		    rest != v->leak_memsize - v->vm_memsize ? a : "", b);
+		put_insignificant(&t, l);
 		put_growth(&t, l);
 		return t.len;
-	}
-	if (v->first_kind == HD_LEAKS_FIRST_INPLACE) {
+	}	if (v->first_kind == HD_LEAKS_FIRST_INPLACE) {
 		put_inplace(&t, l);
 		return t.len;
 	}

@@ -21,6 +21,9 @@
 #            whose struct is VM/...: on 4.0 the interned-string table
 #            that leaked keys make grow): VM growth is no holder
 #   no-leak  (programs that do not leak) no leak is claimed
+# A verdict that names growth in place (first.kind in_place) is held to
+# the truth's inplace figures: the holder's growth over what grew in
+# place, for two and for three dumps.
 # The verdict object (verdict.leak, verdict.first: kind, index, share,
 # path_text) is used when the JSON has one; without it, suspects[0]: no
 # suspect shown is no leak claimed.
@@ -57,7 +60,7 @@ fi
 needs jq jq
 
 case ${B:-build} in /*) BDIR=$B ;; *) BDIR=$TOP/${B:-build} ;; esac
-SCENARIOS=${VERDICT_ONLY:-"fanout flusher retry bus templates registry singleton weakkey interned noleak_bounded noleak_memo noop"}
+SCENARIOS=${VERDICT_ONLY:-"fanout flusher retry bus templates registry singleton weakkey interned locals seen noleak_bounded noleak_memo noop"}
 DUMPERS="gem dump_all"
 
 # the jobs: one line each, RUBY VERSION DUMPER SCENARIO
@@ -102,7 +105,8 @@ def ptext(p): if p == null then "(no path)" else
 def tail5: .[-5:] | join(" -> ");
 def ptail(p): if p == null then "" else [p.objects[]? | hop] | tail5 end;
 def pct: . * 1000 | round / 10;
-(if .leaked then .leaked.memsize else .new.memsize end) as $leak
+(if .verdict.first.kind? == "in_place" then .totals.inplace_memsize
+ elif .leaked then .leaked.memsize else .new.memsize end) as $leak
 | ([.suspects[]?.share] | add // 0) as $shown
 | (if .verdict then
 	[(.verdict.leak | tostring), (.verdict.first.kind // "none"),
@@ -177,6 +181,13 @@ EOF
 			fi
 			# (b) the share, against the program's own count
 			want=$(awk -v b="$tbytes" -v l="$leak" 'BEGIN { if (l > 0) printf "%.4f", b / l; else print 0 }')
+			# growth in place: the holder's part of what grew in place
+			# (the program's own two figures for this number of dumps)
+			if [ "$kind" = in_place ]; then
+				tbytes=$(jq -r --arg n "$n" '.inplace[$n][0] // 0' "$o/truth.json")
+				leak=$(jq -r --arg n "$n" '.inplace[$n][1] // 0' "$o/truth.json")
+				want=$(awk -v b="$tbytes" -v l="$leak" 'BEGIN { if (l > 0) printf "%.4f", b / l; else print 0 }')
+			fi
 			if [ "$kind" = none ]; then
 				notok "$name/share" "no suspect shown, the program's count $(pct "$want") ($tbytes of $leak bytes)"
 			elif awk -v s="$share" -v w="$want" 'BEGIN { d = s - w; if (d < 0) d = -d; exit !(d <= 0.02) }'; then

@@ -2,7 +2,8 @@
 # tests/ext/inplace.sh - the growth in place (lib/growth.c, lib/leaks.c
 # set_inplace): memory that grows inside old objects, which no new
 # object shows. Real programs, on every Ruby, dumped by the gem and by
-# ObjectSpace.dump_all, three dumps each:
+# ObjectSpace.dump_all, three dumps each (and the first two alone: the
+# growth over one step is weighed too, no collection said to grow):
 #   seen     a Hash of Integers (a "seen ids" set) and a log String
 #            appended to: before this check `leaks` said "no significant
 #            leak" (4 objects, 192 B new) while 7 MB grew; now the
@@ -73,6 +74,8 @@ for d in gem dump_all; do
 		fi
 		"$HEAPDUMP" leaks -q -f json "$o.1" "$o.2" "$o.3" >"$o.json" 2>"$TMP/err" ||
 			notok "$d/$m/leaks" "exit $?: $(head -c 300 "$TMP/err")"
+		"$HEAPDUMP" leaks -q -f json "$o.1" "$o.2" >"$o.2.json" 2>"$TMP/err" ||
+			notok "$d/$m/leaks-2" "exit $?: $(head -c 300 "$TMP/err")"
 	done
 	v() { jq -r "$1" "$TMP/$d-$2.json"; }
 
@@ -92,6 +95,11 @@ for d in gem dump_all; do
 	check "$d/seen/grew-in-place-2" 2 "$(v '.totals.inplace_count' seen)"
 	v .verdict.text seen >"$TMP/text"
 	check_grep "$d/seen/text" '^growth in place: .*Hash grew at every dump: .*length 30000 -> 60000 -> 90000' "$TMP/text"
+
+	# two dumps: weighed over the one step, no collection said to grow
+	check "$d/seen/2-dumps/kind" in_place "$(jq -r .verdict.first.kind "$TMP/$d-seen.2.json")"
+	check "$d/seen/2-dumps/no-growing" null "$(jq -r .growing "$TMP/$d-seen.2.json")"
+	check "$d/steady/2-dumps/no-leak" false "$(jq -r .verdict.leak "$TMP/$d-steady.2.json")"
 
 	# buffer: the String, whose bytesize grew at every dump
 	check "$d/buffer/kind" in_place "$(v .verdict.first.kind buffer)"

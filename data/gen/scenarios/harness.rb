@@ -85,8 +85,12 @@ module Scenario
   # as this program counted them, and a note saying what they are.
   # not_holder: substrings none of which may be in that text (a decoy
   # that also references the leak, a weak map).
+  # inplace: for a leak that grows inside old objects, { "2" => [bytes,
+  # of], "3" => [bytes, of] }: the holder's growth in place over two and
+  # three dumps, and the growth in place of everything the program grew
+  # (the share the verdict should give it is bytes / of).
   def truth(leaks:, holder_gem: [], holder_dump_all: [], not_holder_gem: [], not_holder_dump_all: [],
-            objects: 0, bytes: 0, note: "")
+            objects: 0, bytes: 0, note: "", inplace: nil)
     doc = {
       "scenario" => File.basename($PROGRAM_NAME, ".rb"),
       "ruby" => RUBY_VERSION,
@@ -98,6 +102,7 @@ module Scenario
       "bytes" => bytes,
       "note" => note,
     }
+    doc["inplace"] = inplace if inplace
     File.write(File.join(OUTDIR, "truth.json"), json_of(doc) + "\n")
   end
 
