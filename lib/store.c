@@ -37,6 +37,8 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"dominator info", "dominator",    "retained count",
 	"retained memsize", "reference name info", "reference name",
 	"root reference name", "stats summary", "source identity",
+	"stack info",     "node stack",   "stack offset",
+	"stack frame id", "frame",
 };
 
 static const char *sec_name(uint32_t id)
@@ -143,6 +145,12 @@ static uint64_t want_size(const hd_store *s, int id)
 		return hd__store_stats_size(s);
 	case HD__SEC_SOURCE_ID:
 		return (uint64_t)HD__SID_COUNT * 8;
+	case HD__SEC_STACK_INFO:
+	case HD__SEC_STACK_NODE:
+	case HD__SEC_STACK_OFF:
+	case HD__SEC_STACK_ENT:
+	case HD__SEC_STACK_FRAME:
+		return hd__store_stacks_size(s, id);
 	}
 	return UINT64_MAX;
 }
@@ -867,7 +875,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 				   s->sec[id] ? "dominator info" :
 						sec_name((uint32_t)id));
 	if ((rc = hd__store_names_check(s, full, err)) ||
-	    (rc = hd__store_stats_check(s, err)))
+	    (rc = hd__store_stats_check(s, err)) ||
+	    (rc = hd__store_stacks_check(s, full, err)))
 		return rc;
 	if (!full) {
 		fill_info(s);

@@ -80,6 +80,7 @@ store_build store
 store_write store
 store_stats store
 store_refnames store
+store_stacks store
 records store
 nodes store
 dumper store
@@ -91,6 +92,7 @@ select_regex select
 text_search select
 stats stats
 stats_ns stats
+stacks stats
 strings stats
 waste stats
 graph graph
