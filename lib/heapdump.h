@@ -2608,6 +2608,9 @@ typedef struct hd_leaks_suspect {
 	 * HOLDER: the holder; ROOT: empty), ascending, at most 8 listed;
 	 * holders counts them all. */
 	const hd_nodes *holder_list;
+	/** Described suspects of a store with allocation stacks: what the
+	 * border objects keep alive (sites' objects) by stack; else NULL. */
+	const hd_stack_rows *stacks;
 } hd_leaks_suspect;
 
 /** The result; opaque. */

@@ -70,6 +70,16 @@ esac
 "$HEAPDUMP" diff -q "$B" "$A" --by stack >"$TMP/diff.txt" 2>&1
 check_grep diff-text "<- KeepController#index" "$TMP/diff.txt"
 
+# leaks: the suspect's allocation stacks, in text and JSON
+"$HEAPDUMP" leaks -q "$B" "$A" >"$TMP/leaks.txt" 2>&1
+check_grep leaks-text-stacks "allocation stacks of what it keeps alive" "$TMP/leaks.txt"
+"$HEAPDUMP" leaks -q "$B" "$A" -f json >"$TMP/leaks.json" 2>"$TMP/err"
+lk=$(jq -r '.suspects[0].stacks.rows[0].frames | map(.label) | join(";")' "$TMP/leaks.json" 2>/dev/null)
+case $lk in
+*KeepController#index*Helper.make_row) ok leaks-json-stacks ;;
+*) notok leaks-json-stacks "suspect 1's first stack '$lk' $(head -c 300 "$TMP/err")" ;;
+esac
+
 # the numbers equal an independent count over the JSON, by stack and by
 # frame, from the dump and from its store
 ruby "$TOP/tests/ext/stacks_count.rb" "$A" >"$TMP/count.json" 2>"$TMP/err" ||
@@ -108,5 +118,7 @@ check_rc plain/by-stack-exit-1 1 "$HEAPDUMP" stats -q "$d/plain.json" --by stack
 "$HEAPDUMP" stats -q "$d/plain.json" --by stack >"$TMP/out" 2>&1
 check_grep plain/by-stack-says-so "has no allocation stacks" "$TMP/out"
 check_rc plain/diff-by-stack-exit-1 1 "$HEAPDUMP" diff -q "$d/plain.json" "$d/plain.json" --by stack
+"$HEAPDUMP" leaks -q "$d/plain.json" "$d/plain2.json" -f json >"$TMP/pl.json" 2>/dev/null
+check plain/leaks-json-stacks-null "true null" "$(jq -r '"\(.suspects | length > 0) \(.suspects[0].stacks)"' "$TMP/pl.json" 2>/dev/null)"
 check_rc by-stack-alone 2 "$HEAPDUMP" stats -q "$A" --by stack,class
 exit 0

@@ -4,7 +4,7 @@
 # drops them. Traced with every allocation's stack (sample: 1), it dumps
 # DIR/before.json after a warm-up, then DIR/after.json from a forked
 # child (fork: true: the stacks must survive the fork), both after a GC.
-# "plain": traced without stacks, DIR/plain.json. Prints
+# "plain": traced without stacks, DIR/plain.json and plain2.json. Prints
 # "stack FRAME;FRAME..." for a kept row (HeapDump.allocation_stack), then "done".
 require "heapdump"
 dir = ARGV.fetch(0)
@@ -32,6 +32,8 @@ if ARGV[1] == "plain"
   HeapDump.trace_allocations do
     KeepController.new.index(50)
     HeapDump.dump(File.join(dir, "plain.json"), gc: true)
+    KeepController.new.index(200)
+    HeapDump.dump(File.join(dir, "plain2.json"), gc: true)
   end
   puts "done"
   exit
