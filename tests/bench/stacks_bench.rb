@@ -55,6 +55,17 @@ def run_mode(mode)
   v
 end
 
+# MODE=traced (or untraced, sample=N): that mode alone, in this process,
+# no fork, for an instruction count under callgrind (src/README.md)
+if (one = ENV["MODE"])
+  case one
+  when "untraced" then work
+  when "traced" then HeapDump.trace_allocations { work }
+  else HeapDump.trace(stacks: true, sample: Integer(one.sub("sample=", ""))) { work }
+  end
+  exit
+end
+
 modes = ["untraced", "traced", "sample=1", "sample=16", "sample=#{HeapDump::STACK_SAMPLE}", "sample=1024"]
 best = {}
 RUNS.times do
