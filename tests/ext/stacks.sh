@@ -120,5 +120,9 @@ check_grep plain/by-stack-says-so "has no allocation stacks" "$TMP/out"
 check_rc plain/diff-by-stack-exit-1 1 "$HEAPDUMP" diff -q "$d/plain.json" "$d/plain.json" --by stack
 "$HEAPDUMP" leaks -q "$d/plain.json" "$d/plain2.json" -f json >"$TMP/pl.json" 2>/dev/null
 check plain/leaks-json-stacks-null "true null" "$(jq -r '"\(.suspects | length > 0) \(.suspects[0].stacks)"' "$TMP/pl.json" 2>/dev/null)"
+# require "heapdump/signal" with HEAPDUMP_STACKS=1 traces with stacks;
+# bad options raise ArgumentError
+check signal-env "true" "$(HEAPDUMP_STACKS=1 HEAPDUMP_STACK_SAMPLE=1 ruby -rheapdump/signal -e 'x = "a" * 3; print HeapDump.tracing_stacks? && !HeapDump.allocation_stack(x).nil?' 2>&1)"
+check bad-options "ArgumentError ArgumentError" "$(ruby -rheapdump -e 'r = [{ sample: 0 }, { depth: 257 }].map { |o| begin; HeapDump.trace(stacks: true, **o) {}; "none"; rescue ArgumentError; "ArgumentError"; end }; print r.join(" ")' 2>&1)"
 check_rc by-stack-alone 2 "$HEAPDUMP" stats -q "$A" --by stack,class
 exit 0
