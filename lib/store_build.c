@@ -1402,10 +1402,11 @@ static int columns(struct bld *b)
  * STACK records or objects with a "stack"; else none, not even empty. */
 static int stacks(struct bld *b)
 {
-	static const int sid[4] = { HD__SEC_STACK_INFO, HD__SEC_STACK_OFF,
-				    HD__SEC_STACK_ENT, HD__SEC_STACK_FRAME };
-	void *img[4];
-	size_t len[4], cap[4];
+	static const int sid[5] = { HD__SEC_STACK_INFO, HD__SEC_STACK_OFF,
+				    HD__SEC_STACK_ENT, HD__SEC_STACK_FRAME,
+				    HD__SEC_STACK_NODE };
+	void *img[5];
+	size_t len[5], cap[5];
 	uint32_t *col;
 	int k;
 
@@ -1420,6 +1421,8 @@ static int stacks(struct bld *b)
 		return HD_ENOMEM;
 	for (k = 0; k < 4; k++)
 		set_sec(b, sid[k], img[k], len[k], cap[k]);
+	if (img[4] != col) /* sparse: the column goes */
+		set_sec(b, HD__SEC_STACK_NODE, img[4], len[4], cap[4]);
 	return 0;
 }
 

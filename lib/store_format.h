@@ -78,7 +78,7 @@ enum hd__sec {
 	/* Allocation stacks (man 5 heapdump-store, STACKS; store_stacks.c),
 	 * all or none: */
 	HD__SEC_STACK_INFO,   /* u64[HD__STK_INFO_COUNT] */
-	HD__SEC_STACK_NODE,   /* u32[nodes]: stack id (1-based) or 0 */
+	HD__SEC_STACK_NODE,   /* u32[nodes] stack id or 0; or sparse pairs */
 	HD__SEC_STACK_OFF,    /* u32[stacks + 1]: start in STACK_ENT */
 	HD__SEC_STACK_ENT,    /* u32[entries]: frame ids, outermost first */
 	HD__SEC_STACK_FRAME,  /* frame[frames] (HD__FRAME_SIZE) */
@@ -371,9 +371,15 @@ HD_HIDDEN size_t hd__class_name_fmt(char *buf, size_t size, int type,
 /* ---- allocation stacks (store_stacks.c) ---- */
 
 /* STACK_INFO fields (u64 each): the layout's version, the stacks, the
- * frames and the entries of STACK_ENT. */
+ * frames, the entries of STACK_ENT, the nodes that have a stack and how
+ * STACK_NODE holds them: HD__STK_DENSE, u32 per node (0: none), or
+ * HD__STK_SPARSE, (u32 node, u32 stack) pairs by ascending node, when
+ * fewer than half the nodes have one (a sampled trace). */
 enum hd__stk_info { HD__STK_VERSION, HD__STK_STACKS, HD__STK_FRAMES,
-		    HD__STK_ENTRIES, HD__STK_INFO_COUNT };
+		    HD__STK_ENTRIES, HD__STK_NODES, HD__STK_ENCODING,
+		    HD__STK_INFO_COUNT };
+#define HD__STK_DENSE 1u
+#define HD__STK_SPARSE 2u
 #define HD__STK_LAYOUT 1u
 /* A frame: u32 file, method, class and label string ids (HD_STR_NONE
  * when absent), u64 line (0 unknown). */
@@ -408,8 +414,8 @@ HD_HIDDEN void hd__stk_free(struct hd__stk_acc *a);
  * little-endian. A stack id repeated keeps its first record; a frame
  * id no FRAME record has is left out of its stack. */
 HD_HIDDEN int hd__stk_sections(const struct hd__stk_acc *a, uint32_t *col,
-			       size_t nodes, void *img[4], size_t len[4],
-			       size_t cap[4]);
+			       size_t nodes, void *img[5], size_t len[5],
+			       size_t cap[5]);
 /* The size section id (a STACK one) must have, UINT64_MAX if unknowable;
  * the group checked (all or none; with full, every entry). */
 HD_HIDDEN uint64_t hd__store_stacks_size(const hd_store *s, int id);

@@ -231,12 +231,41 @@ static int stacks_image(struct stk_out *o, const struct hd__stk_acc *a,
 	return 0;
 }
 
+/* The NODE section: col itself, little-endian, or the pairs of its
+ * nodes that have a stack when they are fewer than half. */
+static int node_image(uint32_t *col, size_t nodes, size_t with, void **img,
+		      size_t *len, size_t *cap)
+{
+	unsigned char *p;
+	size_t i, k = 0;
+
+	if (with * 2 >= nodes) {
+		for (i = 0; i < nodes; i++)
+			hd__put_le32((unsigned char *)&col[i], col[i]);
+		*img = col;
+		*len = nodes * 4;
+		*cap = (nodes ? nodes : 1) * 4;
+		return 0;
+	}
+	if (!(p = hd__array_alloc(with ? with : 1, 8)))
+		return HD_ENOMEM;
+	for (i = 0; i < nodes; i++)
+		if (col[i]) {
+			hd__put_le32(p + 8 * k, (uint32_t)i);
+			hd__put_le32(p + 8 * k++ + 4, col[i]);
+		}
+	*img = p;
+	*len = with * 8;
+	*cap = (with ? with : 1) * 8;
+	return 0;
+}
+
 int hd__stk_sections(const struct hd__stk_acc *a, uint32_t *col,
-		     size_t nodes, void *img[4], size_t len[4], size_t cap[4])
+		     size_t nodes, void *img[5], size_t len[5], size_t cap[5])
 {
 	struct hd__map fm, sm;
 	struct stk_out o;
-	size_t i;
+	size_t i, with = 0;
 	int rc = HD_ENOMEM;
 
 	memset(&o, 0, sizeof(o));
@@ -252,8 +281,13 @@ int hd__stk_sections(const struct hd__stk_acc *a, uint32_t *col,
 	    !(o.info = hd__array_alloc(HD__STK_INFO_COUNT, 8)))
 		goto out;
 	for (i = 0; i < nodes; i++)
-		hd__put_le32((unsigned char *)&col[i],
-			     col[i] ? map_lookup(&sm, col[i]) : 0);
+		if (col[i] && (col[i] = map_lookup(&sm, col[i])))
+			with++;
+	if (node_image(col, nodes, with, &img[4], &len[4], &cap[4]))
+		goto out;
+	hd__put_le64(o.info + 8 * HD__STK_NODES, with);
+	hd__put_le64(o.info + 8 * HD__STK_ENCODING,
+		     img[4] == col ? HD__STK_DENSE : HD__STK_SPARSE);
 	hd__put_le64(o.info + 8 * HD__STK_VERSION, HD__STK_LAYOUT);
 	hd__put_le64(o.info + 8 * HD__STK_STACKS, o.nstacks);
 	hd__put_le64(o.info + 8 * HD__STK_FRAMES, o.nframes);
@@ -302,7 +336,9 @@ uint64_t hd__store_stacks_size(const hd_store *s, int id)
 		return UINT64_MAX;
 	switch (id) {
 	case HD__SEC_STACK_NODE:
-		return mul(s->meta[HD__M_NODES], 4);
+		return info(s, HD__STK_ENCODING) == HD__STK_SPARSE ?
+			       mul(info(s, HD__STK_NODES), 8) :
+			       mul(s->meta[HD__M_NODES], 4);
 	case HD__SEC_STACK_OFF:
 		return info(s, HD__STK_STACKS) >= UINT32_MAX ?
 			       UINT64_MAX :
@@ -326,10 +362,31 @@ static int check_entries(const hd_store *s, hd_error *err)
 	uint64_t S = info(s, HD__STK_STACKS), F = info(s, HD__STK_FRAMES);
 	uint64_t E = info(s, HD__STK_ENTRIES), i, prev = 0;
 	const unsigned char *fr = s->sec[HD__SEC_STACK_FRAME];
+	const unsigned char *nd = s->sec[HD__SEC_STACK_NODE];
+	uint64_t with = 0;
 
-	for (i = 0; i < s->meta[HD__M_NODES]; i++)
-		if (hd__le32(s->sec[HD__SEC_STACK_NODE] + 4 * i) > S)
-			return corrupt(err, "node stack");
+	if (info(s, HD__STK_ENCODING) == HD__STK_SPARSE) {
+		for (i = 0; i < info(s, HD__STK_NODES); i++) {
+			uint64_t v = hd__le32(nd + 8 * i);
+			uint64_t st = hd__le32(nd + 8 * i + 4);
+
+			if (v >= s->meta[HD__M_NODES] || (i && v <= prev) ||
+			    !st || st > S)
+				return corrupt(err, "node stack");
+			prev = v;
+		}
+		prev = 0;
+	} else {
+		for (i = 0; i < s->meta[HD__M_NODES]; i++) {
+			uint64_t st = hd__le32(nd + 4 * i);
+
+			if (st > S)
+				return corrupt(err, "node stack");
+			with += st != 0;
+		}
+		if (with != info(s, HD__STK_NODES))
+			return corrupt(err, "stack info");
+	}
 	for (i = 0; i <= S; i++) {
 		uint64_t o = hd__le32(s->sec[HD__SEC_STACK_OFF] + 4 * i);
 
@@ -373,7 +430,10 @@ int hd__store_stacks_check(const hd_store *s, int full, hd_error *err)
 				 (unsigned long long)info(s, HD__STK_VERSION),
 				 HD__STK_LAYOUT);
 	if (info(s, HD__STK_STACKS) >= UINT32_MAX ||
-	    info(s, HD__STK_FRAMES) >= UINT32_MAX)
+	    info(s, HD__STK_FRAMES) >= UINT32_MAX ||
+	    info(s, HD__STK_NODES) > s->meta[HD__M_NODES] ||
+	    (info(s, HD__STK_ENCODING) != HD__STK_DENSE &&
+	     info(s, HD__STK_ENCODING) != HD__STK_SPARSE))
 		return corrupt(err, "stack info");
 	return full ? check_entries(s, err) : 0;
 }
@@ -396,9 +456,26 @@ uint32_t hd_store_frame_count(const hd_store *s)
 
 uint32_t hd_store_node_stack(const hd_store *s, hd_node_id id)
 {
+	const unsigned char *p = s->sec[HD__SEC_STACK_NODE];
+	uint64_t lo = 0, hi, mid;
+	uint32_t v;
+
 	if (!s->sec[HD__SEC_STACK_INFO] || id >= s->nodes)
 		return 0;
-	return hd__le32(s->sec[HD__SEC_STACK_NODE] + 4 * (size_t)id);
+	if (info(s, HD__STK_ENCODING) != HD__STK_SPARSE)
+		return hd__le32(p + 4 * (size_t)id);
+	hi = info(s, HD__STK_NODES);
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		v = hd__le32(p + 8 * mid);
+		if (v == id)
+			return hd__le32(p + 8 * mid + 4);
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
 }
 
 size_t hd_store_stack_frames(const hd_store *s, uint32_t stack,
