@@ -102,6 +102,15 @@ for src in "$A" "$TMP/a.hds"; do
 	fi
 done
 
+# the STACK and FRAME lines last (another part of a parallel build than
+# the objects): the same store on 1 and 3 threads, the same counts
+{ grep -v '"type":"STACK"\|"type":"FRAME"' "$A"; grep '"type":"STACK"\|"type":"FRAME"' "$A"; } >"$TMP/moved.json"
+"$HEAPDUMP" index -q -j1 "$TMP/moved.json" -o "$TMP/m1.hds"
+"$HEAPDUMP" index -q -j3 "$TMP/moved.json" -o "$TMP/m3.hds"
+check parallel/same-store "" "$(cmp "$TMP/m1.hds" "$TMP/m3.hds" 2>&1)"
+check parallel/same-counts "$("$HEAPDUMP" stats -q --all "$A" --by frame -f json -n 0 | jq -c .rows)" \
+	"$("$HEAPDUMP" stats -q --all "$TMP/m3.hds" --by frame -f json -n 0 | jq -c .rows)"
+
 # the same dump without its stacks: the same plain stats
 grep -v '"type":"STACK"\|"type":"FRAME"' "$A" | sed 's/, "stack":[0-9]*//' >"$TMP/nostack.json"
 cp "$A.hdmeta" "$TMP/nostack.json.hdmeta" 2>/dev/null
