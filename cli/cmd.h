@@ -33,6 +33,7 @@ int cmd_version(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_redact(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 struct cli_command {
 	const char *name;

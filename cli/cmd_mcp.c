@@ -9,7 +9,8 @@
  * SQL (query_out.c over the library's hd_sql_open); every answer
  * bounded (rows capped at 1,000, paging by offset, answers at 1 MiB,
  * SQL at 256 KiB).
- * The requests are parsed by mcp_json.c; nothing here writes a file.
+ * The requests are parsed by mcp_json.c (fuzzed by
+ * tests/fuzz/fuzz_mcp.c); nothing here writes a file.
  */
 #include "cmd.h"
 #include "common.h"

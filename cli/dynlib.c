@@ -1,5 +1,14 @@
 /*
  * dynlib.c - loads a library that only some commands call (dynlib.h).
+ *
+ * Neither libgvc, libmicrohttpd, libsqlite3 nor libedit is linked: each
+ * is loaded with dlopen(3) by the file name (SONAME) the Makefile read
+ * from the library it compiled against, when a drawing, serve, a query
+ * or the query shell on a terminal first needs it, into a table of its
+ * functions typed by its own header. So stats and every other command
+ * start without mapping or relocating them and the TLS, codec and font
+ * libraries they pull in (about three quarters of a start's
+ * instructions; tests/cli/startup.sh).
  */
 #include "dynlib.h"
 #include "common.h"

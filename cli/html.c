@@ -2,6 +2,12 @@
  * html.c - pieces of the HTML pages heapdump writes: escaped text, the
  * page's frame and style, numbers with their exact values, bars, inline
  * SVG. See html.h.
+ *
+ * Every string of a dump goes through html_text: the text escaper
+ * (cli_text), then HTML's character references. The frame has its
+ * inline style and a Content-Security-Policy that allows no script and
+ * no load; numbers carry their exact values in <data>; Graphviz's SVG is
+ * inlined by html_svg. For any command that writes HTML (report).
  */
 #include "html.h"
 #include "common.h"

@@ -58,6 +58,8 @@ const struct cli_command cli_commands[] = {
 	  "a dump with its string contents (and names) replaced, to share" },
 	{ "mcp", cmd_mcp,
 	  "a Model Context Protocol server: an assistant asks the heap" },
+	{ "flame", cmd_flame,
+	  "the heap as a flame graph: retention paths, sites, stacks" },
 	{ "help", cmd_help, "list commands, or show a command's help" },
 	{ "version", cmd_version, "print the version" },
 	{ NULL, NULL, NULL }

@@ -1,5 +1,9 @@
 /*
  * opt.c - the option-table wrapper over getopt_long(3).
+ *
+ * One table drives both parsing and --help; a mistyped option, like a
+ * mistyped command in main.c, gets the nearest one (hd_name_distance).
+ * --by values are parsed here too (cli_parse_keys).
  */
 #include "opt.h"
 #include "common.h"

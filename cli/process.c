@@ -2,7 +2,10 @@
  * process.c - the process growth between dumps: the RSS and malloc
  * figures of each input's sidecar (read by sidecar.c, the one place that
  * knows its name) and the heap's memsize, judged by the library
- * (hd_process_judge) and printed in its words.
+ * (hd_process_judge) and printed in its words, first, by leaks, diff,
+ * trend, report and serve: in text a "process" line, only when the
+ * growth is outside Ruby objects; in JSON the "process" member; in TSV
+ * "process" lines.
  */
 #include "process.h"
 #include "sidecar.h"

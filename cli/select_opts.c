@@ -1,7 +1,8 @@
 /*
  * select_opts.c - the selection options, gathered in argv order, handed to
  * the library's selection grammar before the input is read, and applied
- * once the store is open.
+ * once the store is open. Commands add CLI_SELECT_OPTS to their option
+ * table.
  */
 #include "select_opts.h"
 #include "common.h"

@@ -3,6 +3,20 @@
  * strings, the text escaper every name from a dump goes through
  * (cli_text_string, cli_text), sites, nodes' class names and nodes as
  * JSON.
+ *
+ * Every name from a dump or a store that a text or TSV output prints
+ * goes through cli_text_string/cli_text or the helpers built on them
+ * (cli_node_class, cli_class_name, cli_site_text, cli_hop_text,
+ * cli_hops_text, cli_root_text, which leaks and dominators share; a
+ * path's runs folded by the library's hd_path_fold in cli_hops_text,
+ * cli_path_lines, cli_text_path and cli_fold_text; the path rule's note,
+ * cli_path_note/cli_path_rule_json), and so do the paths and arguments
+ * the user typed that a message echoes; JSON through cli_json_string.
+ * Controls, invalid bytes and the bidi controls (U+202A-U+202E,
+ * U+2066-U+2069) are written escaped. A memsize sum that stopped at
+ * 2^64-1 ends its text line with cli_saturated(). Text output writes
+ * counts with thousands separators (cli_commas), JSON and TSV plain
+ * numbers.
  */
 #define _GNU_SOURCE /* memmem */
 #include "common.h"

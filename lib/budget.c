@@ -18,6 +18,11 @@
  * around the parts are allowed; a budget file holds one per line, '#'
  * starting a comment. Sizes are in powers of 1000 as every output prints
  * them (KiB and the like in powers of 1024).
+ *
+ * Errors give their column (a budget file's, its line too); each result
+ * carries what was measured, the excess and the sentence that explains
+ * it (the leak's verdict, the trend's first group). Fuzzed by
+ * tests/fuzz/fuzz_budget.c.
  */
 #include "hd_int.h"
 

@@ -3,7 +3,8 @@
  * the top retainers and Eclipse MAT's class histogram.
  *
  * The graph is the store's references plus a virtual root whose
- * successors are the objects of every root category. The tree comes from
+ * successors are the objects of every root category, less a WeakKeyMap's
+ * references to values whose key the dump lists (the key holds those). The tree comes from
  * the graph layer's Lengauer-Tarjan (graph.c) over the store's sections
  * as borrowed CSR views; retained sets then sum bottom-up in decreasing
  * DFS preorder, since an idom always comes before what it dominates.
@@ -109,11 +110,36 @@ out:
 	return rc;
 }
 
+/* The WeakKeyMaps' references to values whose key the dump lists: the
+ * key holds such a value, not the map (the gem's dumps list the keys;
+ * paths.c's holds_ref and leak_attr.c make the same cut). NULL to[]
+ * when there are none. */
+static int keyed_cut(const hd_store *s, unsigned char **from,
+		     unsigned char **to)
+{
+	uint32_t i, n = hd_store_node_count(s);
+	int nomem;
+
+	*from = NULL;
+	*to = hd__ephemeron_keyed(s, &nomem);
+	if (nomem)
+		return HD_ENOMEM;
+	if (!*to)
+		return 0;
+	if (!(*from = hd__bitmap_new(n)))
+		return HD_ENOMEM;
+	for (i = 0; i < n; i++)
+		if (hd__wkmap(s, i))
+			hd__bit_set(*from, i);
+	return 0;
+}
+
 static int compute(hd_domtree *d, hd_error *err)
 {
 	struct hd__csr succ, pred;
 	struct hd__dom t;
-	unsigned char *weak = NULL, *skip = NULL;
+	struct hd__edge_cut ec;
+	unsigned char *weak = NULL, *skip = NULL, *efrom = NULL, *eto = NULL;
 	uint32_t *roots = NULL, N = d->n;
 	size_t nroots = 0, rcap = 0;
 	int rc = HD_ENOMEM;
@@ -126,13 +152,19 @@ static int compute(hd_domtree *d, hd_error *err)
 	if (d->flags & HD_DOMTREE_SKIP_DUMPER &&
 	    !(skip = hd__store_dumper_bitmap(d->s, NULL, NULL)))
 		goto out;
-	if (root_list(d->s, &roots, &nroots, &rcap) ||
-	    hd__dominators(&t, &succ, &pred, weak, skip, roots, nroots))
+	if (keyed_cut(d->s, &efrom, &eto) ||
+	    root_list(d->s, &roots, &nroots, &rcap))
+		goto out;
+	ec.from = efrom;
+	ec.to = eto;
+	if (hd__dominators(&t, &succ, &pred, weak, skip, &ec, roots, nroots))
 		goto out;
 	rc = finish(&t, d);
 out:
 	hd__bitmap_free(weak, N);
 	hd__bitmap_free(skip, N);
+	hd__bitmap_free(efrom, N);
+	hd__bitmap_free(eto, N);
 	HD_FREE(roots, rcap);
 	hd__dom_free(&t);
 	return rc ? hd__error(err, rc, "out of memory") : 0;
@@ -546,6 +578,30 @@ void hd_class_retained_free(hd_class_retained *rows)
 
 /* ---- keeping the tree in a built store ---- */
 
+/* The children orders of d kept beside it (hd_domtree_children_open
+ * reads them back): what serve would otherwise sort at each start. */
+static int set_children(hd_store *s, const hd_domtree *d, hd_error *err)
+{
+	static const int sid[2] = { HD__SEC_DOM_KIDS_OFF, HD__SEC_DOM_KIDS };
+	hd_domtree_children *c;
+	unsigned char *sec[2];
+	size_t len[2];
+	int rc;
+
+	if ((rc = hd_domtree_children_build(&c, d, s, err)))
+		return rc;
+	rc = hd__domtree_children_images(c, &sec[0], &len[0], &sec[1],
+					 &len[1]);
+	hd_domtree_children_free(c);
+	if (rc)
+		return hd__error(err, rc, "out of memory");
+	if ((rc = hd__store_attach(s, sid, (void *const *)sec, len, 2, err))) {
+		hd__free(sec[0], len[0]);
+		hd__free(sec[1], len[1] ? len[1] : 1);
+	}
+	return rc;
+}
+
 int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 {
 	static const int sid[4] = { HD__SEC_DOM_INFO, HD__SEC_DOM_IDOM,
@@ -576,7 +632,7 @@ int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 		hd__put_le64(sec[3] + (size_t)id * 8, m);
 	}
 	if (!(rc = hd__store_attach(s, sid, (void *const *)sec, len, 4, err)))
-		return 0;
+		return set_children(s, d, err);
 fail:
 	for (k = 0; k < 4; k++)
 		hd__free(sec[k], len[k] ? len[k] : 1);

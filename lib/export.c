@@ -4,7 +4,10 @@
  * (a set, grown along references, with the internals folded away when
  * asked); the writers then stream nodes and edges through a sink. Edges
  * are computed while writing, never stored: the references of each node,
- * followed through folded nodes with an explicit stack.
+ * followed through folded nodes with an explicit stack. With reference
+ * names, each edge is labelled with the names on its way (through
+ * folded objects, the last 16), each found by its reference's index.
+ * Drawing (Graphviz) is the CLI's business, not the library's.
  */
 #include "hd_int.h"
 

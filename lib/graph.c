@@ -243,7 +243,8 @@ out:
  *     idom or a vertex with the same idom;
  *  3. in increasing dfn order the deferred idoms are resolved.
  *
- * Memory is seven u32 per vertex, one per predecessor and a bitmap.
+ * Memory is seven u32 per vertex, one per predecessor and a bitmap
+ * (105 MB for the 3.08 M objects of the 1 GB bench dump).
  * The walks are bound by cache misses more than by instructions: each
  * pass reads in order where it can, and its random reads are ones that
  * do not wait for each other. On a heap of millions of
@@ -259,6 +260,7 @@ out:
 struct lt {
 	const struct hd__csr *pred;
 	const unsigned char *cut;
+	const struct hd__edge_cut *ecut;
 	unsigned char *isroot;     /* bitmap by dfn: a successor of the root */
 	uint32_t *ancestor, *semi, *label;
 	uint32_t *poff, *padj;     /* predecessors by dfn (lt_preds) */
@@ -282,6 +284,12 @@ static void lt_free(struct lt *t, size_t k, uint32_t N)
 static int lt_visitable(const unsigned char *skip, uint32_t x, uint32_t N)
 {
 	return x < N && !(skip && hd__bit(skip, x));
+}
+
+/* Is the edge u -> x one of ecut's? */
+static int lt_edge_cut(const struct hd__edge_cut *e, uint32_t u, uint32_t x)
+{
+	return e && hd__bit(e->to, x) && hd__bit(e->from, u);
 }
 
 /* Targets whose data lt_enter asks for ahead. */
@@ -347,7 +355,8 @@ static void lt_number(struct hd__dom *d, struct lt *t,
 			x = HD__NONE;
 			while (pos[sp - 1] < end) {
 				y = hd__csr_at(succ, pos[sp - 1]++);
-				if (lt_visitable(skip, y, d->N) && !d->dfn[y]) {
+				if (lt_visitable(skip, y, d->N) && !d->dfn[y] &&
+				    !lt_edge_cut(t->ecut, u, y)) {
 					x = y;
 					break;
 				}
@@ -402,7 +411,8 @@ static int lt_preds(struct hd__dom *d, struct lt *t)
 			o = poff[w];
 			for (k = a; k < b; k++) {
 				r = hd__csr_at(pred, k);
-				padj[o++] = r < N && !(t->cut && hd__bit(t->cut, r)) ?
+				padj[o++] = r < N && !(t->cut && hd__bit(t->cut, r)) &&
+						    !lt_edge_cut(t->ecut, r, y) ?
 						    d->dfn[r] :
 						    0;
 			}
@@ -498,8 +508,8 @@ static int lt_semi(struct hd__dom *d, struct lt *t)
 
 int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
 		   const struct hd__csr *pred, const unsigned char *cut,
-		   const unsigned char *skip, const uint32_t *roots,
-		   size_t nroots)
+		   const unsigned char *skip, const struct hd__edge_cut *ecut,
+		   const uint32_t *roots, size_t nroots)
 {
 	struct lt t;
 	size_t k = (size_t)succ->n + 2;
@@ -510,6 +520,7 @@ int hd__dominators(struct hd__dom *d, const struct hd__csr *succ,
 	d->N = succ->n;
 	t.pred = pred;
 	t.cut = cut;
+	t.ecut = ecut && ecut->from && ecut->to ? ecut : NULL;
 	if (!(d->dfn = hd__calloc((size_t)d->N + 1, sizeof(*d->dfn))) ||
 	    !HD_ALLOC(d->vertex, k) || !HD_ALLOC(d->idom, k) ||
 	    !HD_ALLOC(t.ancestor, k) || !HD_ALLOC(t.semi, k) ||

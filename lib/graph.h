@@ -142,11 +142,19 @@ struct hd__dom {
 			      (idom[1] = 0); idom[v] < v */
 };
 
+/* Edges from a vertex of from[] to a vertex of to[] (bitmaps) that the
+ * dominators do not follow: a WeakKeyMap's references to values whose
+ * key the dump lists (the key holds them). */
+struct hd__edge_cut {
+	const unsigned char *from, *to;
+};
+
 HD_HIDDEN int hd__dominators(struct hd__dom *out, const struct hd__csr *succ,
 			     const struct hd__csr *pred,
 			     const unsigned char *cut,
-			     const unsigned char *skip, const uint32_t *roots,
-			     size_t nroots);
+			     const unsigned char *skip,
+			     const struct hd__edge_cut *ecut,
+			     const uint32_t *roots, size_t nroots);
 HD_HIDDEN void hd__dom_free(struct hd__dom *d);
 
 #endif /* HD_GRAPH_H */

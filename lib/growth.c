@@ -8,6 +8,14 @@
  * last length. O(N * C log V): C the collections of the last dump, one
  * address lookup per step.
  *
+ * The same walk finds the growth in place: objects in every dump whose
+ * memsize grew and never shrank while their length grew at every step
+ * (or, without a length, their memsize did): a String buffer appended
+ * to, a Hash of Integers, a DATA's table, which no new object shows. Every
+ * collection is followed, and of the other objects those of at least
+ * INPLACE_MIN bytes in the last dump (an object that small cannot have
+ * grown much; the bound keeps the lookups to a small part of the heap).
+ *
  * An object that compaction moved is not followed (its address
  * changed): it is not reported, never reported wrongly.
  */
@@ -20,6 +28,15 @@ struct item {
 	size_t row;         /* its lengths: lengths + row * ndumps */
 };
 
+struct grown {
+	hd_grown pub;
+	size_t row;         /* its memsizes: memsizes + row * ndumps */
+};
+
+/* The smallest last memsize of a non-collection followed for growth in
+ * place. */
+#define INPLACE_MIN 512
+
 struct hd_growth {
 	struct item *g;
 	size_t n, cap;
@@ -27,6 +44,11 @@ struct hd_growth {
 	size_t lcap;
 	size_t ndumps;
 	uint64_t examined;  /* collections of the last dump followed */
+	struct grown *in;   /* grown in place, by growth */
+	size_t nin, incap;
+	uint64_t *memsizes; /* nin * ndumps */
+	size_t mcap;
+	uint64_t in_memsize; /* their growth, summed (saturating) */
 };
 
 static int is_collection(int type)
@@ -50,23 +72,60 @@ static hd_node_id same_object(const hd_store *t, const hd_store *s,
 	return p;
 }
 
-/* Its lengths, dump by dump, into len[]; 1 if it is in every dump and
- * grows at every step, else 0. */
-static int grows(const hd_store *const *stores, size_t n, hd_node_id id,
-		 uint64_t *len)
+/* The object id of the last store in every dump, into ids[]; 1 if it
+ * is in every one, else 0. */
+static int follow(const hd_store *const *stores, size_t n, hd_node_id id,
+		  hd_node_id *ids)
 {
-	hd_node_id v = id;
 	size_t k;
 
-	if (!hd_store_length(&len[n - 1], stores[n - 1], id))
-		return 0;
-	for (k = n - 1; k-- > 0;) {
-		v = same_object(stores[k], stores[k + 1], v);
-		if (v == HD_NODE_NONE || !hd_store_length(&len[k], stores[k], v) ||
-		    len[k] >= len[k + 1])
+	ids[n - 1] = id;
+	for (k = n - 1; k-- > 0;)
+		if ((ids[k] = same_object(stores[k], stores[k + 1],
+					  ids[k + 1])) == HD_NODE_NONE)
 			return 0;
-	}
 	return 1;
+}
+
+/* Its lengths, dump by dump, into len[]; 1 if it grows at every step. */
+static int grows(const hd_store *const *stores, size_t n,
+		 const hd_node_id *ids, uint64_t *len)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (!hd_store_length(&len[k], stores[k], ids[k]) ||
+		    (k && len[k - 1] >= len[k]))
+			return 0;
+	return 1;
+}
+
+/* Its memsizes, dump by dump, into m[]; 1 if it grew in place: its
+ * memsize never shrank and grew in all, and its length (a String's
+ * bytesize, a Hash's size, an Array's length) grew at every step, or,
+ * for an object without a length, its memsize did. A buffer's capacity
+ * grows by steps (a doubled String keeps its capacity over a dump or
+ * two): its length says that it grows all the same. */
+static int grows_in_place(const hd_store *const *stores, size_t n,
+			  const hd_node_id *ids, uint64_t *m)
+{
+	uint64_t len, prev = 0;
+	int has_len = 1;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		m[k] = hd_store_memsize(stores[k], ids[k]);
+		if (k && m[k - 1] > m[k])
+			return 0;
+		if (has_len && !hd_store_length(&len, stores[k], ids[k]))
+			has_len = 0;
+		if (has_len && k && prev >= len)
+			return 0;
+		if (!has_len && k && m[k - 1] >= m[k])
+			return 0;
+		prev = len;
+	}
+	return m[n - 1] > m[0];
 }
 
 static int cmp_item(const void *a, const void *b)
@@ -102,14 +161,66 @@ static int add(hd_growth *r, hd_node_id id, int type, const uint64_t *len)
 	return 0;
 }
 
+static int cmp_grown(const void *a, const void *b)
+{
+	const hd_grown *x = &((const struct grown *)a)->pub;
+	const hd_grown *y = &((const struct grown *)b)->pub;
+	uint64_t gx = x->last - x->first, gy = y->last - y->first;
+
+	if (gx != gy)
+		return gx < gy ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int add_grown(hd_growth *r, hd_node_id id, int type,
+		     const uint64_t *m)
+{
+	size_t n = r->ndumps;
+	struct grown *it;
+
+	if (hd__grow((void **)&r->in, &r->incap, r->nin + 1, sizeof(*r->in)) ||
+	    hd__grow((void **)&r->memsizes, &r->mcap, (r->nin + 1) * n,
+		     sizeof(*r->memsizes)))
+		return HD_ENOMEM;
+	memcpy(r->memsizes + r->nin * n, m, n * sizeof(*m));
+	it = &r->in[r->nin];
+	memset(it, 0, sizeof(*it));
+	it->row = r->nin++;
+	it->pub.id = id;
+	it->pub.type = type;
+	it->pub.first = m[0];
+	it->pub.last = m[n - 1];
+	hd__sat_add(&r->in_memsize, m[n - 1] - m[0]);
+	return 0;
+}
+
+/* Follows id back: a growing collection, growth in place, or neither. */
+static int examine(hd_growth *r, const hd_store *const *stores,
+		   hd_node_id id, hd_node_id *ids, uint64_t *v)
+{
+	size_t n = r->ndumps;
+	int type = hd_store_type(stores[n - 1], id), coll = is_collection(type);
+
+	if (coll)
+		r->examined++;
+	else if (hd_store_memsize(stores[n - 1], id) < INPLACE_MIN)
+		return 0;
+	if (!follow(stores, n, id, ids))
+		return 0;
+	if (coll && grows(stores, n, ids, v) && add(r, id, type, v))
+		return HD_ENOMEM;
+	if (grows_in_place(stores, n, ids, v) && add_grown(r, id, type, v))
+		return HD_ENOMEM;
+	return 0;
+}
+
 int hd_growth_build(hd_growth **out, const hd_store *const *stores,
 		    size_t n, hd_error *err)
 {
 	hd_growth *r;
-	hd_node_id id, N;
+	hd_node_id id, N, *ids = NULL;
 	uint64_t *len = NULL;
 	size_t i;
-	int type;
 
 	HD_ASSERT_ARG(out && stores && n >= 2);
 	for (i = 0; i < n; i++)
@@ -118,26 +229,27 @@ int hd_growth_build(hd_growth **out, const hd_store *const *stores,
 	if (!(r = hd__calloc(1, sizeof(*r))))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	r->ndumps = n;
-	if (!HD_ALLOC(len, n))
+	if (!HD_ALLOC(len, n) || !HD_ALLOC(ids, n))
 		goto nomem;
 	N = hd_store_node_count(stores[n - 1]);
-	for (id = 0; id < N; id++) {
-		type = hd_store_type(stores[n - 1], id);
-		if (!is_collection(type))
-			continue;
-		r->examined++;
-		if (grows(stores, n, id, len) && add(r, id, type, len))
+	for (id = 0; id < N; id++)
+		if (examine(r, stores, id, ids, len))
 			goto nomem;
-	}
 	if (r->n)
 		qsort(r->g, r->n, sizeof(*r->g), cmp_item);
 	for (i = 0; i < r->n; i++)
 		r->g[i].pub.lengths = r->lengths + r->g[i].row * n;
+	if (r->nin)
+		qsort(r->in, r->nin, sizeof(*r->in), cmp_grown);
+	for (i = 0; i < r->nin; i++)
+		r->in[i].pub.memsizes = r->memsizes + r->in[i].row * n;
 	HD_FREE(len, n);
+	HD_FREE(ids, n);
 	*out = r;
 	return 0;
 nomem:
 	HD_FREE(len, n);
+	HD_FREE(ids, n);
 	hd_growth_free(r);
 	return hd__error(err, HD_ENOMEM, "out of memory");
 }
@@ -172,11 +284,28 @@ const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id)
 	return NULL;
 }
 
+size_t hd_growth_inplace_count(const hd_growth *g)
+{
+	return g ? g->nin : 0;
+}
+
+uint64_t hd_growth_inplace_memsize(const hd_growth *g)
+{
+	return g ? g->in_memsize : 0;
+}
+
+const hd_grown *hd_growth_inplace_get(const hd_growth *g, size_t i)
+{
+	return g && i < g->nin ? &g->in[i].pub : NULL;
+}
+
 void hd_growth_free(hd_growth *g)
 {
 	if (!g)
 		return;
 	HD_FREE(g->g, g->cap);
 	HD_FREE(g->lengths, g->lcap);
+	HD_FREE(g->in, g->incap);
+	HD_FREE(g->memsizes, g->mcap);
 	hd__free(g, sizeof(*g));
 }

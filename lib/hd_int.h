@@ -367,7 +367,9 @@ static inline uint64_t hd__record_features_key(const hd_record *rec)
  * memory. Free with hd__free(m, n / 8 + 1).
  */
 HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
-/* Is id an ObjectSpace::WeakKeyMap's table (DATA of struct weakkeymap)? */
+/* Is id an ObjectSpace::WeakKeyMap's table (DATA of struct weakkeymap)?
+ * The one test (store_refnames.c): the store's names, paths.c and
+ * leak_attr.c ask it. */
 HD_HIDDEN int hd__wkmap(const hd_store *s, hd_node_id id);
 /* The values of WeakKeyMaps that the dump also lists as a reference of
  * their key, named "(ephemeron value)" (the gem's dumps, man 5

@@ -1755,6 +1755,18 @@ typedef struct hd_domtree_children hd_domtree_children;
 HD_API int hd_domtree_children_build(hd_domtree_children **out,
 				     const hd_domtree *d, const hd_store *s,
 				     hd_error *err);
+/**
+ * The children of d as its store keeps them (written with the tree by
+ * hd_store_set_domtree: index --dominators, the cached stores), mapped,
+ * not sorted: checked against d in O(N) (each child once, in the row of
+ * its immediate dominator, in the tree view's order).
+ * @return 0; HD_ENOTFOUND when the store keeps none; HD_EFORMAT (the
+ * message says so) when they do not match d: damaged or stale, then
+ * build them (hd_domtree_children_build); HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_domtree_children_open(hd_domtree_children **out,
+				    const hd_domtree *d, const hd_store *s,
+				    hd_error *err);
 /** The children of v (HD_DOM_ROOT: of the virtual root, the top of the
  * tree), *n of them; NULL and 0 for a node out of range. Borrowed. */
 HD_API const hd_node_id *hd_domtree_children_of(const hd_domtree_children *c,
@@ -1848,7 +1860,8 @@ HD_API void hd_class_retained_free(hd_class_retained *rows);
 /**
  * Keeps a copy of d in s (built by hd_store_build(), not opened), so
  * that hd_store_write() stores it and hd_domtree_new() on the written
- * store reads it instead of computing it.
+ * store reads it instead of computing it; with it the children orders
+ * (hd_domtree_children_open reads them back).
  * @return 0, HD_ENOMEM, HD_EINVAL (an opened store, or d of another store)
  */
 HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
@@ -2503,6 +2516,11 @@ typedef struct hd_leaks_options {
 #define HD_LEAKS_FIRST_CLUSTER 2 /**< a cluster of several suspects of
 				      one shape that together hold more
 				      than any one suspect */
+#define HD_LEAKS_FIRST_INPLACE 3 /**< an old object grown in place
+				      (hd_leaks_inplace): the new objects
+				      leak less than it grew, or less than
+				      the threshold while the growth in
+				      place reaches it */
 
 /** The whole of an hd_leaks. */
 typedef struct hd_leaks_totals {
@@ -2551,6 +2569,11 @@ typedef struct hd_leaks_totals {
 	int first_kind;
 	size_t first_index;
 	double first_share;
+	/** (three dumps or more, hd_leaks_set_growth) objects old in every
+	 * dump whose memsize grew at every step, and that growth summed
+	 * (hd_growth_inplace_count): memory no new object shows */
+	uint64_t inplace_count;
+	uint64_t inplace_memsize;
 } hd_leaks_totals;
 
 /* hd_leaks_suspect.flags */
@@ -2752,6 +2775,23 @@ HD_API uint64_t hd_growth_examined(const hd_growth *g);
 HD_API const hd_growing *hd_growth_get(const hd_growth *g, size_t i);
 /** The growing collection that is node id of the last store, or NULL. */
 HD_API const hd_growing *hd_growth_find(const hd_growth *g, hd_node_id id);
+/** An object in every dump whose memsize grew and never shrank while
+ * its length (bytesize, size) grew at every step, or without a length
+ * its memsize did: growth in place (a String buffer appended to, a Hash
+ * of Integers), which no new object shows. Collections are all followed; other objects from
+ * 512 bytes in the last dump. Borrowed from its hd_growth. */
+typedef struct hd_grown {
+	hd_node_id id;            /**< in the last store */
+	int type;                 /**< HD_T_* */
+	uint64_t first, last;     /**< its memsize in the first and last */
+	const uint64_t *memsizes; /**< one per dump, oldest first */
+} hd_grown;
+/** The number of objects grown in place. */
+HD_API size_t hd_growth_inplace_count(const hd_growth *g);
+/** Their growth (last memsize less first), summed; saturates. */
+HD_API uint64_t hd_growth_inplace_memsize(const hd_growth *g);
+/** The one of rank i (0 the one that grew most), or NULL. */
+HD_API const hd_grown *hd_growth_inplace_get(const hd_growth *g, size_t i);
 /** Frees the result. NULL is a no-op. */
 HD_API void hd_growth_free(hd_growth *g);
 
@@ -2761,11 +2801,29 @@ HD_API void hd_growth_free(hd_growth *g);
  * the holder on the path of what the verdict names first, when one
  * grows, is named in hd_leaks_verdict_text with its lengths ("Hash
  * grows at every dump: 10 -> 20 -> 30"), and a verdict of no
- * significant leak says how many collections grow. g is not kept.
- * @return 0, HD_EINVAL (g of more than 64 dumps)
+ * significant leak says how many collections grow. The growth in place
+ * (hd_growth_inplace_*) counts too: when its total reaches min_leak
+ * while the new objects do not, or when the object that grew most grew
+ * more than what the verdict names first holds (and is not on its
+ * path), the verdict names that object first (HD_LEAKS_FIRST_INPLACE,
+ * with a path from a root). g is not kept.
+ * @return 0, HD_EINVAL (g of more than 64 dumps), HD_ENOMEM
  */
 HD_API int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g,
 			       hd_error *err);
+
+/**
+ * The object grown in place that the verdict weighs (the one of g that
+ * grew most, hd_growth_inplace_get(g, 0)), after hd_leaks_set_growth:
+ * its node id, its memsize dump by dump into memsizes[0..n) (n at most
+ * hd_growth_dumps), and its path from a root (NULL when no root reaches
+ * it). @return the number of dumps of its memsizes (memsizes[] holds
+ * the first n of them), or 0 when there is none (nothing grew in place,
+ * or hd_leaks_set_growth was not called)
+ */
+HD_API size_t hd_leaks_inplace(const hd_leaks *l, hd_node_id *id,
+			    uint64_t *memsizes, size_t n,
+			    const hd_root_path **path);
 
 /** The dumps g was found over. */
 HD_API size_t hd_growth_dumps(const hd_growth *g);
@@ -2973,6 +3031,13 @@ HD_API void hd_leaks_verdict_json_fields(FILE *f, const hd_store *s,
  * under HD_LEAK_JSON_ALIASES objects (the hops, deprecated). */
 HD_API void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
 			 const hd_leak_json_options *o);
+
+/** The fields of hd_path_json's object without its braces, for a front
+ * end that adds its own (serve: the runs it folds, the note); a root
+ * the store does not know is null. */
+HD_API void hd_path_json_fields(FILE *f, const hd_store *s,
+				const hd_root_path *p,
+				const hd_leak_json_options *o);
 
 /** The session's caveats as an array of {name, warning, text}. */
 HD_API void hd_leak_session_caveats_json(FILE *f, const hd_leak_session *ls);
@@ -3775,6 +3840,169 @@ HD_API int hd_redact_unmap(const char *map_path, const char *in_path,
 /** 1 when name is one of the classes or modules a bare Ruby defines
  *  (kept by HD_REDACT_CLASSES), else 0. */
 HD_API int hd_redact_core_class(const char *name, size_t len);
+
+/* ===================================================================== */
+/* Flame graphs (man 1 heapdump-flame)                                   */
+/* ===================================================================== */
+
+/**
+ * A weighted call tree: stacks of frames (outermost first), each with a
+ * weight, frame names interned. A node is one stack prefix; its self
+ * weight what was added at exactly that stack, its total its self plus
+ * its descendants'. Built frame by frame (hd_flame_child: one hash
+ * lookup) and walked without recursion, however deep. Frames below
+ * max_depth fold into one "(deeper)" frame at max_depth + 1.
+ */
+typedef struct hd_flame hd_flame;
+
+/** The tree's root: no frame, the parent of every outermost frame. */
+#define HD_FLAME_ROOT 0u
+/** hd_flame_new()'s max_depth when given 0. */
+#define HD_FLAME_DEPTH_DEFAULT 128u
+
+/** A new, empty tree. @return 0, HD_ENOMEM */
+HD_API int hd_flame_new(hd_flame **out, uint32_t max_depth, hd_error *err);
+/** Frees a tree. NULL is a no-op. */
+HD_API void hd_flame_free(hd_flame *f);
+/**
+ * The node of frame name[0..len) under parent (HD_FLAME_ROOT or a node
+ * hd_flame_child returned), created if new, into *child. Under a node
+ * at max_depth it is the "(deeper)" node, and under that node itself.
+ * @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_flame_child(hd_flame *f, uint32_t parent, const char *name,
+			  size_t len, uint32_t *child, hd_error *err);
+/** Adds weight to node's self weight (sums saturate at 2^64-1). */
+HD_API void hd_flame_weigh(hd_flame *f, uint32_t node, uint64_t weight);
+/**
+ * Adds weight at the stack frames[0..depth) (outermost first; lens NULL:
+ * NUL-terminated frames). depth 0 weighs the root itself, which no
+ * writer shows. @return 0, HD_ENOMEM, HD_EINVAL
+ */
+HD_API int hd_flame_add(hd_flame *f, const char *const *frames,
+			const size_t *lens, size_t depth, uint64_t weight,
+			hd_error *err);
+/** The sum of every weight added; *saturated (may be NULL) 1 when it
+ * stopped at 2^64-1. */
+HD_API uint64_t hd_flame_total(const hd_flame *f, int *saturated);
+/** The number of nodes (stack prefixes), the root aside. */
+HD_API uint32_t hd_flame_node_count(const hd_flame *f);
+
+/** One node of a tree, as hd_flame_node() gives it. */
+typedef struct hd_flame_node_info {
+	const char *name;  /**< the frame (borrowed, NUL-terminated, raw
+			       bytes); "" for the root */
+	size_t name_len;
+	uint64_t self;     /**< the weight added at exactly this stack */
+	uint64_t total;    /**< self and every descendant's (saturating) */
+	uint32_t depth;    /**< 0 for HD_FLAME_ROOT */
+	uint32_t parent;   /**< HD_FLAME_ROOT's: UINT32_MAX */
+	uint32_t nchildren;
+	const uint32_t *children; /**< largest total first, then oldest */
+} hd_flame_node_info;
+
+/**
+ * The node id of f, after hd_flame_index(f) (else HD_EINVAL): a tree
+ * view walks from HD_FLAME_ROOT down its children. Borrowed until the
+ * tree changes or is freed. @return 0, HD_EINVAL, HD_ENOTFOUND (no
+ * such node)
+ */
+HD_API int hd_flame_node(hd_flame_node_info *out, const hd_flame *f,
+			 uint32_t id);
+/** Computes every node's total and children, largest first, for
+ * hd_flame_node(): O(N log N) once. @return 0, HD_ENOMEM */
+HD_API int hd_flame_index(hd_flame *f, hd_error *err);
+
+/* hd_flame_write() formats */
+/** "a;b;c 123" a line per stack of nonzero self weight (Brendan Gregg's
+ * folded stacks, for flamegraph.pl and inferno); ';', control bytes
+ * and DEL in a frame are written as \xHH. */
+#define HD_FLAME_FOLDED 1
+/** speedscope's file format, one "sampled" profile: a sample per stack
+ * of nonzero self weight, weighted by it. */
+#define HD_FLAME_SPEEDSCOPE 2
+/** pprof's profile.proto, gzip'd: a sample per stack of nonzero self
+ * weight; a function and a location per frame. */
+#define HD_FLAME_PPROF 3
+
+/* What the weights are (hd_flame_options.metric; names the unit and
+ * sample type the writers give). */
+#define HD_FLAME_COUNT 1    /**< objects */
+#define HD_FLAME_MEMSIZE 2  /**< bytes of memsize */
+#define HD_FLAME_RETAINED 3 /**< bytes retained (see hd_flame_build) */
+
+/**
+ * Writes f in format (HD_FLAME_FOLDED, _SPEEDSCOPE, _PPROF) through w;
+ * name names the profile (speedscope), metric (HD_FLAME_COUNT, ...)
+ * its unit. @return 0, HD_ENOMEM, HD_EINVAL, or the sink's non-zero
+ * value unchanged
+ */
+HD_API int hd_flame_write(const hd_flame *f, int format, const char *name,
+			  int metric, hd_write_cb w, void *payload,
+			  hd_error *err);
+
+/**
+ * A stack source: the allocation stack of node, outermost frame first,
+ * into frames[0..max) and their lengths into lens; returns the depth
+ * (0: node has no stack). The strings must live until the next call.
+ */
+typedef size_t (*hd_flame_stack_fn)(void *ctx, hd_node_id node,
+				    const char **frames, size_t *lens,
+				    size_t max);
+
+/* hd_flame_options.by */
+#define HD_FLAME_BY_PATH 1  /**< the dominator tree: retention paths */
+#define HD_FLAME_BY_SITE 2  /**< one frame, the allocation site */
+#define HD_FLAME_BY_STACK 3 /**< the frames of hd_flame_options.stack */
+/** hd_flame_options flag: keep the tracer's and dump_all's own objects
+ * (as --all; HD_ROOTS_SKIP_WEAK also applies). */
+#define HD_FLAME_ALL (1u << 4)
+/** The error of HD_FLAME_BY_STACK on a dump without stacks. */
+#define HD_FLAME_NO_STACKS "this dump has no allocation stacks (record " \
+			   "them with HeapDump.trace(stacks: true))"
+
+/** Options for hd_flame_build(); initialise with HD_FLAME_OPTIONS_INIT. */
+typedef struct hd_flame_options {
+	unsigned int version;  /**< HD_FLAME_OPTIONS_VERSION */
+	int by;                /**< HD_FLAME_BY_ */
+	int metric;            /**< HD_FLAME_COUNT, _MEMSIZE, _RETAINED */
+	unsigned int flags;    /**< HD_ROOTS_SKIP_WEAK, HD_FLAME_ALL */
+	uint32_t max_depth;    /**< 0: HD_FLAME_DEPTH_DEFAULT */
+	hd_flame_stack_fn stack; /**< HD_FLAME_BY_STACK's source */
+	void *stack_ctx;
+	/** The dominator tree of s to use (serve keeps one), or NULL:
+	 * computed (hd_domtree_new) when the source needs one. */
+	const hd_domtree *domtree;
+} hd_flame_options;
+
+#define HD_FLAME_OPTIONS_VERSION 1
+#define HD_FLAME_OPTIONS_INIT \
+	{ HD_FLAME_OPTIONS_VERSION, HD_FLAME_BY_PATH, HD_FLAME_MEMSIZE, 0, 0, \
+	  NULL, NULL, NULL }
+
+/**
+ * The flame graph of the objects of s (only: those of the set, NULL:
+ * all; the tracer's and dump_all's own left out unless HD_FLAME_ALL).
+ *  - HD_FLAME_BY_PATH: each object reached from the roots is a frame
+ *    under its immediate dominator's (hd_domtree_idom), named as path
+ *    names a node (hd_store_node_name), after the name of the reference
+ *    its dominator holds it by when it has one ("@body String"); it
+ *    weighs its own count or memsize (self weight) there, so a frame's
+ *    total is the retained size of its objects (HD_FLAME_RETAINED is
+ *    HD_FLAME_MEMSIZE here). Objects no root reaches are left out.
+ *  - HD_FLAME_BY_SITE: one frame, "file:line in method", or "(no site)".
+ *  - HD_FLAME_BY_STACK: the frames opts->stack gives, or "(no stack)".
+ *  - HD_FLAME_RETAINED by site or stack: each reached object's memsize
+ *    at the frames of its nearest dominator (itself first) that has a
+ *    site or stack, "(no site)" when none has: every reached byte once.
+ * O(N + E log E) by path, O(N) by site and stack (+ the dominator tree
+ * for retained).
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_ENOTFOUND (by stack: no source,
+ *         or no object has a stack: HD_FLAME_NO_STACKS)
+ */
+HD_API int hd_flame_build(hd_flame **out, const hd_store *s,
+			  const hd_nodes *only, const hd_flame_options *opts,
+			  hd_error *err);
 
 #ifdef __cplusplus
 }

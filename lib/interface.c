@@ -506,7 +506,7 @@ static int retained(struct work *w, hd_interface *x)
 
 	if (!w->nb)
 		return 0;
-	if (hd__dominators(&t, &w->fw, &w->rv, NULL, NULL, w->bloc, w->nb))
+	if (hd__dominators(&t, &w->fw, &w->rv, NULL, NULL, NULL, w->bloc, w->nb))
 		return HD_ENOMEM;
 	if (!(acc = hd__calloc((size_t)t.n + 1, sizeof(*acc))) ||
 	    !(accm = hd__calloc((size_t)t.n + 1, sizeof(*accm))))

@@ -1194,7 +1194,7 @@ static int attribute(struct work *w)
 		goto out;
 	for (g = 0; g < w->G; g++)
 		roots[g] = w->m + g;
-	if (hd__dominators(&t, &w->g, &w->rg, NULL, NULL, roots, w->G))
+	if (hd__dominators(&t, &w->g, &w->rg, NULL, NULL, NULL, roots, w->G))
 		goto out;
 	if (!(top = hd__calloc((size_t)t.n + 1, sizeof(*top))) ||
 	    !(cnt = hd__calloc((size_t)t.n + 1, sizeof(*cnt))) ||

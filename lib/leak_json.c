@@ -264,7 +264,8 @@ void hd_leaks_totals_json_fields(FILE *f, const hd_leaks *l)
 		"\"vm_count\":%llu,\"vm_memsize\":%llu,"
 		"\"unreached_count\":%llu,\"unreached_memsize\":%llu,"
 		"\"joint\":%zu,\"passed_memsize\":%llu,"
-		"\"ephemeron_memsize\":%llu,\"saturated\":%s",
+		"\"ephemeron_memsize\":%llu,\"inplace_count\":%llu,"
+		"\"inplace_memsize\":%llu,\"saturated\":%s",
 		(unsigned long long)t.leak_count,
 		(unsigned long long)t.leak_memsize,
 		(unsigned long long)t.border, t.groups, t.shown, t.more,
@@ -277,7 +278,33 @@ void hd_leaks_totals_json_fields(FILE *f, const hd_leaks *l)
 		(unsigned long long)t.unreached_count,
 		(unsigned long long)t.unreached_memsize, t.joint,
 		(unsigned long long)t.passed_memsize,
-		(unsigned long long)t.ephemeron_memsize, tf(t.saturated));
+		(unsigned long long)t.ephemeron_memsize,
+		(unsigned long long)t.inplace_count,
+		(unsigned long long)t.inplace_memsize, tf(t.saturated));
+}
+
+/* "first" of the growth in place: its node, memsizes and path */
+static void first_inplace(FILE *f, const hd_store *s, const hd_leaks *l,
+			  const hd_leaks_totals *t)
+{
+	uint64_t m[64];
+	const hd_root_path *p = NULL;
+	hd_node_id id = HD_NODE_NONE;
+	size_t i, n = hd_leaks_inplace(l, &id, m, 64, &p);
+
+	if (n > 64)
+		n = 64;
+	fprintf(f, "{\"kind\":\"in_place\",\"index\":0,\"rank\":1,"
+		"\"share\":%.4f,\"path_text\":", t->first_share);
+	if (p)
+		path_text(f, s, p);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"address\":\"0x%llx\",\"memsizes\":[",
+		(unsigned long long)hd_store_address(s, id));
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)m[i]);
+	fputs("]}", f);
 }
 
 void hd_leaks_verdict_json_fields(FILE *f, const hd_store *s,
@@ -297,6 +324,10 @@ void hd_leaks_verdict_json_fields(FILE *f, const hd_store *s,
 	fputs(",\"first\":", f);
 	if (t.first_kind == HD_LEAKS_FIRST_NONE) {
 		fputs("null", f);
+		return;
+	}
+	if (t.first_kind == HD_LEAKS_FIRST_INPLACE) {
+		first_inplace(f, s, l, &t);
 		return;
 	}
 	cl = t.first_kind == HD_LEAKS_FIRST_CLUSTER;
@@ -336,18 +367,21 @@ static void hops(FILE *f, const hd_store *s, const hd_root_path *p)
 	}
 }
 
-void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
-		  const hd_leak_json_options *o)
+void hd_path_json_fields(FILE *f, const hd_store *s, const hd_root_path *p,
+			 const hd_leak_json_options *o)
 {
 	const char *name = hd_store_root_name(s, p->root);
 	char hop[512];
 	unsigned bit, j = 0;
 	size_t k, n;
 
-	fputs("{\"root\":", f);
-	hd_json_write_string(f, name, strlen(name));
-	if (p->n && (name = hd_store_root_ref_name(s, p->root, p->nodes[0],
-						    &n))) {
+	fputs("\"root\":", f);
+	if (name)
+		hd_json_write_string(f, name, strlen(name));
+	else
+		fputs("null", f);
+	if (name && p->n &&
+	    (name = hd_store_root_ref_name(s, p->root, p->nodes[0], &n))) {
 		fputs(",\"root_name\":", f);
 		hd_json_write_string(f, name, n);
 	}
@@ -377,6 +411,13 @@ void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
 		hops(f, s, p);
 		fputc(']', f);
 	}
+}
+
+void hd_path_json(FILE *f, const hd_store *s, const hd_root_path *p,
+		  const hd_leak_json_options *o)
+{
+	fputc('{', f);
+	hd_path_json_fields(f, s, p, o);
 	fputc('}', f);
 }
 

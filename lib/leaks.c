@@ -47,6 +47,13 @@ struct hd_leaks {
 	size_t ndumps;       /* the dumps they were found over */
 	hd_node_id grow_id;  /* the one on the first's path, or NONE */
 	uint64_t grow_len[GROWTH_DUMPS];
+	unsigned flags;      /* hd_leaks_options.flags */
+	int new_significant; /* the new objects' verdict, before the
+				growth in place was weighed */
+	hd_node_id in_id;    /* grown in place most, or NONE */
+	uint64_t in_mem[GROWTH_DUMPS]; /* its memsizes */
+	int in_has_path;
+	hd_root_path in_path;
 	struct hd__attr attr;
 	struct suspect *sus;
 	size_t nsus;
@@ -603,6 +610,8 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	l->s = s;
 	l->has_later = d->has_later;
+	l->flags = o.flags;
+	l->in_id = HD_NODE_NONE;
 	leak = d->has_later ? &d->retained_later : &d->added;
 	l->t.leak_count = leak->n;
 	l->t.leak_memsize = d->has_later ? d->retained_later_memsize :
@@ -676,6 +685,8 @@ void hd_leaks_free(hd_leaks *l)
 						   0);
 	}
 	hd__free(l->sus, n * sizeof(*l->sus));
+	if (l->in_has_path)
+		hd_root_path_free(&l->in_path);
 	hd__attr_free(&l->attr);
 	hd__free(l, sizeof(*l));
 }
@@ -794,6 +805,8 @@ static const hd_root_path *first_path(const hd_leaks *l)
 	return NULL;
 }
 
+static int set_inplace(hd_leaks *l, const hd_growth *g, hd_error *err);
+
 int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
 {
 	const hd_root_path *p;
@@ -816,7 +829,104 @@ int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
 		l->grow_id = x->id;
 		memcpy(l->grow_len, x->lengths, n * sizeof(*x->lengths));
 	}
+	return set_inplace(l, g, err);
+}
+
+/* What the verdict names first holds (0 when nothing). */
+static uint64_t first_memsize(const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+
+	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER)
+		return l->cl[v->first_index].pub.retained_memsize;
+	if (v->first_kind == HD_LEAKS_FIRST_SUSPECT)
+		return l->sus[v->first_index].pub.retained_memsize;
 	return 0;
+}
+
+/* Is id on p (the path of what the verdict names first)? */
+static int on_path(const hd_root_path *p, hd_node_id id)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++)
+		if (p->nodes[i] == id)
+			return 1;
+	return 0;
+}
+
+/*
+ * The growth in place of g: the object that grew most becomes what the
+ * verdict names first when the new objects are under the threshold but
+ * the growth in place is not, or when it grew more than the first
+ * suspect (or cluster) holds and is not on its path (a Hash holding the
+ * leak grows its table too: that is the same story). Its path comes
+ * from a search of its own, made only then.
+ */
+static int set_inplace(hd_leaks *l, const hd_growth *g, hd_error *err)
+{
+	hd_leaks_totals *t = &l->t;
+	const hd_grown *top = hd_growth_inplace_get(g, 0);
+	const hd_growing *x;
+	hd_reach *reach = NULL;
+	uint64_t grew;
+	int rc;
+
+	if (l->in_has_path)
+		hd_root_path_free(&l->in_path);
+	l->in_has_path = 0;
+	if (t->first_kind == HD_LEAKS_FIRST_INPLACE) { /* called again */
+		t->first_kind = HD_LEAKS_FIRST_NONE;
+		t->significant = l->new_significant;
+	}
+	l->new_significant = t->significant;
+	t->inplace_count = hd_growth_inplace_count(g);
+	t->inplace_memsize = hd_growth_inplace_memsize(g);
+	l->in_id = HD_NODE_NONE;
+	if (!top)
+		return 0;
+	l->in_id = top->id;
+	memcpy(l->in_mem, top->memsizes, l->ndumps * sizeof(*l->in_mem));
+	grew = top->last - top->first;
+	if (t->significant ? grew <= first_memsize(l) ||
+				     on_path(first_path(l), top->id) :
+			     t->inplace_memsize < t->min_leak)
+		return 0;
+	if ((rc = hd_reach_new(&reach, l->s, l->flags & HD_ROOTS_SKIP_WEAK,
+			       err)))
+		return rc;
+	rc = hd_reach_path(&l->in_path, reach, top->id, err);
+	hd_reach_free(reach);
+	if (rc && rc != HD_ENOTFOUND)
+		return rc;
+	l->in_has_path = rc == 0;
+	x = hd_growth_find(g, top->id);
+	l->grow_id = x ? x->id : HD_NODE_NONE;
+	if (x)
+		memcpy(l->grow_len, x->lengths, l->ndumps * sizeof(*x->lengths));
+	t->significant = 1;
+	t->first_kind = HD_LEAKS_FIRST_INPLACE;
+	t->first_index = 0;
+	t->first_share = t->inplace_memsize ?
+				 (double)grew / (double)t->inplace_memsize :
+				 1.0;
+	return 0;
+}
+
+size_t hd_leaks_inplace(const hd_leaks *l, hd_node_id *id,
+			uint64_t *memsizes, size_t n,
+			const hd_root_path **path)
+{
+	if (!l || l->in_id == HD_NODE_NONE)
+		return 0;
+	if (id)
+		*id = l->in_id;
+	if (memsizes)
+		memcpy(memsizes, l->in_mem,
+		       (n < l->ndumps ? n : l->ndumps) * sizeof(*memsizes));
+	if (path)
+		*path = l->in_has_path ? &l->in_path : NULL;
+	return l->ndumps;
 }
 
 /* "; Hash grows at every dump: 10 -> 20 -> 30" */
@@ -843,6 +953,57 @@ static void put_growth(struct text *t, const hd_leaks *l)
 	for (i = 0; i < l->ndumps; i++)
 		put(t, "%s%llu", i ? " -> " : "",
 		    (unsigned long long)l->grow_len[i]);
+}
+
+/* "growth in place: ... -> Hash grew at every dump: 48.2 KB -> 2.3 MB ->
+ * 4.6 MB (+4.6 MB; length 1000 -> 51000 -> 101000); 2 old objects grew
+ * in place by 5.7 MB in all; the new objects still alive in later: 4
+ * objects, 192 B, under the 2.0 KB threshold" */
+static void put_inplace(struct text *t, const hd_leaks *l)
+{
+	const hd_leaks_totals *v = &l->t;
+	uint64_t rest = v->leak_memsize - (v->vm_memsize < v->leak_memsize ?
+						   v->vm_memsize :
+						   v->leak_memsize);
+	char a[32];
+	size_t i;
+
+	put(t, "growth in place: ");
+	if (l->in_has_path)
+		put_tail(t, l->s, &l->in_path);
+	else
+		put_hop(t, l->s, l->in_id, HD_NODE_NONE);
+	put(t, " grew at every dump: ");
+	for (i = 0; i < l->ndumps; i++) {
+		hd_bytes_text(a, sizeof(a), l->in_mem[i]);
+		put(t, "%s%s", i ? " -> " : "", a);
+	}
+	hd_bytes_text(a, sizeof(a), l->in_mem[l->ndumps - 1] - l->in_mem[0]);
+	put(t, " (+%s", a);
+	if (l->grow_id == l->in_id) {
+		put(t, "; length ");
+		for (i = 0; i < l->ndumps; i++)
+			put(t, "%s%llu", i ? " -> " : "",
+			    (unsigned long long)l->grow_len[i]);
+	}
+	put(t, ")");
+	if (v->inplace_count > 1) {
+		hd_bytes_text(a, sizeof(a), v->inplace_memsize);
+		put(t, "; %llu old objects grew in place by %s in all",
+		    (unsigned long long)v->inplace_count, a);
+	}
+	hd_bytes_text(a, sizeof(a), rest);
+	put(t, "; the new objects %s: %llu objects, %s",
+	    l->has_later ? "still alive in later" : "of after",
+	    (unsigned long long)(v->leak_count - v->vm_count), a);
+	if (l->new_significant && l->nsus) {
+		put(t, ", suspect 1 holding %.1f%% of them: ",
+		    100.0 * l->sus[0].pub.share);
+		put_held(t, l, &l->sus[0].pub);
+	} else {
+		hd_bytes_text(a, sizeof(a), v->min_leak);
+		put(t, ", under the %s threshold", a);
+	}
 }
 
 /* outside: the process grew outside Ruby objects
@@ -898,6 +1059,10 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 							       "",
 		    rest != v->leak_memsize - v->vm_memsize ? a : "", b);
 		put_growth(&t, l);
+		return t.len;
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_INPLACE) {
+		put_inplace(&t, l);
 		return t.len;
 	}
 	if (v->first_kind == HD_LEAKS_FIRST_CLUSTER) {

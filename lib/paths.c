@@ -58,13 +58,11 @@ static int is_weak(const hd_store *s, hd_node_id id)
 	size_t len;
 	hd_node_id c;
 
-	if (hd_store_type(s, id) == HD_T_DATA) {
-		p = hd_store_aux(s, id, &len);
-		if (name_is(p, len, "weakmap"))
-			return 1;
-		if (name_is(p, len, "weakkeymap"))
-			return 0;
-	}
+	if (hd__wkmap(s, id))
+		return 0;
+	if (hd_store_type(s, id) == HD_T_DATA &&
+	    (p = hd_store_aux(s, id, &len)) && name_is(p, len, "weakmap"))
+		return 1;
 	/* an IMEMO is no instance: on 4.0 the class of an IMEMO/fields is
 	 * the owner of the ivars it holds (here, maybe the class WeakRef) */
 	if (hd_store_type(s, id) == HD_T_IMEMO)
@@ -96,15 +94,6 @@ static int key_listed(const hd_store *s, hd_node_id v)
 			return 1;
 	}
 	return 0;
-}
-
-int hd__wkmap(const hd_store *s, hd_node_id id)
-{
-	const char *p;
-	size_t len;
-
-	return hd_store_type(s, id) == HD_T_DATA &&
-	       (p = hd_store_aux(s, id, &len)) && name_is(p, len, "weakkeymap");
 }
 
 unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem)

@@ -34,28 +34,18 @@ static int64_t growth(uint64_t first, uint64_t last)
 }
 
 /* "grew by 1.2 MB" / "shrank by 3 B" / "did not change", in the units
- * of the commands' sizes (decimal, one decimal place) */
+ * of the commands' sizes (hd_bytes_text) */
 static void moved(char *buf, size_t size, int64_t d)
 {
-	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
-	uint64_t m = d < 0 ? (uint64_t)(-d) : (uint64_t)d;
-	double v = (double)m;
-	int u = 0;
+	char n[32];
 
 	if (!d) {
 		snprintf(buf, size, "did not change");
 		return;
 	}
-	while (v >= 1000.0 && u < 4) {
-		v /= 1000.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%s by %llu B", d < 0 ? "shrank" : "grew",
-			 (unsigned long long)m);
-	else
-		snprintf(buf, size, "%s by %.1f %s", d < 0 ? "shrank" : "grew",
-			 v, unit[u]);
+	hd_bytes_text(n, sizeof(n),
+		      d < 0 ? (uint64_t)(-d) : (uint64_t)d);
+	snprintf(buf, size, "%s by %s", d < 0 ? "shrank" : "grew", n);
 }
 
 static void describe(hd_process_verdict *v)

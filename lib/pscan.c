@@ -14,9 +14,9 @@
  * other in the page cache: the mapped scan of a file held in large folios
  * is 2 ms faster in a wall time of 23, and steadier.)
  *
- * A part is claimed a slice at a time. A thread that has read its part
- * takes the second half of the unclaimed rest of the part with the most
- * left, cut before a record line, as a new part of its own: the threads
+ * A part is claimed a slice at a time (256 KiB). A thread that has read
+ * its part takes the second half of the unclaimed rest of the part with
+ * the most left (when 1 MiB or more is left), cut before a record line, as a new part of its own: the threads
  * end together although one half of a dump may cost more to read than
  * the other, or a thread gets less of a busy machine. At the end the
  * accumulators are merged in file order, and the problems passed on in

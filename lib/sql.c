@@ -30,6 +30,9 @@
  * integer; Ruby's heap addresses are below 2^63). An equality on an
  * address column also takes '0x...' text; addr() converts text to an
  * integer and hexaddr() an integer to '0x...'.
+ *
+ * It lives in lib/, not cli/, so that the gem's console and a web UI
+ * open the same tables (hd_sql_open gives them a sqlite3 *).
  */
 #include "hd_int.h"
 #include "store_format.h"

@@ -37,6 +37,7 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"dominator info", "dominator",    "retained count",
 	"retained memsize", "reference name info", "reference name",
 	"root reference name", "stats summary", "source identity",
+	"dominator children offset", "dominator children",
 	"stack info",     "node stack",   "stack offset",
 	"stack frame id", "frame",
 };
@@ -145,6 +146,16 @@ static uint64_t want_size(const hd_store *s, int id)
 		return hd__store_stats_size(s);
 	case HD__SEC_SOURCE_ID:
 		return (uint64_t)HD__SID_COUNT * 8;
+	case HD__SEC_DOM_KIDS_OFF:
+		return (n + 2) * 4;
+	case HD__SEC_DOM_KIDS:
+		/* what the offsets end at (a wrong offset section is
+		 * refused before this one: its id is lower) */
+		if (!s->sec[HD__SEC_DOM_KIDS_OFF] ||
+		    s->len[HD__SEC_DOM_KIDS_OFF] != (n + 2) * 4)
+			return UINT64_MAX;
+		return (uint64_t)hd__le32(s->sec[HD__SEC_DOM_KIDS_OFF] +
+					  4 * (n + 1)) * 4;
 	case HD__SEC_STACK_INFO:
 	case HD__SEC_STACK_NODE:
 	case HD__SEC_STACK_OFF:
@@ -874,6 +885,15 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 			return bad(err, "store %s section is missing",
 				   s->sec[id] ? "dominator info" :
 						sec_name((uint32_t)id));
+	/* the children orders: both or none, and only with the tree */
+	for (id = HD__SEC_DOM_KIDS_OFF; id <= HD__SEC_DOM_KIDS; id++)
+		if (s->sec[id] && (!s->sec[HD__SEC_DOM_INFO] ||
+				   !s->sec[HD__SEC_DOM_KIDS_OFF] ||
+				   !s->sec[HD__SEC_DOM_KIDS]))
+			return bad(err, "store %s section is missing",
+				   !s->sec[HD__SEC_DOM_INFO] ? "dominator info" :
+				   sec_name((uint32_t)(HD__SEC_DOM_KIDS_OFF +
+						       HD__SEC_DOM_KIDS - id)));
 	if ((rc = hd__store_names_check(s, full, err)) ||
 	    (rc = hd__store_stats_check(s, err)) ||
 	    (rc = hd__store_stacks_check(s, full, err)))

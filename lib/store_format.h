@@ -75,6 +75,13 @@ enum hd__sec {
 	 * cache's key, store_cache.c; written last but one: the summary
 	 * stays last in the file), alone in its group: */
 	HD__SEC_SOURCE_ID,    /* u64[HD__SID_COUNT] */
+	/* The dominator tree's children orders (domtree_children.c), with
+	 * the tree (all of DOM_* or none of these), as a tree view lists
+	 * them: CSR over the nodes and the virtual root (row nodes). */
+	HD__SEC_DOM_KIDS_OFF, /* u32[nodes + 2] row offsets */
+	HD__SEC_DOM_KIDS,     /* u32[KIDS_OFF[nodes + 1]]: each row's
+			       * children, largest retained memsize first,
+			       * then ascending node */
 	/* Allocation stacks (man 5 heapdump-store, STACKS; store_stacks.c),
 	 * all or none: */
 	HD__SEC_STACK_INFO,   /* u64[HD__STK_INFO_COUNT] */
@@ -238,6 +245,13 @@ HD_HIDDEN const unsigned char *hd__store_copy(const hd_store *s, int sid,
  */
 HD_HIDDEN int hd__store_attach(hd_store *s, const int *sid, void *const *img,
 			       const size_t *len, size_t n, hd_error *err);
+
+/* The images of the children orders' sections (domtree_children.c),
+ * hd__malloc'd: 0 or HD_ENOMEM. */
+HD_HIDDEN int hd__domtree_children_images(const hd_domtree_children *c,
+					  unsigned char **off, size_t *off_len,
+					  unsigned char **kids,
+					  size_t *kids_len);
 
 /* Reference names (store_refnames.c). The code of a ref_names token:
  * string id + 1 of its printed text in t, 0 for null. */

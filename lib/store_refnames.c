@@ -303,7 +303,7 @@ static const char eph_ref_name[] = "(ephemeron value)";
 
 /* Is node id an ephemeron table: ObjectSpace::WeakKeyMap's DATA, whose
  * references (its values, each alive while its key is) are so named? */
-static int is_ephemeron_table(const hd_store *s, hd_node_id id)
+int hd__wkmap(const hd_store *s, hd_node_id id)
 {
 	const char *p;
 	size_t len;
@@ -392,7 +392,7 @@ const char *hd_store_ref_name_at(const hd_store *s, hd_node_id from,
 	n = s->sec[HD__SEC_NAME_INFO] ?
 		    code_str(s, edge_code(s, (uint64_t)a + k), len, flags) :
 		    NULL;
-	if (n || !is_ephemeron_table(s, from))
+	if (n || !hd__wkmap(s, from))
 		return n;
 	return eph_name(len, flags);
 }
@@ -424,7 +424,7 @@ const char *hd_store_ref_name(const hd_store *s, hd_node_id from,
 		if (s->sec[HD__SEC_NAME_INFO] && (code = edge_code(s, e)))
 			return code_str(s, code, len, flags);
 	}
-	return found && is_ephemeron_table(s, from) ? eph_name(len, flags) :
+	return found && hd__wkmap(s, from) ? eph_name(len, flags) :
 						      NULL;
 }
 

@@ -10,6 +10,15 @@
  * flag of the site), all integers, then names each group once and merges
  * the groups whose names coincide. Rows are sorted by type, name and
  * flag, so the section is the same bytes for the same store.
+ *
+ * A store without it (an older build's) gets the same rows made in
+ * memory, and the dumper flag of every node in one pass
+ * (hd__store_dumper_bitmap, for top's tree). Every other --by over a
+ * store groups the nodes the same way first, by the integers the keys
+ * depend on (site, generation, length bucket: hd__store_groups), and
+ * stats.c names each group once through its first node; top --by class
+ * and serve's object order name each class key once
+ * (hd__store_class_names, hd_store_class_groups).
  */
 #include "util/keycache.h"
 #include "store_format.h"

@@ -215,15 +215,25 @@ static VALUE diff_hash(VALUE arg)
 	return r;
 }
 
-static VALUE suspect_hash(struct diff_run *run, VALUE heap,
-			  const hd_store *s, const hd_leaks_suspect *x)
+/* A suspect in heapdump-json(5)'s names (hd_leaks_suspect_json_fields):
+ * node ids for the nodes, sets of ids for holders (empty for a root)
+ * and the border */
+static VALUE suspect_hash(VALUE heap, const hd_store *s,
+			  const hd_leaks_suspect *x)
 {
+	static const hd_nodes none = { NULL, 0, 0 };
 	VALUE r = rb_hash_new();
 
 	SET(r, "holder", x->holder == HD_NODE_NONE ? Qnil : UINT2NUM(x->holder));
-	SET(r, "first", UINT2NUM(x->first));
-	SET(r, "holders", UINT2NUM(x->holders));
-	SET(r, "roots", UINT2NUM(x->roots));
+	SET(r, "kind", rb_str_new_cstr(hd_suspect_kind_name(x->kind)));
+	SET(r, "holder_count", UINT2NUM(x->holders));
+	SET(r, "root_count", UINT2NUM(x->roots));
+	SET(r, "transient", x->flags & HD_SUSPECT_TRANSIENT ? Qtrue : Qfalse);
+	SET(r, "churn", x->flags & HD_SUSPECT_CHURN ? Qtrue : Qfalse);
+	SET(r, "ephemeron", x->flags & HD_SUSPECT_EPHEMERON ? Qtrue : Qfalse);
+	SET(r, "holders",
+	    set_value(heap, x->holder_list ? x->holder_list : &none));
+	SET(r, "first_border", UINT2NUM(x->first));
 	SET_U64(r, "border_count", x->border_count);
 	SET_U64(r, "retained_count", x->retained_count);
 	SET_U64(r, "retained_memsize", x->retained_memsize);
@@ -232,12 +242,6 @@ static VALUE suspect_hash(struct diff_run *run, VALUE heap,
 	SET_U64(r, "keepalive_memsize", x->keepalive_memsize);
 	SET(r, "path", x->path ? hdx_path_value(s, x->path) : Qnil);
 	SET(r, "border", x->border ? set_value(heap, x->border) : Qnil);
-	SET(r, "kind", rb_str_new_cstr(x->kind == HD_SUSPECT_JOINT  ? "joint" :
-				       x->kind == HD_SUSPECT_SHARED ? "shared" :
-				       x->kind == HD_SUSPECT_ROOT   ? "root" :
-								      "holder"));
-	SET(r, "holder_list",
-	    x->holder_list ? set_value(heap, x->holder_list) : Qnil);
 	return r;
 }
 
@@ -372,6 +376,8 @@ static VALUE leaks_hash(VALUE arg)
 				     rb_str_new_cstr("cluster") :
 			     t.first_kind == HD_LEAKS_FIRST_SUSPECT ?
 				     rb_str_new_cstr("suspect") :
+			     t.first_kind == HD_LEAKS_FIRST_INPLACE ?
+				     rb_str_new_cstr("in_place") :
 				     Qnil);
 	SET(r, "first_index", SIZET2NUM(t.first_index));
 	SET_U64(r, "young_count", t.young_count);
@@ -380,7 +386,7 @@ static VALUE leaks_hash(VALUE arg)
 	SET(r, "joint", SIZET2NUM(t.joint));
 	SET(r, "heap", run->heaps[at]);
 	for (i = 0; i < t.groups; i++)
-		rb_ary_push(sus, suspect_hash(run, run->heaps[at], s,
+		rb_ary_push(sus, suspect_hash(run->heaps[at], s,
 					      hd_leaks_suspect_get(run->l, i)));
 	SET(r, "suspects", sus);
 	for (i = 0; (c = hd_leaks_cluster_get(run->l, i)); i++) {

@@ -1,621 +1,33 @@
 /*
  * api.c - the JSON API of heapdump serve (man 1 heapdump-serve,
- * API): every answer is computed by the library, once at start for what
- * is costly (the groups, the search from the roots, the dominator tree,
- * the strings, the diff and the leak model), and only cut into pages,
- * filtered, sorted and printed here. Every string from a dump goes
+ * API): every answer is computed by the library, once for what is
+ * costly (the groups, the search from the roots, the dominator tree,
+ * the strings, the diff and the leak model: state.c, at start or by
+ * the first call that needs it), and only cut into pages, filtered,
+ * sorted and printed here. Every string from a dump goes
  * through cli_json_string (and http.c writes '<', '>' and '&' as
  * \u escapes).
  *
- * Several threads answer at once (http.c): after the start the
- * state is only read, but for the place where the last walk of a group
- * stopped (under walk_lock). No request does work superlinear in what a
+ * Several threads answer at once (http.c): the state is only read,
+ * but for the parts state.c computes once under their locks and the
+ * place where the last walk of a group stopped (under walk_lock). No request does work superlinear in what a
  * dump holds: the groups' orders (by count, memsize, key, retained),
  * their keys lowercased for filters, and the files of each gem are
- * computed once at start; a filter is one memmem(3) pass over the keys;
+ * computed once; a filter is one memmem(3) pass over the keys;
  * the names of the references a page shows are read with one pass over
  * each referrer's references.
  */
 #define _GNU_SOURCE /* memmem */
-#include "../common.h"
-#include "../order.h"
-#include "serve.h"
-#include "../process.h"
-#include "../sidecar.h"
+#include "state.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_LIMIT 1000
 /* string values matching a search are counted up to this many */
 #define SEARCH_COUNT_MAX 10000
-#define NGROUPS 7
-
-static const int group_keys[NGROUPS] = {
-	HD_KEY_TYPE, HD_KEY_CLASS, HD_KEY_FILE, HD_KEY_LOCATION,
-	HD_KEY_GEM, HD_KEY_GENERATION, HD_KEY_IMEMO
-};
-
-/* A grouping's rows as the requests read them: the stats' rows in
- * their order by count (never sorted again after the start), and the
- * other orders as indexes into them. */
-struct gview {
-	const hd_stats_row *rows;
-	size_t n;
-	size_t *by_mem;           /* by memsize, count, key */
-	size_t *by_key;           /* by key, ascending */
-	size_t *by_ret;           /* by class: retained memsize, key */
-	uint64_t *ret;            /* by class: each row's retained memsize */
-	hd_text_search *ts;       /* the keys, searched case aside */
-};
-
-struct serve_state {
-	int n;
-	struct cli_input in[SERVE_MAX_DUMPS];
-	hd_store *ss[SERVE_MAX_DUMPS];
-	hd_store *s;              /* the one examined: the last input */
-	hd_stats *st;             /* the NGROUPS groupings of s */
-	hd_stats_totals tot;
-	hd_class_retained *cr;    /* retained by class, and by name: */
-	size_t ncr;
-	size_t *cr_name;
-	hd_domtree *dt;
-	hd_reach *reach;
-	/* the dominator tree's children, largest first, and each node's
-	 * retained memsize (borrowed from kids) */
-	hd_domtree_children *kids;
-	const uint64_t *ret;
-	hd_strings *strs;         /* by value and site, for search */
-	hd_text_search *lc;       /* their values, searched case aside */
-	char strs_msg[256];
-	/* the strings are read from the dump by this thread while the
-	 * rest of the start goes on; the start joins it before serving */
-	pthread_t strs_thread;
-	int strs_running;
-	struct cli_sidecar sc;
-	int has_sc;
-	hd_process_verdict proc;  /* the process growth of the sidecars */
-	/* the leak hunt as heapdump leaks runs it, with its defaults;
-	 * diff and leaks are borrowed from it */
-	hd_leak_session *ls;
-	const hd_diff_result *diff;
-	hd_stats *diff_st;        /* the diff's objects by class */
-	const hd_leaks *leaks;
-	/* the counted nodes (not the tracer's or dump_all's) by retained
-	 * memsize, largest first: a group's objects are walked in it */
-	hd_node_id *order;
-	size_t norder;
-	/* each node's class (its stats --by class key), as an index into
-	 * the class names sorted */
-	uint32_t *cls;
-	const char **cls_name;
-	size_t *cls_len;
-	size_t ncls;
-	struct gview gv[NGROUPS];
-	/* the rows of (file, gem) by gem, then file: a gem's files */
-	const hd_stats_row *gf_rows;
-	size_t *gf_idx;
-	size_t ngf;
-	/* where the walk of the group asked for last stopped */
-	pthread_mutex_t walk_lock;
-	int walk_g;
-	char *walk_key;
-	size_t walk_pos, walk_matched;
-};
-
-/* ---- start ---- */
-
-static const uint64_t *sort_ret;
-
-static int cmp_ret(const void *a, const void *b)
-{
-	hd_node_id x = *(const hd_node_id *)a, y = *(const hd_node_id *)b;
-
-	if (sort_ret[x] != sort_ret[y])
-		return sort_ret[x] < sort_ret[y] ? 1 : -1;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_mem(const char *a, size_t an, const char *b, size_t bn)
-{
-	int c = memcmp(a, b, an < bn ? an : bn);
-
-	return c ? c : (an < bn ? -1 : an > bn);
-}
-
-static size_t cls_find(const struct serve_state *st, const char *name,
-		       size_t n)
-{
-	size_t lo = 0, hi = st->ncls, mid;
-	int c;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		c = cmp_mem(st->cls_name[mid], st->cls_len[mid], name, n);
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (size_t)-1;
-}
-
-static const char **sort_names;
-static const size_t *sort_lens;
-
-static int cmp_name_idx(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	size_t n = sort_lens[x] < sort_lens[y] ? sort_lens[x] : sort_lens[y];
-	int c = memcmp(sort_names[x], sort_names[y], n);
-
-	return c ? c : (sort_lens[x] < sort_lens[y] ? -1 :
-			sort_lens[x] > sort_lens[y]);
-}
-
-/* The order of a group's objects, and each node's class index. */
-static int build_order(struct serve_state *st)
-{
-	uint32_t n = hd_store_node_count(st->s), i, *gcls;
-	const hd_stats_row *rows;
-	size_t nr, j, *idx;
-	char buf[1024];
-	hd_nodes reps = { NULL, 0, 0 };
-
-	st->order = malloc(((size_t)n + 1) * sizeof(*st->order));
-	st->cls = malloc(((size_t)n + 1) * sizeof(*st->cls));
-	rows = hd_stats_rows(st->st, 1, HD_SORT_COUNT, &nr);
-	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
-	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
-	idx = malloc((nr + 1) * sizeof(*idx));
-	/* st->cls holds each node's class group first */
-	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx ||
-	    hd_store_class_groups(st->cls, &reps, st->s, NULL)) {
-		free(idx);
-		return -1;
-	}
-	for (j = 0; j < nr; j++) {
-		st->cls_name[j] = rows[j].key[0];
-		st->cls_len[j] = rows[j].key_len[0];
-		idx[j] = j;
-	}
-	sort_names = st->cls_name;
-	sort_lens = st->cls_len;
-	qsort(idx, nr, sizeof(*idx), cmp_name_idx);
-	for (j = 0; j < nr; j++) {
-		st->cls_name[j] = rows[idx[j]].key[0];
-		st->cls_len[j] = rows[idx[j]].key_len[0];
-	}
-	free(idx);
-	st->ncls = nr;
-	/* the nodes of a group share their class name and dumper flag:
-	 * each group's is looked up once (UINT32_MAX - 1: dumper) */
-	if (!(gcls = malloc((reps.n + 1) * sizeof(*gcls)))) {
-		hd_nodes_free(&reps);
-		return -1;
-	}
-	for (j = 0; j < reps.n; j++) {
-		size_t len;
-
-		if (hd_store_is_dumper(st->s, reps.ids[j])) {
-			gcls[j] = UINT32_MAX - 1;
-			continue;
-		}
-		len = hd_store_class_name(buf, sizeof(buf), st->s, reps.ids[j]);
-		gcls[j] = len < sizeof(buf) ?
-			  (uint32_t)cls_find(st, buf, len) : UINT32_MAX;
-	}
-	for (i = 0; i < n; i++) {
-		st->cls[i] = gcls[st->cls[i]];
-		if (st->cls[i] == UINT32_MAX - 1)
-			st->cls[i] = UINT32_MAX;
-		else
-			st->order[st->norder++] = i;
-	}
-	free(gcls);
-	hd_nodes_free(&reps);
-	sort_ret = st->ret;
-	qsort(st->order, st->norder, sizeof(*st->order), cmp_ret);
-	return 0;
-}
-
-/* ---- the groups' orders, once ---- */
-
-static int cmp_keys0(const hd_stats_row *p, const hd_stats_row *q)
-{
-	return cmp_mem(p->key[0], p->key_len[0], q->key[0], q->key_len[0]);
-}
-
-/* hd_stats' order by memsize: memsize, count, then key */
-static int cmp_by_mem(const void *a, const void *b, void *arg)
-{
-	const hd_stats_row *r = arg;
-	const hd_stats_row *p = &r[*(const size_t *)a], *q = &r[*(const size_t *)b];
-
-	if (p->memsize != q->memsize)
-		return p->memsize < q->memsize ? 1 : -1;
-	if (p->count != q->count)
-		return p->count < q->count ? 1 : -1;
-	return cmp_keys0(p, q);
-}
-
-static int cmp_by_key(const void *a, const void *b, void *arg)
-{
-	const hd_stats_row *r = arg;
-
-	return cmp_keys0(&r[*(const size_t *)a], &r[*(const size_t *)b]);
-}
-
-struct ret_sort {
-	const hd_stats_row *rows;
-	const uint64_t *ret;
-};
-
-static int cmp_by_ret(const void *a, const void *b, void *arg)
-{
-	const struct ret_sort *rs = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	if (rs->ret[x] != rs->ret[y])
-		return rs->ret[x] < rs->ret[y] ? 1 : -1;
-	return cmp_keys0(&rs->rows[x], &rs->rows[y]);
-}
-
-/* (file, gem) rows by gem, then file */
-static int cmp_by_gem(const void *a, const void *b, void *arg)
-{
-	const hd_stats_row *r = arg;
-	const hd_stats_row *p = &r[*(const size_t *)a], *q = &r[*(const size_t *)b];
-	int c = cmp_mem(p->key[1], p->key_len[1], q->key[1], q->key_len[1]);
-
-	return c ? c : cmp_keys0(p, q);
-}
-
-static size_t *index_sorted(size_t n,
-			    int (*cmp)(const void *, const void *, void *),
-			    void *arg)
-{
-	size_t *idx = malloc((n + 1) * sizeof(*idx)), i;
-
-	if (!idx)
-		return NULL;
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), cmp, arg);
-	return idx;
-}
-
-static const hd_class_retained *class_retained(const struct serve_state *st,
-					       const char *name);
-
-/* Row i's first key, for hd_text_search_build. */
-static const char *row_key(void *payload, size_t i, size_t *len)
-{
-	const hd_stats_row *rows = payload;
-
-	*len = rows[i].key_len[0];
-	return rows[i].key[0];
-}
-
-/* Every grouping's orders and lowercased keys, and each gem's files:
- * what requests would otherwise sort per call. After hd_domtree_classes
- * (retained by class) and build_order (which reads the rows by count). */
-static int build_views(struct serve_state *st)
-{
-	struct ret_sort rs;
-	struct gview *v;
-	size_t i;
-	int g;
-
-	for (g = 0; g < NGROUPS; g++) {
-		v = &st->gv[g];
-		v->rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT,
-					&v->n);
-		if (!(v->by_mem = index_sorted(v->n, cmp_by_mem,
-					       (void *)v->rows)) ||
-		    !(v->by_key = index_sorted(v->n, cmp_by_key,
-					       (void *)v->rows)) ||
-		    hd_text_search_build(&v->ts, v->n, row_key,
-					 (void *)v->rows, NULL))
-			return -1;
-		if (group_keys[g] != HD_KEY_CLASS)
-			continue;
-		if (!(v->ret = calloc(v->n + 1, sizeof(*v->ret))))
-			return -1;
-		for (i = 0; i < v->n; i++) {
-			const hd_class_retained *c =
-				class_retained(st, v->rows[i].key[0]);
-
-			v->ret[i] = c ? c->retained_memsize : 0;
-		}
-		rs.rows = v->rows;
-		rs.ret = v->ret;
-		if (!(v->by_ret = index_sorted(v->n, cmp_by_ret, &rs)))
-			return -1;
-	}
-	st->gf_rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &st->ngf);
-	if (!(st->gf_idx = index_sorted(st->ngf, cmp_by_gem,
-					(void *)st->gf_rows)))
-		return -1;
-	/* the diff's classes, read by memsize only: sorted now, never
-	 * again */
-	if (st->diff_st)
-		hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &i);
-	return 0;
-}
-
-static void free_views(struct serve_state *st)
-{
-	int g;
-
-	for (g = 0; g < NGROUPS; g++) {
-		free(st->gv[g].by_mem);
-		free(st->gv[g].by_key);
-		free(st->gv[g].by_ret);
-		free(st->gv[g].ret);
-		hd_text_search_free(st->gv[g].ts);
-	}
-	free(st->gf_idx);
-}
-
-/* Marks (mark[i] = 1) the rows of v whose key holds q, case aside
- * (hd_text_search_mark: one linear pass), and returns how many. */
-static size_t match_rows(const struct gview *v, const char *q,
-			 unsigned char *mark)
-{
-	size_t m = hd_text_search_mark(v->ts, q, strlen(q), mark);
-
-	return m == (size_t)-1 ? 0 : m;
-}
-
-static const hd_class_retained *cr_base;
-
-static int cmp_cr_name(const void *a, const void *b)
-{
-	return strcmp(cr_base[*(const size_t *)a].name,
-		      cr_base[*(const size_t *)b].name);
-}
-
-/* String row i's value, for hd_text_search_build. */
-static const char *string_value(void *payload, size_t i, size_t *len)
-{
-	const hd_strings_row *rows = payload;
-
-	*len = rows[i].value_len;
-	return rows[i].value;
-}
-
-/* The string values, searched case aside (hd_text_search). */
-static int build_lc(struct serve_state *st)
-{
-	size_t n;
-	const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
-
-	return hd_text_search_build(&st->lc, n, string_value, (void *)rows,
-				    NULL);
-}
-
-/* The strings by value and site, and their values lowercased; without
- * the dump, search finds no string and says why. */
-static void *strings_thread(void *arg)
-{
-	struct serve_state *st = arg;
-	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
-	hd_error err = { 0 };
-
-	xo.by = HD_STRINGS_BY_SITE;
-	xo.min_count = 1;
-	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
-		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
-		st->strs = NULL;
-	} else if (build_lc(st)) {
-		snprintf(st->strs_msg, sizeof(st->strs_msg), "out of memory");
-		hd_strings_free(st->strs);
-		st->strs = NULL;
-	}
-	return NULL;
-}
-
-/* The strings ready (waits for their thread). */
-static void strings_wait(struct serve_state *st)
-{
-	if (st->strs_running) {
-		pthread_join(st->strs_thread, NULL);
-		st->strs_running = 0;
-	}
-}
-
-static int lib_fail(const hd_error *err)
-{
-	return cli_lib_error(err);
-}
-
-static int open_analyses(struct serve_state *st, int quiet)
-{
-	hd_stats_options so = HD_STATS_OPTIONS_INIT;
-	hd_error err = { 0 };
-	double t0 = cli_now();
-	size_t i;
-
-	/* string values are read back from the dump (the longest part of a
-	 * start on a big dump), by a thread while the rest goes on */
-	st->strs_running = !pthread_create(&st->strs_thread, NULL,
-					   strings_thread, st);
-	if (!st->strs_running)
-		strings_thread(st);
-	for (i = 0; i < NGROUPS; i++) {
-		so.keys[i][0] = group_keys[i];
-		so.nkeys[i] = 1;
-	}
-	/* file and gem together: the files of each gem */
-	so.keys[NGROUPS][0] = HD_KEY_FILE;
-	so.keys[NGROUPS][1] = HD_KEY_GEM;
-	so.nkeys[NGROUPS] = 2;
-	so.ngroupings = NGROUPS + 1;
-	if (hd_stats_new(&st->st, &so, &err) ||
-	    hd_stats_add_store(st->st, st->s, &err) ||
-	    hd_stats_finish(st->st, &err))
-		return lib_fail(&err);
-	hd_stats_totals_get(&st->tot, st->st);
-	if (hd_reach_new(&st->reach, st->s, 0, &err))
-		return lib_fail(&err);
-	if (hd_domtree_new(&st->dt, st->s, HD_DOMTREE_SKIP_DUMPER, &err))
-		return lib_fail(&err);
-	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err))
-		return lib_fail(&err);
-	if (hd_domtree_children_build(&st->kids, st->dt, st->s, &err))
-		return lib_fail(&err);
-	st->ret = hd_domtree_children_retained(st->kids);
-	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t)))) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	if (build_order(st)) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	for (i = 0; i < st->ncr; i++)
-		st->cr_name[i] = i;
-	cr_base = st->cr;
-	qsort(st->cr_name, st->ncr, sizeof(size_t), cmp_cr_name);
-	if (st->n > 1) {
-		hd_stats_options co = HD_STATS_OPTIONS_INIT;
-		const hd_store *side;
-		const hd_nodes *set;
-
-		/* the session ran when the inputs were opened */
-		st->diff = hd_leak_session_diff(st->ls);
-		st->leaks = hd_leak_session_leaks(st->ls);
-		co.keys[0][0] = HD_KEY_CLASS;
-		co.nkeys[0] = 1;
-		co.ngroupings = 1;
-		side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
-		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
-		if (hd_stats_new(&st->diff_st, &co, &err) ||
-		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
-		    hd_stats_finish(st->diff_st, &err))
-			return lib_fail(&err);
-	}
-	if (build_views(st)) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	/* every call, search too, is answered at once once serving */
-	strings_wait(st);
-	if (!quiet)
-		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects)\n",
-			PROGRAM_NAME, cli_now() - t0,
-			hd_store_node_count(st->s));
-	return 0;
-}
-
-/* Input i through its cached store (or, no_cache, as cli_open_store),
- * saying what was done. */
-static int open_input(struct serve_state *st, int i, int quiet,
-		      int no_cache)
-{
-	hd_cache_result res;
-	int rc;
-
-	if (no_cache)
-		return cli_open_store(&st->in[i], &st->ss[i]);
-	if ((rc = cli_open_store_cached(&st->in[i], &st->ss[i],
-					HD_CACHE_DOMINATORS, &res)))
-		return rc;
-	if (res.how == HD_CACHE_MEMORY && res.note[0])
-		cli_error("serve: %s: indexed in memory (%s)",
-			  st->in[i].name, res.note);
-	else if (quiet)
-		;
-	else if (res.how == HD_CACHE_REUSED)
-		fprintf(stderr, "%s: serve: %s: reusing its store %s\n",
-			PROGRAM_NAME, st->in[i].name, res.path);
-	else if (res.how == HD_CACHE_BUILT)
-		fprintf(stderr, "%s: serve: %s: indexed into %s%s%s%s\n",
-			PROGRAM_NAME, st->in[i].name, res.path,
-			res.note[0] ? " (" : "", res.note,
-			res.note[0] ? ")" : "");
-	return 0;
-}
-
-int serve_state_open(struct serve_state **out, char **paths, int n,
-		     int quiet, int no_cache)
-{
-	struct serve_state *st = calloc(1, sizeof(*st));
-	int i, rc;
-
-	*out = NULL;
-	if (!st) {
-		cli_error("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	st->n = n;
-	st->walk_g = -1;
-	pthread_mutex_init(&st->walk_lock, NULL);
-	for (i = 0; i < n; i++) {
-		cli_input_init(&st->in[i], paths[i], 0, quiet);
-		st->in[i].indexing = 1;
-		if ((rc = open_input(st, i, quiet, no_cache)))
-			goto fail;
-	}
-	st->s = st->ss[n - 1];
-	if (n > 1) {
-		/* leaks' defaults (HD_LEAK_SESSION_OPTIONS_INIT): top 5,
-		 * min-share 1%, min-leak 2 KiB, the diff's default rules */
-		hd_leak_session_options lso = HD_LEAK_SESSION_OPTIONS_INIT;
-
-		if ((rc = cli_leak_session(&st->ls, st->ss, st->in, (size_t)n,
-					   &lso, 0, NULL)))
-			goto fail;
-	}
-	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
-	if (n > 1)
-		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
-	if ((rc = open_analyses(st, quiet)))
-		goto fail;
-	*out = st;
-	return 0;
-fail:
-	serve_state_free(st);
-	return rc;
-}
-
-void serve_state_free(struct serve_state *st)
-{
-	int i;
-
-	if (!st)
-		return;
-	strings_wait(st);
-	hd_stats_free(st->diff_st);
-	hd_leak_session_free(st->ls);
-	hd_strings_free(st->strs);
-	hd_text_search_free(st->lc);
-	hd_domtree_children_free(st->kids);
-	free(st->cr_name);
-	hd_class_retained_free(st->cr);
-	hd_domtree_free(st->dt);
-	hd_reach_free(st->reach);
-	hd_stats_free(st->st);
-	free(st->order);
-	free(st->cls);
-	free(st->cls_name);
-	free(st->cls_len);
-	free(st->walk_key);
-	pthread_mutex_destroy(&st->walk_lock);
-	free_views(st);
-	if (st->has_sc)
-		cli_sidecar_free(&st->sc);
-	for (i = 0; i < st->n; i++)
-		hd_store_close(st->ss[i]);
-	free(st);
-}
-
 /* ---- requests ---- */
 
 struct out {
@@ -712,28 +124,22 @@ static int group_index(const char *by)
 	if (!by)
 		return 1; /* class */
 	for (g = 0; g < NGROUPS; g++)
-		if (strcmp(hd_key_name(group_keys[g]), by) == 0)
+		if (strcmp(hd_key_name(serve_group_keys[g]), by) == 0)
 			return g;
 	return -1;
 }
 
-static const hd_class_retained *class_retained(const struct serve_state *st,
-					       const char *name)
-{
-	size_t lo = 0, hi = st->ncr, mid;
-	int c;
+#define class_retained serve_state_class_retained
+#define cmp_mem serve_span_cmp
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		c = strcmp(st->cr[st->cr_name[mid]].name, name);
-		if (c == 0)
-			return &st->cr[st->cr_name[mid]];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+/* Marks (mark[i] = 1) the rows of v whose key holds q, case aside
+ * (hd_text_search_mark: one linear pass), and returns how many. */
+static size_t match_rows(const struct gview *v, const char *q,
+			 unsigned char *mark)
+{
+	size_t m = hd_text_search_mark(v->ts, q, strlen(q), mark);
+
+	return m == (size_t)-1 ? 0 : m;
 }
 
 /* A node as JSON, with its retained size and dominated children. */
@@ -802,37 +208,23 @@ static void runs_json(FILE *f, const hd_store *s, const hd_root_path *p)
 	hd_path_runs_free(&runs);
 }
 
-/* A retention path: {"root", "root_name", "hops":[...], "text", "runs"}:
- * every hop, and the runs by which the page folds them. */
+/* A retention path in the one schema (hd_path_json_fields,
+ * heapdump-json(5)), without the deprecated "objects", then serve's
+ * own: the note of the path rule, and the runs by which the page folds
+ * the hops. */
 static void path_json(FILE *f, const hd_store *s, const hd_root_path *p)
 {
-	char hop[512], note[256];
-	size_t k;
+	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
+	char note[256];
 
-	fprintf(f, "{");
-	root_name_json(f, s, p->root, p->n ? p->nodes[0] : HD_NODE_NONE);
+	jo.flags &= ~HD_LEAK_JSON_ALIASES;
+	fputc('{', f);
+	hd_path_json_fields(f, s, p, &jo);
 	if (hd_path_note(note, sizeof(note), p)) {
-		cli_path_rule_json(f, p);
 		fprintf(f, ",\"note\":");
 		jstr(f, note);
 	}
-	fprintf(f, ",\"hops\":[");
-	for (k = 0; k < p->n; k++) {
-		if (k)
-			fputc(',', f);
-		cli_hop_json(f, s, p->nodes[k],
-			     k + 1 < p->n ? p->nodes[k + 1] : HD_NODE_NONE);
-	}
-	fprintf(f, "],\"text\":[");
-	for (k = 0; k < p->n; k++) {
-		hd_store_hop_text(hop, sizeof(hop), s, p->nodes[k],
-				  k + 1 < p->n ? p->nodes[k + 1] :
-				  HD_NODE_NONE);
-		if (k)
-			fputc(',', f);
-		jstr(f, hop);
-	}
-	fprintf(f, "],\"runs\":[");
+	fprintf(f, ",\"runs\":[");
 	runs_json(f, s, p);
 	fprintf(f, "]}");
 }
@@ -1004,6 +396,10 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 			    "most 1000)");
 		return;
 	}
+	if (g == 1 && serve_state_need_classes(st)) {
+		bad_request(o, 500, "retained by class: out of memory");
+		return;
+	}
 	v = &st->gv[g];
 	n = v->n;
 	by = mode == 1 ? v->by_mem : mode == 2 ? v->by_ret :
@@ -1020,7 +416,7 @@ static void api_stats(struct serve_state *st, const struct serve_req *r,
 	}
 	fprintf(f, "{\"by\":\"%s\",\"sort\":\"%s\",\"order\":\"%s\","
 		"\"rows_total\":%zu,\"rows_matched\":%zu,\"offset\":%llu,"
-		"\"rows\":[", hd_key_name(group_keys[g]),
+		"\"rows\":[", hd_key_name(serve_group_keys[g]),
 		mode == 0 ? "count" : mode == 1 ? "memsize" :
 		mode == 2 ? "retained" : "key",
 		(order && !strcmp(order, "asc")) ? "asc" : "desc", n, m,
@@ -1179,13 +575,13 @@ static const char *walk_init(struct serve_state *st, struct walk *w, int g,
 	char *end;
 
 	memset(w, 0, sizeof(*w));
-	w->k = group_keys[g];
+	w->k = serve_group_keys[g];
 	w->key = key;
 	w->klen = w->flen = strlen(key);
 	w->nosite = strcmp(key, "(untraced)") == 0;
 	switch (w->k) {
 	case HD_KEY_CLASS:
-		if ((w->cls = (uint32_t)cls_find(st, key, w->klen)) ==
+		if ((w->cls = (uint32_t)serve_state_class_index(st, key, w->klen)) ==
 		    (uint32_t)-1)
 			return "no such class";
 		return NULL;
@@ -1262,7 +658,7 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 			    "most 1000)");
 		return;
 	}
-	if (!(w = malloc(sizeof(*w)))) {
+	if (serve_state_need_order(st) || !(w = malloc(sizeof(*w)))) {
 		bad_request(o, 500, "out of memory");
 		return;
 	}
@@ -1280,7 +676,7 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 		matched = st->walk_matched;
 	}
 	pthread_mutex_unlock(&st->walk_lock);
-	fprintf(o->f, "{\"by\":\"%s\",\"key\":", hd_key_name(group_keys[g]));
+	fprintf(o->f, "{\"by\":\"%s\",\"key\":", hd_key_name(serve_group_keys[g]));
 	jstr(o->f, key);
 	fprintf(o->f, ",\"total\":%llu,\"offset\":%llu,\"objects\":[",
 		(unsigned long long)group_count(st, g, key),
@@ -1472,7 +868,7 @@ static void api_object(struct serve_state *st, const struct serve_req *r,
 	}
 	free(ref);
 	fprintf(f, "],\"path\":");
-	if (hd_reach_path(&p, st->reach, id, &err) == 0) {
+	if (hd_reach_path(&p, serve_state_reach(st), id, &err) == 0) {
 		path_json(f, st->s, &p);
 	} else {
 		fprintf(f, "null,\"path_error\":");
@@ -1564,7 +960,7 @@ static void search_rows(struct serve_state *st, FILE *f, int g,
 
 	if (mark)
 		m = match_rows(v, q, mark);
-	fprintf(f, "{\"by\":\"%s\",\"rows\":[", hd_key_name(group_keys[g]));
+	fprintf(f, "{\"by\":\"%s\",\"rows\":[", hd_key_name(serve_group_keys[g]));
 	for (i = 0; mark && i < v->n && k < lim; i++) {
 		if (!mark[i])
 			continue;
@@ -1620,6 +1016,8 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\"strings\":");
+	if (all || !strcmp(kind, "string"))
+		serve_state_need_strings(st);
 	if (!(all || !strcmp(kind, "string"))) {
 		fprintf(f, "null");
 	} else if (!st->strs) {
@@ -1801,7 +1199,7 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 		fputs(",\"path\":", f);
 		if (sp->path)
 			path_json(f, st->s, sp->path);
-		else if (hd_reach_path(&p, st->reach, who, &err) == 0)
+		else if (hd_reach_path(&p, serve_state_reach(st), who, &err) == 0)
 			path_json(f, st->s, &p);
 		else
 			fprintf(f, "null");
@@ -1848,33 +1246,5 @@ void serve_api(struct serve_state *st, const struct serve_req *r,
 		}
 	bad_request(&o, 404, "no such API call: overview, stats, objects, "
 		    "object, domtree, search, diff, leaks, treemap, "
-		    "graph.svg");
-}
-
-/* ---- what draw.c reads ---- */
-
-const hd_store *serve_state_store(const struct serve_state *st)
-{
-	return st->s;
-}
-
-const hd_domtree *serve_state_domtree(const struct serve_state *st)
-{
-	return st->dt;
-}
-
-const hd_reach *serve_state_reach(const struct serve_state *st)
-{
-	return st->reach;
-}
-
-const hd_leaks *serve_state_leaks(const struct serve_state *st)
-{
-	return st->n > 1 ? st->leaks : NULL;
-}
-
-const hd_node_id *serve_state_kids(const struct serve_state *st,
-				   hd_node_id v, uint32_t *n)
-{
-	return hd_domtree_children_of(st->kids, v, n);
+		    "graph.svg, flame");
 }

@@ -9,6 +9,14 @@
  * at a time, under render_lock, whatever threads the server runs).
  * Nothing here sends the whole heap: a treemap is at most TM_MAX_NODES
  * objects, a drawing at most CLI_RENDER_MAX_NODES.
+ *
+ * The treemap's levels come from api.c's children (serve_state_kids and
+ * the other serve_state_* accessors), small children folded; web/draw.js
+ * lays them out as a squarified treemap of SVG elements. A drawing is
+ * sent as image/svg+xml with a Content-Security-Policy of its own
+ * (serve_resp.mime, .csp); one over render's limits is the client's 413,
+ * with the limits (cli_render_limits.refusal); at most two drawings hold
+ * a thread (one laid out, one waiting: a third gets 503).
  */
 #include "../common.h"
 #include "../draw.h"
@@ -514,6 +522,7 @@ static const struct {
 } draw_routes[] = {
 	{ "treemap", api_treemap },
 	{ "graph.svg", api_graph },
+	{ "flame", serve_api_flame },
 	{ NULL, NULL }
 };
 

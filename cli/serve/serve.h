@@ -60,13 +60,14 @@ void serve_state_free(struct serve_state *st);
 void serve_api(struct serve_state *st, const struct serve_req *r,
 	       struct serve_resp *resp);
 
-/* api.c, what draw.c reads of the state: the store examined,
- * its dominator tree, its search from the roots, the leak model (NULL
+/* state.c, what draw.c reads of the state: the store examined,
+ * its dominator tree, its search from the roots (NULL when it failed:
+ * out of memory), the leak model (NULL
  * with one dump), and the dominator tree's children of v (HD_DOM_ROOT:
  * of the virtual root), largest retained first, *n of them. */
 const hd_store *serve_state_store(const struct serve_state *st);
 const hd_domtree *serve_state_domtree(const struct serve_state *st);
-const hd_reach *serve_state_reach(const struct serve_state *st);
+const hd_reach *serve_state_reach(struct serve_state *st);
 const hd_leaks *serve_state_leaks(const struct serve_state *st);
 const hd_node_id *serve_state_kids(const struct serve_state *st,
 				   hd_node_id v, uint32_t *n);
@@ -75,6 +76,10 @@ const hd_node_id *serve_state_kids(const struct serve_state *st,
  * when the call is one of them (resp set), 0 otherwise. */
 int serve_draw_api(struct serve_state *st, const struct serve_req *r,
 		   struct serve_resp *resp);
+
+/* flame.c: /api/flame, a bounded part of the heap's flame graph. */
+void serve_api_flame(struct serve_state *st, const struct serve_req *r,
+		     struct serve_resp *resp);
 
 /* http.c */
 struct serve_http_opts {

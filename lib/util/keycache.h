@@ -14,7 +14,22 @@
  * (hd__kc_put). So a dump crafted to collide in the cache only misses,
  * and pays the keyed table as before; and as the table makes every id,
  * what is built is the same with the cache or without it.
- * hd__intern_cached is the cache in front of the interner.
+ * hd__intern_cached is the cache in front of the interner (the last id,
+ * then the slots, checked against the interner's bytes): it interns the
+ * files and type strings of stats.c and the files, methods and type
+ * strings of store_build.c.
+ *
+ * Users: stats.c's group tables, class_names.c's class table,
+ * store_stats.c's groups of a store, store_build.c's class pointers and
+ * sites (tests/cli/stats_accum.sh, tests/cli/index_cache.sh,
+ * unit/t_keycache). hd_stats_add also keeps, checked the same way, the
+ * fixed class names (IMEMO, NODE, free slots, objects of no class) by
+ * type, class address and type string (the one cache that keeps its own
+ * copy of its keys, as no table has them; tests/cli/stats_lean.sh) and
+ * the features keys already seen (hd__record_features_key: records with
+ * equal keys reveal the same features); class_names.c skips the class
+ * table for an object whose class already has its final attached
+ * object in that cache.
  */
 #ifndef HD_KEYCACHE_H
 #define HD_KEYCACHE_H

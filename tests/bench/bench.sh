@@ -25,7 +25,9 @@
 #                         graph commands on the store, the 300 000-node
 #                         chain), diff (diff/leaks on a pair), malloc
 #                         (tests/bench/malloc_bench.sh: the malloc
-#                         tracker's overhead, its leak scan); "all"
+#                         tracker's overhead, its leak scan;
+#                         malloc_cg.sh: the same counted by
+#                         cachegrind); "all"
 #   BENCH_TIMEOUT=S       limit of each peer run (heapy, jq), seconds (300)
 #   BENCH_HD_TIMEOUT=S    limit of every other run (900)
 #   BENCH_JOBS=N          threads of the default stats rows (-j; nproc)
@@ -719,6 +721,9 @@ if want malloc; then
 	echo
 	echo "== malloc tracker: CPU with and without libheapdump-malloc.so, leak scan per 100,000 blocks (tests/bench/malloc_bench.sh)"
 	B=$B HD_RUBIES="${HD_RUBIES:-$RUBY}" sh tests/bench/malloc_bench.sh || malloc_failed=1
+	echo
+	echo "== malloc tracker counted: instructions and simulated misses under cachegrind (tests/bench/malloc_cg.sh)"
+	B=$B HD_RUBIES="${HD_RUBIES:-$RUBY}" sh tests/bench/malloc_cg.sh || malloc_failed=1
 fi
 
 echo

@@ -37,6 +37,7 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # start N: serve started, the time to "serving on" and the RSS printed
 start() {
+	: >"$TMP/err" # (not the last start's lines while this one opens it)
 	t0=$(date +%s.%N)
 	"$HD" serve "$@" 2>"$TMP/err" &
 	pid=$!
@@ -45,11 +46,29 @@ start() {
 		sleep 0.1
 	done
 	t1=$(date +%s.%N)
+	# the first answer: the time a page would wait for its overview
+	# (the line may still be half written: read again each time)
+	while url=$(grep -o 'http://[^ ]*token=[0-9a-f]\{32\}' "$TMP/err" | head -1)
+		! curl -sf -o /dev/null -H "Authorization: Bearer ${url##*token=}" \
+		"${url%%/?token=*}/api/overview"; do
+		kill -0 $pid 2>/dev/null || { cat "$TMP/err"; exit 1; }
+		sleep 0.05
+	done
+	t2=$(date +%s.%N)
 	what=$(grep -o 'reusing its store\|indexed into\|indexed in memory' "$TMP/err" | sort | uniq -c | tr -s ' \n' '  ')
-	printf '# start %s: %.1f s to serve, RSS %s kB, peak %s kB (%s)\n' "$N" \
-		"$(echo "$t1 - $t0" | bc)" \
+	printf '# start %s: %.2f s to serve, %.2f s to the first answer, RSS %s kB, peak %s kB (%s)\n' "$N" \
+		"$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t0" | bc)" \
 		"$(awk '/VmRSS/ { print $2 }' /proc/$pid/status)" \
 		"$(awk '/VmHWM/ { print $2 }' /proc/$pid/status)" "${what:-a store}"
+}
+# the stores' size in kB: DUMP.hds beside a dump, or the store itself
+store_kb() {
+	kb=0
+	for f in "$@"; do
+		[ -f "$f.hds" ] && f=$f.hds
+		kb=$((kb + $(stat -c %s "$f") / 1024))
+	done
+	echo $kb
 }
 N=1 start "$@"
 kill $pid; wait $pid 2>/dev/null || true
@@ -62,8 +81,11 @@ call() {
 	curl -s -D "$TMP/h" -o "$TMP/b" -w '%{time_total}' -H "Authorization: Bearer $TOKEN" "$BASE/api/$1" >"$TMP/t"
 	st=$(sed -n 's/^Server-Timing: api;dur=\([0-9.]*\).*/\1/p' "$TMP/h" | tr -d '\r')
 	printf '%8s ms server %8.1f ms curl %9d bytes  %s\n' "$st" \
-		"$(awk '{ print $1 * 1000 }' "$TMP/t")" "$(wc -c <"$TMP/b")" "$1"
+		"$(awk '{ print $1 * 1000 }' "$TMP/t")" "$(wc -c <"$TMP/b")" "$1" |
+		tee -a "$TMP/calls"
 }
+SKB=$(store_kb "$@")
+echo "# RSS before the first call: $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB, $(awk -v s=$SKB '/VmRSS/ { printf "%.0f", 100 * $2 / s }' /proc/$pid/status)% of the stores ($SKB kB)"
 # the first search waits for the string values (read while starting)
 call "search?q=zzzzqqqq&limit=1000"
 call overview
@@ -99,4 +121,27 @@ if [ $# -gt 1 ]; then
 	sus=$(curl -s -H "Authorization: Bearer $TOKEN" "$BASE/api/leaks?limit=1" | jq -r '.suspects[0].holder.address // empty')
 	[ -z "$sus" ] || call "object?address=$sus&limit=1000"
 	call "graph.svg?suspect=1"
+fi
+echo "# RSS after the tour: $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB, $(awk -v s=$SKB '/VmRSS/ { printf "%.0f", 100 * $2 / s }' /proc/$pid/status)% of the stores; peak $(awk '/VmHWM/ { print $2 }' /proc/$pid/status) kB"
+echo "# slowest call: $(sort -g "$TMP/calls" | tail -1 | tr -s ' ')"
+# one store: what query and the gem's HeapDump.load take to open it
+# (best of 3, wall; issue 40: <= 100 ms at 4 M objects)
+if [ $# -eq 1 ] && [ "${1%.hds}" != "$1" ]; then
+	best() {
+		b=
+		for i in 1 2 3; do
+			t0=$(date +%s.%N)
+			"$@" >/dev/null 2>&1 || { echo failed; return; }
+			t=$(echo "$(date +%s.%N) - $t0" | bc)
+			[ -z "$b" ] || [ "$(echo "$t < $b" | bc)" = 1 ] && b=$t
+		done
+		printf '%.3f s' "$b"
+	}
+	echo "# query open (select 1): $(best "$HD" query "$1" 'select 1')"
+	EXT=${B:-build}/ext
+	if [ -f "$EXT/heapdump_ext.so" ]; then
+		echo "# HeapDump.load: $(best ${RUBY:-ruby} -I src/lib -I "$EXT" -e 'require "heapdump"; HeapDump.load(ARGV[0])' "$1") (ruby start and require included: $(best ${RUBY:-ruby} -I src/lib -I "$EXT" -e 'require "heapdump"'))"
+	else
+		echo "# HeapDump.load: not measured ($EXT: make ext)"
+	fi
 fi

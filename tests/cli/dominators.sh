@@ -157,9 +157,18 @@ check_rc index/plain-exit 0 "$H" index -q -o "$TMP/p.hds" "$D"
 sa=$(wc -c <"$TMP/a.hds") sp=$(wc -c <"$TMP/p.hds")
 nodes=$(jq -s '[.[] | select(.address and .type != "SHAPE")] | length' "$D")
 # 4 sections: 24 bytes of info, two u32 and one u64 columns, each
-# padded to 8 bytes, and 4 table entries of 24 bytes
+# padded to 8 bytes, and 4 table entries of 24 bytes; then the children
+# orders: nodes + 2 u32 row offsets and a u32 per reached node (those
+# the tree reached but the virtual root), 2 more entries
+TOOLS="$TOP/${B:-build}/tests"
+case ${B:-build} in /*) TOOLS="$B/tests" ;; esac
+kids=$("$TOOLS/store_sections" list "$TMP/a.hds" | awk '$1 == 37 { print $4 }')
+check index/dominators-children-offsets "$((4 * (nodes + 2)))" \
+	"$("$TOOLS/store_sections" list "$TMP/a.hds" | awk '$1 == 36 { print $4 }')"
 check index/dominators-size \
-	$((sp + 4 * 24 + 24 + 2 * ((4 * nodes + 7) / 8 * 8) + 8 * nodes)) "$sa"
+	$((sp + 4 * 24 + 24 + 2 * ((4 * nodes + 7) / 8 * 8) + 8 * nodes + \
+	   2 * 24 + (4 * (nodes + 2) + 7) / 8 * 8 + (kids + 7) / 8 * 8)) "$sa"
+check index/dominators-children-reached 1 "$([ "$kids" -gt 0 ] && [ "$kids" -le $((4 * nodes)) ] && echo 1)"
 check_rc top/store-exit 0 "$H" top -q -n 0 -f json "$TMP/a.hds"
 check top/store-stored '"stored"' "$(jq .dominators "$TMP/out")"
 check top/store-same "$(jq -c .objects "$TMP/top.json")" "$(jq -c .objects "$TMP/out")"

@@ -15,7 +15,13 @@
 #    they apply: in at least one), and no writer leaves out a key of an
 #    object that another writes;
 #  - the names: holders is a list of nodes, holder_count and root_count
-#    the counts, held_by_old only as the deprecated alias.
+#    the counts, held_by_old only as the deprecated alias;
+#  - serve's paths (/api/leaks, /api/object, and over leak_ruby3.4, whose
+#    path goes around the machine context and so has a note) are the
+#    library's path: its keys first, in its order, then serve's own
+#    (note, runs) only;
+#  - the gem's Leaks::Suspect Structs have the schema's suspect members
+#    (border the gem's own), with leaks -f json's values.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs curl curl
@@ -129,6 +135,69 @@ for w in leaks api report ruby; do
 	check "$w/held-by-old-only-without-holder" true \
 		"$(jq '[.suspects[] | select(.holder != null) | has("held_by_old")] | any | not' "$TMP/$w.json")"
 done
+
+# ---- serve's paths are the library's, then serve's own ----
+# a path's keys in order, serve's own (note, runs) and the deprecated
+# objects left out; serve's own must come after the schema's
+PKEYS='def pkeys: keys_unsorted - ["note", "runs", "objects"];
+def own_last: pkeys as $p | keys_unsorted[:($p | length)] == $p;'
+check serve/suspect-paths-are-leaks-paths \
+	"$(jq -c "$PKEYS"' [.suspects[:.totals.shown][] | .path | objects | pkeys]' "$TMP/leaks.json")" \
+	"$(jq -c "$PKEYS"' [.suspects[:.totals.shown][] | .path | objects | pkeys]' "$TMP/api.json")"
+check serve/own-keys-last true \
+	"$(jq "$PKEYS"' [(.suspects[], .clusters[]) | .path | objects | own_last] | all' "$TMP/api.json")"
+check serve/own-keys-only true \
+	"$(jq '[(.suspects[], .clusters[]) | .path | objects | keys_unsorted - ["root", "root_name", "passed_over", "hops", "text", "note", "runs"]] | flatten | length == 0' "$TMP/api.json")"
+a=$(jq -r '.suspects[0].first_border.address' "$TMP/leaks.json")
+curl -s "$BASE/api/object?token=$TOKEN&address=$a" >"$TMP/obj.json"
+check serve/object-path-schema true \
+	"$(jq "$PKEYS"' .path | (pkeys[:2] == ["root", "root_name"] or pkeys[:1] == ["root"]) and own_last and has("hops") and has("text") and has("runs")' "$TMP/obj.json" 2>&1)"
+# the path that goes around the machine context: passed_over and a note
+P1="$DATA/leak_ruby3.4_before.json.gz"
+P2="$DATA/leak_ruby3.4_after.json.gz"
+P3="$DATA/leak_ruby3.4_later.json.gz"
+"$H" leaks -q -f json "$P1" "$P2" "$P3" >"$TMP/leaks34.json" 2>/dev/null
+if serve_start serve34 300 "$H" serve -q --no-cache "$P1" "$P2" "$P3"; then
+	curl -s "$BASE/api/leaks?token=$TOKEN" >"$TMP/api34.json"
+	check serve34/has-a-note true \
+		"$(jq '[(.suspects[], .clusters[]) | .path | objects | has("note") and has("passed_over")] | any' "$TMP/api34.json")"
+	check serve34/paths-are-leaks-paths \
+		"$(jq -c "$PKEYS"' [(.suspects[:.totals.shown][], .clusters[]) | .path | objects | pkeys]' "$TMP/leaks34.json")" \
+		"$(jq -c "$PKEYS"' [(.suspects[:.totals.shown][], .clusters[]) | .path | objects | pkeys]' "$TMP/api34.json")"
+	check serve34/own-keys-last true \
+		"$(jq "$PKEYS"' [(.suspects[], .clusters[]) | .path | objects | own_last] | all' "$TMP/api34.json")"
+fi
+
+# ---- the gem's Suspect Structs: the schema's members and values ----
+if [ -f "$EXT/heapdump_ext.so" ]; then
+	cat >"$TMP/structs.rb" <<'RB'
+require "json"
+require "heapdump"
+b, a, l = ARGV.map { |p| HeapDump.load(p) }
+hex = ->(o) { format("0x%x", o.address) }
+out = b.leaks(a, l).shown.map do |s|
+  s.to_h.reject { |k, _| k == :border }.transform_values do |v|
+    case v
+    when HeapDump::HeapObject then hex.(v)
+    when HeapDump::Selection then v.map(&hex).sort
+    when HeapDump::Path then v.objects.map(&hex)
+    when Symbol then v.to_s
+    when Float then format("%.4f", v).to_f
+    else v
+    end
+  end
+end
+puts JSON.generate(out)
+RB
+	env -i PATH="$PATH" HOME="$TMP" RUBYLIB="$EXT:$TOP/src/lib" "$R" \
+		"$TMP/structs.rb" "$D1" "$D2" "$D3" >"$TMP/structs.json" 2>"$TMP/structs.err"
+	check ruby/structs-run true "$(jq -e 'type == "array" and length > 0' "$TMP/structs.json" 2>&1)"
+	check ruby/suspect-structs \
+		"$(jq -S -c '[.suspects[:.totals.shown][] | del(.classes, .sites, .held_by_old, .held_by_roots)
+			| .holder |= (if . then .address else . end) | .first_border |= .address
+			| .holders |= (map(.address) | sort) | .path |= (if . then [.hops[].address] else . end)]' "$TMP/leaks.json")" \
+		"$(jq -S -c . "$TMP/structs.json")"
+fi
 
 # ---- every documented key, in every writer's object ----
 # the keys of each subsection of heapdump-json(5): ".Ss Node" then

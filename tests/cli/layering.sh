@@ -3,7 +3,8 @@
 # check: the store's reading side (store.o) never calls its building side
 # (store_build.o); only store*.c touch struct hd_store's members (others
 # attach sections with hd__store_attach); the graph algorithms and the
-# allocation, bitmap and vector helpers exist once (graph.c, hd_int.h).
+# allocation, bitmap and vector helpers exist once (graph.c, hd_int.h),
+# and so do the WeakKeyMap test and the byte-count formatter.
 . "$(dirname "$0")/../lib.sh"
 needs nm binutils
 
@@ -44,6 +45,13 @@ check graph/one-scc "graph.c" \
 	"$(grep -lE 'lowlink|low\[[a-z]+\] == idx\[' "$L"/*.c "$L"/util/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
 check graph/one-dominators "graph.c" \
 	"$(grep -lE 'semi\[|intersect\(' "$L"/*.c "$L"/util/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
+# one test of what a WeakKeyMap is (store_refnames.c's hd__wkmap, which
+# the store's names, paths.c and leak_attr.c call), one formatter of
+# byte counts (leaks.c's hd_bytes_text: its table of units)
+check store/one-wkmap-test "store_refnames.c:1" \
+	"$(grep -c '"weakkeymap"' "$L"/*.c "$L"/util/*.c | grep -v ':0$' | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
+check text/one-bytes-text "leaks.c" \
+	"$(grep -lE '"KB", *"MB"' "$L"/*.c "$L"/util/*.c | xargs -n1 basename | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- the layers: a file calls only files of its own layer or below ----
 #
@@ -114,6 +122,8 @@ memory graph
 budget graph
 domtree_children graph
 leak_session graph
+flame graph
+flame_src graph
 leak_json out
 export out
 subdump out

@@ -9,7 +9,8 @@
 # on 4.0, whose dumps flag object ids, an object never hashed has none
 # after the dump. `heapdump leaks` then credits the values to the keys'
 # holder (tests/cli/verdict.sh, weakkey); here the path to a value goes
-# through its key. Ruby 3.1 has no WeakKeyMap: no such name is written.
+# through its key, and the key dominates it (lib/dominators.c). Ruby 3.1
+# has no WeakKeyMap: no such name is written.
 SUITE=ext/ephemeron
 . "$(dirname "$0")/lib.sh"
 
@@ -56,6 +57,11 @@ if ruby -e 'exit(defined?(ObjectSpace::WeakKeyMap) ? 0 : 1)'; then
 	# leaks' path to a value goes through its key
 	"$HEAPDUMP" path -q "$TMP/d.json" "$val" >"$TMP/path" 2>&1
 	check_grep path-through-key 'Doc \(ephemeron value\) -> String' "$TMP/path"
+	# and its key dominates it (the map's reference is not counted):
+	# the key's retained size holds the value
+	"$HEAPDUMP" dominators -q "$TMP/d.json" --address "$val" >"$TMP/dom" 2>&1
+	check dominated-by-key "$doc0" \
+		"$(grep -B1 'via (ephemeron value)' "$TMP/dom" | sed -n '1s/^ *\(0x[0-9a-f]*\) .*/\1/p')"
 	case $HD_RUBY_VERSION in
 	3.[0-9]*) ;;
 	*) check no-id-given null "$(rec "$plain" | jq .flags.object_id)" ;;

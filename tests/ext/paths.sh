@@ -73,7 +73,7 @@ for dumper in gem dump_all; do
 	check "$dumper/leaks-tsv/shape" 1 "$(grep '^cluster	' "$d/leaks.tsv" | grep -cF -- " $pat x$N Array")"
 	"$H" leaks -q -f json "$d/chain_before.json" "$d/chain_after.json" "$L" >"$d/leaks.json"
 	check "$dumper/leaks-json/every-hop" $N \
-		"$(jq --arg a "$sink" '[.suspects[] | select(.holder.address == $a or .first.address == $a) | .path.path[]? // .path.objects[]? | select(.class == "Proc")] | length' "$d/leaks.json")"
+		"$(jq --arg a "$sink" '[.suspects[] | select(.holder.address == $a or .first_border.address == $a) | .path.path[]? // .path.objects[]? | select(.class == "Proc")] | length' "$d/leaks.json")"
 
 	# ---- report ----
 	check_rc "$dumper/report" 0 "$H" report -q -o "$d/r.html" "$d/chain_before.json" "$d/chain_after.json" "$L"

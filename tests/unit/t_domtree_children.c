@@ -8,6 +8,9 @@
  *
  * Node i has memsize 40 + i (tgraph.h).
  */
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "heapdump.h"
 #include "t.h"
 #include "tgraph.h"
@@ -130,10 +133,72 @@ static void test_domtree_children__random(void)
 	}
 }
 
+/* Kept in a store (hd_store_set_domtree): opened back, the same
+ * children and retained sizes as sorted, on random graphs; a store
+ * without them HD_ENOTFOUND (damaged ones: tests/cli/serve_state.sh). */
+static void test_domtree_children__stored(void)
+{
+	int round;
+
+	for (round = 0; round < 10; round++) {
+		char path[] = "/tmp/t_domkids_XXXXXX";
+		uint32_t nn = 50 + rnd(2000), i, v, cn, on;
+		struct graph g;
+		hd_store *s, *o = NULL;
+		hd_domtree *d = NULL, *e = NULL;
+		hd_domtree_children *c = NULL, *oc = NULL;
+		const hd_node_id *k, *ok;
+		hd_error err = { 0 };
+		int fd;
+
+		g_init(&g, nn);
+		for (i = 0; i < 3; i++)
+			add_root(&g, rnd(nn));
+		for (i = 0; i < nn * 2; i++)
+			g_edge(&g, rnd(nn), rnd(nn));
+		T_ASSERT((s = g_store(&g)));
+		T_RC(hd_domtree_new(&d, s, 0, NULL), 0);
+		/* a built store without the tree keeps no children */
+		T_RC(hd_domtree_children_open(&oc, d, s, &err), HD_ENOTFOUND);
+		T_ASSERT(oc == NULL);
+		T_RC(hd_domtree_children_build(&c, d, s, NULL), 0);
+		T_RC(hd_store_set_domtree(s, d, NULL), 0);
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		close(fd);
+		T_RC(hd_store_write(s, path, NULL), 0);
+		T_RC(hd_store_open(&o, path, NULL), 0);
+		T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
+		T_RC(hd_domtree_children_open(&oc, e, o, NULL), 0);
+		for (v = 0; v <= nn; v++) {
+			hd_node_id p = v == nn ? HD_DOM_ROOT : v;
+
+			k = hd_domtree_children_of(c, p, &cn);
+			ok = hd_domtree_children_of(oc, p, &on);
+			T_EQ(on, cn);
+			for (i = 0; i < cn && i < on; i++)
+				T_EQ(ok[i], k[i]);
+		}
+		for (v = 0; v < nn; v++)
+			T_EQ(hd_domtree_children_retained(oc)[v],
+			     hd_domtree_children_retained(c)[v]);
+		hd_domtree_children_free(oc);
+		oc = NULL;
+		hd_domtree_children_free(c);
+		hd_domtree_free(e);
+		hd_domtree_free(d);
+		hd_store_close(o);
+		hd_store_close(s);
+		unlink(path);
+		g_free(&g);
+	}
+}
+
 static const struct t_case cases[] = {
 	T_CASE(domtree_children__ordered),
 	T_CASE(domtree_children__bad_arguments),
 	T_CASE(domtree_children__random),
+	T_CASE(domtree_children__stored),
 };
 
 T_MAIN(cases)

@@ -175,7 +175,7 @@ static void test_graph__chain(void)
 	T_EQ(comp[CHAIN - 1], 0);
 	T_EQ(comp[0], CHAIN - 1);
 	T_RC(hd__csr_reverse(&r, &g), 0);
-	T_RC(hd__dominators(&d, &g, &r, NULL, NULL, &root, 1), 0);
+	T_RC(hd__dominators(&d, &g, &r, NULL, NULL, NULL, &root, 1), 0);
 	T_EQ(d.n, CHAIN + 1);
 	for (i = 0; i < CHAIN; i++)
 		if (d.dfn[i] != i + 2 || d.idom[i + 2] != i + 1)
@@ -206,7 +206,7 @@ static int dom_of(const struct hd__csr *g, const uint32_t *roots,
 	struct hd__dom d;
 
 	if (hd__csr_reverse(&r, g) ||
-	    hd__dominators(&d, g, &r, NULL, NULL, roots, nroots))
+	    hd__dominators(&d, g, &r, NULL, NULL, NULL, roots, nroots))
 		return 1;
 	idoms(&d, out);
 	hd__dom_free(&d);
@@ -250,7 +250,7 @@ static void test_graph__dominators_classic(void)
 	hd__bit_set(cut, 1);
 	hd__bit_set(skip, 5);
 	T_RC(hd__csr_reverse(&r, &g), 0);
-	T_RC(hd__dominators(&d, &g, &r, cut, skip, roots2, 2), 0);
+	T_RC(hd__dominators(&d, &g, &r, cut, skip, NULL, roots2, 2), 0);
 	idoms(&d, got);
 	T_EQ(got[3], 2);
 	T_EQ(got[5], HD__NONE);
@@ -389,7 +389,7 @@ static void test_graph__lt_vs_chk(void)
 static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
 		     size_t ne, const uint32_t *roots, size_t nr,
 		     const unsigned char *cut, const unsigned char *skip,
-		     uint32_t *out)
+		     const struct hd__edge_cut *ecut, uint32_t *out)
 {
 	uint64_t dom[DF_MAX], all = 0, reach = 0, nd, best;
 	const uint64_t R = 1ull << DF_MAX;
@@ -399,6 +399,8 @@ static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
 
 #define DF_OK(x) ((x) < n && !(skip && hd__bit(skip, (x))))
 #define DF_CUT(x) (cut && hd__bit(cut, (x)))
+#define DF_ECUT(i) (ecut && to[i] < n && hd__bit(ecut->from, from[i]) && \
+		    hd__bit(ecut->to, to[i]))
 	/* reached: from the roots, along edges of vertices not cut */
 	for (i = 0; i < nr; i++)
 		if (DF_OK(roots[i]))
@@ -407,7 +409,8 @@ static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
 		changed = 0;
 		for (i = 0; i < ne; i++)
 			if (reach >> from[i] & 1 && !DF_CUT(from[i]) &&
-			    DF_OK(to[i]) && !(reach >> to[i] & 1)) {
+			    !DF_ECUT(i) && DF_OK(to[i]) &&
+			    !(reach >> to[i] & 1)) {
 				reach |= 1ull << to[i];
 				changed = 1;
 			}
@@ -426,7 +429,8 @@ static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
 					nd = R; /* Dom(root) = {root} */
 			for (i = 0; i < ne; i++)
 				if (to[i] == v && from[i] < n &&
-				    reach >> from[i] & 1 && !DF_CUT(from[i]))
+				    reach >> from[i] & 1 && !DF_CUT(from[i]) &&
+				    !DF_ECUT(i))
 					nd &= dom[from[i]];
 			nd |= 1ull << v;
 			if (nd != dom[v]) {
@@ -450,6 +454,7 @@ static void df_idoms(uint32_t n, const uint32_t *from, const uint32_t *to,
 	}
 #undef DF_OK
 #undef DF_CUT
+#undef DF_ECUT
 }
 
 /* An owned CSR whose targets may be out of range (a damaged store's):
@@ -501,7 +506,8 @@ static void test_graph__dom_vs_dataflow(void)
 {
 	uint32_t from[320], to[320], pf[330], pt[330], roots[8];
 	uint32_t want[DF_MAX], got[DF_MAX], pre[DF_MAX + 1];
-	unsigned char cut[8], skip[8];
+	unsigned char cut[8], skip[8], efrom[8], eto[8];
+	struct hd__edge_cut ec = { efrom, eto };
 	struct hd__csr g, r;
 	struct hd__dom d;
 	struct hd__dfs s;
@@ -511,6 +517,7 @@ static void test_graph__dom_vs_dataflow(void)
 		uint32_t n = 1 + rnd(DF_MAX), ne = rnd(300), nr = 1 + rnd(8);
 		uint32_t i, np = 0, npre = 0, u, x, v, shape = rnd(4);
 		int withcut = rnd(3) == 0, withskip = rnd(3) == 0;
+		int withecut = rnd(3) == 0;
 
 		if (shape == 0 && n > 1) { /* a chain, a few more edges */
 			ne = n - 1 + rnd(4);
@@ -535,7 +542,13 @@ static void test_graph__dom_vs_dataflow(void)
 			roots[i] = rnd(12) == 0 ? n + rnd(2) : rnd(n);
 		memset(cut, 0, sizeof(cut));
 		memset(skip, 0, sizeof(skip));
+		memset(efrom, 0, sizeof(efrom));
+		memset(eto, 0, sizeof(eto));
 		for (v = 0; v < n; v++) {
+			if (withecut && rnd(4) == 0)
+				hd__bit_set(efrom, v);
+			if (withecut && rnd(3) == 0)
+				hd__bit_set(eto, v);
 			if (withcut && rnd(6) == 0)
 				hd__bit_set(cut, v);
 			if (withskip && rnd(8) == 0)
@@ -554,23 +567,26 @@ static void test_graph__dom_vs_dataflow(void)
 		}
 		raw_csr(&r, n, pf, pt, np);
 		df_idoms(n, from, to, ne, roots, nr, withcut ? cut : NULL,
-			 withskip ? skip : NULL, want);
+			 withskip ? skip : NULL, withecut ? &ec : NULL, want);
 		T_RC(hd__dominators(&d, &g, &r, withcut ? cut : NULL,
-				    withskip ? skip : NULL, roots, nr), 0);
+				    withskip ? skip : NULL,
+				    withecut ? &ec : NULL, roots, nr), 0);
 		idoms(&d, got);
 		for (v = 0; v < n && !bad; v++)
 			if (got[v] != want[v]) {
-				T_FAIL("round %d (n %u, %u edges, %u roots%s%s): "
+				T_FAIL("round %d (n %u, %u edges, %u roots%s%s%s): "
 				       "idom(%u) = %u, dataflow says %u",
 				       round, n, ne, nr, withcut ? ", cut" : "",
-				       withskip ? ", skip" : "", v, got[v],
+				       withskip ? ", skip" : "",
+				       withecut ? ", edge cut" : "", v, got[v],
 				       want[v]);
 				bad = 1;
 			}
-		/* the numbering: hd__dfs's preorder */
+		/* the numbering: hd__dfs's preorder (which follows every
+		 * edge: not compared when edges are cut) */
 		T_RC(hd__dfs_init(&s, &g, withcut ? cut : NULL,
 				  withskip ? skip : NULL), 0);
-		for (i = 0; i < nr; i++) {
+		for (i = 0; i < nr && !withecut; i++) {
 			if (!hd__dfs_start(&s, roots[i]))
 				continue;
 			while ((ev = hd__dfs_step(&s, &u, &x)) != HD__DFS_DONE)
@@ -578,7 +594,7 @@ static void test_graph__dom_vs_dataflow(void)
 					pre[npre++] = x;
 		}
 		hd__dfs_free(&s);
-		if (!bad && d.n != npre + 1) {
+		if (!bad && !withecut && d.n != npre + 1) {
 			T_FAIL("round %d: %u numbered, the DFS enters %u",
 			       round, d.n - 1, npre);
 			bad = 1;
@@ -619,7 +635,7 @@ static void test_graph__dom_ladder(void)
 	}
 	T_RC(hd__csr_from_edges(&g, CHAIN, a, b, ne), 0);
 	T_RC(hd__csr_reverse(&r, &g), 0);
-	T_RC(hd__dominators(&d, &g, &r, NULL, NULL, &root, 1), 0);
+	T_RC(hd__dominators(&d, &g, &r, NULL, NULL, NULL, &root, 1), 0);
 	T_EQ(d.n, CHAIN + 1);
 	for (i = 1; i < CHAIN; i++)
 		if (d.vertex[d.idom[d.dfn[i]]] != 0 ||

@@ -359,6 +359,7 @@ const ROUTES = {
   '/overview': viewOverview, '/groups': viewGroups, '/group': viewGroup, '/object': viewObject,
   '/domtree': viewDomtree, '/leaks': viewLeaks, '/diff': viewDiff, '/search': viewSearch,
   '/treemap': viewTreemap, '/graph': viewGraph,
+  '/flame': viewFlame,
 };
 
 async function route() {

@@ -222,3 +222,52 @@ async function viewGraph(ps) {
   el('div', { class: 'graph' }, img, map), el('h2', {}, 'Objects in the drawing (' + num(info.nodes.length) + ')'), list);
   await img.decode().catch(() => {});
 }
+
+// ---- the flame graph (icicle) ----
+
+// /api/flame drawn top down: a row a level, each frame as wide as its
+// total (its objects' retained size by path); a click zooms into a frame,
+// the crumbs go back up.
+function drawIcicle(svg, root, W, rowH) {
+  const stack = [{ node: root, x: 0, w: W, depth: 0 }];
+  while (stack.length) {
+    const { node, x, w, depth } = stack.pop();
+    const g = sel('g', { class: 'fl-frame', 'data-id': node.id, 'data-total': node.total, 'data-depth': depth });
+    const label = (node.name || '(all)') + ' ' + (node.unit === 'objects' ? num(node.total) : bytes(node.total));
+    g.append(sel('title', {}, label + ' (self ' + num(node.self) + ')'));
+    g.append(sel('rect', { x: x.toFixed(1), y: depth * rowH, width: Math.max(0.5, w - 0.5).toFixed(1), height: rowH - 1 }));
+    if (w > 30) g.append(sel('text', { x: (x + 3).toFixed(1), y: depth * rowH + rowH - 6 }, fit(label, w)));
+    if (depth) g.addEventListener('click', () => { location.hash = '#/flame?' + new URLSearchParams({ by: node.by, metric: node.metric, frame: node.id }).toString(); });
+    svg.append(g);
+    let cx = x;
+    for (const k of node.children || []) {
+      const kw = node.total ? w * k.total / node.total : 0;
+      k.unit = node.unit; k.by = node.by; k.metric = node.metric;
+      if (kw >= 0.5) stack.push({ node: k, x: cx, w: kw, depth: depth + 1 });
+      cx += kw;
+    }
+  }
+}
+
+async function viewFlame(ps) {
+  const by = ps.get('by') || 'path', metric = ps.get('metric') || 'memsize', frame = ps.get('frame') || '0';
+  const j = await api('flame', { by, metric, frame, depth: ps.get('depth') || '8' });
+  const r = j.root;
+  r.unit = j.unit; r.by = by; r.metric = metric;
+  let levels = 0;
+  for (const st = [[r, 1]]; st.length;) { const [n, d] = st.pop(); levels = Math.max(levels, d); for (const k of n.children || []) st.push([k, d + 1]); }
+  const crumbs = el('nav', { class: 'crumbs', id: 'fl-crumbs' }, link('/flame', { by, metric }, '(all)', 'fl-crumb-all'));
+  for (const c of j.chain) crumbs.append(' › ', link('/flame', { by, metric, frame: c.id }, c.name));
+  if (r.id) crumbs.append(' › ', el('strong', {}, r.name));
+  const W = Math.max(480, Math.min(1400, main().clientWidth - 40)), rowH = 20;
+  const svg = sel('svg', { id: 'flame', class: 'flame', width: W, height: levels * rowH, viewBox: '0 0 ' + W + ' ' + levels * rowH, role: 'img' });
+  drawIcicle(svg, r, W, rowH);
+  const other = by === 'path' ? link('/flame', { by: 'site', metric }, 'by allocation site', 'fl-by-site') : link('/flame', { by: 'path', metric }, 'by retention path', 'fl-by-path');
+  const m = metric === 'memsize' ? link('/flame', { by, metric: 'count' }, 'count objects', 'fl-count') : link('/flame', { by, metric: 'memsize' }, 'bytes', 'fl-memsize');
+  show(el('h1', {}, by === 'path' ? 'Flame graph of retention paths' : 'Flame graph of allocation sites'), crumbs,
+    el('p', { class: 'muted' }, (by === 'path'
+      ? 'each frame is the objects of one name under the frame of what alone keeps them alive (the dominator tree), as wide as what they retain; '
+      : 'one frame a site, as wide as what was allocated there; ') + 'frames under ' + j.min_share + '% of this one are left out. Click one to zoom into it. ', other, ' · ', m),
+    el('p', {}, (j.unit === 'objects' ? num(r.total) + ' objects' : bytes(r.total)) + ' here, of ' + (j.unit === 'objects' ? num(j.total) + ' objects' : bytes(j.total))),
+    svg);
+}

@@ -953,12 +953,20 @@ module HeapDump
   # The leak model (HeapDump::Heap#leaks), `heapdump leaks`.
   class Leaks
     # A suspect: the one old holder (or, held by several, the first
-    # border object), and the growth it holds.
-    Suspect = Struct.new(:rank, :holder, :first, :holders, :roots, :border_count, :retained_count,
-                         :retained_memsize, :share, :keepalive_count, :keepalive_memsize, :path, :border,
-                         :kind, :holder_list) do
+    # border object), and the growth it holds. Its members are the
+    # suspect's of man 5 heapdump-json, as `heapdump leaks -f json` and
+    # Leaks#as_json name them: holder_count and root_count count the old
+    # objects and root categories holding it, holders is the holder
+    # objects (a Selection, at most 8; empty for a root), first_border a
+    # HeapObject, kind a Symbol; border (a Selection) is the gem's own.
+    Suspect = Struct.new(:rank, :holder, :kind, :holder_count, :root_count, :transient, :churn, :ephemeron,
+                         :holders, :first_border, :border_count, :retained_count, :retained_memsize, :share,
+                         :keepalive_count, :keepalive_memsize, :path, :border) do
+      # deprecated (one release): first_border's old name
+      def first = first_border
+
       def inspect
-        who = holder ? "held by #{holder.inspect}" : "#{first.inspect} (held by #{holders} old objects, #{roots} roots)"
+        who = holder ? "held by #{holder.inspect}" : "#{first_border.inspect} (held by #{holder_count} old objects, #{root_count} roots)"
         format("#<Suspect #%d %s: %d objects, %d bytes retained (%.1f%%)%s>", rank, who, retained_count,
                retained_memsize, share * 100, path ? ", path #{path.text}" : "")
       end
@@ -980,11 +988,12 @@ module HeapDump
       @diff = Diff.new(before, after, later, h)
       @heap = h[:heap]
       @suspects = h[:suspects].each_with_index.map do |s, i|
-        Suspect.new(i + 1, s[:holder] && HeapObject.new(@heap, s[:holder]), HeapObject.new(@heap, s[:first]),
-                    s[:holders], s[:roots], s[:border_count], s[:retained_count], s[:retained_memsize], s[:share],
-                    s[:keepalive_count], s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
-                    s[:border] && Selection.from_nodes(@heap, s[:border]), s[:kind].to_sym,
-                    s[:holder_list] && Selection.from_nodes(@heap, s[:holder_list]))
+        Suspect.new(i + 1, s[:holder] && HeapObject.new(@heap, s[:holder]), s[:kind].to_sym, s[:holder_count],
+                    s[:root_count], s[:transient], s[:churn], s[:ephemeron],
+                    Selection.from_nodes(@heap, s[:holders]), HeapObject.new(@heap, s[:first_border]),
+                    s[:border_count], s[:retained_count], s[:retained_memsize], s[:share], s[:keepalive_count],
+                    s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
+                    s[:border] && Selection.from_nodes(@heap, s[:border]))
       end
       @clusters = h[:clusters].map do |c|
         c.merge(path: c[:path] && Path.new(@heap, *c[:path]))

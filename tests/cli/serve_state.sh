@@ -1,0 +1,197 @@
+#!/bin/sh
+# serve_state.sh - heapdump serve's state (cli/serve/state.c): the start
+# says what it leaves to the time after it (paths, retained by class,
+# the objects' order, the string values); a tour of every API call answers the same
+# bytes from a dump, from its store with the dominator tree, without
+# it, and from a store of the previous format's writer (a store written
+# by this build without the optional sections); first calls that race
+# for one lazy part answer as one call alone.
+. "$(dirname "$0")/../lib.sh"
+needs jq jq
+needs curl curl
+
+HD=$HEAPDUMP
+L="$DATA/named_ruby3.1_leak"
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+start() {
+	name=$1
+	shift
+	serve_start "$name" 600 "$HD" serve "$@" || exit 1
+}
+stop() { [ -n "$SPID" ] && kill "$SPID" && wait "$SPID" 2>/dev/null; SPID=""; }
+get() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/$1"; }
+
+# tour DIR [3] INPUT...: every API call of one dump (and of three, with
+# 3) into DIR, one file per call, with the addresses the first answers
+# give; the names of the inputs (which differ: a dump, a store) made
+# input1... in the answers that echo them
+tour() {
+	d=$1
+	mkdir -p "$d"
+	get overview >"$d/overview"
+	three=${2:-}
+	shift 2
+	k=0
+	for f in "$@"; do
+		k=$((k + 1))
+		sed -i "s|$f|input$k|g" "$d/overview"
+	done
+	for by in type class file location gem generation imemo; do
+		get "stats?by=$by&limit=1000" >"$d/stats-$by"
+		get "stats?by=$by&sort=key&order=asc&filter=e" >"$d/stats-$by-e"
+	done
+	get "stats?by=class&sort=retained" >"$d/stats-retained"
+	cls=$(jq -r '.rows[0].key' "$d/stats-class" | jq -Rr @uri)
+	get "objects?by=class&key=$cls&limit=20" >"$d/objects-class"
+	get "objects?by=class&key=$cls&offset=20&limit=20" >"$d/objects-class-2"
+	get "objects?by=type&key=STRING&limit=50" >"$d/objects-type"
+	loc=$(jq -r '.rows[0].key' "$d/stats-location" | jq -Rr @uri)
+	get "objects?by=location&key=$loc" >"$d/objects-location"
+	gem=$(jq -r '.rows[0].key' "$d/stats-gem" | jq -Rr @uri)
+	get "objects?by=gem&key=$gem" >"$d/objects-gem"
+	get "domtree?limit=100" >"$d/domtree"
+	top=$(jq -r '.children[0].address' "$d/domtree")
+	get "domtree?node=$top" >"$d/domtree-top"
+	get "object?address=$top" >"$d/object-top"
+	get "search?q=e&limit=1000" >"$d/search-e"
+	get "search?q=$top" >"$d/search-address"
+	get "search?q=leak&kind=string" >"$d/search-string"
+	get "treemap?min_share=0&depth=6" >"$d/treemap"
+	if [ "$three" = 3 ]; then
+		get "diff?limit=1000" >"$d/diff"
+		get "leaks?limit=1000" >"$d/leaks"
+		k=0
+		for f in "$@"; do
+			k=$((k + 1))
+			sed -i "s|$f|input$k|g" "$d/diff" "$d/leaks"
+		done
+	fi
+}
+
+# same NAME A B: every file of the tours A and B byte for byte
+same() {
+	n=0 bad=""
+	for f in "$2"/*; do
+		n=$((n + 1))
+		cmp -s "$f" "$3/$(basename "$f")" || bad="$bad $(basename "$f")"
+	done
+	check "$1/calls" "$(ls "$2" | wc -l)" "$(ls "$3" | wc -l)"
+	check "$1/same-bytes" "" "$bad"
+	[ "$n" -ge 25 ] || notok "$1/tour" "only $n answers"
+}
+
+"$HD" index -q --dominators -o "$TMP/dom.hds" "$L"_later.json.gz
+"$HD" index -q -o "$TMP/plain.hds" "$L"_later.json.gz
+
+# ---- from the dump (indexed in memory): the reference tour ----
+start dump --no-cache "$L"_later.json.gz
+check_grep dump/says-lazy "ready in [0-9.]+ s .*paths, retained by class, the objects' order and string values follow while serving" "$TMP/dump.err"
+tour "$TMP/t-dump" 1 "$L"_later.json.gz
+check dump/answers-nonempty 0 "$(find "$TMP/t-dump" -empty | wc -l)"
+check dump/search-found-strings 1 "$(jq '.strings.matched > 0' "$TMP/t-dump/search-string" | grep -c true)"
+stop
+
+# ---- from the stores ----
+start dom "$TMP/dom.hds"
+tour "$TMP/t-dom" 1 "$TMP/dom.hds"
+stop
+same dom "$TMP/t-dump" "$TMP/t-dom"
+start plain "$TMP/plain.hds"
+tour "$TMP/t-plain" 1 "$TMP/plain.hds"
+stop
+same plain "$TMP/t-dump" "$TMP/t-plain"
+
+# ---- the children orders kept in the store (sections 36, 37) ----
+TOOLS="$TOP/${B:-build}/tests"
+case ${B:-build} in /*) TOOLS="$B/tests" ;; esac
+SS="$TOOLS/store_sections"
+KIDS_OFF=36 KIDS=37
+# sect STORE ID: "offset size" of section ID
+sect() { "$SS" list "$1" | awk -v id="$2" '$1 == id { print $3, $4 }'; }
+check sections/written "2" "$("$SS" list "$TMP/dom.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
+check sections/not-without-tree "0" "$("$SS" list "$TMP/plain.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
+# the previous release's --dominators store: these two left out (on
+# the 4 M-object bench dump, byte for byte the file main's build wrote)
+"$SS" strip "$TMP/dom.hds" $KIDS_OFF "$TMP/o1.hds" &&
+	"$SS" strip "$TMP/o1.hds" $KIDS "$TMP/old.hds" || notok old/strip "store_sections failed"
+start old "$TMP/old.hds"
+tour "$TMP/t-old" 1 "$TMP/old.hds"
+stop
+same old "$TMP/t-dump" "$TMP/t-old"
+check old/quiet 0 "$(grep -c 'sorted again\|damaged' "$TMP/old.err")"
+# damaged: two children of the virtual root's row swapped (each still
+# in its row, out of order), then a child listed twice: refused, said,
+# sorted again, the same answers
+set -- $(sect "$TMP/dom.hds" $KIDS)
+koff=$1
+cp "$TMP/dom.hds" "$TMP/swap.hds"
+a=$(od -An -tx1 -j "$koff" -N 4 "$TMP/dom.hds" | tr -d ' \n')
+b=$(od -An -tx1 -j $((koff + 4)) -N 4 "$TMP/dom.hds" | tr -d ' \n')
+hexw() { printf "$(printf '%s' "$1" | sed 's/../\\x&/g')"; }
+hexw "$b" | dd of="$TMP/swap.hds" bs=1 seek="$koff" conv=notrunc 2>/dev/null
+hexw "$a" | dd of="$TMP/swap.hds" bs=1 seek=$((koff + 4)) conv=notrunc 2>/dev/null
+check swap/changed 1 "$(cmp -s "$TMP/dom.hds" "$TMP/swap.hds" || echo 1)"
+cp "$TMP/dom.hds" "$TMP/twice.hds"
+hexw "$a" | dd of="$TMP/twice.hds" bs=1 seek=$((koff + 4)) conv=notrunc 2>/dev/null
+for dmg in swap twice; do
+	start "$dmg" "$TMP/$dmg.hds"
+	check_grep "$dmg/refused" "dominator children section does not match its dominator tree: sorted again" "$TMP/$dmg.err"
+	tour "$TMP/t-$dmg" 1 "$TMP/$dmg.hds"
+	stop
+	same "$dmg" "$TMP/t-dump" "$TMP/t-$dmg"
+done
+# truncated: the offsets end short of the children: the store refused
+# as it is given, and a cached store indexed again
+set -- $(sect "$TMP/dom.hds" $KIDS_OFF)
+cp "$TMP/dom.hds" "$TMP/short.hds"
+printf '\001\000\000\000' | dd of="$TMP/short.hds" bs=1 seek=$(($1 + $2 - 4)) conv=notrunc 2>/dev/null
+"$HD" serve "$TMP/short.hds" 2>"$TMP/short.err" >/dev/null
+check short/exit 1 "$?"
+check_grep short/says "dominator children section is the wrong size" "$TMP/short.err"
+mkdir "$TMP/c"
+cp "$L"_later.json.gz "$TMP/c/later.json.gz"
+start cached "$TMP/c/later.json.gz"
+stop
+check cached/written 2 "$("$SS" list "$TMP/c/later.json.gz.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
+set -- $(sect "$TMP/c/later.json.gz.hds" $KIDS_OFF)
+printf '\001\000\000\000' | dd of="$TMP/c/later.json.gz.hds" bs=1 seek=$(($1 + $2 - 4)) conv=notrunc 2>/dev/null
+start recached "$TMP/c/later.json.gz"
+check_grep recached/says-damaged "later.json.gz.hds was damaged" "$TMP/recached.err"
+tour "$TMP/t-recached" 1 "$TMP/c/later.json.gz"
+stop
+same recached "$TMP/t-dump" "$TMP/t-recached"
+check recached/rewritten 2 "$("$SS" list "$TMP/c/later.json.gz.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
+
+# ---- three dumps ----
+start three --no-cache "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz
+tour "$TMP/t-three" 3 "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz
+stop
+"$HD" index -q -o "$TMP/before.hds" "$L"_before.json.gz
+"$HD" index -q -o "$TMP/after.hds" "$L"_after.json.gz
+start three-stores "$TMP/before.hds" "$TMP/after.hds" "$TMP/plain.hds"
+tour "$TMP/t-three-stores" 3 "$TMP/before.hds" "$TMP/after.hds" "$TMP/plain.hds"
+stop
+same three "$TMP/t-three" "$TMP/t-three-stores"
+check three/leaks-found 1 "$(jq '.suspects | length > 0' "$TMP/t-three/leaks" | grep -c true)"
+
+# ---- first calls racing for the lazy parts: as one call alone ----
+start race "$TMP/dom.hds"
+cls=$(jq -r '.rows[0].key' "$TMP/t-dump/stats-class" | jq -Rr @uri)
+cpids=""
+for i in 1 2 3 4; do
+	get "objects?by=class&key=$cls&limit=20" >"$TMP/race-o$i" &
+	cpids="$cpids $!"
+	get "search?q=leak&kind=string" >"$TMP/race-s$i" &
+	cpids="$cpids $!"
+done
+for p in $cpids; do wait "$p"; done
+bad=0
+for i in 1 2 3 4; do
+	cmp -s "$TMP/race-o$i" "$TMP/t-dump/objects-class" || bad=$((bad + 1))
+	cmp -s "$TMP/race-s$i" "$TMP/t-dump/search-string" || bad=$((bad + 1))
+done
+check race/same-answers 0 "$bad"
+stop
+
+exit 0
