@@ -3949,6 +3949,15 @@ HD_API int hd_flame_write(const hd_flame *f, int format, const char *name,
 typedef size_t (*hd_flame_stack_fn)(void *ctx, hd_node_id node,
 				    const char **frames, size_t *lens,
 				    size_t max);
+/**
+ * The stack source of a store's allocation stacks (man 5 heapdump-store,
+ * STACKS): ctx is the hd_store; each frame named by its label (else its
+ * method, else its file), borrowed from the store. The outermost max
+ * frames of a deeper stack.
+ */
+HD_API size_t hd_store_flame_stack(void *ctx, hd_node_id node,
+				   const char **frames, size_t *lens,
+				   size_t max);
 
 /* hd_flame_options.by */
 #define HD_FLAME_BY_PATH 1  /**< the dominator tree: retention paths */

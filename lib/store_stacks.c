@@ -561,3 +561,35 @@ size_t hd_frame_text(char *buf, size_t size, const hd_frame *f)
 			       " (%.*s)", (int)f->file_len, f->file);
 	return n + (m < 0 ? 0 : (size_t)m);
 }
+
+size_t hd_store_flame_stack(void *ctx, hd_node_id node, const char **frames,
+			    size_t *lens, size_t max)
+{
+	const hd_store *s = ctx;
+	uint32_t st = hd_store_node_stack(s, node);
+	size_t n, k;
+	hd_frame fr;
+
+	if (!st)
+		return 0;
+	n = hd_store_stack_frames(s, st, &(const uint32_t *){ NULL });
+	if (n > max)
+		n = max;
+	for (k = 0; k < n; k++) {
+		hd_store_frame(&fr, s, hd_store_stack_frame(s, st, k));
+		if (fr.label) {
+			frames[k] = fr.label;
+			lens[k] = fr.label_len;
+		} else if (fr.method) {
+			frames[k] = fr.method;
+			lens[k] = fr.method_len;
+		} else if (fr.file) {
+			frames[k] = fr.file;
+			lens[k] = fr.file_len;
+		} else {
+			frames[k] = "(unknown)";
+			lens[k] = 9;
+		}
+	}
+	return n;
+}

@@ -102,6 +102,15 @@ for src in "$A" "$TMP/a.hds"; do
 	fi
 done
 
+# heapdump flame --by stack (folded, memsize) draws the store's stacks:
+# what it puts under KeepController and Helper.make_row is what
+# stats --by stack counts there
+got=$("$HEAPDUMP" flame -q "$A" --by stack 2>"$TMP/err" | awk '/KeepController/ && / [0-9]+$/ { split($0, a, " "); st = substr($0, 1, length($0) - length(a[length(a)]) - 1); if (st ~ /Helper\.make_row$/) s += a[length(a)] } END { print s + 0 }')
+want=$("$HEAPDUMP" stats -q "$A" --by stack -f json -n 0 | jq '[.rows[] | select((.frames | map(.label) | join(";")) | (test("KeepController") and test("Helper\\.make_row$"))) | .memsize] | add')
+if [ "$got" -gt 0 ] && [ "$got" = "$want" ]; then ok flame-by-stack; else
+	notok flame-by-stack "flame $got, stats $want: $(head -c 300 "$TMP/err")"
+fi
+
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts
 { grep -v '"type":"STACK"\|"type":"FRAME"' "$A"; grep '"type":"STACK"\|"type":"FRAME"' "$A"; } >"$TMP/moved.json"
