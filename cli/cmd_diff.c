@@ -6,6 +6,7 @@
  * memsize, their records and the paths that hold them are LATER's.
  */
 #include "cmd.h"
+#include "stacks_out.h"
 #include "common.h"
 #include "gate.h"
 #include "opt.h"
@@ -40,7 +41,8 @@ static const struct cli_opt opts[] = {
 	OPT_FLAG(0, "with-paths", &A.with_paths,
 		 "with -o: add the shortest paths from the roots to them"),
 	OPT_STRING('b', "by", "KEYS", &A.by,
-		   "group by KEYS, comma-separated (default class,location)"),
+		   "group by KEYS, comma-separated (default class,location); "
+		   "or stack, frame (allocation stacks)"),
 	OPT_UINT('n', "top", "N", &A.top, "rows (default 20, 0: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort,
 		   "order rows by count (default) or memsize"),
@@ -165,6 +167,8 @@ struct report {
 	int written;              /* -o was given */
 	uint64_t nwritten, unreached;
 	hd_process_verdict proc;  /* the process growth of the sidecars */
+	const hd_stack_rows *stk; /* --by stack|frame: these rows instead */
+	const hd_store *at;       /* the store the rows are of */
 };
 
 static void print_text(const struct report *r)
@@ -220,6 +224,12 @@ static void print_text(const struct report *r)
 		printf("%-10s %s records to %s%s\n", "output",
 		       cli_commas(r->nwritten, a, sizeof(a)), A.output,
 		       A.with_paths ? " (with paths from the roots)" : "");
+	if (r->stk) {
+		putchar('\n');
+		cli_stacks_print(stdout, r->at, r->stk, CLI_STK_TEXT,
+				 (size_t)A.top, r->what);
+		return;
+	}
 	printf("\n%s objects by ", r->what);
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf("%s%s", j ? "," : "", hd_key_name(r->o->keys[0][j]));
@@ -313,6 +323,13 @@ static void print_json(const struct report *r)
 		       (unsigned long long)r->nwritten,
 		       (unsigned long long)r->unreached);
 	}
+	if (r->stk) {
+		printf(",\"of\":\"%s\",\"stacks\":", r->what);
+		cli_stacks_print(stdout, r->at, r->stk, CLI_STK_JSON,
+				 (size_t)A.top, r->what);
+		printf("}\n");
+		return;
+	}
 	printf(",\"of\":\"%s\",\"by\":[", r->what);
 	for (j = 0; j < r->o->nkeys[0]; j++)
 		printf("%s\"%s\"", j ? "," : "", hd_key_name(r->o->keys[0][j]));
@@ -361,6 +378,11 @@ static void print_tsv(const struct report *r)
 	printf("total\tuncertain\t%llu\n", (unsigned long long)d->uncertain);
 	printf("total\texcluded\t%llu\n",
 	       (unsigned long long)d->by_match[HD_MATCH_EXCLUDED]);
+	if (r->stk) {
+		cli_stacks_print(stdout, r->at, r->stk, CLI_STK_TSV,
+				 (size_t)A.top, r->what);
+		return;
+	}
 	for (i = 0; i < r->shown; i++) {
 		printf("%s\t%llu\t%llu", r->what,
 		       (unsigned long long)r->rows[i].count,
@@ -384,8 +406,12 @@ static int diff_run(int argc, char **argv)
 	const hd_nodes *set;
 	hd_budget_report *gate = NULL;
 	int rc, first, nin, k, nstdin = 0, sort = HD_SORT_COUNT, at;
+	int by_stack = -1;
+	hd_stack_rows stk;
+	hd_stack_options sto = HD_STACK_OPTIONS_INIT;
 
 	memset(&A, 0, sizeof(A));
+	memset(&stk, 0, sizeof(stk));
 	A.top = 20;
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
@@ -410,7 +436,16 @@ static int diff_run(int argc, char **argv)
 	if (A.with_paths && !A.output)
 		return cli_usage_error(&info, "--with-paths needs -o FILE");
 	so.flags = HD_STATS_ALL; /* the diff already left them out */
-	if ((rc = cli_parse_keys(&info, A.by ? A.by : "class,location", &so)))
+	if (A.by && (!strcmp(A.by, "stack") || !strcmp(A.by, "frame"))) {
+		by_stack = !strcmp(A.by, "stack") ? HD_STACKS_BY_STACK :
+						    HD_STACKS_BY_FRAME;
+		if ((rc = cli_parse_keys(&info, "class,location", &so)))
+			return rc;
+	} else if (A.by && (strstr(A.by, "stack") || strstr(A.by, "frame")))
+		return cli_usage_error(&info, "--by stack and --by frame go "
+					      "alone, without other keys");
+	else if ((rc = cli_parse_keys(&info, A.by ? A.by : "class,location",
+				      &so)))
 		return rc;
 
 	/* -o is written from AFTER or LATER: it may name none of the
@@ -448,6 +483,18 @@ static int diff_run(int argc, char **argv)
 	/* with LATER, the retained objects as LATER has them */
 	at = d->has_later ? 2 : 1;
 	set = d->has_later ? &d->retained_later : &d->added;
+	if (by_stack >= 0) {
+		sto.by = by_stack;
+		sto.sort = sort;
+		sto.flags = HD_STATS_ALL; /* the diff already left them out */
+		if ((rc = hd_stack_stats(&stk, s[at], set->ids, set->n, &sto,
+					 &err))) {
+			rc = cli_lib_error(&err);
+			goto out;
+		}
+		r.stk = &stk;
+		r.at = s[at];
+	}
 	if ((rc = hd_stats_new(&st, &so, &err)) ||
 	    (rc = hd_stats_add_nodes(st, s[at], set, &err)) ||
 	    (rc = hd_stats_finish(st, &err))) {
@@ -473,6 +520,8 @@ static int diff_run(int argc, char **argv)
 	else if (gate)
 		rc = cli_gate_say(COMMAND_NAME, gate);
 out:
+	if (by_stack >= 0)
+		hd_stack_rows_free(&stk);
 	hd_budget_report_free(gate);
 	hd_stats_free(st);
 	hd_diff_result_free(d);

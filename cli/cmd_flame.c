@@ -217,9 +217,6 @@ int cmd_flame(int argc, char **argv)
 		return cli_usage_error(&info, "only one input can be '-'");
 	if ((rc = parse_args(&fo, &fmt)))
 		return rc;
-	/* --by stack: fo.stack and fo.stack_ctx are the store's allocation
-	 * stacks once it keeps them (issue 36, part 1); until then the
-	 * library says this dump has none (HD_FLAME_NO_STACKS) */
 	for (k = 0; k < nin; k++)
 		cli_input_register(argv[first + k]);
 	if ((rc = cli_out_check(A.output)))
@@ -233,6 +230,12 @@ int cmd_flame(int argc, char **argv)
 	if (nin > 1 && ((rc = cli_check_order(s, in, (size_t)nin, A.force)) ||
 			(rc = growth(&d, s, nin, &at))))
 		goto out;
+	/* --by stack: the store's allocation stacks (none: the library
+	 * says so) */
+	if (fo.by == HD_FLAME_BY_STACK && hd_store_stack_count(s[at])) {
+		fo.stack = hd_store_flame_stack;
+		fo.stack_ctx = s[at];
+	}
 	if (hd_flame_build(&f, s[at], d ? (d->has_later ? &d->retained_later :
 							  &d->added) :
 					  NULL,

@@ -12,6 +12,7 @@
  * cli_render_dot).
  */
 #include "cmd.h"
+#include "stacks_out.h"
 #include "common.h"
 #include "draw.h"
 #include "gate.h"
@@ -183,6 +184,45 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 	if (n > max)
 		printf("%s(%s more)\n", indent,
 		       cli_commas(n - max, a, sizeof(a)));
+}
+
+/* A suspect's allocation stacks (a dump traced with stacks: true): the
+ * first --sites of what it keeps alive, by memsize, innermost frame
+ * first, indented under the suspect. */
+static void text_stacks(const hd_store *s, const hd_stack_rows *r)
+{
+	char a[32], b[32];
+	size_t i, k, n, shown = A.sites && A.sites < r->nrows ?
+					(size_t)A.sites :
+					r->nrows;
+
+	printf("  allocation stacks of what it keeps alive (%s of %s "
+	       "objects have one):\n",
+	       cli_commas(r->with, a, sizeof(a)),
+	       cli_commas(r->with + r->without, b, sizeof(b)));
+	for (i = 0; i < shown; i++) {
+		const hd_stack_row *row = &r->rows[i];
+		const uint32_t *f;
+		char buf[1024];
+		hd_frame fr;
+
+		n = hd_store_stack_frames(s, row->id, &f);
+		printf("    %12s %10s  ", cli_commas(row->count, a, sizeof(a)),
+		       cli_human_bytes(row->memsize, b, sizeof(b)));
+		for (k = n; k-- > 0;) {
+			size_t len;
+
+			if (k + 1 < n)
+				printf("%30s<- ", "");
+			hd_store_frame(&fr, s, hd_store_stack_frame(s, row->id, k));
+			len = hd_frame_text(buf, sizeof(buf), &fr);
+			cli_text_string(stdout, buf,
+					len < sizeof(buf) ? len : sizeof(buf) - 1);
+			putchar('\n');
+		}
+		if (!n)
+			printf("(empty stack)\n");
+	}
 }
 
 static void tsv_str(const char *p);
@@ -573,6 +613,8 @@ static void print_text(const struct report *r)
 		text_rows(sp->classes, 5, "    ", 0);
 		printf("  allocation sites of what it keeps alive:\n");
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
+		if (sp->stacks)
+			text_stacks(s, sp->stacks);
 	}
 	if (r->t.more)
 		printf("\n(%s more groups: --top N shows more)\n",
@@ -721,6 +763,12 @@ static void print_json(const struct report *r)
 		json_rows(sp->classes, 20, "class", NULL);
 		printf(",\"sites\":");
 		json_rows(sp->sites, (size_t)A.sites, "class", "location");
+		printf(",\"stacks\":");
+		if (sp->stacks)
+			cli_stacks_print(stdout, s, sp->stacks, CLI_STK_JSON,
+					 (size_t)A.sites, "objects");
+		else
+			printf("null");
 		putchar('}');
 	}
 	putchar(']');

@@ -10,6 +10,7 @@
 #include "identity.h"
 #include "opt.h"
 #include "sidecar.h"
+#include "stacks_out.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -43,7 +44,8 @@ static const char *add_by(const char *arg, void *target)
 static const struct cli_opt opts[] = {
 	OPT_CALLBACK('b', "by", "KEYS", &A, add_by,
 		     "group by KEYS, comma-separated: type class file location "
-		     "method gem generation imemo length (repeatable)"),
+		     "method gem generation imemo length (repeatable); or "
+		     "alone: stack, frame (allocation stacks)"),
 	OPT_UINT('n', "top", "N", &A.top,
 		 "rows per table (default 20, 0: all; ndjson: all)"),
 	OPT_STRING('s', "sort", "KEY", &A.sort, "order rows by count (default) or memsize"),
@@ -455,6 +457,66 @@ static void print_all(hd_stats *st, const hd_stats_options *o,
 		printf("}\n");
 }
 
+/* --by stack or --by frame: the store's allocation stacks (stacks.c). */
+static int stats_stacks(const char *path, int by, enum fmt fmt, int sort,
+			unsigned jobs)
+{
+	hd_stack_options so = HD_STACK_OPTIONS_INIT;
+	hd_stack_rows r;
+	struct cli_input in;
+	hd_store *s = NULL;
+	hd_error err = { 0 };
+	int rc;
+
+	so.by = by;
+	so.sort = sort;
+	so.flags = A.all ? HD_STATS_ALL : 0;
+	cli_input_init(&in, path, A.strict, A.quiet);
+	in.jobs = jobs;
+	if ((rc = cli_open_store(&in, &s)))
+		return rc;
+	if ((rc = hd_stack_stats(&r, s, NULL, 0, &so, &err))) {
+		hd_store_close(s);
+		return cli_lib_error(&err);
+	}
+	if (fmt == FMT_TEXT) {
+		printf("%-12s ", "dump");
+		cli_text_string(stdout, path, strlen(path));
+		putchar('\n');
+	}
+	cli_stacks_print(stdout, s, &r,
+			 fmt == FMT_JSON ? CLI_STK_JSON :
+			 fmt == FMT_TSV	 ? CLI_STK_TSV :
+					   CLI_STK_TEXT,
+			 (size_t)A.top, "objects");
+	if (fmt == FMT_JSON)
+		putchar('\n');
+	hd_stack_rows_free(&r);
+	hd_store_close(s);
+	return 0;
+}
+
+/* Is --by stack or --by frame asked (HD_STACKS_BY_*), alone? -1: no;
+ * -2: with other keys (a usage error). */
+static int stack_grouping(void)
+{
+	unsigned i;
+	int by = -1;
+
+	for (i = 0; i < A.nby; i++) {
+		int k = strcmp(A.by[i], "stack") == 0 ? HD_STACKS_BY_STACK :
+			strcmp(A.by[i], "frame") == 0 ? HD_STACKS_BY_FRAME :
+							-1;
+
+		if (k < 0 && (strstr(A.by[i], "stack") ||
+			      strstr(A.by[i], "frame")))
+			return -2;
+		if (k >= 0)
+			by = k;
+	}
+	return by >= 0 && A.nby > 1 ? -2 : by;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	hd_stats_options o = HD_STATS_OPTIONS_INIT;
@@ -489,6 +551,16 @@ int cmd_stats(int argc, char **argv)
 	else if (A.sort && strcmp(A.sort, "count") != 0)
 		return cli_usage_error(&info, "unknown sort '%s'", A.sort);
 
+	if ((f = stack_grouping()) == -2)
+		return cli_usage_error(&info, "--by stack and --by frame go "
+					      "alone, without other keys");
+	if (f >= 0) {
+		if (fmt == FMT_NDJSON || A.ns)
+			return cli_usage_error(&info, "--by %s has no ndjson "
+						      "form and no --namespace",
+					       f ? "frame" : "stack");
+		return stats_stacks(argv[first], f, fmt, sort, jobs);
+	}
 	o.flags = A.all ? HD_STATS_ALL : 0;
 	for (i = 0; i < A.nby; i++)
 		if ((rc = cli_parse_keys(&info, A.by[i], &o)))

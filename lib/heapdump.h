@@ -153,7 +153,10 @@ typedef enum hd_kind {
 	HD_REC_OBJECT = 1, /**< a heap object (incl. NONE and ZOMBIE slots) */
 	HD_REC_ROOT = 2,   /**< a GC root category and the objects it marks */
 	HD_REC_SHAPE = 3,  /**< a Ruby 3.2+ object shape: not a heap object */
-	HD_REC_OTHER = 4   /**< recognised but not part of the heap graph */
+	HD_REC_OTHER = 4,  /**< recognised but not part of the heap graph */
+	HD_REC_STACK = 5,  /**< an allocation stack: id (shape_id), frames */
+	HD_REC_FRAME = 6   /**< a stack frame: id (shape_id), file, line,
+			    * method, class (class_name), label */
 } hd_kind;
 
 /**
@@ -187,6 +190,7 @@ typedef struct hd_str {
 #define HD_HAS_DEFAULT (1u << 16)
 #define HD_HAS_CLASS_NAME (1u << 17) /**< "class" is a name (replace-class) */
 #define HD_HAS_REF_NAMES (1u << 18)  /**< ref_names, parallel to refs */
+#define HD_HAS_STACK (1u << 19)      /**< "stack": the allocation stack id */
 
 /* Boolean attributes of hd_record.bits: the object's own booleans and the
  * GC flags of its "flags" object. */
@@ -288,6 +292,15 @@ typedef struct hd_record {
 	size_t names_key;
 	size_t names_open;
 	size_t names_close;
+	/** An object's allocation stack ("stack", HD_HAS_STACK): the id of
+	 * a STACK record of the same dump (man 5 heapdump-dump, STACKS). */
+	uint32_t stack;
+	/** HD_REC_STACK: its frame ids, outermost first ("frames"). */
+	const uint64_t *frames;
+	size_t nframes;
+	/** HD_REC_FRAME: the frame's full label ("label"), e.g.
+	 * "Foo#bar" or "block in Foo.baz". */
+	hd_str label;
 } hd_record;
 
 /**
@@ -639,6 +652,97 @@ typedef struct hd_site {
 
 /** Fills out; returns 0, or HD_ENOTFOUND if the node is not traced. */
 HD_API int hd_store_site(hd_site *out, const hd_store *s, hd_node_id id);
+
+/*
+ * Allocation stacks (man 5 heapdump-store, STACKS): a dump written by
+ * HeapDump.trace_allocations(stacks: true) gives its sampled objects the
+ * Ruby call stack of their allocation. Stack ids are 1..count (0: none),
+ * frame ids 1..hd_store_frame_count(); a store without stacks has 0.
+ */
+HD_API uint32_t hd_store_stack_count(const hd_store *s);
+HD_API uint32_t hd_store_frame_count(const hd_store *s);
+/** The node's allocation stack, 0 when it has none (or bad id). */
+HD_API uint32_t hd_store_node_stack(const hd_store *s, hd_node_id id);
+/**
+ * The frame ids of stack, outermost first: *frames points into the store
+ * (valid while it is open; the store is little-endian, so on a
+ * big-endian host read them with hd_store_stack_frame). Returns their
+ * count, 0 (and NULL) for stack 0 or a bad id.
+ */
+HD_API size_t hd_store_stack_frames(const hd_store *s, uint32_t stack,
+				    const uint32_t **frames);
+/** The k-th frame id of stack (0: outermost), 0 past its end. */
+HD_API uint32_t hd_store_stack_frame(const hd_store *s, uint32_t stack,
+				     size_t k);
+
+/** A frame of an allocation stack; strings borrowed from the store, not
+ * NUL-terminated, NULL when the dump did not say. */
+typedef struct hd_frame {
+	const char *file;
+	size_t file_len;
+	const char *method;     /**< the method's name ("make_row") */
+	size_t method_len;
+	const char *class_name; /**< its class or module ("Helper") */
+	size_t class_len;
+	const char *label;      /**< "Helper.make_row", "block in Foo#bar" */
+	size_t label_len;
+	uint64_t line;          /**< 0 when unknown (a C method) */
+} hd_frame;
+
+/** Fills out; returns 0, or HD_ENOTFOUND for a bad frame id. */
+HD_API int hd_store_frame(hd_frame *out, const hd_store *s, uint32_t frame);
+/**
+ * The frame's name as every output prints it: its label, else
+ * class#method, else method, else "(unknown)"; hd_frame_text() adds
+ * " (file:line)". Both write at most size bytes with a NUL (size > 0)
+ * and return the full length, as snprintf does.
+ */
+HD_API size_t hd_frame_name(char *buf, size_t size, const hd_frame *f);
+HD_API size_t hd_frame_text(char *buf, size_t size, const hd_frame *f);
+
+/*
+ * Objects and memsize by allocation stack or by frame (stacks.c; stats
+ * --by stack|frame, diff --by stack). By frame, an object counts under
+ * every distinct frame of its stack (a profiler's "total"): the rows
+ * then overlap and do not add up to the total.
+ */
+#define HD_STACKS_BY_STACK 0
+#define HD_STACKS_BY_FRAME 1
+
+typedef struct hd_stack_options {
+	unsigned int version; /**< HD_STACK_OPTIONS_VERSION */
+	int by;               /**< HD_STACKS_BY_STACK or HD_STACKS_BY_FRAME */
+	int sort;             /**< HD_SORT_COUNT or HD_SORT_MEMSIZE */
+	unsigned int flags;   /**< HD_STATS_ALL: keep tracer, dumper objects */
+} hd_stack_options;
+
+#define HD_STACK_OPTIONS_VERSION 1
+#define HD_STACK_OPTIONS_INIT { HD_STACK_OPTIONS_VERSION, 0, 0, 0 }
+
+typedef struct hd_stack_row {
+	uint32_t id;          /**< the stack id, or the frame id */
+	uint64_t count;
+	uint64_t memsize;     /**< saturated */
+} hd_stack_row;
+
+typedef struct hd_stack_rows {
+	int by;
+	hd_stack_row *rows;   /**< most first (sort), ties by id */
+	size_t nrows;
+	uint64_t with, with_memsize;       /**< objects that have a stack */
+	uint64_t without, without_memsize; /**< those that have none */
+} hd_stack_rows;
+
+/**
+ * Groups the nodes ids[0..nids) of s (ids NULL: every node) by stack or
+ * frame into out (free with hd_stack_rows_free). HD_ENOTFOUND, with a
+ * message that says so, when s has no allocation stacks: never an
+ * empty table.
+ */
+HD_API int hd_stack_stats(hd_stack_rows *out, const hd_store *s,
+			  const hd_node_id *ids, size_t nids,
+			  const hd_stack_options *opts, hd_error *err);
+HD_API void hd_stack_rows_free(hd_stack_rows *r);
 
 /**
  * The node's descriptive string: the resolved name of a CLASS, MODULE or
@@ -2527,6 +2631,9 @@ typedef struct hd_leaks_suspect {
 	 * HOLDER: the holder; ROOT: empty), ascending, at most 8 listed;
 	 * holders counts them all. */
 	const hd_nodes *holder_list;
+	/** Described suspects of a store with allocation stacks: what the
+	 * border objects keep alive (sites' objects) by stack; else NULL. */
+	const hd_stack_rows *stacks;
 } hd_leaks_suspect;
 
 /** The result; opaque. */
@@ -3843,6 +3950,15 @@ HD_API int hd_flame_write(const hd_flame *f, int format, const char *name,
 typedef size_t (*hd_flame_stack_fn)(void *ctx, hd_node_id node,
 				    const char **frames, size_t *lens,
 				    size_t max);
+/**
+ * The stack source of a store's allocation stacks (man 5 heapdump-store,
+ * STACKS): ctx is the hd_store; each frame named by its label (else its
+ * method, else its file), borrowed from the store. The outermost max
+ * frames of a deeper stack.
+ */
+HD_API size_t hd_store_flame_stack(void *ctx, hd_node_id node,
+				   const char **frames, size_t *lens,
+				   size_t max);
 
 /* hd_flame_options.by */
 #define HD_FLAME_BY_PATH 1  /**< the dominator tree: retention paths */

@@ -27,6 +27,7 @@ struct suspect {
 	hd_leaks_suspect pub;
 	hd_root_path path;
 	struct hd__owner *own; /* its owner in the attribution */
+	hd_stack_rows *stacks;  /* what it keeps alive by stack, or NULL */
 };
 
 struct cluster {
@@ -309,6 +310,27 @@ static int keepalive(hd_leaks *l, struct suspect *sp, hd_nodes *q,
 	return 0;
 }
 
+/* What the suspect keeps alive by allocation stack, when the store has
+ * stacks (stacks.c). */
+static int describe_stacks(hd_leaks *l, struct suspect *sp,
+			   const hd_nodes *leaked, hd_error *err)
+{
+	hd_stack_options o = HD_STACK_OPTIONS_INIT;
+	int rc;
+
+	if (!hd_store_stack_count(l->s))
+		return 0;
+	o.flags = HD_STATS_ALL; /* the leak already left them out */
+	o.sort = HD_SORT_MEMSIZE;
+	if (!(sp->stacks = hd__calloc(1, sizeof(*sp->stacks))))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if ((rc = hd_stack_stats(sp->stacks, l->s, leaked->ids, leaked->n, &o,
+				 err)))
+		return rc;
+	sp->pub.stacks = sp->stacks;
+	return 0;
+}
+
 /* Counted by class and allocation site. */
 static int describe(hd_leaks *l, struct suspect *sp, unsigned char *seen,
 		    hd_error *err)
@@ -327,7 +349,8 @@ static int describe(hd_leaks *l, struct suspect *sp, unsigned char *seen,
 	    (rc = hd_stats_finish(p->classes, err)) ||
 	    (rc = new_stats(&p->sites, HD_KEY_CLASS, HD_KEY_LOCATION, err)) ||
 	    (rc = hd_stats_add_nodes(p->sites, l->s, &leaked, err)) ||
-	    (rc = hd_stats_finish(p->sites, err)))
+	    (rc = hd_stats_finish(p->sites, err)) ||
+	    (rc = describe_stacks(l, sp, &leaked, err)))
 		goto out;
 out:
 	hd_nodes_free(&q);
@@ -667,6 +690,10 @@ void hd_leaks_free(hd_leaks *l)
 		hd_root_path_free(&l->sus[i].path);
 		hd_stats_free(l->sus[i].pub.classes);
 		hd_stats_free(l->sus[i].pub.sites);
+		hd_stack_rows_free(l->sus[i].stacks);
+		hd__free(l->sus[i].stacks, l->sus[i].stacks ?
+						   sizeof(*l->sus[i].stacks) :
+						   0);
 	}
 	hd__free(l->sus, n * sizeof(*l->sus));
 	if (l->in_has_path)

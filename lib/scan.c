@@ -1362,6 +1362,7 @@ enum key_id {
 	K_TYPE,
 	K_TOO_COMPLEX_SHAPE,
 	K_VALUE,
+	K_STACK,
 	K__COUNT
 };
 typedef char hd__keys_fit[K__COUNT <= HD__SCAN_KEYS ? 1 : -1];
@@ -1376,6 +1377,7 @@ static const struct kdef {
 	[0] = { 0x0000000000006469ULL, 0x0000000000000000ULL, 2, K_ID }, /* id */
 	[1] = { 0x656d616e5f666572ULL, 0x0000000000000073ULL, 9, K_REF_NAMES }, /* ref_names */
 	[2] = { 0x616c637265707573ULL, 0x0000000000007373ULL, 10, K_SUPERCLASS }, /* superclass */
+	[5] = { 0x0000006b63617473ULL, 0x0000000000000000ULL, 5, K_STACK }, /* stack */
 	[12] = { 0x0073736572646461ULL, 0x0000000000000000ULL, 7, K_ADDRESS }, /* address */
 	[16] = { 0x676e69646f636e65ULL, 0x0000000000000000ULL, 8, K_ENCODING }, /* encoding */
 	[17] = { 0x00000000656d616eULL, 0x0000000000000000ULL, 4, K_NAME }, /* name */
@@ -1536,6 +1538,7 @@ static const struct kpat {
 	[K_SHAPE_TYPE] = KP("shape_type"),
 	[K_TYPE] = KP("type"),
 	[K_VALUE] = KP("value"),
+	[K_STACK] = KP("stack"),
 };
 #undef KP
 typedef char hd__kpat_mask_whole[offsetof(struct kpat, m1) ==
@@ -1663,6 +1666,43 @@ static int set_raw(struct cur *c, hd_str *dst, unsigned next)
 	return read_string(c, dst, 1);
 }
 
+/* A STACK record's "frames": [1, 2, ...], unsigned integers. */
+static int read_frames(struct cur *c, hd_record *rec)
+{
+	size_t n = 0;
+	uint64_t v;
+
+	if (c->p >= c->end || *c->p != '[')
+		return fail(c, c->p, "expected '[' for frames");
+	c->p++;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		goto done;
+	}
+	for (;;) {
+		skip_ws(c);
+		if (read_u64(c, &v))
+			return HD__SCAN_BAD;
+		if (push_ref(c->sc, n++, v))
+			return HD_ENOMEM;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			continue;
+		}
+		if (c->p < c->end && *c->p == ']') {
+			c->p++;
+			break;
+		}
+		return fail(c, c->p, "expected ',' or ']' in frames");
+	}
+done:
+	rec->frames = c->sc->refs;
+	rec->nframes = n;
+	return 0;
+}
+
 /* One member of a dump_all record. The value starts at c->p; next:
  * sc->next_key's row of the record's type. */
 static int member(struct cur *c, hd_record *rec, const char *k, int id,
@@ -1768,6 +1808,16 @@ static int member(struct cur *c, hd_record *rec, const char *k, int id,
 	case K_VALUE:
 		if (c->p < c->end && *c->p == '"')
 			return set_str(c, &rec->value);
+		break;
+	case K_STACK:
+		return set_u32(c, rec, &rec->stack, HD_HAS_STACK);
+	case K_OTHER:
+		/* the keys of STACK and FRAME lines, rare: no slot of their
+		 * own in ktab (the key is followed by its quote) */
+		if (k[0] == 'f' && memcmp(k, "frames\"", 7) == 0)
+			return read_frames(c, rec);
+		if (k[0] == 'l' && memcmp(k, "label\"", 6) == 0)
+			return set_str(c, &rec->label);
 		break;
 	}
 #undef NEXT
@@ -2042,6 +2092,15 @@ static int classify(struct cur *c, hd_record *rec)
 	}
 	if (t.len == 5 && memcmp(t.ptr, "SHAPE", 5) == 0) {
 		rec->kind = HD_REC_SHAPE;
+		return HD__SCAN_OK;
+	}
+	if (t.len == 5 && (memcmp(t.ptr, "STACK", 5) == 0 ||
+			   memcmp(t.ptr, "FRAME", 5) == 0)) {
+		rec->kind = t.ptr[0] == 'S' ? HD_REC_STACK : HD_REC_FRAME;
+		if (!(rec->has & HD_HAS_SHAPE_ID) || !rec->shape_id)
+			return fail(c, c->start, "STACK or FRAME record without an id");
+		if (rec->kind == HD_REC_FRAME && rec->nrefs)
+			return fail(c, c->start, "FRAME record with references");
 		return HD__SCAN_OK;
 	}
 	/* e.g. {"type":"SYMBOL", "value":"x"} of ObjectSpace.dump(:x), or

@@ -38,6 +38,8 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"retained memsize", "reference name info", "reference name",
 	"root reference name", "stats summary", "source identity",
 	"dominator children offset", "dominator children",
+	"stack info",     "node stack",   "stack offset",
+	"stack frame id", "frame",
 };
 
 static const char *sec_name(uint32_t id)
@@ -154,6 +156,12 @@ static uint64_t want_size(const hd_store *s, int id)
 			return UINT64_MAX;
 		return (uint64_t)hd__le32(s->sec[HD__SEC_DOM_KIDS_OFF] +
 					  4 * (n + 1)) * 4;
+	case HD__SEC_STACK_INFO:
+	case HD__SEC_STACK_NODE:
+	case HD__SEC_STACK_OFF:
+	case HD__SEC_STACK_ENT:
+	case HD__SEC_STACK_FRAME:
+		return hd__store_stacks_size(s, id);
 	}
 	return UINT64_MAX;
 }
@@ -887,7 +895,8 @@ int hd__store_validate(hd_store *s, int full, hd_error *err)
 				   sec_name((uint32_t)(HD__SEC_DOM_KIDS_OFF +
 						       HD__SEC_DOM_KIDS - id)));
 	if ((rc = hd__store_names_check(s, full, err)) ||
-	    (rc = hd__store_stats_check(s, err)))
+	    (rc = hd__store_stats_check(s, err)) ||
+	    (rc = hd__store_stacks_check(s, full, err)))
 		return rc;
 	if (!full) {
 		fill_info(s);

@@ -37,10 +37,11 @@
 
 enum {
 	C_ADDR, C_TYPE, C_BITS, C_CLS, C_MEM, C_GEN, C_SIZE, C_SITE, C_AUX,
-	C_OFF, C_NREF, C__N
+	C_OFF, C_NREF, C_STK, C__N
 };
 
-static const unsigned char col_w[C__N] = { 8, 1, 2, 4, 4, 4, 4, 4, 4, 8, 4 };
+static const unsigned char col_w[C__N] = { 8, 1, 2, 4, 4, 4, 4, 4, 4, 8, 4,
+					   4 };
 
 struct col {
 	void *p;
@@ -148,6 +149,9 @@ struct bld {
 	unsigned char *cbit;
 	uint32_t *ce_rec, *ce_tgt;
 	size_t nce_max, nce;
+	/* allocation stacks: the STACK and FRAME records (the column
+	 * C_STK holds each object's "stack" as the dump numbers it) */
+	struct hd__stk_acc stk;
 	hd_store *s;
 };
 
@@ -603,6 +607,11 @@ static int add_object(struct bld *b, const hd_record *rec)
 	    (rc = add_refs(b, rec->refs, rec->nrefs)))
 		return rc;
 	((uint32_t *)b->c[C_NREF].p)[i] = (uint32_t)rec->nrefs;
+	((uint32_t *)b->c[C_STK].p)[i] = 0;
+	if (rec->has & HD_HAS_STACK) {
+		((uint32_t *)b->c[C_STK].p)[i] = rec->stack;
+		b->stk.used = 1;
+	}
 	b->n++;
 	return offer_class(b, rec, ((uint32_t *)b->c[C_CLS].p)[i]);
 }
@@ -667,6 +676,11 @@ static int add_record(struct bld *b, const hd_record *rec)
 		return add_object(b, rec);
 	if (rec->kind == HD_REC_ROOT)
 		return add_root(b, rec);
+	if (rec->kind == HD_REC_STACK || rec->kind == HD_REC_FRAME) {
+		int rc = hd__stk_add(&b->stk, &b->strs, rec);
+
+		return rc == HD_ELIMIT ? over(b, "stack frames", UINT32_MAX) : rc;
+	}
 	return 0;
 }
 
@@ -1384,6 +1398,34 @@ static int columns(struct bld *b)
 	return permute(b, C_AUX, HD__SEC_AUX) ? 0 : HD_ENOMEM;
 }
 
+/* The allocation stacks' sections (store_stacks.c), when the dump has
+ * STACK records or objects with a "stack"; else none, not even empty. */
+static int stacks(struct bld *b)
+{
+	static const int sid[5] = { HD__SEC_STACK_INFO, HD__SEC_STACK_OFF,
+				    HD__SEC_STACK_ENT, HD__SEC_STACK_FRAME,
+				    HD__SEC_STACK_NODE };
+	void *img[5];
+	size_t len[5], cap[5];
+	uint32_t *col;
+	int k;
+
+	if (!b->stk.used && !b->stk.nst) {
+		hd__free(b->c[C_STK].p, b->c[C_STK].cap * col_w[C_STK]);
+		b->c[C_STK].p = NULL;
+		b->c[C_STK].cap = 0;
+		return 0;
+	}
+	if (!(col = permute(b, C_STK, HD__SEC_STACK_NODE)) ||
+	    hd__stk_sections(&b->stk, col, b->N, img, len, cap))
+		return HD_ENOMEM;
+	for (k = 0; k < 4; k++)
+		set_sec(b, sid[k], img[k], len[k], cap[k]);
+	if (img[4] != col) /* sparse: the column goes */
+		set_sec(b, HD__SEC_STACK_NODE, img[4], len[4], cap[4]);
+	return 0;
+}
+
 /* ---- tables ---- */
 
 static int sites_table(struct bld *b)
@@ -1654,6 +1696,7 @@ static void acc_free(struct bld *b)
 	hd__free(b->ce_rec, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_rec));
 	hd__free(b->ce_tgt, (b->nce_max ? b->nce_max : 1) * sizeof(*b->ce_tgt));
 	lut_free(&b->lut);
+	hd__stk_free(&b->stk);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
 	keep = *b;
@@ -1892,6 +1935,8 @@ static int merge_records(struct bld *b, struct bld *p, const struct idmap *m)
 		p->c[ci].p = NULL;
 		p->c[ci].cap = 0;
 	}
+	if (hd__stk_merge(&b->stk, &p->stk, m->str))
+		return HD_ENOMEM;
 	b->n += pn;
 	b->features |= p->features;
 	b->has_gen |= p->has_gen;
@@ -2014,6 +2059,8 @@ static int assemble(struct bld *b, hd_error *err)
 	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	hd__timing("build");
+	if ((rc = stacks(b)))
+		return limit_error(b, err, rc);
 	lut_free(&b->lut);
 	to_le(b->s->own[HD__SEC_ADDRESS], b->N, 8);
 	to_le(b->s->own[HD__SEC_REFS_OFF], b->N + 1, 4);

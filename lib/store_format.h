@@ -82,6 +82,13 @@ enum hd__sec {
 	HD__SEC_DOM_KIDS,     /* u32[KIDS_OFF[nodes + 1]]: each row's
 			       * children, largest retained memsize first,
 			       * then ascending node */
+	/* Allocation stacks (man 5 heapdump-store, STACKS; store_stacks.c),
+	 * all or none: */
+	HD__SEC_STACK_INFO,   /* u64[HD__STK_INFO_COUNT] */
+	HD__SEC_STACK_NODE,   /* u32[nodes] stack id or 0; or sparse pairs */
+	HD__SEC_STACK_OFF,    /* u32[stacks + 1]: start in STACK_ENT */
+	HD__SEC_STACK_ENT,    /* u32[entries]: frame ids, outermost first */
+	HD__SEC_STACK_FRAME,  /* frame[frames] (HD__FRAME_SIZE) */
 	HD__SEC__COUNT        /* one past the last id */
 };
 
@@ -374,6 +381,60 @@ HD_HIDDEN size_t hd__class_name_fmt(char *buf, size_t size, int type,
 				    uint64_t klass, const char *real,
 				    size_t real_len, const char *aux,
 				    size_t aux_len, int *is_real);
+
+/* ---- allocation stacks (store_stacks.c) ---- */
+
+/* STACK_INFO fields (u64 each): the layout's version, the stacks, the
+ * frames, the entries of STACK_ENT, the nodes that have a stack and how
+ * STACK_NODE holds them: HD__STK_DENSE, u32 per node (0: none), or
+ * HD__STK_SPARSE, (u32 node, u32 stack) pairs by ascending node, when
+ * fewer than half the nodes have one (a sampled trace). */
+enum hd__stk_info { HD__STK_VERSION, HD__STK_STACKS, HD__STK_FRAMES,
+		    HD__STK_ENTRIES, HD__STK_NODES, HD__STK_ENCODING,
+		    HD__STK_INFO_COUNT };
+#define HD__STK_DENSE 1u
+#define HD__STK_SPARSE 2u
+#define HD__STK_LAYOUT 1u
+/* A frame: u32 file, method, class and label string ids (HD_STR_NONE
+ * when absent), u64 line (0 unknown). */
+#define HD__FRAME_SIZE 24u
+
+/* What the build gathers of a dump's STACK and FRAME records (their
+ * ids as the dump has them) while it reads. */
+struct hd__stk_frame {
+	uint32_t id, file, method, cls, label;
+	uint64_t line;
+};
+struct hd__stk_acc {
+	struct hd__stk_frame *fr;
+	size_t nfr, fr_cap;
+	uint32_t *sid, *soff, *slen;  /* per STACK record */
+	size_t nst, sid_cap, soff_cap, slen_cap;
+	uint32_t *ent;                /* their frame ids, back to back */
+	size_t nent, ent_cap;
+	int used;                     /* an object has a "stack" */
+};
+/* A STACK or FRAME record added (its strings interned into t). */
+HD_HIDDEN int hd__stk_add(struct hd__stk_acc *a, struct hd__intern *t,
+			  const hd_record *rec);
+/* p's records appended to a's, p's string ids translated by str. */
+HD_HIDDEN int hd__stk_merge(struct hd__stk_acc *a,
+			    const struct hd__stk_acc *p, const uint32_t *str);
+HD_HIDDEN void hd__stk_free(struct hd__stk_acc *a);
+/* The sections INFO, OFF, ENT and FRAME (img[k], len[k] bytes,
+ * hd__malloc'd of cap[k])
+ * of a, the dump's stack ids of col (nodes entries, node order)
+ * translated in place into the store's (0: none or unknown) and made
+ * little-endian. A stack id repeated keeps its first record; a frame
+ * id no FRAME record has is left out of its stack. */
+HD_HIDDEN int hd__stk_sections(const struct hd__stk_acc *a, uint32_t *col,
+			       size_t nodes, void *img[5], size_t len[5],
+			       size_t cap[5]);
+/* The size section id (a STACK one) must have, UINT64_MAX if unknowable;
+ * the group checked (all or none; with full, every entry). */
+HD_HIDDEN uint64_t hd__store_stacks_size(const hd_store *s, int id);
+HD_HIDDEN int hd__store_stacks_check(const hd_store *s, int full,
+				     hd_error *err);
 
 /* ---- layouts of the optional sections (store_refnames.c,
  * store_stats.c write them; store_check.c checks them on open) ---- */

@@ -654,6 +654,59 @@ static void site_fields(struct hdx_out *o, const struct hdx_site *s)
 	}
 	HD_PUTS(o, ", \"generation\":");
 	hdx_put_u64(o, s->generation);
+	if (s->stack) {
+		HD_PUTS(o, ", \"stack\":");
+		hdx_put_u64(o, s->stack);
+	}
+}
+
+static void put_name(struct hdx_out *o, const char *key, const char *v)
+{
+	if (!v)
+		return;
+	hdx_put(o, key, strlen(key));
+	hdx_put_json(o, v, strlen(v));
+}
+
+/* The allocation stacks' FRAME and STACK lines (man 5 heapdump-dump),
+ * the frames' names asked of Ruby before (hdx_stacks_resolve). */
+static void dump_stacks(struct hdx_dump *d)
+{
+	struct hdx_out *o = &d->out;
+	size_t nf = hdx_frames_count(), ns = hdx_stacks_count(), i, k, n;
+
+	if (!ns)
+		return;
+	for (i = 1; i <= nf; i++) {
+		const char *file, *method, *klass, *label;
+		int line;
+
+		hdx_frame_get((uint32_t)i, &file, &line, &method, &klass, &label);
+		HD_PUTS(o, "{\"type\":\"FRAME\", \"id\":");
+		hdx_put_u64(o, i);
+		put_name(o, ", \"file\":", file);
+		if (line > 0) {
+			HD_PUTS(o, ", \"line\":");
+			hdx_put_u64(o, (uint64_t)line);
+		}
+		put_name(o, ", \"method\":", method);
+		put_name(o, ", \"class\":", klass);
+		put_name(o, ", \"label\":", label);
+		HD_PUTS(o, "}\n");
+	}
+	for (i = 1; i <= ns; i++) {
+		const uint32_t *f = hdx_stack_frames((uint32_t)i, &n);
+
+		HD_PUTS(o, "{\"type\":\"STACK\", \"id\":");
+		hdx_put_u64(o, i);
+		HD_PUTS(o, ", \"frames\":[");
+		for (k = 0; k < n; k++) {
+			if (k)
+				HD_PUTS(o, ",");
+			hdx_put_u64(o, f[k]);
+		}
+		HD_PUTS(o, "]}\n");
+	}
 }
 
 /* The flag's name, from a small cache (the GC has a handful). */
@@ -884,6 +937,7 @@ static VALUE dump_body(VALUE arg)
 {
 	struct hdx_dump *d = (struct hdx_dump *)arg;
 
+	hdx_stacks_resolve(); /* Ruby strings, left out as the names' are */
 	if (d->names && hdx_names_prepare(d->names))
 		d->nomem = 1;
 	if (d->names)
@@ -899,6 +953,7 @@ static VALUE dump_body(VALUE arg)
 	if (!NIL_P(d->shapes)) /* ObjectSpace.dump_shapes' lines, made before */
 		hdx_put(&d->out, RSTRING_PTR(d->shapes),
 		       (size_t)RSTRING_LEN(d->shapes));
+	dump_stacks(d);
 	rb_objspace_each_objects(heap_i, d);
 	return Qnil;
 }

@@ -153,6 +153,7 @@ struct hdx_site {
 	size_t method_len;
 	unsigned long line;
 	size_t generation;
+	uint32_t stack;        /* allocation stack id, 0: none taken */
 };
 
 /* The allocation site of obj, or NULL when it was not traced. */
@@ -160,6 +161,15 @@ const struct hdx_site *hdx_trace_lookup(VALUE obj);
 /* Interns a byte string for the life of the process (malloc only). */
 const char *hdx_intern(const char *s, size_t n);
 void hdx_init_trace(VALUE mod);
+/* The allocation stacks (trace_allocations(stacks: true)): the frames'
+ * names asked of Ruby (before a walk), the counts, stack s's frame ids
+ * (1-based, outermost first), frame f's names (interned or NULL). */
+void hdx_stacks_resolve(void);
+size_t hdx_stacks_count(void);
+size_t hdx_frames_count(void);
+const uint32_t *hdx_stack_frames(uint32_t s, size_t *n);
+void hdx_frame_get(uint32_t f, const char **file, int *line,
+		   const char **method, const char **klass, const char **label);
 
 /* ---- hd_out.c: the buffered output ---- */
 

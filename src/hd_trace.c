@@ -70,6 +70,322 @@ static void site_of(rb_trace_arg_t *ta, struct hdx_site *s)
 		s->method = hdx_intern(RSTRING_PTR(m), s->method_len);
 	}
 	s->generation = rb_gc_count();
+	s->stack = 0;
+}
+
+/* ---- allocation stacks (trace_allocations(stacks: true)) ----
+ *
+ * At a sampled allocation the hook takes the Ruby stack with
+ * rb_profile_frames (malloc only, no Ruby object), interns each frame
+ * (its iseq or method entry and the line) and the sequence of frame ids,
+ * outermost first, into one table shared by every record. The frame
+ * VALUEs are marked by frames_holder (made when the extension loads), so
+ * an iseq never goes and leaves its address to another; their names are
+ * asked of Ruby only before a dump's walk (hdx_stacks_resolve). */
+
+#define HDX_STACK_MAX 256
+
+struct hdx_frame {
+	VALUE fv;
+	int line;
+	int resolved;
+	const char *file, *method, *klass, *label; /* interned, or NULL */
+};
+
+static struct {
+	struct hdx_frame *v;       /* frame id f at v[f - 1] */
+	size_t n, cap;
+	uint32_t *fslot;           /* frame id + 0, 0 empty */
+	size_t fslot_cap;
+	uint32_t *ids;             /* stack s: ids[off[s - 1] .. off[s]) */
+	size_t nids, ids_cap;
+	uint32_t *off;             /* off[0] = 0 */
+	size_t nstacks, off_cap;
+	uint32_t *sslot;           /* stack id, 0 empty */
+	size_t sslot_cap;
+	int on, depth;
+	unsigned long sample;      /* mean gap between sampled objects */
+	unsigned long left;        /* objects before the next sample */
+	uint64_t rng;
+} stk;
+
+static VALUE frames_holder = Qnil;
+
+static void frames_mark(void *p)
+{
+	size_t i;
+
+	(void)p;
+	for (i = 0; i < stk.n; i++)
+		rb_gc_mark(stk.v[i].fv);
+}
+
+static const rb_data_type_t frames_type = {
+	"HeapDump/frames", { frames_mark, NULL, NULL }, NULL, NULL, 0
+};
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static int grow_arr(void **p, size_t *cap, size_t need, size_t w)
+{
+	size_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(q = realloc(*p, c * w)))
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* A fresh power-of-two slot array of n entries (zeroed) */
+static uint32_t *slots_new(size_t n)
+{
+	return calloc(n, sizeof(uint32_t));
+}
+
+static size_t frame_slot(const uint32_t *tab, size_t cap, VALUE fv, int line)
+{
+	size_t j = mix64((uint64_t)fv * 31 + (uint64_t)(unsigned)line) &
+		   (cap - 1);
+
+	while (tab[j]) {
+		const struct hdx_frame *f = &stk.v[tab[j] - 1];
+
+		if (f->fv == fv && f->line == line)
+			break;
+		j = (j + 1) & (cap - 1);
+	}
+	return j;
+}
+
+static int frames_rehash(void)
+{
+	size_t cap = stk.fslot_cap ? stk.fslot_cap * 2 : 1024, i;
+	uint32_t *t = slots_new(cap);
+
+	if (!t)
+		return -1;
+	for (i = 0; i < stk.n; i++)
+		t[frame_slot(t, cap, stk.v[i].fv, stk.v[i].line)] = (uint32_t)i + 1;
+	free(stk.fslot);
+	stk.fslot = t;
+	stk.fslot_cap = cap;
+	return 0;
+}
+
+static uint32_t frame_id(VALUE fv, int line)
+{
+	size_t j;
+	struct hdx_frame *f;
+
+	if ((stk.n + 1) * 2 > stk.fslot_cap && frames_rehash())
+		return 0;
+	j = frame_slot(stk.fslot, stk.fslot_cap, fv, line);
+	if (stk.fslot[j])
+		return stk.fslot[j];
+	if (grow_arr((void **)&stk.v, &stk.cap, stk.n + 1, sizeof(*stk.v)))
+		return 0;
+	f = &stk.v[stk.n++];
+	memset(f, 0, sizeof(*f));
+	f->fv = fv;
+	f->line = line;
+	return stk.fslot[j] = (uint32_t)stk.n;
+}
+
+static uint64_t seq_hash(const uint32_t *f, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL ^ n;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ f[i]) * 1099511628211ULL;
+	return mix64(h);
+}
+
+static size_t stack_slot(const uint32_t *tab, size_t cap, const uint32_t *f,
+			 size_t n)
+{
+	size_t j = seq_hash(f, n) & (cap - 1);
+
+	while (tab[j]) {
+		uint32_t s = tab[j];
+		size_t a = stk.off[s - 1], b = stk.off[s];
+
+		if (b - a == n && !memcmp(stk.ids + a, f, n * sizeof(*f)))
+			break;
+		j = (j + 1) & (cap - 1);
+	}
+	return j;
+}
+
+static int stacks_rehash(void)
+{
+	size_t cap = stk.sslot_cap ? stk.sslot_cap * 2 : 1024, s;
+	uint32_t *t = slots_new(cap);
+
+	if (!t)
+		return -1;
+	for (s = 1; s <= stk.nstacks; s++)
+		t[stack_slot(t, cap, stk.ids + stk.off[s - 1],
+			     stk.off[s] - stk.off[s - 1])] = (uint32_t)s;
+	free(stk.sslot);
+	stk.sslot = t;
+	stk.sslot_cap = cap;
+	return 0;
+}
+
+static uint32_t stack_id(const uint32_t *f, size_t n)
+{
+	size_t j;
+
+	if (!stk.off) {
+		if (grow_arr((void **)&stk.off, &stk.off_cap, 1,
+			     sizeof(*stk.off)))
+			return 0;
+		stk.off[0] = 0;
+	}
+	if ((stk.nstacks + 1) * 2 > stk.sslot_cap && stacks_rehash())
+		return 0;
+	j = stack_slot(stk.sslot, stk.sslot_cap, f, n);
+	if (stk.sslot[j])
+		return stk.sslot[j];
+	if (grow_arr((void **)&stk.ids, &stk.ids_cap, stk.nids + n,
+		     sizeof(*stk.ids)) ||
+	    grow_arr((void **)&stk.off, &stk.off_cap, stk.nstacks + 2,
+		     sizeof(*stk.off)))
+		return 0;
+	if (n)
+		memcpy(stk.ids + stk.nids, f, n * sizeof(*f));
+	stk.nids += n;
+	stk.off[++stk.nstacks] = (uint32_t)stk.nids;
+	return stk.sslot[j] = (uint32_t)stk.nstacks;
+}
+
+/* xorshift64*: the gaps between samples (no Ruby call, no libm) */
+static uint64_t rng_next(void)
+{
+	uint64_t x = stk.rng ? stk.rng : 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	stk.rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Is this allocation sampled? 1 in sample on average, the gaps uniform
+ * in [1, 2 sample - 1], so that no period of the program lines up with
+ * the sampling's. */
+static int sampled(void)
+{
+	if (stk.sample <= 1)
+		return 1;
+	if (stk.left > 1) {
+		stk.left--;
+		return 0;
+	}
+	stk.left = 1 + (unsigned long)(rng_next() % (2 * stk.sample - 1));
+	return 1;
+}
+
+/* The current Ruby stack as a stack id, 0 when none or out of memory. */
+static uint32_t capture_stack(void)
+{
+	VALUE buf[HDX_STACK_MAX];
+	int lines[HDX_STACK_MAX];
+	uint32_t fids[HDX_STACK_MAX];
+	int n, i, k = 0;
+
+	n = rb_profile_frames(0, stk.depth, buf, lines);
+	if (n <= 0)
+		return 0;
+	for (i = n - 1; i >= 0; i--) { /* outermost first */
+		if (!(fids[k] = frame_id(buf[i], lines[i])))
+			return 0;
+		k++;
+	}
+	return stack_id(fids, (size_t)k);
+}
+
+static const char *intern_value(VALUE v)
+{
+	if (!RB_TYPE_P(v, T_STRING))
+		return NULL;
+	return hdx_intern(RSTRING_PTR(v), (size_t)RSTRING_LEN(v));
+}
+
+/* The names of the frames met since the last call (Ruby strings, made
+ * and dropped here: before a dump's walk, which leaves them out). */
+void hdx_stacks_resolve(void)
+{
+	size_t i;
+	int on = stk.on;
+
+	stk.on = 0; /* what this allocates takes no stack */
+	for (i = 0; i < stk.n; i++) {
+		struct hdx_frame *f = &stk.v[i];
+
+		if (f->resolved)
+			continue;
+		f->file = intern_value(rb_profile_frame_path(f->fv));
+		f->method = intern_value(rb_profile_frame_method_name(f->fv));
+		f->klass = intern_value(rb_profile_frame_classpath(f->fv));
+		f->label = intern_value(rb_profile_frame_full_label(f->fv));
+		f->resolved = 1;
+	}
+	stk.on = on;
+}
+
+size_t hdx_stacks_count(void)
+{
+	return stk.nstacks;
+}
+
+size_t hdx_frames_count(void)
+{
+	return stk.n;
+}
+
+const uint32_t *hdx_stack_frames(uint32_t s, size_t *n)
+{
+	*n = stk.off[s] - stk.off[s - 1];
+	return stk.ids + stk.off[s - 1];
+}
+
+void hdx_frame_get(uint32_t f, const char **file, int *line,
+		   const char **method, const char **klass, const char **label)
+{
+	const struct hdx_frame *fr = &stk.v[f - 1];
+
+	*file = fr->file;
+	*line = fr->line;
+	*method = fr->method;
+	*klass = fr->klass;
+	*label = fr->label;
+}
+
+static void stacks_clear(void)
+{
+	free(stk.v);
+	free(stk.fslot);
+	free(stk.ids);
+	free(stk.off);
+	free(stk.sslot);
+	stk.v = NULL;
+	stk.fslot = stk.ids = stk.off = stk.sslot = NULL;
+	stk.n = stk.cap = stk.fslot_cap = stk.nids = stk.ids_cap = 0;
+	stk.nstacks = stk.off_cap = stk.sslot_cap = 0;
 }
 
 /* ---- HeapDump.trace_allocations_start / _stop / _clear ---- */
@@ -92,6 +408,8 @@ static void trace_newobj_i(VALUE tpval, void *data)
 		return;
 	}
 	site_of(ta, s);
+	if (stk.on && sampled())
+		s->stack = capture_stack();
 }
 
 static void trace_freeobj_i(VALUE tpval, void *data)
@@ -118,9 +436,31 @@ const struct hdx_site *hdx_trace_lookup(VALUE obj)
 	return v ? *v : NULL;
 }
 
-/* :nodoc: */
-static VALUE trace_start_m(VALUE self)
+/* :nodoc: _trace_start(stacks = false, depth = 32, sample = 1): stacks
+ * true records the Ruby stack (depth innermost frames) of 1 in sample
+ * allocations on average; a nested start keeps the first's settings
+ * unless it asks for stacks the first did not. */
+static VALUE trace_start_m(int argc, VALUE *argv, VALUE self)
 {
+	VALUE stacks, depth, sample;
+
+	rb_scan_args(argc, argv, "03", &stacks, &depth, &sample);
+	if (RTEST(stacks) && (trace_depth == 0 || !stk.on)) {
+		long d = NIL_P(depth) ? 32 : NUM2LONG(depth);
+		long n = NIL_P(sample) ? 1 : NUM2LONG(sample);
+
+		if (d < 1 || d > HDX_STACK_MAX)
+			rb_raise(rb_eArgError,
+				 "heapdump: depth must be 1 to %d", HDX_STACK_MAX);
+		if (n < 1)
+			rb_raise(rb_eArgError, "heapdump: sample must be 1 or more");
+		stk.depth = (int)d;
+		stk.sample = (unsigned long)n;
+		stk.left = 0;
+		stk.on = 1;
+	} else if (trace_depth == 0) {
+		stk.on = 0;
+	}
 	if (trace_depth > 0) {
 		trace_depth++;
 		return Qnil;
@@ -158,14 +498,50 @@ static void clear_sites(void)
 /* :nodoc: */
 static VALUE trace_clear_m(VALUE self)
 {
-	if (trace_depth == 0)
+	if (trace_depth == 0) {
 		clear_sites();
-	else if (sites.cap) {
+		stacks_clear();
+	} else if (sites.cap) {
 		clear_sites();
 		if (hdx_table_init(&sites, 1 << 16))
 			rb_raise(rb_eNoMemError, "heapdump: no memory");
 	}
 	return Qnil;
+}
+
+/* :nodoc: whether the tracer records stacks */
+static VALUE trace_stacks_p_m(VALUE self)
+{
+	return trace_depth > 0 && stk.on ? Qtrue : Qfalse;
+}
+
+/* :nodoc: the stack of obj's allocation as [[file, line, label], ...],
+ * outermost first, or nil when none was taken */
+static VALUE stack_m(VALUE self, VALUE obj)
+{
+	const struct hdx_site *s;
+	const uint32_t *f;
+	size_t n, i;
+	VALUE a;
+
+	if (RB_SPECIAL_CONST_P(obj) || !(s = hdx_trace_lookup(obj)) ||
+	    !s->stack)
+		return Qnil;
+	hdx_stacks_resolve();
+	f = hdx_stack_frames(s->stack, &n);
+	a = rb_ary_new_capa((long)n);
+	for (i = 0; i < n; i++) {
+		const char *file, *method, *klass, *label;
+		int line;
+
+		hdx_frame_get(f[i], &file, &line, &method, &klass, &label);
+		rb_ary_push(a, rb_ary_new_from_args(
+				       3, file ? rb_str_new_cstr(file) : Qnil,
+				       INT2NUM(line),
+				       label ? rb_str_new_cstr(label) :
+					       method ? rb_str_new_cstr(method) : Qnil));
+	}
+	return a;
 }
 
 /* :nodoc: */
@@ -461,7 +837,11 @@ static VALUE track_finish_m(VALUE self, VALUE obj)
 void hdx_init_trace(VALUE mod)
 {
 	rb_gc_register_address(&trace_tp);
-	rb_define_module_function(mod, "_trace_start", trace_start_m, 0);
+	rb_gc_register_address(&frames_holder);
+	frames_holder = TypedData_Wrap_Struct(0, &frames_type, NULL);
+	rb_define_module_function(mod, "_trace_start", trace_start_m, -1);
+	rb_define_module_function(mod, "tracing_stacks?", trace_stacks_p_m, 0);
+	rb_define_module_function(mod, "allocation_stack", stack_m, 1);
 	rb_define_module_function(mod, "_trace_stop", trace_stop_m, 0);
 	rb_define_module_function(mod, "trace_allocations_clear",
 				  trace_clear_m, 0);

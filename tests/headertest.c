@@ -16,9 +16,10 @@ int headertest_dummy(void)
 	hd_process_options po = HD_PROCESS_OPTIONS_INIT;
 	hd_redact_options rdo = HD_REDACT_OPTIONS_INIT;
 	hd_leak_json_options ljo = HD_LEAK_JSON_OPTIONS_INIT;
+	hd_stack_options sto = HD_STACK_OPTIONS_INIT;
 
 	return HD_OK + (int)(ro.version + io.version + so.version +
 			     dopt.version + lo.version + rpo.version +
 			     eo.version + po.version + rdo.version +
-			     ljo.version) * 0;
+			     ljo.version + sto.version) * 0;
 }

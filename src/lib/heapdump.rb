@@ -55,6 +55,11 @@ module HeapDump
   end
   private_constant :StreamTotals
 
+  # The mean gap between the allocations whose stack is taken
+  # (trace_allocations(stacks: true)): measured, src/README.md.
+  STACK_SAMPLE = 64
+  STACK_DEPTH = 32
+
   class << self
     # call-seq:
     #   HeapDump.dump(path = nil, fork: false, gzip: false, full: false,
@@ -187,12 +192,16 @@ module HeapDump
     end
 
     # call-seq:
-    #   HeapDump.trace_allocations { ... } -> block's value
+    #   HeapDump.trace_allocations(stacks: false, depth: 32, sample: 64) { ... } -> block's value
+    #   HeapDump.trace(...) { ... }
     #
     # Records file, line, method and generation (GC.count) of the objects
-    # allocated in the block; dumps then carry them.
-    def trace_allocations
-      trace_allocations_start
+    # allocated in the block; dumps then carry them. stacks: true also
+    # records the Ruby call stack (its depth innermost frames) of 1 in
+    # sample allocations on average (sample: 1, every one); dumps carry
+    # it as "stack" and their STACK and FRAME lines (man 5 heapdump-dump).
+    def trace_allocations(stacks: false, depth: STACK_DEPTH, sample: STACK_SAMPLE)
+      trace_allocations_start(stacks: stacks, depth: depth, sample: sample)
       begin
         yield
       ensure
@@ -200,16 +209,25 @@ module HeapDump
       end
     end
 
+    alias trace trace_allocations
+
     # Without the native walk, dump_all writes the dump: it knows only
     # ObjectSpace's allocation tracing, so that is started too.
-    def trace_allocations_start
-      _trace_start
+    def trace_allocations_start(stacks: false, depth: STACK_DEPTH, sample: STACK_SAMPLE)
+      stack_options(depth, sample) if stacks
+      _trace_start(stacks ? true : false, depth, sample)
       return if native_walk?
 
       require "objspace"
       ObjectSpace.trace_object_allocations_start
       @objspace_traces = (@objspace_traces || 0) + 1
     end
+
+    def stack_options(depth, sample)
+      raise ArgumentError, "depth: must be an Integer from 1 to 256, not #{depth.inspect}" unless depth.is_a?(Integer) && depth.between?(1, 256)
+      raise ArgumentError, "sample: must be a positive Integer, not #{sample.inspect}" unless sample.is_a?(Integer) && sample.positive?
+    end
+    private :stack_options
 
     def trace_allocations_stop
       _trace_stop

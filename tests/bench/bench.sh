@@ -594,6 +594,31 @@ if want ext; then
 		fi
 	done
 	echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+	# What allocation stacks cost an allocation-heavy program (issue 36's
+	# budget: at most 5% more CPU than tracing without stacks, at the
+	# default sampling), per Ruby.
+	echo "== gem stacks: HeapDump.trace(stacks: true, sample: N) (tests/bench/stacks_bench.rb, CPU, best of ${BENCH_EXT_RUNS:-3})"
+	printf '  %-8s %-12s %8s %12s %12s\n' ruby mode "cpu s" "vs untraced" "vs traced"
+	for r in ${HD_RUBIES:-$RUBY}; do
+		v=$("$r" -e 'print RUBY_VERSION' 2>/dev/null) || continue
+		ext=$B/ext-$v
+		[ -f "$ext/heapdump_ext.so" ] || continue
+		if ! RUNS=${BENCH_EXT_RUNS:-3} "$r" -I "$ext" -I src/lib tests/bench/stacks_bench.rb \
+			>"$LOG/stacks-$v.out" 2>&1; then
+			echo "  FAILED: $v: $(tail -n 1 "$LOG/stacks-$v.out")"
+			ext_failed=1
+			continue
+		fi
+		grep '^stacks ' "$LOG/stacks-$v.out" | while read -r _ rv mode c u t; do
+			printf '  %-8s %-12s %8s %11s%% %11s%%\n' "$rv" "$mode" "$c" "$u" "$t"
+		done
+		def=$("$r" -I "$ext" -I src/lib -rheapdump -e 'print HeapDump::STACK_SAMPLE')
+		if awk -v t="$(grep "^stacks $v sample=$def " "$LOG/stacks-$v.out" | cut -d' ' -f6)" 'BEGIN { exit !(t > 5) }'; then
+			echo "  FAILED: $v: stacks at the default sampling cost over 5% more than tracing"
+			ext_failed=1
+		fi
+	done
+	echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 # --------------------------------------------------------------- graph

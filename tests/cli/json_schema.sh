@@ -8,7 +8,7 @@
 #    gem's Leaks#as_json (the first Ruby of HD_RUBIES) give the same
 #    verdict, totals, caveats, suspects and clusters, once normalised
 #    by jq (serve's own node fields, path runs and notes, leaks' own
-#    classes and sites and deprecated names left out);
+#    classes, sites and stacks and deprecated names left out);
 #  - every key that heapdump-json(5) lists for a node, a hop, a path, a
 #    suspect, a cluster, the totals, the verdict and a caveat appears in
 #    that object in every writer's output (the keys written only when
@@ -94,7 +94,7 @@ done
 
 # ---- the same objects ----
 # a node: the schema's fields only; a path: root, root_name,
-# passed_over, hops, text; a suspect without leaks' classes and sites
+# passed_over, hops, text; a suspect without leaks' classes, sites and stacks
 # and the deprecated names; the described suspects only
 NORM='
 def node: if type == "object" then
@@ -105,7 +105,7 @@ def path: if type == "object" then
 	| with_entries(select(.value != null)) else . end;
 {verdict, totals, caveats,
  suspects: [.suspects[:.totals.shown][]
-	| del(.classes, .sites, .held_by_old, .held_by_roots)
+	| del(.classes, .sites, .stacks, .held_by_old, .held_by_roots)
 	| .holder |= node | .first_border |= node | .holders |= map(node)
 	| .path |= path],
  clusters_total,
@@ -193,7 +193,7 @@ RB
 		"$TMP/structs.rb" "$D1" "$D2" "$D3" >"$TMP/structs.json" 2>"$TMP/structs.err"
 	check ruby/structs-run true "$(jq -e 'type == "array" and length > 0' "$TMP/structs.json" 2>&1)"
 	check ruby/suspect-structs \
-		"$(jq -S -c '[.suspects[:.totals.shown][] | del(.classes, .sites, .held_by_old, .held_by_roots)
+		"$(jq -S -c '[.suspects[:.totals.shown][] | del(.classes, .sites, .stacks, .held_by_old, .held_by_roots)
 			| .holder |= (if . then .address else . end) | .first_border |= .address
 			| .holders |= (map(.address) | sort) | .path |= (if . then [.hops[].address] else . end)]' "$TMP/leaks.json")" \
 		"$(jq -S -c . "$TMP/structs.json")"
@@ -249,7 +249,7 @@ for part in suspects clusters; do
 	for w in api report ruby; do
 		[ -f "$TMP/$w.json" ] || continue
 		check "$w/$part-keys" \
-			"$(jq -c "[.$part[] | keys[]] | unique - [\"classes\",\"sites\",\"held_by_old\",\"held_by_roots\"]" "$TMP/leaks.json")" \
-			"$(jq -c "[.$part[] | keys[]] | unique - [\"classes\",\"sites\",\"held_by_old\",\"held_by_roots\"]" "$TMP/$w.json")"
+			"$(jq -c "[.$part[] | keys[]] | unique - [\"classes\",\"sites\",\"stacks\",\"held_by_old\",\"held_by_roots\"]" "$TMP/leaks.json")" \
+			"$(jq -c "[.$part[] | keys[]] | unique - [\"classes\",\"sites\",\"stacks\",\"held_by_old\",\"held_by_roots\"]" "$TMP/$w.json")"
 	done
 done

@@ -88,6 +88,7 @@ store_build store
 store_write store
 store_stats store
 store_refnames store
+store_stacks store
 records store
 nodes store
 dumper store
@@ -99,6 +100,7 @@ select_regex select
 text_search select
 stats stats
 stats_ns stats
+stacks stats
 strings stats
 waste stats
 graph graph

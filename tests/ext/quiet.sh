@@ -6,14 +6,15 @@
 # the three-dump diff of its dumps finds nothing of the gem's or json's
 # making new in AFTER and alive in LATER: traced, every retained object
 # is the program's own (its file), and untraced the retained objects
-# are under 1 KB (137 KB when the sidecar writer required json); when the
+# are under 1 KB (137 KB when the sidecar writer required json); traced
+# with stacks (stacks) as traced, the dumps carrying them; when the
 # program keeps the paths the calls return (kept, traced), the path of
 # AFTER is the one object in LATER new in AFTER that is not its own.
 SUITE=ext/quiet
 . "$(dirname "$0")/lib.sh"
 
 prog=$TOP/tests/ext/quiet_prog.rb
-for mode in traced plain kept; do
+for mode in traced plain kept stacks; do
 	d=$TMP/$mode
 	mkdir "$d"
 	ruby "$prog" "$d" $mode >"$TMP/prog.out" 2>"$TMP/prog.err"
@@ -42,11 +43,11 @@ for mode in traced plain kept; do
 		notok $mode/none-of-the-gem-or-json "$(printf '%s' "$ours" | head -5 | tr '\n' ';')"
 	fi
 	bytes=$(jq -r '.retained.memsize' "$TMP/diff.json")
-	if [ "$mode" = traced ]; then
+	if [ "$mode" = traced ] || [ "$mode" = stacks ]; then
 		# every object still alive was made by the program itself
 		other=$(jq -r --arg p "$prog" '.rows[] | select(.location | startswith($p + ":") | not) | "\(.count) \(.class) \(.location)"' "$TMP/diff.json")
-		if [ -z "$other" ]; then ok traced/only-the-program; else
-			notok traced/only-the-program "$(printf '%s' "$other" | head -5 | tr '\n' ';')"
+		if [ -z "$other" ]; then ok $mode/only-the-program; else
+			notok $mode/only-the-program "$(printf '%s' "$other" | head -5 | tr '\n' ';')"
 		fi
 	elif [ "$mode" = kept ]; then
 		# the program keeps the paths: the one of AFTER is the only

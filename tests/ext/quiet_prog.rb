@@ -1,4 +1,4 @@
-# tests/ext/quiet_prog.rb DIR [traced|kept] - a program that does nothing but
+# tests/ext/quiet_prog.rb DIR [traced|kept|stacks] - a program that does nothing but
 # dump its heap three times (DIR/before.json, after.json, later.json),
 # as a leak hunt does (gc: true), with the allocation tracer on when
 # "traced". quiet.sh runs heapdump diff and leaks on the dumps: the gem
@@ -7,7 +7,9 @@
 # "loaded FEATURE" a line (none expected), then "done".
 dir = ARGV.fetch(0)
 require "heapdump"
-HeapDump.trace_allocations_start if %w[traced kept].include?(ARGV[1])
+# "stacks": traced with every allocation's stack (the frames are named
+# before each walk: nothing of that may live on either)
+HeapDump.trace_allocations_start(stacks: ARGV[1] == "stacks", sample: 1) if %w[traced kept stacks].include?(ARGV[1])
 # "kept": the program keeps the paths the calls return (traced too)
 kept = ARGV[1] == "kept" ? [] : nil
 def dump_to(path, kept)

@@ -20,6 +20,13 @@ static void touch(const hd_record *r, uint64_t *sink)
 		*sink += (unsigned char)r->file.ptr[r->file.len - 1];
 	if (r->text_len)
 		*sink += (unsigned char)r->text[r->text_len - 1];
+	/* allocation stacks: an object's stack, a STACK's frames, a FRAME's
+	 * label */
+	*sink += r->stack + r->nframes;
+	for (i = 0; i < r->nframes; i++)
+		*sink += r->frames[i];
+	if (r->label.len)
+		*sink += (unsigned char)r->label.ptr[r->label.len - 1];
 	if (r->has & HD_HAS_REF_NAMES) {
 		char name[16];
 

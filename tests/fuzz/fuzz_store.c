@@ -37,6 +37,40 @@ static void touch_iter(hd_edge_iter *it, uint32_t nodes, uint64_t *sink)
 		__builtin_trap();
 }
 
+/* The allocation stacks: every node's stack, every stack's frames and
+ * every frame's strings within the store (a validated store never
+ * points outside its stacks and frames). */
+static void touch_stacks(const hd_store *s, uint64_t *sink)
+{
+	uint32_t i, n = hd_store_node_count(s), S = hd_store_stack_count(s);
+	uint32_t F = hd_store_frame_count(s);
+	hd_stack_options so = HD_STACK_OPTIONS_INIT;
+	hd_stack_rows rows;
+	char buf[128];
+	hd_frame fr;
+	size_t k, nf;
+
+	for (i = 0; i < n; i++)
+		if (hd_store_node_stack(s, i) > S)
+			__builtin_trap();
+	for (i = 1; i <= S; i++) {
+		nf = hd_store_stack_frames(s, i, &(const uint32_t *){ NULL });
+		for (k = 0; k < nf; k++) {
+			uint32_t f = hd_store_stack_frame(s, i, k);
+
+			if (!f || f > F || hd_store_frame(&fr, s, f))
+				__builtin_trap();
+			*sink += hd_frame_text(buf, sizeof(buf), &fr) + fr.line;
+		}
+	}
+	so.flags = HD_STATS_ALL;
+	for (so.by = HD_STACKS_BY_STACK; so.by <= HD_STACKS_BY_FRAME; so.by++)
+		if (hd_stack_stats(&rows, s, NULL, 0, &so, NULL) == 0) {
+			*sink += rows.nrows + rows.with + rows.without;
+			hd_stack_rows_free(&rows);
+		}
+}
+
 static void touch_nodes(const hd_store *s, uint64_t *sink)
 {
 	uint32_t i, n = hd_store_node_count(s), r;
@@ -48,6 +82,7 @@ static void touch_nodes(const hd_store *s, uint64_t *sink)
 	size_t len;
 
 	hd_store_info_get(&info, s);
+	touch_stacks(s, sink);
 	*sink += info.edges + strlen(info.source_path);
 	*sink += strlen(hd_features_ruby(ver, sizeof(ver), info.features));
 	for (i = 0; i < n; i++) {
