@@ -55,11 +55,22 @@ have_func("mallinfo2", "malloc.h")
 # The analysis half (HeapDump::Heap, hd_heap*.c) is libheapdump itself,
 # compiled in from its sources: libheapdump/ is lib/ (a link in the
 # repository, copied into the gem by gem build). No install step, no
-# pkg-config, one version of the library and the gem (src/README.md,
-# "How the gem gets libheapdump"). lib/util/ (the helpers that know
-# nothing of dumps) comes with it. lib/sql.c (SQLite) and
-# lib/util/dynload.c (which loads SQLite and ISA-L for the program) are
-# left out.
+# pkg-config, one version of the library and the gem. lib/util/ (the
+# helpers that know nothing of dumps) comes with it. lib/sql.c (SQLite)
+# and lib/util/dynload.c (which loads SQLite and ISA-L for the program)
+# are left out.
+#
+# Why not link an installed libheapdump found with pkg-config: the gem
+# ships with the sources, so gem install (or a Gemfile path:) works where
+# nobody ran make install, with no extra package, and one gem version is
+# exactly one library version (no ABI drift between an installed
+# libheapdump.so.0 and the binding). The library needs only libc, zlib
+# (which the gem links anyway) and libm; it is built with the Ruby's own
+# compiler and flags, -fvisibility=hidden and -DHD_API=, so none of its
+# symbols is exported from heapdump_ext.so (only Init_heapdump_ext) and a
+# libheapdump loaded by something else in the process cannot clash with
+# it. The cost is build time: the library is compiled once per Ruby
+# (tests/bench/README.md).
 LIBHD = File.join(__dir__, "libheapdump")
 abort "heapdump: #{LIBHD}/heapdump.h is missing: the gem needs libheapdump's sources" unless File.exist?(File.join(LIBHD, "heapdump.h"))
 lib_srcs = (Dir[File.join(LIBHD, "*.c")] + Dir[File.join(LIBHD, "util", "*.c")]).map { |f| File.basename(f) } - %w[sql.c dynload.c]

@@ -24,6 +24,34 @@
  *    is matched by identity, in order with a cursor, else through a
  *    lookup table: several references to one object keep their own
  *    names as long as the order is the marking order.
+ *
+ * Names are on by default: they are what a retention path is read by
+ * (`LeakyCache ::CACHE -> Hash [4] -> Request`), every JSON reader
+ * ignores the field, the references are byte-identical to names: false,
+ * and they cost little (tests/bench/README.md).
+ *
+ * The preparation calls MRI's own methods only: no autoload runs, and
+ * Warning[:deprecated] is off meanwhile (lib/heapdump.rb), so
+ * Warning.warn (user code) does not run either; Thread#keys and the like
+ * are called only when they are MRI's own (rb_method_basic_definition_p).
+ * Its calls do enter
+ * MRI's global call cache, which the vm ROOT record marks: that record
+ * may list a few call caches more than a names: false dump of the same
+ * heap. What it allocates (Arrays of keys, MRI's temporary strings, the
+ * closures' Bindings) is recorded by a NEWOBJ hook and left out of the
+ * dump with the references to it. Closure locals: Binding#
+ * local_variable_get of a block parameter not yet in its slot writes it
+ * there, which changes the env's references under the scan, so a value
+ * is looked for from past the last match, then before it. Linear in the
+ * Procs: an env done once is not done again, nor its outer envs.
+ *
+ * Not named: method entries (the only public route,
+ * Module#instance_method, writes the module's method cache: the dump
+ * would show references the program never made); the singleton class
+ * (the class word, never a reference). A C extension's global with a
+ * getter of its own is read through that getter. On 4.0 a class's ivars
+ * are held by its IMEMO/fields object, whose record names them (from
+ * rb_ivar_foreach on its owner, its class).
  */
 #include "hd_ext.h"
 

@@ -81,7 +81,17 @@ static void site_of(rb_trace_arg_t *ta, struct hdx_site *s)
  * outermost first, into one table shared by every record. The frame
  * VALUEs are marked by frames_holder (made when the extension loads), so
  * an iseq never goes and leaves its address to another; their names are
- * asked of Ruby only before a dump's walk (hdx_stacks_resolve). */
+ * asked of Ruby only before a dump's walk (hdx_stacks_resolve).
+ *
+ * The gaps between sampled allocations are random (rng_next, uniform in
+ * 1..2N-1 for sample: N), so that a loop allocating a fixed number of
+ * objects per round is not always sampled at the same one.
+ * hdx_stacks_resolve runs at the start of _dump, inside the quiet window
+ * (hd_dump.c): the Strings rb_profile_frame_path, _method_name,
+ * _classpath and _full_label make are left out of the dump and garbage
+ * after it; the names are copied into hdx_intern's strings, and no stack
+ * is taken meanwhile. A forked child inherits the tables: fork: dumps
+ * have the same ids. What this costs: tests/bench/README.md. */
 
 #define HDX_STACK_MAX 256
 

@@ -56,7 +56,7 @@ module HeapDump
   private_constant :StreamTotals
 
   # The mean gap between the allocations whose stack is taken
-  # (trace_allocations(stacks: true)): measured, src/README.md.
+  # (trace_allocations(stacks: true)): measured, tests/bench/README.md.
   STACK_SAMPLE = 64
   STACK_DEPTH = 32
 

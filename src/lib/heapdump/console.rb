@@ -5,6 +5,13 @@
 # later, heaps and help bound; where irb cannot be required (4.0 made it a
 # bundled gem), a basic prompt of its own (Console::Basic), said once on
 # stderr. man 1 heapdump-console.
+#
+# Console::Basic: Reline or gets, more lines while Ruby's parser says the
+# expression is cut short (Prism's errors at the end of input on 3.4+,
+# parse.y's "unexpected end-of-input" before), => value.inspect,
+# exceptions printed, help, exit/quit/end of input. HEAPDUMP_CONSOLE=basic
+# runs it everywhere (tests/cli/console.sh runs one session on irb and on
+# it, on every Ruby).
 require "heapdump"
 
 module HeapDump

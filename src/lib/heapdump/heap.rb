@@ -16,7 +16,27 @@
 # Objects are HeapDump::HeapObject values (a heap and a node id, every
 # field read from the store when asked); selections are lazy Enumerables
 # over sets of node ids, so a heap of millions of objects stays in the
-# store. See src/README.md ("Analysing dumps") and man 3 heapdump-ruby.
+# store. See man 3 heapdump-ruby.
+#
+# Loading: a store (by its magic) is mapped as it is; a dump goes through
+# hd_store_open_cached, the library's one cache rule (heapdump serve uses
+# it too; man 1 heapdump-serve, CACHE; man 5 heapdump-store, CACHE KEY).
+# A store or a dump that another program truncates while it is mapped
+# raises SIGBUS, which Ruby reports as a bug (the heapdump command says
+# which file shrank and exits 1).
+# Objects: HeapObject#retained comes from the dominator tree of the whole
+# heap (without the tracer, as top), computed once per heap on first use
+# or read from a store indexed with --dominators. skip_weak: true keeps a
+# second search and dominator tree, made on first use.
+# Selections hold their conditions until first counted or iterated; then
+# one hd_select_nodes call makes a NodeSet (4 bytes an object, in C); a
+# selection of everything is not even a set. Values of one key given as
+# an Array are alternatives, keys all hold; regexps are POSIX extended, as
+# on the command line, so Ruby's flags are refused.
+# Order: diff and leaks run hd_order_check (Heap._order, hd_order.c) with
+# each heap's sidecar and word it with hd_order_text, the commands' own
+# words. roots_of, subgraph_of and interface_with on a selection that
+# picks no object raise HeapDump::Error: nothing is never "no leak".
 module HeapDump
   # Raised by Heap#diff and Heap#leaks for heaps given in the wrong order
   # (newest first), with the words `heapdump diff` and `leaks` say it in;

@@ -7,6 +7,23 @@
 # requests or when RSS crosses a threshold. See man 3 heapdump-ruby.
 # Needs no gem but heapdump: it speaks Rack 2 and Rack 3 without loading
 # rack.
+#
+# Each request runs in track (the _track_* primitives, thread:
+# Thread.current) from app.call until the server closes the body: the
+# body is wrapped (Body) so that allocations while it is iterated or
+# called count, and its close ends the request once. The wrapper has
+# each, call, to_ary and to_path exactly when the body has them; to_ary
+# closes (Rack 3 SPEC) without closing the inner body twice. One request
+# is tracked at a time (a flag under a Mutex, not the Mutex itself: close
+# may come from another thread); the tracked one counts only its own
+# thread's allocations, so concurrent requests never pollute it. Library
+# prefixes (Gem.path, loaded gems, RbConfig's directories, $LOAD_PATH
+# entries outside the working directory, library_paths:, <internal:) are
+# computed once, when the middleware is made: under Puma the server's own
+# sites came first before app_first. Log words with spaces, quotes,
+# commas, semicolons or unprintable bytes are quoted, control bytes and
+# invalid UTF-8 written \xNN. Tested by tests/ext/middleware.sh under
+# WEBrick with Debian's rack 2.2 and webrick 1.8 on every Ruby.
 require "heapdump"
 
 module HeapDump
