@@ -56,7 +56,7 @@ def run_mode(mode)
 end
 
 # MODE=traced (or untraced, sample=N): that mode alone, in this process,
-# no fork, for an instruction count under callgrind (src/README.md)
+# no fork, for an instruction count under callgrind (tests/bench/README.md)
 if (one = ENV["MODE"])
   case one
   when "untraced" then work
