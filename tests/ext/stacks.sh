@@ -9,7 +9,8 @@
 # --by frame equal an independent count over the JSON (stacks_count.rb),
 # from the dump and from its store; the same dump without its stack lines
 # gives the same plain stats; a dump without stacks says so (exit 1);
-# Heap#flame returns heapdump flame's folded text.
+# Heap#flame returns heapdump flame's folded text; report's icicle is by
+# stack.
 SUITE=ext/stacks
 . "$(dirname "$0")/lib.sh"
 needs jq jq
@@ -133,6 +134,14 @@ while [ $# -gt 1 ]; do
 	fi
 	shift 2
 done
+
+# report: the growth's icicle is by stack, its total heapdump flame's
+# over the same dumps, and KeepController#index one of its frames
+"$HEAPDUMP" report -q "$B" "$A" -o "$TMP/report.html" 2>"$TMP/err"
+want=$("$HEAPDUMP" flame -q --by stack "$B" "$A" | awk '{ s += $NF } END { print "stack", s }')
+got=$(sed -n 's/.*<svg id="growth-flame".* data-by="\([a-z]*\)" data-total="\([0-9]*\)".*/\1 \2/p' "$TMP/report.html")
+check report-icicle-by-stack "$want" "$got"
+check_grep report-icicle-keep '<title>KeepController#index ' "$TMP/report.html"
 
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts
