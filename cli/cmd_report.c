@@ -8,7 +8,8 @@
  * exactly as heapdump leaks does; the page gives the verdict with its
  * caveats, the suspects (share, retention path with reference names,
  * classes held, allocation sites, a drawing by Graphviz), the clusters,
- * and the diff by class and by location (hd_stats_add_nodes). With one
+ * the diff by class and by location (hd_stats_add_nodes) and its icicle
+ * by allocation stack or retention path (hd_flame_build). With one
  * dump, an overview: totals (hd_stats_add_store), the process memory of
  * the gem's sidecar, the top retainers of the dominator tree
  * (hd_domtree_top, hd_domtree_classes) and the biggest groups by type,
@@ -841,6 +842,157 @@ static void diff_tables(const struct leak *r)
 }
 
 
+/* ---- the growth's icicle: a static SVG drawn from the flame tree ---- */
+
+#define FL_W 1000    /* the drawing's width, in px */
+#define FL_ROW 18    /* a frame's height */
+#define FL_LEVELS 24 /* frames drawn below the root, at most */
+#define FL_RECTS 3000
+#define FL_MIN_PX 1.0 /* narrower frames (and theirs) left out */
+
+struct fl_at {
+	uint32_t id;
+	double x;
+};
+
+/* a warm colour of its own per frame name (FNV-1a) */
+static unsigned fl_hue(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static void fl_rect(const hd_flame_node_info *k, uint32_t id, double x,
+		    double w, uint64_t whole)
+{
+	unsigned h = fl_hue(k->name, k->name_len);
+	size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0;
+	char t[32];
+
+	fprintf(F, "<g class=\"fl-frame\" data-id=\"%u\" data-depth=\"%u\" "
+		   "data-total=\"%llu\"><title>",
+		id, k->depth, (unsigned long long)k->total);
+	html_text(F, k->name, k->name_len);
+	fprintf(F, " \xe2\x80\x94 %s (%.1f%%)</title><rect x=\"%.2f\" "
+		   "y=\"%u\" width=\"%.2f\" height=\"%d\" "
+		   "fill=\"rgb(%u,%u,%u)\" stroke=\"#fff\" "
+		   "stroke-width=\"0.5\"/>",
+		cli_human_bytes(k->total, t, sizeof(t)), pct(k->total, whole),
+		x, (k->depth - 1) * FL_ROW, w, FL_ROW, 205 + h % 50,
+		80 + (h >> 8) % 110, 40 + (h >> 16) % 40);
+	if (fit >= 3) {
+		fprintf(F, "<text x=\"%.2f\" y=\"%u\" font-size=\"12\">",
+			x + 3, (k->depth - 1) * FL_ROW + 13);
+		if (k->name_len <= fit)
+			html_text(F, k->name, k->name_len);
+		else {
+			html_text(F, k->name, fit - 2);
+			fputs("..", F);
+		}
+		fputs("</text>", F);
+	}
+	fputs("</g>\n", F);
+}
+
+/* every frame at least FL_MIN_PX wide, FL_LEVELS deep, FL_RECTS in all,
+ * depth first without recursion; draws them when draw, and returns the
+ * depth of the deepest */
+static uint32_t fl_walk(const hd_flame *g, int draw)
+{
+	struct fl_at st[FL_LEVELS * 64 + 64];
+	hd_flame_node_info root, n, k;
+	size_t sp = 0, rects = 0;
+	uint32_t i, deepest = 0;
+	double scale;
+
+	hd_flame_node(&root, g, HD_FLAME_ROOT);
+	scale = root.total ? (double)FL_W / (double)root.total : 0;
+	st[sp].id = HD_FLAME_ROOT;
+	st[sp++].x = 0;
+	while (sp) {
+		struct fl_at at = st[--sp];
+		double x = at.x;
+
+		if (hd_flame_node(&n, g, at.id))
+			continue;
+		if (at.id != HD_FLAME_ROOT) {
+			if (draw)
+				fl_rect(&n, at.id, at.x, n.total * scale,
+					root.total);
+			if (n.depth > deepest)
+				deepest = n.depth;
+			if (n.depth >= FL_LEVELS)
+				continue;
+		}
+		for (i = 0; i < n.nchildren; i++) {
+			if (hd_flame_node(&k, g, n.children[i]) ||
+			    k.total * scale < FL_MIN_PX)
+				break; /* largest first: the rest are narrower */
+			if (rects >= FL_RECTS ||
+			    sp >= sizeof(st) / sizeof(st[0]))
+				break;
+			rects++;
+			st[sp].id = n.children[i];
+			st[sp++].x = x;
+			x += k.total * scale;
+		}
+	}
+	return deepest;
+}
+
+/* The growth's (or the leak's) memsize by allocation stack, or by
+ * retention path when the dump has no stacks (hd_flame_build on the
+ * set diff_tables counts), as an icicle: no script, every name through
+ * html_text. */
+static int growth_flame(const struct leak *r)
+{
+	hd_flame_options fo = HD_FLAME_OPTIONS_INIT;
+	const hd_diff_result *d = r->d;
+	hd_store *s = r->s[r->at];
+	hd_flame *g = NULL;
+	hd_error err = { 0 };
+	uint32_t levels;
+	int stacks = hd_store_stack_count(s) > 0;
+
+	fo.by = stacks ? HD_FLAME_BY_STACK : HD_FLAME_BY_PATH;
+	fo.flags = A.skip_weak ? HD_ROOTS_SKIP_WEAK : 0;
+	if (stacks) {
+		fo.stack = hd_store_flame_stack;
+		fo.stack_ctx = s;
+	}
+	if (hd_flame_build(&g, s, d->has_later ? &d->retained_later :
+						 &d->added, &fo, &err) ||
+	    hd_flame_index(g, &err)) {
+		hd_flame_free(g);
+		return cli_lib_error(&err);
+	}
+	levels = fl_walk(g, 0);
+	fprintf(F, "<h2 id=\"flame-title\">The %s by %s</h2>\n<p "
+		   "class=\"muted\">An icicle of <code>heapdump flame "
+		   "--by %s</code> over the %s: each frame as wide as the "
+		   "memsize under it; hover for its name and size.</p>\n",
+		d->has_later ? "leak" : "growth",
+		stacks ? "allocation stack" : "retention path",
+		stacks ? "stack" : "path",
+		d->has_later ? "new objects still alive in later" :
+			       "new objects");
+	fprintf(F, "<svg id=\"growth-flame\" xmlns=\"http://www.w3.org/2000/"
+		   "svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
+		   "role=\"img\" data-by=\"%s\" data-total=\"%llu\">\n",
+		FL_W, levels * FL_ROW, FL_W, levels * FL_ROW,
+		stacks ? "stack" : "path",
+		(unsigned long long)hd_flame_total(g, NULL));
+	fl_walk(g, 1);
+	fputs("</svg>\n", F);
+	hd_flame_free(g);
+	return EXIT_OK;
+}
+
+
 static void process_growth_html(void)
 {
 	if (!proc.known || !proc.outside_ruby)
@@ -981,6 +1133,8 @@ static int leak_page(struct leak *r)
 	}
 	if (r->d->added.n)
 		diff_tables(r);
+	if (r->d->added.n && (rc = growth_flame(r)))
+		return rc;
 	if ((rc = leak_data(r)))
 		return rc;
 	footer();

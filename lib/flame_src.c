@@ -111,6 +111,13 @@ static int weighs(const struct src *x, uint32_t v)
 	return !(x->skip && hd__bit(x->skip, v));
 }
 
+/* v weighs at frame node: kept when the caller asked (version 2) */
+static void mark(const struct src *x, uint32_t v, uint32_t node)
+{
+	if (x->o->version >= 2 && x->o->frame_of)
+		x->o->frame_of[v] = node;
+}
+
 static uint64_t weight_of(const struct src *x, uint32_t v)
 {
 	return x->o->metric == HD_FLAME_COUNT ? 1 :
@@ -176,8 +183,10 @@ static int path_source(struct src *x, uint32_t *fnode)
 						 x->err)))
 				return rc;
 		}
-		if (weighs(x, v))
+		if (weighs(x, v)) {
 			hd_flame_weigh(x->f, fnode[v], weight_of(x, v));
+			mark(x, v, fnode[v]);
+		}
 		if (!named)
 			continue;
 		/* the children v holds by a named reference: named once */
@@ -252,10 +261,13 @@ static const char *none_frame(const hd_flame_options *o)
 	return o->by == HD_FLAME_BY_STACK ? "(no stack)" : "(no site)";
 }
 
-static int add_frames(struct src *x, uint32_t owner, uint64_t w,
+/* v's weight w at the frames of owner */
+static int add_frames(struct src *x, uint32_t v, uint32_t owner, uint64_t w,
 		      struct frames *fr, size_t *with)
 {
-	size_t d = owner == HD__NONE ? 0 : frames_of(x, owner, fr);
+	size_t d = owner == HD__NONE ? 0 : frames_of(x, owner, fr), i;
+	uint32_t at = HD_FLAME_ROOT;
+	int rc;
 
 	if (d)
 		(*with)++;
@@ -264,7 +276,13 @@ static int add_frames(struct src *x, uint32_t owner, uint64_t w,
 		fr->len[0] = strlen(fr->f[0]);
 		d = 1;
 	}
-	return hd_flame_add(x->f, fr->f, fr->len, d, w, x->err);
+	for (i = 0; i < d; i++)
+		if ((rc = hd_flame_child(x->f, at, fr->f[i], fr->len[i], &at,
+					 x->err)))
+			return rc;
+	hd_flame_weigh(x->f, at, w);
+	mark(x, v, at);
+	return 0;
 }
 
 /* count, memsize: every object (that weighs) at its own frames */
@@ -276,7 +294,7 @@ static int own_source(struct src *x, struct frames *fr, size_t *with)
 	for (v = 0; v < x->n; v++) {
 		if (!weighs(x, v))
 			continue;
-		if ((rc = add_frames(x, v, weight_of(x, v), fr, with)))
+		if ((rc = add_frames(x, v, v, weight_of(x, v), fr, with)))
 			return rc;
 	}
 	return 0;
@@ -297,7 +315,8 @@ static int retained_source(struct src *x, uint32_t *owner, struct frames *fr,
 			   p == x->n ? HD__NONE : owner[p];
 		if (!weighs(x, v))
 			continue;
-		if ((rc = add_frames(x, owner[v], weight_of(x, v), fr, with)))
+		if ((rc = add_frames(x, v, owner[v], weight_of(x, v), fr,
+				     with)))
 			return rc;
 	}
 	return 0;
@@ -307,7 +326,7 @@ static int retained_source(struct src *x, uint32_t *owner, struct frames *fr,
 
 static int check_options(const hd_flame_options *o, hd_error *err)
 {
-	if (o->version != HD_FLAME_OPTIONS_VERSION)
+	if (o->version < 1 || o->version > HD_FLAME_OPTIONS_VERSION)
 		return hd__error(err, HD_EINVAL, "hd_flame_options version "
 						 "%u, expected %u",
 				 o->version, HD_FLAME_OPTIONS_VERSION);
@@ -390,6 +409,7 @@ int hd_flame_build(hd_flame **out, const hd_store *s, const hd_nodes *only,
 {
 	static const hd_flame_options defaults = HD_FLAME_OPTIONS_INIT;
 	struct src x;
+	uint32_t i;
 	int rc;
 
 	if (out)
@@ -404,6 +424,9 @@ int hd_flame_build(hd_flame **out, const hd_store *s, const hd_nodes *only,
 		return rc;
 	if ((rc = hd_flame_new(&x.f, x.o->max_depth, err)))
 		return rc;
+	if (x.o->version >= 2 && x.o->frame_of)
+		for (i = 0; i < x.n; i++)
+			x.o->frame_of[i] = UINT32_MAX;
 	if ((rc = bitmaps(&x, only)))
 		rc = hd__error(err, rc, "out of memory");
 	else
@@ -417,5 +440,48 @@ int hd_flame_build(hd_flame **out, const hd_store *s, const hd_nodes *only,
 		return rc;
 	}
 	*out = x.f;
+	return 0;
+}
+
+/* ---- the objects of a frame ---- */
+
+int hd_flame_objects(hd_nodes *out, const hd_flame *f,
+		     const uint32_t *frame_of, size_t n, uint32_t frame,
+		     hd_error *err)
+{
+	hd_flame_node_info k;
+	uint32_t count, *stack = NULL, v;
+	size_t sn = 0, scap = 0, i;
+	unsigned char *under;
+	int rc;
+
+	HD_ASSERT_ARG(out && f && (frame_of || !n));
+	out->ids = NULL;
+	out->n = out->cap = 0;
+	if ((rc = hd_flame_node(&k, f, frame)))
+		return hd__error(err, rc, rc == HD_EINVAL ?
+				 "the tree is not indexed (hd_flame_index)" :
+				 "no such frame");
+	count = hd_flame_node_count(f) + 1;
+	if (!(under = hd__bitmap_new(count)))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	rc = hd__push_u32(&stack, &sn, &scap, frame);
+	while (!rc && sn) {
+		v = stack[--sn];
+		hd__bit_set(under, v);
+		if (hd_flame_node(&k, f, v))
+			continue;
+		for (i = 0; !rc && i < k.nchildren; i++)
+			rc = hd__push_u32(&stack, &sn, &scap, k.children[i]);
+	}
+	for (i = 0; !rc && i < n; i++)
+		if (frame_of[i] < count && hd__bit(under, frame_of[i]))
+			rc = hd__nodes_push(out, (hd_node_id)i);
+	hd__free(stack, scap * sizeof(*stack));
+	hd__bitmap_free(under, count);
+	if (rc) {
+		hd_nodes_free(out);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
 	return 0;
 }

@@ -3983,12 +3983,16 @@ typedef struct hd_flame_options {
 	/** The dominator tree of s to use (serve keeps one), or NULL:
 	 * computed (hd_domtree_new) when the source needs one. */
 	const hd_domtree *domtree;
+	/** Version 2: NULL, or hd_store_node_count(s) entries the build
+	 * fills with each object's frame, the node of the tree it weighs
+	 * at (UINT32_MAX: it weighs nowhere), for hd_flame_objects(). */
+	uint32_t *frame_of;
 } hd_flame_options;
 
-#define HD_FLAME_OPTIONS_VERSION 1
+#define HD_FLAME_OPTIONS_VERSION 2
 #define HD_FLAME_OPTIONS_INIT \
 	{ HD_FLAME_OPTIONS_VERSION, HD_FLAME_BY_PATH, HD_FLAME_MEMSIZE, 0, 0, \
-	  NULL, NULL, NULL }
+	  NULL, NULL, NULL, NULL }
 
 /**
  * The flame graph of the objects of s (only: those of the set, NULL:
@@ -4013,6 +4017,18 @@ typedef struct hd_flame_options {
 HD_API int hd_flame_build(hd_flame **out, const hd_store *s,
 			  const hd_nodes *only, const hd_flame_options *opts,
 			  hd_error *err);
+
+/**
+ * The objects under frame of f (the frame itself and its descendants),
+ * from the frame_of[0..n) hd_flame_build filled (hd_flame_options
+ * .frame_of), ascending into *out (the caller's; free with
+ * hd_nodes_free): with HD_FLAME_COUNT their number is the frame's
+ * total. Needs hd_flame_index(f). O(n + the frame's descendants).
+ * @return 0, HD_ENOMEM, HD_EINVAL, HD_ENOTFOUND (no such frame)
+ */
+HD_API int hd_flame_objects(hd_nodes *out, const hd_flame *f,
+			    const uint32_t *frame_of, size_t n,
+			    uint32_t frame, hd_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "hd_heap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static VALUE sym(const char *name)
 {
@@ -617,6 +618,79 @@ static VALUE heap_interface_with(VALUE self, VALUE diff)
 	return rb_ensure(iface_hash, (VALUE)&run, iface_free, (VALUE)&run);
 }
 
+/* hd_flame_write's bytes, in a malloc'ed buffer */
+struct flame_buf {
+	char *p;
+	size_t n, cap;
+};
+
+static int flame_put(const void *buf, size_t n, void *payload)
+{
+	struct flame_buf *b = payload;
+
+	if (n > b->cap - b->n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap - b->n < n)
+			cap *= 2;
+		if (!(p = realloc(b->p, cap)))
+			return 1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, buf, n);
+	b->n += n;
+	return 0;
+}
+
+static VALUE flame_str(VALUE arg)
+{
+	const struct flame_buf *b = (const struct flame_buf *)arg;
+
+	return rb_utf8_str_new(b->p ? b->p : "", (long)b->n);
+}
+
+static VALUE flame_buf_free(VALUE arg)
+{
+	free(((struct flame_buf *)arg)->p);
+	return Qnil;
+}
+
+/* #_flame(by, metric, skip_weak) -> String: `heapdump flame -f folded
+ * --by BY --metric METRIC [--skip-weak]` (hd_flame_build on the heap's
+ * dominator tree, hd_flame_write folded); by and metric are
+ * HD_FLAME_BY_ and HD_FLAME_COUNT... values, checked by heap.rb */
+static VALUE heap_flame(VALUE self, VALUE by, VALUE metric, VALUE weak)
+{
+	struct hdx_heap *h = hdx_heap_get(self);
+	hd_flame_options fo = HD_FLAME_OPTIONS_INIT;
+	struct flame_buf b = { NULL, 0, 0 };
+	hd_flame *f = NULL;
+	hd_error err = { 0 };
+	int rc;
+
+	fo.by = NUM2INT(by);
+	fo.metric = NUM2INT(metric);
+	fo.flags = RTEST(weak) ? HD_ROOTS_SKIP_WEAK : 0;
+	if (fo.by == HD_FLAME_BY_PATH || fo.metric == HD_FLAME_RETAINED)
+		fo.domtree = hdx_heap_dom(h, RTEST(weak));
+	if (fo.by == HD_FLAME_BY_STACK && hd_store_stack_count(h->s)) {
+		fo.stack = hd_store_flame_stack;
+		fo.stack_ctx = (void *)h->s;
+	}
+	if ((rc = hd_flame_build(&f, h->s, NULL, &fo, &err)))
+		hdx_raise(rc, &err);
+	rc = hd_flame_write(f, HD_FLAME_FOLDED, "heap", fo.metric, flame_put,
+			    &b, &err);
+	hd_flame_free(f);
+	if (rc) {
+		free(b.p);
+		hdx_raise(rc > 0 ? HD_ENOMEM : rc, rc > 0 ? NULL : &err);
+	}
+	return rb_ensure(flame_str, (VALUE)&b, flame_buf_free, (VALUE)&b);
+}
+
 void hdx_init_graph(VALUE mod)
 {
 	rb_define_method(hdx_cHeap, "_path", heap_path, 2);
@@ -626,4 +700,5 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
 	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 7);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
+	rb_define_method(hdx_cHeap, "_flame", heap_flame, 3);
 }

@@ -6,7 +6,9 @@
  * as the dominator tree's walk), then walked from the frame asked for
  * down a few levels, children under min_share of that frame's total
  * folded into one count, at most FL_MAX_NODES frames: nothing sends the
- * whole graph.
+ * whole graph. With objects=1, the objects under the frame instead
+ * (hd_flame_objects): their number and the first FL_MAX_OBJECTS, for the
+ * page's list of links to them.
  */
 #include "../common.h"
 #include "serve.h"
@@ -19,6 +21,7 @@
 #define FL_MAX_DEPTH 12     /* levels below the frame asked for */
 #define FL_DEF_SHARE 0.2    /* percent of that frame's total */
 #define FL_MAX_NODES 2000
+#define FL_MAX_OBJECTS 500
 
 struct fl {
 	FILE *f;
@@ -157,6 +160,44 @@ static void chain(FILE *f, const hd_flame *g, uint32_t id)
 	fputc(']', f);
 }
 
+/* {"frame":..., "count":N, "objects":[the first FL_MAX_OBJECTS]} */
+static void objects(struct serve_resp *resp, const hd_store *s,
+		    const hd_flame *g, const uint32_t *frame_of, uint32_t id)
+{
+	hd_flame_node_info top;
+	hd_nodes set = { 0 };
+	hd_error err = { 0 };
+	char *buf = NULL, name[256];
+	size_t len = 0, i;
+	FILE *f;
+
+	if (hd_flame_objects(&set, g, frame_of, hd_store_node_count(s), id,
+			     &err)) {
+		fail(resp, err.code == HD_ENOTFOUND ? 404 : 500, err.msg);
+		return;
+	}
+	hd_flame_node(&top, g, id);
+	if (!(f = open_memstream(&buf, &len))) {
+		hd_nodes_free(&set);
+		return;
+	}
+	frame_fields(f, id, &top);
+	fprintf(f, ",\"count\":%zu,\"limit\":%d,\"objects\":[", set.n,
+		FL_MAX_OBJECTS);
+	for (i = 0; i < set.n && i < FL_MAX_OBJECTS; i++) {
+		hd_store_node_name(name, sizeof(name), s, set.ids[i]);
+		fprintf(f, "%s{\"address\":\"0x%llx\",\"label\":",
+			i ? "," : "",
+			(unsigned long long)hd_store_address(s, set.ids[i]));
+		cli_json_string(f, name, strlen(name));
+		fprintf(f, ",\"memsize\":%llu}",
+			(unsigned long long)hd_store_memsize(s, set.ids[i]));
+	}
+	fputs("]}", f);
+	hd_nodes_free(&set);
+	answer(resp, 200, f, &buf, &len);
+}
+
 void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 		     struct serve_resp *resp)
 {
@@ -167,6 +208,9 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 	struct fl t;
 	unsigned long depth, node;
 	double share;
+	const char *want = r->arg(r, "objects");
+	int objs = want && !strcmp(want, "1");
+	uint32_t *frame_of = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -191,11 +235,32 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 		fail(resp, 400, "min_share: a percentage from 0 to 100");
 		return;
 	}
+	if (want && *want && !objs) {
+		fail(resp, 400, "objects: 1 or nothing");
+		return;
+	}
 	fo.domtree = serve_state_domtree(st);
+	if (objs) {
+		size_t n = hd_store_node_count(serve_state_store(st));
+
+		if (!(frame_of = calloc(n ? n : 1, sizeof(*frame_of)))) {
+			fail(resp, 500, "out of memory");
+			return;
+		}
+		fo.frame_of = frame_of;
+	}
 	if (hd_flame_build(&g, serve_state_store(st), NULL, &fo, &err) ||
 	    hd_flame_index(g, &err)) {
 		hd_flame_free(g);
+		free(frame_of);
 		fail(resp, 500, err.msg);
+		return;
+	}
+	if (objs) {
+		objects(resp, serve_state_store(st), g, frame_of,
+			(uint32_t)node);
+		free(frame_of);
+		hd_flame_free(g);
 		return;
 	}
 	if (hd_flame_node(&top, g, (uint32_t)node)) {

@@ -193,7 +193,53 @@ check out/fifo-content "$(cksum <"$TMP/stdout.html")" "$(cksum <"$TMP/fifo.out")
 check_rc drawings/leaks-svg-four 0 "$H" leaks -q --svg "$TMP/svgs" "$D/leak_clusters_before.json.gz" \
 	"$D/leak_clusters_after.json.gz" "$D/leak_clusters_later.json.gz"
 check drawings/leaks-svg-files 4 "$(ls "$TMP/svgs" | grep -c '^suspect-[0-9]*\.svg$')"
-check drawings/report-svgs 4 "$(grep -c '<svg' "$ART/clusters3.html")"
+check drawings/report-svgs 4 "$(grep -v 'id="growth-flame"' "$ART/clusters3.html" | grep -c '<svg')"
+
+# ---- the growth's icicle (no stacks in these dumps: by retention path) ----
+# icicle NAME DUMP...: the SVG's total and outermost frames are those of
+# `heapdump flame` (folded) on the same dumps, the widest as wide as its
+# share; no script in it, every frame's text as the tree names it
+icicle() {
+	name=$1
+	shift
+	"$H" flame -q "$@" >"$TMP/$name.folded"
+	want=$(awk '{ n = $NF; sub(/ [0-9]+$/, ""); split($0, f, ";"); t[f[1]] += n; s += n }
+		END { for (k in t) if (t[k] > m) { m = t[k]; w = k }; print s, w, m }' "$TMP/$name.folded")
+	got=$(python3 - "$ART/$name.html" <<'PY'
+import sys, html.parser
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.svg = None; s.g = None; s.frames = []; s.intitle = False; s.bad = 0
+    def handle_starttag(s, t, a):
+        a = dict(a)
+        if t == "svg" and a.get("id") == "growth-flame": s.svg = a
+        elif s.svg is not None and len(s.frames) >= 0 and t == "g" and not s.done():
+            s.g = {"depth": a["data-depth"], "total": int(a["data-total"]), "title": ""}; s.frames.append(s.g)
+        elif s.g is not None and t == "title": s.intitle = True
+        elif s.g is not None and t == "rect": s.g["width"] = float(a["width"])
+        elif s.svg is not None and not s.done() and t in ("script", "foreignobject", "a"): s.bad += 1
+    def done(s): return getattr(s, "_done", False)
+    def handle_endtag(s, t):
+        if t == "title": s.intitle = False
+        if t == "svg" and s.svg is not None: s._done = True; s.g = None
+    def handle_data(s, d):
+        if s.intitle and s.g is not None: s.g["title"] += d
+p = P(); p.feed(open(sys.argv[1], encoding="utf-8").read())
+if p.svg is None: print("no icicle"); sys.exit()
+one = [f for f in p.frames if f["depth"] == "1"]
+w = max(one, key=lambda f: f["width"])
+total, W = int(p.svg["data-total"]), float(p.svg["width"])
+share = "yes" if abs(w["width"] / W - w["total"] / total) < 0.001 else "no: %s" % w
+print(total, w["title"].rsplit(" \u2014 ", 1)[0], w["total"], share, p.bad)
+PY
+)
+	check "icicle/$name" "$want yes 0" "$got"
+}
+icicle named3 "$D/named_ruby3.1_leak_before.json.gz" "$D/named_ruby3.1_leak_after.json.gz" \
+	"$D/named_ruby3.1_leak_later.json.gz"
+icicle clusters2 "$D/leak_clusters_before.json.gz" "$D/leak_clusters_after.json.gz"
+icicle xss3 "$D/xss_ruby3.4.8_before.json.gz" "$D/xss_ruby3.4.8_after.json.gz" \
+	"$D/xss_ruby3.4.8_later.json.gz"
 
 # ---- without Graphviz ----
 if [ -x "$NOGVC" ]; then
@@ -201,7 +247,8 @@ if [ -x "$NOGVC" ]; then
 		"$D/named_ruby3.1_leak_later.json.gz" -o "$TMP/nogvc.html" 2>"$TMP/nogvc.err"
 	check nogvc/exit 0 "$?"
 	check_grep nogvc/says 'class="nodrawing muted">Drawing unavailable: this heapdump was built without Graphviz' "$TMP/nogvc.html"
-	check nogvc/no-svg 0 "$(grep -c '<svg' "$TMP/nogvc.html")"
+	check nogvc/no-svg 0 "$(grep -v 'id="growth-flame"' "$TMP/nogvc.html" | grep -c '<svg')"
+	check nogvc/icicle 1 "$(grep -c '<svg id="growth-flame"' "$TMP/nogvc.html")"
 	check nogvc/quiet "" "$(cat "$TMP/nogvc.err")"
 else
 	notok nogvc/built "$NOGVC is missing: make check builds it (make B=$B/nogvc GVC=0)"

@@ -61,6 +61,25 @@ check api/frame-chain '["Ractor (DATA)"]' "$(jq -c '[.chain[].name]' "$TMP/t.jso
 get "flame?depth=12&min_share=0" >"$TMP/all.json"
 n=$(jq '[.. | objects | select(has("total") and has("self"))] | length' "$TMP/all.json")
 check api/bounded yes "$([ "$n" -le "$(jq .max_nodes "$TMP/all.json")" ] && [ "$n" -gt 100 ] && echo yes || echo "no: $n")"
+# the objects of a frame: as many as its count, every one once, a frame
+# above holds those of its children too, and bad arguments refused
+get "flame?metric=count&depth=1&min_share=0" >"$TMP/c.json"
+crid=$(jq '.root.children[] | select(.name == "Ractor (DATA)") | .id' "$TMP/c.json")
+get "flame?metric=count&frame=$crid&depth=1&min_share=0" >"$TMP/cr.json"
+ctid=$(jq '.root.children[] | select(.name == "Thread (DATA)") | .id' "$TMP/cr.json")
+get "flame?metric=count&frame=$ctid&objects=1" >"$TMP/o.json"
+crt=$(get "flame?metric=count&frame=$crid&objects=1" | jq .count)
+check api/objects-count "$(jq '.root.total, (.root.children[] | select(.name == "Thread (DATA)") | .total)' "$TMP/cr.json")" \
+	"$(printf '%s\n' "$crt"; jq .count "$TMP/o.json")"
+check api/objects-listed "$(jq '[.count, 500] | min' "$TMP/o.json")" "$(jq '[.objects[].address] | unique | length' "$TMP/o.json")"
+check api/objects-name "Thread (DATA)" "$(jq -r .name "$TMP/o.json")"
+addr=$(jq -r '.objects[0].address' "$TMP/o.json")
+check api/objects-link 200 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/object?address=$addr")"
+# by site: the whole graph's objects are every counted object
+get "flame?by=site&metric=count&objects=1" >"$TMP/so.json"
+check api/objects-site "$(jq .root.total "$TMP/s.json")" "$(jq .count "$TMP/so.json")"
+check api/objects-bad 400 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/flame?objects=yes")"
+check api/objects-no-frame 404 "$(code -H "Authorization: Bearer $TOKEN" "$BASE/api/flame?objects=1&frame=99999999")"
 
 # ---- the page, in chromium ----
 jq -n --argjson t "$(jq .root.total "$TMP/f.json")" --slurpfile f "$TMP/f.json" '

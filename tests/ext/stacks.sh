@@ -8,7 +8,9 @@
 # keeping controller's stack, not the other's; stats --by stack and
 # --by frame equal an independent count over the JSON (stacks_count.rb),
 # from the dump and from its store; the same dump without its stack lines
-# gives the same plain stats; a dump without stacks says so (exit 1).
+# gives the same plain stats; a dump without stacks says so (exit 1);
+# Heap#flame returns heapdump flame's folded text; report's icicle is by
+# stack.
 SUITE=ext/stacks
 . "$(dirname "$0")/lib.sh"
 needs jq jq
@@ -110,6 +112,36 @@ want=$("$HEAPDUMP" stats -q "$A" --by stack -f json -n 0 | jq '[.rows[] | select
 if [ "$got" -gt 0 ] && [ "$got" = "$want" ]; then ok flame-by-stack; else
 	notok flame-by-stack "flame $got, stats $want: $(head -c 300 "$TMP/err")"
 fi
+
+# the Ruby API's flame graphs (Heap#flame) are heapdump flame -f folded's,
+# byte for byte, by stack, site and path, counted, in bytes and retained;
+# a bad argument is an ArgumentError
+cat >"$TMP/flame.rb" <<'RB'
+require "heapdump"
+h = HeapDump.load(ARGV[0])
+ARGV[1..].each_slice(2) { |by, m| File.binwrite(ARGV[0] + ".#{by}.#{m}", h.flame(by: by.to_sym, metric: m.to_sym)) }
+print %i[by metric format].map { |k| begin; h.flame(k => :nope); "none"; rescue ArgumentError; "ArgumentError"; end }.join(" ")
+RB
+cp "$A" "$TMP/fa.json"
+combos="stack memsize stack count stack retained site count path memsize path count"
+check ruby-flame/bad-arguments "ArgumentError ArgumentError ArgumentError" \
+	"$(ruby "$TMP/flame.rb" "$TMP/fa.json" $combos 2>"$TMP/flame.err" || head -c 300 "$TMP/flame.err")"
+set -- $combos
+while [ $# -gt 1 ]; do
+	"$HEAPDUMP" flame -q -f folded --by "$1" -m "$2" "$TMP/fa.json" >"$TMP/want.folded" 2>"$TMP/err"
+	if [ -s "$TMP/want.folded" ] && cmp -s "$TMP/want.folded" "$TMP/fa.json.$1.$2"; then ok "ruby-flame/$1-$2"; else
+		notok "ruby-flame/$1-$2" "Heap#flame differs from heapdump flame: $(wc -l <"$TMP/want.folded") lines, $(cat "$TMP/fa.json.$1.$2" 2>/dev/null | wc -l) from Ruby $(head -c 200 "$TMP/flame.err")"
+	fi
+	shift 2
+done
+
+# report: the growth's icicle is by stack, its total heapdump flame's
+# over the same dumps, and KeepController#index one of its frames
+"$HEAPDUMP" report -q "$B" "$A" -o "$TMP/report.html" 2>"$TMP/err"
+want=$("$HEAPDUMP" flame -q --by stack "$B" "$A" | awk '{ s += $NF } END { print "stack", s }')
+got=$(sed -n 's/.*<svg id="growth-flame".* data-by="\([a-z]*\)" data-total="\([0-9]*\)".*/\1 \2/p' "$TMP/report.html")
+check report-icicle-by-stack "$want" "$got"
+check_grep report-icicle-keep '<title>KeepController#index ' "$TMP/report.html"
 
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts

@@ -56,6 +56,22 @@ try {
   await page.click('#fl-crumb-all');
   await view('/flame');
   check('back-up', (await frames(0))[0].total === expect.total, 'the crumbs did not lead back');
+  // counted, a click on the widest frame lists its objects: as many as
+  // its count, each a link to its object page
+  await page.click('#fl-count');
+  await view('/flame');
+  const c1 = (await frames(1)).sort((a, b) => b.width - a.width);
+  await page.click(`#flame g.fl-frame[data-id="${c1[0].id}"] rect`);
+  await view('/flame');
+  await page.waitForSelector('#fl-objects-count', { timeout: 30000 });
+  const count = await page.$eval('#fl-objects-count', e => Number(e.getAttribute('data-count')));
+  const links = await page.$$eval('#fl-objects li a', as => as.map(a => a.getAttribute('href')));
+  check('objects-count', count === c1[0].total && links.length === Math.min(count, 500),
+    `frame ${JSON.stringify(c1[0])}: ${count} objects, ${links.length} links`);
+  await page.click('#fl-objects li a');
+  await view('/object');
+  const shown = await page.evaluate(() => location.hash + ' ' + document.querySelector('main').textContent.slice(0, 200));
+  check('object-page', links.length > 0 && shown.includes('0x'), `object page: ${shown.slice(0, 120)}`);
 } catch (e) {
   check('run', false, String(e).slice(0, 300));
 }

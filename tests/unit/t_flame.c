@@ -275,6 +275,79 @@ static void test_flame__build(void)
 	g_free(&g);
 }
 
+/* the objects of a frame: by path, its dominated objects; retained by
+ * stack, those charged to it; a version 1 caller's array untouched */
+static void test_flame__objects(void)
+{
+	struct graph g;
+	hd_store *s;
+	hd_flame *f = NULL;
+	hd_flame_options o = HD_FLAME_OPTIONS_INIT;
+	hd_flame_node_info k;
+	hd_nodes set = { 0 };
+	uint32_t fo[9];
+	int calls = 0;
+
+	T_ASSERT((s = small(&g)));
+	o.metric = HD_FLAME_COUNT;
+	o.frame_of = fo;
+	T_RC(hd_flame_build(&f, s, NULL, &o, NULL), 0);
+	T_EQ(fo[7], UINT32_MAX); /* unreached */
+	T_EQ(fo[8], UINT32_MAX);
+	T_RC(hd_flame_objects(&set, f, fo, 9, fo[0], NULL), HD_EINVAL);
+	T_RC(hd_flame_index(f, NULL), 0);
+	T_RC(hd_flame_objects(&set, f, fo, 9, fo[0], NULL), 0);
+	/* the roots 0 and 5 have one name: one frame, over all 7 */
+	T_EQ(fo[5], fo[0]);
+	T_EQ(set.n, 7);
+	T_ASSERT(set.n == 7 && set.ids[0] == 0 && set.ids[6] == 6);
+	T_RC(hd_flame_node(&k, f, fo[0]), 0);
+	T_EQ(k.total, set.n);
+	hd_nodes_free(&set);
+	/* 1 2 3 under 0, 4 and 6 under them */
+	T_EQ(fo[1], fo[3]);
+	T_RC(hd_flame_objects(&set, f, fo, 9, fo[3], NULL), 0);
+	T_ASSERT(set.n == 5 && set.ids[0] == 1 && set.ids[2] == 3 &&
+		 set.ids[3] == 4 && set.ids[4] == 6);
+	T_RC(hd_flame_node(&k, f, fo[3]), 0);
+	T_EQ(k.total, set.n);
+	hd_nodes_free(&set);
+	T_RC(hd_flame_objects(&set, f, fo, 9, fo[4], NULL), 0);
+	T_ASSERT(set.n == 2 && set.ids[0] == 4 && set.ids[1] == 6);
+	hd_nodes_free(&set);
+	T_RC(hd_flame_objects(&set, f, fo, 9, HD_FLAME_ROOT, NULL), 0);
+	T_EQ(set.n, 7);
+	hd_nodes_free(&set);
+	T_RC(hd_flame_objects(&set, f, fo, 9, 999, NULL), HD_ENOTFOUND);
+	hd_flame_free(f);
+	/* retained by stack: 1 and 3 are charged to 0's "main;n0" */
+	o.by = HD_FLAME_BY_STACK;
+	o.metric = HD_FLAME_RETAINED;
+	o.stack = even_stacks;
+	o.stack_ctx = &calls;
+	T_RC(hd_flame_build(&f, s, NULL, &o, NULL), 0);
+	T_RC(hd_flame_index(f, NULL), 0);
+	T_EQ(fo[1], fo[0]);
+	T_EQ(fo[3], fo[0]);
+	T_RC(hd_flame_objects(&set, f, fo, 9, fo[0], NULL), 0);
+	T_ASSERT(set.n == 3 && set.ids[0] == 0 && set.ids[1] == 1 &&
+		 set.ids[2] == 3);
+	hd_nodes_free(&set);
+	T_RC(hd_flame_node(&k, f, fo[0]), 0); /* "main": all but 5 */
+	T_RC(hd_flame_objects(&set, f, fo, 9, k.parent, NULL), 0);
+	T_EQ(set.n, 6);
+	hd_nodes_free(&set);
+	hd_flame_free(f);
+	/* version 1: no frame_of read or written */
+	fo[0] = 12345;
+	o.version = 1;
+	T_RC(hd_flame_build(&f, s, NULL, &o, NULL), 0);
+	T_EQ(fo[0], 12345);
+	hd_flame_free(f);
+	hd_store_close(s);
+	g_free(&g);
+}
+
 static void test_flame__bad_arguments(void)
 {
 	hd_flame *f = (hd_flame *)1;
@@ -307,6 +380,7 @@ static const struct t_case cases[] = {
 	T_CASE(flame__depth),
 	T_CASE(flame__deep),
 	T_CASE(flame__build),
+	T_CASE(flame__objects),
 	T_CASE(flame__bad_arguments),
 };
 

@@ -269,5 +269,14 @@ async function viewFlame(ps) {
       ? 'each frame is the objects of one name under the frame of what alone keeps them alive (the dominator tree), as wide as what they retain; '
       : 'one frame a site, as wide as what was allocated there; ') + 'frames under ' + j.min_share + '% of this one are left out. Click one to zoom into it. ', other, ' · ', m),
     el('p', {}, (j.unit === 'objects' ? num(r.total) + ' objects' : bytes(r.total)) + ' here, of ' + (j.unit === 'objects' ? num(j.total) + ' objects' : bytes(j.total))),
-    svg);
+    svg, r.id ? await flameObjects(by, metric, r.id) : '');
+}
+
+// The objects under a frame (/api/flame?objects=1), links to their pages.
+async function flameObjects(by, metric, frame) {
+  const o = await api('flame', { by, metric, frame, objects: '1' });
+  const ul = el('ul', { id: 'fl-objects' });
+  for (const x of o.objects) ul.append(el('li', {}, objLink(x), ' ', x.label, ' ', el('span', { class: 'muted' }, bytes(x.memsize))));
+  return el('section', {}, el('h2', {}, 'Objects of this frame'),
+    el('p', { id: 'fl-objects-count', 'data-count': o.count }, num(o.count) + ' objects' + (o.count > o.objects.length ? ', the first ' + num(o.objects.length) + ' listed' : '')), ul);
 }

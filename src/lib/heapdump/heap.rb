@@ -200,6 +200,26 @@ module HeapDump
       _top(n, skip_weak).map { |id| HeapObject.new(self, id, skip_weak: skip_weak) }
     end
 
+    FLAME_BY = { path: 1, site: 2, stack: 3 }.freeze # :nodoc:
+    FLAME_METRIC = { count: 1, memsize: 2, retained: 3 }.freeze # :nodoc:
+
+    # call-seq:
+    #   heap.flame(by: :path, metric: :memsize, format: :folded) -> String
+    #
+    # The heap's flame graph (`heapdump flame -f folded`): one line
+    # "frame;frame;... weight" per stack, for flamegraph.pl, inferno or
+    # speedscope. by: :path (the dominator tree, frames named by class
+    # and reference name), :site (the allocation site) or :stack (the
+    # allocation stacks of HeapDump.trace(stacks: true); raises
+    # HeapDump::Error on a dump without them); metric: :count, :memsize
+    # or :retained. skip_weak: true as --skip-weak.
+    def flame(by: :path, metric: :memsize, format: :folded, skip_weak: false)
+      b = FLAME_BY[by.to_sym] or raise ArgumentError, "by: :path, :site or :stack"
+      m = FLAME_METRIC[metric.to_sym] or raise ArgumentError, "metric: :count, :memsize or :retained"
+      raise ArgumentError, "format: :folded" unless format.to_sym == :folded
+      _flame(b, m, skip_weak)
+    end
+
     # `heapdump top --by class`: per class, the reached instances, their
     # memsize and the memory they retain together.
     def top_classes(n = nil, skip_weak: false)
