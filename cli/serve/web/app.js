@@ -362,7 +362,16 @@ const ROUTES = {
   '/flame': viewFlame,
 };
 
-async function route() {
+// One view at a time: a route that starts while another is still
+// loading waits for it, so a slow view (the overview at start) can never
+// finish after a newer one and put its page under the newer address.
+let ROUTING = Promise.resolve();
+function route() {
+  ROUTING = ROUTING.then(routeNow, routeNow);
+  return ROUTING;
+}
+
+async function routeNow() {
   const { route, params } = hashParams();
   const fn = ROUTES[route] || viewOverview;
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.getAttribute('href').split('?')[0] === '#' + route);
