@@ -572,8 +572,8 @@ static void print_text(const struct report *r)
 		}
 		if (sp->flags & HD_SUSPECT_TRANSIENT)
 			printf("  held only by running code (a thread's or "
-			       "fiber's stack, the machine stack): no leak "
-			       "for the verdict\n");
+			       "fiber's stack, the machine stack): passed "
+			       "over by the verdict\n");
 		if (sp->flags & HD_SUSPECT_EPHEMERON)
 			printf("  the values of a WeakKeyMap: alive as long as "
 			       "their keys, which the dump does not list; not "
