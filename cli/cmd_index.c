@@ -14,7 +14,7 @@
 #define COMMAND_NAME "index"
 
 static const char *out_path;
-static int strict, quiet, dominators, skip_weak;
+static int strict, quiet, dominators, skip_weak, views;
 static unsigned long long jobs_given;
 
 static const struct cli_opt opts[] = {
@@ -23,6 +23,10 @@ static const struct cli_opt opts[] = {
 	OPT_FLAG(0, "dominators", &dominators,
 		 "also compute and keep the dominator tree (top, dominators "
 		 "and leaks then read it instead of computing it)"),
+	OPT_FLAG(0, "views", &views,
+		 "also keep what serve reads at start (man 5 heapdump-store, "
+		 "VIEWS): the group stats, the string values (read back from "
+		 "the dump) and, with --dominators, retained by class"),
 	OPT_FLAG(0, "skip-weak", &skip_weak,
 		 "with --dominators: weak references keep nothing alive"),
 	OPT_UINT('j', "jobs", "N", &jobs_given,
@@ -42,16 +46,23 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/* The tree (--dominators) and the views (--views) kept in s. */
 static int add_dominators(hd_store *s, hd_error *err)
 {
 	hd_domtree *d = NULL;
-	int rc;
+	int rc = 0;
 
 	/* what top and dominators read by default: without the tracer */
-	rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER |
-				   (skip_weak ? HD_ROOTS_SKIP_WEAK : 0), err);
-	if (!rc)
+	if (dominators &&
+	    !(rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER |
+				  (skip_weak ? HD_ROOTS_SKIP_WEAK : 0), err)))
 		rc = hd_store_set_domtree(s, d, err);
+	/* retained by class for serve's tree alone (without the tracer,
+	 * weak references keeping their objects) */
+	if (!rc && views)
+		rc = hd_store_set_views(s, d, HD_VIEW_STRINGS | HD_VIEW_GROUPS |
+					(d && !skip_weak ? HD_VIEW_CLASSES : 0),
+					err);
 	hd_domtree_free(d);
 	return rc;
 }
@@ -70,7 +81,7 @@ int cmd_index(int argc, char **argv)
 	int rc, first;
 
 	out_path = NULL;
-	strict = quiet = dominators = skip_weak = 0;
+	strict = quiet = dominators = skip_weak = views = 0;
 	jobs_given = ULLONG_MAX; /* not given */
 	if ((rc = cli_parse(&info, argc, argv, &first)))
 		return rc < 0 ? EXIT_OK : rc;
@@ -81,6 +92,10 @@ int cmd_index(int argc, char **argv)
 	if (skip_weak && !dominators)
 		return cli_usage_error(&info, "--skip-weak goes with "
 					      "--dominators");
+	if (views && strcmp(argv[first], "-") == 0)
+		return cli_usage_error(&info, "--views reads the string values "
+					      "back from the dump: not from "
+					      "standard input");
 	if (!out_path) {
 		if (strcmp(argv[first], "-") == 0)
 			return cli_usage_error(&info,
@@ -105,7 +120,7 @@ int cmd_index(int argc, char **argv)
 	o.jobs = jobs;
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
-	if (!rc && dominators)
+	if (!rc && (dominators || views))
 		rc = add_dominators(s, &err);
 	if (rc || (rc = hd_store_write(s, out_path, &err))) {
 		rc = cli_lib_error(&err);

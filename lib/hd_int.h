@@ -380,6 +380,12 @@ HD_HIDDEN int hd__wkmap(const hd_store *s, hd_node_id id);
 HD_HIDDEN unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem);
 /* dominators.c: the tree's own store sections; hd_store_set_domtree
  * (domtree_children.c) adds the children orders after them. */
+/* A search over keys already lowercased, each followed by a NUL (lc),
+ * starting at off[0..n] (u64 little-endian images; off[n] the end),
+ * both borrowed: they outlive it (text_search.c; views.c maps them).
+ * 0 or HD_ENOMEM. */
+HD_HIDDEN int hd__text_search_borrow(hd_text_search **out, const char *lc,
+				     const unsigned char *off, size_t n);
 HD_HIDDEN int hd__store_set_domtree_core(hd_store *s, const hd_domtree *d,
 					 hd_error *err);
 

@@ -505,6 +505,9 @@ typedef struct hd_cache_options {
 /** A store built by hd_store_open_cached() keeps the dominator tree
  * (without the tracer's objects, as index --dominators). */
 #define HD_CACHE_DOMINATORS (1u << 0)
+/** ... and the views (hd_store_set_views: the group stats, the string
+ * values, with the tree retained by class), what serve reads at start. */
+#define HD_CACHE_VIEWS (1u << 1)
 #define HD_CACHE_OPTIONS_VERSION 1
 #define HD_CACHE_OPTIONS_INIT \
 	{ HD_CACHE_OPTIONS_VERSION, HD_INDEX_OPTIONS_INIT, 0 }
@@ -1866,6 +1869,111 @@ HD_API void hd_class_retained_free(hd_class_retained *rows);
  */
 HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
 				hd_error *err);
+
+/* ===================================================================== */
+/* Views kept in a store (man 5 heapdump-store, VIEWS)                   */
+/* ===================================================================== */
+
+/*
+ * What a browser of the heap (heapdump serve) reads at start and on its
+ * first calls, computed once by `heapdump index --views` (or a cached
+ * store written with HD_CACHE_VIEWS) and read back from the store's
+ * mapping: the string values, the group stats, retained by class. Each
+ * *_open reads one after a check linear in its size: HD_ENOTFOUND when
+ * the store keeps none (a store written without them, or by an older
+ * release), HD_EFORMAT with a message saying what when it is damaged or
+ * stale; the caller then computes it (*_build, or hd_domtree_classes),
+ * and the answer is the same.
+ */
+#define HD_VIEW_STRINGS (1u << 0) /**< the string values (reads the dump) */
+#define HD_VIEW_GROUPS (1u << 1)  /**< the group stats of hd_view_stats_options */
+#define HD_VIEW_CLASSES (1u << 2) /**< retained by class (needs the tree) */
+#define HD_VIEW_ALL (HD_VIEW_STRINGS | HD_VIEW_GROUPS | HD_VIEW_CLASSES)
+
+/**
+ * Keeps the views what names (HD_VIEW_ bits) in s, built by
+ * hd_store_build() (not opened), so that hd_store_write() stores them.
+ * HD_VIEW_STRINGS reads the STRING records back from the dump
+ * (hd_strings_build); HD_VIEW_CLASSES needs d, the tree kept in s
+ * (hd_store_set_domtree first).
+ * @return 0, HD_ENOMEM, HD_EINVAL, the codes of hd_strings_build()
+ */
+HD_API int hd_store_set_views(hd_store *s, const hd_domtree *d,
+			      unsigned what, hd_error *err);
+/** The views kept in s (HD_VIEW_ bits of the sections present, checked
+ * or not). */
+HD_API unsigned hd_store_views(const hd_store *s);
+
+/** The groupings of the group stats view (serve's): type, class, file,
+ * location, gem, generation, imemo, then (file, gem); default flags. */
+HD_API void hd_view_stats_options(hd_stats_options *o);
+
+/** One row of the string values: the STRING objects by value and
+ * allocation site (hd_strings_build with HD_STRINGS_BY_SITE and a
+ * min_count of 1), in its order. */
+typedef struct hd_string_value {
+	const char *value;       /**< its bytes (may hold NUL), borrowed */
+	size_t value_len;
+	uint64_t bytesize;
+	uint64_t count;          /**< copies in the row */
+	uint64_t memsize;
+	hd_node_id node;         /**< a copy (its site), or HD_NODE_NONE */
+	int complete;            /**< 0: value is a prefix of bytesize bytes */
+} hd_string_value;
+
+typedef struct hd_string_values hd_string_values;
+
+/** The string values s keeps. @return 0, HD_ENOTFOUND, HD_EFORMAT,
+ * HD_ENOMEM */
+HD_API int hd_string_values_open(hd_string_values **out, const hd_store *s,
+				 hd_error *err);
+/** The string values read from s's dump. @return 0, the codes of
+ * hd_strings_build() */
+HD_API int hd_string_values_build(hd_string_values **out,
+				  const hd_store *s, hd_error *err);
+/** The number of rows. */
+HD_API size_t hd_string_values_count(const hd_string_values *v);
+/** Row i (< count) into *r; its value is borrowed from v. */
+HD_API void hd_string_values_row(hd_string_value *r,
+				 const hd_string_values *v, size_t i);
+/** The values searched case aside (row i is key i). Borrowed. */
+HD_API const hd_text_search *hd_string_values_search(
+	const hd_string_values *v);
+/** Frees it. NULL is a no-op. */
+HD_API void hd_string_values_free(hd_string_values *v);
+
+/** The group stats of a store: a grouping's rows, by count (as
+ * hd_stats_rows with HD_SORT_COUNT), and the totals. */
+typedef struct hd_group_stats hd_group_stats;
+
+/** The group stats s keeps for the groupings of o (HD_ENOTFOUND when it
+ * keeps none, or for other groupings or flags). @return 0, HD_ENOTFOUND,
+ * HD_EFORMAT, HD_ENOMEM */
+HD_API int hd_group_stats_open(hd_group_stats **out, const hd_store *s,
+			       const hd_stats_options *o, hd_error *err);
+/** The group stats of s computed (hd_stats_add_store). @return 0, the
+ * codes of hd_stats_new(), hd_stats_add_store() */
+HD_API int hd_group_stats_build(hd_group_stats **out, const hd_store *s,
+				const hd_stats_options *o, hd_error *err);
+/** Grouping g's rows by count (keys NUL-terminated), *n of them;
+ * borrowed. */
+HD_API const hd_stats_row *hd_group_stats_rows(const hd_group_stats *g,
+					       unsigned grouping, size_t *n);
+/** The totals. */
+HD_API void hd_group_stats_totals(hd_stats_totals *out,
+				  const hd_group_stats *g);
+/** Frees it. NULL is a no-op. */
+HD_API void hd_group_stats_free(hd_group_stats *g);
+
+/**
+ * hd_domtree_classes() as s keeps it for d, the tree kept in s
+ * (HD_ENOTFOUND when it keeps none, or d was computed); free with
+ * hd_class_retained_free. @return 0, HD_ENOTFOUND, HD_EFORMAT,
+ * HD_ENOMEM
+ */
+HD_API int hd_domtree_classes_open(hd_class_retained **rows, size_t *n_rows,
+				   const hd_domtree *d, const hd_store *s,
+				   hd_error *err);
 
 /* ===================================================================== */
 /* Diff                                                                  */

@@ -90,34 +90,66 @@ static int stream_records(const hd_store *s, const char *path,
 	return rc;
 }
 
-/* The line at off (without its newline) into *buf; 0, or -1 on EOF. */
-static int pread_line(int fd, uint64_t off, char **buf, size_t *cap,
-		      size_t *len)
+/*
+ * A window of the dump read ahead: the targets come in offset order, and
+ * in a set as dense as a heap's strings (half the records) one read of
+ * many records costs far less than a read of each (a pread of 4 KiB a
+ * record copied 11 GB for the 2.8 M strings of a 1.6 GB dump). The
+ * window spans the next WIN_AHEAD targets, between WIN_MIN and WIN_MAX
+ * bytes, so that a sparse set reads little more than its records.
+ */
+#define WIN_AHEAD 64
+#define WIN_MIN 4096u
+#define WIN_MAX (1u << 20)
+
+struct win {
+	char *buf;
+	size_t cap, have;
+	uint64_t start;
+};
+
+/* The line at t[i].offset (without its newline): *line, *len; 0, or -1
+ * on EOF. */
+static int win_line(int fd, struct win *w, const struct target *t,
+		    size_t i, size_t n, const char **line, size_t *len)
 {
-	size_t have = 0;
+	uint64_t off = t[i].offset, span;
+	size_t have = 0, want;
 	ssize_t k;
+	char *nl;
 
+	if (off >= w->start && off < w->start + w->have &&
+	    (nl = memchr(w->buf + (off - w->start), '\n',
+			 w->have - (size_t)(off - w->start)))) {
+		*line = w->buf + (off - w->start);
+		*len = (size_t)(nl - *line);
+		return 0;
+	}
+	span = t[i + WIN_AHEAD < n ? i + WIN_AHEAD : n - 1].offset - off +
+	       WIN_MIN;
+	want = span < WIN_MIN ? WIN_MIN : span > WIN_MAX ? WIN_MAX :
+	       (size_t)span;
+	w->start = off;
+	w->have = 0;
 	for (;;) {
-		char *nl;
-
-		if (have == *cap && hd__grow((void **)buf, cap,
-					     *cap ? *cap * 2 : 4096, 1))
+		if (have + want > w->cap &&
+		    hd__grow((void **)&w->buf, &w->cap, have + want, 1))
 			return HD_ENOMEM;
-		/* small steps: most records are a few hundred bytes, and the
-		 * buffer may have grown for one long line */
 		do
-			k = pread(fd, *buf + have,
-				  *cap - have < 4096 ? *cap - have : 4096,
-				  (off_t)(off + have));
+			k = pread(fd, w->buf + have, want, (off_t)(off + have));
 		while (k < 0 && errno == EINTR);
 		if (k <= 0)
 			return k < 0 ? HD_EIO : -1;
-		nl = memchr(*buf + have, '\n', (size_t)k);
+		nl = memchr(w->buf + have, '\n', (size_t)k);
 		have += (size_t)k;
+		w->have = have;
 		if (nl) {
-			*len = (size_t)(nl - *buf);
+			*line = w->buf;
+			*len = (size_t)(nl - w->buf);
 			return 0;
 		}
+		/* a line longer than the window: read on, more each time */
+		want = have < WIN_MAX ? have : WIN_MAX;
 	}
 }
 
@@ -131,14 +163,15 @@ static int pread_records(const hd_store *s, const char *path, int fd,
 {
 	struct hd__scan sc;
 	hd_record rec;
-	char *buf = NULL;
-	size_t cap = 0, len, i;
+	struct win w = { NULL, 0, 0, 0 };
+	const char *buf = NULL;
+	size_t len, i;
 	int rc = 0;
 
 	memset(&sc, 0, sizeof(sc));
 	*nslow = 0;
 	for (i = 0; i < n && !rc; i++) {
-		rc = pread_line(fd, t[i].offset, &buf, &cap, &len);
+		rc = win_line(fd, &w, t, i, n, &buf, &len);
 		if (rc == HD_ENOMEM || rc == HD_EIO) {
 			rc = rc == HD_EIO ?
 				     hd__error_sys(err, errno, "cannot read the dump: %s",
@@ -168,7 +201,7 @@ static int pread_records(const hd_store *s, const char *path, int fd,
 		}
 	}
 	hd__scan_free(&sc);
-	hd__free(buf, cap);
+	hd__free(w.buf, w.cap);
 	return rc;
 }
 

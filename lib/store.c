@@ -40,6 +40,8 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"dominator children offset", "dominator children",
 	"stack info",     "node stack",   "stack offset",
 	"stack frame id", "frame",
+	"string value info", "string value row", "string value text",
+	"group stats view", "retained by class view",
 };
 
 static const char *sec_name(uint32_t id)
@@ -162,6 +164,14 @@ static uint64_t want_size(const hd_store *s, int id)
 	case HD__SEC_STACK_ENT:
 	case HD__SEC_STACK_FRAME:
 		return hd__store_stacks_size(s, id);
+	case HD__SEC_STRV_INFO:
+	case HD__SEC_STRV_ROWS:
+	case HD__SEC_STRV_TEXT:
+	case HD__SEC_VIEW_GROUPS:
+	case HD__SEC_VIEW_CLASSES:
+		/* views: checked by their reader (views.c), which refuses
+		 * a damaged one and computes it again */
+		return s->len[id];
 	}
 	return UINT64_MAX;
 }

@@ -361,7 +361,8 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 	return s;
 }
 
-/* Indexes the dump; with HD_CACHE_DOMINATORS, keeps its dominator tree. */
+/* Indexes the dump; with HD_CACHE_DOMINATORS, keeps its dominator tree,
+ * with HD_CACHE_VIEWS the views (and retained by class with the tree). */
 static int build(hd_store **out, const char *path,
 		 const hd_cache_options *o, hd_error *err)
 {
@@ -370,10 +371,13 @@ static int build(hd_store **out, const char *path,
 
 	if ((rc = hd_store_build(out, path, &o->index, err)))
 		return rc;
-	if (!(o->flags & HD_CACHE_DOMINATORS))
-		return 0;
-	if (!(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER, err)))
+	if ((o->flags & HD_CACHE_DOMINATORS) &&
+	    !(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER, err)))
 		rc = hd_store_set_domtree(*out, d, err);
+	if (!rc && (o->flags & HD_CACHE_VIEWS))
+		rc = hd_store_set_views(*out, d, HD_VIEW_STRINGS |
+					HD_VIEW_GROUPS |
+					(d ? HD_VIEW_CLASSES : 0), err);
 	hd_domtree_free(d);
 	if (rc) {
 		hd_store_close(*out);

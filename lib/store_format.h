@@ -89,7 +89,22 @@ enum hd__sec {
 	HD__SEC_STACK_OFF,    /* u32[stacks + 1]: start in STACK_ENT */
 	HD__SEC_STACK_ENT,    /* u32[entries]: frame ids, outermost first */
 	HD__SEC_STACK_FRAME,  /* frame[frames] (HD__FRAME_SIZE) */
-	HD__SEC__COUNT        /* one past the last id */
+	/* Views (man 5 heapdump-store, VIEWS; views.c): what serve reads
+	 * at start and on its first calls, each group optional on its own
+	 * and versioned; a damaged or stale one does not stop the store
+	 * from opening (its size is its own: views.c checks it when it is
+	 * read, and the reader computes it again). The string values, all
+	 * three or none: */
+	HD__SEC_STRV_INFO = 43, /* u64[HD__SV_COUNT] */
+	HD__SEC_STRV_ROWS,    /* u64 off[rows + 1], then row[rows]
+			       * (HD__SV_ROW_SIZE) */
+	HD__SEC_STRV_TEXT,    /* the values, each with a NUL, then the
+			       * same lowercased (ASCII) */
+	/* The group stats (alone): */
+	HD__SEC_VIEW_GROUPS,  /* see views.c */
+	/* Retained by class, with the tree (alone): */
+	HD__SEC_VIEW_CLASSES, /* see views.c */
+	HD__SEC__COUNT        /* one past the last id (48-50: taken) */
 };
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with

@@ -14,9 +14,12 @@
 #include <string.h>
 
 struct hd_text_search {
-	char *lc;      /* the keys lowercased, each followed by a NUL */
-	size_t *off;   /* n + 1: where each starts, then the end */
+	const char *lc; /* the keys lowercased, each followed by a NUL */
+	const size_t *off; /* n + 1: where each starts, then the end */
 	size_t n;
+	/* what is ours to free (else borrowed: hd__text_search_borrow) */
+	char *own_lc;
+	size_t *own_off;
 };
 
 static char lower(char c)
@@ -39,21 +42,52 @@ int hd_text_search_build(hd_text_search **out, size_t n, hd_text_key_cb key,
 		key(payload, i, &len);
 		total += len + 1;
 	}
-	if (!(x = calloc(1, sizeof(*x))) || !(x->lc = malloc(total)) ||
-	    !(x->off = malloc((n + 1) * sizeof(*x->off)))) {
+	if (!(x = calloc(1, sizeof(*x))) || !(x->own_lc = malloc(total)) ||
+	    !(x->own_off = malloc((n + 1) * sizeof(*x->off)))) {
 		hd_text_search_free(x);
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
 		len = 0;
 		p = key(payload, i, &len);
-		x->off[i] = k;
+		x->own_off[i] = k;
 		for (j = 0; j < len; j++)
-			x->lc[k++] = lower(p[j]);
-		x->lc[k++] = '\0';
+			x->own_lc[k++] = lower(p[j]);
+		x->own_lc[k++] = '\0';
 	}
-	x->off[n] = k;
+	x->own_off[n] = k;
+	x->lc = x->own_lc;
+	x->off = x->own_off;
 	x->n = n;
+	*out = x;
+	return 0;
+}
+
+int hd__text_search_borrow(hd_text_search **out, const char *lc,
+			   const unsigned char *off, size_t n)
+{
+	hd_text_search *x;
+	size_t i;
+
+	*out = NULL;
+	if (!(x = calloc(1, sizeof(*x))))
+		return HD_ENOMEM;
+	x->lc = lc;
+	x->n = n;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+	defined(__SIZEOF_SIZE_T__) && __SIZEOF_SIZE_T__ == 8
+	/* the image is the array */
+	x->off = (const size_t *)(const void *)off;
+	(void)i;
+#else
+	if (!(x->own_off = malloc((n + 1) * sizeof(*x->own_off)))) {
+		free(x);
+		return HD_ENOMEM;
+	}
+	for (i = 0; i <= n; i++)
+		x->own_off[i] = (size_t)hd__le64(off + 8 * i);
+	x->off = x->own_off;
+#endif
 	*out = x;
 	return 0;
 }
@@ -157,7 +191,7 @@ void hd_text_search_free(hd_text_search *x)
 {
 	if (!x)
 		return;
-	free(x->lc);
-	free(x->off);
+	free(x->own_lc);
+	free(x->own_off);
 	free(x);
 }

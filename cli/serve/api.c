@@ -980,7 +980,7 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 	const char *q = r->arg(r, "q"), *kind = r->arg(r, "kind");
 	uint64_t lim, addr;
 	FILE *f = o->f;
-	size_t n, i, m = 0;
+	size_t i, m = 0;
 	int all = !kind || !*kind || !strcmp(kind, "any");
 
 	if (!q || !*q) {
@@ -1025,12 +1025,13 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 		jstr(f, st->strs_msg);
 		fprintf(f, "}");
 	} else {
-		const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
+		const hd_text_search *ts = hd_string_values_search(st->strs);
+		hd_string_value sv;
 		size_t ql = strlen(q), from = 0;
 		int more = 0;
 
 		fprintf(f, "{\"rows\":[");
-		while (hd_text_search_next(st->lc, q, ql, from, &i) == 0) {
+		while (hd_text_search_next(ts, q, ql, from, &i) == 0) {
 			from = i + 1;
 			if (m >= SEARCH_COUNT_MAX) {
 				more = 1; /* counted far enough */
@@ -1038,16 +1039,17 @@ static void api_search(struct serve_state *st, const struct serve_req *r,
 			}
 			if (m++ >= lim)
 				continue;
+			hd_string_values_row(&sv, st->strs, i);
 			fprintf(f, "%s{\"value\":", m > 1 ? "," : "");
-			cli_json_string(f, rows[i].value, rows[i].value_len);
+			cli_json_string(f, sv.value, sv.value_len);
 			fprintf(f, ",\"bytesize\":%llu,\"count\":%llu,"
 				"\"memsize\":%llu,\"complete\":%s,\"object\":",
-				(unsigned long long)rows[i].bytesize,
-				(unsigned long long)rows[i].count,
-				(unsigned long long)rows[i].memsize,
-				rows[i].complete ? "true" : "false");
-			if (rows[i].node != HD_NODE_NONE)
-				node_json(f, st, rows[i].node);
+				(unsigned long long)sv.bytesize,
+				(unsigned long long)sv.count,
+				(unsigned long long)sv.memsize,
+				sv.complete ? "true" : "false");
+			if (sv.node != HD_NODE_NONE)
+				node_json(f, st, sv.node);
 			else
 				fprintf(f, "null");
 			fputc('}', f);

@@ -147,7 +147,7 @@ static int build_order(struct serve_state *st)
 
 	st->order = malloc(((size_t)n + 1) * sizeof(*st->order));
 	st->cls = malloc(((size_t)n + 1) * sizeof(*st->cls));
-	rows = hd_stats_rows(st->st, 1, HD_SORT_COUNT, &nr);
+	rows = hd_group_stats_rows(st->gs, 1, &nr);
 	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
 	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
 	idx = malloc((nr + 1) * sizeof(*idx));
@@ -281,8 +281,7 @@ static int build_views(struct serve_state *st)
 
 	for (g = 0; g < NGROUPS; g++) {
 		v = &st->gv[g];
-		v->rows = hd_stats_rows(st->st, (unsigned)g, HD_SORT_COUNT,
-					&v->n);
+		v->rows = hd_group_stats_rows(st->gs, (unsigned)g, &v->n);
 		if (!(v->by_mem = index_sorted(v->n, cmp_by_mem,
 					       (void *)v->rows)) ||
 		    !(v->by_key = index_sorted(v->n, cmp_by_key,
@@ -291,7 +290,7 @@ static int build_views(struct serve_state *st)
 					 (void *)v->rows, NULL))
 			return -1;
 	}
-	st->gf_rows = hd_stats_rows(st->st, NGROUPS, HD_SORT_COUNT, &st->ngf);
+	st->gf_rows = hd_group_stats_rows(st->gs, NGROUPS, &st->ngf);
 	if (!(st->gf_idx = index_sorted(st->ngf, cmp_by_gem,
 					(void *)st->gf_rows)))
 		return -1;
@@ -343,41 +342,32 @@ const hd_class_retained *serve_state_class_retained(
 	return NULL;
 }
 
-/* String row i's value, for hd_text_search_build. */
-static const char *string_value(void *payload, size_t i, size_t *len)
+/* A view the store keeps but cannot be read (damaged, stale): said once,
+ * then computed as for a store without it. */
+static void view_refused(struct serve_state *st, const hd_error *err)
 {
-	const hd_strings_row *rows = payload;
-
-	*len = rows[i].value_len;
-	return rows[i].value;
+	cli_error("serve: %s: %s: computed again", st->in[st->n - 1].name,
+		  err->msg);
 }
 
-/* The string values, searched case aside (hd_text_search). */
-static int build_lc(struct serve_state *st)
-{
-	size_t n;
-	const hd_strings_row *rows = hd_strings_rows(st->strs, &n);
-
-	return hd_text_search_build(&st->lc, n, string_value, (void *)rows,
-				    NULL);
-}
-
-/* The strings by value and site, and their values lowercased; without
- * the dump, search finds no string and says why. */
+/* The strings by value and site, searched case aside: mapped from the
+ * store, else read from the dump; without the dump, search finds no
+ * string and says why. */
 static int build_strings(struct serve_state *st)
 {
-	hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
 	hd_error err = { 0 };
 	double t = cli_now();
+	int rc = hd_string_values_open(&st->strs, st->s, &err);
 
-	xo.by = HD_STRINGS_BY_SITE;
-	xo.min_count = 1;
-	if (hd_strings_build(&st->strs, st->s, NULL, &xo, NULL, &err)) {
+	if (rc == 0) {
+		phase("strings (kept)", &t);
+		return 0;
+	}
+	if (rc == HD_EFORMAT)
+		view_refused(st, &err);
+	memset(&err, 0, sizeof(err));
+	if (hd_string_values_build(&st->strs, st->s, &err)) {
 		snprintf(st->strs_msg, sizeof(st->strs_msg), "%s", err.msg);
-		st->strs = NULL;
-	} else if (build_lc(st)) {
-		snprintf(st->strs_msg, sizeof(st->strs_msg), "out of memory");
-		hd_strings_free(st->strs);
 		st->strs = NULL;
 	}
 	phase("strings (lazy)", &t);
@@ -451,9 +441,21 @@ static int build_classes(struct serve_state *st)
 	double t = cli_now();
 	size_t i;
 
-	if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err)) {
+	int rc = hd_domtree_classes_open(&st->cr, &st->ncr, st->dt, st->s,
+					 &err);
+
+	if (rc == HD_EFORMAT)
+		view_refused(st, &err);
+	if (rc && rc != HD_ENOTFOUND && rc != HD_EFORMAT) {
 		cli_error("serve: retained by class: %s", err.msg);
 		return -1;
+	}
+	if (rc) {
+		memset(&err, 0, sizeof(err));
+		if (hd_domtree_classes(&st->cr, &st->ncr, st->dt, &err)) {
+			cli_error("serve: retained by class: %s", err.msg);
+			return -1;
+		}
 	}
 	if (!(st->cr_name = malloc((st->ncr + 1) * sizeof(size_t))))
 		return -1;
@@ -505,28 +507,51 @@ static int lib_fail(const hd_error *err)
 	return cli_lib_error(err);
 }
 
+/* The groupings: kept in the store, else computed (one pass of
+ * hd_stats over the store). */
+static int open_groups(struct serve_state *st, hd_error *err)
+{
+	hd_stats_options so;
+	int rc, g, same = 1;
+
+	hd_view_stats_options(&so);
+	/* serve's table of groupings is the view's */
+	for (g = 0; g < NGROUPS; g++)
+		same &= so.keys[g][0] == serve_group_keys[g];
+	rc = same ? hd_group_stats_open(&st->gs, st->s, &so, err) :
+		    HD_ENOTFOUND;
+	if (rc == 0)
+		return 0;
+	if (rc == HD_EFORMAT)
+		view_refused(st, err);
+	else if (rc != HD_ENOTFOUND)
+		return rc;
+	memset(err, 0, sizeof(*err));
+	st->views &= ~HD_VIEW_GROUPS;
+	return hd_group_stats_build(&st->gs, st->s, &so, err);
+}
+
+/* Appends item to a list in buf ("a", "a and b", "a, b and c"), k
+ * items before it, n in all. */
+static void list_add(char *buf, size_t size, const char *item, int k, int n)
+{
+	size_t l = strlen(buf);
+
+	snprintf(buf + l, size - l, "%s%s",
+		 k == 0 ? "" : k == n - 1 ? " and " : ", ", item);
+}
+
 static int open_analyses(struct serve_state *st, int quiet)
 {
-	hd_stats_options so = HD_STATS_OPTIONS_INIT;
 	hd_error err = { 0 };
 	double t0 = cli_now(), t = t0;
-	size_t i;
+	char kept[128], later[160];
 
-	for (i = 0; i < NGROUPS; i++) {
-		so.keys[i][0] = serve_group_keys[i];
-		so.nkeys[i] = 1;
-	}
-	/* file and gem together: the files of each gem */
-	so.keys[NGROUPS][0] = HD_KEY_FILE;
-	so.keys[NGROUPS][1] = HD_KEY_GEM;
-	so.nkeys[NGROUPS] = 2;
-	so.ngroupings = NGROUPS + 1;
-	if (hd_stats_new(&st->st, &so, &err) ||
-	    hd_stats_add_store(st->st, st->s, &err) ||
-	    hd_stats_finish(st->st, &err))
+	st->views = hd_store_views(st->s);
+	if (open_groups(st, &err))
 		return lib_fail(&err);
 	phase("groupings", &t);
-	hd_stats_totals_get(&st->tot, st->st);
+	hd_group_stats_totals(&st->tot, st->gs);
 	/* the search from the roots goes on while the rest starts */
 	st->reach_running = !pthread_create(&st->reach_thread, NULL,
 					    reach_thread, st);
@@ -562,12 +587,35 @@ static int open_analyses(struct serve_state *st, int quiet)
 	/* what the first calls need goes on while serving */
 	st->warm_running = !pthread_create(&st->warm_thread, NULL,
 					   warm_thread, st);
-	if (!quiet)
+	if (!quiet) {
+		/* what the store kept, and what follows while serving */
+		const char *k[3], *l[4];
+		int nk = 0, nl = 0, i;
+
+		if (st->views & HD_VIEW_GROUPS)
+			k[nk++] = "the group stats";
+		l[nl++] = "paths";
+		if ((st->views & HD_VIEW_CLASSES) &&
+		    hd_domtree_is_stored(st->dt))
+			k[nk++] = "retained by class";
+		else
+			l[nl++] = "retained by class";
+		l[nl++] = "the objects' order";
+		if (st->views & HD_VIEW_STRINGS)
+			k[nk++] = "string values";
+		else
+			l[nl++] = "string values";
+		kept[0] = later[0] = '\0';
+		for (i = 0; i < nk; i++)
+			list_add(kept, sizeof(kept), k[i], i, nk);
+		for (i = 0; i < nl; i++)
+			list_add(later, sizeof(later), l[i], i, nl);
 		fprintf(stderr, "%s: serve: ready in %.2f s (%u objects; "
-			"paths, retained by class, the objects' order and "
-			"string values follow while serving)\n",
+			"%s%s%s follow while serving)\n",
 			PROGRAM_NAME, cli_now() - t0,
-			hd_store_node_count(st->s));
+			hd_store_node_count(st->s), kept,
+			nk ? " from the store; " : "", later);
+	}
 	return 0;
 }
 
@@ -582,7 +630,8 @@ static int open_input(struct serve_state *st, int i, int quiet,
 	if (no_cache)
 		return cli_open_store(&st->in[i], &st->ss[i]);
 	if ((rc = cli_open_store_cached(&st->in[i], &st->ss[i],
-					HD_CACHE_DOMINATORS, &res)))
+					HD_CACHE_DOMINATORS | HD_CACHE_VIEWS,
+					&res)))
 		return rc;
 	if (res.how == HD_CACHE_MEMORY && res.note[0])
 		cli_error("serve: %s: indexed in memory (%s)",
@@ -659,8 +708,7 @@ void serve_state_free(struct serve_state *st)
 	}
 	hd_stats_free(st->diff_st);
 	hd_leak_session_free(st->ls);
-	hd_strings_free(st->strs);
-	hd_text_search_free(st->lc);
+	hd_string_values_free(st->strs);
 	hd_domtree_children_free(st->kids);
 	free(st->cr_name);
 	hd_class_retained_free(st->cr);
@@ -668,7 +716,7 @@ void serve_state_free(struct serve_state *st)
 	if (st->reach_running)
 		pthread_join(st->reach_thread, NULL);
 	hd_reach_free(st->reach);
-	hd_stats_free(st->st);
+	hd_group_stats_free(st->gs);
 	free(st->order);
 	free(st->cls);
 	free(st->cls_name);

@@ -48,7 +48,10 @@ struct serve_state {
 	struct cli_input in[SERVE_MAX_DUMPS];
 	hd_store *ss[SERVE_MAX_DUMPS];
 	hd_store *s;              /* the one examined: the last input */
-	hd_stats *st;             /* the NGROUPS groupings of s */
+	hd_group_stats *gs;       /* the NGROUPS groupings of s (and
+				   * (file, gem)): kept in the store or
+				   * computed at start */
+	unsigned views;           /* the views s keeps (hd_store_views) */
 	hd_stats_totals tot;
 	/* the thread that computes the lazy parts after the start */
 	pthread_t warm_thread;
@@ -72,8 +75,9 @@ struct serve_state {
 	hd_domtree_children *kids;
 	/* lazily (serve_state_need_strings): */
 	struct serve_once strs_once;
-	hd_strings *strs;         /* by value and site, for search */
-	hd_text_search *lc;       /* their values, searched case aside */
+	hd_string_values *strs;   /* by value and site, searched case
+				   * aside (kept in the store, or read
+				   * back from the dump) */
 	char strs_msg[256];
 	struct cli_sidecar sc;
 	int has_sc;
@@ -113,8 +117,9 @@ int serve_state_need_order(struct serve_state *st);
 /* Retained by class (st->cr, st->cr_name, st->gv[1].ret and by_ret):
  * 0, or -1 (said) when it could not be computed. */
 int serve_state_need_classes(struct serve_state *st);
-/* The string values and their search (st->strs and st->lc, or NULL and
- * st->strs_msg saying why): read from the dump by the first call. */
+/* The string values and their search (st->strs, or NULL and
+ * st->strs_msg saying why): mapped from the store, or read from the dump
+ * by the first call. */
 void serve_state_need_strings(struct serve_state *st);
 
 /* Class name name (n bytes) as an index into st->cls_name (after

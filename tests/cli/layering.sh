@@ -121,6 +121,7 @@ mreport graph
 memory graph
 budget graph
 domtree_children graph
+views graph
 leak_session graph
 flame graph
 flame_src graph
