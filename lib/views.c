@@ -185,7 +185,7 @@ int hd_string_values_open(hd_string_values **out, const hd_store *s,
 			return damaged(err, what, "a row is invalid");
 	}
 	for (k = 0; k < V; k++)
-		if (text[V + k] != lower((char)text[k]))
+		if (text[V + k] != (unsigned char)lower((char)text[k]))
 			return damaged(err, what,
 				       "the lowercased text differs");
 	if (!(v = hd__calloc(1, sizeof(*v))))

@@ -3,9 +3,11 @@
 # says what it leaves to the time after it (paths, retained by class,
 # the objects' order, the string values); a tour of every API call answers the same
 # bytes from a dump, from its store with the dominator tree, without
-# it, and from a store of the previous format's writer (a store written
-# by this build without the optional sections); first calls that race
-# for one lazy part answer as one call alone.
+# it, from a store of the previous format's writer (a store written
+# by this build without the optional sections), and from a store with
+# the views (index --views: sections 43-47), whole, damaged or stale
+# (refused, said, computed again); first calls that race for one lazy
+# part answer as one call alone.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs curl curl
@@ -162,6 +164,68 @@ tour "$TMP/t-recached" 1 "$TMP/c/later.json.gz"
 stop
 same recached "$TMP/t-dump" "$TMP/t-recached"
 check recached/rewritten 2 "$("$SS" list "$TMP/c/later.json.gz.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
+
+# ---- the views kept in the store (sections 43 to 47) ----
+"$HD" index -q --dominators --views -o "$TMP/views.hds" "$L"_later.json.gz ||
+	notok views/index "index --views failed"
+"$HD" index -q --views -o "$TMP/views-plain.hds" "$L"_later.json.gz ||
+	notok views/index-plain "index --views failed"
+views_in() { "$SS" list "$1" | awk '$1 >= 43 && $1 <= 47 { printf "%s ", $1 }'; }
+check views/written "43 44 45 46 47 " "$(views_in "$TMP/views.hds")"
+check views/no-classes-without-tree "43 44 45 46 " "$(views_in "$TMP/views-plain.hds")"
+check views/none-by-default "" "$(views_in "$TMP/dom.hds")"
+check views/optional-flag 5 "$("$SS" list "$TMP/views.hds" | awk '$1 >= 43 && $1 <= 47 && $2 == 1' | wc -l)"
+"$HD" index -q --views -o "$TMP/x.hds" - <"$TMP/dom.hds" 2>"$TMP/stdin.err"
+check views/stdin-usage 2 "$?"
+check_grep views/stdin-says "views reads the string values back from the dump" "$TMP/stdin.err"
+start views "$TMP/views.hds"
+check_grep views/says-kept "ready in [0-9.]+ s .*the group stats, retained by class and string values from the store; paths and the objects' order follow while serving" "$TMP/views.err"
+tour "$TMP/t-views" 1 "$TMP/views.hds"
+stop
+same views "$TMP/t-dump" "$TMP/t-views"
+check views/quiet 0 "$(grep -c 'computed again' "$TMP/views.err")"
+check_grep views/strings-kept "strings \(kept\)" "$TMP/views.err"
+start views-plain "$TMP/views-plain.hds"
+check_grep views-plain/says "the group stats and string values from the store; paths, retained by class and the objects' order follow" "$TMP/views-plain.err"
+tour "$TMP/t-views-plain" 1 "$TMP/views-plain.hds"
+stop
+same views-plain "$TMP/t-dump" "$TMP/t-views-plain"
+# put STORE ID AT BYTES: printf-escaped bytes at byte AT of section ID
+put() {
+	set -- "$1" "$(sect "$1" "$2" | cut -d' ' -f1)" "$3" "$4"
+	printf "$4" | dd of="$1" bs=1 seek=$(($2 + $3)) conv=notrunc 2>/dev/null
+}
+u64_2='\002\000\000\000\000\000\000\000'
+# damaged or stale, one case a view: refused with what is wrong, said,
+# computed again, and every answer the same
+cp "$TMP/views.hds" "$TMP/v-lc.hds"     # a lowercased byte changed
+set -- $(sect "$TMP/views.hds" 45)
+put "$TMP/v-lc.hds" 45 $(($2 / 2)) '\001'
+cp "$TMP/views.hds" "$TMP/v-svstale.hds" # a later layout
+put "$TMP/v-svstale.hds" 43 0 "$u64_2"
+cp "$TMP/views.hds" "$TMP/v-rows.hds"   # the group rows miscounted
+put "$TMP/v-rows.hds" 46 24 '\377'
+cp "$TMP/views.hds" "$TMP/v-gstale.hds"
+put "$TMP/v-gstale.hds" 46 0 "$u64_2"
+cp "$TMP/views.hds" "$TMP/v-tree.hds"   # made for another tree
+put "$TMP/v-tree.hds" 47 40 '\377'
+cp "$TMP/views.hds" "$TMP/v-name.hds"   # a name out of bounds
+put "$TMP/v-name.hds" 47 88 '\377\377\377\377'
+for c in "lc:string value view is damaged (the lowercased text differs)" \
+	"svstale:string value view is stale (layout 2; this heapdump reads 1)" \
+	"rows:group stats view is damaged (the wrong size)" \
+	"gstale:group stats view is stale (layout 2; this heapdump reads 1)" \
+	"tree:retained by class view is stale (made for another dominator tree)" \
+	"name:retained by class view is damaged (a row is invalid)"; do
+	v=${c%%:*}
+	check "v-$v/changed" 1 "$(cmp -s "$TMP/views.hds" "$TMP/v-$v.hds" || echo 1)"
+	start "v-$v" "$TMP/v-$v.hds"
+	tour "$TMP/t-v-$v" 1 "$TMP/v-$v.hds"
+	stop
+	check "v-$v/refused" 1 "$(grep -cF "store ${c#*:}: computed again" "$TMP/v-$v.err")"
+	same "v-$v" "$TMP/t-dump" "$TMP/t-v-$v"
+done
+check cached/views-written "43 44 45 46 47 " "$(views_in "$TMP/c/later.json.gz.hds")"
 
 # ---- three dumps ----
 start three --no-cache "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz

@@ -3,7 +3,8 @@
  * loader (header, section table, every validation), and when it opens,
  * every accessor on every node, edge and root, then the graph algorithms
  * that trust a validated store (stats, the root search, roots-of,
- * subgraph, interface-with, export).
+ * subgraph, interface-with, export), and the views it keeps (string
+ * values, group stats, retained by class: refused or read whole).
  */
 #include "store_format.h"
 
@@ -224,6 +225,65 @@ out:
 	hd_nodes_free(&half);
 }
 
+/* The views: each refused with a message, or every row within the
+ * store (a value within its text, a string node of the store). */
+static void touch_views(const hd_store *s, uint64_t *sink)
+{
+	hd_error err;
+	hd_string_values *v = NULL;
+	hd_string_value r;
+	hd_group_stats *g = NULL;
+	hd_stats_options so;
+	hd_class_retained *cr = NULL;
+	hd_domtree *d = NULL;
+	const hd_stats_row *rows;
+	size_t i, n, f;
+	unsigned k;
+
+	memset(&err, 0, sizeof(err));
+	if (hd_string_values_open(&v, s, &err) == 0) {
+		for (i = 0; i < hd_string_values_count(v); i++) {
+			hd_string_values_row(&r, v, i);
+			if (r.node != HD_NODE_NONE &&
+			    (r.node >= hd_store_node_count(s) ||
+			     hd_store_type(s, r.node) != HD_T_STRING))
+				__builtin_trap();
+			if (r.value_len)
+				*sink += (unsigned char)r.value[r.value_len - 1];
+		}
+		for (f = 0; hd_text_search_next(hd_string_values_search(v),
+						"a", 1, f, &i) == 0; f = i + 1)
+			*sink += i;
+		hd_string_values_free(v);
+	} else if (!err.msg[0]) {
+		__builtin_trap();
+	}
+	hd_view_stats_options(&so);
+	memset(&err, 0, sizeof(err));
+	if (hd_group_stats_open(&g, s, &so, &err) == 0) {
+		for (k = 0; k < so.ngroupings; k++) {
+			rows = hd_group_stats_rows(g, k, &n);
+			for (i = 0; i < n; i++)
+				*sink += strlen(rows[i].key[0]) +
+					 rows[i].key_len[0];
+		}
+		hd_group_stats_free(g);
+	} else if (!err.msg[0]) {
+		__builtin_trap();
+	}
+	if (hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER, NULL) == 0) {
+		memset(&err, 0, sizeof(err));
+		if (hd_domtree_classes_open(&cr, &n, d, s, &err) == 0) {
+			for (i = 0; i < n; i++)
+				*sink += strlen(cr[i].name);
+			hd_class_retained_free(cr);
+		} else if (!err.msg[0]) {
+			__builtin_trap();
+		}
+		hd_domtree_free(d);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	hd_store *s = NULL;
@@ -239,6 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	touch_nodes(s, &sink);
 	run_algorithms(s, &sink);
+	touch_views(s, &sink);
 	hd_store_close(s);
 	return sink == 42 ? 0 : 0;
 }
