@@ -184,7 +184,16 @@ tour "$TMP/t-views" 1 "$TMP/views.hds"
 stop
 same views "$TMP/t-dump" "$TMP/t-views"
 check views/quiet 0 "$(grep -c 'computed again' "$TMP/views.err")"
-check_grep views/strings-kept "strings \(kept\)" "$TMP/views.err"
+# the string values come from the store: its dump gone, search finds
+# the same strings
+mkdir "$TMP/gone"
+cp "$L"_later.json.gz "$TMP/gone/d.json.gz"
+"$HD" index -q --views -o "$TMP/gone.hds" "$TMP/gone/d.json.gz"
+rm "$TMP/gone/d.json.gz"
+start gone "$TMP/gone.hds"
+get "search?q=leak&kind=string" >"$TMP/gone-search"
+stop
+check views/strings-without-the-dump "$(cat "$TMP/t-dump/search-string")" "$(cat "$TMP/gone-search")"
 start views-plain "$TMP/views-plain.hds"
 check_grep views-plain/says "the group stats and string values from the store; paths, retained by class and the objects' order follow" "$TMP/views-plain.err"
 tour "$TMP/t-views-plain" 1 "$TMP/views-plain.hds"
