@@ -150,6 +150,9 @@ static VALUE heap_s_open_cached(VALUE klass, VALUE path, VALUE strict)
 	FilePathValue(path);
 	if (RTEST(strict))
 		o.index.read.flags |= HD_READ_STRICT;
+	/* what heapdump serve reads at start, kept for it: the group
+	 * stats and the string values (man 5 heapdump-store, VIEWS) */
+	o.flags |= HD_CACHE_VIEWS;
 	rc = hd_store_open_cached(&h->s, r, StringValueCStr(path), &o, &err);
 	if (rc) {
 		xfree(r);
