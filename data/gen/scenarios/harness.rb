@@ -18,6 +18,10 @@ require "objspace"
 module Scenario
   DUMPER = ARGV[0].to_s.dup.freeze
   OUTDIR = ARGV[1].to_s.dup.freeze
+  # the memsize of an object that fits its slot (an embedded Array of
+  # two: what a scenario cannot reach to measure, as a finalizer
+  # table's entry)
+  SLOT = ObjectSpace.memsize_of([1, 2])
   unless %w[gem dump_all].include?(DUMPER) && !OUTDIR.empty?
     abort "usage: ruby #{File.basename($PROGRAM_NAME)} gem|dump_all OUTDIR"
   end
