@@ -52,4 +52,5 @@ Scenario.dump("later")
 imemo = Scenario.grown(h0, h1)
 Scenario.truth(leaks: true, holder_gem: ["finalizers"], holder_dump_all: ["finalizers"],
                objects: $leaked[0] + imemo[0], bytes: $leaked[1] + imemo[1],
+               says: ["held by finalizers"],
                note: "1,000 connections kept alive by finalizer procs that close over them")
