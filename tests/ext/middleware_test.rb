@@ -296,9 +296,10 @@ if path && File.exist?(path)
   file, line = SITE["keep"].split(":").then { |f, l| [f, l.to_i] }
   handler = rows.select { |r| r["frames"].any? { |f| f["file"] == file && f["line"] == line } }
   kept = handler.sum { |r| r["count"] }
-  # 500 Keep objects and the Array that holds them, at one stack (Keep.new
-  # inside the Array.new block); with the block's internal objects
-  check "stacks/handler-stack-holds-the-kept", kept.between?(501, 510) && handler.map { |r| r["count"] }.max == 501,
+  # 500 Keep objects and the Array that holds them, the Keeps at one
+  # stack (Keep.new inside the Array.new block); with the block's
+  # internal objects (on 4.0, where Class#new is no frame, at that stack)
+  check "stacks/handler-stack-holds-the-kept", kept.between?(501, 510) && handler.map { |r| r["count"] }.max.between?(500, 505),
         "#{kept} objects at #{SITE['keep']}, #{handler.map { |r| r['count'] }.inspect}"
   check "stacks/handler-inside-the-middleware",
         !handler.empty? && handler.all? { |r| r["frames"].any? { |f| f["label"] == "HeapDump::Middleware#call" } },
