@@ -4,7 +4,9 @@
 # middleware. Each request runs inside HeapDump's allocation tracking and
 # gets one log line with the file:line:Class sites it allocated (or, with
 # retained: true, still holds after a full GC); heap dumps every N
-# requests or when RSS crosses a threshold. See man 3 heapdump-ruby.
+# requests or when RSS crosses a threshold; with stacks: true, the
+# process traces allocations with their stacks, which those dumps carry.
+# See man 3 heapdump-ruby.
 # Needs no gem but heapdump: it speaks Rack 2 and Rack 3 without loading
 # rack.
 #
