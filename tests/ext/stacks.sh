@@ -10,7 +10,8 @@
 # from the dump and from its store; the same dump without its stack lines
 # gives the same plain stats; a dump without stacks says so (exit 1);
 # Heap#flame returns heapdump flame's folded text; report's icicle is by
-# stack.
+# stack; the frames' methods outlive their objects and classes;
+# HeapDump.track(stacks: true) (stacks_track.rb).
 SUITE=ext/stacks
 . "$(dirname "$0")/lib.sh"
 needs jq jq
@@ -175,4 +176,30 @@ check plain/leaks-json-stacks-null "true null" "$(jq -r '"\(.suspects | length >
 check signal-env "true" "$(HEAPDUMP_STACKS=1 HEAPDUMP_STACK_SAMPLE=1 ruby -rheapdump/signal -e 'x = "a" * 3; print HeapDump.tracing_stacks? && !HeapDump.allocation_stack(x).nil?' 2>&1)"
 check bad-options "ArgumentError ArgumentError" "$(ruby -rheapdump -e 'r = [{ sample: 0 }, { depth: 257 }].map { |o| begin; HeapDump.trace(stacks: true, **o) {}; "none"; rescue ArgumentError; "ArgumentError"; end }; print r.join(" ")' 2>&1)"
 check_rc by-stack-alone 2 "$HEAPDUMP" stats -q "$A" --by stack,class
+
+# the frames' methods are kept alive by the table: 200 singleton methods,
+# called once each, their objects and classes dropped and the GC run;
+# the dump still names every frame (unmarked, a freed method's slot
+# taken by another object made rb_profile_frame_path abort: frame2iseq)
+cat >"$TMP/gone.rb" <<'RB'
+require "heapdump"
+HeapDump.trace(stacks: true, sample: 1) do
+  200.times do |i|
+    o = Object.new
+    o.instance_eval("def tmp; Array.new(3) { |x| x.to_s }; end", "gone#{i}.rb", 1)
+    o.tmp
+  end
+  4.times { GC.start(full_mark: true, immediate_sweep: true); Array.new(100_000) { Object.new } }
+  HeapDump.dump(ARGV[0])
+end
+print "done"
+RB
+check frames-kept-alive/runs done "$(ruby "$TMP/gone.rb" "$TMP/gone.json" 2>"$TMP/gone.err" || head -c 300 "$TMP/gone.err")"
+check frames-kept-alive/named 200 "$(grep '"type":"FRAME"' "$TMP/gone.json" 2>/dev/null | grep -o '"file":"gone[0-9]*\.rb"' | sort -u | wc -l)"
+
+# HeapDump.track(stacks: true): counts by stack, split by caller
+# (stacks_track.rb)
+SUITE=$SUITE ruby "$TOP/tests/ext/stacks_track.rb" 2>"$TMP/track.err"
+rc=$?
+[ $rc -eq 0 ] || notok track/ruby-suite "stacks_track.rb exited $rc: $(tail -c 600 "$TMP/track.err")"
 exit 0
