@@ -227,11 +227,26 @@ static int make_dirs(char *path)
 	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The cache directory into buf; -1 when there is none */
+static int cache_base(char *buf, size_t size)
+{
+	const char *base = getenv("XDG_CACHE_HOME"), *home;
+	int n;
+
+	if (base && base[0] == '/')
+		n = snprintf(buf, size, "%s/heapdump", base);
+	else if ((home = getenv("HOME")) && home[0] == '/')
+		n = snprintf(buf, size, "%s/.cache/heapdump", home);
+	else
+		return -1;
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 		      hd_error *err)
 {
-	char abs[KEEP_PATH_MAX], cwd[KEEP_PATH_MAX];
-	const char *base = getenv("XDG_CACHE_HOME"), *home, *name;
+	char abs[KEEP_PATH_MAX], cwd[KEEP_PATH_MAX], dir[KEEP_PATH_MAX];
+	const char *name;
 	uint64_t h1, h2;
 	int n;
 
@@ -254,19 +269,13 @@ int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 	h1 = fnv1a(FNV0, abs, strlen(abs));
 	h2 = fnv1a(0x84222325cbf29ce4ULL, abs, strlen(abs));
 	name = strrchr(abs, '/') + 1;
-	if (base && base[0] == '/')
-		n = snprintf(buf, size, "%s/heapdump/%.200s-%016llx%016llx"
-			     ".verdict", base, name, (unsigned long long)h1,
-			     (unsigned long long)h2);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/heapdump/%.200s-%016llx"
-			     "%016llx.verdict", home, name,
-			     (unsigned long long)h1, (unsigned long long)h2);
-	else
+	if (cache_base(dir, sizeof(dir)))
 		return hd__error(err, HD_EINVAL, "no place for the verdict: "
 				 "'%s' is not writable and neither "
 				 "XDG_CACHE_HOME nor HOME is an absolute path",
 				 store_path);
+	n = snprintf(buf, size, "%s/%.200s-%016llx%016llx.verdict", dir, name,
+		     (unsigned long long)h1, (unsigned long long)h2);
 	if (n < 0 || (size_t)n >= size)
 		return hd__error(err, HD_ELIMIT, "'%s': path too long",
 				 store_path);
@@ -369,8 +378,9 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 		       const hd_process_verdict *proc, const char *json,
 		       size_t len, hd_error *err)
 {
-	char tmp[KEEP_PATH_MAX], dir[KEEP_PATH_MAX], *key;
+	char tmp[KEEP_PATH_MAX], dir[KEEP_PATH_MAX], cache[KEEP_PATH_MAX], *key;
 	const char *slash;
+	size_t cl;
 	FILE *f;
 	int fd, n, ok, e;
 
@@ -381,13 +391,18 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 	slash = strrchr(path, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? path : ".");
-	/* the cache directory is made and must be private; beside the
-	 * store, the directory is the store's */
-	if (!beside_ok(path)) {
+	/* in the cache directory: made, and it must be private; beside
+	 * the store: the name missing or ours */
+	if (!cache_base(cache, sizeof(cache)) &&
+	    strncmp(path, cache, cl = strlen(cache)) == 0 && path[cl] == '/') {
 		if (make_dirs(dir) != 0 || !private_dir(dir))
 			return hd__error(err, HD_EINVAL, "cannot keep the "
 					 "verdict in %s: not a private "
 					 "directory of this user", dir);
+	} else if (!beside_ok(path)) {
+		return hd__error(err, HD_EINVAL, "cannot keep the verdict "
+				 "at %s: not a file of this user in a "
+				 "writable directory", path);
 	}
 	if (!(key = key_text(ls, proc)))
 		return hd__error(err, HD_ENOMEM, "out of memory");

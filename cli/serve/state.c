@@ -583,7 +583,7 @@ static int build_session(struct serve_state *st)
 	/* the diff's classes, read by memsize only: sorted now, never
 	 * again */
 	hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &i);
-	if (st->verdict)
+	if (st->verdict_kept)
 		return 0;
 	if (hd_leak_verdict_json(&st->verdict, &st->verdict_len, st->ls,
 				 &st->proc, &err)) {
@@ -608,8 +608,9 @@ int serve_state_need_session(struct serve_state *st)
 int serve_state_verdict(struct serve_state *st, const char **json,
 			size_t *len)
 {
-	/* a kept verdict is set at start, before any call */
-	if (!st->verdict && serve_state_need_session(st))
+	/* a kept verdict is set at start, before any thread; else the
+	 * session's lock orders its writing before this read */
+	if (!st->verdict_kept && serve_state_need_session(st))
 		return -1;
 	*json = st->verdict;
 	*len = st->verdict_len;
@@ -637,7 +638,8 @@ static void read_kept(struct serve_state *st, const char *store_path)
 	if (rc < 0)
 		cli_error("serve: %s: the kept verdict is %s: computed again",
 			  st->keep_path, why);
-	else if (rc > 0 && !st->quiet)
+	st->verdict_kept = rc > 0;
+	if (rc > 0 && !st->quiet)
 		fprintf(stderr, "%s: serve: the verdict kept in %s\n",
 			PROGRAM_NAME, st->keep_path);
 }

@@ -93,6 +93,7 @@ struct serve_state {
 	char keep_path[4096];
 	char *verdict;
 	size_t verdict_len;
+	int verdict_kept;         /* read at start: set before any thread */
 	int quiet;
 	/* lazily (serve_state_need_order): the counted nodes (not the
 	 * tracer's or dump_all's) by retained memsize, largest first (a
