@@ -24,8 +24,9 @@
  * relative), KEY a hash of the store's absolute path, in a directory of
  * this user that no one else may write. Read only from a regular file
  * of this user that no one else may write (O_NOFOLLOW). Written as the
- * cached stores are: a temporary file made O_EXCL, mode 0600, renamed
- * over the name (a link planted there is replaced, never followed).
+ * cached stores are: a temporary file of an unpredictable name made
+ * O_EXCL (mkstemp), mode 0600, renamed over the name (a link planted
+ * there is replaced, never followed).
  */
 #include "hd_int.h"
 
@@ -385,7 +386,7 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 	int fd, n, ok, e;
 
 	HD_ASSERT_ARG(path && ls && json);
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	n = snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path);
 	if (n < 0 || (size_t)n >= sizeof(tmp))
 		return hd__error(err, HD_ELIMIT, "'%s': path too long", path);
 	slash = strrchr(path, '/');
@@ -406,14 +407,15 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 	}
 	if (!(key = key_text(ls, proc)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
+	/* an unpredictable name, made O_EXCL, 0600 */
+	fd = mkstemp(tmp);
 	if (fd < 0) {
 		e = errno;
 		free(key);
 		return hd__error_sys(err, e, "cannot keep the verdict: %s: %s",
 				     tmp, strerror(e));
 	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (!(f = fdopen(fd, "w"))) {
 		e = errno;
 		close(fd);

@@ -47,6 +47,7 @@ run_set() {
 	stop
 	check "$n/kept/file" yes "$([ -f "$V" ] && [ ! -L "$V" ] && echo yes)"
 	check "$n/kept/mode" 600 "$(stat -c %a "$V" 2>/dev/null)"
+	check "$n/kept/no-temporary-left" "" "$(ls "$D" | grep 'verdict\.tmp')"
 	check "$n/kept/holds-the-document" "$(jq -S -c . "$D/v1")" "$(tail -n 1 "$V" | jq -S -c .)"
 
 	# the second reads it back: the same bytes
