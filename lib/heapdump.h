@@ -3051,6 +3051,44 @@ HD_API void hd_leak_session_write_json(FILE *f, const hd_leak_session *ls,
 				       const hd_process_verdict *proc,
 				       const hd_leak_json_options *o);
 
+/*
+ * The verdict kept (issue 40): the verdict document of a session, kept
+ * in a small file keyed by the dumps' identities, the options, the
+ * order check and the process's judgement, and read back while they
+ * are the same (man 5 heapdump-store, KEPT VERDICT).
+ */
+
+/** The verdict document of a run session, {"verdict":{...},"totals":
+ * {...},"caveats":[...]} (heapdump-json(5)), into *out (malloc'd,
+ * NUL-terminated; free() it), its length into *len. proc may be NULL.
+ * @return 0, HD_EINVAL (the session has not run), HD_ENOMEM */
+HD_API int hd_leak_verdict_json(char **out, size_t *len,
+				const hd_leak_session *ls,
+				const hd_process_verdict *proc, hd_error *err);
+
+/** Where the verdict of the examined store store_path is kept:
+ * STORE.verdict when that may be ours, else a file of the cache
+ * directory. @return 0, HD_ELIMIT, HD_EINVAL (no place) */
+HD_API int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
+			     hd_error *err);
+
+/** Reads the kept verdict at path for the session ls (new; run or not)
+ * and proc: 1 and the document in *json (malloc'd, NUL-terminated) and
+ * *len; 0 when there is none; -1 when it cannot be used, why saying so
+ * ("stale (...)", "damaged (...)"). Never an error: the caller
+ * computes the verdict instead. */
+HD_API int hd_leak_keep_read(char **json, size_t *len, char *why,
+			     size_t wsize, const char *path,
+			     const hd_leak_session *ls,
+			     const hd_process_verdict *proc);
+
+/** Keeps json (hd_leak_verdict_json's) at path for ls and proc:
+ * atomically, mode 0600, never through a link.
+ * @return 0, HD_EIO, HD_ENOMEM, HD_ELIMIT, HD_EINVAL */
+HD_API int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
+			      const hd_process_verdict *proc,
+			      const char *json, size_t len, hd_error *err);
+
 /* ===================================================================== */
 /* Budgets: the CI gate                                                  */
 /* ===================================================================== */
