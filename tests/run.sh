@@ -14,7 +14,12 @@ case $B in
 *) HEAPDUMP=$top/$B/heapdump ;;
 esac
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# the suites' caches (the store check's records, cached stores of
+# read-only dumps) in a directory of this run, never the user's
+# ~/.cache: a suite that wants its own sets XDG_CACHE_HOME itself
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME"' EXIT
 
 # HEAPDUMP_WRAP (make check-valgrind): every heapdump the shell suites
 # run goes through it, by a wrapper script named heapdump, each run
@@ -26,7 +31,7 @@ wrapdir=""
 if [ -n "${HEAPDUMP_WRAP:-}" ]; then
 	wrapdir=$(mktemp -d)
 	chmod 755 "$wrapdir" # some suites run heapdump as nobody (setpriv)
-	trap 'rm -f "$log"; rm -rf "$wrapdir"' EXIT
+	trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME" "$wrapdir"' EXIT
 	HEAPDUMP_REAL=$HEAPDUMP
 	HEAPDUMP=$wrapdir/heapdump
 	printf '#!/bin/sh\nexec %s --log-file="$HD_WRAP_LOG/%%p.log" "%s" "$@"\n' \
