@@ -97,7 +97,7 @@ run_suite() {
 JOBS=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 case $JOBS in '' | *[!0-9]* | 0) JOBS=1 ;; esac
 q=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$q" ${wrapdir:+"$wrapdir"}' EXIT
+trap 'rm -f "$log"; rm -rf "$q" "$XDG_CACHE_HOME" ${wrapdir:+"$wrapdir"}' EXIT
 mkfifo "$q/slots"
 exec 3<>"$q/slots"
 i=0
