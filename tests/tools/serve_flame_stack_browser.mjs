@@ -7,7 +7,8 @@
 // count under that stack); a click on it lists as many objects as its
 // count, each a link; no page error, no request off the server. Prints
 // "ok - serve_flame/stack-browser/NAME" or "not ok - ..." lines; the
-// view zoomed into EXPECT's zoom frame goes to SHOTS/flame-stack.png.
+// view zoomed into EXPECT's zoom frame, down to the icicle's bottom, goes
+// to SHOTS/flame-stack.png (data/serve-flame.png is one).
 //
 //   node serve_flame_stack_browser.mjs URL EXPECT.json SHOTS
 import { openPage } from './browser.mjs';
@@ -62,7 +63,8 @@ try {
   const zoom = named(all, expect.zoom);
   if (zoom.length) {
     await follow(`#flame g.fl-frame[data-id="${zoom[0].id}"] rect`);
-    await page.screenshot({ path: shots + '/flame-stack.png' });
+    const bottom = await page.$eval('#flame', e => e.getBoundingClientRect().bottom);
+    await page.screenshot({ path: shots + '/flame-stack.png', clip: { x: 0, y: 0, width: 1200, height: Math.min(900, Math.ceil(bottom + 16)) } });
     await page.evaluate(() => document.body.setAttribute('data-view', ''));
     await page.goBack();
     await view('/flame');
