@@ -181,6 +181,12 @@ want=$("$HEAPDUMP" flame -q --by stack "$B" "$A" | awk '{ s += $NF } END { print
 got=$(sed -n 's/.*<svg id="growth-flame".* data-by="\([a-z]*\)" data-total="\([0-9]*\)".*/\1 \2/p' "$TMP/report.html")
 check report-icicle-by-stack "$want" "$got"
 check_grep report-icicle-keep '<title>KeepController#index ' "$TMP/report.html"
+# the report's data (hd_leak_session_write_json) has each described
+# suspect's stacks, the first 5 rows, as leaks -f json writes them
+sed -n 's/.*<script type="application\/json" id="leak-data">\(.*\)<\/script>.*/\1/p' \
+	"$TMP/report.html" >"$TMP/report.json"
+check report-data-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+	"$(jq -c '[.suspects[] | .stacks]' "$TMP/report.json" 2>&1)"
 
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts
