@@ -14,7 +14,8 @@
 # flame --by stack's folded and speedscope totals, every folded stack is
 # a path of the served tree with its self weight, the leaking caller's
 # frame (KeepController#index) has as many objects as the folded
-# stacks through it; a dump without stacks answers 404 saying so; in
+# stacks through it; /api/leaks's suspects have leaks -f json's stacks;
+# a dump without stacks answers 404 saying so; in
 # chromium (tools/serve_flame_stack_browser.mjs) the stack view, that
 # frame clicked, its objects listed. Screenshot:
 # build/serve/flame-stack.png.
@@ -107,7 +108,8 @@ kill "$SPID"
 # ---- by allocation stack: a program traced with stacks ----
 # tests/ext/stacks_prog.rb on the first Ruby (the gem built by make
 # ext): make_row called from KeepController, which keeps its rows, and
-# DropController; after.json served alone
+# DropController; before.json and after.json served (the flame graph is
+# after.json's)
 R=$(command -v "${HD_RUBIES%% *}" 2>/dev/null || command -v ruby)
 v=$("$R" -e 'print RUBY_VERSION')
 case ${B:-build} in
@@ -124,7 +126,13 @@ env -i PATH="$PATH" HOME="$TMP" RUBYLIB="$EXT:$TOP/src/lib" "$R" \
 	grep -qx done "$TMP/st.out" ||
 	{ notok stack/run "stacks_prog.rb failed: $(tail -c 400 "$TMP/st.err")"; exit 1; }
 SA=$TMP/st/after.json
-serve_start serve-stack 300 "$H" serve -q --no-cache "$SA" || exit 1
+serve_start serve-stack 300 "$H" serve -q --no-cache "$TMP/st/before.json" "$SA" || exit 1
+# /api/leaks: each suspect described has its stacks, the first 5 rows
+# as leaks -f json writes them (hd_leaks_suspect_stacks_json)
+"$H" leaks -q -f json "$TMP/st/before.json" "$SA" >"$TMP/st.leaks.json"
+check stack/api-leaks-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/st.leaks.json")" \
+	"$(get leaks | jq -c '[.suspects[:.totals.shown][] | .stacks]')"
+check stack/api-leaks-has-stacks true "$(jq '.suspects[0].stacks.rows | length > 0' "$TMP/st.leaks.json")"
 # the totals are heapdump flame --by stack's: folded and speedscope,
 # counted and in bytes
 for m in count memsize; do
