@@ -745,6 +745,23 @@ HD_API int hd_stack_stats(hd_stack_rows *out, const hd_store *s,
 HD_API void hd_stack_rows_free(hd_stack_rows *r);
 
 /**
+ * A frame as a JSON object (leak_json.c): frame (its id), then file,
+ * line, method, class and label, each only when the dump gave it.
+ */
+HD_API void hd_frame_json(FILE *f, const hd_store *s, uint32_t frame);
+/**
+ * The table r (rows of s) as one JSON object, the one every front end
+ * writes (stats --by stack|frame -f json, diff's "stacks", a leak
+ * suspect's "stacks", man 5 heapdump-json): by ("stack" or "frame"),
+ * with_stack and without_stack ({count, memsize}), groups (all the
+ * rows) and rows, the first top (0: all): by stack {stack, count,
+ * memsize, frames (outermost first, hd_frame_json each)}, by frame
+ * {count, memsize, frame}. No newline after it.
+ */
+HD_API void hd_stack_rows_json(FILE *f, const hd_store *s,
+			       const hd_stack_rows *r, size_t top);
+
+/**
  * The node's descriptive string: the resolved name of a CLASS, MODULE or
  * ICLASS (see hd_store_class_name), the struct of a DATA, the imemo_type
  * of an IMEMO, the node_type of a NODE; NULL if none. Borrowed.
@@ -3002,6 +3019,18 @@ HD_API const char *hd_suspect_kind_name(int kind);
 HD_API void hd_leaks_suspect_json_fields(FILE *f, const hd_store *s,
 					 const hd_leaks *l, size_t i,
 					 const hd_leak_json_options *o);
+
+/** The allocation stacks of what suspect i of l keeps alive
+ * (hd_leaks_suspect.stacks) as hd_stack_rows_json's object, its first
+ * top rows (0: all); null for a suspect without them (a store without
+ * allocation stacks, a suspect not described). */
+HD_API void hd_leaks_suspect_stacks_json(FILE *f, const hd_store *s,
+					 const hd_leaks *l, size_t i,
+					 size_t top);
+
+/** The number of stack rows each suspect's "stacks" has in
+ * hd_leak_session_write_json (leaks -f json: --sites, 5 by default). */
+#define HD_LEAK_JSON_STACKS 5
 
 /** The fields of cluster i of l: rank, suspects, suspect_ranks,
  * members, border_count, retained_count, retained_memsize, share,

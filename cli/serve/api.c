@@ -1213,6 +1213,11 @@ static void api_leaks(struct serve_state *st, const struct serve_req *r,
 			path_json(f, st->s, &p);
 		else
 			fprintf(f, "null");
+		/* the first HD_LEAK_JSON_STACKS, as the report's data */
+		fputs(",\"stacks\":", f);
+		hd_leaks_suspect_stacks_json(f, st->s, st->leaks,
+					     (size_t)(off + k),
+					     HD_LEAK_JSON_STACKS);
 		fputc('}', f);
 	}
 	hd_root_path_free(&p);

@@ -9,7 +9,8 @@
 # --by frame equal an independent count over the JSON (stacks_count.rb),
 # from the dump and from its store; the same dump without its stack lines
 # gives the same plain stats; a dump without stacks says so (exit 1);
-# Heap#flame returns heapdump flame's folded text; report's icicle is by
+# Heap#flame returns heapdump flame's folded text; Leaks::Suspect#stacks
+# and Leaks#as_json are leaks -f json's stacks; report's icicle is by
 # stack; the frames' methods outlive their objects and classes;
 # HeapDump.track(stacks: true) (stacks_track.rb).
 SUITE=ext/stacks
@@ -83,6 +84,44 @@ case $lk in
 *) notok leaks-json-stacks "suspect 1's first stack '$lk' $(head -c 300 "$TMP/err")" ;;
 esac
 
+# the Ruby API: each described suspect's stacks (Leaks::Suspect#stacks,
+# every row) are leaks -f json --sites 0's, and its first 5 rows the
+# default leaks -f json's and Leaks#as_json's; nil past the described
+cat >"$TMP/lstacks.rb" <<'RB'
+require "heapdump"
+require "json"
+b, a = ARGV.first(2).map { |f| HeapDump.load(f) }
+l = b.leaks(a)
+top = ->(st) { st && st.merge(rows: st[:rows].first(5)) }
+all = l.shown.map(&:stacks)
+puts JSON.generate(all)
+puts JSON.generate(all.map(&top))
+puts JSON.generate(l.as_json["suspects"].map { |s| s["stacks"] })
+puts JSON.generate(l.suspects.drop(l.shown.size).map(&:stacks).uniq)
+puts l.shown.first.stacks[:rows].first[:frames].map { |f| f[:label] }.join(";")
+RB
+cp "$B" "$TMP/lb.json"
+cp "$A" "$TMP/la.json"
+cp "$B.hdmeta" "$TMP/lb.json.hdmeta" 2>/dev/null
+cp "$A.hdmeta" "$TMP/la.json.hdmeta" 2>/dev/null
+if ruby "$TMP/lstacks.rb" "$TMP/lb.json" "$TMP/la.json" >"$TMP/lstacks.out" 2>"$TMP/lstacks.err"; then
+	"$HEAPDUMP" leaks -q "$B" "$A" -f json --sites 0 >"$TMP/leaks0.json" 2>"$TMP/err"
+	check ruby-leaks/stacks-all "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks0.json")" \
+		"$(sed -n 1p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/stacks-first-5 "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+		"$(sed -n 2p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/as-json-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+		"$(sed -n 3p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/not-described "$(jq -c 'if .totals.groups > .totals.shown then [null] else [] end' "$TMP/leaks0.json")" \
+		"$(sed -n 4p "$TMP/lstacks.out")"
+	case $(sed -n 5p "$TMP/lstacks.out") in
+	*KeepController#index*Helper.make_row) ok ruby-leaks/keep-stack ;;
+	*) notok ruby-leaks/keep-stack "suspect 1's first stack '$(sed -n 5p "$TMP/lstacks.out")'" ;;
+	esac
+else
+	notok ruby-leaks/run "$(tail -c 400 "$TMP/lstacks.err")"
+fi
+
 # the numbers equal an independent count over the JSON, by stack and by
 # frame, from the dump and from its store
 ruby "$TOP/tests/ext/stacks_count.rb" "$A" >"$TMP/count.json" 2>"$TMP/err" ||
@@ -143,6 +182,12 @@ want=$("$HEAPDUMP" flame -q --by stack "$B" "$A" | awk '{ s += $NF } END { print
 got=$(sed -n 's/.*<svg id="growth-flame".* data-by="\([a-z]*\)" data-total="\([0-9]*\)".*/\1 \2/p' "$TMP/report.html")
 check report-icicle-by-stack "$want" "$got"
 check_grep report-icicle-keep '<title>KeepController#index ' "$TMP/report.html"
+# the report's data (hd_leak_session_write_json) has each described
+# suspect's stacks, the first 5 rows, as leaks -f json writes them
+sed -n 's/.*<script type="application\/json" id="leak-data">\(.*\)<\/script>.*/\1/p' \
+	"$TMP/report.html" >"$TMP/report.json"
+check report-data-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+	"$(jq -c '[.suspects[] | .stacks]' "$TMP/report.json" 2>&1)"
 
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts
