@@ -12,7 +12,6 @@
  * cli_render_dot).
  */
 #include "cmd.h"
-#include "stacks_out.h"
 #include "common.h"
 #include "draw.h"
 #include "gate.h"
@@ -764,11 +763,8 @@ static void print_json(const struct report *r)
 		printf(",\"sites\":");
 		json_rows(sp->sites, (size_t)A.sites, "class", "location");
 		printf(",\"stacks\":");
-		if (sp->stacks)
-			cli_stacks_print(stdout, s, sp->stacks, CLI_STK_JSON,
-					 (size_t)A.sites, "objects");
-		else
-			printf("null");
+		hd_leaks_suspect_stacks_json(stdout, s, r->l, i,
+					     (size_t)A.sites);
 		putchar('}');
 	}
 	putchar(']');

@@ -115,10 +115,10 @@ int cli_order_report(const hd_order_pair *p, const struct cli_input *in,
 	return reversed && !force ? EXIT_USAGE : 0;
 }
 
-int cli_leak_session(hd_leak_session **out, hd_store *const *s,
-		     const struct cli_input *in, size_t n,
-		     const hd_leak_session_options *o, int force,
-		     char (*times)[40])
+int cli_leak_session_open(hd_leak_session **out, hd_store *const *s,
+			  const struct cli_input *in, size_t n,
+			  const hd_leak_session_options *o, int force,
+			  char (*times)[40])
 {
 	hd_leak_session_options so = *o;
 	hd_dump_origin org[HD_LEAK_SESSION_MAX_DUMPS];
@@ -138,15 +138,29 @@ int cli_leak_session(hd_leak_session **out, hd_store *const *s,
 	if (hd_leak_session_new(out, s, n, &so, &err))
 		return cli_lib_error(&err);
 	if ((rc = cli_order_report(hd_leak_session_order(*out, &np), in,
-				   times, n, force)))
-		goto fail;
-	if (hd_leak_session_run(*out, &err)) {
-		rc = cli_lib_error(&err);
-		goto fail;
+				   times, n, force))) {
+		hd_leak_session_free(*out);
+		*out = NULL;
+		return rc;
 	}
 	return 0;
-fail:
-	hd_leak_session_free(*out);
-	*out = NULL;
-	return rc;
+}
+
+int cli_leak_session(hd_leak_session **out, hd_store *const *s,
+		     const struct cli_input *in, size_t n,
+		     const hd_leak_session_options *o, int force,
+		     char (*times)[40])
+{
+	hd_error err = { 0 };
+	int rc;
+
+	if ((rc = cli_leak_session_open(out, s, in, n, o, force, times)))
+		return rc;
+	if (hd_leak_session_run(*out, &err)) {
+		rc = cli_lib_error(&err);
+		hd_leak_session_free(*out);
+		*out = NULL;
+		return rc;
+	}
+	return 0;
 }

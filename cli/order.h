@@ -53,5 +53,10 @@ int cli_leak_session(hd_leak_session **out, hd_store *const *s,
 		     const struct cli_input *in, size_t n,
 		     const hd_leak_session_options *o, int force,
 		     char (*times)[40]);
+/* cli_leak_session without the run (serve runs it while serving) */
+int cli_leak_session_open(hd_leak_session **out, hd_store *const *s,
+			  const struct cli_input *in, size_t n,
+			  const hd_leak_session_options *o, int force,
+			  char (*times)[40]);
 
 #endif

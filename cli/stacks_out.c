@@ -1,8 +1,9 @@
 /*
  * stacks_out.c - the tables of hd_stack_stats for people (frames
  * escaped, innermost first: where the allocation happened, then who
- * called it), as JSON (frames outermost first, as the dump has them)
- * and as TSV (the stack folded, outermost first, frames joined by ";").
+ * called it) and as TSV (the stack folded, outermost first, frames
+ * joined by ";"); JSON is the library's one writer (hd_stack_rows_json,
+ * lib/leak_json.c), shared with leaks, serve and the gem.
  */
 #include "stacks_out.h"
 
@@ -17,33 +18,6 @@ static void frame_text(FILE *f, const hd_store *s, uint32_t id)
 	hd_store_frame(&fr, s, id);
 	n = hd_frame_text(buf, sizeof(buf), &fr);
 	cli_text_string(f, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-}
-
-static void frame_json(FILE *f, const hd_store *s, uint32_t id)
-{
-	hd_frame fr;
-
-	hd_store_frame(&fr, s, id);
-	fprintf(f, "{\"frame\":%u", id);
-	if (fr.file) {
-		fputs(",\"file\":", f);
-		cli_json_string(f, fr.file, fr.file_len);
-	}
-	if (fr.line)
-		fprintf(f, ",\"line\":%llu", (unsigned long long)fr.line);
-	if (fr.method) {
-		fputs(",\"method\":", f);
-		cli_json_string(f, fr.method, fr.method_len);
-	}
-	if (fr.class_name) {
-		fputs(",\"class\":", f);
-		cli_json_string(f, fr.class_name, fr.class_len);
-	}
-	if (fr.label) {
-		fputs(",\"label\":", f);
-		cli_json_string(f, fr.label, fr.label_len);
-	}
-	putc('}', f);
 }
 
 static void row_text(FILE *f, const hd_store *s, const hd_stack_rows *r,
@@ -93,47 +67,6 @@ static void print_text(FILE *f, const hd_store *s, const hd_stack_rows *r,
 		row_text(f, s, r, &r->rows[i]);
 }
 
-static void print_json(FILE *f, const hd_store *s, const hd_stack_rows *r,
-		       size_t shown)
-{
-	size_t i, k, n;
-
-	fprintf(f, "{\"by\":\"%s\",\"with_stack\":{\"count\":%llu,"
-		   "\"memsize\":%llu},\"without_stack\":{\"count\":%llu,"
-		   "\"memsize\":%llu},\"groups\":%zu,\"rows\":[",
-		r->by == HD_STACKS_BY_FRAME ? "frame" : "stack",
-		(unsigned long long)r->with,
-		(unsigned long long)r->with_memsize,
-		(unsigned long long)r->without,
-		(unsigned long long)r->without_memsize, r->nrows);
-	for (i = 0; i < shown; i++) {
-		const hd_stack_row *row = &r->rows[i];
-
-		if (i)
-			putc(',', f);
-		if (r->by == HD_STACKS_BY_FRAME) {
-			fprintf(f, "{\"count\":%llu,\"memsize\":%llu,\"frame\":",
-				(unsigned long long)row->count,
-				(unsigned long long)row->memsize);
-			frame_json(f, s, row->id);
-			putc('}', f);
-			continue;
-		}
-		fprintf(f, "{\"stack\":%u,\"count\":%llu,\"memsize\":%llu,"
-			   "\"frames\":[",
-			row->id, (unsigned long long)row->count,
-			(unsigned long long)row->memsize);
-		n = hd_store_stack_frames(s, row->id, &(const uint32_t *){ NULL });
-		for (k = 0; k < n; k++) {
-			if (k)
-				putc(',', f);
-			frame_json(f, s, hd_store_stack_frame(s, row->id, k));
-		}
-		fputs("]}", f);
-	}
-	fputs("]}", f);
-}
-
 static void print_tsv(FILE *f, const hd_store *s, const hd_stack_rows *r,
 		      size_t shown)
 {
@@ -167,7 +100,7 @@ void cli_stacks_print(FILE *f, const hd_store *s, const hd_stack_rows *r,
 	size_t shown = top && top < r->nrows ? top : r->nrows;
 
 	if (fmt == CLI_STK_JSON)
-		print_json(f, s, r, shown);
+		hd_stack_rows_json(f, s, r, shown);
 	else if (fmt == CLI_STK_TSV)
 		print_tsv(f, s, r, shown);
 	else

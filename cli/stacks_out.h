@@ -1,6 +1,6 @@
 /*
  * stacks_out.h - the tables of hd_stack_stats (stats --by stack|frame,
- * diff --by stack) as text, JSON or TSV.
+ * diff --by stack) as text or TSV; JSON is hd_stack_rows_json's (lib).
  */
 #ifndef CLI_STACKS_OUT_H
 #define CLI_STACKS_OUT_H

@@ -416,4 +416,15 @@ HD_HIDDEN int hd__store_open_fd(hd_store **out, int fd, const char *path,
  * records: 0, or -1 out of memory (store.c). */
 HD_HIDDEN int hd__store_set_source(hd_store *s, const char *path);
 
+/* A store file of stat st passed the whole-column check before and is
+ * unchanged since: 1, else 0; after a check passed, that recorded
+ * (store_trust.c). */
+struct stat;
+HD_HIDDEN int hd__store_checked(const struct stat *st);
+HD_HIDDEN void hd__store_keep_checked(const struct stat *st);
+
+/* The session's stores and their number (leak_session.c). */
+HD_HIDDEN hd_store *const *hd__leak_session_stores(const hd_leak_session *ls,
+						   size_t *n);
+
 #endif /* HD_INT_H */

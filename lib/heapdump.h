@@ -748,6 +748,23 @@ HD_API int hd_stack_stats(hd_stack_rows *out, const hd_store *s,
 HD_API void hd_stack_rows_free(hd_stack_rows *r);
 
 /**
+ * A frame as a JSON object (leak_json.c): frame (its id), then file,
+ * line, method, class and label, each only when the dump gave it.
+ */
+HD_API void hd_frame_json(FILE *f, const hd_store *s, uint32_t frame);
+/**
+ * The table r (rows of s) as one JSON object, the one every front end
+ * writes (stats --by stack|frame -f json, diff's "stacks", a leak
+ * suspect's "stacks", man 5 heapdump-json): by ("stack" or "frame"),
+ * with_stack and without_stack ({count, memsize}), groups (all the
+ * rows) and rows, the first top (0: all): by stack {stack, count,
+ * memsize, frames (outermost first, hd_frame_json each)}, by frame
+ * {count, memsize, frame}. No newline after it.
+ */
+HD_API void hd_stack_rows_json(FILE *f, const hd_store *s,
+			       const hd_stack_rows *r, size_t top);
+
+/**
  * The node's descriptive string: the resolved name of a CLASS, MODULE or
  * ICLASS (see hd_store_class_name), the struct of a DATA, the imemo_type
  * of an IMEMO, the node_type of a NODE; NULL if none. Borrowed.
@@ -3111,6 +3128,18 @@ HD_API void hd_leaks_suspect_json_fields(FILE *f, const hd_store *s,
 					 const hd_leaks *l, size_t i,
 					 const hd_leak_json_options *o);
 
+/** The allocation stacks of what suspect i of l keeps alive
+ * (hd_leaks_suspect.stacks) as hd_stack_rows_json's object, its first
+ * top rows (0: all); null for a suspect without them (a store without
+ * allocation stacks, a suspect not described). */
+HD_API void hd_leaks_suspect_stacks_json(FILE *f, const hd_store *s,
+					 const hd_leaks *l, size_t i,
+					 size_t top);
+
+/** The number of stack rows each suspect's "stacks" has in
+ * hd_leak_session_write_json (leaks -f json: --sites, 5 by default). */
+#define HD_LEAK_JSON_STACKS 5
+
 /** The fields of cluster i of l: rank, suspects, suspect_ranks,
  * members, border_count, retained_count, retained_memsize, share,
  * shape. */
@@ -3158,6 +3187,44 @@ HD_API void hd_leak_session_caveats_json(FILE *f, const hd_leak_session *ls);
 HD_API void hd_leak_session_write_json(FILE *f, const hd_leak_session *ls,
 				       const hd_process_verdict *proc,
 				       const hd_leak_json_options *o);
+
+/*
+ * The verdict kept (issue 40): the verdict document of a session, kept
+ * in a small file keyed by the dumps' identities, the options, the
+ * order check and the process's judgement, and read back while they
+ * are the same (man 5 heapdump-store, KEPT VERDICT).
+ */
+
+/** The verdict document of a run session, {"verdict":{...},"totals":
+ * {...},"caveats":[...]} (heapdump-json(5)), into *out (malloc'd,
+ * NUL-terminated; free() it), its length into *len. proc may be NULL.
+ * @return 0, HD_EINVAL (the session has not run), HD_ENOMEM */
+HD_API int hd_leak_verdict_json(char **out, size_t *len,
+				const hd_leak_session *ls,
+				const hd_process_verdict *proc, hd_error *err);
+
+/** Where the verdict of the examined store store_path is kept:
+ * STORE.verdict when that may be ours, else a file of the cache
+ * directory. @return 0, HD_ELIMIT, HD_EINVAL (no place) */
+HD_API int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
+			     hd_error *err);
+
+/** Reads the kept verdict at path for the session ls (new; run or not)
+ * and proc: 1 and the document in *json (malloc'd, NUL-terminated) and
+ * *len; 0 when there is none; -1 when it cannot be used, why saying so
+ * ("stale (...)", "damaged (...)"). Never an error: the caller
+ * computes the verdict instead. */
+HD_API int hd_leak_keep_read(char **json, size_t *len, char *why,
+			     size_t wsize, const char *path,
+			     const hd_leak_session *ls,
+			     const hd_process_verdict *proc);
+
+/** Keeps json (hd_leak_verdict_json's) at path for ls and proc:
+ * atomically, mode 0600, never through a link.
+ * @return 0, HD_EIO, HD_ENOMEM, HD_ELIMIT, HD_EINVAL */
+HD_API int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
+			      const hd_process_verdict *proc,
+			      const char *json, size_t len, hd_error *err);
 
 /* ===================================================================== */
 /* Budgets: the CI gate                                                  */

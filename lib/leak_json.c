@@ -4,7 +4,11 @@
  * an object, so that heapdump leaks -f json, serve's /api/leaks and the
  * report's data write the same names and the front end only adds what
  * it alone has (a path with its runs, the classes and sites) before it
- * closes the brace.
+ * closes the brace. A suspect's allocation stacks too
+ * (hd_leaks_suspect_stacks_json, over hd_stack_rows_json, which stats
+ * and diff --by stack write as well): the whole leak written here gives
+ * each described suspect its first HD_LEAK_JSON_STACKS rows, leaks -f
+ * json its first --sites.
  *
  * Names: "holders" is the list of holder objects (at most 8),
  * "holder_count" and "root_count" count the old objects and root
@@ -75,6 +79,94 @@ void hd_node_json_fields(FILE *f, const hd_store *s, hd_node_id v,
 		if (flags & HD_NAME_INFERRED)
 			fputs(",\"inferred\":true", f);
 	}
+}
+
+/*
+ * Allocation stacks, the one writer of every front end: a frame, a
+ * table of hd_stack_stats (stats --by stack|frame -f json, diff's
+ * "stacks") and a suspect's stacks. A stack's frames outermost first,
+ * as the dump has them; a frame's fields those the dump gave (file,
+ * line, method, class, label), each left out when unknown.
+ */
+void hd_frame_json(FILE *f, const hd_store *s, uint32_t id)
+{
+	hd_frame fr;
+
+	if (hd_store_frame(&fr, s, id))
+		fr = (hd_frame){ 0 };
+	fprintf(f, "{\"frame\":%u", id);
+	if (fr.file) {
+		fputs(",\"file\":", f);
+		hd_json_write_string(f, fr.file, fr.file_len);
+	}
+	if (fr.line)
+		fprintf(f, ",\"line\":%llu", (unsigned long long)fr.line);
+	if (fr.method) {
+		fputs(",\"method\":", f);
+		hd_json_write_string(f, fr.method, fr.method_len);
+	}
+	if (fr.class_name) {
+		fputs(",\"class\":", f);
+		hd_json_write_string(f, fr.class_name, fr.class_len);
+	}
+	if (fr.label) {
+		fputs(",\"label\":", f);
+		hd_json_write_string(f, fr.label, fr.label_len);
+	}
+	fputc('}', f);
+}
+
+void hd_stack_rows_json(FILE *f, const hd_store *s, const hd_stack_rows *r,
+			size_t top)
+{
+	size_t shown = top && top < r->nrows ? top : r->nrows;
+	size_t i, k, n;
+
+	fprintf(f, "{\"by\":\"%s\",\"with_stack\":{\"count\":%llu,"
+		   "\"memsize\":%llu},\"without_stack\":{\"count\":%llu,"
+		   "\"memsize\":%llu},\"groups\":%zu,\"rows\":[",
+		r->by == HD_STACKS_BY_FRAME ? "frame" : "stack",
+		(unsigned long long)r->with,
+		(unsigned long long)r->with_memsize,
+		(unsigned long long)r->without,
+		(unsigned long long)r->without_memsize, r->nrows);
+	for (i = 0; i < shown; i++) {
+		const hd_stack_row *row = &r->rows[i];
+
+		if (i)
+			fputc(',', f);
+		if (r->by == HD_STACKS_BY_FRAME) {
+			fprintf(f, "{\"count\":%llu,\"memsize\":%llu,\"frame\":",
+				(unsigned long long)row->count,
+				(unsigned long long)row->memsize);
+			hd_frame_json(f, s, row->id);
+			fputc('}', f);
+			continue;
+		}
+		fprintf(f, "{\"stack\":%u,\"count\":%llu,\"memsize\":%llu,"
+			   "\"frames\":[",
+			row->id, (unsigned long long)row->count,
+			(unsigned long long)row->memsize);
+		n = hd_store_stack_frames(s, row->id, &(const uint32_t *){ NULL });
+		for (k = 0; k < n; k++) {
+			if (k)
+				fputc(',', f);
+			hd_frame_json(f, s, hd_store_stack_frame(s, row->id, k));
+		}
+		fputs("]}", f);
+	}
+	fputs("]}", f);
+}
+
+void hd_leaks_suspect_stacks_json(FILE *f, const hd_store *s,
+				  const hd_leaks *l, size_t i, size_t top)
+{
+	const hd_leaks_suspect *sp = hd_leaks_suspect_get(l, i);
+
+	if (sp && sp->stacks)
+		hd_stack_rows_json(f, s, sp->stacks, top);
+	else
+		fputs("null", f);
 }
 
 /* {node fields, the front end's own}, or null */
@@ -463,6 +555,8 @@ static void suspects_clusters(FILE *f, const hd_store *s, const hd_leaks *l,
 			hd_path_json(f, s, sp->path, o);
 		else
 			fputs("null", f);
+		fputs(",\"stacks\":", f);
+		hd_leaks_suspect_stacks_json(f, s, l, i, HD_LEAK_JSON_STACKS);
 		fputc('}', f);
 	}
 	fprintf(f, "],\"clusters_total\":%zu,\"clusters\":[", n);

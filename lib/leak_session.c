@@ -156,6 +156,13 @@ int hd_leak_session_run(hd_leak_session *ls, hd_error *err)
 	return 0;
 }
 
+hd_store *const *hd__leak_session_stores(const hd_leak_session *ls,
+					 size_t *n)
+{
+	*n = ls ? ls->n : 0;
+	return ls ? ls->s : NULL;
+}
+
 size_t hd_leak_session_ndumps(const hd_leak_session *ls)
 {
 	return ls ? ls->n : 0;

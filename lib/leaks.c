@@ -1081,6 +1081,22 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 	}
 }
 
+/* "; finalizers keep alive what they reference: ..." when path starts
+ * at the finalizer table (its root category, listed by 3.1 to 3.3 and
+ * put back by the store on 3.4 and later, heapdump-dump(5)) */
+static void put_finalizers(struct text *t, const hd_leaks *l,
+			   const hd_root_path *path)
+{
+	const char *root;
+
+	if (!path || !(root = hd_store_root_name(l->s, path->root)) ||
+	    strcmp(root, "finalizers") != 0)
+		return;
+	put(t, "; held by finalizers, which keep alive what they "
+	       "reference: a finalizer that references its own object (a "
+	       "proc made where self is in scope) keeps it for ever");
+}
+
 /* outside: the process grew outside Ruby objects
  * (hd_leaks_verdict_text_process) */
 static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
@@ -1101,7 +1117,8 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 		put_insignificant(&t, l);
 		put_growth(&t, l);
 		return t.len;
-	}	if (v->first_kind == HD_LEAKS_FIRST_INPLACE) {
+	}
+	if (v->first_kind == HD_LEAKS_FIRST_INPLACE) {
 		put_inplace(&t, l);
 		return t.len;
 	}
@@ -1114,6 +1131,7 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 		    100.0 * c->share, what, a);
 		if (c->shape)
 			put(&t, ": %s", c->shape);
+		put_finalizers(&t, l, c->path);
 		put_growth(&t, l);
 		return t.len;
 	}
@@ -1131,6 +1149,7 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 				"as long as their keys, which the dump does not "
 				"list", a);
 		}
+		put_finalizers(&t, l, p->path);
 		put_growth(&t, l);
 		return t.len;
 	}

@@ -1210,7 +1210,7 @@ int hd__store_open_fd(hd_store **out, int fd, const char *path,
 	const unsigned char *base = NULL;
 	unsigned char head[HD__STORE_MAGIC_LEN];
 	struct stat st;
-	int rc;
+	int rc, trusted;
 
 	HD_ASSERT_ARG(out && fd >= 0 && path);
 	*out = NULL;
@@ -1240,9 +1240,14 @@ int hd__store_open_fd(hd_store **out, int fd, const char *path,
 		s->fd = fd; /* closed with the mapping */
 		fd = -1;
 	}
+	/* a mapped store that passed the whole check before, unchanged
+	 * since, is not read through again (store_trust.c) */
+	trusted = s->map && hd__store_checked(&st);
 	if ((rc = parse_layout(s, base, (uint64_t)st.st_size, err)) ||
-	    (rc = hd__store_validate(s, 1, err)))
+	    (rc = hd__store_validate(s, !trusted, err)))
 		goto out;
+	if (s->map && !trusted)
+		hd__store_keep_checked(&st);
 	find_source(s, path);
 	*out = s;
 	s = NULL;

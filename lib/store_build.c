@@ -1233,6 +1233,126 @@ static int roots_csr(struct bld *b)
 	return 0;
 }
 
+/*
+ * The finalizer table's entries, on Rubies that do not list them as
+ * roots. Ruby 3.4 moved the table into the GC implementation, and the
+ * root walk that dump_all and the gem call (rb_objspace_reachable_
+ * objects_from_root) no longer reaches it: an object kept alive only by
+ * its finalizer (a proc made in one of its methods closes over self, the
+ * classic leak) is then reached by nothing and looks like garbage. Each
+ * entry is a hidden Array of the finalizers (Procs, Methods), referenced
+ * by no object and no root: such Arrays become the references of a root
+ * category "finalizers", the name 3.1 to 3.3 give the table. Nothing is
+ * inferred when the dump names the table itself ("finalizers", or the
+ * "objspace" category under which 3.4's GC marks it). Runs after the
+ * reverse edges and the root references are built, before the byte
+ * order is fixed (TYPE is bytes; CLASS and AUX are little-endian by
+ * now, the CSR sections native).
+ */
+static int callable(struct bld *b, const uint8_t *type, const unsigned char *aux,
+		    uint32_t v)
+{
+	static const hd_str names[] = { { "proc", 4 }, { "method", 6 } };
+	uint32_t sid;
+	size_t k, n;
+	const char *p;
+
+	if (type[v] != HD_T_DATA ||
+	    (sid = hd__le32(aux + (size_t)v * 4)) == HD_STR_NONE ||
+	    sid >= b->strs.count)
+		return 0;
+	p = hd__intern_str(&b->strs, sid, &n);
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (n == names[k].len && !memcmp(p, names[k].ptr, n))
+			return 1;
+	return 0;
+}
+
+static int finalizer_entry(struct bld *b, const uint8_t *type,
+			   const unsigned char *cls, const unsigned char *aux,
+			   const uint8_t *rooted, uint32_t i)
+{
+	const uint32_t *roff = b->s->own[HD__SEC_REFS_OFF];
+	const uint32_t *refs = b->s->own[HD__SEC_REFS];
+	const uint32_t *voff = b->s->own[HD__SEC_REV_OFF];
+	uint32_t e;
+
+	if (type[i] != HD_T_ARRAY ||
+	    hd__le32(cls + (size_t)i * 4) != HD_NODE_NONE ||
+	    voff[i] != voff[i + 1] || rooted[i] || roff[i] == roff[i + 1])
+		return 0;
+	for (e = roff[i]; e < roff[i + 1]; e++)
+		if (!callable(b, type, aux, refs[e]))
+			return 0;
+	return 1;
+}
+
+static int finalizer_roots(struct bld *b)
+{
+	static const char name[] = "finalizers";
+	const uint8_t *type = b->s->own[HD__SEC_TYPE];
+	const unsigned char *cls = b->s->sec[HD__SEC_CLASS];
+	const unsigned char *aux = b->s->sec[HD__SEC_AUX];
+	uint32_t *names, *off, *refs, *kn = NULL, sid, i;
+	uint8_t *rooted;
+	size_t R = b->nroots, kept, n = 0, k, len;
+	const char *p;
+
+	if (!b->N || b->s->len[HD__SEC_CLASS] < (uint64_t)b->N * 4 ||
+	    b->s->len[HD__SEC_AUX] < (uint64_t)b->N * 4)
+		return 0;
+	for (k = 0; k < R; k++) {
+		p = hd__intern_str(&b->strs, b->rnames[k], &len);
+		if ((len == 10 && !memcmp(p, name, 10)) ||
+		    (len == 8 && !memcmp(p, "objspace", 8)))
+			return 0;
+	}
+	kept = b->s->len[HD__SEC_ROOT_REFS] / 4;
+	if (!(rooted = hd__calloc(b->N, 1)))
+		return HD_ENOMEM;
+	for (k = 0; k < kept; k++)
+		rooted[((const uint32_t *)b->s->own[HD__SEC_ROOT_REFS])[k]] = 1;
+	for (i = 0; i < b->N; i++)
+		n += finalizer_entry(b, type, cls, aux, rooted, i);
+	if (!n || kept + n > hd__max_refs) {
+		hd__free(rooted, b->N);
+		return 0;
+	}
+	if (hd__intern_put(&b->strs, name, sizeof(name) - 1, &sid) ||
+	    !(names = hd__array_alloc(R + 1, 4)) ||
+	    !(off = hd__array_alloc(R + 2, 4)) ||
+	    !(refs = hd__array_alloc(kept + n, 4)) ||
+	    (b->rknm && !(kn = hd__array_alloc(kept + n, 4)))) {
+		hd__free(rooted, b->N);
+		return HD_ENOMEM;
+	}
+	memcpy(names, b->s->own[HD__SEC_ROOT_NAMES], R * 4);
+	names[R] = sid;
+	memcpy(off, b->s->own[HD__SEC_ROOT_OFF], (R + 1) * 4);
+	off[R + 1] = (uint32_t)(kept + n);
+	memcpy(refs, b->s->own[HD__SEC_ROOT_REFS], kept * 4);
+	if (kn) {
+		memcpy(kn, b->rknm, kept * 4);
+		memset(kn + kept, 0, n * 4); /* no reference names */
+		hd__free(b->rknm, b->rknm_n * 4);
+		b->rknm = kn;
+		b->rknm_n = kept + n;
+	}
+	for (i = 0, k = kept; i < b->N; i++)
+		if (finalizer_entry(b, type, cls, aux, rooted, i))
+			refs[k++] = i;
+	hd__free(rooted, b->N);
+	set_sec(b, HD__SEC_ROOT_NAMES, names, (R + 1) * 4, (R + 1) * 4);
+	set_sec(b, HD__SEC_ROOT_OFF, off, (R + 2) * 4, (R + 2) * 4);
+	set_sec(b, HD__SEC_ROOT_REFS, refs, (kept + n) * 4, (kept + n) * 4);
+	if (hd__grow((void **)&b->rnames, &b->rnames_cap, R + 1,
+		     sizeof(*b->rnames)))
+		return HD_ENOMEM;
+	b->rnames[b->nroots++] = sid;
+	b->root_listed += n;
+	return 0;
+}
+
 /* ---- columns ---- */
 
 /* Moves record-order column ci into node order as section id. */
@@ -2059,6 +2179,8 @@ static int assemble(struct bld *b, hd_error *err)
 	if (par2(b, edges_task, nodes_task))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	hd__timing("build");
+	if (finalizer_roots(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	if ((rc = stacks(b)))
 		return limit_error(b, err, rc);
 	lut_free(&b->lut);

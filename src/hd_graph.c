@@ -216,6 +216,86 @@ static VALUE diff_hash(VALUE arg)
 	return r;
 }
 
+/* A frame of an allocation stack as hd_frame_json writes it: frame,
+ * then file, line, method, class, label when the dump gave them */
+static VALUE frame_value(const hd_store *s, uint32_t id)
+{
+	VALUE r = rb_hash_new();
+	hd_frame fr;
+
+	SET(r, "frame", UINT2NUM(id));
+	if (hd_store_frame(&fr, s, id))
+		return r;
+	if (fr.file)
+		SET(r, "file", rb_utf8_str_new(fr.file, (long)fr.file_len));
+	if (fr.line)
+		SET_U64(r, "line", fr.line);
+	if (fr.method)
+		SET(r, "method", rb_utf8_str_new(fr.method, (long)fr.method_len));
+	if (fr.class_name)
+		SET(r, "class",
+		    rb_utf8_str_new(fr.class_name, (long)fr.class_len));
+	if (fr.label)
+		SET(r, "label", rb_utf8_str_new(fr.label, (long)fr.label_len));
+	return r;
+}
+
+static VALUE count_memsize(uint64_t count, uint64_t memsize)
+{
+	VALUE r = rb_hash_new();
+
+	SET_U64(r, "count", count);
+	SET_U64(r, "memsize", memsize);
+	return r;
+}
+
+/* What a suspect keeps alive by allocation stack, as
+ * hd_stack_rows_json's object (heapdump-json(5), a suspect's "stacks")
+ * with every row; frames shared by rows are one Hash */
+static VALUE stacks_value(const hd_store *s, const hd_stack_rows *r)
+{
+	VALUE h = rb_hash_new(), rows = rb_ary_new_capa((long)r->nrows);
+	VALUE frames = rb_hash_new();
+	size_t i, k, n;
+
+	SET(h, "by", rb_str_new_cstr(r->by == HD_STACKS_BY_FRAME ? "frame" :
+								  "stack"));
+	SET(h, "with_stack", count_memsize(r->with, r->with_memsize));
+	SET(h, "without_stack", count_memsize(r->without, r->without_memsize));
+	SET(h, "groups", SIZET2NUM(r->nrows));
+	for (i = 0; i < r->nrows; i++) {
+		const hd_stack_row *row = &r->rows[i];
+		VALUE x = rb_hash_new(), fa, fv, key;
+
+		if (r->by == HD_STACKS_BY_FRAME) {
+			SET_U64(x, "count", row->count);
+			SET_U64(x, "memsize", row->memsize);
+			SET(x, "frame", frame_value(s, row->id));
+			rb_ary_push(rows, x);
+			continue;
+		}
+		SET(x, "stack", UINT2NUM(row->id));
+		SET_U64(x, "count", row->count);
+		SET_U64(x, "memsize", row->memsize);
+		n = hd_store_stack_frames(s, row->id, &(const uint32_t *){ NULL });
+		fa = rb_ary_new_capa((long)n);
+		for (k = 0; k < n; k++) {
+			uint32_t id = hd_store_stack_frame(s, row->id, k);
+
+			key = UINT2NUM(id);
+			if (NIL_P(fv = rb_hash_lookup(frames, key))) {
+				fv = rb_obj_freeze(frame_value(s, id));
+				rb_hash_aset(frames, key, fv);
+			}
+			rb_ary_push(fa, fv);
+		}
+		SET(x, "frames", fa);
+		rb_ary_push(rows, x);
+	}
+	SET(h, "rows", rows);
+	return h;
+}
+
 /* A suspect in heapdump-json(5)'s names (hd_leaks_suspect_json_fields):
  * node ids for the nodes, sets of ids for holders (empty for a root)
  * and the border */
@@ -243,6 +323,7 @@ static VALUE suspect_hash(VALUE heap, const hd_store *s,
 	SET_U64(r, "keepalive_memsize", x->keepalive_memsize);
 	SET(r, "path", x->path ? hdx_path_value(s, x->path) : Qnil);
 	SET(r, "border", x->border ? set_value(heap, x->border) : Qnil);
+	SET(r, "stacks", x->stacks ? stacks_value(s, x->stacks) : Qnil);
 	return r;
 }
 

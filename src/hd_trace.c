@@ -102,7 +102,9 @@ struct hdx_frame {
 	const char *file, *method, *klass, *label; /* interned, or NULL */
 };
 
-static struct {
+/* Interned frames and stacks: the tracer's (stk.t, for the life of the
+ * process) and each track(stacks: true)'s (freed with its tracker). */
+struct hdx_stktab {
 	struct hdx_frame *v;       /* frame id f at v[f - 1] */
 	size_t n, cap;
 	uint32_t *fslot;           /* frame id + 0, 0 empty */
@@ -113,21 +115,35 @@ static struct {
 	size_t nstacks, off_cap;
 	uint32_t *sslot;           /* stack id, 0 empty */
 	size_t sslot_cap;
-	int on, depth;
+};
+
+/* Which allocations take a stack: 1 in sample on average. */
+struct hdx_sampler {
 	unsigned long sample;      /* mean gap between sampled objects */
 	unsigned long left;        /* objects before the next sample */
 	uint64_t rng;
+};
+
+static struct {
+	struct hdx_stktab t;
+	struct hdx_sampler smp;
+	int on, depth;
 } stk;
 
 static VALUE frames_holder = Qnil;
 
-static void frames_mark(void *p)
+static void tab_mark(const struct hdx_stktab *t)
 {
 	size_t i;
 
+	for (i = 0; i < t->n; i++)
+		rb_gc_mark(t->v[i].fv);
+}
+
+static void frames_mark(void *p)
+{
 	(void)p;
-	for (i = 0; i < stk.n; i++)
-		rb_gc_mark(stk.v[i].fv);
+	tab_mark(&stk.t);
 }
 
 static const rb_data_type_t frames_type = {
@@ -164,13 +180,14 @@ static uint32_t *slots_new(size_t n)
 	return calloc(n, sizeof(uint32_t));
 }
 
-static size_t frame_slot(const uint32_t *tab, size_t cap, VALUE fv, int line)
+static size_t frame_slot(const struct hdx_stktab *t, const uint32_t *tab,
+			 size_t cap, VALUE fv, int line)
 {
 	size_t j = mix64((uint64_t)fv * 31 + (uint64_t)(unsigned)line) &
 		   (cap - 1);
 
 	while (tab[j]) {
-		const struct hdx_frame *f = &stk.v[tab[j] - 1];
+		const struct hdx_frame *f = &t->v[tab[j] - 1];
 
 		if (f->fv == fv && f->line == line)
 			break;
@@ -179,38 +196,39 @@ static size_t frame_slot(const uint32_t *tab, size_t cap, VALUE fv, int line)
 	return j;
 }
 
-static int frames_rehash(void)
+static int frames_rehash(struct hdx_stktab *t)
 {
-	size_t cap = stk.fslot_cap ? stk.fslot_cap * 2 : 1024, i;
-	uint32_t *t = slots_new(cap);
+	size_t cap = t->fslot_cap ? t->fslot_cap * 2 : 1024, i;
+	uint32_t *s = slots_new(cap);
 
-	if (!t)
+	if (!s)
 		return -1;
-	for (i = 0; i < stk.n; i++)
-		t[frame_slot(t, cap, stk.v[i].fv, stk.v[i].line)] = (uint32_t)i + 1;
-	free(stk.fslot);
-	stk.fslot = t;
-	stk.fslot_cap = cap;
+	for (i = 0; i < t->n; i++)
+		s[frame_slot(t, s, cap, t->v[i].fv, t->v[i].line)] =
+			(uint32_t)i + 1;
+	free(t->fslot);
+	t->fslot = s;
+	t->fslot_cap = cap;
 	return 0;
 }
 
-static uint32_t frame_id(VALUE fv, int line)
+static uint32_t frame_id(struct hdx_stktab *t, VALUE fv, int line)
 {
 	size_t j;
 	struct hdx_frame *f;
 
-	if ((stk.n + 1) * 2 > stk.fslot_cap && frames_rehash())
+	if ((t->n + 1) * 2 > t->fslot_cap && frames_rehash(t))
 		return 0;
-	j = frame_slot(stk.fslot, stk.fslot_cap, fv, line);
-	if (stk.fslot[j])
-		return stk.fslot[j];
-	if (grow_arr((void **)&stk.v, &stk.cap, stk.n + 1, sizeof(*stk.v)))
+	j = frame_slot(t, t->fslot, t->fslot_cap, fv, line);
+	if (t->fslot[j])
+		return t->fslot[j];
+	if (grow_arr((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 		return 0;
-	f = &stk.v[stk.n++];
+	f = &t->v[t->n++];
 	memset(f, 0, sizeof(*f));
 	f->fv = fv;
 	f->line = line;
-	return stk.fslot[j] = (uint32_t)stk.n;
+	return t->fslot[j] = (uint32_t)t->n;
 }
 
 static uint64_t seq_hash(const uint32_t *f, size_t n)
@@ -223,109 +241,110 @@ static uint64_t seq_hash(const uint32_t *f, size_t n)
 	return mix64(h);
 }
 
-static size_t stack_slot(const uint32_t *tab, size_t cap, const uint32_t *f,
-			 size_t n)
+static size_t stack_slot(const struct hdx_stktab *t, const uint32_t *tab,
+			 size_t cap, const uint32_t *f, size_t n)
 {
 	size_t j = seq_hash(f, n) & (cap - 1);
 
 	while (tab[j]) {
 		uint32_t s = tab[j];
-		size_t a = stk.off[s - 1], b = stk.off[s];
+		size_t a = t->off[s - 1], b = t->off[s];
 
-		if (b - a == n && !memcmp(stk.ids + a, f, n * sizeof(*f)))
+		if (b - a == n && !memcmp(t->ids + a, f, n * sizeof(*f)))
 			break;
 		j = (j + 1) & (cap - 1);
 	}
 	return j;
 }
 
-static int stacks_rehash(void)
+static int stacks_rehash(struct hdx_stktab *t)
 {
-	size_t cap = stk.sslot_cap ? stk.sslot_cap * 2 : 1024, s;
-	uint32_t *t = slots_new(cap);
+	size_t cap = t->sslot_cap ? t->sslot_cap * 2 : 1024, s;
+	uint32_t *tab = slots_new(cap);
 
-	if (!t)
+	if (!tab)
 		return -1;
-	for (s = 1; s <= stk.nstacks; s++)
-		t[stack_slot(t, cap, stk.ids + stk.off[s - 1],
-			     stk.off[s] - stk.off[s - 1])] = (uint32_t)s;
-	free(stk.sslot);
-	stk.sslot = t;
-	stk.sslot_cap = cap;
+	for (s = 1; s <= t->nstacks; s++)
+		tab[stack_slot(t, tab, cap, t->ids + t->off[s - 1],
+			       t->off[s] - t->off[s - 1])] = (uint32_t)s;
+	free(t->sslot);
+	t->sslot = tab;
+	t->sslot_cap = cap;
 	return 0;
 }
 
-static uint32_t stack_id(const uint32_t *f, size_t n)
+static uint32_t stack_id(struct hdx_stktab *t, const uint32_t *f, size_t n)
 {
 	size_t j;
 
-	if (!stk.off) {
-		if (grow_arr((void **)&stk.off, &stk.off_cap, 1,
-			     sizeof(*stk.off)))
+	if (!t->off) {
+		if (grow_arr((void **)&t->off, &t->off_cap, 1,
+			     sizeof(*t->off)))
 			return 0;
-		stk.off[0] = 0;
+		t->off[0] = 0;
 	}
-	if ((stk.nstacks + 1) * 2 > stk.sslot_cap && stacks_rehash())
+	if ((t->nstacks + 1) * 2 > t->sslot_cap && stacks_rehash(t))
 		return 0;
-	j = stack_slot(stk.sslot, stk.sslot_cap, f, n);
-	if (stk.sslot[j])
-		return stk.sslot[j];
-	if (grow_arr((void **)&stk.ids, &stk.ids_cap, stk.nids + n,
-		     sizeof(*stk.ids)) ||
-	    grow_arr((void **)&stk.off, &stk.off_cap, stk.nstacks + 2,
-		     sizeof(*stk.off)))
+	j = stack_slot(t, t->sslot, t->sslot_cap, f, n);
+	if (t->sslot[j])
+		return t->sslot[j];
+	if (grow_arr((void **)&t->ids, &t->ids_cap, t->nids + n,
+		     sizeof(*t->ids)) ||
+	    grow_arr((void **)&t->off, &t->off_cap, t->nstacks + 2,
+		     sizeof(*t->off)))
 		return 0;
 	if (n)
-		memcpy(stk.ids + stk.nids, f, n * sizeof(*f));
-	stk.nids += n;
-	stk.off[++stk.nstacks] = (uint32_t)stk.nids;
-	return stk.sslot[j] = (uint32_t)stk.nstacks;
+		memcpy(t->ids + t->nids, f, n * sizeof(*f));
+	t->nids += n;
+	t->off[++t->nstacks] = (uint32_t)t->nids;
+	return t->sslot[j] = (uint32_t)t->nstacks;
 }
 
 /* xorshift64*: the gaps between samples (no Ruby call, no libm) */
-static uint64_t rng_next(void)
+static uint64_t rng_next(struct hdx_sampler *sm)
 {
-	uint64_t x = stk.rng ? stk.rng : 0x9e3779b97f4a7c15ULL;
+	uint64_t x = sm->rng ? sm->rng : 0x9e3779b97f4a7c15ULL;
 
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
-	stk.rng = x;
+	sm->rng = x;
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
 /* Is this allocation sampled? 1 in sample on average, the gaps uniform
  * in [1, 2 sample - 1], so that no period of the program lines up with
  * the sampling's. */
-static int sampled(void)
+static int sampled(struct hdx_sampler *sm)
 {
-	if (stk.sample <= 1)
+	if (sm->sample <= 1)
 		return 1;
-	if (stk.left > 1) {
-		stk.left--;
+	if (sm->left > 1) {
+		sm->left--;
 		return 0;
 	}
-	stk.left = 1 + (unsigned long)(rng_next() % (2 * stk.sample - 1));
+	sm->left = 1 + (unsigned long)(rng_next(sm) % (2 * sm->sample - 1));
 	return 1;
 }
 
-/* The current Ruby stack as a stack id, 0 when none or out of memory. */
-static uint32_t capture_stack(void)
+/* The current Ruby stack (its depth innermost frames) as a stack id of
+ * t, 0 when none or out of memory. */
+static uint32_t capture_stack(struct hdx_stktab *t, int depth)
 {
 	VALUE buf[HDX_STACK_MAX];
 	int lines[HDX_STACK_MAX];
 	uint32_t fids[HDX_STACK_MAX];
 	int n, i, k = 0;
 
-	n = rb_profile_frames(0, stk.depth, buf, lines);
+	n = rb_profile_frames(0, depth, buf, lines);
 	if (n <= 0)
 		return 0;
 	for (i = n - 1; i >= 0; i--) { /* outermost first */
-		if (!(fids[k] = frame_id(buf[i], lines[i])))
+		if (!(fids[k] = frame_id(t, buf[i], lines[i])))
 			return 0;
 		k++;
 	}
-	return stack_id(fids, (size_t)k);
+	return stack_id(t, fids, (size_t)k);
 }
 
 static const char *intern_value(VALUE v)
@@ -343,8 +362,8 @@ void hdx_stacks_resolve(void)
 	int on = stk.on;
 
 	stk.on = 0; /* what this allocates takes no stack */
-	for (i = 0; i < stk.n; i++) {
-		struct hdx_frame *f = &stk.v[i];
+	for (i = 0; i < stk.t.n; i++) {
+		struct hdx_frame *f = &stk.t.v[i];
 
 		if (f->resolved)
 			continue;
@@ -359,24 +378,30 @@ void hdx_stacks_resolve(void)
 
 size_t hdx_stacks_count(void)
 {
-	return stk.nstacks;
+	return stk.t.nstacks;
 }
 
 size_t hdx_frames_count(void)
 {
-	return stk.n;
+	return stk.t.n;
+}
+
+static const uint32_t *tab_stack(const struct hdx_stktab *t, uint32_t s,
+				 size_t *n)
+{
+	*n = t->off[s] - t->off[s - 1];
+	return t->ids + t->off[s - 1];
 }
 
 const uint32_t *hdx_stack_frames(uint32_t s, size_t *n)
 {
-	*n = stk.off[s] - stk.off[s - 1];
-	return stk.ids + stk.off[s - 1];
+	return tab_stack(&stk.t, s, n);
 }
 
 void hdx_frame_get(uint32_t f, const char **file, int *line,
 		   const char **method, const char **klass, const char **label)
 {
-	const struct hdx_frame *fr = &stk.v[f - 1];
+	const struct hdx_frame *fr = &stk.t.v[f - 1];
 
 	*file = fr->file;
 	*line = fr->line;
@@ -385,17 +410,14 @@ void hdx_frame_get(uint32_t f, const char **file, int *line,
 	*label = fr->label;
 }
 
-static void stacks_clear(void)
+static void tab_free(struct hdx_stktab *t)
 {
-	free(stk.v);
-	free(stk.fslot);
-	free(stk.ids);
-	free(stk.off);
-	free(stk.sslot);
-	stk.v = NULL;
-	stk.fslot = stk.ids = stk.off = stk.sslot = NULL;
-	stk.n = stk.cap = stk.fslot_cap = stk.nids = stk.ids_cap = 0;
-	stk.nstacks = stk.off_cap = stk.sslot_cap = 0;
+	free(t->v);
+	free(t->fslot);
+	free(t->ids);
+	free(t->off);
+	free(t->sslot);
+	memset(t, 0, sizeof(*t));
 }
 
 /* ---- HeapDump.trace_allocations_start / _stop / _clear ---- */
@@ -418,8 +440,8 @@ static void trace_newobj_i(VALUE tpval, void *data)
 		return;
 	}
 	site_of(ta, s);
-	if (stk.on && sampled())
-		s->stack = capture_stack();
+	if (stk.on && sampled(&stk.smp))
+		s->stack = capture_stack(&stk.t, stk.depth);
 }
 
 static void trace_freeobj_i(VALUE tpval, void *data)
@@ -465,8 +487,8 @@ static VALUE trace_start_m(int argc, VALUE *argv, VALUE self)
 		if (n < 1)
 			rb_raise(rb_eArgError, "heapdump: sample must be 1 or more");
 		stk.depth = (int)d;
-		stk.sample = (unsigned long)n;
-		stk.left = 0;
+		stk.smp.sample = (unsigned long)n;
+		stk.smp.left = 0;
 		stk.on = 1;
 	} else if (trace_depth == 0) {
 		stk.on = 0;
@@ -510,7 +532,7 @@ static VALUE trace_clear_m(VALUE self)
 {
 	if (trace_depth == 0) {
 		clear_sites();
-		stacks_clear();
+		tab_free(&stk.t);
 	} else if (sites.cap) {
 		clear_sites();
 		if (hdx_table_init(&sites, 1 << 16))
@@ -593,6 +615,11 @@ struct hdx_track {
 	VALUE newobj_tp, freeobj_tp;
 	VALUE thread;           /* count only its allocations; Qnil: all */
 	int retained;
+	int stacks, depth;      /* track(stacks: true) */
+	struct hdx_sampler smp;
+	struct hdx_stktab tab;  /* its own frames and stacks */
+	size_t *scount;         /* scount[s]: objects counted at stack s */
+	size_t scount_cap;
 };
 
 /* The class an object is counted under, 0 when it has none worth naming
@@ -635,6 +662,20 @@ static void track_count(struct hdx_track *t, const char *file,
 	*b = k;
 }
 
+/* One more object at stack s of t (0: none taken). */
+static void track_count_stack(struct hdx_track *t, uint32_t s)
+{
+	size_t old = t->scount_cap;
+
+	if (!s || grow_arr((void **)&t->scount, &t->scount_cap, (size_t)s + 1,
+			   sizeof(*t->scount)))
+		return;
+	if (t->scount_cap > old)
+		memset(t->scount + old, 0,
+		       (t->scount_cap - old) * sizeof(*t->scount));
+	t->scount[s]++;
+}
+
 static void track_newobj_i(VALUE tpval, void *data)
 {
 	struct hdx_track *t = data;
@@ -648,9 +689,12 @@ static void track_newobj_i(VALUE tpval, void *data)
 	if (!NIL_P(t->thread) && rb_thread_current() != t->thread)
 		return;
 	site_of(ta, &site);
+	if (t->stacks && sampled(&t->smp))
+		site.stack = capture_stack(&t->tab, t->depth);
 	if (!t->retained) {
 		klass = count_class_of(obj, &type);
 		track_count(t, site.file, site.line, klass, type);
+		track_count_stack(t, site.stack);
 		return;
 	}
 	if (!(slot = hdx_table_put(&t->live, obj)))
@@ -679,6 +723,7 @@ static void track_mark(void *p)
 	rb_gc_mark(t->newobj_tp);
 	rb_gc_mark(t->freeobj_tp);
 	rb_gc_mark(t->thread);
+	tab_mark(&t->tab);
 	for (i = 0; i < TRACK_BUCKETS; i++)
 		for (k = t->agg[i]; k; k = k->next)
 			if (k->klass)
@@ -715,6 +760,8 @@ static void track_free(void *p)
 
 	track_free_aggs(t);
 	track_free_live(t);
+	tab_free(&t->tab);
+	free(t->scount);
 	free(t);
 }
 
@@ -724,22 +771,38 @@ static const rb_data_type_t track_type = {
 	NULL, NULL, 0
 };
 
-/* :nodoc: _track_start(retained, thread = nil): starts counting the
- * allocations of thread (all threads when nil); returns the tracker */
+/* :nodoc: _track_start(retained, thread = nil, stacks = false, depth = 32,
+ * sample = 1): starts counting the allocations of thread (all threads
+ * when nil), with stacks also by allocation stack (depth innermost
+ * frames of 1 in sample allocations on average); returns the tracker */
 static VALUE track_start_m(int argc, VALUE *argv, VALUE self)
 {
 	struct hdx_track *t;
-	VALUE obj, retained, thread;
+	VALUE obj, retained, thread, stacks, depth, sample;
+	long d = 32, n = 1;
 
-	rb_scan_args(argc, argv, "11", &retained, &thread);
+	rb_scan_args(argc, argv, "14", &retained, &thread, &stacks, &depth,
+		     &sample);
 	if (!NIL_P(thread) && !rb_obj_is_kind_of(thread, rb_cThread))
 		rb_raise(rb_eTypeError, "heapdump: track's thread must be a Thread");
+	if (RTEST(stacks)) {
+		d = NIL_P(depth) ? 32 : NUM2LONG(depth);
+		n = NIL_P(sample) ? 1 : NUM2LONG(sample);
+		if (d < 1 || d > HDX_STACK_MAX)
+			rb_raise(rb_eArgError,
+				 "heapdump: depth must be 1 to %d", HDX_STACK_MAX);
+		if (n < 1)
+			rb_raise(rb_eArgError, "heapdump: sample must be 1 or more");
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t || (RTEST(retained) && hdx_table_init(&t->live, 1 << 12))) {
 		free(t);
 		rb_raise(rb_eNoMemError, "heapdump: no memory for track");
 	}
 	t->retained = RTEST(retained);
+	t->stacks = RTEST(stacks);
+	t->depth = (int)d;
+	t->smp.sample = (unsigned long)n;
 	t->newobj_tp = t->freeobj_tp = Qnil;
 	t->thread = thread;
 	obj = TypedData_Wrap_Struct(rb_cObject, &track_type, t);
@@ -822,6 +885,7 @@ static void track_collect_live(struct hdx_track *t)
 		s = t->live.vals[i];
 		klass = count_class_of(obj, &type);
 		track_count(t, s->file, s->line, klass, type);
+		track_count_stack(t, s->stack);
 	}
 }
 
@@ -844,11 +908,74 @@ static VALUE track_finish_m(VALUE self, VALUE obj)
 	return h;
 }
 
+/* A frame of t as a frozen [file, line, label] (allocation_stack's shape) */
+static VALUE track_frame(const struct hdx_frame *f)
+{
+	VALUE path = rb_profile_frame_path(f->fv);
+	VALUE label = rb_profile_frame_full_label(f->fv);
+
+	if (!RB_TYPE_P(label, T_STRING))
+		label = rb_profile_frame_method_name(f->fv);
+	if (RB_SYMBOL_P(label))
+		label = rb_sym2str(label);
+	return rb_obj_freeze(rb_ary_new_from_args(
+		3, RB_TYPE_P(path, T_STRING) ? rb_str_new_frozen(path) : Qnil,
+		INT2NUM(f->line),
+		RB_TYPE_P(label, T_STRING) ? rb_str_new_frozen(label) : Qnil));
+}
+
+/* :nodoc: after _track_finish, the counts by stack of a tracker started
+ * with stacks: {[[file, line, label], ...] => count} (outermost first,
+ * frozen); frees its stacks. nil for a tracker without stacks. */
+static VALUE track_stacks_m(VALUE self, VALUE obj)
+{
+	struct hdx_track *t = rb_check_typeddata(obj, &track_type);
+	VALUE h, frames;
+	size_t i, s;
+
+	if (!t->stacks)
+		return Qnil;
+	rb_tracepoint_disable(t->newobj_tp);
+	if (t->retained)
+		rb_tracepoint_disable(t->freeobj_tp);
+	h = rb_hash_new();
+	frames = rb_ary_new_capa((long)t->tab.n);
+	for (i = 0; i < t->tab.n; i++)
+		rb_ary_push(frames, track_frame(&t->tab.v[i]));
+	for (s = 1; s <= t->tab.nstacks && s < t->scount_cap; s++) {
+		const uint32_t *f;
+		size_t n, k;
+		VALUE key;
+
+		if (!t->scount[s])
+			continue;
+		f = tab_stack(&t->tab, (uint32_t)s, &n);
+		key = rb_ary_new_capa((long)n);
+		for (k = 0; k < n; k++)
+			rb_ary_push(key, RARRAY_AREF(frames, (long)f[k] - 1));
+		rb_obj_freeze(key);
+		/* two frame ids can name the same [file, line, label] */
+		rb_hash_aset(h, key,
+			     rb_funcall(rb_hash_lookup2(h, key, INT2FIX(0)),
+					rb_intern("+"), 1,
+					SIZET2NUM(t->scount[s])));
+	}
+	tab_free(&t->tab);
+	free(t->scount);
+	t->scount = NULL;
+	t->scount_cap = 0;
+	t->stacks = 0;
+	RB_GC_GUARD(frames);
+	RB_GC_GUARD(obj);
+	return h;
+}
+
 void hdx_init_trace(VALUE mod)
 {
 	rb_gc_register_address(&trace_tp);
 	rb_gc_register_address(&frames_holder);
-	frames_holder = TypedData_Wrap_Struct(0, &frames_type, NULL);
+	/* not NULL: the GC calls no mark function for a NULL data pointer */
+	frames_holder = TypedData_Wrap_Struct(0, &frames_type, &stk);
 	rb_define_module_function(mod, "_trace_start", trace_start_m, -1);
 	rb_define_module_function(mod, "tracing_stacks?", trace_stacks_p_m, 0);
 	rb_define_module_function(mod, "allocation_stack", stack_m, 1);
@@ -860,4 +987,5 @@ void hdx_init_trace(VALUE mod)
 	rb_define_module_function(mod, "_track_start", track_start_m, -1);
 	rb_define_module_function(mod, "_track_pause", track_pause_m, 1);
 	rb_define_module_function(mod, "_track_finish", track_finish_m, 1);
+	rb_define_module_function(mod, "_track_stacks", track_stacks_m, 1);
 }

@@ -14,7 +14,12 @@ case $B in
 *) HEAPDUMP=$top/$B/heapdump ;;
 esac
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# the suites' caches (the store check's records, cached stores of
+# read-only dumps) in a directory of this run, never the user's
+# ~/.cache: a suite that wants its own sets XDG_CACHE_HOME itself
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME"' EXIT
 
 # HEAPDUMP_WRAP (make check-valgrind): every heapdump the shell suites
 # run goes through it, by a wrapper script named heapdump, each run
@@ -26,7 +31,7 @@ wrapdir=""
 if [ -n "${HEAPDUMP_WRAP:-}" ]; then
 	wrapdir=$(mktemp -d)
 	chmod 755 "$wrapdir" # some suites run heapdump as nobody (setpriv)
-	trap 'rm -f "$log"; rm -rf "$wrapdir"' EXIT
+	trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME" "$wrapdir"' EXIT
 	HEAPDUMP_REAL=$HEAPDUMP
 	HEAPDUMP=$wrapdir/heapdump
 	printf '#!/bin/sh\nexec %s --log-file="$HD_WRAP_LOG/%%p.log" "%s" "$@"\n' \
@@ -92,7 +97,7 @@ run_suite() {
 JOBS=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 case $JOBS in '' | *[!0-9]* | 0) JOBS=1 ;; esac
 q=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$q" ${wrapdir:+"$wrapdir"}' EXIT
+trap 'rm -f "$log"; rm -rf "$q" "$XDG_CACHE_HOME" ${wrapdir:+"$wrapdir"}' EXIT
 mkfifo "$q/slots"
 exec 3<>"$q/slots"
 i=0
@@ -145,7 +150,7 @@ for r in "$B"/tests/replay_fuzz_*; do
 	launch "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
 # the scenarios of cli/verdict.sh that make check runs
-VERDICT_GATE="fanout flusher retry bus templates registry singleton weakkey interned locals seen noleak_bounded noleak_memo noop"
+VERDICT_GATE="fanout flusher retry bus templates registry singleton weakkey interned locals seen finalizer enums threads noleak_bounded noleak_memo noop"
 # nogvc.sh runs every other cli suite again (with the program built
 # without Graphviz): started first, it is not the one left running alone
 for s in tests/cli/nogvc.sh tests/cli/*.sh tests/man/*.sh; do

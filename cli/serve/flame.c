@@ -1,7 +1,8 @@
 /*
  * flame.c - heapdump serve's /api/flame (man 1 heapdump-serve, API): a
  * bounded part of the heap's flame graph (hd_flame_build on the served
- * store and its dominator tree: by retention path or allocation site),
+ * store and its dominator tree: by retention path, allocation site or
+ * allocation stack, the store's own, as heapdump flame --by stack),
  * for the page's icicle. The graph is built for the call (about as long
  * as the dominator tree's walk), then walked from the frame asked for
  * down a few levels, children under min_share of that frame's total
@@ -114,6 +115,24 @@ static int arg_word(const char *a, const char *x, const char *y, int vx,
 	return 0;
 }
 
+/* by: path (the default), site or stack */
+static int arg_by(const char *a, int *out)
+{
+	if (a && !strcmp(a, "stack")) {
+		*out = HD_FLAME_BY_STACK;
+		return 0;
+	}
+	return arg_word(a, "path", "site", HD_FLAME_BY_PATH, HD_FLAME_BY_SITE,
+			out);
+}
+
+static const char *by_name(int by)
+{
+	return by == HD_FLAME_BY_STACK ? "stack" :
+	       by == HD_FLAME_BY_SITE  ? "site" :
+					 "path";
+}
+
 static int arg_ulong(const char *a, unsigned long def, unsigned long max,
 		     unsigned long *v)
 {
@@ -214,12 +233,19 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 	char *buf = NULL;
 	size_t len = 0;
 
-	if (arg_word(r->arg(r, "by"), "path", "site", HD_FLAME_BY_PATH,
-		     HD_FLAME_BY_SITE, &fo.by) ||
+	if (arg_by(r->arg(r, "by"), &fo.by) ||
 	    arg_word(r->arg(r, "metric"), "memsize", "count",
 		     HD_FLAME_MEMSIZE, HD_FLAME_COUNT, &fo.metric)) {
-		fail(resp, 400, "by: path or site; metric: memsize or count");
+		fail(resp, 400,
+		     "by: path, site or stack; metric: memsize or count");
 		return;
+	}
+	/* by stack: the store's allocation stacks; a store without them
+	 * is the library's HD_FLAME_NO_STACKS, answered 404 */
+	if (fo.by == HD_FLAME_BY_STACK &&
+	    hd_store_stack_count(serve_state_store(st))) {
+		fo.stack = hd_store_flame_stack;
+		fo.stack_ctx = (void *)serve_state_store(st);
 	}
 	if (arg_ulong(r->arg(r, "depth"), FL_DEF_DEPTH, FL_MAX_DEPTH,
 		      &depth) || depth < 1) {
@@ -253,7 +279,7 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 	    hd_flame_index(g, &err)) {
 		hd_flame_free(g);
 		free(frame_of);
-		fail(resp, 500, err.msg);
+		fail(resp, err.code == HD_ENOTFOUND ? 404 : 500, err.msg);
 		return;
 	}
 	if (objs) {
@@ -283,12 +309,13 @@ void serve_api_flame(struct serve_state *st, const struct serve_req *r,
 	hd_flame_node(&top, g, HD_FLAME_ROOT);
 	fprintf(t.f, "{\"by\":\"%s\",\"metric\":\"%s\",\"unit\":\"%s\","
 		"\"total\":%llu,\"depth\":%lu,\"min_share\":%g,"
-		"\"min_total\":%llu,\"max_nodes\":%d,\"root\":",
-		fo.by == HD_FLAME_BY_PATH ? "path" : "site",
+		"\"min_total\":%llu,\"max_nodes\":%d,\"stacks\":%u,\"root\":",
+		by_name(fo.by),
 		fo.metric == HD_FLAME_COUNT ? "count" : "memsize",
 		fo.metric == HD_FLAME_COUNT ? "objects" : "bytes",
 		(unsigned long long)top.total, depth, share,
-		(unsigned long long)t.min, FL_MAX_NODES);
+		(unsigned long long)t.min, FL_MAX_NODES,
+		hd_store_stack_count(serve_state_store(st)));
 	frame(&t, (uint32_t)node, (unsigned)depth);
 	chain(t.f, g, (uint32_t)node);
 	fputc('}', t.f);

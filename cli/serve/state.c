@@ -276,7 +276,6 @@ static const char *row_key(void *payload, size_t i, size_t *len)
 static int build_views(struct serve_state *st)
 {
 	struct gview *v;
-	size_t i;
 	int g;
 
 	for (g = 0; g < NGROUPS; g++) {
@@ -294,10 +293,6 @@ static int build_views(struct serve_state *st)
 	if (!(st->gf_idx = index_sorted(st->ngf, cmp_by_gem,
 					(void *)st->gf_rows)))
 		return -1;
-	/* the diff's classes, read by memsize only: sorted now, never
-	 * again */
-	if (st->diff_st)
-		hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &i);
 	return 0;
 }
 
@@ -492,6 +487,8 @@ static void *warm_thread(void *arg)
 {
 	struct serve_state *st = arg;
 
+	if (st->n > 1 && !__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_session(st);
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_need_classes(st);
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
@@ -561,24 +558,6 @@ static int open_analyses(struct serve_state *st, int quiet)
 	if (open_children(st, &err))
 		return lib_fail(&err);
 	phase("children orders", &t);
-	if (st->n > 1) {
-		hd_stats_options co = HD_STATS_OPTIONS_INIT;
-		const hd_store *side;
-		const hd_nodes *set;
-
-		/* the session ran when the inputs were opened */
-		st->diff = hd_leak_session_diff(st->ls);
-		st->leaks = hd_leak_session_leaks(st->ls);
-		co.keys[0][0] = HD_KEY_CLASS;
-		co.nkeys[0] = 1;
-		co.ngroupings = 1;
-		side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
-		set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
-		if (hd_stats_new(&st->diff_st, &co, &err) ||
-		    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
-		    hd_stats_finish(st->diff_st, &err))
-			return lib_fail(&err);
-	}
 	if (build_views(st)) {
 		cli_error("serve: out of memory");
 		return EXIT_FAIL;
@@ -589,11 +568,13 @@ static int open_analyses(struct serve_state *st, int quiet)
 					   warm_thread, st);
 	if (!quiet) {
 		/* what the store kept, and what follows while serving */
-		const char *k[3], *l[4];
+		const char *k[3], *l[5];
 		int nk = 0, nl = 0, i;
 
 		if (st->views & HD_VIEW_GROUPS)
 			k[nk++] = "the group stats";
+		if (st->n > 1)
+			l[nl++] = "the leak hunt";
 		l[nl++] = "paths";
 		if ((st->views & HD_VIEW_CLASSES) &&
 		    hd_domtree_is_stored(st->dt))
@@ -619,20 +600,115 @@ static int open_analyses(struct serve_state *st, int quiet)
 	return 0;
 }
 
+/* The leak session run, its diff's classes, and the verdict kept when
+ * it was not (serve_state_need_session's part). */
+static int build_session(struct serve_state *st)
+{
+	hd_stats_options co = HD_STATS_OPTIONS_INIT;
+	hd_error err = { 0 };
+	const hd_store *side;
+	const hd_nodes *set;
+	size_t i;
+	double t = cli_now();
+
+	if (hd_leak_session_run(st->ls, &err)) {
+		lib_fail(&err);
+		return -1;
+	}
+	phase("leak session", &t);
+	st->diff = hd_leak_session_diff(st->ls);
+	st->leaks = hd_leak_session_leaks(st->ls);
+	co.keys[0][0] = HD_KEY_CLASS;
+	co.nkeys[0] = 1;
+	co.ngroupings = 1;
+	side = st->n > 2 ? st->ss[st->n - 1] : st->ss[1];
+	set = st->n > 2 ? &st->diff->retained_later : &st->diff->added;
+	if (hd_stats_new(&st->diff_st, &co, &err) ||
+	    hd_stats_add_nodes(st->diff_st, side, set, &err) ||
+	    hd_stats_finish(st->diff_st, &err)) {
+		lib_fail(&err);
+		return -1;
+	}
+	/* the diff's classes, read by memsize only: sorted now, never
+	 * again */
+	hd_stats_rows(st->diff_st, 0, HD_SORT_MEMSIZE, &i);
+	if (st->verdict_kept)
+		return 0;
+	if (hd_leak_verdict_json(&st->verdict, &st->verdict_len, st->ls,
+				 &st->proc, &err)) {
+		lib_fail(&err);
+		return -1;
+	}
+	if (st->keep_path[0] &&
+	    hd_leak_keep_write(st->keep_path, st->ls, &st->proc, st->verdict,
+			       st->verdict_len, &err))
+		cli_error("serve: %s (the verdict is computed at each start)",
+			  err.msg);
+	return 0;
+}
+
+int serve_state_need_session(struct serve_state *st)
+{
+	if (st->n < 2)
+		return -1;
+	return once(&st->session_once, build_session, st);
+}
+
+int serve_state_verdict(struct serve_state *st, const char **json,
+			size_t *len)
+{
+	/* a kept verdict is set at start, before any thread; else the
+	 * session's lock orders its writing before this read */
+	if (!st->verdict_kept && serve_state_need_session(st))
+		return -1;
+	*json = st->verdict;
+	*len = st->verdict_len;
+	return st->verdict ? 0 : -1;
+}
+
+/* The kept verdict of the inputs, read at start when it is theirs
+ * (hd_leak_keep_read); kept at the examined store's place
+ * (hd_leak_keep_path), none for a store in memory. */
+static void read_kept(struct serve_state *st, const char *store_path)
+{
+	hd_error err = { 0 };
+	char why[256];
+	int rc;
+
+	if (!*store_path)
+		return;
+	if (hd_leak_keep_path(st->keep_path, sizeof(st->keep_path),
+			      store_path, &err)) {
+		st->keep_path[0] = '\0';
+		return;
+	}
+	rc = hd_leak_keep_read(&st->verdict, &st->verdict_len, why,
+			       sizeof(why), st->keep_path, st->ls, &st->proc);
+	if (rc < 0)
+		cli_error("serve: %s: the kept verdict is %s: computed again",
+			  st->keep_path, why);
+	st->verdict_kept = rc > 0;
+	if (rc > 0 && !st->quiet)
+		fprintf(stderr, "%s: serve: the verdict kept in %s\n",
+			PROGRAM_NAME, st->keep_path);
+}
+
 /* Input i through its cached store (or, no_cache, as cli_open_store),
  * saying what was done. */
 static int open_input(struct serve_state *st, int i, int quiet,
-		      int no_cache)
+		      int no_cache, char *store_path, size_t size)
 {
 	hd_cache_result res;
 	int rc;
 
+	store_path[0] = '\0';
 	if (no_cache)
 		return cli_open_store(&st->in[i], &st->ss[i]);
 	if ((rc = cli_open_store_cached(&st->in[i], &st->ss[i],
 					HD_CACHE_DOMINATORS | HD_CACHE_VIEWS,
 					&res)))
 		return rc;
+	snprintf(store_path, size, "%s", res.path);
 	if (res.how == HD_CACHE_MEMORY && res.note[0])
 		cli_error("serve: %s: indexed in memory (%s)",
 			  st->in[i].name, res.note);
@@ -653,6 +729,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 		     int quiet, int no_cache)
 {
 	struct serve_state *st = calloc(1, sizeof(*st));
+	char store_path[4096];
 	int i, rc;
 
 	*out = NULL;
@@ -667,25 +744,31 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	pthread_mutex_init(&st->strs_once.lock, NULL);
 	pthread_mutex_init(&st->reach_once.lock, NULL);
 	pthread_mutex_init(&st->classes_once.lock, NULL);
+	pthread_mutex_init(&st->session_once.lock, NULL);
+	st->quiet = quiet;
 	for (i = 0; i < n; i++) {
 		cli_input_init(&st->in[i], paths[i], 0, quiet);
 		st->in[i].indexing = 1;
-		if ((rc = open_input(st, i, quiet, no_cache)))
+		if ((rc = open_input(st, i, quiet, no_cache, store_path,
+				     sizeof(store_path))))
 			goto fail;
 	}
 	st->s = st->ss[n - 1];
 	if (n > 1) {
 		/* leaks' defaults (HD_LEAK_SESSION_OPTIONS_INIT): top 5,
-		 * min-share 1%, min-leak 2 KiB, the diff's default rules */
+		 * min-share 1%, min-leak 2 KiB, the diff's default rules;
+		 * the order checked now, the hunt run while serving */
 		hd_leak_session_options lso = HD_LEAK_SESSION_OPTIONS_INIT;
 
-		if ((rc = cli_leak_session(&st->ls, st->ss, st->in, (size_t)n,
-					   &lso, 0, NULL)))
+		if ((rc = cli_leak_session_open(&st->ls, st->ss, st->in,
+						(size_t)n, &lso, 0, NULL)))
 			goto fail;
 	}
 	st->has_sc = cli_sidecar_read(paths[n - 1], &st->sc);
-	if (n > 1)
+	if (n > 1) {
 		cli_process_judge(&st->proc, st->ss, st->in, (size_t)n);
+		read_kept(st, store_path);
+	}
 	if ((rc = open_analyses(st, quiet)))
 		goto fail;
 	*out = st;
@@ -707,6 +790,7 @@ void serve_state_free(struct serve_state *st)
 		pthread_join(st->warm_thread, NULL);
 	}
 	hd_stats_free(st->diff_st);
+	free(st->verdict);
 	hd_leak_session_free(st->ls);
 	hd_string_values_free(st->strs);
 	hd_domtree_children_free(st->kids);
@@ -727,6 +811,7 @@ void serve_state_free(struct serve_state *st)
 	pthread_mutex_destroy(&st->strs_once.lock);
 	pthread_mutex_destroy(&st->reach_once.lock);
 	pthread_mutex_destroy(&st->classes_once.lock);
+	pthread_mutex_destroy(&st->session_once.lock);
 	free_views(st);
 	if (st->has_sc)
 		cli_sidecar_free(&st->sc);
@@ -749,7 +834,10 @@ const hd_domtree *serve_state_domtree(const struct serve_state *st)
 
 const hd_leaks *serve_state_leaks(const struct serve_state *st)
 {
-	return st->n > 1 ? st->leaks : NULL;
+	/* the session is run by the first call that needs it */
+	if (st->n < 2 || serve_state_need_session((struct serve_state *)st))
+		return NULL;
+	return st->leaks;
 }
 
 const hd_node_id *serve_state_kids(const struct serve_state *st,

@@ -85,9 +85,20 @@ struct serve_state {
 	/* the leak hunt as heapdump leaks runs it, with its defaults;
 	 * diff and leaks are borrowed from it */
 	hd_leak_session *ls;
+	/* run lazily (serve_state_need_session): the warm thread first */
+	struct serve_once session_once;
 	const hd_diff_result *diff;
 	hd_stats *diff_st;        /* the diff's objects by class */
 	const hd_leaks *leaks;
+	/* the verdict document (hd_leak_verdict_json), kept in keep_path
+	 * (hd_leak_keep_path; "" when none may be kept): read from there
+	 * at start when it is the dumps', else made with the session and
+	 * written there */
+	char keep_path[4096];
+	char *verdict;
+	size_t verdict_len;
+	int verdict_kept;         /* read at start: set before any thread */
+	int quiet;
 	/* lazily (serve_state_need_order): the counted nodes (not the
 	 * tracer's or dump_all's) by retained memsize, largest first (a
 	 * group's objects are walked in it), and each node's class (its
@@ -114,6 +125,13 @@ struct serve_state {
 /* The order of the objects and the class index (st->order, st->cls,
  * st->cls_name): computed by the first call; 0, or -1 out of memory. */
 int serve_state_need_order(struct serve_state *st);
+/* The leak session run (diff, leaks, the diff's classes), once: 0, or
+ * -1 (said on stderr). */
+int serve_state_need_session(struct serve_state *st);
+/* The verdict document, kept or made (serve_state_need_session): 0, or
+ * -1. Borrowed. */
+int serve_state_verdict(struct serve_state *st, const char **json,
+			size_t *len);
 /* Retained by class (st->cr, st->cr_name, st->gv[1].ret and by_ret):
  * 0, or -1 (said) when it could not be computed. */
 int serve_state_need_classes(struct serve_state *st);

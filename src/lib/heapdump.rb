@@ -251,15 +251,32 @@ module HeapDump
 
     # call-seq:
     #   HeapDump.track(retained: false, thread: nil) { ... } -> {"file:line:Class" => count}
+    #   HeapDump.track(stacks: true, depth: 32, sample: 1, retained: false, thread: nil) { ... }
+    #     -> {"sites" => {"file:line:Class" => count},
+    #         "stacks" => {[[file, line, label], ...] => count}}
     #
     # Counts the objects allocated in the block by allocation site and
     # class, most first. retained: true counts only those still alive
     # after a full GC. thread: counts only the allocations of that
     # thread (default: every thread's, as they happen during the block).
-    def track(retained: false, thread: nil)
+    # stacks: true counts them by allocation stack too: each key the
+    # stack's depth innermost frames, outermost first, each frame
+    # [file, line, label] as allocation_stack gives them (file nil for a
+    # C method), frozen; most first. With sample: N > 1 the stacks count
+    # only the sampled allocations, about 1 in N ("sites" counts every
+    # one); the default, 1, takes every allocation's stack.
+    def track(retained: false, thread: nil, stacks: false, depth: nil, sample: nil)
       raise ArgumentError, "thread: must be a Thread or nil, not #{thread.inspect}" unless thread.nil? || thread.is_a?(Thread)
 
-      tracker = _track_start(retained, thread)
+      stacks = flag_option(:stacks, stacks)
+      if stacks
+        depth ||= STACK_DEPTH
+        sample ||= 1
+        stack_options(depth, sample)
+      elsif !depth.nil? || !sample.nil?
+        raise ArgumentError, "depth: and sample: need stacks: true"
+      end
+      tracker = _track_start(retained, thread, stacks, depth, sample)
       finished = false
       begin
         yield
@@ -271,8 +288,12 @@ module HeapDump
         # the hooks point into the tracker: never leave them enabled
         _track_finish(tracker) unless finished
       end
+      by_stack = _track_stacks(tracker) if stacks
       counts.reject! { |site, _| site.start_with?("#{__FILE__}:") }
-      counts.sort_by { |site, n| [-n, site] }.to_h
+      sites = counts.sort_by { |site, n| [-n, site] }.to_h
+      return sites unless stacks
+
+      { "sites" => sites, "stacks" => sorted_stacks(by_stack) }
     end
 
     # call-seq:
@@ -314,6 +335,16 @@ module HeapDump
       return unless File.file?(path)
 
       _malloc_snapshot("#{path}.malloc.ndjson", "dump", false)
+    end
+
+    # track's stacks, most first, without those that track allocated
+    # itself (the innermost frame with a file is in this file)
+    def sorted_stacks(by_stack)
+      by_stack.reject! do |frames, _|
+        inner = frames.reverse_each.find { |f, _, _| f }
+        inner && inner[0] == __FILE__
+      end
+      by_stack.sort_by { |frames, n| [-n, frames.to_s] }.to_h
     end
 
     # nil when the flag bits the walk reads are as it expects on this

@@ -84,6 +84,7 @@ class_names read
 msnap read
 store store
 store_check store
+store_trust store
 store_build store
 store_write store
 store_stats store
@@ -131,6 +132,7 @@ subdump out
 replace_class out
 sql out
 store_cache out
+leak_keep out
 redact out
 T
 rank() {

@@ -21,6 +21,8 @@
 #            whose struct is VM/...: on 4.0 the interned-string table
 #            that leaked keys make grow): VM growth is no holder
 #   no-leak  (programs that do not leak) no leak is claimed
+#   says     (a truth with says) each of its substrings is in the
+#            verdict's text
 # A verdict that names growth in place (first.kind in_place) is held to
 # the truth's inplace figures: the holder's growth over what grew in
 # place, for two and for three dumps.
@@ -196,6 +198,16 @@ EOF
 				ok "$name/share: $kind 1 share $sh_pct and $(pct "$eph") of WeakKeyMap values whose keys the dump does not list, said apart by the verdict; the program's count $(pct "$want") ($tbytes of $leak bytes)"
 			else
 				notok "$name/share" "$kind 1 share $sh_pct, the program's count $(pct "$want") ($tbytes of $leak bytes)"
+			fi
+			# (d) what the verdict must say besides (the truth's says:
+			# substrings of the verdict's text)
+			if jq -e '.says | length > 0' "$o/truth.json" >/dev/null 2>&1; then
+				unsaid=$(jq -r --arg t "${text#* | }" '[.says[] | select(. as $h | $t | contains($h) | not)] | first // ""' "$o/truth.json")
+				if [ -z "$unsaid" ]; then
+					ok "$name/says: $(jq -c .says "$o/truth.json")"
+				else
+					notok "$name/says" "the verdict does not say '$unsaid': ${text#* | }"
+				fi
 			fi
 			# (e) no VM table among the suspects
 			if [ -z "$vm" ]; then

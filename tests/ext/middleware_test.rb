@@ -274,6 +274,46 @@ s.get("/grow")
 check_eq "rss/crossing-again-dumps-again", 2, entries(s.err).size
 check "rss/two-gzip-dumps", wait_for { Dir.children(ddir).grep(/\.json\.gz\z/).size == 2 }, Dir.children(ddir).inspect
 
+# ---- stacks: true: the dumps it writes carry allocation stacks --------
+# /keep keeps 500 Keep objects, each with its stack (sample: 1): the
+# dump of the second request has STACK lines, and heapdump stats
+# --by stack finds them under the request's handler (the app's lambda,
+# at the @keep line) inside HeapDump::Middleware#call
+ddir = File.join(DIR, "stacks")
+Dir.mkdir(ddir)
+s = Server.new("stacks", stacks: true, sample: 1, dump_every: 2, dump_dir: ddir)
+servers << s
+s.get("/keep")
+s.get("/")
+e = entries(s.err)
+path = e.last.to_s[/; dump (\S+) \(every 2 requests, pid \d+\)$/, 1]
+check "stacks/dumped", path && wait_for { File.exist?(path) }, e.last.inspect
+check "stacks/still-logs-sites", pairs(e.first.to_s)["#{SITE['keep']}:Keep"].to_i >= 500, e.first.inspect
+if path && File.exist?(path)
+  check "stacks/stack-lines", File.foreach(path).any? { |l| l.start_with?('{"type":"STACK"') }, path
+  out = IO.popen([HEAPDUMP_BIN, "stats", "-q", path, "--by", "stack", "-f", "json", "-n", "0"], err: %i[child out], &:read)
+  rows = (JSON.parse(out)["rows"] rescue []) # rubocop:disable Style/RescueModifier
+  file, line = SITE["keep"].split(":").then { |f, l| [f, l.to_i] }
+  handler = rows.select { |r| r["frames"].any? { |f| f["file"] == file && f["line"] == line } }
+  kept = handler.sum { |r| r["count"] }
+  # 500 Keep objects and the Array that holds them, the Keeps at one
+  # stack (Keep.new inside the Array.new block); with the block's
+  # internal objects (on 4.0, where Class#new is no frame, at that stack)
+  check "stacks/handler-stack-holds-the-kept", kept.between?(501, 510) && handler.map { |r| r["count"] }.max.between?(500, 505),
+        "#{kept} objects at #{SITE['keep']}, #{handler.map { |r| r['count'] }.inspect}"
+  check "stacks/handler-inside-the-middleware",
+        !handler.empty? && handler.all? { |r| r["frames"].any? { |f| f["label"] == "HeapDump::Middleware#call" } },
+        handler.first.inspect[0, 400]
+end
+# the dumps of a middleware without stacks have none: said, exit 1
+plain = Dir.glob(File.join(DIR, "every", "heapdump-*.json")).first
+if plain
+  out = IO.popen([HEAPDUMP_BIN, "stats", "-q", plain, "--by", "stack"], err: %i[child out], &:read)
+  check "stacks/none-without", $?.exitstatus == 1 && out.include?("has no allocation stacks"), out[0, 300]
+else
+  check "stacks/none-without", false, "no dump in #{DIR}/every"
+end
+
 # ---- HeapDump.track(thread:) -----------------------------------------
 line = __LINE__ + 2
 other = Thread.new { sleep 0.2; 50.times { Object.new } }
@@ -302,10 +342,25 @@ ok_app = ->(_env) { [200, {}, []] }
   "logger-a-string" => [ok_app, { logger: "log.txt" }],
   "app-first-not-boolean" => [ok_app, { app_first: "yes" }],
   "library-paths-a-number" => [ok_app, { library_paths: 3 }],
-  "unknown-option" => [ok_app, { dump_evry: 3 }]
+  "unknown-option" => [ok_app, { dump_evry: 3 }],
+  "stacks-not-boolean" => [ok_app, { stacks: 1 }],
+  "depth-without-stacks" => [ok_app, { depth: 8 }],
+  "sample-without-stacks" => [ok_app, { sample: 8 }],
+  "depth-zero" => [ok_app, { stacks: true, depth: 0 }],
+  "depth-over-256" => [ok_app, { stacks: true, depth: 257 }],
+  "sample-zero" => [ok_app, { stacks: true, sample: 0 }],
+  "sample-a-string" => [ok_app, { stacks: true, sample: "64" }],
+  "stacks-with-a-bad-top" => [ok_app, { stacks: true, top: -1 }]
 }.each do |name, (app, opts)|
   check_raises("options/#{name}", ArgumentError) { HeapDump::Middleware.new(app, **opts) }
 end
+# a refused middleware started no tracing
+check "options/refused-stacks-trace-nothing", !HeapDump.tracing?
+m = HeapDump::Middleware.new(ok_app, stacks: true)
+check_eq "options/stacks-defaults", [true, HeapDump::STACK_DEPTH, HeapDump::STACK_SAMPLE], [m.stacks, m.depth, m.sample]
+check "options/stacks-trace", HeapDump.tracing_stacks?
+HeapDump.trace_allocations_stop
+HeapDump.trace_allocations_clear
 m = HeapDump::Middleware.new(ok_app, top: 0, dump_every: 5, dump_dir: Pathname(DIR), dump_gzip: true)
 check "options/valid-accepted", (m.top.zero? && m.dump_every == 5 && m.dump_dir == DIR)
 m = HeapDump::Middleware.new(ok_app, app_first: false, library_paths: [Pathname("/srv/vendor")])

@@ -9,8 +9,10 @@
 # --by frame equal an independent count over the JSON (stacks_count.rb),
 # from the dump and from its store; the same dump without its stack lines
 # gives the same plain stats; a dump without stacks says so (exit 1);
-# Heap#flame returns heapdump flame's folded text; report's icicle is by
-# stack.
+# Heap#flame returns heapdump flame's folded text; Leaks::Suspect#stacks
+# and Leaks#as_json are leaks -f json's stacks; report's icicle is by
+# stack; the frames' methods outlive their objects and classes;
+# HeapDump.track(stacks: true) (stacks_track.rb).
 SUITE=ext/stacks
 . "$(dirname "$0")/lib.sh"
 needs jq jq
@@ -82,6 +84,44 @@ case $lk in
 *) notok leaks-json-stacks "suspect 1's first stack '$lk' $(head -c 300 "$TMP/err")" ;;
 esac
 
+# the Ruby API: each described suspect's stacks (Leaks::Suspect#stacks,
+# every row) are leaks -f json --sites 0's, and its first 5 rows the
+# default leaks -f json's and Leaks#as_json's; nil past the described
+cat >"$TMP/lstacks.rb" <<'RB'
+require "heapdump"
+require "json"
+b, a = ARGV.first(2).map { |f| HeapDump.load(f) }
+l = b.leaks(a)
+top = ->(st) { st && st.merge(rows: st[:rows].first(5)) }
+all = l.shown.map(&:stacks)
+puts JSON.generate(all)
+puts JSON.generate(all.map(&top))
+puts JSON.generate(l.as_json["suspects"].map { |s| s["stacks"] })
+puts JSON.generate(l.suspects.drop(l.shown.size).map(&:stacks).uniq)
+puts l.shown.first.stacks[:rows].first[:frames].map { |f| f[:label] }.join(";")
+RB
+cp "$B" "$TMP/lb.json"
+cp "$A" "$TMP/la.json"
+cp "$B.hdmeta" "$TMP/lb.json.hdmeta" 2>/dev/null
+cp "$A.hdmeta" "$TMP/la.json.hdmeta" 2>/dev/null
+if ruby "$TMP/lstacks.rb" "$TMP/lb.json" "$TMP/la.json" >"$TMP/lstacks.out" 2>"$TMP/lstacks.err"; then
+	"$HEAPDUMP" leaks -q "$B" "$A" -f json --sites 0 >"$TMP/leaks0.json" 2>"$TMP/err"
+	check ruby-leaks/stacks-all "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks0.json")" \
+		"$(sed -n 1p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/stacks-first-5 "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+		"$(sed -n 2p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/as-json-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+		"$(sed -n 3p "$TMP/lstacks.out" | jq -c .)"
+	check ruby-leaks/not-described "$(jq -c 'if .totals.groups > .totals.shown then [null] else [] end' "$TMP/leaks0.json")" \
+		"$(sed -n 4p "$TMP/lstacks.out")"
+	case $(sed -n 5p "$TMP/lstacks.out") in
+	*KeepController#index*Helper.make_row) ok ruby-leaks/keep-stack ;;
+	*) notok ruby-leaks/keep-stack "suspect 1's first stack '$(sed -n 5p "$TMP/lstacks.out")'" ;;
+	esac
+else
+	notok ruby-leaks/run "$(tail -c 400 "$TMP/lstacks.err")"
+fi
+
 # the numbers equal an independent count over the JSON, by stack and by
 # frame, from the dump and from its store
 ruby "$TOP/tests/ext/stacks_count.rb" "$A" >"$TMP/count.json" 2>"$TMP/err" ||
@@ -142,6 +182,12 @@ want=$("$HEAPDUMP" flame -q --by stack "$B" "$A" | awk '{ s += $NF } END { print
 got=$(sed -n 's/.*<svg id="growth-flame".* data-by="\([a-z]*\)" data-total="\([0-9]*\)".*/\1 \2/p' "$TMP/report.html")
 check report-icicle-by-stack "$want" "$got"
 check_grep report-icicle-keep '<title>KeepController#index ' "$TMP/report.html"
+# the report's data (hd_leak_session_write_json) has each described
+# suspect's stacks, the first 5 rows, as leaks -f json writes them
+sed -n 's/.*<script type="application\/json" id="leak-data">\(.*\)<\/script>.*/\1/p' \
+	"$TMP/report.html" >"$TMP/report.json"
+check report-data-stacks "$(jq -c '[.suspects[:.totals.shown][] | .stacks]' "$TMP/leaks.json")" \
+	"$(jq -c '[.suspects[] | .stacks]' "$TMP/report.json" 2>&1)"
 
 # the STACK and FRAME lines last (another part of a parallel build than
 # the objects): the same store on 1 and 3 threads, the same counts
@@ -175,4 +221,30 @@ check plain/leaks-json-stacks-null "true null" "$(jq -r '"\(.suspects | length >
 check signal-env "true" "$(HEAPDUMP_STACKS=1 HEAPDUMP_STACK_SAMPLE=1 ruby -rheapdump/signal -e 'x = "a" * 3; print HeapDump.tracing_stacks? && !HeapDump.allocation_stack(x).nil?' 2>&1)"
 check bad-options "ArgumentError ArgumentError" "$(ruby -rheapdump -e 'r = [{ sample: 0 }, { depth: 257 }].map { |o| begin; HeapDump.trace(stacks: true, **o) {}; "none"; rescue ArgumentError; "ArgumentError"; end }; print r.join(" ")' 2>&1)"
 check_rc by-stack-alone 2 "$HEAPDUMP" stats -q "$A" --by stack,class
+
+# the frames' methods are kept alive by the table: 200 singleton methods,
+# called once each, their objects and classes dropped and the GC run;
+# the dump still names every frame (unmarked, a freed method's slot
+# taken by another object made rb_profile_frame_path abort: frame2iseq)
+cat >"$TMP/gone.rb" <<'RB'
+require "heapdump"
+HeapDump.trace(stacks: true, sample: 1) do
+  200.times do |i|
+    o = Object.new
+    o.instance_eval("def tmp; Array.new(3) { |x| x.to_s }; end", "gone#{i}.rb", 1)
+    o.tmp
+  end
+  4.times { GC.start(full_mark: true, immediate_sweep: true); Array.new(100_000) { Object.new } }
+  HeapDump.dump(ARGV[0])
+end
+print "done"
+RB
+check frames-kept-alive/runs done "$(ruby "$TMP/gone.rb" "$TMP/gone.json" 2>"$TMP/gone.err" || head -c 300 "$TMP/gone.err")"
+check frames-kept-alive/named 200 "$(grep '"type":"FRAME"' "$TMP/gone.json" 2>/dev/null | grep -o '"file":"gone[0-9]*\.rb"' | sort -u | wc -l)"
+
+# HeapDump.track(stacks: true): counts by stack, split by caller
+# (stacks_track.rb)
+SUITE=$SUITE ruby "$TOP/tests/ext/stacks_track.rb" 2>"$TMP/track.err"
+rc=$?
+[ $rc -eq 0 ] || notok track/ruby-suite "stacks_track.rb exited $rc: $(tail -c 600 "$TMP/track.err")"
 exit 0

@@ -5,13 +5,17 @@
  * pprof gzip'd), and hd_flame_build on a hand-built graph (tgraph.h:
  * node i has memsize 40 + i): path totals are the reached totals, a
  * stack source is called and charged, retained charges every reached
- * byte once, no source is HD_FLAME_NO_STACKS.
+ * byte once, no source is HD_FLAME_NO_STACKS; hd_stack_rows_json and
+ * hd_frame_json on a small dump with stacks, byte for byte.
  */
 #include "heapdump.h"
 #include "t.h"
 #include "tgraph.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct out {
 	char *p;
@@ -373,6 +377,96 @@ static void test_flame__bad_arguments(void)
 	g_free(&g);
 }
 
+/* A dump with allocation stacks: two frames (a file name with a quote
+ * and a tab), two stacks, an object without one */
+static const char stacks_dump[] =
+	"{\"type\":\"FRAME\", \"id\":1, \"file\":\"app.rb\", \"line\":3, "
+	"\"label\":\"<main>\"}\n"
+	"{\"type\":\"FRAME\", \"id\":2, \"file\":\"a\\\"b\\t.rb\", \"line\":7, "
+	"\"method\":\"make\", \"class\":\"Helper\", \"label\":\"Helper.make\"}\n"
+	"{\"type\":\"STACK\", \"id\":1, \"frames\":[1,2]}\n"
+	"{\"type\":\"STACK\", \"id\":2, \"frames\":[1]}\n"
+	"{\"address\":\"0x1000\", \"type\":\"STRING\", \"stack\":1, "
+	"\"memsize\":40}\n"
+	"{\"address\":\"0x1028\", \"type\":\"STRING\", \"stack\":1, "
+	"\"memsize\":40}\n"
+	"{\"address\":\"0x1050\", \"type\":\"ARRAY\", \"stack\":2, "
+	"\"memsize\":100}\n"
+	"{\"address\":\"0x1078\", \"type\":\"STRING\", \"memsize\":10}\n";
+
+static char *json_of(const hd_store *s, const hd_stack_rows *r, size_t top)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&p, &n);
+
+	if (!f)
+		return strdup("(open_memstream failed)");
+	if (r)
+		hd_stack_rows_json(f, s, r, top);
+	else
+		hd_frame_json(f, s, (uint32_t)top);
+	if (fclose(f) != 0) {
+		free(p);
+		return strdup("(fclose failed)");
+	}
+	return p;
+}
+
+/* hd_stack_rows_json, the one writer of stats, diff, leaks, serve and
+ * the gem: every field, frames outermost first, strings escaped, the
+ * first top rows, by frame; an unknown frame is its id alone */
+static void test_flame__stacks_json(void)
+{
+	char path[] = "/tmp/t_flame_stacksXXXXXX";
+	int fd = mkstemp(path);
+	hd_stack_options o = HD_STACK_OPTIONS_INIT;
+	hd_stack_rows r = { 0 };
+	hd_store *s = NULL;
+	char *j;
+
+	T_ASSERT(fd >= 0);
+	T_ASSERT(write(fd, stacks_dump, sizeof(stacks_dump) - 1) ==
+		 (ssize_t)(sizeof(stacks_dump) - 1));
+	close(fd);
+	T_EQ(hd_store_build(&s, path, NULL, NULL), 0);
+	unlink(path);
+	o.sort = HD_SORT_COUNT;
+	o.flags = HD_STATS_ALL;
+	T_EQ(hd_stack_stats(&r, s, NULL, 0, &o, NULL), 0);
+	j = json_of(s, &r, 0);
+	T_STREQ(j, "{\"by\":\"stack\",\"with_stack\":{\"count\":3,\"memsize\":180},"
+		   "\"without_stack\":{\"count\":1,\"memsize\":10},\"groups\":2,"
+		   "\"rows\":[{\"stack\":1,\"count\":2,\"memsize\":80,\"frames\":["
+		   "{\"frame\":1,\"file\":\"app.rb\",\"line\":3,\"label\":\"<main>\"},"
+		   "{\"frame\":2,\"file\":\"a\\\"b\\t.rb\",\"line\":7,\"method\":"
+		   "\"make\",\"class\":\"Helper\",\"label\":\"Helper.make\"}]},"
+		   "{\"stack\":2,\"count\":1,\"memsize\":100,\"frames\":["
+		   "{\"frame\":1,\"file\":\"app.rb\",\"line\":3,\"label\":\"<main>\"}]}]}");
+	free(j);
+	j = json_of(s, &r, 1); /* the first row; groups still counts both */
+	T_ASSERT(strstr(j, "\"groups\":2,") && !strstr(j, "\"stack\":2"));
+	free(j);
+	hd_stack_rows_free(&r);
+	o.by = HD_STACKS_BY_FRAME;
+	o.sort = HD_SORT_MEMSIZE;
+	T_EQ(hd_stack_stats(&r, s, NULL, 0, &o, NULL), 0);
+	j = json_of(s, &r, 0);
+	T_STREQ(j, "{\"by\":\"frame\",\"with_stack\":{\"count\":3,\"memsize\":180},"
+		   "\"without_stack\":{\"count\":1,\"memsize\":10},\"groups\":2,"
+		   "\"rows\":[{\"count\":3,\"memsize\":180,\"frame\":{\"frame\":1,"
+		   "\"file\":\"app.rb\",\"line\":3,\"label\":\"<main>\"}},"
+		   "{\"count\":2,\"memsize\":80,\"frame\":{\"frame\":2,\"file\":"
+		   "\"a\\\"b\\t.rb\",\"line\":7,\"method\":\"make\",\"class\":"
+		   "\"Helper\",\"label\":\"Helper.make\"}}]}");
+	free(j);
+	hd_stack_rows_free(&r);
+	j = json_of(s, NULL, 99);
+	T_STREQ(j, "{\"frame\":99}");
+	free(j);
+	hd_store_close(s);
+}
+
 static const struct t_case cases[] = {
 	T_CASE(flame__folded),
 	T_CASE(flame__index),
@@ -382,6 +476,7 @@ static const struct t_case cases[] = {
 	T_CASE(flame__build),
 	T_CASE(flame__objects),
 	T_CASE(flame__bad_arguments),
+	T_CASE(flame__stacks_json),
 };
 
 T_MAIN(cases)

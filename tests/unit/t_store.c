@@ -787,6 +787,57 @@ static void test_store__shuffled_heap(void)
 	free(order);
 }
 
+/*
+ * Ruby 3.4 and later do not list the finalizer table among the roots:
+ * its entries (hidden Arrays of Procs and Methods that nothing
+ * references) become the root category "finalizers". Not a hidden
+ * Array of anything else, not one an object references, not one a root
+ * lists, and nothing when the dump lists the table itself.
+ */
+#define FIN_OBJS                                                          \
+	"{\"address\":\"0xa000\", \"type\":\"ARRAY\", \"frozen\":true, "  \
+	"\"length\":2, \"references\":[\"0xb000\", \"0xb100\"]}\n"        \
+	"{\"address\":\"0xa100\", \"type\":\"ARRAY\", \"length\":1, "     \
+	"\"references\":[\"0xd000\"]}\n"                                   \
+	"{\"address\":\"0xa200\", \"type\":\"ARRAY\", \"length\":1, "     \
+	"\"references\":[\"0xb000\"]}\n"                                   \
+	"{\"address\":\"0xa300\", \"type\":\"ARRAY\", \"length\":1, "     \
+	"\"references\":[\"0xb000\"]}\n"                                   \
+	"{\"address\":\"0xa400\", \"type\":\"ARRAY\", \"length\":0}\n"    \
+	"{\"address\":\"0xb000\", \"type\":\"DATA\", \"class\":\"0xe000\", " \
+	"\"struct\":\"proc\", \"references\":[\"0xc000\"]}\n"              \
+	"{\"address\":\"0xb100\", \"type\":\"DATA\", \"class\":\"0xe100\", " \
+	"\"struct\":\"method\"}\n"                                         \
+	"{\"address\":\"0xc000\", \"type\":\"OBJECT\", \"class\":\"0xe200\", " \
+	"\"references\":[\"0xa200\"]}\n"                                   \
+	"{\"address\":\"0xd000\", \"type\":\"STRING\", \"value\":\"x\"}\n"
+
+static void test_store__finalizer_roots(void)
+{
+	static const char inferred[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
+		"[\"0xa300\"]}\n" FIN_OBJS;
+	static const char listed[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
+		"[\"0xa300\"]}\n"
+		"{\"type\":\"ROOT\", \"root\":\"finalizers\", \"references\":"
+		"[\"0xa300\"]}\n" FIN_OBJS;
+	hd_store *s;
+	int rc;
+
+	s = build_text("fin.json", inferred, &rc);
+	T_RC(rc, 0);
+	T_EQ(hd_store_root_count(s), 2);
+	T_STREQ(root(s, 0), "vm: a300");
+	T_STREQ(root(s, 1), "finalizers: a000");
+	hd_store_close(s);
+	s = build_text("fin2.json", listed, &rc);
+	T_RC(rc, 0);
+	T_EQ(hd_store_root_count(s), 2);
+	T_STREQ(root(s, 1), "finalizers: a300");
+	hd_store_close(s);
+}
+
 static void test_store__cleanup(void)
 {
 	fx_cleanup();
@@ -809,6 +860,7 @@ static const struct t_case cases[] = {
 	T_CASE(store__progress),
 	T_CASE(store__alloc_failures),
 	T_CASE(store__shuffled_heap),
+	T_CASE(store__finalizer_roots),
 	T_CASE(store__cleanup),
 };
 

@@ -262,12 +262,20 @@ async function viewFlame(ps) {
   const W = Math.max(480, Math.min(1400, main().clientWidth - 40)), rowH = 20;
   const svg = sel('svg', { id: 'flame', class: 'flame', width: W, height: levels * rowH, viewBox: '0 0 ' + W + ' ' + levels * rowH, role: 'img' });
   drawIcicle(svg, r, W, rowH);
-  const other = by === 'path' ? link('/flame', { by: 'site', metric }, 'by allocation site', 'fl-by-site') : link('/flame', { by: 'path', metric }, 'by retention path', 'fl-by-path');
+  // the other views: by allocation stack only when the dump has stacks
+  const views = [['path', 'by retention path'], ['site', 'by allocation site']];
+  if (j.stacks || by === 'stack') views.push(['stack', 'by allocation stack']);
+  const others = [];
+  for (const [b, text] of views) if (b !== by) others.push(link('/flame', { by: b, metric }, text, 'fl-by-' + b), ' · ');
   const m = metric === 'memsize' ? link('/flame', { by, metric: 'count' }, 'count objects', 'fl-count') : link('/flame', { by, metric: 'memsize' }, 'bytes', 'fl-memsize');
-  show(el('h1', {}, by === 'path' ? 'Flame graph of retention paths' : 'Flame graph of allocation sites'), crumbs,
-    el('p', { class: 'muted' }, (by === 'path'
-      ? 'each frame is the objects of one name under the frame of what alone keeps them alive (the dominator tree), as wide as what they retain; '
-      : 'one frame a site, as wide as what was allocated there; ') + 'frames under ' + j.min_share + '% of this one are left out. Click one to zoom into it. ', other, ' · ', m),
+  const titles = { path: 'Flame graph of retention paths', site: 'Flame graph of allocation sites', stack: 'Flame graph of allocation stacks' };
+  const what = {
+    path: 'each frame is the objects of one name under the frame of what alone keeps them alive (the dominator tree), as wide as what they retain; ',
+    site: 'one frame a site, as wide as what was allocated there; ',
+    stack: 'each frame a method of the Ruby call stacks that allocated the objects (recorded by HeapDump.trace(stacks: true)), the outermost on top, as wide as what was allocated under it; ',
+  };
+  show(el('h1', {}, titles[by] || titles.path), crumbs,
+    el('p', { class: 'muted' }, (what[by] || what.path) + 'frames under ' + j.min_share + '% of this one are left out. Click one to zoom into it. ', ...others, m),
     el('p', {}, (j.unit === 'objects' ? num(r.total) + ' objects' : bytes(r.total)) + ' here, of ' + (j.unit === 'objects' ? num(j.total) + ' objects' : bytes(j.total))),
     svg, r.id ? await flameObjects(by, metric, r.id) : '');
 }

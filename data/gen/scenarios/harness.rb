@@ -18,6 +18,10 @@ require "objspace"
 module Scenario
   DUMPER = ARGV[0].to_s.dup.freeze
   OUTDIR = ARGV[1].to_s.dup.freeze
+  # the memsize of an object that fits its slot (an embedded Array of
+  # two: what a scenario cannot reach to measure, as a finalizer
+  # table's entry)
+  SLOT = ObjectSpace.memsize_of([1, 2])
   unless %w[gem dump_all].include?(DUMPER) && !OUTDIR.empty?
     abort "usage: ruby #{File.basename($PROGRAM_NAME)} gem|dump_all OUTDIR"
   end
@@ -89,8 +93,9 @@ module Scenario
   # of], "3" => [bytes, of] }: the holder's growth in place over two and
   # three dumps, and the growth in place of everything the program grew
   # (the share the verdict should give it is bytes / of).
+  # says: substrings the verdict's text must contain.
   def truth(leaks:, holder_gem: [], holder_dump_all: [], not_holder_gem: [], not_holder_dump_all: [],
-            objects: 0, bytes: 0, note: "", inplace: nil)
+            objects: 0, bytes: 0, note: "", inplace: nil, says: nil)
     doc = {
       "scenario" => File.basename($PROGRAM_NAME, ".rb"),
       "ruby" => RUBY_VERSION,
@@ -103,6 +108,7 @@ module Scenario
       "note" => note,
     }
     doc["inplace"] = inplace if inplace
+    doc["says"] = says if says
     File.write(File.join(OUTDIR, "truth.json"), json_of(doc) + "\n")
   end
 

@@ -999,9 +999,18 @@ module HeapDump
     # objects and root categories holding it, holders is the holder
     # objects (a Selection, at most 8; empty for a root), first_border a
     # HeapObject, kind a Symbol; border (a Selection) is the gem's own.
+    # stacks: for a dump traced with HeapDump.trace(stacks: true), what
+    # the suspect keeps alive by allocation stack, most memory first,
+    # as the suspect's "stacks" of `heapdump leaks -f json` (which has
+    # the first --sites rows; here every row): a Hash with :by
+    # ("stack"), :with_stack and :without_stack ({count:, memsize:}),
+    # :groups and :rows, each {stack:, count:, memsize:, frames:} with
+    # the frames outermost first, each {frame:, file:, line:, method:,
+    # class:, label:} (what the dump gave; frozen, shared between rows);
+    # nil without stacks and for a suspect not described.
     Suspect = Struct.new(:rank, :holder, :kind, :holder_count, :root_count, :transient, :churn, :ephemeron,
                          :holders, :first_border, :border_count, :retained_count, :retained_memsize, :share,
-                         :keepalive_count, :keepalive_memsize, :path, :border) do
+                         :keepalive_count, :keepalive_memsize, :path, :border, :stacks) do
       # deprecated (one release): first_border's old name
       def first = first_border
 
@@ -1033,7 +1042,7 @@ module HeapDump
                     Selection.from_nodes(@heap, s[:holders]), HeapObject.new(@heap, s[:first_border]),
                     s[:border_count], s[:retained_count], s[:retained_memsize], s[:share], s[:keepalive_count],
                     s[:keepalive_memsize], s[:path] && Path.new(@heap, *s[:path]),
-                    s[:border] && Selection.from_nodes(@heap, s[:border]))
+                    s[:border] && Selection.from_nodes(@heap, s[:border]), s[:stacks])
       end
       @clusters = h[:clusters].map do |c|
         c.merge(path: c[:path] && Path.new(@heap, *c[:path]))

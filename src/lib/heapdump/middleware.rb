@@ -4,7 +4,9 @@
 # middleware. Each request runs inside HeapDump's allocation tracking and
 # gets one log line with the file:line:Class sites it allocated (or, with
 # retained: true, still holds after a full GC); heap dumps every N
-# requests or when RSS crosses a threshold. See man 3 heapdump-ruby.
+# requests or when RSS crosses a threshold; with stacks: true, the
+# process traces allocations with their stacks, which those dumps carry.
+# See man 3 heapdump-ruby.
 # Needs no gem but heapdump: it speaks Rack 2 and Rack 3 without loading
 # rack.
 #
@@ -33,7 +35,8 @@ module HeapDump
   #                            dump_dir: nil, dump_gzip: false,
   #                            dump_fork: true, dump_gc: true,
   #                            dump_names: true, app_first: true,
-  #                            library_paths: [])
+  #                            library_paths: [], stacks: false,
+  #                            depth: 32, sample: 64)
   #
   # The sites of an entry are the application's first (app_first: true):
   # a site is a library's when its file is under a gem directory
@@ -44,6 +47,13 @@ module HeapDump
   # every other site is the application's. Under Puma, Rack and gems
   # allocate more per request than most actions: without it, their sites
   # fill the top of each entry. Within each part, most first.
+  #
+  # stacks: true starts HeapDump.trace_allocations(stacks: true, depth:,
+  # sample:) when the middleware is made, for the life of the process:
+  # the objects allocated from then on carry their allocation site, and
+  # 1 in sample of them its stack, so that the dumps it writes (and any
+  # other dump of the process) have FRAME and STACK lines. A process
+  # that already traces with stacks keeps its own depth and sample.
   #
   # One request is tracked at a time: a request that arrives while
   # another is tracked is served untracked and its entry says so. The
@@ -124,12 +134,12 @@ module HeapDump
     private_constant :OWN_FILES
 
     attr_reader :top, :retained, :track, :dump_every, :dump_rss, :dump_dir, :dump_gzip, :dump_fork, :dump_gc,
-                :dump_names, :app_first, :library_paths
+                :dump_names, :app_first, :library_paths, :stacks, :depth, :sample
 
     # Raises ArgumentError for a value that is not one of those documented.
     def initialize(app, top: 20, retained: false, track: true, logger: nil, dump_every: nil, dump_rss: nil,
                    dump_dir: nil, dump_gzip: false, dump_fork: true, dump_gc: true,
-                   dump_names: true, app_first: true, library_paths: [])
+                   dump_names: true, app_first: true, library_paths: [], stacks: false, depth: nil, sample: nil)
       raise ArgumentError, "HeapDump::Middleware: app must respond to call, not #{app.inspect[0, 80]}" unless app.respond_to?(:call)
 
       @app = app
@@ -150,12 +160,15 @@ module HeapDump
       @app_first = flag_option(:app_first, app_first)
       @library_paths = paths_option(library_paths)
       @library = library_prefixes(@library_paths)
+      stack_options(stacks, depth, sample)
 
       @lock = Mutex.new
       @tracking = false  # a request is being tracked
       @requests = 0      # requests finished (body closed or app raised)
       @dump = nil        # the dump in progress or last written: ForkedDump, :writing, or nil
       @rss_armed = true  # RSS was below dump_rss since the last RSS dump
+      # last: every option is valid (trace_allocations_start checks these)
+      HeapDump.trace_allocations_start(stacks: true, depth: @depth, sample: @sample) if @stacks
     end
 
     def call(env)
@@ -365,6 +378,26 @@ module HeapDump
       dirs.reject(&:empty?).map { |d| File.join(File.expand_path(d), "") }.uniq + ["<internal:"]
     rescue StandardError
       ["<internal:"] + extra.map { |d| File.join(File.expand_path(d), "") }
+    end
+
+    # stacks: true with its depth: and sample: (HeapDump.trace's
+    # defaults); depth: or sample: without it is a mistake, not a no-op
+    def stack_options(stacks, depth, sample)
+      @stacks = flag_option(:stacks, stacks)
+      unless @stacks
+        given = { depth: depth, sample: sample }.reject { |_, v| v.nil? }.keys
+        raise ArgumentError, "#{given.join(', ')}: allocation stacks are not asked for (stacks: true)" unless given.empty?
+
+        return
+      end
+      @depth = depth.nil? ? HeapDump::STACK_DEPTH : depth
+      @sample = sample.nil? ? HeapDump::STACK_SAMPLE : sample
+      unless @depth.is_a?(Integer) && @depth.between?(1, 256)
+        raise ArgumentError, "depth: must be an Integer from 1 to 256, not #{@depth.inspect}"
+      end
+      return if @sample.is_a?(Integer) && @sample.positive?
+
+      raise ArgumentError, "sample: must be a positive Integer, not #{@sample.inspect}"
     end
 
     def paths_option(paths)
