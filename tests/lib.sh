@@ -8,7 +8,9 @@ export LC_ALL
 SUITE=${SUITE:-$(basename "$0" .sh)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-DATA="$TOP/data/dumps"
+# the fixtures: tests/run.sh's copy for the run (HD_DATA), so that what
+# a suite writes beside a dump never lands in the source tree
+DATA="${HD_DATA:-$TOP/data/dumps}"
 # what Graphviz's font stack keeps until exit (report, render, serve's
 # drawings load libgvc) is no leak of ours, in a sanitized build
 LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"

@@ -20,6 +20,17 @@ log=$(mktemp)
 XDG_CACHE_HOME=$(mktemp -d)
 export XDG_CACHE_HOME
 trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME"' EXIT
+# the fixtures (data/dumps) the suites read, copied for this run: what
+# a suite writes beside a dump (serve's and HeapDump.load's cached
+# stores, a kept verdict) lands in the copy, never in the source tree;
+# the run fails if anything under data/ was written all the same
+HD_DATA=$(mktemp -d)
+chmod 755 "$HD_DATA" # some suites read the fixtures as nobody (setpriv)
+cp -pR data/dumps "$HD_DATA/" || exit 2
+HD_DATA=$HD_DATA/dumps
+export HD_DATA
+touch "$HD_DATA/.run-start"
+trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME" "${HD_DATA%/dumps}"' EXIT
 
 # HEAPDUMP_WRAP (make check-valgrind): every heapdump the shell suites
 # run goes through it, by a wrapper script named heapdump, each run
@@ -31,7 +42,7 @@ wrapdir=""
 if [ -n "${HEAPDUMP_WRAP:-}" ]; then
 	wrapdir=$(mktemp -d)
 	chmod 755 "$wrapdir" # some suites run heapdump as nobody (setpriv)
-	trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME" "$wrapdir"' EXIT
+	trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME" "${HD_DATA%/dumps}" "$wrapdir"' EXIT
 	HEAPDUMP_REAL=$HEAPDUMP
 	HEAPDUMP=$wrapdir/heapdump
 	printf '#!/bin/sh\nexec %s --log-file="$HD_WRAP_LOG/%%p.log" "%s" "$@"\n' \
@@ -97,7 +108,7 @@ run_suite() {
 JOBS=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 case $JOBS in '' | *[!0-9]* | 0) JOBS=1 ;; esac
 q=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$q" "$XDG_CACHE_HOME" ${wrapdir:+"$wrapdir"}' EXIT
+trap 'rm -f "$log"; rm -rf "$q" "$XDG_CACHE_HOME" "${HD_DATA%/dumps}" ${wrapdir:+"$wrapdir"}' EXIT
 mkfifo "$q/slots"
 exec 3<>"$q/slots"
 i=0
@@ -194,6 +205,12 @@ done
 if [ -n "$wrapdir" ] && ! grep -q '^ok - wrapped/' "$log" &&
 	! grep -q '^not ok - wrapped/' "$log"; then
 	echo "not ok - wrapped: no suite ran heapdump under $HEAPDUMP_WRAP" | tee -a "$log"
+fi
+# the source tree's fixtures and generators are read, never written
+# (files they write belong in the run's copy or the suite's TMP)
+written=$(find data -newer "$HD_DATA/.run-start" ! -type d 2>/dev/null | head -5 | tr '\n' ' ')
+if [ -n "$written" ]; then
+	echo "not ok - tree/data-untouched: written during the run: $written(a suite must use \$DATA, the run's copy, or its own TMP)" | tee -a "$log"
 fi
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 H=$HEAPDUMP
-D=$TOP/data/dumps
+D=$DATA
 
 # VERSION SCENARIO ADDRESS|ROOT LINE|HOP LINE (the later dump of each set);
 # ADDRESS =KEY: the address names.rb wrote under KEY in

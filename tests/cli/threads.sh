@@ -13,7 +13,7 @@ if [ ! -x "$T" ]; then
 	notok built "$T is missing: make $B/tsan/t_threads"
 	exit 1
 fi
-D=$TOP/data/dumps
+D=$DATA
 # halt_on_error=0: every report is printed; exitcode: any report fails
 TSAN_OPTIONS="halt_on_error=0 exitcode=66 ${TSAN_OPTIONS:-}" \
 	timeout 300 "$T" "$D/leak_before.json" "$D/leak_after.json" \

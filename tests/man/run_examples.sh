@@ -27,7 +27,21 @@ SUITE=man/example
 LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TOP/tests/cli/graphviz.supp:print_suppressions=0"
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export LSAN_OPTIONS ASAN_OPTIONS
-cd "$TOP" || exit 1
+# the top seen by the examples: the tree's own entries, but data/dumps
+# is the run's copy of the fixtures ($DATA), so that what an example
+# writes beside a dump (a cached store, a kept verdict) stays out of the
+# source tree
+if [ "$DATA" != "$TOP/data/dumps" ]; then
+	mkdir "$TMP/top" "$TMP/top/data" || exit 1
+	for f in "$TOP"/* "$TOP"/data/*; do
+		case $f in "$TOP/data" | "$TOP/data/dumps") continue ;; esac
+		ln -s "$f" "$TMP/top/${f#"$TOP"/}" || exit 1
+	done
+	ln -s "$DATA" "$TMP/top/data/dumps" || exit 1
+	cd "$TMP/top" || exit 1
+else
+	cd "$TOP" || exit 1
+fi
 B=${B:-build}
 failures=0
 notok() { failures=$((failures + 1)); echo "not ok - $SUITE/$1: $2"; }
