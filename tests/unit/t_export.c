@@ -620,7 +620,7 @@ static void test_export__names_none(void)
 static void test_export__base_many(void)
 {
 	enum { WIDE = 3000 };
-	size_t cap = 200000, n = 0, k;
+	size_t cap = 600000, n = 0, k;
 	char *text = malloc(cap);
 	hd_store *s;
 	hd_export_base *base = NULL;
