@@ -7,6 +7,10 @@
  * followed through folded nodes with an explicit stack. With reference
  * names, each edge is labelled with the names on its way (through
  * folded objects, the last 16), each found by its reference's index.
+ * What concerns the whole store (the folded objects, the root
+ * categories' edges) is an hd_export_base, made once per graph by
+ * hd_export_new, or kept by the caller for many (hd_export_new_from):
+ * such a graph keeps its per-node scratch in a hash of what it touched.
  * Drawing (Graphviz) is the CLI's business, not the library's.
  */
 #include "hd_int.h"
