@@ -910,7 +910,7 @@ static int svg_one(const struct report *r, const hd_leaks_suspect *sp,
 	char *path = NULL;
 	int rc = EXIT_FAIL;
 
-	if (cli_suspect_dot(&m, r->s[r->at], sp, SVG_BORDER, &err)) {
+	if (cli_suspect_dot(&m, r->s[r->at], NULL, sp, SVG_BORDER, &err)) {
 		if (err.code == HD_ENOMEM)
 			goto oom;
 		rc = cli_lib_error(&err);

@@ -373,7 +373,7 @@ static int drawing(const struct leak *r, const hd_leaks_suspect *sp,
 		return EXIT_OK;
 	}
 	snprintf(what, sizeof(what), "the drawing of suspect %zu", rank);
-	if (cli_suspect_dot(&m, r->s[r->at], sp, DRAW_BORDER, &err) ||
+	if (cli_suspect_dot(&m, r->s[r->at], NULL, sp, DRAW_BORDER, &err) ||
 	    cli_render_dot_data(m.p, "svg", what, &A.lim, &svg, &len)) {
 		if (err.code == HD_ENOMEM)
 			goto oom;

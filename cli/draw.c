@@ -210,8 +210,9 @@ static int cmp_node(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int cli_nodes_dot(struct cli_membuf *m, const hd_store *s, hd_nodes *set,
-		  uint32_t depth, size_t max_nodes, hd_error *err)
+int cli_nodes_dot(struct cli_membuf *m, const hd_store *s,
+		  const hd_export_base *base, hd_nodes *set, uint32_t depth,
+		  size_t max_nodes, hd_error *err)
 {
 	hd_export_options eo = HD_EXPORT_OPTIONS_INIT;
 	hd_export *x = NULL;
@@ -227,15 +228,17 @@ int cli_nodes_dot(struct cli_membuf *m, const hd_store *s, hd_nodes *set,
 	eo.depth = depth;
 	if (max_nodes)
 		eo.max_nodes = max_nodes;
-	if (!(rc = hd_export_new(&x, s, set, &eo, err)))
+	rc = base ? hd_export_new_from(&x, base, set, &eo, err) :
+		    hd_export_new(&x, s, set, &eo, err);
+	if (!rc)
 		rc = hd_export_write_dot(x, cli_membuf_write, m, err);
 	hd_export_free(x);
 	return rc;
 }
 
 int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
-		    const hd_leaks_suspect *sp, size_t max_border,
-		    hd_error *err)
+		    const hd_export_base *base, const hd_leaks_suspect *sp,
+		    size_t max_border, hd_error *err)
 {
 	hd_nodes set = { NULL, 0, 0 };
 	size_t i;
@@ -249,7 +252,7 @@ int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
 	for (i = 0; sp->border && i < sp->border->n && i < max_border; i++)
 		if (cli_nodes_push(&set, sp->border->ids[i]))
 			goto out;
-	rc = cli_nodes_dot(m, s, &set, 0, 0, err);
+	rc = cli_nodes_dot(m, s, base, &set, 0, 0, err);
 out:
 	if (rc == HD_ENOMEM && err && !err->code)
 		err->code = HD_ENOMEM;

@@ -90,21 +90,24 @@ int cli_nodes_push(hd_nodes *set, hd_node_id id);
  * The DOT of the objects of set (sorted and made unique here; freed by
  * the caller), grown by depth references, IMEMOs and hidden collections
  * folded into the edges (render and to-dot --collapse), appended to m;
- * max_nodes as hd_export_options. Returns 0 or a library code with err
- * set.
+ * max_nodes as hd_export_options. base: s's, made with
+ * HD_EXPORT_COLLAPSE (serve keeps one: a drawing then costs what it
+ * touches), or NULL. Returns 0 or a library code with err set.
  */
-int cli_nodes_dot(struct cli_membuf *m, const hd_store *s, hd_nodes *set,
-		  uint32_t depth, size_t max_nodes, hd_error *err);
+int cli_nodes_dot(struct cli_membuf *m, const hd_store *s,
+		  const hd_export_base *base, hd_nodes *set, uint32_t depth,
+		  size_t max_nodes, hd_error *err);
 
 /*
  * The DOT of a leak suspect's drawing (leaks --svg, report): its path,
  * its holder and up to max_border of its border objects, IMEMOs and
- * hidden collections folded into the edges, appended to m. Returns 0,
- * or a library code with err set (HD_ENOMEM: out of memory).
+ * hidden collections folded into the edges, appended to m; base as
+ * cli_nodes_dot's. Returns 0, or a library code with err set
+ * (HD_ENOMEM: out of memory).
  */
 int cli_suspect_dot(struct cli_membuf *m, const hd_store *s,
-		    const hd_leaks_suspect *sp, size_t max_border,
-		    hd_error *err);
+		    const hd_export_base *base, const hd_leaks_suspect *sp,
+		    size_t max_border, hd_error *err);
 
 /* --min-share PCT (an OPT_CALLBACK into a double): 0 to 100, with or
  * without '%'. */

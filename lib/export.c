@@ -7,26 +7,68 @@
  * followed through folded nodes with an explicit stack. With reference
  * names, each edge is labelled with the names on its way (through
  * folded objects, the last 16), each found by its reference's index.
+ * What concerns the whole store (the folded objects, the root
+ * categories' edges) is an hd_export_base, made once per graph by
+ * hd_export_new, or kept by the caller for many (hd_export_new_from):
+ * such a graph keeps its per-node scratch in a hash of what it touched.
  * Drawing (Graphviz) is the CLI's business, not the library's.
  */
 #include "hd_int.h"
 
 #include <stdio.h>
 
+/*
+ * What hd_export_new computes over the whole store, once for every graph
+ * drawn from it (hd_export_base): the folded objects, and the kept
+ * objects each root category holds (directly or through folded objects)
+ * with the labels of those edges, in the order of the walk. Read only
+ * once built: graphs made from one base on several threads share it.
+ */
+struct hd_export_base {
+	const hd_store *s;
+	unsigned flags;
+	uint32_t nnodes, nroots;
+	unsigned char *folded;  /* bitmap over store nodes (collapse) */
+	size_t *rstart;         /* root category i: rout[rstart[i]..[i+1]) */
+	hd_node_id *rout;
+	size_t nrout, rout_cap;
+	size_t *rlab;           /* each edge's label: offset in labels */
+	uint32_t *rlen;         /* its length, 0: none */
+	unsigned char *rinf;    /* 1 when one of its names was inferred */
+	size_t rlab_cap, rlen_cap, rinf_cap;
+	char *labels;
+	size_t nlabels, labels_cap;
+};
+
+/* The scratch of one walk of a graph made from a base: a hash of the
+ * store nodes it touched (open addressing, id HD_NODE_NONE: empty), so
+ * that a small graph costs what it touches, not the store's size. */
+struct xslot {
+	hd_node_id id;
+	uint32_t local, stamp;
+	hd_node_id pred;
+	uint32_t predk;
+};
+
 struct hd_export {
 	const hd_store *s;
+	const struct hd_export_base *b;
+	struct hd_export_base *own_base; /* hd_export_new's own */
 	unsigned flags;
 	uint32_t nnodes;        /* store nodes */
 	uint32_t nroots;        /* store root categories */
-	unsigned char *folded;  /* bitmap over store nodes (collapse) */
+	const unsigned char *folded; /* the base's (NULL: nothing folded) */
+	/* per store node, dense (x->slot NULL) or in x->slot: */
 	uint32_t *local;        /* store node -> graph id, or HD_NODE_NONE */
+	uint32_t *stamp;        /* walk number last seen */
+	struct xslot *slot;
+	size_t slot_cap, nslot;
 	hd_node_id *nodes;      /* emitted objects, ascending */
-	uint32_t nemit;
+	size_t nemit, nodes_cap;
 	uint32_t *root_local;   /* root category -> graph id, or NONE */
 	uint32_t nroot_emit;
-	/* scratch for one walk through folded nodes */
-	uint32_t *stamp;        /* per store node: walk number last seen */
 	uint32_t walk;
+	int edges_only;         /* walks find only the graph's objects */
 	hd_node_id *stack;      /* folded nodes to expand */
 	size_t stack_cap;
 	hd_node_id *out;        /* kept nodes found, deduplicated */
@@ -44,6 +86,103 @@ struct hd_export {
 	char name[1024];
 	char label[1024];       /* an edge's label */
 };
+
+/* ---- the per-node scratch: dense arrays or the hash ---- */
+
+static size_t slot_hash(hd_node_id id, size_t cap)
+{
+	return (size_t)((id * 2654435761u) & (cap - 1));
+}
+
+/* id's slot, or NULL when the graph never touched it */
+static struct xslot *slot_find(const struct hd_export *x, hd_node_id id)
+{
+	size_t h = slot_hash(id, x->slot_cap);
+
+	while (x->slot[h].id != HD_NODE_NONE) {
+		if (x->slot[h].id == id)
+			return &x->slot[h];
+		h = (h + 1) & (x->slot_cap - 1);
+	}
+	return NULL;
+}
+
+static void slot_put(struct xslot *t, size_t cap, const struct xslot *v)
+{
+	size_t h = slot_hash(v->id, cap);
+
+	while (t[h].id != HD_NODE_NONE)
+		h = (h + 1) & (cap - 1);
+	t[h] = *v;
+}
+
+/* id's slot, made (local NONE, stamp 0) when new; NULL: out of memory */
+static struct xslot *slot_get(struct hd_export *x, hd_node_id id)
+{
+	struct xslot *p = slot_find(x, id), v, *t;
+	size_t i, cap;
+
+	if (p)
+		return p;
+	if (2 * (x->nslot + 1) > x->slot_cap) {
+		cap = x->slot_cap * 2;
+		if (!(t = hd__array_alloc(cap, sizeof(*t))))
+			return NULL;
+		for (i = 0; i < cap; i++)
+			t[i].id = HD_NODE_NONE;
+		for (i = 0; i < x->slot_cap; i++)
+			if (x->slot[i].id != HD_NODE_NONE)
+				slot_put(t, cap, &x->slot[i]);
+		hd__free(x->slot, x->slot_cap * sizeof(*x->slot));
+		x->slot = t;
+		x->slot_cap = cap;
+	}
+	v.id = id;
+	v.local = HD_NODE_NONE;
+	v.stamp = 0;
+	v.pred = HD_NODE_NONE;
+	v.predk = 0;
+	slot_put(x->slot, x->slot_cap, &v);
+	x->nslot++;
+	return slot_find(x, id);
+}
+
+static uint32_t get_local(const struct hd_export *x, hd_node_id id)
+{
+	const struct xslot *p;
+
+	if (!x->slot)
+		return x->local[id];
+	return (p = slot_find(x, id)) ? p->local : HD_NODE_NONE;
+}
+
+static int set_local(struct hd_export *x, hd_node_id id, uint32_t v)
+{
+	struct xslot *p;
+
+	if (!x->slot) {
+		x->local[id] = v;
+		return 0;
+	}
+	if (!(p = slot_get(x, id)))
+		return HD_ENOMEM;
+	p->local = v;
+	return 0;
+}
+
+static hd_node_id get_pred(const struct hd_export *x, hd_node_id id,
+			   uint32_t *k)
+{
+	const struct xslot *p;
+
+	if (!x->slot) {
+		*k = x->predk[id];
+		return x->pred[id];
+	}
+	p = slot_find(x, id);
+	*k = p ? p->predk : 0;
+	return p ? p->pred : HD_NODE_NONE;
+}
 
 /* Is id folded (x->folded is NULL when nothing is)? */
 static int folded(const struct hd_export *x, uint32_t id)
@@ -72,16 +211,16 @@ static int class_is(const hd_store *s, hd_node_id id, const char *want)
  * the environments of blocks of Ruby before 2.3 (DATA of class
  * RubyVM::Env or struct VM/env). Arrays and hashes with a class stay.
  */
-static int mark_folded(struct hd_export *x)
+static int mark_folded(struct hd_export_base *b)
 {
-	const hd_store *s = x->s;
+	const hd_store *s = b->s;
 	hd_edge_iter it;
 	hd_node_id i, t;
 
-	x->folded = hd__calloc((size_t)x->nnodes / 8 + 1, 1);
-	if (!x->folded)
+	b->folded = hd__calloc((size_t)b->nnodes / 8 + 1, 1);
+	if (!b->folded)
 		return HD_ENOMEM;
-	for (i = 0; i < x->nnodes; i++) {
+	for (i = 0; i < b->nnodes; i++) {
 		int type = hd_store_type(s, i);
 
 		if (type == HD_T_IMEMO ||
@@ -89,12 +228,12 @@ static int mark_folded(struct hd_export *x)
 		     hd_store_class_address(s, i) == 0) ||
 		    (type == HD_T_DATA && (aux_is(s, i, "VM/env") ||
 					   class_is(s, i, "RubyVM::Env"))))
-			hd__bit_set(x->folded, i);
+			hd__bit_set(b->folded, i);
 		if (type == HD_T_OBJECT && class_is(s, i, "Set")) {
 			hd_store_refs(s, i, &it);
 			while (hd_edge_iter_next(&it, &t) == 0)
 				if (hd_store_type(s, t) == HD_T_HASH)
-					hd__bit_set(x->folded, t);
+					hd__bit_set(b->folded, t);
 		}
 	}
 	return 0;
@@ -122,20 +261,41 @@ static const char *origin_name(const struct hd_export *x, uint32_t k,
 static int visit(struct hd_export *x, hd_node_id t, size_t *sp,
 		 hd_node_id from, uint32_t k)
 {
+	uint32_t *stamp, *predk;
+	hd_node_id *pred;
+	struct xslot *p = NULL;
+
 	if (t >= x->nnodes)
 		return 0;
-	if (x->stamp[t] == x->walk) {
+	/* writing edges: a kept object outside the graph is no target
+	 * (and an object of a million references costs no more than a
+	 * look-up each) */
+	if (x->edges_only && !folded(x, t) &&
+	    get_local(x, t) == HD_NODE_NONE)
+		return 0;
+	if (x->slot) {
+		if (!(p = slot_get(x, t)))
+			return HD_ENOMEM;
+		stamp = &p->stamp;
+		pred = &p->pred;
+		predk = &p->predk;
+	} else {
+		stamp = &x->stamp[t];
+		pred = x->names ? &x->pred[t] : NULL;
+		predk = x->names ? &x->predk[t] : NULL;
+	}
+	if (*stamp == x->walk) {
 		if (x->names && from == HD_NODE_NONE &&
-		    x->pred[t] == HD_NODE_NONE &&
-		    !origin_name(x, x->predk[t], NULL, NULL) &&
+		    *pred == HD_NODE_NONE &&
+		    !origin_name(x, *predk, NULL, NULL) &&
 		    origin_name(x, k, NULL, NULL))
-			x->predk[t] = k;
+			*predk = k;
 		return 0;
 	}
-	x->stamp[t] = x->walk;
+	*stamp = x->walk;
 	if (x->names) {
-		x->pred[t] = from;
-		x->predk[t] = k;
+		*pred = from;
+		*predk = k;
 	}
 	if (!folded(x, t))
 		return hd__push_u32(&x->out, &x->nout, &x->out_cap, t);
@@ -157,12 +317,17 @@ static int walk(struct hd_export *x, hd_edge_iter *first)
 {
 	hd_edge_iter it;
 	hd_node_id t, f;
-	size_t sp = 0;
+	size_t sp = 0, i;
 	uint32_t k = 0;
 
 	x->nout = 0;
 	if (++x->walk == 0) { /* wrapped: forget every stamp */
-		memset(x->stamp, 0, (size_t)x->nnodes * sizeof(*x->stamp));
+		if (x->slot)
+			for (i = 0; i < x->slot_cap; i++)
+				x->slot[i].stamp = 0;
+		else
+			memset(x->stamp, 0,
+			       (size_t)x->nnodes * sizeof(*x->stamp));
 		x->walk = 1;
 	}
 	while (hd_edge_iter_next(first, &t) == 0)
@@ -178,114 +343,260 @@ static int walk(struct hd_export *x, hd_edge_iter *first)
 	return 0;
 }
 
-static int include(struct hd_export *x, hd_node_id id, hd_node_id *queue,
-		   uint32_t *qn)
+/* Adds id to the graph's objects (numbered later, in ascending order)
+ * unless it is folded or there already. */
+static int include(struct hd_export *x, hd_node_id id)
 {
-	if (x->local[id] != HD_NODE_NONE || folded(x, id))
+	if (get_local(x, id) != HD_NODE_NONE || folded(x, id))
 		return 0;
-	x->local[id] = 0; /* numbered later, in ascending order */
-	queue[(*qn)++] = id;
-	return 1;
+	if (set_local(x, id, 0))
+		return HD_ENOMEM;
+	return hd__push_u32(&x->nodes, &x->nemit, &x->nodes_cap, id);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	hd_node_id p = *(const hd_node_id *)a, q = *(const hd_node_id *)b;
+
+	return p < q ? -1 : p > q;
 }
 
 /* The selected kept nodes, then breadth-first depth levels along the
- * (collapsed) references. */
+ * (collapsed) references, into x->nodes, numbered in ascending order. */
 static int pick_nodes(struct hd_export *x, const hd_nodes *set,
 		      uint32_t depth)
 {
-	hd_node_id *queue;
-	uint32_t qn = 0, lo = 0, hi, level, i;
+	size_t lo = 0, hi, k, i;
+	uint32_t level;
 	hd_edge_iter it;
-	size_t k;
 
-	queue = hd__array_alloc(x->nnodes ? x->nnodes : 1, sizeof(*queue));
-	if (!queue)
-		return HD_ENOMEM;
 	if (!set) {
 		for (i = 0; i < x->nnodes; i++)
-			include(x, i, queue, &qn);
+			if (include(x, (hd_node_id)i))
+				return HD_ENOMEM;
 		depth = 0;
 	} else {
 		for (k = 0; k < set->n; k++)
-			if (set->ids[k] < x->nnodes)
-				include(x, set->ids[k], queue, &qn);
-	}
-	for (level = 0; level < depth && lo < qn; level++) {
-		for (hi = qn; lo < hi; lo++) {
-			hd_store_refs(x->s, queue[lo], &it);
-			if (walk(x, &it)) {
-				hd__free(queue, (size_t)x->nnodes * sizeof(*queue));
+			if (set->ids[k] < x->nnodes &&
+			    include(x, set->ids[k]))
 				return HD_ENOMEM;
-			}
+	}
+	for (level = 0; level < depth && lo < x->nemit; level++) {
+		for (hi = x->nemit; lo < hi; lo++) {
+			hd_store_refs(x->s, x->nodes[lo], &it);
+			if (walk(x, &it))
+				return HD_ENOMEM;
 			for (k = 0; k < x->nout; k++)
-				include(x, x->out[k], queue, &qn);
+				if (include(x, x->out[k]))
+					return HD_ENOMEM;
 		}
 	}
-	hd__free(queue, (size_t)x->nnodes * sizeof(*queue));
+	for (i = 1; i < x->nemit && x->nodes[i - 1] < x->nodes[i]; i++)
+		;
+	if (i < x->nemit)
+		qsort(x->nodes, x->nemit, sizeof(*x->nodes), cmp_id);
+	for (i = 0; i < x->nemit; i++)
+		if (set_local(x, x->nodes[i], (uint32_t)i))
+			return HD_ENOMEM;
 	return 0;
 }
 
-int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
-		  const hd_export_options *opts, hd_error *err)
-{
-	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
-	struct hd_export *x;
-	hd_edge_iter it;
-	uint32_t i, k;
-	uint64_t total;
+static const char *edge_label(struct hd_export *x, hd_node_id t, size_t *len,
+			      int *inferred);
 
-	HD_ASSERT_ARG(out && s);
-	*out = NULL;
-	if (opts)
-		o = *opts;
-	if (o.version != HD_EXPORT_OPTIONS_VERSION)
-		return hd__error(err, HD_EINVAL,
-				 "unknown export options version %u", o.version);
-	if (!(x = hd__calloc(1, sizeof(*x))))
-		return hd__error(err, HD_ENOMEM, "out of memory");
-	x->s = s;
-	x->flags = o.flags;
-	x->origin = HD_NODE_NONE;
-	x->cat = UINT32_MAX;
-	x->nnodes = hd_store_node_count(s);
-	x->nroots = hd_store_root_count(s);
-	x->local = hd__array_alloc((size_t)x->nnodes + 1, sizeof(*x->local));
+/* The dense scratch of a walk over the whole store (a base's, or a
+ * graph's without one): 0 or HD_ENOMEM. */
+static int dense_scratch(struct hd_export *x)
+{
 	x->stamp = hd__calloc((size_t)x->nnodes + 1, sizeof(*x->stamp));
-	x->root_local = hd__array_alloc((size_t)x->nroots + 1,
-					sizeof(*x->root_local));
-	if (!x->local || !x->stamp || !x->root_local)
-		goto nomem;
-	memset(x->local, 0xff, (size_t)x->nnodes * sizeof(*x->local));
-	if ((x->names = hd_store_has_ref_names(s)) &&
+	if (!x->stamp)
+		return HD_ENOMEM;
+	if ((x->names = hd_store_has_ref_names(x->s)) &&
 	    (!(x->pred = hd__array_alloc((size_t)x->nnodes + 1,
 					 sizeof(*x->pred))) ||
 	     !(x->predk = hd__array_alloc((size_t)x->nnodes + 1,
 					  sizeof(*x->predk)))))
+		return HD_ENOMEM;
+	return 0;
+}
+
+/* The edges of root category i, from the walk just made (x->cat i),
+ * into b. */
+static int base_edges(struct hd_export_base *b, struct hd_export *x)
+{
+	size_t k, n, need;
+	const char *label;
+	int inferred;
+
+	for (k = 0; k < x->nout; k++) {
+		need = b->nrout + 1;
+		if (hd__grow((void **)&b->rout, &b->rout_cap, need,
+			     sizeof(*b->rout)) ||
+		    hd__grow((void **)&b->rlab, &b->rlab_cap, need,
+			     sizeof(*b->rlab)) ||
+		    hd__grow((void **)&b->rlen, &b->rlen_cap, need,
+			     sizeof(*b->rlen)) ||
+		    hd__grow((void **)&b->rinf, &b->rinf_cap, need,
+			     sizeof(*b->rinf)))
+			return HD_ENOMEM;
+		label = edge_label(x, x->out[k], &n, &inferred);
+		b->rout[b->nrout] = x->out[k];
+		b->rlab[b->nrout] = b->nlabels;
+		b->rlen[b->nrout] = label ? (uint32_t)n : 0;
+		b->rinf[b->nrout] = (unsigned char)inferred;
+		if (label && n) {
+			if (hd__grow((void **)&b->labels, &b->labels_cap,
+				     b->nlabels + n, 1))
+				return HD_ENOMEM;
+			memcpy(b->labels + b->nlabels, label, n);
+			b->nlabels += n;
+		}
+		b->nrout++;
+	}
+	return 0;
+}
+
+static void scratch_free(struct hd_export *x)
+{
+	hd__free(x->stamp, ((size_t)x->nnodes + 1) * sizeof(*x->stamp));
+	hd__free(x->pred, x->pred ? ((size_t)x->nnodes + 1) *
+					    sizeof(*x->pred) : 0);
+	hd__free(x->predk, x->predk ? ((size_t)x->nnodes + 1) *
+					      sizeof(*x->predk) : 0);
+	hd__free(x->stack, x->stack_cap * sizeof(*x->stack));
+	hd__free(x->out, x->out_cap * sizeof(*x->out));
+}
+
+int hd_export_base_new(hd_export_base **out, const hd_store *s,
+		       unsigned flags, hd_error *err)
+{
+	struct hd_export_base *b;
+	struct hd_export *x;
+	hd_edge_iter it;
+	uint32_t i;
+	int rc = HD_ENOMEM;
+
+	HD_ASSERT_ARG(out && s);
+	*out = NULL;
+	if (!(b = hd__calloc(1, sizeof(*b))))
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (!(x = hd__calloc(1, sizeof(*x)))) {
+		hd__free(b, sizeof(*b));
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	b->s = s;
+	b->flags = flags;
+	b->nnodes = hd_store_node_count(s);
+	b->nroots = hd_store_root_count(s);
+	if (!(b->rstart = hd__array_alloc((size_t)b->nroots + 1,
+					  sizeof(*b->rstart))) ||
+	    ((flags & HD_EXPORT_COLLAPSE) && mark_folded(b)))
+		goto out;
+	x->s = s;
+	x->b = b;
+	x->nnodes = b->nnodes;
+	x->folded = b->folded;
+	x->origin = HD_NODE_NONE;
+	if (dense_scratch(x))
+		goto out;
+	for (i = 0; i < b->nroots; i++) {
+		b->rstart[i] = b->nrout;
+		hd_store_root_refs(s, i, &it);
+		x->cat = i;
+		if (walk(x, &it) || base_edges(b, x))
+			goto out;
+	}
+	b->rstart[b->nroots] = b->nrout;
+	rc = 0;
+out:
+	scratch_free(x);
+	hd__free(x, sizeof(*x));
+	if (rc) {
+		hd_export_base_free(b);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	*out = b;
+	return 0;
+}
+
+void hd_export_base_free(hd_export_base *b)
+{
+	if (!b)
+		return;
+	hd__free(b->folded, b->folded ? (size_t)b->nnodes / 8 + 1 : 0);
+	hd__free(b->rstart, b->rstart ? ((size_t)b->nroots + 1) *
+						sizeof(*b->rstart) : 0);
+	hd__free(b->rout, b->rout_cap * sizeof(*b->rout));
+	hd__free(b->rlab, b->rlab_cap * sizeof(*b->rlab));
+	hd__free(b->rlen, b->rlen_cap * sizeof(*b->rlen));
+	hd__free(b->rinf, b->rinf_cap * sizeof(*b->rinf));
+	hd__free(b->labels, b->labels_cap);
+	hd__free(b, sizeof(*b));
+}
+
+static int export_make(hd_export **out, const hd_export_base *b,
+		       hd_export_base *own, const hd_nodes *set,
+		       const hd_export_options *opts, hd_error *err)
+{
+	hd_export_options o = HD_EXPORT_OPTIONS_INIT;
+	struct hd_export *x;
+	uint32_t i;
+	size_t k;
+	uint64_t total;
+
+	*out = NULL;
+	if (opts)
+		o = *opts;
+	if (o.version != HD_EXPORT_OPTIONS_VERSION) {
+		hd_export_base_free(own);
+		return hd__error(err, HD_EINVAL,
+				 "unknown export options version %u", o.version);
+	}
+	if ((o.flags & HD_EXPORT_COLLAPSE) != (b->flags & HD_EXPORT_COLLAPSE)) {
+		hd_export_base_free(own);
+		return hd__error(err, HD_EINVAL, "the export base was made "
+				 "with other flags than the graph's");
+	}
+	if (!(x = hd__calloc(1, sizeof(*x)))) {
+		hd_export_base_free(own);
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
+	x->s = b->s;
+	x->b = b;
+	x->own_base = own;
+	x->flags = o.flags;
+	x->origin = HD_NODE_NONE;
+	x->cat = UINT32_MAX;
+	x->nnodes = b->nnodes;
+	x->nroots = b->nroots;
+	x->folded = b->folded;
+	if (!(x->root_local = hd__array_alloc((size_t)x->nroots + 1,
+					      sizeof(*x->root_local))))
 		goto nomem;
-	if ((o.flags & HD_EXPORT_COLLAPSE) && mark_folded(x))
-		goto nomem;
+	if (own || !set) {
+		/* the whole store, or a graph of its own: dense */
+		x->local = hd__array_alloc((size_t)x->nnodes + 1,
+					   sizeof(*x->local));
+		if (!x->local || dense_scratch(x))
+			goto nomem;
+		memset(x->local, 0xff, (size_t)x->nnodes * sizeof(*x->local));
+	} else {
+		x->names = hd_store_has_ref_names(x->s);
+		x->slot_cap = 1024;
+		if (!(x->slot = hd__array_alloc(x->slot_cap, sizeof(*x->slot))))
+			goto nomem;
+		for (k = 0; k < x->slot_cap; k++)
+			x->slot[k].id = HD_NODE_NONE;
+	}
 	if (pick_nodes(x, set, o.depth))
 		goto nomem;
-	for (i = 0; i < x->nnodes; i++)
-		if (x->local[i] != HD_NODE_NONE)
-			x->nemit++;
-	if (!(x->nodes = hd__array_alloc((size_t)x->nemit + 1,
-					 sizeof(*x->nodes))))
-		goto nomem;
-	for (i = 0, k = 0; i < x->nnodes; i++)
-		if (x->local[i] != HD_NODE_NONE) {
-			x->local[i] = k;
-			x->nodes[k++] = i;
-		}
 	/* a root category is a node when it holds an emitted object */
 	for (i = 0; i < x->nroots; i++) {
 		x->root_local[i] = HD_NODE_NONE;
-		hd_store_root_refs(s, i, &it);
-		if (walk(x, &it))
-			goto nomem;
-		for (k = 0; k < x->nout; k++)
-			if (x->local[x->out[k]] != HD_NODE_NONE) {
-				x->root_local[i] = x->nemit + x->nroot_emit++;
+		for (k = b->rstart[i]; k < b->rstart[i + 1]; k++)
+			if (get_local(x, b->rout[k]) != HD_NODE_NONE) {
+				x->root_local[i] = (uint32_t)x->nemit +
+						   x->nroot_emit++;
 				break;
 			}
 	}
@@ -303,6 +614,31 @@ int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
 nomem:
 	hd_export_free(x);
 	return hd__error(err, HD_ENOMEM, "out of memory");
+}
+
+int hd_export_new(hd_export **out, const hd_store *s, const hd_nodes *set,
+		  const hd_export_options *opts, hd_error *err)
+{
+	hd_export_base *b;
+	int rc;
+
+	HD_ASSERT_ARG(out && s);
+	*out = NULL;
+	if (opts && opts->version != HD_EXPORT_OPTIONS_VERSION)
+		return hd__error(err, HD_EINVAL,
+				 "unknown export options version %u",
+				 opts->version);
+	if ((rc = hd_export_base_new(&b, s, opts ? opts->flags : 0, err)))
+		return rc;
+	return export_make(out, b, b, set, opts, err);
+}
+
+int hd_export_new_from(hd_export **out, const hd_export_base *b,
+		       const hd_nodes *set, const hd_export_options *opts,
+		       hd_error *err)
+{
+	HD_ASSERT_ARG(out && b);
+	return export_make(out, b, NULL, set, opts, err);
 }
 
 uint64_t hd_export_node_count(const hd_export *x)
@@ -324,19 +660,14 @@ void hd_export_free(hd_export *x)
 {
 	if (!x)
 		return;
-	hd__free(x->folded, x->folded ? (size_t)x->nnodes / 8 + 1 : 0);
-	hd__free(x->local, ((size_t)x->nnodes + 1) * sizeof(*x->local));
-	hd__free(x->stamp, ((size_t)x->nnodes + 1) * sizeof(*x->stamp));
-	hd__free(x->root_local,
-		 ((size_t)x->nroots + 1) * sizeof(*x->root_local));
-	hd__free(x->nodes, x->nodes ? ((size_t)x->nemit + 1) *
-					      sizeof(*x->nodes) : 0);
-	hd__free(x->pred, x->pred ? ((size_t)x->nnodes + 1) *
-					    sizeof(*x->pred) : 0);
-	hd__free(x->predk, x->predk ? ((size_t)x->nnodes + 1) *
-					      sizeof(*x->predk) : 0);
-	hd__free(x->stack, x->stack_cap * sizeof(*x->stack));
-	hd__free(x->out, x->out_cap * sizeof(*x->out));
+	hd__free(x->local, x->local ? ((size_t)x->nnodes + 1) *
+					      sizeof(*x->local) : 0);
+	hd__free(x->slot, x->slot_cap * sizeof(*x->slot));
+	hd__free(x->root_local, x->root_local ? ((size_t)x->nroots + 1) *
+						sizeof(*x->root_local) : 0);
+	hd__free(x->nodes, x->nodes_cap * sizeof(*x->nodes));
+	scratch_free(x);
+	hd_export_base_free(x->own_base);
 	hd__free(x, sizeof(*x));
 }
 
@@ -584,8 +915,8 @@ static void label_add(struct hd_export *x, size_t *len, const char *name,
 static const char *edge_label(struct hd_export *x, hd_node_id t, size_t *len,
 			      int *inferred)
 {
-	hd_node_id from[LABEL_HOPS], c = t;
-	uint32_t k[LABEL_HOPS];
+	hd_node_id from[LABEL_HOPS], c = t, p;
+	uint32_t k[LABEL_HOPS], pk;
 	size_t nh = 0, n;
 	const char *name;
 	unsigned flags;
@@ -596,17 +927,17 @@ static const char *edge_label(struct hd_export *x, hd_node_id t, size_t *len,
 	if (!x->names)
 		return NULL;
 	/* the hops inside the folded part, last first */
-	while (x->pred[c] != HD_NODE_NONE && nh < LABEL_HOPS) {
-		from[nh] = x->pred[c];
-		k[nh++] = x->predk[c];
-		c = x->pred[c];
+	while ((p = get_pred(x, c, &pk)) != HD_NODE_NONE && nh < LABEL_HOPS) {
+		from[nh] = p;
+		k[nh++] = pk;
+		c = p;
 	}
-	if (x->pred[c] != HD_NODE_NONE) {
+	if (p != HD_NODE_NONE) {
 		label_add(x, len, "...", 3); /* a longer way: its end */
 	} else {
 		/* the first hop, from the origin to c */
 		n = 0;
-		name = origin_name(x, x->predk[c], &n, &flags);
+		name = origin_name(x, pk, &n, &flags);
 		if (name) {
 			label_add(x, len, name, n);
 			*inferred |= (flags & HD_NAME_INFERRED) != 0;
@@ -631,41 +962,39 @@ static int for_edges(struct hd_export *x, struct wbuf *o,
 		     void (*edge)(struct wbuf *, uint32_t, uint32_t,
 				  const char *, size_t, int))
 {
+	const struct hd_export_base *b = x->b;
 	hd_edge_iter it;
-	uint32_t i;
-	size_t k, n;
+	size_t i, k, n;
+	uint32_t to;
 	const char *label;
 	int inferred;
 
+	x->edges_only = 1;
 	for (i = 0; i < x->nemit && !o->rc; i++) {
 		hd_store_refs(x->s, x->nodes[i], &it);
 		x->origin = x->nodes[i];
-		if (walk(x, &it))
+		if (walk(x, &it)) {
+			x->edges_only = 0;
 			return HD_ENOMEM;
+		}
 		for (k = 0; k < x->nout; k++)
-			if (x->local[x->out[k]] != HD_NODE_NONE) {
+			if ((to = get_local(x, x->out[k])) != HD_NODE_NONE) {
 				label = edge_label(x, x->out[k], &n,
 						   &inferred);
-				edge(o, i, x->local[x->out[k]], label, n,
-				     inferred);
+				edge(o, (uint32_t)i, to, label, n, inferred);
 			}
 	}
+	/* the root categories' edges: the base's, with their labels */
 	for (i = 0; i < x->nroots && !o->rc; i++) {
 		if (x->root_local[i] == HD_NODE_NONE)
 			continue;
-		hd_store_root_refs(x->s, i, &it);
-		x->origin = HD_NODE_NONE;
-		x->cat = i;
-		if (walk(x, &it))
-			return HD_ENOMEM;
-		for (k = 0; k < x->nout; k++)
-			if (x->local[x->out[k]] != HD_NODE_NONE) {
-				label = edge_label(x, x->out[k], &n,
-						   &inferred);
-				edge(o, x->root_local[i],
-				     x->local[x->out[k]], label, n, inferred);
-			}
+		for (k = b->rstart[i]; k < b->rstart[i + 1]; k++)
+			if ((to = get_local(x, b->rout[k])) != HD_NODE_NONE)
+				edge(o, x->root_local[i], to,
+				     b->rlen[k] ? b->labels + b->rlab[k] : NULL,
+				     b->rlen[k], b->rinf[k]);
 	}
+	x->edges_only = 0;
 	x->origin = HD_NODE_NONE;
 	x->cat = UINT32_MAX;
 	return 0;

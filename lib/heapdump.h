@@ -3484,6 +3484,38 @@ HD_API int hd_export_new(hd_export **out, const hd_store *s,
 			 const hd_nodes *set, const hd_export_options *opts,
 			 hd_error *err);
 
+/**
+ * What hd_export_new() computes over the whole store for every graph
+ * (the objects HD_EXPORT_COLLAPSE folds, and what each root category
+ * holds through them), computed once for many small graphs of one store:
+ * a graph made from it (hd_export_new_from) costs what it touches, not
+ * the store's size. Memory: a bit per store node and a few words per
+ * object the root categories hold. Read only once made: graphs may be
+ * made from one base on several threads at once.
+ */
+typedef struct hd_export_base hd_export_base;
+
+/**
+ * Makes the base of the graphs of s (which must outlive it) with the
+ * HD_EXPORT_ flags (hd_export_options.flags) they will have.
+ * @return 0, HD_ENOMEM
+ */
+HD_API int hd_export_base_new(hd_export_base **out, const hd_store *s,
+			      unsigned flags, hd_error *err);
+
+/**
+ * hd_export_new() of b's store from b, which must outlive the graph;
+ * the same graph, in time and memory about what the graph touches
+ * (the set, its references, the folded objects between them).
+ * @return as hd_export_new(); HD_EINVAL when opts->flags are not b's
+ */
+HD_API int hd_export_new_from(hd_export **out, const hd_export_base *b,
+			      const hd_nodes *set,
+			      const hd_export_options *opts, hd_error *err);
+
+/** Frees a base. NULL is a no-op. */
+HD_API void hd_export_base_free(hd_export_base *b);
+
 /** The number of nodes: objects plus root categories. */
 HD_API uint64_t hd_export_node_count(const hd_export *x);
 

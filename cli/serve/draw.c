@@ -362,7 +362,8 @@ static void api_treemap(struct serve_state *st, const struct serve_req *r,
  * into the edges, as render and to-dot --collapse draw.
  */
 static int object_dot(struct cli_membuf *m, const hd_store *s,
-		      const hd_reach *reach, hd_node_id id,
+		      const hd_export_base *base, const hd_reach *reach,
+		      hd_node_id id,
 		      unsigned long near, unsigned long depth,
 		      hd_error *err)
 {
@@ -388,8 +389,8 @@ static int object_dot(struct cli_membuf *m, const hd_store *s,
 	for (i = 0; i < near && hd_edge_iter_next(&it, &v) == 0; i++)
 		if (cli_nodes_push(&set, v))
 			goto out;
-	rc = cli_nodes_dot(m, s, &set, (uint32_t)depth, CLI_RENDER_MAX_NODES,
-			   err);
+	rc = cli_nodes_dot(m, s, base, &set, (uint32_t)depth,
+			   CLI_RENDER_MAX_NODES, err);
 out:
 	if (rc == HD_ENOMEM && !err->code)
 		err->code = HD_ENOMEM;
@@ -403,6 +404,27 @@ static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
  * drawings hold up no more than that many of the server's threads */
 #define DRAWERS 2
 static int drawers;
+
+void serve_draw_warm(void)
+{
+	/* the style of hd_export_write_dot's graphs: their fonts loaded */
+	static const char dot[] =
+		"digraph warm {\n  node [shape=box, style=\"rounded,filled\", "
+		"fontname=\"Helvetica\", fontsize=10]\n  a -> b [label=\"x\", "
+		"fontname=\"Helvetica\", fontsize=9]\n}\n";
+	struct cli_render_limits lim;
+	char *svg = NULL;
+	size_t len = 0;
+
+	if (!cli_render_compiled())
+		return;
+	cli_render_limits_init(&lim);
+	pthread_mutex_lock(&render_lock);
+	(void)cli_render_dot_data(dot, "svg", "a first drawing", &lim, &svg,
+				  &len);
+	pthread_mutex_unlock(&render_lock);
+	free(svg);
+}
 
 static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
@@ -456,7 +478,8 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 				  sp.first, &err) == 0)
 			sp.path = &p;
 		memset(&err, 0, sizeof(err));
-		rc = cli_suspect_dot(&m, s, &sp, GRAPH_BORDER, &err);
+		rc = cli_suspect_dot(&m, s, serve_state_export_base(st), &sp,
+				     GRAPH_BORDER, &err);
 		snprintf(what, sizeof(what), "suspect %lu", n);
 	} else {
 		unsigned long near, depth;
@@ -469,8 +492,8 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 			fail(resp, 400, "near: 0 to 100; depth: 0 to 2");
 			return;
 		}
-		rc = object_dot(&m, s, serve_state_reach(st), id, near, depth,
-				&err);
+		rc = object_dot(&m, s, serve_state_export_base(st),
+				serve_state_reach(st), id, near, depth, &err);
 		snprintf(what, sizeof(what), "the drawing of 0x%llx",
 			 (unsigned long long)hd_store_address(s, id));
 	}

@@ -104,6 +104,10 @@ struct serve_state {
 	 * group's objects are walked in it), and each node's class (its
 	 * stats --by class key) as an index into the class names sorted */
 	struct serve_once order_once;
+	/* lazily (serve_state_export_base): the drawings' base (the
+	 * folded objects, what the root categories hold through them) */
+	struct serve_once xbase_once;
+	hd_export_base *xbase;
 	hd_node_id *order;
 	size_t norder;
 	uint32_t *cls;

@@ -2,7 +2,8 @@
 # serve_draw.sh - heapdump serve's drawings: /api/treemap (a bounded part
 # of the dominator tree, equal to /api/domtree's and top's numbers) and
 # /api/graph.svg (Graphviz's SVG of a leak suspect or of an object's path
-# and neighbours: it parses, names the path leaks -f json names, has its
+# and neighbours: it parses, names the path leaks -f json names, a
+# suspect's the same bytes as leaks --svg draws, has its
 # own Content-Security-Policy, escapes the dump's markup), both behind
 # the token; then the page in Debian's headless chromium through
 # puppeteer-core (tests/tools/serve_draw_browser.mjs): the treemap's
@@ -117,6 +118,11 @@ check graph/suspect-holder-drawn 1 "$(grep -cx "$(jq -r '.suspects[0].holder.add
 for c in $(jq -r '.suspects[0].path.hops[].class' "$TMP/leaks.json" | sort -u); do
 	check "graph/suspect-label-$c" 1 "$(grep -c ">$c<" "$TMP/s1.svg" | sed 's/^[1-9][0-9]*$/1/')"
 done
+# the drawing comes from the export base serve keeps (hd_export_new_from,
+# what the drawing touches), leaks --svg's from the whole store
+# (hd_export_new): the same graph, the same bytes
+"$HD" leaks -q --svg "$TMP/lsvg" "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz >/dev/null
+check graph/suspect-as-leaks-svg 1 "$(cmp -s "$TMP/s1.svg" "$TMP/lsvg/suspect-1.svg" && echo 1)"
 # the drawing of an object: its path from the roots and its neighbours
 holder=$(jq -r '.suspects[0].holder.address' "$TMP/leaks.json")
 "$HD" path -q -f json "$L"_later.json.gz "$holder" >"$TMP/path.json"
