@@ -7,9 +7,9 @@
 #   ruby auditstruct.rb gem|dump_all OUTDIR      (see harness.rb)
 #
 # Truth: the entries of phase A (an Entry Struct each, its params Hash,
-# its strings), and the by_ip keys phase A added, measured as they are
-# made. Holder: the Struct Audit (AUDIT), whose members the dumps name
-# by index only.
+# its strings), measured as they are made. The by_ip keys phase A added
+# (frozen copies, interned) are a second suspect, Audit's Hash, not
+# counted. Holder: the Struct Audit (AUDIT) and its entries Array.
 
 require_relative "harness"
 
@@ -27,9 +27,9 @@ def request(id, counting)
   AUDIT.entries << e
   AUDIT.by_ip[ip] = (AUDIT.by_ip[ip] || 0) + 1
   return unless counting
-  key = AUDIT.by_ip.each_key.find { |k| k == ip }
-  owned = [e, e.ip, e.path, e.params, *e.params.values, e.user_agent, key]
-  owned.uniq!(&:__id__)
+  # (no object_id, __id__ or uniq by id here: on 4.0 an object's id
+  # makes it a fields IMEMO of its own, which the leak then holds)
+  owned = [e, e.ip, e.path, e.params, *e.params.values, e.user_agent]
   n, bytes = Scenario.measure(owned)
   $leaked[0] += n
   $leaked[1] += bytes
@@ -44,4 +44,4 @@ Scenario.dump("later")
 
 Scenario.truth(leaks: true, holder_gem: ["AUDIT", "Audit"], holder_dump_all: ["Audit"],
                objects: $leaked[0], bytes: $leaked[1],
-               note: "400 audit entries of phase A (Struct, strings, params Hash) and their by_ip keys")
+               note: "400 audit entries of phase A (Struct, strings, params Hash); the by_ip keys are a second suspect")
