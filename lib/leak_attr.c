@@ -1061,6 +1061,19 @@ static hd_node_id common_holder(const struct work *w,
 	return HD_NODE_NONE;
 }
 
+/* Is v the top-level namespace, the class Object, whose constant table
+ * holds every top-level constant? Holders that meet only there (a cache
+ * and an index, each a constant of its own) hold their joint memory
+ * together; Object is no holder of it. */
+static int top_namespace(const hd_store *s, hd_node_id v)
+{
+	char name[8];
+
+	return hd_store_type(s, v) == HD_T_CLASS &&
+	       hd_store_node_name(name, sizeof(name), s, v) == 6 &&
+	       memcmp(name, "Object", 6) == 0;
+}
+
 static hd_node_id meet(const struct work *w, const struct hd__owner *o)
 {
 	hd_node_id first[LIFT_DEPTH], other[LIFT_DEPTH], x;
@@ -1086,7 +1099,8 @@ static hd_node_id meet(const struct work *w, const struct hd__owner *o)
 			ok = k < no;
 		}
 		if (ok)
-			return first[j];
+			return top_namespace(w->s, first[j]) ? HD_NODE_NONE :
+							       first[j];
 	}
 	return HD_NODE_NONE;
 }
