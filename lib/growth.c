@@ -20,6 +20,12 @@
  *
  * An object that compaction moved is not followed (its address
  * changed): it is not reported, never reported wrongly.
+ *
+ * A collection replaced at every step (`@handlers = (@handlers +
+ * [h]).freeze`) is no object of every dump: hd__growth_slot follows it
+ * through its holder's slot instead, the holder being one object of
+ * every dump (the reference of that name, or without names the k-th
+ * reference to an object of its type).
  */
 #include "hd_int.h"
 
@@ -128,6 +134,92 @@ static int grows_in_place(const hd_store *const *stores, size_t n,
 		prev = len;
 	}
 	return m[n - 1] > m[0];
+}
+
+/* The k-th reference of h in s (dump order) to a collection of type
+ * type, or with name (len bytes) the reference of that name; NONE when
+ * there is none or, by name, several. */
+static hd_node_id slot_ref(const hd_store *s, hd_node_id h, int type,
+			   const char *name, size_t len, uint32_t k)
+{
+	hd_node_id t, found = HD_NODE_NONE;
+	hd_edge_iter it;
+	uint32_t e = 0, seen = 0;
+	const char *m;
+	size_t ml;
+
+	hd_store_refs(s, h, &it);
+	for (; hd_edge_iter_next(&it, &t) == 0; e++) {
+		if (hd_store_type(s, t) != type)
+			continue;
+		if (name) {
+			m = hd_store_ref_name_at(s, h, e, &ml, NULL);
+			if (!m || ml != len || memcmp(m, name, len))
+				continue;
+			if (found != HD_NODE_NONE)
+				return HD_NODE_NONE;
+			found = t;
+		} else if (seen++ == k) {
+			return t;
+		}
+	}
+	return found;
+}
+
+/* How many references of h in s go to objects of type type. */
+static uint32_t slot_count(const hd_store *s, hd_node_id h, int type)
+{
+	hd_node_id t;
+	hd_edge_iter it;
+	uint32_t n = 0;
+
+	hd_store_refs(s, h, &it);
+	while (hd_edge_iter_next(&it, &t) == 0)
+		n += hd_store_type(s, t) == type;
+	return n;
+}
+
+int hd__growth_slot(const hd_store *const *stores, size_t n,
+		    hd_node_id holder, hd_node_id *coll, uint64_t *len)
+{
+	const hd_store *last = stores[n - 1];
+	hd_node_id ids[HD__GROWTH_SLOT_DUMPS], t, c;
+	uint64_t v[HD__GROWTH_SLOT_DUMPS], best = 0;
+	uint32_t e = 0, ord[2] = { 0, 0 };
+	hd_edge_iter it;
+	const char *name;
+	size_t j, nl;
+	int type, found = 0;
+
+	if (n < 3 || n > HD__GROWTH_SLOT_DUMPS || holder == HD_NODE_NONE ||
+	    !follow(stores, n, holder, ids))
+		return 0;
+	hd_store_refs(last, holder, &it);
+	for (; hd_edge_iter_next(&it, &t) == 0; e++) {
+		type = hd_store_type(last, t);
+		if (!is_collection(type))
+			continue;
+		name = hd_store_ref_name_at(last, holder, e, &nl, NULL);
+		for (j = 0; j < n; j++) {
+			if (!name && slot_count(stores[j], ids[j], type) !=
+					     slot_count(last, holder, type))
+				break;
+			c = slot_ref(stores[j], ids[j], type, name, nl,
+				     ord[type == HD_T_HASH]);
+			if (c == HD_NODE_NONE ||
+			    !hd_store_length(&v[j], stores[j], c) ||
+			    (j && v[j - 1] >= v[j]))
+				break;
+		}
+		ord[type == HD_T_HASH]++;
+		if (j < n || (found && v[n - 1] - v[0] <= best))
+			continue;
+		found = 1;
+		best = v[n - 1] - v[0];
+		*coll = t;
+		memcpy(len, v, n * sizeof(*v));
+	}
+	return found;
 }
 
 static int cmp_item(const void *a, const void *b)

@@ -423,6 +423,25 @@ struct stat;
 HD_HIDDEN int hd__store_checked(const struct stat *st);
 HD_HIDDEN void hd__store_keep_checked(const struct stat *st);
 
+/* The collection that holder's slot holds in each of the n stores
+ * (the same reference name, or without names the same rank among its
+ * references to that type), when holder is one object of every dump
+ * and the lengths of what the slot holds grow at every step, though the
+ * collection may be a new one each time: 1 with the last store's
+ * collection in *coll and the lengths in len[n], else 0; of several
+ * slots, the one that grew most (growth.c). */
+#define HD__GROWTH_SLOT_DUMPS 64
+HD_HIDDEN int hd__growth_slot(const hd_store *const *stores, size_t n,
+			      hd_node_id holder, hd_node_id *coll,
+			      uint64_t *len);
+
+/* After hd_leaks_set_growth: when no collection on the path of what
+ * the verdict names first grows at every step, the growth followed
+ * through its holder's slot (hd__growth_slot), which the verdict then
+ * names (leaks.c). */
+HD_HIDDEN void hd__leaks_follow_slot(hd_leaks *l,
+				     const hd_store *const *stores, size_t n);
+
 /* The session's stores and their number (leak_session.c). */
 HD_HIDDEN hd_store *const *hd__leak_session_stores(const hd_leak_session *ls,
 						   size_t *n);

@@ -235,6 +235,7 @@ struct work {
 	unsigned char *claimed; /* m: border objects, which their group
 				   owns whatever else holds them */
 	uint32_t *gown;      /* G: each group's owner, or HD__NONE */
+	int young;           /* a LATER dump (young objects walked) */
 	struct hd__csr g, rg; /* W then the groups, and the reverse */
 	struct sets hsets;   /* old holder sets (node ids) */
 };
@@ -667,6 +668,22 @@ out:
 	return rc;
 }
 
+/*
+ * Does v's reference into a border object hold it as much as the
+ * border object's own old holder does? With a LATER dump, when v is
+ * leaked: it lived from AFTER to LATER, so it is no cache rebuilt after
+ * AFTER (those are young) but a second collection that keeps the border
+ * object: a session in a cache and in an index of sessions by user.
+ * The border object is then held jointly, unless v's own group
+ * dominates v (then the edge changes nothing). With two dumps the new
+ * objects that reference a border object cannot be told from a cache
+ * rebuilt from its holder, and the holder keeps it.
+ */
+static int co_holder(const struct work *w, hd_node_id v)
+{
+	return w->young && hd__bit(w->a->leaked, v);
+}
+
 /* The graph: W's references among themselves, then group -> border. */
 static int graph(struct work *w)
 {
@@ -683,7 +700,8 @@ static int graph(struct work *w)
 			hd_store_refs(w->s, w->node[v], &it);
 			while (hd_edge_iter_next(&it, &t) == 0) {
 				if (t >= w->n || w->loc[t] == HD__NONE ||
-				    hd__bit(w->claimed, w->loc[t]) ||
+				    (hd__bit(w->claimed, w->loc[t]) &&
+				     !co_holder(w, w->node[v])) ||
 				    !holds_ref(w, w->node[v], t))
 					continue;
 				if (pass) {
@@ -1043,6 +1061,19 @@ static hd_node_id common_holder(const struct work *w,
 	return HD_NODE_NONE;
 }
 
+/* Is v the top-level namespace, the class Object, whose constant table
+ * holds every top-level constant? Holders that meet only there (a cache
+ * and an index, each a constant of its own) hold their joint memory
+ * together; Object is no holder of it. */
+static int top_namespace(const hd_store *s, hd_node_id v)
+{
+	char name[8];
+
+	return hd_store_type(s, v) == HD_T_CLASS &&
+	       hd_store_node_name(name, sizeof(name), s, v) == 6 &&
+	       memcmp(name, "Object", 6) == 0;
+}
+
 static hd_node_id meet(const struct work *w, const struct hd__owner *o)
 {
 	hd_node_id first[LIFT_DEPTH], other[LIFT_DEPTH], x;
@@ -1068,7 +1099,8 @@ static hd_node_id meet(const struct work *w, const struct hd__owner *o)
 			ok = k < no;
 		}
 		if (ok)
-			return first[j];
+			return top_namespace(w->s, first[j]) ? HD_NODE_NONE :
+							       first[j];
 	}
 	return HD_NODE_NONE;
 }
@@ -1263,6 +1295,7 @@ int hd__attr_build(struct hd__attr *a, const hd_store *s,
 	memset(&w, 0, sizeof(w));
 	w.s = s;
 	w.a = a;
+	w.young = young != NULL;
 	w.n = hd_store_node_count(s);
 	a->n = w.n;
 	if ((rc = sets_init(&w.hsets)) ||

@@ -150,6 +150,9 @@ int hd_leak_session_run(hd_leak_session *ls, hd_error *err)
 				   ls->n, err)) ||
 	     (rc = hd_leaks_set_growth(ls->l, ls->g, err))))
 		return rc;
+	/* a collection replaced at every step, followed through its
+	 * holder's slot */
+	hd__leaks_follow_slot(ls->l, (const hd_store *const *)ls->s, ls->n);
 	hd_leaks_totals_get(&ls->t, ls->l);
 	ls->caveats = judge(ls);
 	ls->ran = 1;

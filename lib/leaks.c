@@ -46,6 +46,8 @@ struct hd_leaks {
 	size_t growing;      /* collections growing at every step */
 	size_t ndumps;       /* the dumps they were found over */
 	hd_node_id grow_id;  /* the one on the first's path, or NONE */
+	hd_node_id slot_from; /* or the holder whose slot grew (a new
+				 collection at each dump), or NONE */
 	uint64_t grow_len[GROWTH_DUMPS];
 	unsigned flags;      /* hd_leaks_options.flags */
 	int new_significant; /* the new objects' verdict, before the
@@ -623,6 +625,7 @@ int hd_leaks_build(hd_leaks **out, const hd_store *s,
 	l->has_later = d->has_later;
 	l->flags = o.flags;
 	l->in_id = HD_NODE_NONE;
+	l->slot_from = HD_NODE_NONE;
 	leak = d->has_later ? &d->retained_later : &d->added;
 	l->t.leak_count = leak->n;
 	l->t.leak_memsize = d->has_later ? d->retained_later_memsize :
@@ -831,6 +834,7 @@ int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
 				 GROWTH_DUMPS);
 	l->ndumps = n;
 	l->grow_id = HD_NODE_NONE;
+	l->slot_from = HD_NODE_NONE;
 	if (n < 3) /* one step: no collection is said to grow */
 		return set_inplace(l, g, err);
 	l->has_growth = 1;
@@ -843,6 +847,23 @@ int hd_leaks_set_growth(hd_leaks *l, const hd_growth *g, hd_error *err)
 		memcpy(l->grow_len, x->lengths, n * sizeof(*x->lengths));
 	}
 	return set_inplace(l, g, err);
+}
+
+void hd__leaks_follow_slot(hd_leaks *l, const hd_store *const *stores,
+			   size_t n)
+{
+	const hd_root_path *p;
+	hd_node_id c;
+
+	if (!l || !l->has_growth || l->grow_id != HD_NODE_NONE ||
+	    n != l->ndumps || n > GROWTH_DUMPS ||
+	    l->t.first_kind == HD_LEAKS_FIRST_INPLACE ||
+	    !(p = first_path(l)) || !p->n)
+		return;
+	if (!hd__growth_slot(stores, n, p->nodes[p->n - 1], &c, l->grow_len))
+		return;
+	l->grow_id = c;
+	l->slot_from = p->nodes[p->n - 1];
 }
 
 /* What the verdict names first holds (0 when nothing). */
@@ -947,7 +968,9 @@ size_t hd_leaks_inplace(const hd_leaks *l, hd_node_id *id,
 	return l->ndumps;
 }
 
-/* "; Hash grows at every dump: 10 -> 20 -> 30" */
+/* "; Hash grows at every dump: 10 -> 20 -> 30", or through a holder's
+ * slot (hd__leaks_follow_slot) "; the Array that Router @handlers holds
+ * grows at every dump, a new one each time: 50 -> 450 -> 850" */
 static void put_growth(struct text *t, const hd_leaks *l)
 {
 	size_t i;
@@ -966,6 +989,19 @@ static void put_growth(struct text *t, const hd_leaks *l)
 		return;
 	}
 	put(t, "; ");
+	if (l->slot_from != HD_NODE_NONE) {
+		/* "the Array that Router @handlers holds grows at every
+		 * dump, a new one each time: 50 -> 450 -> 850" */
+		put(t, "the %s that ",
+		    hd_store_type(l->s, l->grow_id) == HD_T_HASH ? "Hash" :
+								    "Array");
+		put_hop(t, l->s, l->slot_from, l->grow_id);
+		put(t, " holds grows at every dump, a new one each time: ");
+		for (i = 0; i < l->ndumps; i++)
+			put(t, "%s%llu", i ? " -> " : "",
+			    (unsigned long long)l->grow_len[i]);
+		return;
+	}
 	put_hop(t, l->s, l->grow_id, HD_NODE_NONE);
 	put(t, " grows at every dump: ");
 	for (i = 0; i < l->ndumps; i++)

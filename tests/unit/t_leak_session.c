@@ -4,7 +4,8 @@
  * three and four (the leak as LATER holds it, the collections that grow
  * at every step), the same dump twice (nothing new), two processes by
  * their origins, uncertain matches, the caveats' names and sentences,
- * and bad arguments.
+ * a collection replaced at every step followed through its holder's
+ * slot, and bad arguments.
  *
  * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
  * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
@@ -173,6 +174,46 @@ static void test_session__three_and_four_dumps(void)
 	close_all(s, 4);
 }
 
+/* A copy-on-write holder: Foo (0x1000) holds a new Array at each dump,
+ * 0 -> 2 -> 4 long; no collection of every dump grows, so the verdict
+ * follows Foo's slot and names it. */
+#define COW(arr, g, len)                                                  \
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", " \
+	"\"generation\":1, \"references\":[\"" arr "\"]}\n"               \
+	"{\"address\":\"" arr "\", \"type\":\"ARRAY\", \"class\":\"0x130\", " \
+	"\"generation\":" #g ", \"length\":" #len
+
+static void test_session__slot_growth(void)
+{
+	static const char b[] = HEAD COW("0x1100", 1, 0) ", \"references\":[]}\n";
+	static const char a[] =
+		HEAD COW("0x1200", 5, 2) ", \"references\":[\"0x2000\", "
+		"\"0x2010\"]}\n" STR("0x2000", 5) STR("0x2010", 5);
+	static const char l[] =
+		HEAD COW("0x1300", 8, 4) ", \"references\":[\"0x2000\", "
+		"\"0x2010\", \"0x2020\", \"0x2030\"]}\n"
+		STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 8)
+		STR("0x2030", 8);
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_EQ(hd_leak_session_totals(ls)->leak_memsize, 200);
+	T_EQ(hd_growth_count(hd_leak_session_growth(ls)), 0);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "; the Array that Foo holds grows at every "
+			     "dump, a new one each time: 0 -> 2 -> 4") != NULL);
+	T_ASSERT(strstr(buf, "no collection grows") == NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
 static void test_session__nothing_new(void)
 {
 	hd_store *s[2] = { load(after), load(after) };
@@ -318,6 +359,7 @@ static void test_session__cleanup(void)
 static const struct t_case cases[] = {
 	T_CASE(session__two_dumps),
 	T_CASE(session__three_and_four_dumps),
+	T_CASE(session__slot_growth),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
 	T_CASE(session__uncertain),

@@ -93,9 +93,10 @@ module Scenario
   # of], "3" => [bytes, of] }: the holder's growth in place over two and
   # three dumps, and the growth in place of everything the program grew
   # (the share the verdict should give it is bytes / of).
-  # says: substrings the verdict's text must contain.
+  # says: substrings the verdict's text must contain; says_2, says_3:
+  # those it must contain with two, with three dumps.
   def truth(leaks:, holder_gem: [], holder_dump_all: [], not_holder_gem: [], not_holder_dump_all: [],
-            objects: 0, bytes: 0, note: "", inplace: nil, says: nil)
+            objects: 0, bytes: 0, note: "", inplace: nil, says: nil, says_2: nil, says_3: nil)
     doc = {
       "scenario" => File.basename($PROGRAM_NAME, ".rb"),
       "ruby" => RUBY_VERSION,
@@ -109,6 +110,8 @@ module Scenario
     }
     doc["inplace"] = inplace if inplace
     doc["says"] = says if says
+    doc["says_2"] = says_2 if says_2
+    doc["says_3"] = says_3 if says_3
     File.write(File.join(OUTDIR, "truth.json"), json_of(doc) + "\n")
   end
 
