@@ -96,7 +96,7 @@ int hd_leak_verdict_json(char **out, size_t *len, const hd_leak_session *ls,
 /* The key of the session's verdict into a malloc'd string, or NULL out
  * of memory. */
 static char *key_text(const hd_leak_session *ls,
-		      const hd_process_verdict *proc)
+		      const hd_process_verdict *proc, const char *what)
 {
 	const hd_leak_session_options *o = hd_leak_session_options_get(ls);
 	hd_store *const *ss;
@@ -165,6 +165,10 @@ static char *key_text(const hd_leak_session *ls,
 							  sizeof(proc->text))));
 	else
 		fputs("process -\n", f);
+	/* what the caller keeps besides (leaks: its format, options and
+	 * the names it prints), length first: no value ends it early */
+	if (what)
+		fprintf(f, "what %zu\n%s\n", strlen(what), what);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -246,6 +250,12 @@ static int cache_base(char *buf, size_t size)
 int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 		      hd_error *err)
 {
+	return hd_leak_keep_place(buf, size, store_path, 1, err);
+}
+
+int hd_leak_keep_place(char *buf, size_t size, const char *store_path,
+		       int beside, hd_error *err)
+{
 	char abs[KEEP_PATH_MAX], cwd[KEEP_PATH_MAX], dir[KEEP_PATH_MAX];
 	const char *name;
 	uint64_t h1, h2;
@@ -256,7 +266,7 @@ int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 	if (n < 0 || (size_t)n >= size)
 		return hd__error(err, HD_ELIMIT, "'%s': path too long",
 				 store_path);
-	if (beside_ok(buf))
+	if (beside && beside_ok(buf))
 		return 0;
 	if (store_path[0] == '/')
 		n = snprintf(abs, sizeof(abs), "%s", store_path);
@@ -289,6 +299,15 @@ int hd_leak_keep_read(char **json, size_t *len, char *why, size_t wsize,
 		      const char *path, const hd_leak_session *ls,
 		      const hd_process_verdict *proc)
 {
+	return hd_leak_keep_read_what(json, len, why, wsize, path, ls, proc,
+				      NULL);
+}
+
+int hd_leak_keep_read_what(char **json, size_t *len, char *why,
+			   size_t wsize, const char *path,
+			   const hd_leak_session *ls,
+			   const hd_process_verdict *proc, const char *what)
+{
 	char *key = NULL, *buf = NULL, *p, *end;
 	struct stat sb;
 	size_t klen, got = 0;
@@ -320,7 +339,7 @@ int hd_leak_keep_read(char **json, size_t *len, char *why, size_t wsize,
 		goto out;
 	}
 	if (!(buf = malloc((size_t)sb.st_size + 1)) ||
-	    !(key = key_text(ls, proc))) {
+	    !(key = key_text(ls, proc, what))) {
 		snprintf(why, wsize, "out of memory");
 		goto out;
 	}
@@ -379,6 +398,13 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 		       const hd_process_verdict *proc, const char *json,
 		       size_t len, hd_error *err)
 {
+	return hd_leak_keep_write_what(path, ls, proc, NULL, json, len, err);
+}
+
+int hd_leak_keep_write_what(const char *path, const hd_leak_session *ls,
+			    const hd_process_verdict *proc, const char *what,
+			    const char *json, size_t len, hd_error *err)
+{
 	char tmp[KEEP_PATH_MAX], dir[KEEP_PATH_MAX], cache[KEEP_PATH_MAX], *key;
 	const char *slash;
 	size_t cl;
@@ -405,7 +431,7 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 				 "at %s: not a file of this user in a "
 				 "writable directory", path);
 	}
-	if (!(key = key_text(ls, proc)))
+	if (!(key = key_text(ls, proc, what)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	/* an unpredictable name, made O_EXCL, 0600 */
 	fd = mkstemp(tmp);
