@@ -98,16 +98,8 @@ static void dir_of(char *buf, size_t size, const char *path)
 		snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
-/* 1 when the file on fd is a regular file of this user that no group or
- * other may write: a store no one else wrote or can change. */
-static int ours(const struct stat *sb)
-{
-	return S_ISREG(sb->st_mode) && sb->st_uid == geteuid() &&
-	       !(sb->st_mode & 022);
-}
-
 /* 1 if a store may be written at f: a missing name in a writable
- * directory, or a store of ours (ours()) there. Anything else is not
+ * directory, or a store of ours (hd__file_ours) there. Anything else is not
  * ours to replace. */
 static int ours_to_write(const char *f)
 {
@@ -121,7 +113,7 @@ static int ours_to_write(const char *f)
 	fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT;
-	ok = fstat(fd, &sb) == 0 && ours(&sb);
+	ok = fstat(fd, &sb) == 0 && hd__file_ours(&sb);
 	close(fd);
 	return ok && hd_store_is_store(f);
 }
@@ -141,62 +133,6 @@ static unsigned int store_mode(const char *f, mode_t dump_mode)
 	return mode;
 }
 
-/* mkdir -p, every missing directory 0700. */
-static int make_dirs(char *path)
-{
-	char *p;
-
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
-	}
-	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* The cache directory into buf, made if missing; a note and -1 when
- * there is none or it is not ours. */
-static int cache_dir(char *buf, size_t size, int make, char *note,
-		     size_t nsize)
-{
-	const char *base = getenv("XDG_CACHE_HOME"), *home;
-	struct stat sb;
-	int n;
-
-	if (base && base[0] == '/')
-		n = snprintf(buf, size, "%s/heapdump", base);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/heapdump", home);
-	else {
-		snprintf(note, nsize, "no cache directory: neither "
-			 "XDG_CACHE_HOME nor HOME is an absolute path");
-		return -1;
-	}
-	if (n < 0 || (size_t)n >= size) {
-		snprintf(note, nsize, "the cache directory's path is too long");
-		return -1;
-	}
-	if (make && make_dirs(buf) != 0) {
-		snprintf(note, nsize, "cannot make %.300s: %s", buf,
-			 strerror(errno));
-		return -1;
-	}
-	if (!make)
-		return 0;
-	if (lstat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
-	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
-		snprintf(note, nsize, "%.300s is not a private directory of this "
-			 "user", buf);
-		return -1;
-	}
-	return 0;
-}
-
 /* The file in the cache directory for the dump (abs, sb). */
 static int cache_file(char *buf, size_t size, const char *abs,
 		      const struct stat *sb, int make, char *note,
@@ -206,7 +142,7 @@ static int cache_file(char *buf, size_t size, const char *abs,
 	const char *base = strrchr(abs, '/');
 	int n;
 
-	if (cache_dir(dir, sizeof(dir), make, note, nsize))
+	if (hd__cache_dir(dir, sizeof(dir), make, note, nsize))
 		return -1;
 	cache_key(key, abs, sb);
 	n = snprintf(buf, size, "%s/%s-%s.hds", dir, base ? base + 1 : abs,
@@ -308,7 +244,7 @@ static hd_store *open_ours(const char *f, const char **why, hd_error *e)
 		close(fd);
 		return NULL;
 	}
-	if (!ours(&fs)) {
+	if (!hd__file_ours(&fs)) {
 		*why = fs.st_uid != geteuid() ? "owned by another user" :
 						"writable by others";
 		close(fd);
