@@ -60,8 +60,8 @@ static const struct cli_opt opts[] = {
 		     "(default 1; 0 shows every group)"),
 	OPT_UINT(0, "min-leak", "BYTES", &A.min_leak,
 		 "no significant leak under BYTES leaked (default 2048)"),
-	OPT_UINT(0, "sites", "N",
-		 &A.sites, "allocation sites per suspect (default 5)"),
+	OPT_UINT(0, "sites", "N", &A.sites,
+		 "allocation sites per suspect (default 5)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default), json (one document), tsv or junit "
 		   "(the budgets as JUnit XML)"),
@@ -129,7 +129,8 @@ static void text_node(const hd_store *s, hd_node_id v)
 	hd_site site;
 
 	cli_node_class(s, v, cls, sizeof(cls));
-	fprintf(rep, "0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
+	fprintf(rep, "0x%llx %s", (unsigned long long)hd_store_address(s, v),
+		cls);
 	if (cli_type_adds(s, v, cls))
 		fprintf(rep, " (%s)", hd_type_name(hd_store_type(s, v)));
 	if (hd_store_site(&site, s, v) == 0 && site.file) {
@@ -180,10 +181,11 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 	char a[32], b[32];
 
 	for (i = 0; i < n && i < max; i++) {
-		fprintf(rep, "%s%9s", indent, cli_commas(rows[i].count, a, sizeof(a)));
+		fprintf(rep, "%s%9s", indent,
+			cli_commas(rows[i].count, a, sizeof(a)));
 		if (with_mem)
-			fprintf(rep, " %10s", cli_human_bytes(rows[i].memsize, b,
-							sizeof(b)));
+			fprintf(rep, " %10s",
+				cli_human_bytes(rows[i].memsize, b, sizeof(b)));
 		fputs("  ", rep);
 		cli_text_string(rep, rows[i].key[0], rows[i].key_len[0]);
 		if (rows[i].key[1]) {
@@ -195,7 +197,7 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 	}
 	if (n > max)
 		fprintf(rep, "%s(%s more)\n", indent,
-		       cli_commas(n - max, a, sizeof(a)));
+			cli_commas(n - max, a, sizeof(a)));
 }
 
 /* A suspect's allocation stacks (a dump traced with stacks: true): the
@@ -208,10 +210,11 @@ static void text_stacks(const hd_store *s, const hd_stack_rows *r)
 					(size_t)A.sites :
 					r->nrows;
 
-	fprintf(rep, "  allocation stacks of what it keeps alive (%s of %s "
-	       "objects have one):\n",
-	       cli_commas(r->with, a, sizeof(a)),
-	       cli_commas(r->with + r->without, b, sizeof(b)));
+	fprintf(rep,
+		"  allocation stacks of what it keeps alive (%s of %s "
+		"objects have one):\n",
+		cli_commas(r->with, a, sizeof(a)),
+		cli_commas(r->with + r->without, b, sizeof(b)));
 	for (i = 0; i < shown; i++) {
 		const hd_stack_row *row = &r->rows[i];
 		const uint32_t *f;
@@ -219,8 +222,9 @@ static void text_stacks(const hd_store *s, const hd_stack_rows *r)
 		hd_frame fr;
 
 		n = hd_store_stack_frames(s, row->id, &f);
-		fprintf(rep, "    %12s %10s  ", cli_commas(row->count, a, sizeof(a)),
-		       cli_human_bytes(row->memsize, b, sizeof(b)));
+		fprintf(rep, "    %12s %10s  ",
+			cli_commas(row->count, a, sizeof(a)),
+			cli_human_bytes(row->memsize, b, sizeof(b)));
 		for (k = n; k-- > 0;) {
 			size_t len;
 
@@ -229,7 +233,8 @@ static void text_stacks(const hd_store *s, const hd_stack_rows *r)
 			hd_store_frame(&fr, s, hd_store_stack_frame(s, row->id, k));
 			len = hd_frame_text(buf, sizeof(buf), &fr);
 			cli_text_string(rep, buf,
-					len < sizeof(buf) ? len : sizeof(buf) - 1);
+					len < sizeof(buf) ? len :
+							    sizeof(buf) - 1);
 			fputc('\n', rep);
 		}
 		if (!n)
@@ -254,36 +259,38 @@ static void text_clusters(const struct report *r)
 	for (i = 0; i < shown; i++) {
 		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
 
-		fprintf(rep, "\ncluster %zu: %s suspect%s that retain%s %s objects, "
-		       "%s (%.1f%% of the %s)\n", i + 1,
-		       cli_commas(cl->suspects, a, sizeof(a)),
-		       cl->suspects == 1 ? "" : "s",
-		       cl->suspects == 1 ? "s" : "",
-		       cli_commas(cl->retained_count, b, sizeof(b)),
-		       cli_human_bytes(cl->retained_memsize, c, sizeof(c)),
-		       pct(cl->retained_memsize, r->t.leak_memsize),
-		       r->d->has_later ? "leak" : "growth");
+		fprintf(rep,
+			"\ncluster %zu: %s suspect%s that retain%s %s objects, "
+			"%s (%.1f%% of the %s)\n",
+			i + 1, cli_commas(cl->suspects, a, sizeof(a)),
+			cl->suspects == 1 ? "" : "s",
+			cl->suspects == 1 ? "s" : "",
+			cli_commas(cl->retained_count, b, sizeof(b)),
+			cli_human_bytes(cl->retained_memsize, c, sizeof(c)),
+			pct(cl->retained_memsize, r->t.leak_memsize),
+			r->d->has_later ? "leak" : "growth");
 		fputs("  suspects ", rep);
 		for (k = 0; k < cl->suspects && k < RANKS_SHOWN; k++)
 			fprintf(rep, "%s%zu", k ? ", " : "", cl->ranks[k] + 1);
 		if (cl->suspects > RANKS_SHOWN)
 			fprintf(rep, " and %s more",
-			       cli_commas(cl->suspects - RANKS_SHOWN, a,
-					  sizeof(a)));
+				cli_commas(cl->suspects - RANKS_SHOWN, a,
+					   sizeof(a)));
 		fputc('\n', rep);
 		if (!cl->reached || !cl->path) {
-			fprintf(rep, "  no GC root reaches them (a partial dump?)\n");
+			fprintf(rep,
+				"  no GC root reaches them (a partial dump?)\n");
 			continue;
 		}
 		fputs("  shape ", rep);
 		cli_text_path(rep, cl->shape, strlen(cl->shape));
 		fprintf(rep, "\n  path of suspect %zu:\n", cl->ranks[0] + 1);
-		cli_path_lines(rep, s, cl->path->nodes, cl->path->n,
-			       "    ", path_line, NULL);
+		cli_path_lines(rep, s, cl->path->nodes, cl->path->n, "    ",
+			       path_line, NULL);
 	}
 	if (n > shown)
 		fprintf(rep, "\n(%s more clusters: --top N shows more)\n",
-		       cli_commas(n - shown, c, sizeof(c)));
+			cli_commas(n - shown, c, sizeof(c)));
 }
 
 static void json_clusters(const struct report *r)
@@ -326,10 +333,10 @@ static void tsv_clusters(const struct report *r)
 		for (k = 0; k < cl->suspects; k++)
 			fprintf(rep, "%s%zu", k ? "," : "", cl->ranks[k] + 1);
 		fprintf(rep, "\t%llu\t%llu\t%llu\t%.4f\t",
-		       (unsigned long long)cl->border_count,
-		       (unsigned long long)cl->retained_count,
-		       (unsigned long long)cl->retained_memsize,
-		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
+			(unsigned long long)cl->border_count,
+			(unsigned long long)cl->retained_count,
+			(unsigned long long)cl->retained_memsize,
+			pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
 		if (cl->shape)
 			cli_text_path(rep, cl->shape, strlen(cl->shape));
 		else
@@ -364,11 +371,12 @@ static void text_growth(const struct report *r)
 
 	if (!r->g)
 		return;
-	fprintf(rep, "%-9s %s collection%s grow%s at every step of the %d dumps "
-	       "(of %s Hashes and Arrays of later)\n", "growing",
-	       cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
-	       n == 1 ? "s" : "", r->nin,
-	       cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
+	fprintf(rep,
+		"%-9s %s collection%s grow%s at every step of the %d dumps "
+		"(of %s Hashes and Arrays of later)\n",
+		"growing", cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
+		n == 1 ? "s" : "", r->nin,
+		cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
 	for (i = 0; i < n && i < GROWING_SHOWN; i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
@@ -377,7 +385,7 @@ static void text_growth(const struct report *r)
 		fprintf(rep, ": ");
 		for (k = 0; k < (size_t)r->nin; k++)
 			fprintf(rep, "%s%llu", k ? " -> " : "",
-			       (unsigned long long)x->lengths[k]);
+				(unsigned long long)x->lengths[k]);
 		fputc('\n', rep);
 	}
 }
@@ -404,30 +412,35 @@ static void text_apart(const struct report *r)
 	char a[32], b[32];
 
 	if (t->young_count)
-		fprintf(rep, "%-9s %s objects, %s of later born since after, walked "
-		       "through (neither leaked nor holders)\n", "young",
-		       cli_commas(t->young_count, a, sizeof(a)),
-		       cli_human_bytes(t->young_memsize, b, sizeof(b)));
+		fprintf(rep,
+			"%-9s %s objects, %s of later born since after, walked "
+			"through (neither leaked nor holders)\n",
+			"young", cli_commas(t->young_count, a, sizeof(a)),
+			cli_human_bytes(t->young_memsize, b, sizeof(b)));
 	if (t->vm_count)
-		fprintf(rep, "%-9s %s objects, %s: the VM's own tables (%.1f%% of "
-		       "the %s), no suspect\n", "vm growth",
-		       cli_commas(t->vm_count, a, sizeof(a)),
-		       cli_human_bytes(t->vm_memsize, b, sizeof(b)),
-		       pct(t->vm_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s %s objects, %s: the VM's own tables (%.1f%% of "
+			"the %s), no suspect\n",
+			"vm growth", cli_commas(t->vm_count, a, sizeof(a)),
+			cli_human_bytes(t->vm_memsize, b, sizeof(b)),
+			pct(t->vm_memsize, t->leak_memsize), what);
 	if (t->unreached_count)
-		fprintf(rep, "%-9s %s objects, %s that no border object reaches "
-		       "(%.1f%% of the %s: garbage not yet collected?)\n",
-		       "unreached", cli_commas(t->unreached_count, a, sizeof(a)),
-		       cli_human_bytes(t->unreached_memsize, b, sizeof(b)),
-		       pct(t->unreached_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s %s objects, %s that no border object reaches "
+			"(%.1f%% of the %s: garbage not yet collected?)\n",
+			"unreached",
+			cli_commas(t->unreached_count, a, sizeof(a)),
+			cli_human_bytes(t->unreached_memsize, b, sizeof(b)),
+			pct(t->unreached_memsize, t->leak_memsize), what);
 	if (t->leak_memsize && (t->vm_count || t->unreached_count ||
 				t->folded || t->joint))
-		fprintf(rep, "%-9s suspects %.1f%% (joint %zu) + folded %.1f%% + vm "
-		       "%.1f%% + unreached %.1f%% = 100%% of the %s\n",
-		       "shares", pct(sus, t->leak_memsize), t->joint,
-		       pct(t->folded_memsize, t->leak_memsize),
-		       pct(t->vm_memsize, t->leak_memsize),
-		       pct(t->unreached_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s suspects %.1f%% (joint %zu) + folded %.1f%% + vm "
+			"%.1f%% + unreached %.1f%% = 100%% of the %s\n",
+			"shares", pct(sus, t->leak_memsize), t->joint,
+			pct(t->folded_memsize, t->leak_memsize),
+			pct(t->vm_memsize, t->leak_memsize),
+			pct(t->unreached_memsize, t->leak_memsize), what);
 }
 
 /* The caveats the text says on no other line: what qualifies the
@@ -491,19 +504,23 @@ static void text_holders(const struct report *r, const hd_leaks_suspect *sp)
 	size_t k;
 
 	if (sp->kind == HD_SUSPECT_JOINT)
-		fprintf(rep, "  memory no one holder keeps alive, held jointly by "
-		       "%s holders", cli_commas(sp->holders, a, sizeof(a)));
+		fprintf(rep,
+			"  memory no one holder keeps alive, held jointly by "
+			"%s holders",
+			cli_commas(sp->holders, a, sizeof(a)));
 	else if (sp->holders)
-		fprintf(rep, "  %s new object(s), each held by the same %s old "
-		       "objects%s", cli_commas(sp->border_count, c, sizeof(c)),
-		       cli_commas(sp->holders, a, sizeof(a)),
-		       sp->roots ? " and a root" : "");
+		fprintf(rep,
+			"  %s new object(s), each held by the same %s old "
+			"objects%s",
+			cli_commas(sp->border_count, c, sizeof(c)),
+			cli_commas(sp->holders, a, sizeof(a)),
+			sp->roots ? " and a root" : "");
 	else
 		fprintf(rep, "  a new object held by a root only");
 	fprintf(rep, "; retains %s objects, %s (%.1f%% of the %s)\n",
-	       cli_commas(sp->retained_count, b, sizeof(b)),
-	       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
-	       pct(sp->retained_memsize, r->t.leak_memsize), what);
+		cli_commas(sp->retained_count, b, sizeof(b)),
+		cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
+		pct(sp->retained_memsize, r->t.leak_memsize), what);
 	for (k = 0; h && k < h->n; k++) {
 		fprintf(rep, "    held by ");
 		text_node(s, h->ids[k]);
@@ -511,7 +528,7 @@ static void text_holders(const struct report *r, const hd_leaks_suspect *sp)
 	}
 	if (h && sp->holders > h->n)
 		fprintf(rep, "    and %s more\n",
-		       cli_commas(sp->holders - h->n, a, sizeof(a)));
+			cli_commas(sp->holders - h->n, a, sizeof(a)));
 }
 
 static void print_text(const struct report *r)
@@ -528,38 +545,45 @@ static void print_text(const struct report *r)
 		fprintf(rep, "%-9s ", side_name(r, k, step, sizeof(step)));
 		cli_text_string(rep, r->in[k].name, strlen(r->in[k].name));
 		fprintf(rep, " (%s objects)\n",
-		       cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
+			cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
 	}
 	text_verdict(r);
 	fprintf(rep, "%-9s %s objects, %s new in after%s\n", "new",
-	       cli_commas(d->added.n, a, sizeof(a)),
-	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
-	       cli_saturated(r->t.saturated && d->added_memsize == UINT64_MAX));
+		cli_commas(d->added.n, a, sizeof(a)),
+		cli_human_bytes(d->added_memsize, b, sizeof(b)),
+		cli_saturated(r->t.saturated &&
+			      d->added_memsize == UINT64_MAX));
 	if (d->has_later)
-		fprintf(rep, "%-9s %s objects, %s still alive in later%s\n", "leaked",
-		       cli_commas((size_t)r->t.leak_count, a, sizeof(a)),
-		       cli_human_bytes(r->t.leak_memsize, b, sizeof(b)),
-		       cli_saturated(r->t.saturated &&
-				     r->t.leak_memsize == UINT64_MAX));
+		fprintf(rep, "%-9s %s objects, %s still alive in later%s\n",
+			"leaked",
+			cli_commas((size_t)r->t.leak_count, a, sizeof(a)),
+			cli_human_bytes(r->t.leak_memsize, b, sizeof(b)),
+			cli_saturated(r->t.saturated &&
+				      r->t.leak_memsize == UINT64_MAX));
 	if (r->t.saturated && d->added_memsize != UINT64_MAX &&
 	    (!d->has_later || r->t.leak_memsize != UINT64_MAX))
-		fprintf(rep, "%-9s the memsizes of a suspect add up to 2^64-1 "
-		       "bytes or more, every sum stops there\n", "saturated");
-	fprintf(rep, "%-9s %s new objects held by old ones or roots, "
-	       "in %s group(s) by holder\n", "border",
-	       cli_commas(r->t.border, a, sizeof(a)),
-	       cli_commas(r->t.groups, b, sizeof(b)));
+		fprintf(rep,
+			"%-9s the memsizes of a suspect add up to 2^64-1 "
+			"bytes or more, every sum stops there\n",
+			"saturated");
+	fprintf(rep,
+		"%-9s %s new objects held by old ones or roots, "
+		"in %s group(s) by holder\n",
+		"border", cli_commas(r->t.border, a, sizeof(a)),
+		cli_commas(r->t.groups, b, sizeof(b)));
 	if (r->t.groups)
-		fprintf(rep, "%-9s %s suspect(s) in %s cluster(s) by the shape of "
-		       "their paths\n", "clusters",
-		       cli_commas(r->t.groups, a, sizeof(a)),
-		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
+		fprintf(rep,
+			"%-9s %s suspect(s) in %s cluster(s) by the shape of "
+			"their paths\n",
+			"clusters", cli_commas(r->t.groups, a, sizeof(a)),
+			cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
 	text_apart(r);
 	text_growth(r);
 	text_caveats(r);
 	if (!r->t.groups) {
-		fprintf(rep, "\nno suspects: nothing new is held by an old object "
-		       "or a root\n");
+		fprintf(rep,
+			"\nno suspects: nothing new is held by an old object "
+			"or a root\n");
 		return;
 	}
 	for (i = 0; i < r->t.shown; i++) {
@@ -570,33 +594,38 @@ static void print_text(const struct report *r)
 						  sp->holder : sp->first);
 		if (sp->holder != HD_NODE_NONE) {
 			text_node(s, sp->holder);
-			fprintf(rep, "\n  holds %s new object(s) that retain %s "
-			       "objects, %s (%.1f%% of the %s)\n",
-			       cli_commas(sp->border_count, a, sizeof(a)),
-			       cli_commas(sp->retained_count, b, sizeof(b)),
-			       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
-			       pct(sp->retained_memsize, r->t.leak_memsize),
-			       d->has_later ? "leak" : "growth");
+			fprintf(rep,
+				"\n  holds %s new object(s) that retain %s "
+				"objects, %s (%.1f%% of the %s)\n",
+				cli_commas(sp->border_count, a, sizeof(a)),
+				cli_commas(sp->retained_count, b, sizeof(b)),
+				cli_human_bytes(sp->retained_memsize, c,
+						sizeof(c)),
+				pct(sp->retained_memsize, r->t.leak_memsize),
+				d->has_later ? "leak" : "growth");
 		} else {
 			text_node(s, sp->first);
 			fputc('\n', rep);
 			text_holders(r, sp);
 		}
 		if (sp->flags & HD_SUSPECT_TRANSIENT)
-			fprintf(rep, "  held only by running code (a thread's or "
-			       "fiber's stack, the machine stack): passed "
-			       "over by the verdict\n");
+			fprintf(rep,
+				"  held only by running code (a thread's or "
+				"fiber's stack, the machine stack): passed "
+				"over by the verdict\n");
 		if (sp->flags & HD_SUSPECT_EPHEMERON)
-			fprintf(rep, "  the values of a WeakKeyMap: alive as long as "
-			       "their keys, which the dump does not list; not "
-			       "named first by the verdict\n");
+			fprintf(rep,
+				"  the values of a WeakKeyMap: alive as long as "
+				"their keys, which the dump does not list; not "
+				"named first by the verdict\n");
 		if (sp->flags & HD_SUSPECT_CHURN)
-			fprintf(rep, "  its holder is no longer than in before: it "
-			       "replaced what it held (a bounded cache), no "
-			       "growth for the verdict\n");
+			fprintf(rep,
+				"  its holder is no longer than in before: it "
+				"replaced what it held (a bounded cache), no "
+				"growth for the verdict\n");
 		fprintf(rep, "  keeps alive %s new objects, %s\n",
-		       cli_commas(sp->keepalive_count, a, sizeof(a)),
-		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
+			cli_commas(sp->keepalive_count, a, sizeof(a)),
+			cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
 		if (sp->path) {
 			const hd_root_path *p = sp->path;
 
@@ -608,10 +637,9 @@ static void print_text(const struct report *r)
 				cli_hops_text(rep, s, p->nodes, p->n);
 				fputc('\n', rep);
 			} else {
-				cli_text_string(rep,
-						hd_store_root_name(s, p->root),
-						strlen(hd_store_root_name(
-							s, p->root)));
+				cli_text_string(
+					rep, hd_store_root_name(s, p->root),
+					strlen(hd_store_root_name(s, p->root)));
 				fputs(":\n", rep);
 			}
 			cli_path_note(rep, p, "    ");
@@ -619,7 +647,7 @@ static void print_text(const struct report *r)
 				       path_line, NULL);
 		} else {
 			fprintf(rep, "  path: no GC root reaches it (a partial "
-			       "dump?)\n");
+				     "dump?)\n");
 		}
 		fprintf(rep, "  what it holds, by class:\n");
 		text_rows(sp->classes, 5, "    ", 0);
@@ -630,17 +658,18 @@ static void print_text(const struct report *r)
 	}
 	if (r->t.more)
 		fprintf(rep, "\n(%s more groups: --top N shows more)\n",
-		       cli_commas(r->t.more, c, sizeof(c)));
+			cli_commas(r->t.more, c, sizeof(c)));
 	if (r->t.folded)
-		fprintf(rep, "\n%s%s group%s under %g%% each: %s objects, %s, "
-		       "%.1f%% of the %s (--min-share 0 shows them)\n",
-		       cli_commas(r->t.folded, c, sizeof(c)),
-		       r->t.shown ? " more" : "",
-		       r->t.folded == 1 ? "" : "s",
-		       A.min_share, cli_commas(r->t.folded_count, a, sizeof(a)),
-		       cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
-		       pct(r->t.folded_memsize, r->t.leak_memsize),
-		       d->has_later ? "leak" : "growth");
+		fprintf(rep,
+			"\n%s%s group%s under %g%% each: %s objects, %s, "
+			"%.1f%% of the %s (--min-share 0 shows them)\n",
+			cli_commas(r->t.folded, c, sizeof(c)),
+			r->t.shown ? " more" : "", r->t.folded == 1 ? "" : "s",
+			A.min_share,
+			cli_commas(r->t.folded_count, a, sizeof(a)),
+			cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
+			pct(r->t.folded_memsize, r->t.leak_memsize),
+			d->has_later ? "leak" : "growth");
 	text_clusters(r);
 }
 
@@ -660,8 +689,8 @@ static void json_rows(hd_stats *st, size_t max, const char *k0,
 					strlen(rows[i].key[1]));
 		}
 		fprintf(rep, ",\"count\":%llu,\"memsize\":%llu}",
-		       (unsigned long long)rows[i].count,
-		       (unsigned long long)rows[i].memsize);
+			(unsigned long long)rows[i].count,
+			(unsigned long long)rows[i].memsize);
 	}
 	fputc(']', rep);
 }
@@ -670,8 +699,8 @@ static void json_part(const char *name, uint64_t count, uint64_t memsize,
 		      uint64_t whole)
 {
 	fprintf(rep, ",\"%s\":{\"count\":%llu,\"memsize\":%llu,\"share\":%.4f}",
-	       name, (unsigned long long)count, (unsigned long long)memsize,
-	       pct(memsize, whole) / 100.0);
+		name, (unsigned long long)count, (unsigned long long)memsize,
+		pct(memsize, whole) / 100.0);
 }
 
 /* "verdict" and "totals" (heapdump-json(5)), what the suspects do not
@@ -692,14 +721,15 @@ static void json_verdict(const struct report *r)
 	json_part("vm", t->vm_count, t->vm_memsize, t->leak_memsize);
 	json_part("unreached", t->unreached_count, t->unreached_memsize,
 		  t->leak_memsize);
-	fprintf(rep, ",\"joint\":%zu,\"shares\":{\"suspects\":%.4f,"
-	       "\"folded\":%.4f,\"vm\":%.4f,\"unreached\":%.4f,"
-	       "\"total\":%.4f}", t->joint,
-	       pct(sus, t->leak_memsize) / 100.0,
-	       pct(t->folded_memsize, t->leak_memsize) / 100.0,
-	       pct(t->vm_memsize, t->leak_memsize) / 100.0,
-	       pct(t->unreached_memsize, t->leak_memsize) / 100.0,
-	       t->leak_memsize ? 1.0 : 0.0);
+	fprintf(rep,
+		",\"joint\":%zu,\"shares\":{\"suspects\":%.4f,"
+		"\"folded\":%.4f,\"vm\":%.4f,\"unreached\":%.4f,"
+		"\"total\":%.4f}",
+		t->joint, pct(sus, t->leak_memsize) / 100.0,
+		pct(t->folded_memsize, t->leak_memsize) / 100.0,
+		pct(t->vm_memsize, t->leak_memsize) / 100.0,
+		pct(t->unreached_memsize, t->leak_memsize) / 100.0,
+		t->leak_memsize ? 1.0 : 0.0);
 }
 
 /* "growing": the collections that grow at every step */
@@ -710,9 +740,10 @@ static void json_growth(const struct report *r)
 
 	if (!r->g)
 		return;
-	fprintf(rep, ",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
-	       "\"collections\":[", r->nin,
-	       (unsigned long long)hd_growth_examined(r->g), n);
+	fprintf(rep,
+		",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
+		"\"collections\":[",
+		r->nin, (unsigned long long)hd_growth_examined(r->g), n);
 	for (i = 0; i < n && i < (size_t)A.top * 4; i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
@@ -721,7 +752,7 @@ static void json_growth(const struct report *r)
 		fprintf(rep, ",\"lengths\":[");
 		for (k = 0; k < (size_t)r->nin; k++)
 			fprintf(rep, "%s%llu", k ? "," : "",
-			       (unsigned long long)x->lengths[k]);
+				(unsigned long long)x->lengths[k]);
 		fprintf(rep, "]}");
 	}
 	fprintf(rep, "]}");
@@ -744,23 +775,26 @@ static void print_json(const struct report *r)
 	}
 	fprintf(rep, "]");
 	json_growth(r);
-	fprintf(rep, ",\"new\":{\"count\":%zu,\"memsize\":%llu}",
-	       d->added.n, (unsigned long long)d->added_memsize);
+	fprintf(rep, ",\"new\":{\"count\":%zu,\"memsize\":%llu}", d->added.n,
+		(unsigned long long)d->added_memsize);
 	if (d->has_later)
 		fprintf(rep, ",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
-		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
-	fprintf(rep, ",\"memsize_saturated\":%s", r->t.saturated ? "true" : "false");
+			(size_t)r->t.leak_count,
+			(unsigned long long)r->t.leak_memsize);
+	fprintf(rep, ",\"memsize_saturated\":%s",
+		r->t.saturated ? "true" : "false");
 	json_verdict(r);
 	json_caveats(r);
-	fprintf(rep, ",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
-	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
-	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
-	       "\"share\":%.4f},\"suspects\":[",
-	       (unsigned long long)r->t.border, r->t.groups,
-	       A.min_share / 100.0, r->t.more, r->t.folded,
-	       (unsigned long long)r->t.folded_count,
-	       (unsigned long long)r->t.folded_memsize,
-	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+	fprintf(rep,
+		",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
+		"\"more\":%zu,\"folded\":{\"groups\":%zu,"
+		"\"retained_count\":%llu,\"retained_memsize\":%llu,"
+		"\"share\":%.4f},\"suspects\":[",
+		(unsigned long long)r->t.border, r->t.groups,
+		A.min_share / 100.0, r->t.more, r->t.folded,
+		(unsigned long long)r->t.folded_count,
+		(unsigned long long)r->t.folded_memsize,
+		pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
@@ -776,8 +810,7 @@ static void print_json(const struct report *r)
 		fprintf(rep, ",\"sites\":");
 		json_rows(sp->sites, (size_t)A.sites, "class", "location");
 		fprintf(rep, ",\"stacks\":");
-		hd_leaks_suspect_stacks_json(rep, s, r->l, i,
-					     (size_t)A.sites);
+		hd_leaks_suspect_stacks_json(rep, s, r->l, i, (size_t)A.sites);
 		fputc('}', rep);
 	}
 	fputc(']', rep);
@@ -810,16 +843,17 @@ static void tsv_verdict(const struct report *r)
 	fprintf(rep, "verdict\t%s\t", t->significant ? "leak" : "none");
 	cli_text_string(rep, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
 	fputc('\n', rep);
-	fprintf(rep, "total\tmin_leak\t%llu\n", (unsigned long long)t->min_leak);
+	fprintf(rep, "total\tmin_leak\t%llu\n",
+		(unsigned long long)t->min_leak);
 	fprintf(rep, "total\tyoung\t%llu\ntotal\tyoung_memsize\t%llu\n",
-	       (unsigned long long)t->young_count,
-	       (unsigned long long)t->young_memsize);
+		(unsigned long long)t->young_count,
+		(unsigned long long)t->young_memsize);
 	fprintf(rep, "total\tvm\t%llu\ntotal\tvm_memsize\t%llu\n",
-	       (unsigned long long)t->vm_count,
-	       (unsigned long long)t->vm_memsize);
+		(unsigned long long)t->vm_count,
+		(unsigned long long)t->vm_memsize);
 	fprintf(rep, "total\tunreached\t%llu\ntotal\tunreached_memsize\t%llu\n",
-	       (unsigned long long)t->unreached_count,
-	       (unsigned long long)t->unreached_memsize);
+		(unsigned long long)t->unreached_count,
+		(unsigned long long)t->unreached_memsize);
 	fprintf(rep, "total\tjoint\t%zu\n", t->joint);
 }
 
@@ -834,33 +868,36 @@ static void print_tsv(const struct report *r)
 	cli_process_tsv(rep, &proc);
 	for (j = 0; j < r->nin; j++)
 		fprintf(rep, "total\tobjects_%s\t%llu\n",
-		       side_name(r, (size_t)j, step, sizeof(step)),
-		       (unsigned long long)hd_store_node_count(r->s[j]));
+			side_name(r, (size_t)j, step, sizeof(step)),
+			(unsigned long long)hd_store_node_count(r->s[j]));
 	for (i = 0; i < hd_growth_count(r->g); i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
 		cli_node_class(s, x->id, cls, sizeof(cls));
 		fprintf(rep, "growing\t0x%llx\t",
-		       (unsigned long long)hd_store_address(s, x->id));
+			(unsigned long long)hd_store_address(s, x->id));
 		tsv_str(cls);
 		for (k = 0; k < (size_t)r->nin; k++)
 			fprintf(rep, "%c%llu", k ? ',' : '\t',
-			       (unsigned long long)x->lengths[k]);
+				(unsigned long long)x->lengths[k]);
 		fputc('\n', rep);
 	}
 	fprintf(rep, "total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
-	       (unsigned long long)d->added_memsize);
+		(unsigned long long)d->added_memsize);
 	if (d->has_later)
-		fprintf(rep, "total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
-		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
+		fprintf(rep,
+			"total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
+			(size_t)r->t.leak_count,
+			(unsigned long long)r->t.leak_memsize);
 	if (r->t.saturated)
 		fprintf(rep, "total\tmemsize_saturated\t1\n");
 	tsv_verdict(r);
 	tsv_caveats(r);
-	fprintf(rep, "total\tborder\t%llu\ntotal\tgroups\t%zu\n"
-	       "total\tmin_share\t%.4f\n",
-	       (unsigned long long)r->t.border, r->t.groups,
-	       A.min_share / 100.0);
+	fprintf(rep,
+		"total\tborder\t%llu\ntotal\tgroups\t%zu\n"
+		"total\tmin_share\t%.4f\n",
+		(unsigned long long)r->t.border, r->t.groups,
+		A.min_share / 100.0);
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 		hd_node_id v = sp->holder != HD_NODE_NONE ? sp->holder :
@@ -868,23 +905,22 @@ static void print_tsv(const struct report *r)
 
 		cli_node_class(s, v, cls, sizeof(cls));
 		fprintf(rep, "suspect\t%zu\t0x%llx\t", i + 1,
-		       (unsigned long long)hd_store_address(s, v));
+			(unsigned long long)hd_store_address(s, v));
 		tsv_str(cls);
 		fprintf(rep, "\t%llu\t%llu\t%llu\t%.4f\t%llu\t%llu\t",
-		       (unsigned long long)sp->border_count,
-		       (unsigned long long)sp->retained_count,
-		       (unsigned long long)sp->retained_memsize,
-		       pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
-		       (unsigned long long)sp->keepalive_count,
-		       (unsigned long long)sp->keepalive_memsize);
+			(unsigned long long)sp->border_count,
+			(unsigned long long)sp->retained_count,
+			(unsigned long long)sp->retained_memsize,
+			pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
+			(unsigned long long)sp->keepalive_count,
+			(unsigned long long)sp->keepalive_memsize);
 		if (sp->path) {
 			cli_root_text(rep, s, sp->path->root,
 				      sp->path->n ? sp->path->nodes[0] :
 						    HD_NODE_NONE);
 			if (sp->path->n)
 				fprintf(rep, " -> ");
-			cli_hops_text(rep, s, sp->path->nodes,
-				      sp->path->n);
+			cli_hops_text(rep, s, sp->path->nodes, sp->path->n);
 		} else {
 			fputc('-', rep);
 		}
@@ -892,9 +928,9 @@ static void print_tsv(const struct report *r)
 	}
 	fprintf(rep, "more\t%zu\n", r->t.more);
 	fprintf(rep, "folded\t%zu\t%llu\t%llu\t%.4f\n", r->t.folded,
-	       (unsigned long long)r->t.folded_count,
-	       (unsigned long long)r->t.folded_memsize,
-	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+		(unsigned long long)r->t.folded_count,
+		(unsigned long long)r->t.folded_memsize,
+		pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
 	tsv_clusters(r);
 }
 
@@ -987,11 +1023,12 @@ static char *keep_what(const struct report *r, int fmt)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "leaks %s top %llu sites %llu min_leak %llu "
+	fprintf(f,
+		"leaks %s top %llu sites %llu min_leak %llu "
 		"min_share %.17g no_generation %d skip_weak %d force %d "
-		"strict %d\n", fmt_names[fmt], A.top, A.sites, A.min_leak,
-		A.min_share, A.no_generation, A.skip_weak, A.force,
-		A.strict);
+		"strict %d\n",
+		fmt_names[fmt], A.top, A.sites, A.min_leak, A.min_share,
+		A.no_generation, A.skip_weak, A.force, A.strict);
 	for (k = 0; k < r->nin; k++)
 		fprintf(f, "name %zu %s\n", strlen(r->in[k].name),
 			r->in[k].name);
@@ -1006,8 +1043,7 @@ static char *keep_what(const struct report *r, int fmt)
  * store) named LAST.leaks-FORMAT, as hd_leak_keep_path places it (for
  * a dump, in the cache directory: nothing is written beside a dump);
  * -1 when there is no place. */
-static int keep_path(char *buf, size_t size, const struct report *r,
-		     int fmt)
+static int keep_path(char *buf, size_t size, const struct report *r, int fmt)
 {
 	char base[4096];
 	hd_error err = { 0 };
@@ -1111,8 +1147,8 @@ static int leaks_run(int argc, char **argv)
 	so.min_share = A.min_share / 100.0;
 	so.top = (size_t)A.top;
 	so.min_leak = A.min_leak;
-	if ((rc = cli_leak_session_open(&r.ls, r.s, r.in, (size_t)r.nin,
-					&so, A.force, NULL)))
+	if ((rc = cli_leak_session_open(&r.ls, r.s, r.in, (size_t)r.nin, &so,
+					A.force, NULL)))
 		goto out;
 	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	rep = stdout;
@@ -1166,7 +1202,8 @@ static int leaks_run(int argc, char **argv)
 		if (hd_leak_keep_write_what(kpath, r.ls, &proc, what, kept,
 					    klen, &err))
 			cli_error("leaks: %s (the report is computed each "
-				  "time)", err.msg);
+				  "time)",
+				  err.msg);
 	}
 	if (A.svg)
 		rc = svg_all(&r);

@@ -16,7 +16,10 @@
  * change it under us), that opens (every section validated), whose
  * source identity section holds the dump's stat(2) as it is now
  * (device, inode, size, mtime and ctime to the nanosecond) and whose
- * fingerprint (hd_store_check_source) matches. Its values are read from
+ * fingerprint (hd_store_check_source) matches, and whose builder's
+ * version (the BUILDER section) is this program's (HD__STORE_BUILDER: a
+ * store cached by an earlier builder, or one without the section, is
+ * indexed again, said in the note). Its values are read from
  * the dump the caller named, never from the path the store records.
  *
  * Written otherwise: the dump's stat taken before it is read goes into
@@ -205,24 +208,43 @@ static int same_source(const hd_store *s, const struct stat *sb)
 	return 1;
 }
 
-/* Keeps the dump's identity (sb, taken before it was read) in s. */
+/* The builder's version a store keeps (BUILDER), 0 when none: a store
+ * cached before builders had versions. */
+static uint64_t builder_of(const hd_store *s)
+{
+	uint64_t len;
+	const unsigned char *p = hd__store_section(s, HD__SEC_BUILDER, &len);
+
+	return p && len == 8 ? hd__le64(p) : 0;
+}
+
+/* Keeps the dump's identity (sb, taken before it was read) and the
+ * builder's version in s. */
 static int keep_source(hd_store *s, const struct stat *sb, hd_error *err)
 {
-	static const int sid[1] = { HD__SEC_SOURCE_ID };
+	static const int sid[2] = { HD__SEC_SOURCE_ID, HD__SEC_BUILDER };
 	uint64_t v[HD__SID_COUNT];
 	unsigned char *img = hd__malloc((size_t)HD__SID_COUNT * 8);
-	void *imgs[1];
-	size_t len[1] = { (size_t)HD__SID_COUNT * 8 };
+	unsigned char *bimg = hd__malloc(8);
+	void *imgs[2];
+	size_t len[2] = { (size_t)HD__SID_COUNT * 8, 8 };
 	int i, rc;
 
-	if (!img)
+	if (!img || !bimg) {
+		hd__free(img, len[0]);
+		hd__free(bimg, len[1]);
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
 	source_id(v, sb);
 	for (i = 0; i < HD__SID_COUNT; i++)
 		hd__put_le64(img + (size_t)i * 8, v[i]);
+	hd__put_le64(bimg, HD__STORE_BUILDER);
 	imgs[0] = img;
-	if ((rc = hd__store_attach(s, sid, imgs, len, 1, err)))
+	imgs[1] = bimg;
+	if ((rc = hd__store_attach(s, sid, imgs, len, 2, err))) {
 		hd__free(img, len[0]);
+		hd__free(bimg, len[1]);
+	}
 	return rc;
 }
 
@@ -287,6 +309,14 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 	if (!same_source(s, sb) || hd_store_check_source(s, abs, &e)) {
 		snprintf(note, nsize, "%.300s was stale (its dump changed): "
 			 "indexed again", f);
+		hd_store_close(s);
+		return NULL;
+	}
+	if (builder_of(s) != HD__STORE_BUILDER) {
+		snprintf(note, nsize, "%.300s was built by another heapdump "
+			 "(store builder %llu, this one's %u): indexed again",
+			 f, (unsigned long long)builder_of(s),
+			 HD__STORE_BUILDER);
 		hd_store_close(s);
 		return NULL;
 	}

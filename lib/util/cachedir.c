@@ -54,8 +54,7 @@ int hd__make_dirs(char *path)
 	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-int hd__cache_dir(char *buf, size_t size, int make, char *note,
-		  size_t nsize)
+int hd__cache_dir(char *buf, size_t size, int make, char *note, size_t nsize)
 {
 	const char *base = getenv("XDG_CACHE_HOME"), *home;
 	int n;
@@ -66,14 +65,16 @@ int hd__cache_dir(char *buf, size_t size, int make, char *note,
 		n = snprintf(buf, size, "%s/.cache/heapdump", home);
 	else {
 		if (note && nsize)
-			snprintf(note, nsize, "no cache directory: neither "
+			snprintf(note, nsize,
+				 "no cache directory: neither "
 				 "XDG_CACHE_HOME nor HOME is an absolute "
 				 "path");
 		return -1;
 	}
 	if (n < 0 || (size_t)n >= size) {
 		if (note && nsize)
-			snprintf(note, nsize, "the cache directory's path is "
+			snprintf(note, nsize,
+				 "the cache directory's path is "
 				 "too long");
 		return -1;
 	}
@@ -87,15 +88,16 @@ int hd__cache_dir(char *buf, size_t size, int make, char *note,
 	}
 	if (!hd__dir_private(buf)) {
 		if (note && nsize)
-			snprintf(note, nsize, "%.300s is not a private "
-				 "directory of this user", buf);
+			snprintf(note, nsize,
+				 "%.300s is not a private "
+				 "directory of this user",
+				 buf);
 		return -1;
 	}
 	return 0;
 }
 
-int hd__write_private(const char *path, const void *p, size_t n,
-		      hd_error *err)
+int hd__write_private(const char *path, const void *p, size_t n, hd_error *err)
 {
 	hd_outfile *o = NULL;
 	int rc;

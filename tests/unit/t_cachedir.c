@@ -112,14 +112,16 @@ static void test_cachedir__refused(void)
 
 	setup();
 	/* a link in the cache directory's place */
-	T_ASSERT(mkdir(at("x1"), 0700) == 0 && mkdir(at("elsewhere"), 0700) == 0);
+	T_ASSERT(mkdir(at("x1"), 0700) == 0 &&
+		 mkdir(at("elsewhere"), 0700) == 0);
 	T_ASSERT(symlink(at("elsewhere"), at("x1/heapdump")) == 0);
 	setenv("XDG_CACHE_HOME", at("x1"), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), -1);
 	T_ASSERT(strstr(note, "not a private directory") != NULL);
 	T_ASSERT(!hd__dir_private(at("x1/heapdump")));
 	/* one others may write */
-	T_ASSERT(mkdir(at("x2"), 0700) == 0 && mkdir(at("x2/heapdump"), 0700) == 0);
+	T_ASSERT(mkdir(at("x2"), 0700) == 0 &&
+		 mkdir(at("x2/heapdump"), 0700) == 0);
 	T_ASSERT(chmod(at("x2/heapdump"), 0777) == 0);
 	setenv("XDG_CACHE_HOME", at("x2"), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), -1);
