@@ -20,67 +20,67 @@ export XDG_CACHE_HOME
 
 # run NAME OUT ARGS...: leaks, stdout to OUT, stderr to $TMP/NAME.err
 run() {
-	n=$1 o=$2
+	rn=$1 ro=$2
 	shift 2
-	"$HD" leaks "$@" >"$o" 2>"$TMP/$n.err"
-	rc=$?
-	[ $rc = 0 ] || notok "$n/exit" "status $rc: $(head -c 300 "$TMP/$n.err")"
+	"$HD" leaks "$@" >"$ro" 2>"$TMP/$rn.err"
+	rrc=$?
+	[ $rrc = 0 ] || notok "$rn/exit" "status $rrc: $(head -c 300 "$TMP/$rn.err")"
 }
 
-# refused NAME PATTERN: said, computed again, the same bytes ($n, $f,
+# refused NAME PATTERN: said, computed again, the same bytes ($k, $f,
 # $IN of one)
 refused() {
-	run "$n-$1" "$TMP/$n.$1" -f "$f" $IN
-	check_grep "$n/$1/said" "the kept report is $2.*: computed again" "$TMP/$n-$1.err"
-	check "$n/$1/same-bytes" "" "$(cmp "$TMP/$n.fresh" "$TMP/$n.$1" 2>&1)"
+	run "$k-$1" "$TMP/$k.$1" -f "$f" $IN
+	check_grep "$k/$1/said" "the kept report is $2.*: computed again" "$TMP/$k-$1.err"
+	check "$k/$1/same-bytes" "" "$(cmp "$TMP/$k.fresh" "$TMP/$k.$1" 2>&1)"
 }
 
 # one: NAME FORMAT INPUTS...: the kept report of one format and set
 one() {
-	n=$1 f=$2
+	k=$1 f=$2
 	shift 2
 	IN="$*"
 	last=$(eval echo "\${$#}")
 	V=$last.leaks-$f.verdict
-	run "$n-fresh" "$TMP/$n.fresh" -f "$f" --no-cache $IN
-	check "$n/no-cache-keeps-nothing" no "$([ -e "$V" ] && echo yes || echo no)"
-	run "$n-first" "$TMP/$n.first" -f "$f" $IN
-	check "$n/first/same-bytes" "" "$(cmp "$TMP/$n.fresh" "$TMP/$n.first" 2>&1)"
-	check "$n/first/not-kept-said" "" "$(grep 'kept in' "$TMP/$n-first.err")"
-	check "$n/kept/file" yes "$([ -f "$V" ] && [ ! -L "$V" ] && echo yes)"
-	check "$n/kept/mode" 600 "$(stat -c %a "$V" 2>/dev/null)"
-	check "$n/kept/no-temporary-left" "" "$(ls "$(dirname "$V")" | grep '\.tmp')"
-	run "$n-second" "$TMP/$n.second" -f "$f" $IN
-	check "$n/second/same-bytes" "" "$(cmp "$TMP/$n.fresh" "$TMP/$n.second" 2>&1)"
-	check_grep "$n/second/says-kept" "leaks: the report kept in .*\.leaks-$f\.verdict" "$TMP/$n-second.err"
-	run "$n-quiet" "$TMP/$n.quiet" -q -f "$f" $IN
-	check "$n/quiet/same-bytes-nothing-said" "0 " \
-		"$(cmp "$TMP/$n.fresh" "$TMP/$n.quiet" >/dev/null 2>&1; echo $?) $(cat "$TMP/$n-quiet.err")"
-	cp "$V" "$TMP/$n.good"
+	run "$k-fresh" "$TMP/$k.fresh" -f "$f" --no-cache $IN
+	check "$k/no-cache-keeps-nothing" no "$([ -e "$V" ] && echo yes || echo no)"
+	run "$k-first" "$TMP/$k.first" -f "$f" $IN
+	check "$k/first/same-bytes" "" "$(cmp "$TMP/$k.fresh" "$TMP/$k.first" 2>&1)"
+	check "$k/first/not-kept-said" "" "$(grep 'kept in' "$TMP/$k-first.err")"
+	check "$k/kept/file" yes "$([ -f "$V" ] && [ ! -L "$V" ] && echo yes)"
+	check "$k/kept/mode" 600 "$(stat -c %a "$V" 2>/dev/null)"
+	check "$k/kept/no-temporary-left" "" "$(ls "$(dirname "$V")" | grep '\.tmp')"
+	run "$k-second" "$TMP/$k.second" -f "$f" $IN
+	check "$k/second/same-bytes" "" "$(cmp "$TMP/$k.fresh" "$TMP/$k.second" 2>&1)"
+	check_grep "$k/second/says-kept" "leaks: the report kept in .*\.leaks-$f\.verdict" "$TMP/$k-second.err"
+	run "$k-quiet" "$TMP/$k.quiet" -q -f "$f" $IN
+	check "$k/quiet/same-bytes-nothing-said" "0 " \
+		"$(cmp "$TMP/$k.fresh" "$TMP/$k.quiet" >/dev/null 2>&1; echo $?) $(cat "$TMP/$k-quiet.err")"
+	cp "$V" "$TMP/$k.good"
 
 	# other options: another report; the kept one stale, replaced
-	run "$n-top1" "$TMP/$n.top1" -f "$f" -n 1 $IN
-	run "$n-top1-fresh" "$TMP/$n.top1-fresh" -f "$f" -n 1 --no-cache $IN
-	check "$n/top1/same-as-fresh" "" "$(cmp "$TMP/$n.top1-fresh" "$TMP/$n.top1" 2>&1)"
-	check_grep "$n/top1/said-stale" "the kept report is stale" "$TMP/$n-top1.err"
-	check "$n/top1/replaced" 1 "$(grep -c "^leaks $f top 1 " "$V")"
-	run "$n-back" "$TMP/$n.back" -f "$f" $IN
-	check "$n/back/same-bytes" "" "$(cmp "$TMP/$n.fresh" "$TMP/$n.back" 2>&1)"
+	run "$k-top1" "$TMP/$k.top1" -f "$f" -n 1 $IN
+	run "$k-top1-fresh" "$TMP/$k.top1-fresh" -f "$f" -n 1 --no-cache $IN
+	check "$k/top1/same-as-fresh" "" "$(cmp "$TMP/$k.top1-fresh" "$TMP/$k.top1" 2>&1)"
+	check_grep "$k/top1/said-stale" "the kept report is stale" "$TMP/$k-top1.err"
+	check "$k/top1/replaced" 1 "$(grep -c "^leaks $f top 1 " "$V")"
+	run "$k-back" "$TMP/$k.back" -f "$f" $IN
+	check "$k/back/same-bytes" "" "$(cmp "$TMP/$k.fresh" "$TMP/$k.back" 2>&1)"
 
 	# a digit of the report changed (the first after the json line)
 	awk 'done != 1 && body && /[0-9]/ { sub(/[0-9]/, "&&"); done = 1 }
-	     /^json [0-9]+ [0-9a-f]+$/ { body = 1 } { print }' "$TMP/$n.good" >"$V"
-	check "$n/damaged-digit/edited" 1 "$(cmp -s "$TMP/$n.good" "$V"; echo $?)"
+	     /^json [0-9]+ [0-9a-f]+$/ { body = 1 } { print }' "$TMP/$k.good" >"$V"
+	check "$k/damaged-digit/edited" 1 "$(cmp -s "$TMP/$k.good" "$V"; echo $?)"
 	refused damaged-digit 'damaged \(its length or sum differ\)'
-	check "$n/damaged-digit/rewritten" "" "$(cmp "$TMP/$n.good" "$V" 2>&1)"
-	head -c $(($(stat -c %s "$TMP/$n.good") - 20)) "$TMP/$n.good" >"$V"
+	check "$k/damaged-digit/rewritten" "" "$(cmp "$TMP/$k.good" "$V" 2>&1)"
+	head -c $(($(stat -c %s "$TMP/$k.good") - 20)) "$TMP/$k.good" >"$V"
 	refused truncated 'damaged \(its length or sum differ\)'
-	check "$n/truncated/rewritten" "" "$(cmp "$TMP/$n.good" "$V" 2>&1)"
+	check "$k/truncated/rewritten" "" "$(cmp "$TMP/$k.good" "$V" 2>&1)"
 	# a key line edited: stale
-	sed 's/^options 0 /options 1 /' "$TMP/$n.good" >"$V"
-	check "$n/options-edited/edited" 1 "$(cmp -s "$TMP/$n.good" "$V"; echo $?)"
+	sed 's/^options 0 /options 1 /' "$TMP/$k.good" >"$V"
+	check "$k/options-edited/edited" 1 "$(cmp -s "$TMP/$k.good" "$V"; echo $?)"
 	refused options-edited 'stale'
-	check "$n/options-edited/rewritten" "" "$(cmp "$TMP/$n.good" "$V" 2>&1)"
+	check "$k/options-edited/rewritten" "" "$(cmp "$TMP/$k.good" "$V" 2>&1)"
 }
 
 # one set: NAME PREFIX EXT
