@@ -1052,13 +1052,13 @@ static int keep_path(char *buf, size_t size, const struct report *r, int fmt)
 
 	if (n < 0 || (size_t)n >= sizeof(base))
 		return -1;
-	if (hd_leak_keep_place(buf, size, base,
-			       hd_store_is_store(r->in[r->nin - 1].path),
-			       &err)) {
-		cli_error("leaks: %s (the report is not kept)", err.msg);
-		return -1;
-	}
-	return 0;
+	/* no place (neither XDG_CACHE_HOME nor HOME absolute, a path too
+	 * long): not kept, nothing said, as serve's verdict */
+	return hd_leak_keep_place(buf, size, base,
+				  hd_store_is_store(r->in[r->nin - 1].path),
+				  &err) ?
+		       -1 :
+		       0;
 }
 
 /* 1 when the kept report was printed, 0 when it is to be computed */
