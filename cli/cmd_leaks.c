@@ -1070,7 +1070,9 @@ static int print_kept(const struct report *r, const char *path,
 	int rc = hd_leak_keep_read_what(&doc, &len, why, sizeof(why), path,
 					r->ls, &proc, what);
 
-	if (rc < 0)
+	/* stale is routine (other options, other dumps): computed again
+	 * and replaced, nothing said; damaged or not ours is said */
+	if (rc < 0 && strncmp(why, "stale", 5) != 0)
 		cli_error("leaks: %s: the kept report is %s: computed again",
 			  path, why);
 	if (rc <= 0)
