@@ -10,6 +10,14 @@
  * only prints it: a text report, --format json or tsv, and --svg DIR for
  * a picture of each suspect (its path and border objects, drawn by
  * cli_render_dot).
+ *
+ * The report is kept (issue 40): text, json and tsv are printed into
+ * memory and kept beside the examined dump or store (or in the cache
+ * directory) by hd_leak_keep_write_what, keyed by the session (dumps'
+ * identities, options, order, process) and by what else the bytes
+ * depend on (format, --top, --sites, the names printed); a run with the
+ * same key prints the kept bytes without hunting. --svg, budgets, junit,
+ * standard input and --no-cache hunt every time.
  */
 #include "cmd.h"
 #include "common.h"
@@ -38,7 +46,7 @@ static struct leaks_args {
 	const char *format, *svg;
 	unsigned long long top, sites, min_leak;
 	double min_share; /* percent */
-	int strict, quiet, no_generation, skip_weak, force;
+	int strict, quiet, no_generation, skip_weak, force, no_cache;
 	struct cli_render_limits lim;
 } A;
 
@@ -52,8 +60,8 @@ static const struct cli_opt opts[] = {
 		     "(default 1; 0 shows every group)"),
 	OPT_UINT(0, "min-leak", "BYTES", &A.min_leak,
 		 "no significant leak under BYTES leaked (default 2048)"),
-	OPT_UINT(0, "sites", "N",
-		 &A.sites, "allocation sites per suspect (default 5)"),
+	OPT_UINT(0, "sites", "N", &A.sites,
+		 "allocation sites per suspect (default 5)"),
 	OPT_STRING('f', "format", "FMT", &A.format,
 		   "text (default), json (one document), tsv or junit "
 		   "(the budgets as JUnit XML)"),
@@ -70,6 +78,8 @@ static const struct cli_opt opts[] = {
 		 "compare dumps that seem to be in the wrong order"),
 	OPT_FLAG(0, "strict", &A.strict, "fail at the first invalid line"),
 	OPT_FLAG('q', "quiet", &A.quiet, "no progress meter"),
+	OPT_FLAG(0, "no-cache", &A.no_cache,
+		 "hunt again: neither read nor keep the report"),
 	CLI_GATE_OPTS(&G),
 	OPT_END()
 };
@@ -103,6 +113,9 @@ struct report {
 /* the process growth of the sidecars, said before anything else */
 static hd_process_verdict proc;
 
+/* where the report goes: stdout, or memory while it is to be kept */
+static FILE *rep;
+
 /* ---- the report ---- */
 
 static double pct(uint64_t part, uint64_t whole)
@@ -116,12 +129,13 @@ static void text_node(const hd_store *s, hd_node_id v)
 	hd_site site;
 
 	cli_node_class(s, v, cls, sizeof(cls));
-	printf("0x%llx %s", (unsigned long long)hd_store_address(s, v), cls);
+	fprintf(rep, "0x%llx %s", (unsigned long long)hd_store_address(s, v),
+		cls);
 	if (cli_type_adds(s, v, cls))
-		printf(" (%s)", hd_type_name(hd_store_type(s, v)));
+		fprintf(rep, " (%s)", hd_type_name(hd_store_type(s, v)));
 	if (hd_store_site(&site, s, v) == 0 && site.file) {
-		fputs(", ", stdout);
-		cli_site_text(stdout, &site, 0);
+		fputs(", ", rep);
+		cli_site_text(rep, &site, 0);
 	}
 }
 
@@ -131,9 +145,9 @@ static void path_line(const hd_store *s, hd_node_id v, size_t k,
 {
 	(void)k;
 	(void)payload;
-	printf("    ");
+	fprintf(rep, "    ");
 	text_node(s, v);
-	putchar('\n');
+	fputc('\n', rep);
 }
 
 /*
@@ -150,13 +164,13 @@ static void text_held_as(const hd_store *s, const hd_root_path *p,
 	if (p->n >= 2) {
 		if (!hd_store_ref_name(s, p->nodes[p->n - 2], v, NULL, NULL))
 			return;
-		cli_hop_text(stdout, s, p->nodes[p->n - 2], v);
+		cli_hop_text(rep, s, p->nodes[p->n - 2], v);
 	} else {
 		if (!hd_store_root_ref_name(s, p->root, v, NULL))
 			return;
-		cli_root_text(stdout, s, p->root, v);
+		cli_root_text(rep, s, p->root, v);
 	}
-	fputs(" -> ", stdout);
+	fputs(" -> ", rep);
 }
 
 static void text_rows(hd_stats *st, size_t max, const char *indent,
@@ -167,22 +181,23 @@ static void text_rows(hd_stats *st, size_t max, const char *indent,
 	char a[32], b[32];
 
 	for (i = 0; i < n && i < max; i++) {
-		printf("%s%9s", indent, cli_commas(rows[i].count, a, sizeof(a)));
+		fprintf(rep, "%s%9s", indent,
+			cli_commas(rows[i].count, a, sizeof(a)));
 		if (with_mem)
-			printf(" %10s", cli_human_bytes(rows[i].memsize, b,
-							sizeof(b)));
-		fputs("  ", stdout);
-		cli_text_string(stdout, rows[i].key[0], rows[i].key_len[0]);
+			fprintf(rep, " %10s",
+				cli_human_bytes(rows[i].memsize, b, sizeof(b)));
+		fputs("  ", rep);
+		cli_text_string(rep, rows[i].key[0], rows[i].key_len[0]);
 		if (rows[i].key[1]) {
-			fputs("  ", stdout);
-			cli_text_string(stdout, rows[i].key[1],
+			fputs("  ", rep);
+			cli_text_string(rep, rows[i].key[1],
 					rows[i].key_len[1]);
 		}
-		putchar('\n');
+		fputc('\n', rep);
 	}
 	if (n > max)
-		printf("%s(%s more)\n", indent,
-		       cli_commas(n - max, a, sizeof(a)));
+		fprintf(rep, "%s(%s more)\n", indent,
+			cli_commas(n - max, a, sizeof(a)));
 }
 
 /* A suspect's allocation stacks (a dump traced with stacks: true): the
@@ -195,10 +210,11 @@ static void text_stacks(const hd_store *s, const hd_stack_rows *r)
 					(size_t)A.sites :
 					r->nrows;
 
-	printf("  allocation stacks of what it keeps alive (%s of %s "
-	       "objects have one):\n",
-	       cli_commas(r->with, a, sizeof(a)),
-	       cli_commas(r->with + r->without, b, sizeof(b)));
+	fprintf(rep,
+		"  allocation stacks of what it keeps alive (%s of %s "
+		"objects have one):\n",
+		cli_commas(r->with, a, sizeof(a)),
+		cli_commas(r->with + r->without, b, sizeof(b)));
 	for (i = 0; i < shown; i++) {
 		const hd_stack_row *row = &r->rows[i];
 		const uint32_t *f;
@@ -206,21 +222,23 @@ static void text_stacks(const hd_store *s, const hd_stack_rows *r)
 		hd_frame fr;
 
 		n = hd_store_stack_frames(s, row->id, &f);
-		printf("    %12s %10s  ", cli_commas(row->count, a, sizeof(a)),
-		       cli_human_bytes(row->memsize, b, sizeof(b)));
+		fprintf(rep, "    %12s %10s  ",
+			cli_commas(row->count, a, sizeof(a)),
+			cli_human_bytes(row->memsize, b, sizeof(b)));
 		for (k = n; k-- > 0;) {
 			size_t len;
 
 			if (k + 1 < n)
-				printf("%30s<- ", "");
+				fprintf(rep, "%30s<- ", "");
 			hd_store_frame(&fr, s, hd_store_stack_frame(s, row->id, k));
 			len = hd_frame_text(buf, sizeof(buf), &fr);
-			cli_text_string(stdout, buf,
-					len < sizeof(buf) ? len : sizeof(buf) - 1);
-			putchar('\n');
+			cli_text_string(rep, buf,
+					len < sizeof(buf) ? len :
+							    sizeof(buf) - 1);
+			fputc('\n', rep);
 		}
 		if (!n)
-			printf("(empty stack)\n");
+			fprintf(rep, "(empty stack)\n");
 	}
 }
 
@@ -241,36 +259,38 @@ static void text_clusters(const struct report *r)
 	for (i = 0; i < shown; i++) {
 		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
 
-		printf("\ncluster %zu: %s suspect%s that retain%s %s objects, "
-		       "%s (%.1f%% of the %s)\n", i + 1,
-		       cli_commas(cl->suspects, a, sizeof(a)),
-		       cl->suspects == 1 ? "" : "s",
-		       cl->suspects == 1 ? "s" : "",
-		       cli_commas(cl->retained_count, b, sizeof(b)),
-		       cli_human_bytes(cl->retained_memsize, c, sizeof(c)),
-		       pct(cl->retained_memsize, r->t.leak_memsize),
-		       r->d->has_later ? "leak" : "growth");
-		fputs("  suspects ", stdout);
+		fprintf(rep,
+			"\ncluster %zu: %s suspect%s that retain%s %s objects, "
+			"%s (%.1f%% of the %s)\n",
+			i + 1, cli_commas(cl->suspects, a, sizeof(a)),
+			cl->suspects == 1 ? "" : "s",
+			cl->suspects == 1 ? "s" : "",
+			cli_commas(cl->retained_count, b, sizeof(b)),
+			cli_human_bytes(cl->retained_memsize, c, sizeof(c)),
+			pct(cl->retained_memsize, r->t.leak_memsize),
+			r->d->has_later ? "leak" : "growth");
+		fputs("  suspects ", rep);
 		for (k = 0; k < cl->suspects && k < RANKS_SHOWN; k++)
-			printf("%s%zu", k ? ", " : "", cl->ranks[k] + 1);
+			fprintf(rep, "%s%zu", k ? ", " : "", cl->ranks[k] + 1);
 		if (cl->suspects > RANKS_SHOWN)
-			printf(" and %s more",
-			       cli_commas(cl->suspects - RANKS_SHOWN, a,
-					  sizeof(a)));
-		putchar('\n');
+			fprintf(rep, " and %s more",
+				cli_commas(cl->suspects - RANKS_SHOWN, a,
+					   sizeof(a)));
+		fputc('\n', rep);
 		if (!cl->reached || !cl->path) {
-			printf("  no GC root reaches them (a partial dump?)\n");
+			fprintf(rep,
+				"  no GC root reaches them (a partial dump?)\n");
 			continue;
 		}
-		fputs("  shape ", stdout);
-		cli_text_path(stdout, cl->shape, strlen(cl->shape));
-		printf("\n  path of suspect %zu:\n", cl->ranks[0] + 1);
-		cli_path_lines(stdout, s, cl->path->nodes, cl->path->n,
-			       "    ", path_line, NULL);
+		fputs("  shape ", rep);
+		cli_text_path(rep, cl->shape, strlen(cl->shape));
+		fprintf(rep, "\n  path of suspect %zu:\n", cl->ranks[0] + 1);
+		cli_path_lines(rep, s, cl->path->nodes, cl->path->n, "    ",
+			       path_line, NULL);
 	}
 	if (n > shown)
-		printf("\n(%s more clusters: --top N shows more)\n",
-		       cli_commas(n - shown, c, sizeof(c)));
+		fprintf(rep, "\n(%s more clusters: --top N shows more)\n",
+			cli_commas(n - shown, c, sizeof(c)));
 }
 
 static void json_clusters(const struct report *r)
@@ -280,20 +300,20 @@ static void json_clusters(const struct report *r)
 	size_t shown = n < A.top ? n : (size_t)A.top;
 	hd_leak_json_options jo = HD_LEAK_JSON_OPTIONS_INIT;
 
-	printf(",\"clusters_total\":%zu,\"clusters\":[", n);
+	fprintf(rep, ",\"clusters_total\":%zu,\"clusters\":[", n);
 	for (i = 0; i < shown; i++) {
 		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
 
-		printf("%s{", i ? "," : "");
-		hd_leaks_cluster_json_fields(stdout, s, r->l, i, &jo);
-		printf(",\"path\":");
+		fprintf(rep, "%s{", i ? "," : "");
+		hd_leaks_cluster_json_fields(rep, s, r->l, i, &jo);
+		fprintf(rep, ",\"path\":");
 		if (cl->reached && cl->path)
-			hd_path_json(stdout, s, cl->path, &jo);
+			hd_path_json(rep, s, cl->path, &jo);
 		else
-			printf("null");
-		putchar('}');
+			fprintf(rep, "null");
+		fputc('}', rep);
 	}
-	putchar(']');
+	fputc(']', rep);
 }
 
 /*
@@ -305,23 +325,23 @@ static void tsv_clusters(const struct report *r)
 	size_t n = hd_leaks_cluster_count(r->l), i, k;
 	size_t shown = n < A.top ? n : (size_t)A.top;
 
-	printf("total\tclusters\t%zu\n", n);
+	fprintf(rep, "total\tclusters\t%zu\n", n);
 	for (i = 0; i < shown; i++) {
 		const hd_leaks_cluster *cl = hd_leaks_cluster_get(r->l, i);
 
-		printf("cluster\t%zu\t%zu\t", i + 1, cl->suspects);
+		fprintf(rep, "cluster\t%zu\t%zu\t", i + 1, cl->suspects);
 		for (k = 0; k < cl->suspects; k++)
-			printf("%s%zu", k ? "," : "", cl->ranks[k] + 1);
-		printf("\t%llu\t%llu\t%llu\t%.4f\t",
-		       (unsigned long long)cl->border_count,
-		       (unsigned long long)cl->retained_count,
-		       (unsigned long long)cl->retained_memsize,
-		       pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
+			fprintf(rep, "%s%zu", k ? "," : "", cl->ranks[k] + 1);
+		fprintf(rep, "\t%llu\t%llu\t%llu\t%.4f\t",
+			(unsigned long long)cl->border_count,
+			(unsigned long long)cl->retained_count,
+			(unsigned long long)cl->retained_memsize,
+			pct(cl->retained_memsize, r->t.leak_memsize) / 100.0);
 		if (cl->shape)
-			cli_text_path(stdout, cl->shape, strlen(cl->shape));
+			cli_text_path(rep, cl->shape, strlen(cl->shape));
 		else
-			putchar('-');
-		putchar('\n');
+			fputc('-', rep);
+		fputc('\n', rep);
 	}
 }
 
@@ -351,21 +371,22 @@ static void text_growth(const struct report *r)
 
 	if (!r->g)
 		return;
-	printf("%-9s %s collection%s grow%s at every step of the %d dumps "
-	       "(of %s Hashes and Arrays of later)\n", "growing",
-	       cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
-	       n == 1 ? "s" : "", r->nin,
-	       cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
+	fprintf(rep,
+		"%-9s %s collection%s grow%s at every step of the %d dumps "
+		"(of %s Hashes and Arrays of later)\n",
+		"growing", cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
+		n == 1 ? "s" : "", r->nin,
+		cli_commas(hd_growth_examined(r->g), b, sizeof(b)));
 	for (i = 0; i < n && i < GROWING_SHOWN; i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
-		printf("          ");
+		fprintf(rep, "          ");
 		text_node(s, x->id);
-		printf(": ");
+		fprintf(rep, ": ");
 		for (k = 0; k < (size_t)r->nin; k++)
-			printf("%s%llu", k ? " -> " : "",
-			       (unsigned long long)x->lengths[k]);
-		putchar('\n');
+			fprintf(rep, "%s%llu", k ? " -> " : "",
+				(unsigned long long)x->lengths[k]);
+		fputc('\n', rep);
 	}
 }
 
@@ -375,9 +396,9 @@ static void text_verdict(const struct report *r)
 	char buf[1024];
 	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
-	printf("%-9s ", "verdict");
-	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-	putchar('\n');
+	fprintf(rep, "%-9s ", "verdict");
+	cli_text_string(rep, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	fputc('\n', rep);
 }
 
 /* What the suspects do not hold: the VM's tables, the unreached, and
@@ -391,30 +412,35 @@ static void text_apart(const struct report *r)
 	char a[32], b[32];
 
 	if (t->young_count)
-		printf("%-9s %s objects, %s of later born since after, walked "
-		       "through (neither leaked nor holders)\n", "young",
-		       cli_commas(t->young_count, a, sizeof(a)),
-		       cli_human_bytes(t->young_memsize, b, sizeof(b)));
+		fprintf(rep,
+			"%-9s %s objects, %s of later born since after, walked "
+			"through (neither leaked nor holders)\n",
+			"young", cli_commas(t->young_count, a, sizeof(a)),
+			cli_human_bytes(t->young_memsize, b, sizeof(b)));
 	if (t->vm_count)
-		printf("%-9s %s objects, %s: the VM's own tables (%.1f%% of "
-		       "the %s), no suspect\n", "vm growth",
-		       cli_commas(t->vm_count, a, sizeof(a)),
-		       cli_human_bytes(t->vm_memsize, b, sizeof(b)),
-		       pct(t->vm_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s %s objects, %s: the VM's own tables (%.1f%% of "
+			"the %s), no suspect\n",
+			"vm growth", cli_commas(t->vm_count, a, sizeof(a)),
+			cli_human_bytes(t->vm_memsize, b, sizeof(b)),
+			pct(t->vm_memsize, t->leak_memsize), what);
 	if (t->unreached_count)
-		printf("%-9s %s objects, %s that no border object reaches "
-		       "(%.1f%% of the %s: garbage not yet collected?)\n",
-		       "unreached", cli_commas(t->unreached_count, a, sizeof(a)),
-		       cli_human_bytes(t->unreached_memsize, b, sizeof(b)),
-		       pct(t->unreached_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s %s objects, %s that no border object reaches "
+			"(%.1f%% of the %s: garbage not yet collected?)\n",
+			"unreached",
+			cli_commas(t->unreached_count, a, sizeof(a)),
+			cli_human_bytes(t->unreached_memsize, b, sizeof(b)),
+			pct(t->unreached_memsize, t->leak_memsize), what);
 	if (t->leak_memsize && (t->vm_count || t->unreached_count ||
 				t->folded || t->joint))
-		printf("%-9s suspects %.1f%% (joint %zu) + folded %.1f%% + vm "
-		       "%.1f%% + unreached %.1f%% = 100%% of the %s\n",
-		       "shares", pct(sus, t->leak_memsize), t->joint,
-		       pct(t->folded_memsize, t->leak_memsize),
-		       pct(t->vm_memsize, t->leak_memsize),
-		       pct(t->unreached_memsize, t->leak_memsize), what);
+		fprintf(rep,
+			"%-9s suspects %.1f%% (joint %zu) + folded %.1f%% + vm "
+			"%.1f%% + unreached %.1f%% = 100%% of the %s\n",
+			"shares", pct(sus, t->leak_memsize), t->joint,
+			pct(t->folded_memsize, t->leak_memsize),
+			pct(t->vm_memsize, t->leak_memsize),
+			pct(t->unreached_memsize, t->leak_memsize), what);
 }
 
 /* The caveats the text says on no other line: what qualifies the
@@ -435,18 +461,18 @@ static void text_caveats(const struct report *r)
 		if (!(c & bit) || (bit & CAVEATS_SAID_ELSEWHERE))
 			continue;
 		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
-		printf("%-9s ", "caveat");
-		cli_text_string(stdout, buf,
+		fprintf(rep, "%-9s ", "caveat");
+		cli_text_string(rep, buf,
 				n < sizeof(buf) ? n : sizeof(buf) - 1);
-		putchar('\n');
+		fputc('\n', rep);
 	}
 }
 
 /* Every caveat: "caveats":[{"name","warning","text"}] */
 static void json_caveats(const struct report *r)
 {
-	printf(",\"caveats\":");
-	hd_leak_session_caveats_json(stdout, r->ls);
+	fprintf(rep, ",\"caveats\":");
+	hd_leak_session_caveats_json(rep, r->ls);
 }
 
 /* caveat<TAB>name<TAB>text, one line each */
@@ -460,10 +486,10 @@ static void tsv_caveats(const struct report *r)
 		if (!(c & bit))
 			continue;
 		n = hd_leak_session_caveat_text(buf, sizeof(buf), r->ls, bit);
-		printf("caveat\t%s\t", hd_caveat_name(bit));
-		cli_text_string(stdout, buf,
+		fprintf(rep, "caveat\t%s\t", hd_caveat_name(bit));
+		cli_text_string(rep, buf,
 				n < sizeof(buf) ? n : sizeof(buf) - 1);
-		putchar('\n');
+		fputc('\n', rep);
 	}
 }
 
@@ -478,27 +504,31 @@ static void text_holders(const struct report *r, const hd_leaks_suspect *sp)
 	size_t k;
 
 	if (sp->kind == HD_SUSPECT_JOINT)
-		printf("  memory no one holder keeps alive, held jointly by "
-		       "%s holders", cli_commas(sp->holders, a, sizeof(a)));
+		fprintf(rep,
+			"  memory no one holder keeps alive, held jointly by "
+			"%s holders",
+			cli_commas(sp->holders, a, sizeof(a)));
 	else if (sp->holders)
-		printf("  %s new object(s), each held by the same %s old "
-		       "objects%s", cli_commas(sp->border_count, c, sizeof(c)),
-		       cli_commas(sp->holders, a, sizeof(a)),
-		       sp->roots ? " and a root" : "");
+		fprintf(rep,
+			"  %s new object(s), each held by the same %s old "
+			"objects%s",
+			cli_commas(sp->border_count, c, sizeof(c)),
+			cli_commas(sp->holders, a, sizeof(a)),
+			sp->roots ? " and a root" : "");
 	else
-		printf("  a new object held by a root only");
-	printf("; retains %s objects, %s (%.1f%% of the %s)\n",
-	       cli_commas(sp->retained_count, b, sizeof(b)),
-	       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
-	       pct(sp->retained_memsize, r->t.leak_memsize), what);
+		fprintf(rep, "  a new object held by a root only");
+	fprintf(rep, "; retains %s objects, %s (%.1f%% of the %s)\n",
+		cli_commas(sp->retained_count, b, sizeof(b)),
+		cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
+		pct(sp->retained_memsize, r->t.leak_memsize), what);
 	for (k = 0; h && k < h->n; k++) {
-		printf("    held by ");
+		fprintf(rep, "    held by ");
 		text_node(s, h->ids[k]);
-		putchar('\n');
+		fputc('\n', rep);
 	}
 	if (h && sp->holders > h->n)
-		printf("    and %s more\n",
-		       cli_commas(sp->holders - h->n, a, sizeof(a)));
+		fprintf(rep, "    and %s more\n",
+			cli_commas(sp->holders - h->n, a, sizeof(a)));
 }
 
 static void print_text(const struct report *r)
@@ -508,126 +538,138 @@ static void print_text(const struct report *r)
 	char a[32], b[32], c[32];
 	size_t i, k;
 
-	cli_process_text(stdout, &proc);
+	cli_process_text(rep, &proc);
 	for (k = 0; k < (size_t)r->nin; k++) {
 		char step[32];
 
-		printf("%-9s ", side_name(r, k, step, sizeof(step)));
-		cli_text_string(stdout, r->in[k].name, strlen(r->in[k].name));
-		printf(" (%s objects)\n",
-		       cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
+		fprintf(rep, "%-9s ", side_name(r, k, step, sizeof(step)));
+		cli_text_string(rep, r->in[k].name, strlen(r->in[k].name));
+		fprintf(rep, " (%s objects)\n",
+			cli_commas(hd_store_node_count(r->s[k]), a, sizeof(a)));
 	}
 	text_verdict(r);
-	printf("%-9s %s objects, %s new in after%s\n", "new",
-	       cli_commas(d->added.n, a, sizeof(a)),
-	       cli_human_bytes(d->added_memsize, b, sizeof(b)),
-	       cli_saturated(r->t.saturated && d->added_memsize == UINT64_MAX));
+	fprintf(rep, "%-9s %s objects, %s new in after%s\n", "new",
+		cli_commas(d->added.n, a, sizeof(a)),
+		cli_human_bytes(d->added_memsize, b, sizeof(b)),
+		cli_saturated(r->t.saturated &&
+			      d->added_memsize == UINT64_MAX));
 	if (d->has_later)
-		printf("%-9s %s objects, %s still alive in later%s\n", "leaked",
-		       cli_commas((size_t)r->t.leak_count, a, sizeof(a)),
-		       cli_human_bytes(r->t.leak_memsize, b, sizeof(b)),
-		       cli_saturated(r->t.saturated &&
-				     r->t.leak_memsize == UINT64_MAX));
+		fprintf(rep, "%-9s %s objects, %s still alive in later%s\n",
+			"leaked",
+			cli_commas((size_t)r->t.leak_count, a, sizeof(a)),
+			cli_human_bytes(r->t.leak_memsize, b, sizeof(b)),
+			cli_saturated(r->t.saturated &&
+				      r->t.leak_memsize == UINT64_MAX));
 	if (r->t.saturated && d->added_memsize != UINT64_MAX &&
 	    (!d->has_later || r->t.leak_memsize != UINT64_MAX))
-		printf("%-9s the memsizes of a suspect add up to 2^64-1 "
-		       "bytes or more, every sum stops there\n", "saturated");
-	printf("%-9s %s new objects held by old ones or roots, "
-	       "in %s group(s) by holder\n", "border",
-	       cli_commas(r->t.border, a, sizeof(a)),
-	       cli_commas(r->t.groups, b, sizeof(b)));
+		fprintf(rep,
+			"%-9s the memsizes of a suspect add up to 2^64-1 "
+			"bytes or more, every sum stops there\n",
+			"saturated");
+	fprintf(rep,
+		"%-9s %s new objects held by old ones or roots, "
+		"in %s group(s) by holder\n",
+		"border", cli_commas(r->t.border, a, sizeof(a)),
+		cli_commas(r->t.groups, b, sizeof(b)));
 	if (r->t.groups)
-		printf("%-9s %s suspect(s) in %s cluster(s) by the shape of "
-		       "their paths\n", "clusters",
-		       cli_commas(r->t.groups, a, sizeof(a)),
-		       cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
+		fprintf(rep,
+			"%-9s %s suspect(s) in %s cluster(s) by the shape of "
+			"their paths\n",
+			"clusters", cli_commas(r->t.groups, a, sizeof(a)),
+			cli_commas(hd_leaks_cluster_count(r->l), b, sizeof(b)));
 	text_apart(r);
 	text_growth(r);
 	text_caveats(r);
 	if (!r->t.groups) {
-		printf("\nno suspects: nothing new is held by an old object "
-		       "or a root\n");
+		fprintf(rep,
+			"\nno suspects: nothing new is held by an old object "
+			"or a root\n");
 		return;
 	}
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
-		printf("\nsuspect %zu: ", i + 1);
+		fprintf(rep, "\nsuspect %zu: ", i + 1);
 		text_held_as(s, sp->path, sp->holder != HD_NODE_NONE ?
 						  sp->holder : sp->first);
 		if (sp->holder != HD_NODE_NONE) {
 			text_node(s, sp->holder);
-			printf("\n  holds %s new object(s) that retain %s "
-			       "objects, %s (%.1f%% of the %s)\n",
-			       cli_commas(sp->border_count, a, sizeof(a)),
-			       cli_commas(sp->retained_count, b, sizeof(b)),
-			       cli_human_bytes(sp->retained_memsize, c, sizeof(c)),
-			       pct(sp->retained_memsize, r->t.leak_memsize),
-			       d->has_later ? "leak" : "growth");
+			fprintf(rep,
+				"\n  holds %s new object(s) that retain %s "
+				"objects, %s (%.1f%% of the %s)\n",
+				cli_commas(sp->border_count, a, sizeof(a)),
+				cli_commas(sp->retained_count, b, sizeof(b)),
+				cli_human_bytes(sp->retained_memsize, c,
+						sizeof(c)),
+				pct(sp->retained_memsize, r->t.leak_memsize),
+				d->has_later ? "leak" : "growth");
 		} else {
 			text_node(s, sp->first);
-			putchar('\n');
+			fputc('\n', rep);
 			text_holders(r, sp);
 		}
 		if (sp->flags & HD_SUSPECT_TRANSIENT)
-			printf("  held only by running code (a thread's or "
-			       "fiber's stack, the machine stack): passed "
-			       "over by the verdict\n");
+			fprintf(rep,
+				"  held only by running code (a thread's or "
+				"fiber's stack, the machine stack): passed "
+				"over by the verdict\n");
 		if (sp->flags & HD_SUSPECT_EPHEMERON)
-			printf("  the values of a WeakKeyMap: alive as long as "
-			       "their keys, which the dump does not list; not "
-			       "named first by the verdict\n");
+			fprintf(rep,
+				"  the values of a WeakKeyMap: alive as long as "
+				"their keys, which the dump does not list; not "
+				"named first by the verdict\n");
 		if (sp->flags & HD_SUSPECT_CHURN)
-			printf("  its holder is no longer than in before: it "
-			       "replaced what it held (a bounded cache), no "
-			       "growth for the verdict\n");
-		printf("  keeps alive %s new objects, %s\n",
-		       cli_commas(sp->keepalive_count, a, sizeof(a)),
-		       cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
+			fprintf(rep,
+				"  its holder is no longer than in before: it "
+				"replaced what it held (a bounded cache), no "
+				"growth for the verdict\n");
+		fprintf(rep, "  keeps alive %s new objects, %s\n",
+			cli_commas(sp->keepalive_count, a, sizeof(a)),
+			cli_human_bytes(sp->keepalive_memsize, b, sizeof(b)));
 		if (sp->path) {
 			const hd_root_path *p = sp->path;
 
-			fputs("  path from root ", stdout);
+			fputs("  path from root ", rep);
 			if (cli_hops_named(s, p->root, p->nodes, p->n)) {
 				/* the names, hop by hop, on one line */
-				cli_root_text(stdout, s, p->root, p->nodes[0]);
-				fputs(": ", stdout);
-				cli_hops_text(stdout, s, p->nodes, p->n);
-				putchar('\n');
+				cli_root_text(rep, s, p->root, p->nodes[0]);
+				fputs(": ", rep);
+				cli_hops_text(rep, s, p->nodes, p->n);
+				fputc('\n', rep);
 			} else {
-				cli_text_string(stdout,
-						hd_store_root_name(s, p->root),
-						strlen(hd_store_root_name(
-							s, p->root)));
-				fputs(":\n", stdout);
+				cli_text_string(
+					rep, hd_store_root_name(s, p->root),
+					strlen(hd_store_root_name(s, p->root)));
+				fputs(":\n", rep);
 			}
-			cli_path_note(stdout, p, "    ");
-			cli_path_lines(stdout, s, p->nodes, p->n, "    ",
+			cli_path_note(rep, p, "    ");
+			cli_path_lines(rep, s, p->nodes, p->n, "    ",
 				       path_line, NULL);
 		} else {
-			printf("  path: no GC root reaches it (a partial "
-			       "dump?)\n");
+			fprintf(rep, "  path: no GC root reaches it (a partial "
+				     "dump?)\n");
 		}
-		printf("  what it holds, by class:\n");
+		fprintf(rep, "  what it holds, by class:\n");
 		text_rows(sp->classes, 5, "    ", 0);
-		printf("  allocation sites of what it keeps alive:\n");
+		fprintf(rep, "  allocation sites of what it keeps alive:\n");
 		text_rows(sp->sites, (size_t)A.sites, "    ", 1);
 		if (sp->stacks)
 			text_stacks(s, sp->stacks);
 	}
 	if (r->t.more)
-		printf("\n(%s more groups: --top N shows more)\n",
-		       cli_commas(r->t.more, c, sizeof(c)));
+		fprintf(rep, "\n(%s more groups: --top N shows more)\n",
+			cli_commas(r->t.more, c, sizeof(c)));
 	if (r->t.folded)
-		printf("\n%s%s group%s under %g%% each: %s objects, %s, "
-		       "%.1f%% of the %s (--min-share 0 shows them)\n",
-		       cli_commas(r->t.folded, c, sizeof(c)),
-		       r->t.shown ? " more" : "",
-		       r->t.folded == 1 ? "" : "s",
-		       A.min_share, cli_commas(r->t.folded_count, a, sizeof(a)),
-		       cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
-		       pct(r->t.folded_memsize, r->t.leak_memsize),
-		       d->has_later ? "leak" : "growth");
+		fprintf(rep,
+			"\n%s%s group%s under %g%% each: %s objects, %s, "
+			"%.1f%% of the %s (--min-share 0 shows them)\n",
+			cli_commas(r->t.folded, c, sizeof(c)),
+			r->t.shown ? " more" : "", r->t.folded == 1 ? "" : "s",
+			A.min_share,
+			cli_commas(r->t.folded_count, a, sizeof(a)),
+			cli_human_bytes(r->t.folded_memsize, b, sizeof(b)),
+			pct(r->t.folded_memsize, r->t.leak_memsize),
+			d->has_later ? "leak" : "growth");
 	text_clusters(r);
 }
 
@@ -637,28 +679,28 @@ static void json_rows(hd_stats *st, size_t max, const char *k0,
 	size_t n, i;
 	const hd_stats_row *rows = hd_stats_rows(st, 0, HD_SORT_MEMSIZE, &n);
 
-	putchar('[');
+	fputc('[', rep);
 	for (i = 0; i < n && i < max; i++) {
-		printf("%s{\"%s\":", i ? "," : "", k0);
-		cli_json_string(stdout, rows[i].key[0], strlen(rows[i].key[0]));
+		fprintf(rep, "%s{\"%s\":", i ? "," : "", k0);
+		cli_json_string(rep, rows[i].key[0], strlen(rows[i].key[0]));
 		if (k1 && rows[i].key[1]) {
-			printf(",\"%s\":", k1);
-			cli_json_string(stdout, rows[i].key[1],
+			fprintf(rep, ",\"%s\":", k1);
+			cli_json_string(rep, rows[i].key[1],
 					strlen(rows[i].key[1]));
 		}
-		printf(",\"count\":%llu,\"memsize\":%llu}",
-		       (unsigned long long)rows[i].count,
-		       (unsigned long long)rows[i].memsize);
+		fprintf(rep, ",\"count\":%llu,\"memsize\":%llu}",
+			(unsigned long long)rows[i].count,
+			(unsigned long long)rows[i].memsize);
 	}
-	putchar(']');
+	fputc(']', rep);
 }
 
 static void json_part(const char *name, uint64_t count, uint64_t memsize,
 		      uint64_t whole)
 {
-	printf(",\"%s\":{\"count\":%llu,\"memsize\":%llu,\"share\":%.4f}",
-	       name, (unsigned long long)count, (unsigned long long)memsize,
-	       pct(memsize, whole) / 100.0);
+	fprintf(rep, ",\"%s\":{\"count\":%llu,\"memsize\":%llu,\"share\":%.4f}",
+		name, (unsigned long long)count, (unsigned long long)memsize,
+		pct(memsize, whole) / 100.0);
 }
 
 /* "verdict" and "totals" (heapdump-json(5)), what the suspects do not
@@ -670,23 +712,24 @@ static void json_verdict(const struct report *r)
 	uint64_t sus = t->leak_memsize - t->folded_memsize - t->vm_memsize -
 		       t->unreached_memsize;
 
-	printf(",\"verdict\":{");
-	hd_leaks_verdict_json_fields(stdout, s, r->l, &proc);
-	printf("},\"totals\":{");
-	hd_leaks_totals_json_fields(stdout, r->l);
-	putchar('}');
+	fprintf(rep, ",\"verdict\":{");
+	hd_leaks_verdict_json_fields(rep, s, r->l, &proc);
+	fprintf(rep, "},\"totals\":{");
+	hd_leaks_totals_json_fields(rep, r->l);
+	fputc('}', rep);
 	json_part("young", t->young_count, t->young_memsize, t->leak_memsize);
 	json_part("vm", t->vm_count, t->vm_memsize, t->leak_memsize);
 	json_part("unreached", t->unreached_count, t->unreached_memsize,
 		  t->leak_memsize);
-	printf(",\"joint\":%zu,\"shares\":{\"suspects\":%.4f,"
-	       "\"folded\":%.4f,\"vm\":%.4f,\"unreached\":%.4f,"
-	       "\"total\":%.4f}", t->joint,
-	       pct(sus, t->leak_memsize) / 100.0,
-	       pct(t->folded_memsize, t->leak_memsize) / 100.0,
-	       pct(t->vm_memsize, t->leak_memsize) / 100.0,
-	       pct(t->unreached_memsize, t->leak_memsize) / 100.0,
-	       t->leak_memsize ? 1.0 : 0.0);
+	fprintf(rep,
+		",\"joint\":%zu,\"shares\":{\"suspects\":%.4f,"
+		"\"folded\":%.4f,\"vm\":%.4f,\"unreached\":%.4f,"
+		"\"total\":%.4f}",
+		t->joint, pct(sus, t->leak_memsize) / 100.0,
+		pct(t->folded_memsize, t->leak_memsize) / 100.0,
+		pct(t->vm_memsize, t->leak_memsize) / 100.0,
+		pct(t->unreached_memsize, t->leak_memsize) / 100.0,
+		t->leak_memsize ? 1.0 : 0.0);
 }
 
 /* "growing": the collections that grow at every step */
@@ -697,21 +740,22 @@ static void json_growth(const struct report *r)
 
 	if (!r->g)
 		return;
-	printf(",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
-	       "\"collections\":[", r->nin,
-	       (unsigned long long)hd_growth_examined(r->g), n);
+	fprintf(rep,
+		",\"growing\":{\"dumps\":%d,\"examined\":%llu,\"count\":%zu,"
+		"\"collections\":[",
+		r->nin, (unsigned long long)hd_growth_examined(r->g), n);
 	for (i = 0; i < n && i < (size_t)A.top * 4; i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
-		printf("%s{\"object\":", i ? "," : "");
-		cli_node_json(stdout, s, x->id);
-		printf(",\"lengths\":[");
+		fprintf(rep, "%s{\"object\":", i ? "," : "");
+		cli_node_json(rep, s, x->id);
+		fprintf(rep, ",\"lengths\":[");
 		for (k = 0; k < (size_t)r->nin; k++)
-			printf("%s%llu", k ? "," : "",
-			       (unsigned long long)x->lengths[k]);
-		printf("]}");
+			fprintf(rep, "%s%llu", k ? "," : "",
+				(unsigned long long)x->lengths[k]);
+		fprintf(rep, "]}");
 	}
-	printf("]}");
+	fprintf(rep, "]}");
 }
 
 static void print_json(const struct report *r)
@@ -722,61 +766,63 @@ static void print_json(const struct report *r)
 	size_t i;
 	int j;
 
-	putchar('{');
-	cli_process_json(stdout, &proc);
-	printf(",\"dumps\":[");
+	fputc('{', rep);
+	cli_process_json(rep, &proc);
+	fprintf(rep, ",\"dumps\":[");
 	for (j = 0; j < r->nin; j++) {
-		printf("%s", j ? "," : "");
-		cli_json_string(stdout, r->in[j].name, strlen(r->in[j].name));
+		fprintf(rep, "%s", j ? "," : "");
+		cli_json_string(rep, r->in[j].name, strlen(r->in[j].name));
 	}
-	printf("]");
+	fprintf(rep, "]");
 	json_growth(r);
-	printf(",\"new\":{\"count\":%zu,\"memsize\":%llu}",
-	       d->added.n, (unsigned long long)d->added_memsize);
+	fprintf(rep, ",\"new\":{\"count\":%zu,\"memsize\":%llu}", d->added.n,
+		(unsigned long long)d->added_memsize);
 	if (d->has_later)
-		printf(",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
-		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
-	printf(",\"memsize_saturated\":%s", r->t.saturated ? "true" : "false");
+		fprintf(rep, ",\"leaked\":{\"count\":%zu,\"memsize\":%llu}",
+			(size_t)r->t.leak_count,
+			(unsigned long long)r->t.leak_memsize);
+	fprintf(rep, ",\"memsize_saturated\":%s",
+		r->t.saturated ? "true" : "false");
 	json_verdict(r);
 	json_caveats(r);
-	printf(",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
-	       "\"more\":%zu,\"folded\":{\"groups\":%zu,"
-	       "\"retained_count\":%llu,\"retained_memsize\":%llu,"
-	       "\"share\":%.4f},\"suspects\":[",
-	       (unsigned long long)r->t.border, r->t.groups,
-	       A.min_share / 100.0, r->t.more, r->t.folded,
-	       (unsigned long long)r->t.folded_count,
-	       (unsigned long long)r->t.folded_memsize,
-	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+	fprintf(rep,
+		",\"border\":%llu,\"groups\":%zu,\"min_share\":%.4f,"
+		"\"more\":%zu,\"folded\":{\"groups\":%zu,"
+		"\"retained_count\":%llu,\"retained_memsize\":%llu,"
+		"\"share\":%.4f},\"suspects\":[",
+		(unsigned long long)r->t.border, r->t.groups,
+		A.min_share / 100.0, r->t.more, r->t.folded,
+		(unsigned long long)r->t.folded_count,
+		(unsigned long long)r->t.folded_memsize,
+		pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 
-		printf("%s{", i ? "," : "");
-		hd_leaks_suspect_json_fields(stdout, s, r->l, i, &jo);
-		printf(",\"path\":");
+		fprintf(rep, "%s{", i ? "," : "");
+		hd_leaks_suspect_json_fields(rep, s, r->l, i, &jo);
+		fprintf(rep, ",\"path\":");
 		if (sp->path)
-			hd_path_json(stdout, s, sp->path, &jo);
+			hd_path_json(rep, s, sp->path, &jo);
 		else
-			printf("null");
-		printf(",\"classes\":");
+			fprintf(rep, "null");
+		fprintf(rep, ",\"classes\":");
 		json_rows(sp->classes, 20, "class", NULL);
-		printf(",\"sites\":");
+		fprintf(rep, ",\"sites\":");
 		json_rows(sp->sites, (size_t)A.sites, "class", "location");
-		printf(",\"stacks\":");
-		hd_leaks_suspect_stacks_json(stdout, s, r->l, i,
-					     (size_t)A.sites);
-		putchar('}');
+		fprintf(rep, ",\"stacks\":");
+		hd_leaks_suspect_stacks_json(rep, s, r->l, i, (size_t)A.sites);
+		fputc('}', rep);
 	}
-	putchar(']');
+	fputc(']', rep);
 	json_clusters(r);
-	printf("}\n");
+	fprintf(rep, "}\n");
 }
 
 /* a value of a TSV line: tabs and line breaks become spaces */
 /* Escaped like all text (cli_text_string): a tab cannot split a field. */
 static void tsv_str(const char *p)
 {
-	cli_text_string(stdout, p, strlen(p));
+	cli_text_string(rep, p, strlen(p));
 }
 
 /*
@@ -794,20 +840,21 @@ static void tsv_verdict(const struct report *r)
 	char buf[1024];
 	size_t n = hd_leaks_verdict_text_process(buf, sizeof(buf), r->l, &proc);
 
-	printf("verdict\t%s\t", t->significant ? "leak" : "none");
-	cli_text_string(stdout, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
-	putchar('\n');
-	printf("total\tmin_leak\t%llu\n", (unsigned long long)t->min_leak);
-	printf("total\tyoung\t%llu\ntotal\tyoung_memsize\t%llu\n",
-	       (unsigned long long)t->young_count,
-	       (unsigned long long)t->young_memsize);
-	printf("total\tvm\t%llu\ntotal\tvm_memsize\t%llu\n",
-	       (unsigned long long)t->vm_count,
-	       (unsigned long long)t->vm_memsize);
-	printf("total\tunreached\t%llu\ntotal\tunreached_memsize\t%llu\n",
-	       (unsigned long long)t->unreached_count,
-	       (unsigned long long)t->unreached_memsize);
-	printf("total\tjoint\t%zu\n", t->joint);
+	fprintf(rep, "verdict\t%s\t", t->significant ? "leak" : "none");
+	cli_text_string(rep, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+	fputc('\n', rep);
+	fprintf(rep, "total\tmin_leak\t%llu\n",
+		(unsigned long long)t->min_leak);
+	fprintf(rep, "total\tyoung\t%llu\ntotal\tyoung_memsize\t%llu\n",
+		(unsigned long long)t->young_count,
+		(unsigned long long)t->young_memsize);
+	fprintf(rep, "total\tvm\t%llu\ntotal\tvm_memsize\t%llu\n",
+		(unsigned long long)t->vm_count,
+		(unsigned long long)t->vm_memsize);
+	fprintf(rep, "total\tunreached\t%llu\ntotal\tunreached_memsize\t%llu\n",
+		(unsigned long long)t->unreached_count,
+		(unsigned long long)t->unreached_memsize);
+	fprintf(rep, "total\tjoint\t%zu\n", t->joint);
 }
 
 static void print_tsv(const struct report *r)
@@ -818,70 +865,72 @@ static void print_tsv(const struct report *r)
 	size_t i, k;
 	int j;
 
-	cli_process_tsv(stdout, &proc);
+	cli_process_tsv(rep, &proc);
 	for (j = 0; j < r->nin; j++)
-		printf("total\tobjects_%s\t%llu\n",
-		       side_name(r, (size_t)j, step, sizeof(step)),
-		       (unsigned long long)hd_store_node_count(r->s[j]));
+		fprintf(rep, "total\tobjects_%s\t%llu\n",
+			side_name(r, (size_t)j, step, sizeof(step)),
+			(unsigned long long)hd_store_node_count(r->s[j]));
 	for (i = 0; i < hd_growth_count(r->g); i++) {
 		const hd_growing *x = hd_growth_get(r->g, i);
 
 		cli_node_class(s, x->id, cls, sizeof(cls));
-		printf("growing\t0x%llx\t",
-		       (unsigned long long)hd_store_address(s, x->id));
+		fprintf(rep, "growing\t0x%llx\t",
+			(unsigned long long)hd_store_address(s, x->id));
 		tsv_str(cls);
 		for (k = 0; k < (size_t)r->nin; k++)
-			printf("%c%llu", k ? ',' : '\t',
-			       (unsigned long long)x->lengths[k]);
-		putchar('\n');
+			fprintf(rep, "%c%llu", k ? ',' : '\t',
+				(unsigned long long)x->lengths[k]);
+		fputc('\n', rep);
 	}
-	printf("total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
-	       (unsigned long long)d->added_memsize);
+	fprintf(rep, "total\tnew\t%zu\ntotal\tnew_memsize\t%llu\n", d->added.n,
+		(unsigned long long)d->added_memsize);
 	if (d->has_later)
-		printf("total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
-		       (size_t)r->t.leak_count, (unsigned long long)r->t.leak_memsize);
+		fprintf(rep,
+			"total\tleaked\t%zu\ntotal\tleaked_memsize\t%llu\n",
+			(size_t)r->t.leak_count,
+			(unsigned long long)r->t.leak_memsize);
 	if (r->t.saturated)
-		printf("total\tmemsize_saturated\t1\n");
+		fprintf(rep, "total\tmemsize_saturated\t1\n");
 	tsv_verdict(r);
 	tsv_caveats(r);
-	printf("total\tborder\t%llu\ntotal\tgroups\t%zu\n"
-	       "total\tmin_share\t%.4f\n",
-	       (unsigned long long)r->t.border, r->t.groups,
-	       A.min_share / 100.0);
+	fprintf(rep,
+		"total\tborder\t%llu\ntotal\tgroups\t%zu\n"
+		"total\tmin_share\t%.4f\n",
+		(unsigned long long)r->t.border, r->t.groups,
+		A.min_share / 100.0);
 	for (i = 0; i < r->t.shown; i++) {
 		const hd_leaks_suspect *sp = hd_leaks_suspect_get(r->l, i);
 		hd_node_id v = sp->holder != HD_NODE_NONE ? sp->holder :
 							   sp->first;
 
 		cli_node_class(s, v, cls, sizeof(cls));
-		printf("suspect\t%zu\t0x%llx\t", i + 1,
-		       (unsigned long long)hd_store_address(s, v));
+		fprintf(rep, "suspect\t%zu\t0x%llx\t", i + 1,
+			(unsigned long long)hd_store_address(s, v));
 		tsv_str(cls);
-		printf("\t%llu\t%llu\t%llu\t%.4f\t%llu\t%llu\t",
-		       (unsigned long long)sp->border_count,
-		       (unsigned long long)sp->retained_count,
-		       (unsigned long long)sp->retained_memsize,
-		       pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
-		       (unsigned long long)sp->keepalive_count,
-		       (unsigned long long)sp->keepalive_memsize);
+		fprintf(rep, "\t%llu\t%llu\t%llu\t%.4f\t%llu\t%llu\t",
+			(unsigned long long)sp->border_count,
+			(unsigned long long)sp->retained_count,
+			(unsigned long long)sp->retained_memsize,
+			pct(sp->retained_memsize, r->t.leak_memsize) / 100.0,
+			(unsigned long long)sp->keepalive_count,
+			(unsigned long long)sp->keepalive_memsize);
 		if (sp->path) {
-			cli_root_text(stdout, s, sp->path->root,
+			cli_root_text(rep, s, sp->path->root,
 				      sp->path->n ? sp->path->nodes[0] :
 						    HD_NODE_NONE);
 			if (sp->path->n)
-				printf(" -> ");
-			cli_hops_text(stdout, s, sp->path->nodes,
-				      sp->path->n);
+				fprintf(rep, " -> ");
+			cli_hops_text(rep, s, sp->path->nodes, sp->path->n);
 		} else {
-			putchar('-');
+			fputc('-', rep);
 		}
-		putchar('\n');
+		fputc('\n', rep);
 	}
-	printf("more\t%zu\n", r->t.more);
-	printf("folded\t%zu\t%llu\t%llu\t%.4f\n", r->t.folded,
-	       (unsigned long long)r->t.folded_count,
-	       (unsigned long long)r->t.folded_memsize,
-	       pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
+	fprintf(rep, "more\t%zu\n", r->t.more);
+	fprintf(rep, "folded\t%zu\t%llu\t%llu\t%.4f\n", r->t.folded,
+		(unsigned long long)r->t.folded_count,
+		(unsigned long long)r->t.folded_memsize,
+		pct(r->t.folded_memsize, r->t.leak_memsize) / 100.0);
 	tsv_clusters(r);
 }
 
@@ -895,7 +944,7 @@ static void print_junit(const struct report *r, const hd_budget_report *g,
 
 	hd_leaks_verdict_text_process(verdict, sizeof(verdict), r->l, &proc);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	cli_gate_junit(stdout, COMMAND_NAME, inputs, r->nin, g, verdict,
+	cli_gate_junit(rep, COMMAND_NAME, inputs, r->nin, g, verdict,
 		       (double)(t1.tv_sec - t0.tv_sec) +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
@@ -958,6 +1007,84 @@ static int svg_all(const struct report *r)
 	return EXIT_OK;
 }
 
+/* ---- the report kept ---- */
+
+static const char *const fmt_names[] = { "text", "json", "tsv" };
+
+/* What the report's bytes depend on besides the session's key: the
+ * format, every option that shapes the output, and the names printed
+ * (each with its length). malloc'd, NULL out of memory. */
+static char *keep_what(const struct report *r, int fmt)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int k;
+
+	if (!f)
+		return NULL;
+	fprintf(f,
+		"leaks %s top %llu sites %llu min_leak %llu "
+		"min_share %.17g no_generation %d skip_weak %d force %d "
+		"strict %d\n",
+		fmt_names[fmt], A.top, A.sites, A.min_leak, A.min_share,
+		A.no_generation, A.skip_weak, A.force, A.strict);
+	for (k = 0; k < r->nin; k++)
+		fprintf(f, "name %zu %s\n", strlen(r->in[k].name),
+			r->in[k].name);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The kept report's file: that of the last input (the examined dump or
+ * store) named LAST.leaks-FORMAT, as hd_leak_keep_path places it (for
+ * a dump, in the cache directory: nothing is written beside a dump);
+ * -1 when there is no place. */
+static int keep_path(char *buf, size_t size, const struct report *r, int fmt)
+{
+	char base[4096];
+	hd_error err = { 0 };
+	int n = snprintf(base, sizeof(base), "%s.leaks-%s",
+			 r->in[r->nin - 1].path, fmt_names[fmt]);
+
+	if (n < 0 || (size_t)n >= sizeof(base))
+		return -1;
+	/* no place (neither XDG_CACHE_HOME nor HOME absolute, a path too
+	 * long): not kept, nothing said, as serve's verdict */
+	return hd_leak_keep_place(buf, size, base,
+				  hd_store_is_store(r->in[r->nin - 1].path),
+				  &err) ?
+		       -1 :
+		       0;
+}
+
+/* 1 when the kept report was printed, 0 when it is to be computed */
+static int print_kept(const struct report *r, const char *path,
+		      const char *what)
+{
+	char why[256], *doc = NULL;
+	size_t len = 0;
+	int rc = hd_leak_keep_read_what(&doc, &len, why, sizeof(why), path,
+					r->ls, &proc, what);
+
+	/* stale is routine (other options, other dumps): computed again
+	 * and replaced, nothing said; damaged or not ours is said */
+	if (rc < 0 && strncmp(why, "stale", 5) != 0)
+		cli_error("leaks: %s: the kept report is %s: computed again",
+			  path, why);
+	if (rc <= 0)
+		return 0;
+	fwrite(doc, 1, len, stdout);
+	free(doc);
+	if (!A.quiet)
+		fprintf(stderr, "%s: leaks: the report kept in %s\n",
+			PROGRAM_NAME, path);
+	return 1;
+}
+
 /* ---- the command ---- */
 
 static void report_free(struct report *r)
@@ -976,6 +1103,8 @@ static int leaks_run(int argc, char **argv)
 	hd_error err = { 0 };
 	hd_budget_report *gate = NULL;
 	struct timespec t0;
+	char kpath[4096], *what = NULL, *kept = NULL;
+	size_t klen = 0;
 	int rc, first, k, fmt = 0, nstdin = 0, junit;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1020,15 +1149,35 @@ static int leaks_run(int argc, char **argv)
 	so.min_share = A.min_share / 100.0;
 	so.top = (size_t)A.top;
 	so.min_leak = A.min_leak;
-	if ((rc = cli_leak_session(&r.ls, r.s, r.in, (size_t)r.nin, &so,
-				   A.force, NULL)))
+	if ((rc = cli_leak_session_open(&r.ls, r.s, r.in, (size_t)r.nin, &so,
+					A.force, NULL)))
 		goto out;
+	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
+	rep = stdout;
+	if (!A.no_cache && !A.svg && !G.b && !junit && !nstdin &&
+	    keep_path(kpath, sizeof(kpath), &r, fmt) == 0) {
+		if (!(what = keep_what(&r, fmt))) {
+			cli_error("out of memory");
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		if (print_kept(&r, kpath, what))
+			goto out;
+		if (!(rep = open_memstream(&kept, &klen))) {
+			cli_error("out of memory");
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	}
+	if (hd_leak_session_run(r.ls, &err)) {
+		rc = cli_lib_error(&err);
+		goto out;
+	}
 	r.d = hd_leak_session_diff(r.ls);
 	r.l = hd_leak_session_leaks(r.ls);
 	r.g = hd_leak_session_growth(r.ls);
 	r.at = (int)hd_leak_session_at(r.ls);
 	r.t = *hd_leak_session_totals(r.ls);
-	cli_process_judge(&proc, r.s, r.in, (size_t)r.nin);
 	if (G.b && (rc = hd_budget_eval_leaks(&gate, G.b, r.l, r.s[r.at], r.d,
 					      &err))) {
 		rc = cli_lib_error(&err);
@@ -1042,11 +1191,32 @@ static int leaks_run(int argc, char **argv)
 		print_tsv(&r);
 	else
 		print_text(&r);
+	if (rep != stdout) {
+		/* printed into memory: out, then kept */
+		if (fclose(rep) != 0 || !kept) {
+			rep = stdout;
+			cli_error("out of memory");
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		rep = stdout;
+		fwrite(kept, 1, klen, stdout);
+		if (hd_leak_keep_write_what(kpath, r.ls, &proc, what, kept,
+					    klen, &err))
+			cli_error("leaks: %s (the report is computed each "
+				  "time)",
+				  err.msg);
+	}
 	if (A.svg)
 		rc = svg_all(&r);
 	if (!rc && gate)
 		rc = cli_gate_say(COMMAND_NAME, gate);
 out:
+	if (rep && rep != stdout)
+		fclose(rep);
+	rep = stdout;
+	free(kept);
+	free(what);
 	hd_budget_report_free(gate);
 	report_free(&r);
 	return rc;

@@ -10,7 +10,9 @@
  * bounded (rows capped at 1,000, paging by offset, answers at 1 MiB,
  * SQL at 256 KiB).
  * The requests are parsed by mcp_json.c (fuzzed by
- * tests/fuzz/fuzz_mcp.c); nothing here writes a file.
+ * tests/fuzz/fuzz_mcp.c); nothing here writes a file (the cached
+ * stores are serve_state's, the kept leak report is leaks'; --no-cache
+ * asks neither).
  */
 #include "cmd.h"
 #include "common.h"
@@ -416,6 +418,10 @@ static void call_cli(const struct tool *t, const struct mj *id,
 		argv[n++] = (char *)"--sort";
 		argv[n++] = (char *)sort;
 	}
+	/* leaks keeps its report (and reads it back while the dumps are
+	 * the same) unless --no-cache */
+	if (A.no_cache && !strcmp(t->cmd, "leaks"))
+		argv[n++] = (char *)"--no-cache";
 	argv[n++] = (char *)"--";
 	if (!strcmp(t->cmd, "leaks") || !strcmp(t->cmd, "diff") ||
 	    !strcmp(t->cmd, "trend"))

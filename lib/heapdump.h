@@ -3209,6 +3209,12 @@ HD_API int hd_leak_verdict_json(char **out, size_t *len,
 HD_API int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 			     hd_error *err);
 
+/** hd_leak_keep_path(), or with beside 0 always the cache directory's
+ * file (what is kept for a dump, never written beside it).
+ * @return as hd_leak_keep_path */
+HD_API int hd_leak_keep_place(char *buf, size_t size, const char *store_path,
+			      int beside, hd_error *err);
+
 /** Reads the kept verdict at path for the session ls (new; run or not)
  * and proc: 1 and the document in *json (malloc'd, NUL-terminated) and
  * *len; 0 when there is none; -1 when it cannot be used, why saying so
@@ -3225,6 +3231,25 @@ HD_API int hd_leak_keep_read(char **json, size_t *len, char *why,
 HD_API int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 			      const hd_process_verdict *proc,
 			      const char *json, size_t len, hd_error *err);
+
+/** hd_leak_keep_read() for a document that depends on more than the
+ * session: what (NULL: nothing more; leaks: its format, options and the
+ * names it prints) is part of the key, a file kept with another what is
+ * stale. The document may be any bytes (leaks keeps its whole output).
+ * path as hd_leak_keep_path gives it for a name of the caller's. */
+HD_API int hd_leak_keep_read_what(char **json, size_t *len, char *why,
+				  size_t wsize, const char *path,
+				  const hd_leak_session *ls,
+				  const hd_process_verdict *proc,
+				  const char *what);
+
+/** hd_leak_keep_write() with what in the key (hd_leak_keep_read_what).
+ * @return as hd_leak_keep_write */
+HD_API int hd_leak_keep_write_what(const char *path,
+				   const hd_leak_session *ls,
+				   const hd_process_verdict *proc,
+				   const char *what, const char *json,
+				   size_t len, hd_error *err);
 
 /* ===================================================================== */
 /* Budgets: the CI gate                                                  */

@@ -24,9 +24,12 @@
  * relative), KEY a hash of the store's absolute path, in a directory of
  * this user that no one else may write. Read only from a regular file
  * of this user that no one else may write (O_NOFOLLOW). Written as the
- * cached stores are: a temporary file of an unpredictable name made
- * O_EXCL (mkstemp), mode 0600, renamed over the name (a link planted
- * there is replaced, never followed).
+ * cached stores are (util/cachedir.c, hd__write_private): a temporary
+ * file made O_EXCL beside the name, mode 0600, renamed over the name (a
+ * link planted there is replaced, never followed). leaks keeps its
+ * whole report the same way (hd_leak_keep_read_what: the key holds its
+ * format, options and names too); a dump's only in the cache directory
+ * (hd_leak_keep_place).
  */
 #include "hd_int.h"
 
@@ -96,7 +99,7 @@ int hd_leak_verdict_json(char **out, size_t *len, const hd_leak_session *ls,
 /* The key of the session's verdict into a malloc'd string, or NULL out
  * of memory. */
 static char *key_text(const hd_leak_session *ls,
-		      const hd_process_verdict *proc)
+		      const hd_process_verdict *proc, const char *what)
 {
 	const hd_leak_session_options *o = hd_leak_session_options_get(ls);
 	hd_store *const *ss;
@@ -165,6 +168,10 @@ static char *key_text(const hd_leak_session *ls,
 							  sizeof(proc->text))));
 	else
 		fputs("process -\n", f);
+	/* what the caller keeps besides (leaks: its format, options and
+	 * the names it prints), length first: no value ends it early */
+	if (what)
+		fprintf(f, "what %zu\n%s\n", strlen(what), what);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -173,21 +180,6 @@ static char *key_text(const hd_leak_session *ls,
 }
 
 /* ---- where ---- */
-
-/* 1 when sb is a regular file of this user that no one else may write */
-static int ours(const struct stat *sb)
-{
-	return S_ISREG(sb->st_mode) && sb->st_uid == geteuid() &&
-	       !(sb->st_mode & 022);
-}
-
-static int private_dir(const char *path)
-{
-	struct stat sb;
-
-	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
-}
 
 /* 1 when the file f may be written or read as ours beside the store:
  * its directory writable, the name missing or a file of ours */
@@ -207,44 +199,17 @@ static int beside_ok(const char *f)
 		return 0;
 	if (lstat(f, &sb) != 0)
 		return errno == ENOENT;
-	return ours(&sb);
-}
-
-/* mkdir -p, each missing directory 0700 */
-static int make_dirs(char *path)
-{
-	char *p;
-
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
-	}
-	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* The cache directory into buf; -1 when there is none */
-static int cache_base(char *buf, size_t size)
-{
-	const char *base = getenv("XDG_CACHE_HOME"), *home;
-	int n;
-
-	if (base && base[0] == '/')
-		n = snprintf(buf, size, "%s/heapdump", base);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/heapdump", home);
-	else
-		return -1;
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	return hd__file_ours(&sb);
 }
 
 int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 		      hd_error *err)
+{
+	return hd_leak_keep_place(buf, size, store_path, 1, err);
+}
+
+int hd_leak_keep_place(char *buf, size_t size, const char *store_path,
+		       int beside, hd_error *err)
 {
 	char abs[KEEP_PATH_MAX], cwd[KEEP_PATH_MAX], dir[KEEP_PATH_MAX];
 	const char *name;
@@ -256,7 +221,7 @@ int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 	if (n < 0 || (size_t)n >= size)
 		return hd__error(err, HD_ELIMIT, "'%s': path too long",
 				 store_path);
-	if (beside_ok(buf))
+	if (beside && beside_ok(buf))
 		return 0;
 	if (store_path[0] == '/')
 		n = snprintf(abs, sizeof(abs), "%s", store_path);
@@ -270,7 +235,7 @@ int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 	h1 = fnv1a(FNV0, abs, strlen(abs));
 	h2 = fnv1a(0x84222325cbf29ce4ULL, abs, strlen(abs));
 	name = strrchr(abs, '/') + 1;
-	if (cache_base(dir, sizeof(dir)))
+	if (hd__cache_dir(dir, sizeof(dir), 0, NULL, 0))
 		return hd__error(err, HD_EINVAL, "no place for the verdict: "
 				 "'%s' is not writable and neither "
 				 "XDG_CACHE_HOME nor HOME is an absolute path",
@@ -288,6 +253,15 @@ int hd_leak_keep_path(char *buf, size_t size, const char *store_path,
 int hd_leak_keep_read(char **json, size_t *len, char *why, size_t wsize,
 		      const char *path, const hd_leak_session *ls,
 		      const hd_process_verdict *proc)
+{
+	return hd_leak_keep_read_what(json, len, why, wsize, path, ls, proc,
+				      NULL);
+}
+
+int hd_leak_keep_read_what(char **json, size_t *len, char *why,
+			   size_t wsize, const char *path,
+			   const hd_leak_session *ls,
+			   const hd_process_verdict *proc, const char *what)
 {
 	char *key = NULL, *buf = NULL, *p, *end;
 	struct stat sb;
@@ -309,7 +283,7 @@ int hd_leak_keep_read(char **json, size_t *len, char *why, size_t wsize,
 		snprintf(why, wsize, "cannot read it (%s)", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &sb) != 0 || !ours(&sb)) {
+	if (fstat(fd, &sb) != 0 || !hd__file_ours(&sb)) {
 		snprintf(why, wsize, "not a file of this user that no one "
 			 "else may write");
 		goto out;
@@ -320,7 +294,7 @@ int hd_leak_keep_read(char **json, size_t *len, char *why, size_t wsize,
 		goto out;
 	}
 	if (!(buf = malloc((size_t)sb.st_size + 1)) ||
-	    !(key = key_text(ls, proc))) {
+	    !(key = key_text(ls, proc, what))) {
 		snprintf(why, wsize, "out of memory");
 		goto out;
 	}
@@ -379,24 +353,28 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 		       const hd_process_verdict *proc, const char *json,
 		       size_t len, hd_error *err)
 {
-	char tmp[KEEP_PATH_MAX], dir[KEEP_PATH_MAX], cache[KEEP_PATH_MAX], *key;
+	return hd_leak_keep_write_what(path, ls, proc, NULL, json, len, err);
+}
+
+int hd_leak_keep_write_what(const char *path, const hd_leak_session *ls,
+			    const hd_process_verdict *proc, const char *what,
+			    const char *json, size_t len, hd_error *err)
+{
+	char dir[KEEP_PATH_MAX], cache[KEEP_PATH_MAX], *key, *buf = NULL;
 	const char *slash;
-	size_t cl;
+	size_t cl, n = 0;
 	FILE *f;
-	int fd, n, ok, e;
+	int rc;
 
 	HD_ASSERT_ARG(path && ls && json);
-	n = snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path);
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return hd__error(err, HD_ELIMIT, "'%s': path too long", path);
 	slash = strrchr(path, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? path : ".");
 	/* in the cache directory: made, and it must be private; beside
 	 * the store: the name missing or ours */
-	if (!cache_base(cache, sizeof(cache)) &&
+	if (!hd__cache_dir(cache, sizeof(cache), 0, NULL, 0) &&
 	    strncmp(path, cache, cl = strlen(cache)) == 0 && path[cl] == '/') {
-		if (make_dirs(dir) != 0 || !private_dir(dir))
+		if (hd__make_dirs(dir) != 0 || !hd__dir_private(dir))
 			return hd__error(err, HD_EINVAL, "cannot keep the "
 					 "verdict in %s: not a private "
 					 "directory of this user", dir);
@@ -405,42 +383,23 @@ int hd_leak_keep_write(const char *path, const hd_leak_session *ls,
 				 "at %s: not a file of this user in a "
 				 "writable directory", path);
 	}
-	if (!(key = key_text(ls, proc)))
+	if (!(key = key_text(ls, proc, what)))
 		return hd__error(err, HD_ENOMEM, "out of memory");
-	/* an unpredictable name, made O_EXCL, 0600 */
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		e = errno;
+	if (!(f = open_memstream(&buf, &n))) {
 		free(key);
-		return hd__error_sys(err, e, "cannot keep the verdict: %s: %s",
-				     tmp, strerror(e));
-	}
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (!(f = fdopen(fd, "w"))) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		free(key);
-		return hd__error_sys(err, e, "cannot keep the verdict: %s",
-				     strerror(e));
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
 	fprintf(f, "%s%sjson %zu %016llx\n", KEEP_MAGIC, key, len,
 		(unsigned long long)fnv1a(FNV0, json, len));
 	fwrite(json, 1, len, f);
 	fputc('\n', f);
 	free(key);
-	ok = !ferror(f);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		ok = 0;
-	e = errno;
-	if (fclose(f) != 0)
-		ok = 0;
-	if (!ok || rename(tmp, path) != 0) {
-		e = ok ? errno : e;
-		unlink(tmp);
-		return hd__error_sys(err, e ? e : EIO,
-				     "cannot keep the verdict: %s: %s", path,
-				     strerror(e ? e : EIO));
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
-	return 0;
+	/* atomically, 0600, a link at the name replaced, never followed */
+	rc = hd__write_private(path, buf, n, err);
+	free(buf);
+	return rc;
 }

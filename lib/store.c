@@ -42,11 +42,13 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"stack frame id", "frame",
 	"string value info", "string value row", "string value text",
 	"group stats view", "retained by class view",
+	[HD__SEC_BUILDER] = "builder",
 };
 
 static const char *sec_name(uint32_t id)
 {
-	return id < HD__SEC__COUNT ? sec_names[id] : "unknown";
+	return id < HD__SEC__COUNT && sec_names[id] ? sec_names[id] :
+						      "unknown";
 }
 
 /* A format error naming the section; fmt has one %s. */
@@ -148,6 +150,8 @@ static uint64_t want_size(const hd_store *s, int id)
 		return hd__store_stats_size(s);
 	case HD__SEC_SOURCE_ID:
 		return (uint64_t)HD__SID_COUNT * 8;
+	case HD__SEC_BUILDER:
+		return 8;
 	case HD__SEC_DOM_KIDS_OFF:
 		return (n + 2) * 4;
 	case HD__SEC_DOM_KIDS:
@@ -1000,7 +1004,7 @@ static int parse_entry(hd_store *s, const unsigned char *base, uint32_t i,
 	if (e->off > fsize || e->size > fsize - e->off)
 		return hd__error(err, HD_EFORMAT,
 				 "store section %u is out of bounds", id);
-	if (id == 0 || id >= HD__SEC__COUNT) {
+	if (id == 0 || id >= HD__SEC__COUNT || HD__SEC_RESERVED(id)) {
 		if (flags & HD__SECF_OPTIONAL)
 			return 0;
 		return hd__error(err, HD_EFORMAT,

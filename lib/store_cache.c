@@ -16,7 +16,10 @@
  * change it under us), that opens (every section validated), whose
  * source identity section holds the dump's stat(2) as it is now
  * (device, inode, size, mtime and ctime to the nanosecond) and whose
- * fingerprint (hd_store_check_source) matches. Its values are read from
+ * fingerprint (hd_store_check_source) matches, and whose builder's
+ * version (the BUILDER section) is this program's (HD__STORE_BUILDER: a
+ * store cached by an earlier builder, or one without the section, is
+ * indexed again, said in the note). Its values are read from
  * the dump the caller named, never from the path the store records.
  *
  * Written otherwise: the dump's stat taken before it is read goes into
@@ -98,16 +101,8 @@ static void dir_of(char *buf, size_t size, const char *path)
 		snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
-/* 1 when the file on fd is a regular file of this user that no group or
- * other may write: a store no one else wrote or can change. */
-static int ours(const struct stat *sb)
-{
-	return S_ISREG(sb->st_mode) && sb->st_uid == geteuid() &&
-	       !(sb->st_mode & 022);
-}
-
 /* 1 if a store may be written at f: a missing name in a writable
- * directory, or a store of ours (ours()) there. Anything else is not
+ * directory, or a store of ours (hd__file_ours) there. Anything else is not
  * ours to replace. */
 static int ours_to_write(const char *f)
 {
@@ -121,7 +116,7 @@ static int ours_to_write(const char *f)
 	fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT;
-	ok = fstat(fd, &sb) == 0 && ours(&sb);
+	ok = fstat(fd, &sb) == 0 && hd__file_ours(&sb);
 	close(fd);
 	return ok && hd_store_is_store(f);
 }
@@ -141,62 +136,6 @@ static unsigned int store_mode(const char *f, mode_t dump_mode)
 	return mode;
 }
 
-/* mkdir -p, every missing directory 0700. */
-static int make_dirs(char *path)
-{
-	char *p;
-
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
-	}
-	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* The cache directory into buf, made if missing; a note and -1 when
- * there is none or it is not ours. */
-static int cache_dir(char *buf, size_t size, int make, char *note,
-		     size_t nsize)
-{
-	const char *base = getenv("XDG_CACHE_HOME"), *home;
-	struct stat sb;
-	int n;
-
-	if (base && base[0] == '/')
-		n = snprintf(buf, size, "%s/heapdump", base);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/heapdump", home);
-	else {
-		snprintf(note, nsize, "no cache directory: neither "
-			 "XDG_CACHE_HOME nor HOME is an absolute path");
-		return -1;
-	}
-	if (n < 0 || (size_t)n >= size) {
-		snprintf(note, nsize, "the cache directory's path is too long");
-		return -1;
-	}
-	if (make && make_dirs(buf) != 0) {
-		snprintf(note, nsize, "cannot make %.300s: %s", buf,
-			 strerror(errno));
-		return -1;
-	}
-	if (!make)
-		return 0;
-	if (lstat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
-	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
-		snprintf(note, nsize, "%.300s is not a private directory of this "
-			 "user", buf);
-		return -1;
-	}
-	return 0;
-}
-
 /* The file in the cache directory for the dump (abs, sb). */
 static int cache_file(char *buf, size_t size, const char *abs,
 		      const struct stat *sb, int make, char *note,
@@ -206,7 +145,7 @@ static int cache_file(char *buf, size_t size, const char *abs,
 	const char *base = strrchr(abs, '/');
 	int n;
 
-	if (cache_dir(dir, sizeof(dir), make, note, nsize))
+	if (hd__cache_dir(dir, sizeof(dir), make, note, nsize))
 		return -1;
 	cache_key(key, abs, sb);
 	n = snprintf(buf, size, "%s/%s-%s.hds", dir, base ? base + 1 : abs,
@@ -269,24 +208,43 @@ static int same_source(const hd_store *s, const struct stat *sb)
 	return 1;
 }
 
-/* Keeps the dump's identity (sb, taken before it was read) in s. */
+/* The builder's version a store keeps (BUILDER), 0 when none: a store
+ * cached before builders had versions. */
+static uint64_t builder_of(const hd_store *s)
+{
+	uint64_t len;
+	const unsigned char *p = hd__store_section(s, HD__SEC_BUILDER, &len);
+
+	return p && len == 8 ? hd__le64(p) : 0;
+}
+
+/* Keeps the dump's identity (sb, taken before it was read) and the
+ * builder's version in s. */
 static int keep_source(hd_store *s, const struct stat *sb, hd_error *err)
 {
-	static const int sid[1] = { HD__SEC_SOURCE_ID };
+	static const int sid[2] = { HD__SEC_SOURCE_ID, HD__SEC_BUILDER };
 	uint64_t v[HD__SID_COUNT];
 	unsigned char *img = hd__malloc((size_t)HD__SID_COUNT * 8);
-	void *imgs[1];
-	size_t len[1] = { (size_t)HD__SID_COUNT * 8 };
+	unsigned char *bimg = hd__malloc(8);
+	void *imgs[2];
+	size_t len[2] = { (size_t)HD__SID_COUNT * 8, 8 };
 	int i, rc;
 
-	if (!img)
+	if (!img || !bimg) {
+		hd__free(img, len[0]);
+		hd__free(bimg, len[1]);
 		return hd__error(err, HD_ENOMEM, "out of memory");
+	}
 	source_id(v, sb);
 	for (i = 0; i < HD__SID_COUNT; i++)
 		hd__put_le64(img + (size_t)i * 8, v[i]);
+	hd__put_le64(bimg, HD__STORE_BUILDER);
 	imgs[0] = img;
-	if ((rc = hd__store_attach(s, sid, imgs, len, 1, err)))
+	imgs[1] = bimg;
+	if ((rc = hd__store_attach(s, sid, imgs, len, 2, err))) {
 		hd__free(img, len[0]);
+		hd__free(bimg, len[1]);
+	}
 	return rc;
 }
 
@@ -308,7 +266,7 @@ static hd_store *open_ours(const char *f, const char **why, hd_error *e)
 		close(fd);
 		return NULL;
 	}
-	if (!ours(&fs)) {
+	if (!hd__file_ours(&fs)) {
 		*why = fs.st_uid != geteuid() ? "owned by another user" :
 						"writable by others";
 		close(fd);
@@ -351,6 +309,14 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 	if (!same_source(s, sb) || hd_store_check_source(s, abs, &e)) {
 		snprintf(note, nsize, "%.300s was stale (its dump changed): "
 			 "indexed again", f);
+		hd_store_close(s);
+		return NULL;
+	}
+	if (builder_of(s) != HD__STORE_BUILDER) {
+		snprintf(note, nsize, "%.300s was built by another heapdump "
+			 "(store builder %llu, this one's %u): indexed again",
+			 f, (unsigned long long)builder_of(s),
+			 HD__STORE_BUILDER);
 		hd_store_close(s);
 		return NULL;
 	}

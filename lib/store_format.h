@@ -104,8 +104,20 @@ enum hd__sec {
 	HD__SEC_VIEW_GROUPS,  /* see views.c */
 	/* Retained by class, with the tree (alone): */
 	HD__SEC_VIEW_CLASSES, /* see views.c */
-	HD__SEC__COUNT        /* one past the last id (48-50: taken) */
+	/* Ids 48 to 50 are reserved (never read: skipped as unknown when
+	 * optional). The builder's version (store_cache.c: a cached store
+	 * from another builder is built again), alone: */
+	HD__SEC_BUILDER = 51, /* u64: HD__STORE_BUILDER */
+	HD__SEC__COUNT        /* one past the last id */
 };
+
+/* The builder's version kept in a cached store (BUILDER section): one
+ * more whenever what the builder puts in a store changes (1: the
+ * inferred finalizers root, store_build.c finalizer_roots). A cached
+ * store without it or with another is built again; a store named by
+ * the user opens whatever its builder. */
+#define HD__STORE_BUILDER 1u
+#define HD__SEC_RESERVED(id) ((id) >= 48 && (id) <= 50)
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with
  * (HD_ROOTS_SKIP_WEAK), the objects reached, their memsize. */

@@ -22,9 +22,9 @@
  * HEAPDUMP_STORE_CHECKED: "off" checks every store in full and keeps no
  * record, "all" keeps records for stores of any size.
  *
- * Written as the cached stores are (store_cache.c): a temporary file
- * made O_EXCL in the directory, mode 0600, renamed over the name (a
- * link planted there is replaced, never followed). Failing to write it
+ * Written as the cached stores are (util/cachedir.c, hd__write_private):
+ * a temporary file made O_EXCL in the directory, mode 0600, renamed
+ * over the name (a link planted there is replaced, never followed). Failing to write it
  * is silent: the store was checked, the next open checks again.
  */
 #include "hd_int.h"
@@ -52,55 +52,20 @@ static int trust_mode(void)
 	return 1;
 }
 
-/* 1 when path is a directory of this user that no one else may write */
-static int private_dir(const char *path)
-{
-	struct stat sb;
-
-	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
-}
-
 /* The record's directory into buf (made when make), checked private
  * down from the heapdump cache directory; -1 when there is none. */
 static int record_dir(char *buf, size_t size, int make)
 {
-	const char *base = getenv("XDG_CACHE_HOME"), *home;
 	size_t n;
-	int k;
 
-	if (base && base[0] == '/')
-		k = snprintf(buf, size, "%s/heapdump", base);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		k = snprintf(buf, size, "%s/.cache/heapdump", home);
-	else
-		return -1;
-	if (k < 0 || (size_t)k + sizeof("/checked") >= size)
-		return -1;
-	n = (size_t)k;
-	if (make) {
-		char *p;
-
-		/* mkdir -p, each missing directory 0700 */
-		for (p = buf + 1; *p; p++) {
-			if (*p != '/')
-				continue;
-			*p = '\0';
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
-				*p = '/';
-				return -1;
-			}
-			*p = '/';
-		}
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -1;
-	}
-	if (!private_dir(buf))
+	if (hd__cache_dir(buf, size, make, NULL, 0) ||
+	    (n = strlen(buf)) + sizeof("/checked") > size ||
+	    !hd__dir_private(buf))
 		return -1;
 	memcpy(buf + n, "/checked", sizeof("/checked"));
 	if (make && mkdir(buf, 0700) != 0 && errno != EEXIST)
 		return -1;
-	return private_dir(buf) ? 0 : -1;
+	return hd__dir_private(buf) ? 0 : -1;
 }
 
 /* The record's line for the store of stat st */
@@ -146,9 +111,7 @@ int hd__store_checked(const struct stat *st)
 	fd = open(f, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	ok = fstat(fd, &rs) == 0 && S_ISREG(rs.st_mode) &&
-	     rs.st_uid == geteuid() && !(rs.st_mode & 022) &&
-	     rs.st_size == n;
+	ok = fstat(fd, &rs) == 0 && hd__file_ours(&rs) && rs.st_size == n;
 	if (ok) {
 		k = read(fd, got, sizeof(got));
 		ok = k == n && memcmp(got, want, (size_t)n) == 0;
@@ -159,9 +122,9 @@ int hd__store_checked(const struct stat *st)
 
 void hd__store_keep_checked(const struct stat *st)
 {
-	char dir[TRUST_PATH_MAX], f[TRUST_PATH_MAX], tmp[TRUST_PATH_MAX],
-		line[256];
-	int fd, n, k, mode = trust_mode();
+	char dir[TRUST_PATH_MAX], f[TRUST_PATH_MAX], line[256];
+	hd_error err = { 0 };
+	int n, mode = trust_mode();
 
 	if (!mode || (mode == 1 && st->st_size < CHECKED_MIN_SIZE))
 		return;
@@ -169,17 +132,8 @@ void hd__store_keep_checked(const struct stat *st)
 	    record_name(f, sizeof(f), dir, st))
 		return;
 	n = record_line(line, sizeof(line), st);
-	k = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", f, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(line) || k < 0 ||
-	    (size_t)k >= sizeof(tmp))
+	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return;
-	k = write(fd, line, (size_t)n) == n;
-	if (close(fd) != 0)
-		k = 0;
-	if (!k || rename(tmp, f) != 0)
-		(void)unlink(tmp);
+	/* silent on failure: the next open checks again */
+	(void)hd__write_private(f, line, (size_t)n, &err);
 }

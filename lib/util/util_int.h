@@ -361,6 +361,28 @@ static inline const char *hd__intern_str(const struct hd__intern *t,
 	return t->bytes + t->offs[id];
 }
 
+/* ---- the cache directory and private files (cachedir.c) ---- */
+
+struct stat;
+
+/* 1 when sb is a regular file of this user that no one else may write */
+HD_HIDDEN int hd__file_ours(const struct stat *sb);
+/* 1 when path is a directory (not a link) of this user that no one else
+ * may write */
+HD_HIDDEN int hd__dir_private(const char *path);
+/* mkdir -p, each missing directory 0700: 0, or -1 and errno */
+HD_HIDDEN int hd__make_dirs(char *path);
+/* The cache directory ($XDG_CACHE_HOME/heapdump, ~/.cache/heapdump)
+ * into buf; with make, made and checked private (hd__dir_private). 0,
+ * or -1 with a note (may be NULL) saying why. */
+HD_HIDDEN int hd__cache_dir(char *buf, size_t size, int make, char *note,
+			    size_t nsize);
+/* Writes n bytes at path atomically, mode 0600, a link there replaced,
+ * never followed (hd__outfile_open_replace). @return 0, HD_EIO,
+ * HD_ENOMEM */
+HD_HIDDEN int hd__write_private(const char *path, const void *p, size_t n,
+				hd_error *err);
+
 /* ---- outputs (outfile.c) ---- */
 
 /* The descriptor of o's temporary file (a regular file the commit

@@ -71,6 +71,7 @@ util/intern util
 util/json_out util
 util/map util
 util/outfile util
+util/cachedir util
 util/sort util
 util/text util
 util/thread util

@@ -8,7 +8,9 @@
 # writes or attaches, an unknown tool) get errors and the server stays up;
 # then raw lines on its standard input (malformed JSON, not JSON-RPC, an
 # unknown method, nesting past the bound, a 2 MiB line) get JSON-RPC
-# errors, each with its id, and a ping after them its answer.
+# errors, each with its id, and a ping after them its answer. The leaks
+# tool's report is kept in the cache directory and read back by the
+# command; with --no-cache nothing is kept.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs node node
@@ -92,6 +94,22 @@ rc=$?
 check raw-exit "0" "$rc"
 check raw-codes '[null,-32700],[null,-32600],[1,-32600],[2,-32601],[null,-32700],[null,-32600],[5,-32602],["last",null]' \
 	"$(jq -c '[.id, .error.code]' "$TMP/raw.out" | paste -sd, -)"
+
+# the leaks tool's report kept (heapdump-leaks(1), KEPT REPORT): the
+# client's call kept it in the cache directory (the dumps' directory is
+# never written); the command then reads it back, the same bytes
+check leaks-kept-in-cache 1 "$(ls "$XDG_CACHE_HOME/heapdump" 2>/dev/null | grep -c '^named_ruby3\.1_leak_later\.json\.gz\.leaks-json-[0-9a-f]*\.verdict$')"
+"$H" leaks -f json -- "$B" "$A" "$L" 2>"$TMP/kept.err" | jq -S . >"$TMP/kept.json"
+check_grep leaks-kept-read "leaks: the report kept in .*named_ruby3\.1_leak_later\.json\.gz\.leaks-json-" "$TMP/kept.err"
+check leaks-kept-same "" "$(jq -S . "$O/leaks.json" | cmp - "$TMP/kept.json" 2>&1)"
+# mcp --no-cache: its leaks neither keeps nor reads a report
+mkdir -p "$TMP/xdg-none"
+call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"leaks","arguments":{}}}'
+echo "$call" | XDG_CACHE_HOME=$TMP/xdg-none "$H" mcp --no-cache "$B" "$A" "$L" >"$TMP/nc.out" 2>"$TMP/nc.err"
+check no-cache-answers "$(jq -S -c .verdict "$O/leaks.json")" "$(jq -r '.result.content[0].text' "$TMP/nc.out" | jq -S -c .verdict)"
+check no-cache-kept-nothing "" "$(ls -A "$TMP/xdg-none/heapdump" 2>/dev/null | grep leaks)"
+echo "$call" | XDG_CACHE_HOME=$TMP/xdg-none "$H" mcp "$B" "$A" "$L" >"$TMP/c.out" 2>"$TMP/c.err"
+check cache-kept 1 "$(ls -A "$TMP/xdg-none/heapdump" 2>/dev/null | grep -c '\.leaks-json-')"
 
 # usage
 check_rc usage-none 2 "$H" mcp

@@ -4,8 +4,11 @@
 # the dump on the first start and reused on the second (the file
 # untouched, the message says so); a touched or changed dump and a
 # damaged store indexed again; a file that is not a store left alone; a
-# read-only dump directory (as nobody) served from $XDG_CACHE_HOME; and
-# the answers of a cached start equal the CLI's JSON (stats, leaks).
+# read-only dump directory (as nobody) served from $XDG_CACHE_HOME; a
+# store cached by an earlier builder (its BUILDER section stripped)
+# indexed again, said, while named as STORE it opens (the stripped
+# store is what the earlier release wrote); and the answers of a cached start equal the
+# CLI's JSON (stats, leaks).
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs curl curl
@@ -64,6 +67,31 @@ check second/not-rewritten "$m1" "$(mtime "$D/later.json.gz.hds")"
 check second/no-indexing 0 "$(grep -c 'indexed into' "$TMP/second.err")"
 answers second
 stop
+
+# ---- a store cached by an earlier builder (no BUILDER section, man 5
+# heapdump-store; what the release before it wrote): indexed again,
+# said; named as STORE it still opens ----
+TOOLS="$TOP/${B:-build}/tests"
+case ${B:-build} in /*) TOOLS="$B/tests" ;; esac
+SS="$TOOLS/store_sections"
+check builder/section "51 1 8" "$("$SS" list "$D/later.json.gz.hds" | awk '$1 == 51 { print $1, $2, $4 }')"
+"$SS" strip "$D/later.json.gz.hds" 51 "$TMP/old.hds" || notok builder/strip "store_sections failed"
+check builder/stripped "" "$("$SS" list "$TMP/old.hds" | awk '$1 == 51')"
+cp "$TMP/old.hds" "$D/later.json.gz.hds"
+chmod 644 "$D/later.json.gz.hds"
+start builder "$HD" serve $THREE || exit 1
+check_grep builder/says-rebuilt "later.json.gz.hds was built by another heapdump \(store builder 0, this one's 1\): indexed again" "$TMP/builder.err"
+check builder/reused-others 2 "$(grep -c 'reusing its store' "$TMP/builder.err")"
+answers builder
+stop
+check builder/section-again "51 1 8" "$("$SS" list "$D/later.json.gz.hds" | awk '$1 == 51 { print $1, $2, $4 }')"
+start builder2 "$HD" serve $THREE || exit 1
+check_grep builder2/reused "reusing its store $D/later.json.gz.hds" "$TMP/builder2.err"
+stop
+"$HD" stats -q -f json "$TMP/old.hds" >"$TMP/old.json" 2>"$TMP/old.err"
+rc=$?
+check builder/named-store-opens "0 $(jq -c .totals "$TMP/stats.json")" "$rc $(jq -c .totals "$TMP/old.json" 2>/dev/null)"
+m1=$(mtime "$D/later.json.gz.hds")
 
 # ---- the dump touched: indexed again ----
 touch -d '2001-02-03 04:05:06' "$D/later.json.gz"
