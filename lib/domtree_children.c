@@ -382,8 +382,8 @@ int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 {
 	int rc = hd__store_set_domtree_core(s, d, err);
 
-	hd__timing("dom-core");
+	hd__timing("dominators");
 	rc = rc ? rc : set_children(s, d, err);
-	hd__timing("dom-child");
+	hd__timing("children");
 	return rc;
 }

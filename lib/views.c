@@ -804,5 +804,6 @@ int hd_store_set_views(hd_store *s, const hd_domtree *d, unsigned what,
 		if ((rc = attach(s, sid, img, len, 3, err)))
 			return rc;
 	}
+	hd__timing("views");
 	return 0;
 }
