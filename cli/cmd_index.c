@@ -46,23 +46,34 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
-/* The tree (--dominators) and the views (--views) kept in s. */
+/* The tree (--dominators) and the views (--views) kept in s. The string
+ * values and the group stats first, before the tree's sections and the
+ * tree itself are held; the tree given to the store then read back from
+ * it (no second copy) for retained by class. The sections written are
+ * the same in any order. */
 static int add_dominators(hd_store *s, hd_error *err)
 {
+	unsigned flags = HD_DOMTREE_SKIP_DUMPER |
+			 (skip_weak ? HD_ROOTS_SKIP_WEAK : 0);
 	hd_domtree *d = NULL;
 	int rc = 0;
 
+	if (views && (rc = hd_store_set_views(s, NULL, HD_VIEW_STRINGS |
+					      HD_VIEW_GROUPS, err)))
+		return rc;
+	if (!dominators)
+		return 0;
 	/* what top and dominators read by default: without the tracer */
-	if (dominators &&
-	    !(rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER |
-				  (skip_weak ? HD_ROOTS_SKIP_WEAK : 0), err)))
-		rc = hd_store_set_domtree(s, d, err);
+	if ((rc = hd_domtree_new(&d, s, flags, err)))
+		return rc;
+	rc = hd_store_set_domtree(s, d, err);
+	hd_domtree_free(d);
+	d = NULL;
 	/* retained by class for serve's tree alone (without the tracer,
 	 * weak references keeping their objects) */
-	if (!rc && views)
-		rc = hd_store_set_views(s, d, HD_VIEW_STRINGS | HD_VIEW_GROUPS |
-					(d && !skip_weak ? HD_VIEW_CLASSES : 0),
-					err);
+	if (!rc && views && !skip_weak &&
+	    !(rc = hd_domtree_new(&d, s, flags, err)))
+		rc = hd_store_set_views(s, d, HD_VIEW_CLASSES, err);
 	hd_domtree_free(d);
 	return rc;
 }

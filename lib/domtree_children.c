@@ -296,22 +296,85 @@ int hd__domtree_children_images(const hd_domtree_children *c,
 static int set_children(hd_store *s, const hd_domtree *d, hd_error *err)
 {
 	static const int sid[2] = { HD__SEC_DOM_KIDS_OFF, HD__SEC_DOM_KIDS };
-	hd_domtree_children *c;
-	unsigned char *sec[2];
-	size_t len[2];
-	int rc;
+	hd_domtree_children c;
+	unsigned char *sec[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 }, alloc[2] = { 0, 0 };
+	uint32_t n = hd_store_node_count(s), i, p, *fill = NULL;
+	uint64_t mem_len;
+	int rc = HD_ENOMEM;
 
-	if ((rc = hd_domtree_children_build(&c, d, s, err)))
-		return rc;
-	rc = hd__domtree_children_images(c, &sec[0], &len[0], &sec[1],
-					 &len[1]);
-	hd_domtree_children_free(c);
-	if (rc)
-		return hd__error(err, rc, "out of memory");
-	if ((rc = hd__store_attach(s, sid, (void *const *)sec, len, 2, err))) {
-		hd__free(sec[0], len[0]);
-		hd__free(sec[1], len[1] ? len[1] : 1);
+	/* what hd_domtree_children_build and hd__domtree_children_images
+	 * make, built in the sections themselves: no second copy of the
+	 * orders, the retained memsizes those the tree just kept */
+	if (n >= HD_DOM_ROOT - 1)
+		return hd__error(err, HD_EINVAL, "domtree children: %u nodes",
+				 n);
+	memset(&c, 0, sizeof(c));
+	c.n = n;
+	len[0] = alloc[0] = ((size_t)n + 2) * 4;
+	if (!(c.own_off = hd__calloc((size_t)n + 2, sizeof(*c.own_off))))
+		goto out;
+	c.off = c.own_off;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	c.ret = (const uint64_t *)(const void *)hd__store_section(
+		s, HD__SEC_DOM_MEM, &mem_len);
+	if (!c.ret || mem_len != (uint64_t)n * 8) {
+		rc = HD_EINVAL;
+		goto out;
 	}
+#else
+	(void)mem_len;
+	if (!(c.own_ret = hd__array_alloc((size_t)n + 1, sizeof(*c.own_ret))))
+		goto out;
+	for (i = 0; i < n; i++)
+		hd_domtree_retained(d, i, &c.own_ret[i]);
+	c.ret = c.own_ret;
+#endif
+	for (i = 0; i < n; i++)
+		if ((p = parent_row(d, n, i)) <= n)
+			c.own_off[p + 1]++;
+	for (i = 0; i <= n; i++)
+		c.own_off[i + 1] += c.own_off[i];
+	len[1] = (size_t)c.off[n + 1] * 4;
+	alloc[1] = len[1] ? len[1] : 1;
+	if (!(c.own_kids = hd__malloc(alloc[1])) ||
+	    !(fill = hd__array_alloc((size_t)n + 1, sizeof(*fill))))
+		goto out;
+	c.kids = c.own_kids;
+	memcpy(fill, c.off, ((size_t)n + 1) * sizeof(*fill));
+	for (i = 0; i < n; i++)
+		if ((p = parent_row(d, n, i)) <= n)
+			c.own_kids[fill[p]++] = i;
+	hd__free(fill, ((size_t)n + 1) * sizeof(*fill));
+	fill = NULL;
+	if (sort_rows(&c))
+		goto out;
+	/* the arrays become their little-endian images in place */
+	for (i = 0; i < n + 2; i++)
+		hd__put_le32((unsigned char *)&c.own_off[i], c.own_off[i]);
+	for (i = 0; i < len[1] / 4; i++)
+		hd__put_le32((unsigned char *)&c.own_kids[i], c.own_kids[i]);
+	sec[0] = (unsigned char *)c.own_off;
+	sec[1] = (unsigned char *)c.own_kids;
+	c.own_off = NULL;
+	c.own_kids = NULL;
+	if ((rc = hd__store_attach(s, sid, (void *const *)sec, len, 2, err))) {
+		hd__free(sec[0], alloc[0]);
+		hd__free(sec[1], alloc[1]);
+	}
+	return rc; /* said by hd__store_attach */
+out:
+	hd__free(fill, ((size_t)n + 1) * sizeof(*fill));
+	hd__free(c.own_off, alloc[0]);
+	hd__free(c.own_kids, alloc[1]);
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	hd__free(c.own_ret, ((size_t)n + 1) * sizeof(*c.own_ret));
+#endif
+	if (rc == HD_ENOMEM)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	if (rc == HD_EINVAL)
+		return hd__error(err, HD_EINVAL, "domtree children: the "
+				 "tree's retained memsizes are not kept");
 	return rc;
 }
 
@@ -319,5 +382,8 @@ int hd_store_set_domtree(hd_store *s, const hd_domtree *d, hd_error *err)
 {
 	int rc = hd__store_set_domtree_core(s, d, err);
 
-	return rc ? rc : set_children(s, d, err);
+	hd__timing("dominators");
+	rc = rc ? rc : set_children(s, d, err);
+	hd__timing("children");
+	return rc;
 }

@@ -337,13 +337,21 @@ static int build(hd_store **out, const char *path,
 
 	if ((rc = hd_store_build(out, path, &o->index, err)))
 		return rc;
-	if ((o->flags & HD_CACHE_DOMINATORS) &&
-	    !(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER, err)))
+	/* as index: the string values and group stats before the tree,
+	 * the tree read back from the store for retained by class */
+	if (o->flags & HD_CACHE_VIEWS)
+		rc = hd_store_set_views(*out, NULL, HD_VIEW_STRINGS |
+					HD_VIEW_GROUPS, err);
+	if (!rc && (o->flags & HD_CACHE_DOMINATORS) &&
+	    !(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER, err))) {
 		rc = hd_store_set_domtree(*out, d, err);
-	if (!rc && (o->flags & HD_CACHE_VIEWS))
-		rc = hd_store_set_views(*out, d, HD_VIEW_STRINGS |
-					HD_VIEW_GROUPS |
-					(d ? HD_VIEW_CLASSES : 0), err);
+		hd_domtree_free(d);
+		d = NULL;
+		if (!rc && (o->flags & HD_CACHE_VIEWS) &&
+		    !(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER,
+					  err)))
+			rc = hd_store_set_views(*out, d, HD_VIEW_CLASSES, err);
+	}
 	hd_domtree_free(d);
 	if (rc) {
 		hd_store_close(*out);

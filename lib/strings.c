@@ -468,8 +468,17 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 			goto fail;
 		}
 	}
+	/* a copy per string read: sized once (no doubling) */
+	if (strs.n && !st->c) {
+		if (!(st->c = hd__array_alloc(strs.n, sizeof(*st->c)))) {
+			rc = hd__error(err, HD_ENOMEM, "out of memory");
+			goto fail;
+		}
+		st->ccap = strs.n;
+	}
 	if ((rc = hd__strings_read(st, &strs, ro, err)))
 		goto fail;
+	hd_nodes_free(&strs); /* read: not needed for the rows */
 	if ((rc = finish(st))) {
 		rc = hd__error(err, rc, "out of memory");
 		goto fail;

@@ -253,19 +253,18 @@ void hd_string_values_free(hd_string_values *v)
 	hd__free(v, sizeof(*v));
 }
 
-/* The three sections of v (built). */
-static int strings_images(const hd_string_values *v, const hd_store *s,
+/* The three sections of the string values: the rows of st (the by-site
+ * rows hd_string_values_build keeps, without the search it adds). */
+static int strings_images(const hd_strings *st, const hd_store *s,
 			  unsigned char **img, size_t *len)
 {
 	uint64_t V = 0, at = 0;
-	size_t i, n = v->n;
-	hd_string_value r;
+	size_t i, n;
+	const hd_strings_row *rows = hd_strings_rows(st, &n);
 	unsigned char *p;
 
-	for (i = 0; i < n; i++) {
-		hd_string_values_row(&r, v, i);
-		V += r.value_len + 1;
-	}
+	for (i = 0; i < n; i++)
+		V += rows[i].value_len + 1;
 	len[0] = SV_COUNT * 8;
 	len[1] = (n + 1) * 8 + n * SV_ROW_SIZE;
 	len[2] = (size_t)(2 * V);
@@ -277,22 +276,27 @@ static int strings_images(const hd_string_values *v, const hd_store *s,
 	hd__put_le64(img[0] + 8 * SV_ROWS, n);
 	hd__put_le64(img[0] + 8 * SV_TEXT, V);
 	for (i = 0; i < n; i++) {
-		hd_string_values_row(&r, v, i);
+		const hd_strings_row *r = &rows[i];
+		unsigned char *t = img[2] + at;
+		size_t k;
+
 		hd__put_le64(img[1] + 8 * i, at);
 		p = img[1] + 8 * (n + 1) + SV_ROW_SIZE * i;
-		hd__put_le64(p, r.bytesize);
-		hd__put_le64(p + 8, r.count);
-		hd__put_le64(p + 16, r.memsize);
-		hd__put_le32(p + 24, r.node);
-		hd__put_le32(p + 28, r.complete ? 1u : 0u);
-		if (r.value_len)
-			memcpy(img[2] + at, r.value, r.value_len);
-		img[2][at + r.value_len] = 0;
-		at += r.value_len + 1;
+		hd__put_le64(p, r->bytesize);
+		hd__put_le64(p + 8, r->count);
+		hd__put_le64(p + 16, r->memsize);
+		hd__put_le32(p + 24, r->node);
+		hd__put_le32(p + 28, r->complete ? 1u : 0u);
+		/* the value and, V bytes on, its lowercase: one pass */
+		for (k = 0; k < r->value_len; k++) {
+			t[k] = (unsigned char)r->value[k];
+			t[V + k] = (unsigned char)lower(r->value[k]);
+		}
+		t[r->value_len] = 0;
+		t[V + r->value_len] = 0;
+		at += r->value_len + 1;
 	}
 	hd__put_le64(img[1] + 8 * n, at);
-	for (at = 0; at < V; at++)
-		img[2][V + at] = (unsigned char)lower((char)img[2][at]);
 	return 0;
 }
 
@@ -777,14 +781,19 @@ int hd_store_set_views(hd_store *s, const hd_domtree *d, unsigned what,
 		static const int sid[3] = { HD__SEC_STRV_INFO,
 					    HD__SEC_STRV_ROWS,
 					    HD__SEC_STRV_TEXT };
-		hd_string_values *v;
+		hd_strings_options xo = HD_STRINGS_OPTIONS_INIT;
+		hd_strings *st;
 		unsigned char *img[3] = { NULL, NULL, NULL };
 		size_t len[3] = { 0, 0, 0 };
 
-		if ((rc = hd_string_values_build(&v, s, err)))
+		/* hd_string_values_build's rows, without its search (the
+		 * lowercase is written beside the values) */
+		xo.by = HD_STRINGS_BY_SITE;
+		xo.min_count = 1;
+		if ((rc = hd_strings_build(&st, s, NULL, &xo, NULL, err)))
 			return rc;
-		rc = strings_images(v, s, img, len);
-		hd_string_values_free(v);
+		rc = strings_images(st, s, img, len);
+		hd_strings_free(st);
 		if (rc) {
 			size_t i;
 
@@ -795,5 +804,6 @@ int hd_store_set_views(hd_store *s, const hd_domtree *d, unsigned what,
 		if ((rc = attach(s, sid, img, len, 3, err)))
 			return rc;
 	}
+	hd__timing("views");
 	return 0;
 }
