@@ -430,7 +430,7 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
 {
 	const hd_store *s = serve_state_store(st);
-	const hd_leaks *lk = serve_state_leaks(st);
+	const hd_leaks *lk;
 	const char *sus = r->arg(r, "suspect"), *addr = r->arg(r, "address");
 	struct cli_membuf m = { NULL, 0, 0 };
 	struct cli_render_limits lim;
@@ -455,7 +455,8 @@ static void api_graph(struct serve_state *st, const struct serve_req *r,
 		hd_leaks_suspect sp;
 		unsigned long n;
 
-		if (!lk) {
+		/* only a suspect's drawing waits for the leak session */
+		if (!(lk = serve_state_leaks(st))) {
 			fail(resp, 404, "one dump: serve BEFORE AFTER [LATER] "
 			     "for the leak suspects");
 			return;
