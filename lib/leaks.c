@@ -23,11 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the holders a joint or shared suspect's verdict names */
+#define HELD_NAMED 3
+
 struct suspect {
 	hd_leaks_suspect pub;
 	hd_root_path path;
 	struct hd__owner *own; /* its owner in the attribution */
 	hd_stack_rows *stacks;  /* what it keeps alive by stack, or NULL */
+	/* a joint or shared suspect's first holders' own holders on their
+	 * paths from a root (HD_NODE_NONE: a root, or none reaches it), so
+	 * that the verdict names each holder by its owner's reference
+	 * ("SessionCache @by_id -> Hash"), not by its class alone */
+	hd_node_id held_from[HELD_NAMED];
 };
 
 struct cluster {
@@ -123,6 +131,8 @@ static int group(hd_leaks *l, hd_error *err)
 		s->retained_count = o->count;
 		s->retained_memsize = o->memsize;
 		s->holder_list = &o->listed;
+		for (size_t k = 0; k < HELD_NAMED; k++)
+			l->sus[i].held_from[k] = HD_NODE_NONE;
 	}
 	l->nsus = a->nown;
 	qsort(l->sus, l->nsus, sizeof(*l->sus), cmp_suspect);
@@ -360,6 +370,33 @@ out:
 	return rc;
 }
 
+/* A joint or shared suspect's first holders' own holders (held_from). */
+static int held_from(struct suspect *sp, const hd_reach *reach,
+		     hd_error *err)
+{
+	const hd_nodes *h = sp->pub.holder_list;
+	hd_root_path hp = { 0 };
+	size_t k;
+	int rc = 0;
+
+	if (sp->pub.kind != HD_SUSPECT_JOINT &&
+	    sp->pub.kind != HD_SUSPECT_SHARED)
+		return 0;
+	for (k = 0; h && k < h->n && k < HELD_NAMED; k++) {
+		rc = hd_reach_path(&hp, reach, h->ids[k], err);
+		if (rc == HD_ENOTFOUND) {
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		if (hp.n >= 2)
+			sp->held_from[k] = hp.nodes[hp.n - 2];
+	}
+	hd_root_path_free(&hp);
+	return rc;
+}
+
 static int describe_all(hd_leaks *l, unsigned flags, size_t top,
 			hd_error *err)
 {
@@ -384,7 +421,8 @@ static int describe_all(hd_leaks *l, unsigned flags, size_t top,
 		if (rc && rc != HD_ENOTFOUND)
 			goto out;
 		p->path = rc == 0 ? &sp->path : NULL;
-		rc = 0;
+		if ((rc = held_from(sp, reach, err)))
+			goto out;
 	}
 	rc = cluster_all(l, reach, top, err);
 out:
@@ -777,8 +815,9 @@ static void put_tail(struct text *t, const hd_store *s,
 
 /* How a suspect is held, in words. */
 static void put_held(struct text *t, const hd_leaks *l,
-		     const hd_leaks_suspect *p)
+		     const struct suspect *sp)
 {
+	const hd_leaks_suspect *p = &sp->pub;
 	const hd_nodes *h = p->holder_list;
 	size_t i;
 
@@ -789,11 +828,15 @@ static void put_held(struct text *t, const hd_leaks *l,
 			       "held jointly by %u holders: " :
 			       "each held by the same %u old objects: ",
 		    p->holders);
-		for (i = 0; h && i < h->n && i < 3; i++) {
+		for (i = 0; h && i < h->n && i < HELD_NAMED; i++) {
 			put(t, "%s", i ? ", " : "");
+			if (sp->held_from[i] != HD_NODE_NONE) {
+				put_hop(t, l->s, sp->held_from[i], h->ids[i]);
+				put(t, " -> ");
+			}
 			put_hop(t, l->s, h->ids[i], HD_NODE_NONE);
 		}
-		if (p->holders > 3)
+		if (p->holders > HELD_NAMED)
 			put(t, ", ...");
 		break;
 	case HD_SUSPECT_ROOT:
@@ -1108,7 +1151,7 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 
 		put(t, ", suspect %zu holding %.1f%% of them: ",
 		    l->new_index + 1, 100.0 * p->share);
-		put_held(t, l, p);
+		put_held(t, l, &l->sus[l->new_index]);
 	} else if (l->new_kind == HD_LEAKS_FIRST_CLUSTER) {
 		const hd_leaks_cluster *c = &l->cl[l->new_index].pub;
 
@@ -1178,7 +1221,7 @@ static size_t verdict_text(char *buf, size_t size, const hd_leaks *l,
 		put(&t, "suspect %zu holds %.1f%% of the %s (%llu objects, "
 			"%s): ", v->first_index + 1, 100.0 * p->share, what,
 		    (unsigned long long)p->retained_count, a);
-		put_held(&t, l, p);
+		put_held(&t, l, &l->sus[v->first_index]);
 		if (v->ephemeron_memsize && !(p->flags & HD_SUSPECT_EPHEMERON)) {
 			hd_bytes_text(a, sizeof(a), v->ephemeron_memsize);
 			put(&t, "; %s more is the values of a WeakKeyMap, alive "
