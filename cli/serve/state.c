@@ -138,7 +138,7 @@ static void radix_ret(struct by_ret *p, struct by_ret *tmp, size_t m)
 
 /* The counted nodes by retained memsize (hd_domtree_retained), largest
  * first, into st->order; the nodes whose st->cls is UINT32_MAX - 1 (the
- * dumper's) left out, and their class made UINT32_MAX. */
+ * dumper's) left out (their class index matches no class). */
 static int sort_order(struct serve_state *st, uint32_t n)
 {
 	struct by_ret *p = malloc(((size_t)n + 1) * 2 * sizeof(*p));
@@ -148,10 +148,8 @@ static int sort_order(struct serve_state *st, uint32_t n)
 	if (!p)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (st->cls[i] == UINT32_MAX - 1) {
-			st->cls[i] = UINT32_MAX;
+		if (st->cls[i] == UINT32_MAX - 1)
 			continue;
-		}
 		p[m].id = i;
 		hd_domtree_retained(st->dt, i, &p[m].ret);
 		m++;
@@ -165,9 +163,8 @@ static int sort_order(struct serve_state *st, uint32_t n)
 	return 0;
 }
 
-/* The order of a group's objects, and each node's class index
- * (serve_state_need_order's part). */
-static int build_order(struct serve_state *st)
+/* Each node's class index (serve_state_need_classidx's part). */
+static int build_classidx(struct serve_state *st)
 {
 	uint32_t n = hd_store_node_count(st->s), i, *gcls;
 	const hd_stats_row *rows;
@@ -175,16 +172,14 @@ static int build_order(struct serve_state *st)
 	char buf[1024];
 	hd_nodes reps = { NULL, 0, 0 };
 	double t = cli_now();
-	int rc;
 
-	st->order = malloc(((size_t)n + 1) * sizeof(*st->order));
 	st->cls = malloc(((size_t)n + 1) * sizeof(*st->cls));
 	rows = hd_group_stats_rows(st->gs, 1, &nr);
 	st->cls_name = malloc((nr + 1) * sizeof(*st->cls_name));
 	st->cls_len = malloc((nr + 1) * sizeof(*st->cls_len));
 	idx = malloc((nr + 1) * sizeof(*idx));
 	/* st->cls holds each node's class group first */
-	if (!st->order || !st->cls || !st->cls_name || !st->cls_len || !idx ||
+	if (!st->cls || !st->cls_name || !st->cls_len || !idx ||
 	    hd_store_class_groups(st->cls, &reps, st->s, NULL)) {
 		free(idx);
 		return -1;
@@ -220,6 +215,25 @@ static int build_order(struct serve_state *st)
 	free(gcls);
 	hd_nodes_free(&reps);
 	phase("class index", &t);
+	return 0;
+}
+
+int serve_state_need_classidx(struct serve_state *st)
+{
+	return once(&st->cidx_once, build_classidx, st);
+}
+
+/* The order of a group's objects (serve_state_need_order's part). */
+static int build_order(struct serve_state *st)
+{
+	uint32_t n = hd_store_node_count(st->s);
+	double t = cli_now();
+	int rc;
+
+	if (serve_state_need_classidx(st))
+		return -1;
+	if (!(st->order = malloc(((size_t)n + 1) * sizeof(*st->order))))
+		return -1;
 	rc = sort_order(st, n);
 	phase("objects' order", &t);
 	return rc;
@@ -228,6 +242,18 @@ static int build_order(struct serve_state *st)
 int serve_state_need_order(struct serve_state *st)
 {
 	return once(&st->order_once, build_order, st);
+}
+
+int serve_state_order_ready(struct serve_state *st)
+{
+	int done = 0;
+
+	/* held: the order is being made */
+	if (pthread_mutex_trylock(&st->order_once.lock) == 0) {
+		done = st->order_once.done;
+		pthread_mutex_unlock(&st->order_once.lock);
+	}
+	return done;
 }
 
 /* The drawings' base (serve_state_export_base's part). */
@@ -799,6 +825,7 @@ int serve_state_open(struct serve_state **out, char **paths, int n,
 	st->walk_g = -1;
 	pthread_mutex_init(&st->walk_lock, NULL);
 	pthread_mutex_init(&st->order_once.lock, NULL);
+	pthread_mutex_init(&st->cidx_once.lock, NULL);
 	pthread_mutex_init(&st->xbase_once.lock, NULL);
 	pthread_mutex_init(&st->strs_once.lock, NULL);
 	pthread_mutex_init(&st->reach_once.lock, NULL);
@@ -868,6 +895,7 @@ void serve_state_free(struct serve_state *st)
 	free(st->walk_key);
 	pthread_mutex_destroy(&st->walk_lock);
 	pthread_mutex_destroy(&st->order_once.lock);
+	pthread_mutex_destroy(&st->cidx_once.lock);
 	pthread_mutex_destroy(&st->xbase_once.lock);
 	pthread_mutex_destroy(&st->strs_once.lock);
 	pthread_mutex_destroy(&st->reach_once.lock);

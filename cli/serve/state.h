@@ -104,6 +104,10 @@ struct serve_state {
 	 * group's objects are walked in it), and each node's class (its
 	 * stats --by class key) as an index into the class names sorted */
 	struct serve_once order_once;
+	/* lazily (serve_state_need_classidx, the first part of the above):
+	 * each node's class index (UINT32_MAX - 1: the dumper's), so that a
+	 * group's first page can be answered before the order is made */
+	struct serve_once cidx_once;
 	/* lazily (serve_state_export_base): the drawings' base (the
 	 * folded objects, what the root categories hold through them) */
 	struct serve_once xbase_once;
@@ -129,6 +133,13 @@ struct serve_state {
 /* The order of the objects and the class index (st->order, st->cls,
  * st->cls_name): computed by the first call; 0, or -1 out of memory. */
 int serve_state_need_order(struct serve_state *st);
+
+/* Each node's class index (st->cls, st->cls_name) without the order:
+ * 0 or -1 (no memory). */
+int serve_state_need_classidx(struct serve_state *st);
+
+/* Is the objects' order made (without waiting for it)? */
+int serve_state_order_ready(struct serve_state *st);
 /* The leak session run (diff, leaks, the diff's classes), once: 0, or
  * -1 (said on stderr). */
 int serve_state_need_session(struct serve_state *st);

@@ -248,6 +248,17 @@ stop
 same three "$TMP/t-three" "$TMP/t-three-stores"
 check three/leaks-found 1 "$(jq '.suspects | length > 0' "$TMP/t-three/leaks" | grep -c true)"
 
+# ---- a group's page selected before the objects' order is made: the
+# same objects in the same order as the walk of the order ----
+HEAPDUMP_SERVE_SELECT=always
+export HEAPDUMP_SERVE_SELECT
+start select "$TMP/dom.hds"
+unset HEAPDUMP_SERVE_SELECT
+tour "$TMP/t-select" 1 "$TMP/dom.hds"
+stop
+same select "$TMP/t-dump" "$TMP/t-select"
+check select/objects-nonempty 1 "$(jq '.objects | length > 20' "$TMP/t-select/objects-type" | grep -c true)"
+
 # ---- first calls racing for the lazy parts: as one call alone ----
 start race "$TMP/dom.hds"
 cls=$(jq -r '.rows[0].key' "$TMP/t-dump/stats-class" | jq -Rr @uri)
