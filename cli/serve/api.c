@@ -1201,7 +1201,7 @@ static int need_diff(struct serve_state *st, struct out *o)
 static void api_diff(struct serve_state *st, const struct serve_req *r,
 		     struct out *o)
 {
-	const hd_diff_result *d = st->diff;
+	const hd_diff_result *d;
 	const hd_stats_row *rows;
 	uint64_t off, lim, k;
 	FILE *f = o->f;
@@ -1215,6 +1215,8 @@ static void api_diff(struct serve_state *st, const struct serve_req *r,
 			    "server's stderr)");
 		return;
 	}
+	/* made by the session: read after it */
+	d = st->diff;
 	if (page_args(r, &off, &lim, 50)) {
 		bad_request(o, 400, "offset and limit: numbers");
 		return;

@@ -58,6 +58,13 @@ run_set() {
 	get "diff?limit=5" >/dev/null
 	check "$n/second/diff-answers" 0 $?
 	stop
+	# the diff asked first, while the leak session is still being made
+	# (it read the session's result before waiting for it: a crash)
+	serve_start "$n-diff-first" 600 "$HD" serve "$D/before.hds" "$D/after.hds" "$D/later.hds" || return
+	get "diff?limit=5" >"$D/diff-first"
+	check "$n/diff-first/answers" 0 $?
+	check "$n/diff-first/server-alive" yes "$(kill -0 "$SPID" 2>/dev/null && echo yes)"
+	stop
 
 	# refused: NAME what-to-do pattern
 	refused() {
