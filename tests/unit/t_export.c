@@ -672,8 +672,8 @@ static void test_export__base_many(void)
 				      (uint32_t)depth, 1);
 			if (!a || !b || strcmp(a, b) != 0 ||
 			    !strstr(a, "ROOT\\nvm"))
-				T_FAIL("depth %d, %zu objects: from a base:\n%.2000s"
-				       "\nwithout:\n%.2000s", depth, m,
+				T_FAIL("depth %d, %zu objects: from a base:\n%.200s"
+				       "\nwithout:\n%.200s", depth, m,
 				       b ? b : "(failed)", a ? a : "(failed)");
 			free(a);
 			free(b);
