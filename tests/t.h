@@ -116,6 +116,61 @@ static inline int t_run_(const char *file, const struct t_case *cases,
 	return failed ? 1 : 0;
 }
 
+/*
+ * A scratch directory for the cases that write files, one at a time:
+ * t_scratch_make("t_x") makes /tmp/t_x.XXXXXX, t_at(name) names a file
+ * in it (four results alive at once), t_slurp(path) reads the first
+ * 255 bytes of a file ("" when it cannot be read), t_scratch_remove()
+ * removes the directory whole, even the parts a case made unreadable.
+ */
+static inline char *t_scratch_(void)
+{
+	static char dir[64];
+
+	return dir;
+}
+
+static inline void t_scratch_make(const char *prefix)
+{
+	snprintf(t_scratch_(), 64, "/tmp/%s.XXXXXX", prefix);
+	if (!mkdtemp(t_scratch_()))
+		abort();
+}
+
+static inline const char *t_at(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", t_scratch_(), name);
+	return buf[k];
+}
+
+static inline const char *t_slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static inline void t_scratch_remove(void)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'",
+		 t_scratch_(), t_scratch_());
+	if (system(cmd) != 0)
+		abort();
+}
+
 #define T_MAIN(cases)                                                    \
 	int main(int argc, char **argv)                                  \
 	{                                                                \

@@ -16,54 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static const char *at(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/t_cachedir.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-}
-
-static void teardown(void)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx %s; rm -rf %s", dir, dir);
-	if (system(cmd) != 0)
-		abort();
-}
-
 static unsigned int mode_of(const char *path)
 {
 	struct stat sb;
 
 	return lstat(path, &sb) == 0 ? (unsigned int)(sb.st_mode & 07777) :
 				       01000000;
-}
-
-static const char *slurp(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return f ? buf : "(none)";
 }
 
 /* the names in d, those of temporary files counted */
@@ -85,58 +43,58 @@ static void test_cachedir__made_private(void)
 {
 	char buf[512], note[256];
 
-	setup();
-	setenv("XDG_CACHE_HOME", at("xdg/deeper"), 1);
+	t_scratch_make("t_cachedir");
+	setenv("XDG_CACHE_HOME", t_at("xdg/deeper"), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 0, note, sizeof(note)), 0);
-	T_STREQ(buf, at("xdg/deeper/heapdump"));
+	T_STREQ(buf, t_at("xdg/deeper/heapdump"));
 	T_EQ(mode_of(buf), 01000000); /* not made without make */
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), 0);
-	T_EQ(mode_of(at("xdg")), 0700);
+	T_EQ(mode_of(t_at("xdg")), 0700);
 	T_EQ(mode_of(buf), 0700);
 	T_ASSERT(hd__dir_private(buf));
 	/* relative XDG_CACHE_HOME: HOME's .cache */
 	setenv("XDG_CACHE_HOME", "relative", 1);
-	setenv("HOME", dir, 1);
+	setenv("HOME", t_scratch_(), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 0, note, sizeof(note)), 0);
-	T_STREQ(buf, at(".cache/heapdump"));
+	T_STREQ(buf, t_at(".cache/heapdump"));
 	/* neither absolute: none, said */
 	setenv("HOME", "rel", 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 0, note, sizeof(note)), -1);
 	T_ASSERT(strstr(note, "neither XDG_CACHE_HOME nor HOME") != NULL);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cachedir__refused(void)
 {
 	char buf[512], note[256];
 
-	setup();
+	t_scratch_make("t_cachedir");
 	/* a link in the cache directory's place */
-	T_ASSERT(mkdir(at("x1"), 0700) == 0 &&
-		 mkdir(at("elsewhere"), 0700) == 0);
-	T_ASSERT(symlink(at("elsewhere"), at("x1/heapdump")) == 0);
-	setenv("XDG_CACHE_HOME", at("x1"), 1);
+	T_ASSERT(mkdir(t_at("x1"), 0700) == 0 &&
+		 mkdir(t_at("elsewhere"), 0700) == 0);
+	T_ASSERT(symlink(t_at("elsewhere"), t_at("x1/heapdump")) == 0);
+	setenv("XDG_CACHE_HOME", t_at("x1"), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), -1);
 	T_ASSERT(strstr(note, "not a private directory") != NULL);
-	T_ASSERT(!hd__dir_private(at("x1/heapdump")));
+	T_ASSERT(!hd__dir_private(t_at("x1/heapdump")));
 	/* one others may write */
-	T_ASSERT(mkdir(at("x2"), 0700) == 0 &&
-		 mkdir(at("x2/heapdump"), 0700) == 0);
-	T_ASSERT(chmod(at("x2/heapdump"), 0777) == 0);
-	setenv("XDG_CACHE_HOME", at("x2"), 1);
+	T_ASSERT(mkdir(t_at("x2"), 0700) == 0 &&
+		 mkdir(t_at("x2/heapdump"), 0700) == 0);
+	T_ASSERT(chmod(t_at("x2/heapdump"), 0777) == 0);
+	setenv("XDG_CACHE_HOME", t_at("x2"), 1);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), -1);
-	T_ASSERT(chmod(at("x2/heapdump"), 0720) == 0);
+	T_ASSERT(chmod(t_at("x2/heapdump"), 0720) == 0);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), -1);
-	T_ASSERT(chmod(at("x2/heapdump"), 0750) == 0);
+	T_ASSERT(chmod(t_at("x2/heapdump"), 0750) == 0);
 	T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)), 0);
 	/* another user's (as root only: chown) */
 	if (geteuid() == 0) {
-		T_ASSERT(chown(at("x2/heapdump"), 65534, 65534) == 0);
+		T_ASSERT(chown(t_at("x2/heapdump"), 65534, 65534) == 0);
 		T_RC(hd__cache_dir(buf, sizeof(buf), 1, note, sizeof(note)),
 		     -1);
 		T_ASSERT(strstr(note, "not a private directory") != NULL);
 	}
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cachedir__private_file(void)
@@ -145,57 +103,57 @@ static void test_cachedir__private_file(void)
 	struct stat sb;
 	int fd;
 
-	setup();
+	t_scratch_make("t_cachedir");
 	umask(0);
 	/* new: 0600, whatever the umask */
-	T_RC(hd__write_private(at("kept"), "one\n", 4, &err), 0);
-	T_EQ(mode_of(at("kept")), 0600);
-	T_STREQ(slurp(at("kept")), "one\n");
-	T_ASSERT(lstat(at("kept"), &sb) == 0 && hd__file_ours(&sb));
+	T_RC(hd__write_private(t_at("kept"), "one\n", 4, &err), 0);
+	T_EQ(mode_of(t_at("kept")), 0600);
+	T_STREQ(t_slurp(t_at("kept")), "one\n");
+	T_ASSERT(lstat(t_at("kept"), &sb) == 0 && hd__file_ours(&sb));
 	/* replaced: 0600 again even over a file of another mode */
-	T_ASSERT(chmod(at("kept"), 0644) == 0);
-	T_RC(hd__write_private(at("kept"), "two\n", 4, &err), 0);
-	T_EQ(mode_of(at("kept")), 0600);
-	T_STREQ(slurp(at("kept")), "two\n");
+	T_ASSERT(chmod(t_at("kept"), 0644) == 0);
+	T_RC(hd__write_private(t_at("kept"), "two\n", 4, &err), 0);
+	T_EQ(mode_of(t_at("kept")), 0600);
+	T_STREQ(t_slurp(t_at("kept")), "two\n");
 	/* a link at the name: replaced, its target untouched */
-	fd = open(at("victim"), O_WRONLY | O_CREAT | O_EXCL, 0644);
+	fd = open(t_at("victim"), O_WRONLY | O_CREAT | O_EXCL, 0644);
 	T_ASSERT(fd >= 0 && write(fd, "victim\n", 7) == 7 && close(fd) == 0);
-	T_ASSERT(symlink(at("victim"), at("link")) == 0);
-	T_RC(hd__write_private(at("link"), "three\n", 6, &err), 0);
-	T_STREQ(slurp(at("victim")), "victim\n");
-	T_ASSERT(lstat(at("link"), &sb) == 0 && S_ISREG(sb.st_mode));
-	T_EQ(mode_of(at("link")), 0600);
-	T_STREQ(slurp(at("link")), "three\n");
-	T_EQ(temporaries(dir), 0);
+	T_ASSERT(symlink(t_at("victim"), t_at("link")) == 0);
+	T_RC(hd__write_private(t_at("link"), "three\n", 6, &err), 0);
+	T_STREQ(t_slurp(t_at("victim")), "victim\n");
+	T_ASSERT(lstat(t_at("link"), &sb) == 0 && S_ISREG(sb.st_mode));
+	T_EQ(mode_of(t_at("link")), 0600);
+	T_STREQ(t_slurp(t_at("link")), "three\n");
+	T_EQ(temporaries(t_scratch_()), 0);
 	/* a directory at the name: an error, nothing left */
-	T_ASSERT(mkdir(at("adir"), 0700) == 0);
-	T_ASSERT(hd__write_private(at("adir"), "x", 1, &err) != 0);
-	T_EQ(temporaries(dir), 0);
+	T_ASSERT(mkdir(t_at("adir"), 0700) == 0);
+	T_ASSERT(hd__write_private(t_at("adir"), "x", 1, &err) != 0);
+	T_EQ(temporaries(t_scratch_()), 0);
 	umask(022);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cachedir__ours(void)
 {
 	struct stat sb;
 
-	setup();
-	T_RC(hd__write_private(at("f"), "x", 1, NULL), 0);
-	T_ASSERT(lstat(at("f"), &sb) == 0 && hd__file_ours(&sb));
-	T_ASSERT(chmod(at("f"), 0620) == 0);
-	T_ASSERT(lstat(at("f"), &sb) == 0 && !hd__file_ours(&sb));
-	T_ASSERT(chmod(at("f"), 0602) == 0);
-	T_ASSERT(lstat(at("f"), &sb) == 0 && !hd__file_ours(&sb));
-	T_ASSERT(chmod(at("f"), 0644) == 0);
-	T_ASSERT(lstat(at("f"), &sb) == 0 && hd__file_ours(&sb));
-	T_ASSERT(symlink(at("f"), at("l")) == 0);
-	T_ASSERT(lstat(at("l"), &sb) == 0 && !hd__file_ours(&sb));
-	T_ASSERT(lstat(dir, &sb) == 0 && !hd__file_ours(&sb));
+	t_scratch_make("t_cachedir");
+	T_RC(hd__write_private(t_at("f"), "x", 1, NULL), 0);
+	T_ASSERT(lstat(t_at("f"), &sb) == 0 && hd__file_ours(&sb));
+	T_ASSERT(chmod(t_at("f"), 0620) == 0);
+	T_ASSERT(lstat(t_at("f"), &sb) == 0 && !hd__file_ours(&sb));
+	T_ASSERT(chmod(t_at("f"), 0602) == 0);
+	T_ASSERT(lstat(t_at("f"), &sb) == 0 && !hd__file_ours(&sb));
+	T_ASSERT(chmod(t_at("f"), 0644) == 0);
+	T_ASSERT(lstat(t_at("f"), &sb) == 0 && hd__file_ours(&sb));
+	T_ASSERT(symlink(t_at("f"), t_at("l")) == 0);
+	T_ASSERT(lstat(t_at("l"), &sb) == 0 && !hd__file_ours(&sb));
+	T_ASSERT(lstat(t_scratch_(), &sb) == 0 && !hd__file_ours(&sb));
 	if (geteuid() == 0) {
-		T_ASSERT(chown(at("f"), 65534, 65534) == 0);
-		T_ASSERT(lstat(at("f"), &sb) == 0 && !hd__file_ours(&sb));
+		T_ASSERT(chown(t_at("f"), 65534, 65534) == 0);
+		T_ASSERT(lstat(t_at("f"), &sb) == 0 && !hd__file_ours(&sb));
 	}
-	teardown();
+	t_scratch_remove();
 }
 
 static const struct t_case cases[] = {

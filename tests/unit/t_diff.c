@@ -4,6 +4,7 @@
  * since: dumps, objects of generation G, the dumper's own objects.
  */
 #include "t.h"
+#include "t_dump.h"
 #include "heapdump.h"
 
 #include <unistd.h>
@@ -27,32 +28,6 @@
 	g extra "}\n"
 #define G(n) ", \"generation\":" #n
 #define NOG ""
-
-static char dir[64];
-static int nfiles;
-
-/* Writes text to a fresh file and builds its store. */
-static hd_store *load(const char *text)
-{
-	char path[128];
-	FILE *f;
-	hd_store *s = NULL;
-
-	if (!dir[0]) {
-		strcpy(dir, "/tmp/t_diff.XXXXXX");
-		if (!mkdtemp(dir))
-			return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/d%d.json", dir, nfiles++);
-	f = fopen(path, "w");
-	if (!f)
-		return NULL;
-	fputs(text, f);
-	fclose(f);
-	if (hd_store_build(&s, path, NULL, NULL))
-		return NULL;
-	return s;
-}
 
 static int verdict(const hd_diff_result *d, const hd_store *s, uint64_t a)
 {
@@ -89,6 +64,11 @@ static const char traced_after[] =
 	FOO("0x1030", G(3))  /* generation G, BEFORE had gen 2 there: new */
 	FOO("0x3000", G(3))  /* generation G, absent from BEFORE: new */
 	FOO("0x4000", G(1)); /* 0x2000 moved by compaction: old */
+
+static hd_store *load(const char *text)
+{
+	return t_store_of(text, strlen(text));
+}
 
 static void test_diff__traced_rule(void)
 {
@@ -544,19 +524,6 @@ static void test_diff__order_check(void)
 	hd_store_close(p);
 }
 
-static void test_diff__cleanup(void)
-{
-	char path[128];
-	int i;
-
-	for (i = 0; i < nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/d%d.json", dir, i);
-		unlink(path);
-	}
-	if (dir[0])
-		T_EQ(rmdir(dir), 0);
-}
-
 static const struct t_case cases[] = {
 	T_CASE(diff__traced_rule),
 	T_CASE(diff__traced_pair_without_generation),
@@ -569,7 +536,6 @@ static const struct t_case cases[] = {
 	T_CASE(diff__edges),
 	T_CASE(diff__retained_later),
 	T_CASE(diff__order_check),
-	T_CASE(diff__cleanup),
 };
 
 T_MAIN(cases)

@@ -4,37 +4,10 @@
  * and cycles, depth, roots, the node limit on a long chain.
  */
 #include "t.h"
+#include "t_dump.h"
 #include "heapdump.h"
 
 #include <unistd.h>
-
-static char dir[256];
-
-/* Builds a store from dump text (through a scratch file). */
-static hd_store *build(const char *text, size_t n)
-{
-	char path[300];
-	hd_store *s = NULL;
-	FILE *f;
-
-	if (!dir[0]) {
-		const char *t = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/hdexportXXXXXX",
-			 t && *t ? t : "/tmp");
-		if (!mkdtemp(dir))
-			abort();
-	}
-	snprintf(path, sizeof(path), "%s/dump.json", dir);
-	if (!(f = fopen(path, "wb")))
-		return NULL;
-	fwrite(text, 1, n, f);
-	fclose(f);
-	if (hd_store_build(&s, path, NULL, NULL))
-		s = NULL;
-	unlink(path);
-	return s;
-}
 
 struct buf {
 	char *p;
@@ -138,7 +111,7 @@ static hd_nodes set_of(const hd_store *s, const uint64_t *addrs, size_t n)
 	return set;
 }
 
-#define DUMP(text) build(text, sizeof(text) - 1)
+#define DUMP(text) t_store_of(text, sizeof(text) - 1)
 
 /* A class whose name holds a quote, a backslash, a newline, an
  * ampersand, UTF-8 and an invalid byte; a file path (written raw, as
@@ -484,7 +457,7 @@ static void test_export__long_chain(void)
 				     0x1000 + (i + 1) * 0x28);
 		p += sprintf(p, "}\n");
 	}
-	s = build(text, (size_t)(p - text));
+	s = t_store_of(text, (size_t)(p - text));
 	free(text);
 	T_ASSERT(s);
 	T_EQ(hd_store_node_count(s), n);
@@ -510,11 +483,6 @@ static void test_export__long_chain(void)
 	T_EQ(count(b.p, "  edge ["), n / 2 - 1);
 	T_ASSERT(strstr(b.p, "edge [ source 0 target 1 ]"));
 	free(b.p);
-}
-
-static void test_export__cleanup(void)
-{
-	T_ASSERT(!dir[0] || rmdir(dir) == 0);
 }
 
 /* Reference names (issue 13): a constant, a second reference to the same
@@ -577,7 +545,7 @@ static void test_export__names_long_fold(void)
 				      0x100 + i, i < 19 ? 0x101 + i : 0x20, i);
 	n += (size_t)snprintf(text + n, sizeof(text) - n,
 			      "{\"address\":\"0x20\",\"type\":\"OBJECT\"}\n");
-	s = build(text, n);
+	s = t_store_of(text, n);
 	T_ASSERT(s);
 	g = export(s, NULL, HD_EXPORT_COLLAPSE, 0, 0);
 	hd_store_close(s);
@@ -652,7 +620,7 @@ static void test_export__base_many(void)
 				      0x1000 + k, k % 3 == 1 ? "ARRAY" : "STRING",
 				      0x1000 + (k + 1) % WIDE);
 	T_ASSERT(n < cap);
-	s = build(text, n);
+	s = t_store_of(text, n);
 	free(text);
 	T_ASSERT(s);
 	T_RC(hd_export_base_new(&base, s, HD_EXPORT_COLLAPSE, &err), 0);
@@ -703,7 +671,6 @@ static const struct t_case cases[] = {
 	T_CASE(export__sink_error),
 	T_CASE(export__bad_options),
 	T_CASE(export__long_chain),
-	T_CASE(export__cleanup),
 };
 
 T_MAIN(cases)

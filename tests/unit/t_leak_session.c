@@ -13,6 +13,7 @@
  * bytes, held by the cache, whose Array grows 0 -> 2 -> 4.
  */
 #include "t.h"
+#include "t_dump.h"
 #include "heapdump.h"
 
 #include <unistd.h>
@@ -53,38 +54,17 @@ static const char later[] =
 	"\"generation\":3}\n"
 	STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 7) STR("0x2030", 9);
 
-static char dir[64];
-static int nfiles;
-
-/* Writes text to a fresh file and builds its store. */
-static hd_store *load(const char *text)
-{
-	char path[128];
-	FILE *f;
-	hd_store *s = NULL;
-
-	if (!dir[0]) {
-		strcpy(dir, "/tmp/t_leak_session.XXXXXX");
-		if (!mkdtemp(dir))
-			return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/d%d.json", dir, nfiles++);
-	f = fopen(path, "w");
-	if (!f)
-		return NULL;
-	fputs(text, f);
-	fclose(f);
-	if (hd_store_build(&s, path, NULL, NULL))
-		return NULL;
-	return s;
-}
-
 static void close_all(hd_store **s, size_t n)
 {
 	size_t k;
 
 	for (k = 0; k < n; k++)
 		hd_store_close(s[k]);
+}
+
+static hd_store *load(const char *text)
+{
+	return t_store_of(text, strlen(text));
 }
 
 static void test_session__two_dumps(void)
@@ -343,19 +323,6 @@ static void test_session__bad_arguments(void)
 	close_all(s, 2);
 }
 
-static void test_session__cleanup(void)
-{
-	char path[128];
-	int i;
-
-	for (i = 0; i < nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/d%d.json", dir, i);
-		unlink(path);
-	}
-	if (dir[0])
-		T_EQ(rmdir(dir), 0);
-}
-
 static const struct t_case cases[] = {
 	T_CASE(session__two_dumps),
 	T_CASE(session__three_and_four_dumps),
@@ -365,7 +332,6 @@ static const struct t_case cases[] = {
 	T_CASE(session__uncertain),
 	T_CASE(session__names),
 	T_CASE(session__bad_arguments),
-	T_CASE(session__cleanup),
 };
 
 T_MAIN(cases)

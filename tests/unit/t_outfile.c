@@ -15,26 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static const char *at(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/t_outfile.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-}
-
-/* The names in dir, sorted, space-separated ("" when empty). */
+/* The names in the scratch directory, sorted, space-separated ("" when empty). */
 static const char *listing(void)
 {
 	static char buf[1024];
@@ -44,7 +25,7 @@ static const char *listing(void)
 	size_t len = 0;
 
 	buf[0] = '\0';
-	n = scandir(dir, &v, NULL, alphasort);
+	n = scandir(t_scratch_(), &v, NULL, alphasort);
 	for (i = 0; i < n; i++) {
 		if (v[i]->d_name[0] != '.' && len < sizeof(buf))
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
@@ -54,31 +35,6 @@ static const char *listing(void)
 	}
 	if (n >= 0)
 		free(v);
-	return buf;
-}
-
-static void teardown(void)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlink(at(e->d_name));
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
-static const char *slurp(const char *path)
-{
-	static char buf[256];
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	buf[n < 0 ? 0 : n] = '\0';
 	return buf;
 }
 
@@ -102,58 +58,58 @@ static void test_outfile__new_and_replaced(void)
 	hd_outfile *o = NULL;
 	struct stat a, b;
 
-	setup();
-	put(at("dump"), "d", 0640);
-	T_RC(hd_outfile_open(&o, at("out"), at("dump"), 0, NULL), 0);
+	t_scratch_make("t_outfile");
+	put(t_at("dump"), "d", 0640);
+	T_RC(hd_outfile_open(&o, t_at("out"), t_at("dump"), 0, NULL), 0);
 	T_RC(write_str(o, "new"), 0);
 	/* not there before the commit, a temporary file beside it */
-	T_ASSERT(access(at("out"), F_OK) != 0);
+	T_ASSERT(access(t_at("out"), F_OK) != 0);
 	T_ASSERT(strncmp(listing(), "dump out.tmp", 12) == 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
-	T_STREQ(slurp(at("out")), "new");
+	T_STREQ(t_slurp(t_at("out")), "new");
 	T_STREQ(listing(), "dump out");
-	T_ASSERT(stat(at("out"), &a) == 0);
+	T_ASSERT(stat(t_at("out"), &a) == 0);
 	T_EQ(a.st_mode & 07777, 0640);
 	/* replaced: a new inode, the mode of like (not of the old file) */
-	chmod(at("out"), 0644);
-	T_RC(hd_outfile_open(&o, at("out"), NULL, 0, NULL), 0);
+	chmod(t_at("out"), 0644);
+	T_RC(hd_outfile_open(&o, t_at("out"), NULL, 0, NULL), 0);
 	T_RC(write_str(o, "again"), 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
-	T_ASSERT(stat(at("out"), &b) == 0);
+	T_ASSERT(stat(t_at("out"), &b) == 0);
 	T_ASSERT(a.st_ino != b.st_ino);
 	T_EQ(b.st_mode & 07777, 0600);
-	T_STREQ(slurp(at("out")), "again");
+	T_STREQ(t_slurp(t_at("out")), "again");
 	/* HD_OUTFILE_KEEP_MODE: an existing file keeps its own */
-	chmod(at("out"), 0604);
-	T_RC(hd_outfile_open(&o, at("out"), at("dump"), HD_OUTFILE_KEEP_MODE,
+	chmod(t_at("out"), 0604);
+	T_RC(hd_outfile_open(&o, t_at("out"), t_at("dump"), HD_OUTFILE_KEEP_MODE,
 			     NULL), 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
-	T_ASSERT(stat(at("out"), &b) == 0);
+	T_ASSERT(stat(t_at("out"), &b) == 0);
 	T_EQ(b.st_mode & 07777, 0604);
-	T_STREQ(slurp(at("out")), "");
-	teardown();
+	T_STREQ(t_slurp(t_at("out")), "");
+	t_scratch_remove();
 }
 
 static void test_outfile__uncommitted_leaves_nothing(void)
 {
 	hd_outfile *o = NULL;
 
-	setup();
-	put(at("out"), "old", 0600);
-	T_RC(hd_outfile_open(&o, at("out"), NULL, 0, NULL), 0);
+	t_scratch_make("t_outfile");
+	put(t_at("out"), "old", 0600);
+	T_RC(hd_outfile_open(&o, t_at("out"), NULL, 0, NULL), 0);
 	T_RC(write_str(o, "new"), 0);
 	hd_outfile_free(o);
 	T_STREQ(listing(), "out");
-	T_STREQ(slurp(at("out")), "old");
+	T_STREQ(t_slurp(t_at("out")), "old");
 	/* a directory is not an output */
-	mkdir(at("d"), 0700);
-	T_RC(hd_outfile_open(&o, at("d"), NULL, 0, NULL), HD_EIO);
+	mkdir(t_at("d"), 0700);
+	T_RC(hd_outfile_open(&o, t_at("d"), NULL, 0, NULL), HD_EIO);
 	T_ASSERT(o == NULL);
-	rmdir(at("d"));
-	teardown();
+	rmdir(t_at("d"));
+	t_scratch_remove();
 }
 
 static void test_outfile__fifo_in_place(void)
@@ -163,20 +119,20 @@ static void test_outfile__fifo_in_place(void)
 	char buf[16] = { 0 };
 	int rd;
 
-	setup();
-	T_ASSERT(mkfifo(at("fifo"), 0600) == 0);
-	rd = open(at("fifo"), O_RDONLY | O_NONBLOCK);
+	t_scratch_make("t_outfile");
+	T_ASSERT(mkfifo(t_at("fifo"), 0600) == 0);
+	rd = open(t_at("fifo"), O_RDONLY | O_NONBLOCK);
 	T_ASSERT(rd >= 0);
-	T_RC(hd_outfile_open(&o, at("fifo"), NULL, 0, NULL), 0);
+	T_RC(hd_outfile_open(&o, t_at("fifo"), NULL, 0, NULL), 0);
 	T_RC(write_str(o, "piped"), 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
 	T_EQ(read(rd, buf, sizeof(buf) - 1), 5);
 	close(rd);
 	T_STREQ(buf, "piped");
-	T_ASSERT(lstat(at("fifo"), &sb) == 0 && S_ISFIFO(sb.st_mode));
+	T_ASSERT(lstat(t_at("fifo"), &sb) == 0 && S_ISFIFO(sb.st_mode));
 	T_STREQ(listing(), "fifo");
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_outfile__full_device(void)
@@ -211,33 +167,33 @@ static void test_outfile__links_followed(void)
 	char buf[256];
 	ssize_t n;
 
-	setup();
+	t_scratch_make("t_outfile");
 	/* a chain: b -> a -> target (relative), target exists */
-	put(at("target"), "old", 0600);
-	T_ASSERT(symlink("target", at("a")) == 0);
-	T_ASSERT(symlink(at("a"), at("b")) == 0);
-	T_RC(hd_outfile_open(&o, at("b"), NULL, 0, NULL), 0);
+	put(t_at("target"), "old", 0600);
+	T_ASSERT(symlink("target", t_at("a")) == 0);
+	T_ASSERT(symlink(t_at("a"), t_at("b")) == 0);
+	T_RC(hd_outfile_open(&o, t_at("b"), NULL, 0, NULL), 0);
 	T_RC(write_str(o, "new"), 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
-	T_STREQ(slurp(at("target")), "new");
-	n = readlink(at("b"), buf, sizeof(buf) - 1);
+	T_STREQ(t_slurp(t_at("target")), "new");
+	n = readlink(t_at("b"), buf, sizeof(buf) - 1);
 	T_ASSERT(n > 0);
 	buf[n] = '\0';
-	T_STREQ(buf, at("a"));
+	T_STREQ(buf, t_at("a"));
 	T_STREQ(listing(), "a b target");
 	/* dangling: the link's target is created */
-	T_ASSERT(symlink("made", at("c")) == 0);
-	T_RC(hd_outfile_open(&o, at("c"), NULL, 0, NULL), 0);
+	T_ASSERT(symlink("made", t_at("c")) == 0);
+	T_RC(hd_outfile_open(&o, t_at("c"), NULL, 0, NULL), 0);
 	T_RC(write_str(o, "made"), 0);
 	T_RC(hd_outfile_commit(o, NULL), 0);
 	hd_outfile_free(o);
-	T_STREQ(slurp(at("made")), "made");
+	T_STREQ(t_slurp(t_at("made")), "made");
 	T_STREQ(listing(), "a b c made target");
 	/* a loop is an error, not a hang */
-	T_ASSERT(symlink("e", at("d")) == 0 && symlink("d", at("e")) == 0);
-	T_RC(hd_outfile_open(&o, at("d"), NULL, 0, NULL), HD_EIO);
-	teardown();
+	T_ASSERT(symlink("e", t_at("d")) == 0 && symlink("d", t_at("e")) == 0);
+	T_RC(hd_outfile_open(&o, t_at("d"), NULL, 0, NULL), HD_EIO);
+	t_scratch_remove();
 }
 
 static void test_outfile__cleanup_registry(void)
@@ -247,8 +203,8 @@ static void test_outfile__cleanup_registry(void)
 	char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
 	int p[2];
 
-	setup();
-	setenv("TMPDIR", dir, 1);
+	t_scratch_make("t_outfile");
+	setenv("TMPDIR", t_scratch_(), 1);
 	T_ASSERT(pipe(p) == 0);
 	T_ASSERT(write(p[1], "spooled", 7) == 7);
 	close(p[1]);
@@ -259,9 +215,9 @@ static void test_outfile__cleanup_registry(void)
 	else
 		unsetenv("TMPDIR");
 	free(old);
-	T_STREQ(slurp(hd_spool_path(sp)), "spooled");
-	T_RC(hd_outfile_open(&a, at("x"), NULL, 0, NULL), 0);
-	T_RC(hd_outfile_open(&b, at("y"), NULL, 0, NULL), 0);
+	T_STREQ(t_slurp(hd_spool_path(sp)), "spooled");
+	T_RC(hd_outfile_open(&a, t_at("x"), NULL, 0, NULL), 0);
+	T_RC(hd_outfile_open(&b, t_at("y"), NULL, 0, NULL), 0);
 	T_ASSERT(strlen(listing()) > 20);
 	/* what a signal handler calls: every live temporary file goes */
 	hd_outfile_cleanup();
@@ -270,32 +226,32 @@ static void test_outfile__cleanup_registry(void)
 	hd_outfile_free(b);
 	hd_spool_free(sp);
 	/* a committed output is no longer registered */
-	T_RC(hd_outfile_open(&a, at("z"), NULL, 0, NULL), 0);
+	T_RC(hd_outfile_open(&a, t_at("z"), NULL, 0, NULL), 0);
 	T_RC(hd_outfile_commit(a, NULL), 0);
 	hd_outfile_free(a);
 	hd_outfile_cleanup();
 	T_STREQ(listing(), "z");
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_outfile__move(void)
 {
 	hd_error err = { 0 };
 
-	setup();
-	put(at("from"), "dump", 0640);
-	put(at("to"), "old", 0600);
-	T_RC(hd_file_move(at("from"), at("to"), NULL), 0);
+	t_scratch_make("t_outfile");
+	put(t_at("from"), "dump", 0640);
+	put(t_at("to"), "old", 0600);
+	T_RC(hd_file_move(t_at("from"), t_at("to"), NULL), 0);
 	T_STREQ(listing(), "to");
-	T_STREQ(slurp(at("to")), "dump");
+	T_STREQ(t_slurp(t_at("to")), "dump");
 	/* to a device: written in place, the source removed */
-	put(at("from"), "dump", 0640);
-	T_RC(hd_file_move(at("from"), "/dev/null", NULL), 0);
+	put(t_at("from"), "dump", 0640);
+	T_RC(hd_file_move(t_at("from"), "/dev/null", NULL), 0);
 	T_STREQ(listing(), "to");
 	/* a missing source: an error, the target untouched */
-	T_RC(hd_file_move(at("none"), at("to"), &err), HD_EIO);
-	T_STREQ(slurp(at("to")), "dump");
-	teardown();
+	T_RC(hd_file_move(t_at("none"), t_at("to"), &err), HD_EIO);
+	T_STREQ(t_slurp(t_at("to")), "dump");
+	t_scratch_remove();
 }
 
 static const struct t_case cases[] = {

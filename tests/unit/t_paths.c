@@ -4,6 +4,7 @@
  * graphs, and a 300,000-long chain (no recursion anywhere).
  */
 #include "t.h"
+#include "t_dump.h"
 #include "heapdump.h"
 
 #include <stdarg.h>
@@ -142,47 +143,13 @@ static void spec_dump(struct text *t, const char *spec)
 	}
 }
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name)
-{
-	static char buf[512];
-
-	if (!tmpdir[0]) {
-		const char *d = getenv("TMPDIR");
-
-		snprintf(tmpdir, sizeof(tmpdir), "%s/hdpathsXXXXXX",
-			 d && *d ? d : "/tmp");
-		if (!mkdtemp(tmpdir))
-			abort();
-	}
-	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
-	return buf;
-}
-
-static hd_store *build_text(const char *text, size_t len)
-{
-	const char *path = tmp_path("g.json");
-	hd_store *s = NULL;
-	hd_error err;
-	FILE *f = fopen(path, "wb");
-
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0)
-		return NULL;
-	if (hd_store_build(&s, path, NULL, &err)) {
-		fprintf(stderr, "# build: %s\n", err.msg);
-		return NULL;
-	}
-	return s;
-}
-
 static hd_store *graph(const char *spec)
 {
 	struct text t = { 0 };
 	hd_store *s;
 
 	spec_dump(&t, spec);
-	s = build_text(t.p, t.len);
+	s = t_store_of(t.p, t.len);
 	free(t.p);
 	return s;
 }
@@ -722,7 +689,7 @@ static void test_paths__random_vs_naive(void)
 		unsigned depth = rnd(4);
 
 		random_graph(&t, &m);
-		s = build_text(t.p, t.len);
+		s = t_store_of(t.p, t.len);
 		free(t.p);
 		T_ASSERT(s);
 		T_EQ(hd_store_node_count(s), m.n);
@@ -785,7 +752,7 @@ static void test_paths__long_chain(void)
 			"\"references\":[\"0x%llx\"]}\n",
 		    (unsigned long long)ADDR(i),
 		    (unsigned long long)ADDR(i + 1 < CHAIN ? i + 1 : 0));
-	s = build_text(t.p, t.len);
+	s = t_store_of(t.p, t.len);
 	free(t.p);
 	T_ASSERT(s);
 	last = id_of(s, CHAIN - 1);
@@ -895,16 +862,6 @@ static void test_paths__text_fold(void)
 	hd_path_runs_free(&r);
 }
 
-static void test_paths__cleanup(void)
-{
-	char cmd[300];
-
-	if (tmpdir[0] && strstr(tmpdir, "hdpaths")) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		T_ASSERT(system(cmd) == 0);
-	}
-}
-
 static const struct t_case cases[] = {
 	T_CASE(paths__chain),
 	T_CASE(paths__diamond),
@@ -922,7 +879,6 @@ static const struct t_case cases[] = {
 	T_CASE(paths__long_chain),
 	T_CASE(paths__program_level_first),
 	T_CASE(paths__text_fold),
-	T_CASE(paths__cleanup),
 };
 
 T_MAIN(cases)

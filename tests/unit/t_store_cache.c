@@ -16,18 +16,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static const char *at(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-	return buf[k];
-}
-
 static void put(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -36,37 +24,11 @@ static void put(const char *path, const char *text)
 		abort();
 }
 
-static const char *slurp(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/t_store_cache.XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	put(at("app.json"), fixture_dump);
-	setenv("XDG_CACHE_HOME", at("cache"), 1);
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		abort();
+	t_scratch_make("t_store_cache");
+	put(t_at("app.json"), fixture_dump);
+	setenv("XDG_CACHE_HOME", t_at("cache"), 1);
 }
 
 static struct timespec mtime_of(const char *path)
@@ -93,7 +55,7 @@ static uint32_t open_app(hd_cache_result *res, unsigned flags)
 	uint32_t n;
 
 	o.flags = flags;
-	if (hd_store_open_cached(&s, res, at("app.json"), &o, &err) != 0) {
+	if (hd_store_open_cached(&s, res, t_at("app.json"), &o, &err) != 0) {
 		fprintf(stderr, "open_cached: %s\n", err.msg);
 		return 0;
 	}
@@ -113,19 +75,19 @@ static void test_cache__built_beside_then_reused(void)
 	n = open_app(&r, 0);
 	T_ASSERT(n > 0);
 	T_EQ(r.how, HD_CACHE_BUILT);
-	T_STREQ(r.path, at("app.json.hds"));
-	T_EQ(hd_store_is_store(at("app.json.hds")), 1);
-	m1 = mtime_of(at("app.json.hds"));
+	T_STREQ(r.path, t_at("app.json.hds"));
+	T_EQ(hd_store_is_store(t_at("app.json.hds")), 1);
+	m1 = mtime_of(t_at("app.json.hds"));
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_REUSED);
-	T_STREQ(r.path, at("app.json.hds"));
-	m2 = mtime_of(at("app.json.hds"));
+	T_STREQ(r.path, t_at("app.json.hds"));
+	m2 = mtime_of(t_at("app.json.hds"));
 	T_EQ(m1.tv_sec, m2.tv_sec);
 	T_EQ(m1.tv_nsec, m2.tv_nsec);
 	/* the path it would write */
-	T_RC(hd_store_cache_path(want, sizeof(want), at("app.json"), NULL), 0);
-	T_STREQ(want, at("app.json.hds"));
-	teardown();
+	T_RC(hd_store_cache_path(want, sizeof(want), t_at("app.json"), NULL), 0);
+	T_STREQ(want, t_at("app.json.hds"));
+	t_scratch_remove();
 }
 
 static void test_cache__changed_dump_rebuilt(void)
@@ -139,7 +101,7 @@ static void test_cache__changed_dump_rebuilt(void)
 	T_EQ(r.how, HD_CACHE_BUILT);
 	/* one more object, same everything else */
 	{
-		FILE *f = fopen(at("app.json"), "a");
+		FILE *f = fopen(t_at("app.json"), "a");
 
 		T_ASSERT(f);
 		fputs("{\"address\":\"0x7777\", \"type\":\"STRING\", "
@@ -152,10 +114,10 @@ static void test_cache__changed_dump_rebuilt(void)
 	T_EQ(open_app(&r, 0), n + 1);
 	T_EQ(r.how, HD_CACHE_REUSED);
 	/* only the mtime changes: indexed again too */
-	T_ASSERT(utimes(at("app.json"), tv) == 0);
+	T_ASSERT(utimes(t_at("app.json"), tv) == 0);
 	T_EQ(open_app(&r, 0), n + 1);
 	T_EQ(r.how, HD_CACHE_BUILT);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cache__damaged_rebuilt(void)
@@ -167,13 +129,13 @@ static void test_cache__damaged_rebuilt(void)
 	n = open_app(&r, 0);
 	T_EQ(r.how, HD_CACHE_BUILT);
 	/* the magic kept, the rest cut: a store of ours, damaged */
-	T_ASSERT(truncate(at("app.json.hds"), size_of(at("app.json.hds")) / 2) == 0);
+	T_ASSERT(truncate(t_at("app.json.hds"), size_of(t_at("app.json.hds")) / 2) == 0);
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_BUILT);
 	T_ASSERT(strstr(r.note, "damaged") != NULL);
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_REUSED);
-	teardown();
+	t_scratch_remove();
 }
 
 /* a store of the format before (version 1: no class edges) is indexed
@@ -188,7 +150,7 @@ static void test_cache__old_format_rebuilt(void)
 	setup();
 	n = open_app(&r, 0);
 	T_EQ(r.how, HD_CACHE_BUILT);
-	fd = open(at("app.json.hds"), O_WRONLY);
+	fd = open(t_at("app.json.hds"), O_WRONLY);
 	T_ASSERT(fd >= 0);
 	T_ASSERT(pwrite(fd, v, 4, 8) == 4);
 	close(fd);
@@ -199,7 +161,7 @@ static void test_cache__old_format_rebuilt(void)
 	T_ASSERT(strstr(r.note, "damaged") == NULL);
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_REUSED);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cache__not_a_store_left_alone(void)
@@ -209,19 +171,19 @@ static void test_cache__not_a_store_left_alone(void)
 	uint32_t n;
 
 	setup();
-	put(at("app.json.hds"), "my notes, not a store\n");
+	put(t_at("app.json.hds"), "my notes, not a store\n");
 	n = open_app(&r, 0);
 	T_ASSERT(n > 0);
-	T_STREQ(slurp(at("app.json.hds")), "my notes, not a store\n");
+	T_STREQ(t_slurp(t_at("app.json.hds")), "my notes, not a store\n");
 	T_EQ(r.how, HD_CACHE_BUILT);
-	T_ASSERT(strncmp(r.path, at("cache/heapdump/app.json-"),
-			 strlen(at("cache/heapdump/app.json-"))) == 0);
-	T_ASSERT(stat(at("cache/heapdump"), &sb) == 0);
+	T_ASSERT(strncmp(r.path, t_at("cache/heapdump/app.json-"),
+			 strlen(t_at("cache/heapdump/app.json-"))) == 0);
+	T_ASSERT(stat(t_at("cache/heapdump"), &sb) == 0);
 	T_EQ(sb.st_mode & 0777, 0700);
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_REUSED);
-	T_STREQ(slurp(at("app.json.hds")), "my notes, not a store\n");
-	teardown();
+	T_STREQ(t_slurp(t_at("app.json.hds")), "my notes, not a store\n");
+	t_scratch_remove();
 }
 
 static void test_cache__foreign_cache_dir_unused(void)
@@ -230,24 +192,24 @@ static void test_cache__foreign_cache_dir_unused(void)
 	uint32_t n;
 
 	setup();
-	put(at("app.json.hds"), "not a store\n");
+	put(t_at("app.json.hds"), "not a store\n");
 	/* a cache directory others may write: not used */
-	T_ASSERT(mkdir(at("cache"), 0700) == 0);
-	T_ASSERT(mkdir(at("cache/heapdump"), 0777) == 0);
-	T_ASSERT(chmod(at("cache/heapdump"), 0777) == 0);
+	T_ASSERT(mkdir(t_at("cache"), 0700) == 0);
+	T_ASSERT(mkdir(t_at("cache/heapdump"), 0777) == 0);
+	T_ASSERT(chmod(t_at("cache/heapdump"), 0777) == 0);
 	n = open_app(&r, 0);
 	T_ASSERT(n > 0);
 	T_EQ(r.how, HD_CACHE_MEMORY);
 	T_STREQ(r.path, "");
 	T_ASSERT(strstr(r.note, "not a private directory") != NULL);
-	T_ASSERT(rmdir(at("cache/heapdump")) == 0);
+	T_ASSERT(rmdir(t_at("cache/heapdump")) == 0);
 	/* a link to a directory: not used either */
-	T_ASSERT(mkdir(at("elsewhere"), 0700) == 0);
-	T_ASSERT(symlink(at("elsewhere"), at("cache/heapdump")) == 0);
+	T_ASSERT(mkdir(t_at("elsewhere"), 0700) == 0);
+	T_ASSERT(symlink(t_at("elsewhere"), t_at("cache/heapdump")) == 0);
 	T_EQ(open_app(&r, 0), n);
 	T_EQ(r.how, HD_CACHE_MEMORY);
-	T_EQ(rmdir(at("elsewhere")), 0); /* nothing was written in it */
-	teardown();
+	T_EQ(rmdir(t_at("elsewhere")), 0); /* nothing was written in it */
+	t_scratch_remove();
 }
 
 static void test_cache__link_beside_not_written(void)
@@ -255,13 +217,13 @@ static void test_cache__link_beside_not_written(void)
 	hd_cache_result r;
 
 	setup();
-	put(at("target"), "precious\n");
-	T_ASSERT(symlink(at("target"), at("app.json.hds")) == 0);
+	put(t_at("target"), "precious\n");
+	T_ASSERT(symlink(t_at("target"), t_at("app.json.hds")) == 0);
 	T_ASSERT(open_app(&r, 0) > 0);
-	T_STREQ(slurp(at("target")), "precious\n");
+	T_STREQ(t_slurp(t_at("target")), "precious\n");
 	T_EQ(r.how, HD_CACHE_BUILT);
 	T_ASSERT(strstr(r.path, "/cache/heapdump/") != NULL);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cache__store_given(void)
@@ -272,17 +234,17 @@ static void test_cache__store_given(void)
 
 	setup();
 	T_ASSERT(open_app(&r, 0) > 0);
-	T_RC(hd_store_open_cached(&s, &r, at("app.json.hds"), &o, NULL), 0);
+	T_RC(hd_store_open_cached(&s, &r, t_at("app.json.hds"), &o, NULL), 0);
 	T_EQ(r.how, HD_CACHE_STORE);
-	T_STREQ(r.path, at("app.json.hds"));
+	T_STREQ(r.path, t_at("app.json.hds"));
 	hd_store_close(s);
 	/* no such file: the open's error */
-	T_RC(hd_store_open_cached(&s, &r, at("none.json"), &o, NULL), HD_EIO);
+	T_RC(hd_store_open_cached(&s, &r, t_at("none.json"), &o, NULL), HD_EIO);
 	T_ASSERT(s == NULL);
 	o.version = 99;
-	T_RC(hd_store_open_cached(&s, &r, at("app.json"), &o, NULL),
+	T_RC(hd_store_open_cached(&s, &r, t_at("app.json"), &o, NULL),
 	     HD_EINVAL);
-	teardown();
+	t_scratch_remove();
 }
 
 static void test_cache__dominators_kept(void)
@@ -292,12 +254,12 @@ static void test_cache__dominators_kept(void)
 
 	setup();
 	T_ASSERT(open_app(&r, 0) > 0);
-	plain = size_of(at("app.json.hds"));
-	T_ASSERT(unlink(at("app.json.hds")) == 0);
+	plain = size_of(t_at("app.json.hds"));
+	T_ASSERT(unlink(t_at("app.json.hds")) == 0);
 	T_ASSERT(open_app(&r, HD_CACHE_DOMINATORS) > 0);
 	T_EQ(r.how, HD_CACHE_BUILT);
-	T_ASSERT(size_of(at("app.json.hds")) > plain);
-	teardown();
+	T_ASSERT(size_of(t_at("app.json.hds")) > plain);
+	t_scratch_remove();
 }
 
 static const struct t_case cases[] = {
