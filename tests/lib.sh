@@ -49,6 +49,17 @@ loaded() {
 	rm -f "$TMP"/ld.*
 }
 
+# A trio's copies, indexed: TRIO_DIR PREFIX EXT copies DATA's
+# PREFIX_{before,after,later}.EXT into TRIO_DIR and indexes each beside
+# its copy (TRIO_DIR/{before,after,later}.hds); 1 when an index fails.
+index_trio() {
+	mkdir -p "$1"
+	for w in before after later; do
+		cp "$DATA/${2}_$w.$3" "$1/$w.$3"
+		"$HD" index -q -o "$1/$w.hds" "$1/$w.$3" || return 1
+	done
+}
+
 ok() { echo "ok - $SUITE/$1"; }
 notok() { echo "not ok - $SUITE/$1: $2"; }
 

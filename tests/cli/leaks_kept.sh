@@ -90,11 +90,7 @@ one() {
 run_set() {
 	n=$1 pre=$2 ext=$3
 	D=$TMP/$n
-	mkdir -p "$D"
-	for w in before after later; do
-		cp "$DATA/${pre}_$w.$ext" "$D/$w.$ext"
-		"$HD" index -q -o "$D/$w.hds" "$D/$w.$ext" || { notok "$n/index" "index $w failed"; return; }
-	done
+	index_trio "$D" "$pre" "$ext" || { notok "$n/index" "index failed"; return; }
 	one "$n/3-text" text "$D/before.hds" "$D/after.hds" "$D/later.hds"
 	one "$n/3-json" json "$D/before.hds" "$D/after.hds" "$D/later.hds"
 	one "$n/2-text" text "$D/before.hds" "$D/after.hds"

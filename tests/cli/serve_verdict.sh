@@ -27,11 +27,7 @@ get() { curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/api/$1"; }
 run_set() {
 	n=$1 pre=$2 ext=$3
 	D=$TMP/$n
-	mkdir -p "$D"
-	for w in before after later; do
-		cp "$DATA/${pre}_$w.$ext" "$D/$w.$ext"
-		"$HD" index -q -o "$D/$w.hds" "$D/$w.$ext" || { notok "$n/index" "index $w failed"; return; }
-	done
+	index_trio "$D" "$pre" "$ext" || { notok "$n/index" "index failed"; return; }
 	V=$D/later.hds.verdict
 	"$HD" leaks -f json "$D/before.hds" "$D/after.hds" "$D/later.hds" 2>/dev/null |
 		jq -S -c '{verdict, totals, caveats}' >"$D/leaks.json"
