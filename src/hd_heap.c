@@ -136,7 +136,9 @@ static VALUE heap_s_open(VALUE klass, VALUE path)
 /* Heap._open_cached(dump_path, strict) -> [Heap, store_path or nil,
  * note or nil]: the dump through its cached store (hd_store_open_cached,
  * the rule heapdump serve uses too): reused, or indexed and kept, or
- * indexed in memory when no cache can be written (the note says why). */
+ * indexed in memory when no cache can be written; the note says why a
+ * cached store was built again (stale, damaged, another builder's) or
+ * why none is kept. */
 static VALUE heap_s_open_cached(VALUE klass, VALUE path, VALUE strict)
 {
 	VALUE obj = heap_alloc(klass);
@@ -159,8 +161,7 @@ static VALUE heap_s_open_cached(VALUE klass, VALUE path, VALUE strict)
 		hdx_raise(rc, &err);
 	}
 	store = r->path[0] ? rb_str_new_cstr(r->path) : Qnil;
-	note = r->how == HD_CACHE_MEMORY && r->note[0] ?
-	       rb_str_new_cstr(r->note) : Qnil;
+	note = r->note[0] ? rb_str_new_cstr(r->note) : Qnil;
 	xfree(r);
 	return rb_ary_new_from_args(3, obj, store, note);
 }

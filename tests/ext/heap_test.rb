@@ -33,6 +33,22 @@ end
 
 def hex(o) = format("0x%x", o.address)
 
+require "stringio"
+
+# runs the block with $stderr captured: [its value or exception, what it warned]
+def stderr_of
+  old = $stderr
+  $stderr = StringIO.new
+  v = begin
+    yield
+  rescue StandardError => e
+    e
+  end
+  [v, $stderr.string]
+ensure
+  $stderr = old
+end
+
 # ---- 1. loading, the cached store ----
 dump = fixture("ok_ruby3.1_traced.json")
 hds = "#{dump}.hds"
@@ -43,14 +59,16 @@ mtime = File.mtime(hds)
 ino = File.stat(hds).ino
 heap.close
 sleep 1.1
-again = HeapDump.load(dump)
+again, warned = stderr_of { HeapDump.load(dump) }
+check_eq "load/reused-says-nothing", "", warned
 check "load/store-reused", File.mtime(hds) == mtime && File.stat(hds).ino == ino && again.store_path == hds,
       "#{File.mtime(hds)} vs #{mtime}"
 check_eq "load/same-heap", 8175, again.size
 again.close
 # the dump changes: one more object, a later mtime -> indexed again
 File.open(dump, "a") { |f| f.puts '{"address":"0x1", "type":"STRING", "class":"0x7f08258f7d60", "bytesize":1, "value":"x", "memsize":40}' }
-changed = HeapDump.load(dump)
+changed, warned = stderr_of { HeapDump.load(dump) }
+check_eq "load/rebuilt-says-why", "heapdump: #{hds} was stale (its dump changed): indexed again\n", warned
 check "load/rebuilt-after-change", File.stat(hds).ino != ino || File.mtime(hds) != mtime, "the store was not rewritten"
 check_eq "load/rebuilt-sees-change", 8176, changed.size
 check "load/rebuilt-finds-new-object", changed[0x1]&.type == :STRING
@@ -83,8 +101,9 @@ e = check_raises("bad/corrupt-store-raises", HeapDump::Error) { HeapDump.load(co
 check "bad/corrupt-store-message", e && !e.message.empty?, e&.message
 # a corrupt cached store beside a dump is rebuilt, not trusted
 File.binwrite(hds, File.binread(hds, 64) + ("\0".b * 10))
-h = HeapDump.load(dump)
+h, warned = stderr_of { HeapDump.load(dump) }
 check_eq "bad/corrupt-cache-rebuilt", 8176, h.size
+check "bad/corrupt-cache-said", warned.start_with?("heapdump: #{hds} was damaged (") && warned.end_with?("): indexed again\n"), warned
 h.close
 check_raises("bad/closed-heap", HeapDump::Error) { h.size }
 
@@ -295,21 +314,6 @@ gh.each(&:close)
 
 # ---- order: heaps given newest first are refused, with the command's words ----
 require "open3"
-require "stringio"
-
-# runs the block with $stderr captured: [its value or exception, what it warned]
-def stderr_of
-  old = $stderr
-  $stderr = StringIO.new
-  v = begin
-    yield
-  rescue StandardError => e
-    e
-  end
-  [v, $stderr.string]
-ensure
-  $stderr = old
-end
 
 def cli_err(*args)
   _out, err, st = Open3.capture3(HD, *args)

@@ -94,7 +94,11 @@ module HeapDump
       # serve's too
       def cached(path, strict)
         heap, store, note = _open_cached(path, strict)
-        warn "heapdump: cannot keep the index of #{path} (#{note}): it stays in memory" if note
+        if note && store
+          warn "heapdump: #{note}" # a cached store built again, and why
+        elsif note
+          warn "heapdump: cannot keep the index of #{path} (#{note}): it stays in memory"
+        end
         [heap, store]
       end
     end
