@@ -19,6 +19,7 @@ struct side {
 	const hd_store *s;
 	uint32_t n;
 	int traced;         /* some node has a generation */
+	uint64_t untraced;  /* nodes without one (when traced) */
 	int partial;        /* no ROOT lines: a since: dump */
 	int int_flags;      /* 4.0: flags may carry object_id */
 	uint64_t gen_max;
@@ -32,6 +33,8 @@ struct pair {
 	struct side *p, *q;
 	int use_gen, use_oid;
 	uint64_t G;
+	uint64_t moved; /* traced objects of q that compaction moved */
+	uint64_t lost;  /* objects without a generation q has more than p */
 	char b1[NAME_MAX_LEN], b2[NAME_MAX_LEN];
 };
 
@@ -43,7 +46,8 @@ static const char *const match_names[HD_MATCH__COUNT] = {
 	"old: same address, type, class and frozen size",
 	"old (uncertain): same address, type and class",
 	"old (uncertain): untraced, before is a since: dump",
-	NULL,
+	"old: untraced, allocated before tracing began (compaction moved "
+	"traced objects)",
 	"new: another object_id at its address",
 	"new: generation above G",
 	"new: address absent from before",
@@ -69,6 +73,12 @@ static void side_init(struct side *sd, const hd_store *s)
 	sd->partial = info.root_categories == 0 && sd->n > 0;
 	sd->int_flags = (info.features & HD_FEAT_INT_FLAGS) != 0;
 	sd->traced = hd__newest_generation(s, &sd->gen_max);
+	if (sd->traced) {
+		hd_node_id i;
+
+		for (i = 0; i < sd->n; i++)
+			sd->untraced += hd_store_generation(s, i) == UINT64_MAX;
+	}
 }
 
 static void side_free(struct side *sd)
@@ -222,12 +232,54 @@ static int judge(struct pair *pr, hd_node_id q, hd_node_id p,
 		*via = p;
 		return HD_MATCH_OLD_PARTIAL;
 	}
-	if (p == HD_NODE_NONE)
-		return HD_MATCH_NEW_ABSENT;
-	m = fingerprint(pr, q, p);
+	m = p == HD_NODE_NONE ? HD_MATCH_NEW_ABSENT : fingerprint(pr, q, p);
 	if (!HD_MATCH_IS_NEW(m))
 		*via = p;
+	else if (pr->use_gen && pr->moved && !pr->lost)
+		/* traced dumps that compaction changed: an object without
+		 * a generation was allocated before tracing began, which
+		 * was before p (none appeared since); its address proves
+		 * nothing */
+		m = HD_MATCH_OLD_UNTRACED;
 	return m;
+}
+
+/*
+ * Objects without a generation are those allocated before tracing
+ * began: a newer dump of the same traced process has no more of them
+ * (a handful more is tolerated). Many more: tracing stopped between the
+ * dumps, or the tracer lost the allocations of objects compaction moved
+ * (Ruby 3.3's does); then such an object may be new.
+ */
+#define UNTRACED_SLACK 16
+
+/*
+ * The objects of q of a generation below G that are not where p had
+ * them: at an address where p has no object of their generation and
+ * type. Without compaction there are none (an object allocated before
+ * p's newest generation was alive in p, at the same address). One merge
+ * over both dumps' addresses.
+ */
+static uint64_t count_moved(const struct side *p, const struct side *q,
+			    uint64_t G)
+{
+	hd_node_id a = 0, b;
+	uint64_t n = 0;
+
+	for (b = 0; b < q->n; b++) {
+		uint64_t addr = hd_store_address(q->s, b);
+		uint64_t g = hd_store_generation(q->s, b);
+
+		if (g == UINT64_MAX || g >= G)
+			continue;
+		while (a < p->n && hd_store_address(p->s, a) < addr)
+			a++;
+		if (a >= p->n || hd_store_address(p->s, a) != addr ||
+		    hd_store_generation(p->s, a) != g ||
+		    hd_store_type(p->s, a) != hd_store_type(q->s, b))
+			n++;
+	}
+	return n;
 }
 
 static void pair_init(struct pair *pr, struct side *p, struct side *q,
@@ -239,6 +291,9 @@ static void pair_init(struct pair *pr, struct side *p, struct side *q,
 		      q->traced;
 	pr->use_oid = p->oid && q->oid;
 	pr->G = p->gen_max;
+	pr->moved = pr->use_gen ? count_moved(p, q, pr->G) : 0;
+	pr->lost = pr->use_gen && q->untraced > p->untraced + UNTRACED_SLACK ?
+			   q->untraced - p->untraced : 0;
 }
 
 /* Is node id the allocation tracer or an object of dump_all itself? The
@@ -500,6 +555,8 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 	pair_init(pr, &sd[0], &sd[1], opts->flags);
 	res->traced = pr->use_gen;
 	res->generation = pr->G;
+	res->moved[0] = pr->moved;
+	res->untraced_grew[0] = pr->lost;
 	for (q = 0; q < sd[1].n; q++) {
 		uint64_t addr = hd_store_address(after, q);
 		int m;
@@ -520,6 +577,7 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 			res->rules |= HD_DIFF_RULE_OBJECT_ID;
 		else if (m == HD_MATCH_OLD_GENERATION ||
 			 m == HD_MATCH_NEW_GENERATION ||
+			 m == HD_MATCH_OLD_UNTRACED ||
 			 (pr->use_gen &&
 			  hd_store_generation(after, q) != UINT64_MAX))
 			res->rules |= HD_DIFF_RULE_GENERATION;
@@ -543,6 +601,8 @@ int hd_diff(hd_diff_result **out, const hd_store *before,
 		if (!alive || !in_later)
 			goto nomem;
 		pair_init(pr, &sd[1], &sd[2], opts->flags);
+		res->moved[1] = pr->moved;
+		res->untraced_grew[1] = pr->lost;
 		if (find_retained(pr, res->match, alive, in_later,
 				  sd[0].gen_max, res, &res->young_later))
 			goto nomem;

@@ -2014,7 +2014,14 @@ HD_API int hd_domtree_classes_open(hd_class_retained **rows, size_t *n_rows,
  *     frozen with the same size; otherwise new. A match whose BEFORE
  *     object was not frozen is "uncertain": nothing in a dump tells it
  *     from another object of the same class put in the freed slot. Not
- *     immune to compaction (a moved object looks new).
+ *     immune to compaction (a moved object looks new), but for the
+ *     objects without a generation of traced dumps: when compaction
+ *     moved traced objects between the two dumps (an object of a
+ *     generation below G at another address), such an object, which
+ *     the address rule would call new, was allocated before tracing
+ *     began, so before BEFORE: old (HD_MATCH_OLD_UNTRACED); unless
+ *     AFTER has more objects without a generation than BEFORE
+ *     (untraced_grew: the tracer lost some).
  */
 
 /* Verdicts on an object of AFTER (hd_diff_result.match). */
@@ -2027,6 +2034,11 @@ HD_API int hd_domtree_classes_open(hd_class_retained **rows, size_t *n_rows,
 				       class only */
 #define HD_MATCH_OLD_PARTIAL 6    /**< untraced, and BEFORE is a since:
 				       dump, which lists traced objects only */
+#define HD_MATCH_OLD_UNTRACED 7   /**< no generation in traced dumps
+				       between which compaction moved
+				       objects (and none appeared):
+				       allocated before tracing began, so
+				       before BEFORE */
 #define HD_MATCH_NEW_OBJECT_ID 8  /**< BEFORE's object there has another id */
 #define HD_MATCH_NEW_GENERATION 9 /**< generation above G */
 #define HD_MATCH_NEW_ABSENT 10    /**< no object at its address in BEFORE */
@@ -2103,6 +2115,19 @@ typedef struct hd_diff_result {
 	 * holders (see hd_leaks_build). Else empty. */
 	hd_nodes young_later;
 	uint64_t young_later_memsize;
+	/** Traced objects of AFTER that compaction moved since BEFORE (a
+	 * generation below G, at an address where BEFORE has no object of
+	 * its generation and type); with LATER, [1]: the same from AFTER to
+	 * LATER. Not 0: the objects without a generation that the address
+	 * rule would call new are old (HD_MATCH_OLD_UNTRACED). */
+	uint64_t moved[2];
+	/** Traced dumps only: how many more objects without a generation
+	 * AFTER has than BEFORE ([0]; [1]: LATER than AFTER), when more than
+	 * a handful, else 0. Objects allocated before tracing began only
+	 * die: more means tracing stopped between the dumps or the tracer
+	 * lost moved objects' allocations (Ruby 3.3 under compaction), and
+	 * HD_MATCH_OLD_UNTRACED is not used. */
+	uint64_t untraced_grew[2];
 } hd_diff_result;
 
 /**
@@ -3014,7 +3039,11 @@ typedef struct hd_leak_session_options {
 					       no single suspect (VM tables,
 					       unreached, joint) or passed
 					       over by the verdict */
-#define HD_CAVEAT__COUNT 12
+#define HD_CAVEAT_TRACE_LOST (1u << 12) /**< traced dumps, but objects
+					       without a generation appeared
+					       (tracing stopped, or lost by
+					       compaction: Ruby 3.3) */
+#define HD_CAVEAT__COUNT 13
 
 /** The session; opaque. */
 typedef struct hd_leak_session hd_leak_session;

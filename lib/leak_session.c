@@ -112,6 +112,8 @@ static unsigned int judge(const hd_leak_session *ls)
 		c |= HD_CAVEAT_UNCERTAIN;
 	if (d->object_id_skipped)
 		c |= HD_CAVEAT_OBJECT_ID_SKIPPED;
+	if (d->untraced_grew[0] || d->untraced_grew[1])
+		c |= HD_CAVEAT_TRACE_LOST;
 	if (t->saturated || d->memsize_saturated)
 		c |= HD_CAVEAT_SATURATED;
 	if (t->folded)
@@ -233,6 +235,7 @@ static const struct {
 	{ HD_CAVEAT_SATURATED, "saturated", 1 },
 	{ HD_CAVEAT_FOLDED, "folded", 0 },
 	{ HD_CAVEAT_SHARES, "shares", 0 },
+	{ HD_CAVEAT_TRACE_LOST, "trace-lost", 1 },
 };
 
 static int caveat_index(unsigned int caveat)
@@ -400,6 +403,22 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 				       "objects have no allocation generation" :
 				       "allocation tracing in the dumps makes "
 				       "it certain");
+	case HD_CAVEAT_TRACE_LOST: {
+		int k = d->untraced_grew[0] ? 0 : 1;
+
+		return put(buf, size,
+			   "dumps %d and %d are traced, but the second has %s "
+			   "more objects without an allocation generation: %s; "
+			   "such an object may be new, and is judged by its "
+			   "address", k + 1, k + 2,
+			   hd__commas(d->untraced_grew[k], x),
+			   d->moved[k] ? "compaction moved objects between "
+					 "them and the tracer lost the "
+					 "allocations of some (Ruby 3.3 does; "
+					 "take the dumps with GC.auto_compact "
+					 "off, or on Ruby 3.4 or later)" :
+				         "tracing was stopped between them");
+	}
 	case HD_CAVEAT_OBJECT_ID_SKIPPED:
 		return put(buf, size,
 			   "object ids were not compared: a source dump could "

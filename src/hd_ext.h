@@ -143,6 +143,12 @@ void **hdx_table_put(struct hdx_table *t, VALUE key);
 void **hdx_table_get(const struct hdx_table *t, VALUE key);
 /* Removes key; returns its value (NULL if absent). */
 void *hdx_table_del(struct hdx_table *t, VALUE key);
+/* Re-keys the entries whose object compaction moved (rb_gc_location), for
+ * a dcompact function, which the GC calls while it updates references.
+ * Only malloc. A value displaced by a stale entry at the new address, or
+ * one that cannot be re-keyed for want of memory (that object then goes
+ * untraced), is given to drop. */
+void hdx_table_relocate(struct hdx_table *t, void (*drop)(void *));
 
 /* ---- hd_trace.c: allocation sites ---- */
 

@@ -115,3 +115,58 @@ void *hdx_table_del(struct hdx_table *t, VALUE key)
 	t->live--;
 	return old;
 }
+
+void hdx_table_relocate(struct hdx_table *t, void (*drop)(void *))
+{
+	VALUE *to = NULL;
+	void **val = NULL;
+	size_t i, n = 0, cap = 0;
+
+	for (i = 0; i < t->cap; i++) {
+		VALUE key = t->keys[i], dst;
+
+		if (key == EMPTY || key == DELETED)
+			continue;
+		if ((dst = rb_gc_location(key)) == key)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			VALUE *nt = realloc(to, c * sizeof(*to));
+			void **nv = nt ? realloc(val, c * sizeof(*val)) : NULL;
+
+			if (nt)
+				to = nt;
+			if (nv)
+				val = nv;
+			if (!nt || !nv) {
+				/* no memory: this one goes untraced */
+				drop(t->vals[i]);
+				t->keys[i] = DELETED;
+				t->vals[i] = NULL;
+				t->live--;
+				continue;
+			}
+			cap = c;
+		}
+		to[n] = dst;
+		val[n++] = t->vals[i];
+		t->keys[i] = DELETED;
+		t->vals[i] = NULL;
+		t->live--;
+	}
+	/* all moved entries out first: a destination may be a moved
+	 * entry's old key */
+	for (i = 0; i < n; i++) {
+		void **slot = hdx_table_put(t, to[i]);
+
+		if (!slot) {
+			drop(val[i]);
+			continue;
+		}
+		if (*slot)
+			drop(*slot);
+		*slot = val[i];
+	}
+	free(to);
+	free(val);
+}

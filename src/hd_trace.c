@@ -146,8 +146,19 @@ static void frames_mark(void *p)
 	tab_mark(&stk.t);
 }
 
+static struct hdx_table sites;
+
+/* Compaction moved objects: their sites follow them (the tracer's table
+ * is keyed by address; no event says that an object moved). */
+static void frames_compact(void *p)
+{
+	(void)p;
+	hdx_table_relocate(&sites, free);
+}
+
 static const rb_data_type_t frames_type = {
-	"HeapDump/frames", { frames_mark, NULL, NULL }, NULL, NULL, 0
+	"HeapDump/frames", { frames_mark, NULL, NULL, frames_compact },
+	NULL, NULL, 0
 };
 
 static uint64_t mix64(uint64_t h)
@@ -422,7 +433,6 @@ static void tab_free(struct hdx_stktab *t)
 
 /* ---- HeapDump.trace_allocations_start / _stop / _clear ---- */
 
-static struct hdx_table sites;
 static VALUE trace_tp = Qnil;
 static int trace_depth;
 
@@ -765,9 +775,17 @@ static void track_free(void *p)
 	free(t);
 }
 
+/* the retained objects' sites follow the objects compaction moved */
+static void track_compact(void *p)
+{
+	struct hdx_track *t = p;
+
+	hdx_table_relocate(&t->live, free);
+}
+
 static const rb_data_type_t track_type = {
 	"HeapDump/track",
-	{ track_mark, track_free, NULL },
+	{ track_mark, track_free, NULL, track_compact },
 	NULL, NULL, 0
 };
 

@@ -24,6 +24,9 @@
 #   says     (a truth with says) each of its substrings is in the
 #            verdict's text; says_2 and says_3 for two, for three
 #            dumps only
+#   warned   (a truth with warned: dumps that cannot tell the leak) the
+#            report raises that caveat as a warning; holder, share and
+#            sum are then not checked
 # A verdict that names growth in place (first.kind in_place) is held to
 # the truth's inplace figures: the holder's growth over what grew in
 # place, for two and for three dumps.
@@ -167,6 +170,17 @@ EOF
 					ok "$name/no-leak: none claimed ($text)"
 				else
 					notok "$name/no-leak" "a leak is claimed: $kind 1 $text, share $sh_pct of $leak bytes"
+				fi
+				continue
+			fi
+			# a truth that says the dumps cannot give the answer: the
+			# report must warn with that caveat (no holder, no share)
+			warned=$(jq -r '.warned // ""' "$o/truth.json")
+			if [ -n "$warned" ]; then
+				if jq -e --arg w "$warned" '[.caveats[]? | select(.name == $w and .warning)] | length > 0' "$o/l$n.json" >/dev/null; then
+					ok "$name/warned: the report warns '$warned' ($text)"
+				else
+					notok "$name/warned" "no '$warned' warning among the caveats $(jq -c '[.caveats[]?.name]' "$o/l$n.json"): $text"
 				fi
 				continue
 			fi

@@ -66,4 +66,26 @@ check "trace/no-site-untraced", HeapDump.allocation_site(later).nil?
 check "trace/block-form-value", HeapDump.trace_allocations { 42 } == 42 && !HeapDump.tracing?
 HeapDump.trace_allocations_clear
 check "trace/clear", HeapDump.allocation_site(obj).nil?
+
+# compaction moves traced objects (nothing says so to a tracepoint): their
+# sites follow them, so that a dump after GC.compact or auto_compact still
+# tells old objects from new ones
+if GC.respond_to?(:compact)
+  require "objspace"
+  addr = ->(o) { ObjectSpace.dump(o)[/"address":"(0x\h+)"/, 1] }
+  HeapDump.trace_allocations_start
+  moved_objs = []
+  4000.times { |i| s = "moved #{i}"; moved_objs << s if i % 4 == 0 }
+  moved_line = __LINE__ - 1
+  HeapDump.trace_allocations_stop
+  GC.start
+  was = moved_objs.map(&addr)
+  GC.compact
+  moved = moved_objs.each_index.count { |i| addr.(moved_objs[i]) != was[i] }
+  lines = moved_objs.map { |o| HeapDump.allocation_site(o)&.[](1) }
+  check "trace/compaction-moved-some", moved > 0, "no traced object moved"
+  check "trace/compaction-sites-follow", lines.all?(moved_line), "#{lines.count(moved_line)} of #{lines.size} sites kept (#{moved} moved)"
+  HeapDump.trace_allocations_clear
+  moved_objs = nil
+end
 keep.clear

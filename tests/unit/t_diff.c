@@ -307,6 +307,75 @@ static void test_diff__partial_before(void)
 	hd_store_close(b);
 }
 
+/* Traced dumps between which compaction moved objects: an object
+ * without a generation (allocated before tracing began) at a new address
+ * is old, unless objects without a generation appeared (the tracer lost
+ * some: then it may be new); without a moved traced object, the address
+ * rule stands. */
+static void test_diff__compacted_untraced(void)
+{
+	static const char before[] =
+		HEAD
+		FOO("0x1000", G(2))
+		FOO("0x1010", G(3))
+		BAR("0x2000", NOG)
+		STR("0x2010", NOG, "");
+	static const char after[] =
+		HEAD
+		FOO("0x0f00", G(2))  /* moved by compaction */
+		FOO("0x1010", G(3))
+		BAR("0x1f00", NOG)   /* moved, allocated before tracing */
+		STR("0x2010", NOG, "")
+		FOO("0x3000", G(5)); /* new */
+	static const char unmoved[] =
+		HEAD
+		FOO("0x1000", G(2))
+		FOO("0x1010", G(3))
+		BAR("0x1f00", NOG)   /* no traced object moved: rule 3 */
+		STR("0x2010", NOG, "");
+	char lost[4096];
+	size_t n = strlen(after);
+	hd_store *b = load(before), *a = load(after), *u = load(unmoved), *l;
+	hd_diff_result *d = NULL;
+	int k;
+
+	T_ASSERT(b && a && u);
+	T_RC(hd_diff(&d, b, a, NULL, NULL, NULL), 0);
+	T_EQ(d->moved[0], 1);
+	T_EQ(d->untraced_grew[0], 0);
+	T_EQ(verdict(d, a, 0x1f00), HD_MATCH_OLD_UNTRACED);
+	T_EQ(verdict(d, a, 0x2010), HD_MATCH_OLD_UNCERTAIN);
+	T_EQ(verdict(d, a, 0x0f00), HD_MATCH_OLD_GENERATION);
+	T_EQ(d->added.n, 1);
+	T_EQ(d->by_match[HD_MATCH_OLD_UNTRACED], 1);
+	T_STREQ(hd_match_name(HD_MATCH_OLD_UNTRACED),
+		"old: untraced, allocated before tracing began (compaction "
+		"moved traced objects)");
+	hd_diff_result_free(d);
+
+	T_RC(hd_diff(&d, b, u, NULL, NULL, NULL), 0);
+	T_EQ(d->moved[0], 0);
+	T_EQ(verdict(d, u, 0x1f00), HD_MATCH_NEW_ABSENT);
+	hd_diff_result_free(d);
+
+	/* 20 more objects without a generation: the tracer lost them */
+	memcpy(lost, after, n);
+	for (k = 0; k < 20; k++)
+		n += (size_t)snprintf(lost + n, sizeof(lost) - n,
+				      "{\"address\":\"0x%x\", \"type\":\"STRING\", "
+				      "\"class\":\"0x120\"}\n", 0x4000 + 16 * k);
+	T_ASSERT((l = t_store_of(lost, n)) != NULL);
+	T_RC(hd_diff(&d, b, l, NULL, NULL, NULL), 0);
+	T_EQ(d->moved[0], 1);
+	T_EQ(d->untraced_grew[0], 20);
+	T_EQ(verdict(d, l, 0x1f00), HD_MATCH_NEW_ABSENT);
+	hd_diff_result_free(d);
+	hd_store_close(l);
+	hd_store_close(u);
+	hd_store_close(a);
+	hd_store_close(b);
+}
+
 /* Objects of dump_all and of the tracer are left out unless asked. */
 static void test_diff__dumper_objects(void)
 {
@@ -532,6 +601,7 @@ static const struct t_case cases[] = {
 	T_CASE(diff__three_dumps),
 	T_CASE(diff__three_dumps_untraced),
 	T_CASE(diff__partial_before),
+	T_CASE(diff__compacted_untraced),
 	T_CASE(diff__dumper_objects),
 	T_CASE(diff__edges),
 	T_CASE(diff__retained_later),
