@@ -23,6 +23,7 @@ void cli_dump_origin(const char *dump, hd_dump_origin *o, char *time,
 		return;
 	o->pid = sc.pid;
 	o->time_us = hd_time_us(sc.time);
+	o->compactions = sc.has_compact_count ? sc.compact_count + 1 : 0;
 	if (o->time_us)
 		snprintf(time, size, "%s", sc.time);
 	cli_sidecar_free(&sc);

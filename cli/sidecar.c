@@ -124,6 +124,9 @@ static void store_number(struct cli_sidecar *sc, const struct field *f)
 		{ "malloc_in_use_bytes",
 		  offsetof(struct cli_sidecar, malloc_in_use),
 		  offsetof(struct cli_sidecar, has_malloc) },
+		{ "gc_compact_count",
+		  offsetof(struct cli_sidecar, compact_count),
+		  offsetof(struct cli_sidecar, has_compact_count) },
 	};
 	size_t i;
 

@@ -17,7 +17,8 @@
 struct cli_sidecar {
 	char *path;                  /* DUMP.hdmeta (or .meta.json), malloc'ed */
 	uint64_t pid, rss, memsize_of_all, malloc_in_use;
-	int has_rss, has_memsize_of_all, has_malloc;
+	uint64_t compact_count;      /* GC.stat(:compact_count) */
+	int has_rss, has_memsize_of_all, has_malloc, has_compact_count;
 	char ruby_version[32];
 	char time[40];
 	char host[256];

@@ -2178,6 +2178,9 @@ typedef struct hd_dump_origin {
 	uint64_t pid;     /**< the process id */
 	int64_t time_us;  /**< when the dump began: microseconds since the
 			       epoch (UTC) */
+	/** GC.stat(:compact_count) + 1 when the dump was taken (the gem's
+	 * sidecar, gc_compact_count); 0: unknown */
+	uint64_t compactions;
 } hd_dump_origin;
 
 /* hd_order_pair.flags */
@@ -2197,6 +2200,11 @@ typedef struct hd_dump_origin {
 /** The pair looks like two dumps of one process (neither of the two
  * above) taken in the reverse order: generation or time backwards. */
 #define HD_ORDER_REVERSED (1u << 4)
+/** Both compaction counts known (hd_dump_origin.compactions), and the
+ * newer's is higher: a compaction moved objects between the dumps, so an
+ * address no longer names an object (for untraced dumps, a moved object
+ * looks new). Not an order problem: hd_order_text says nothing of it. */
+#define HD_ORDER_COMPACTED (1u << 5)
 
 /** What hd_order_check() found about one pair of consecutive dumps. */
 typedef struct hd_order_pair {
@@ -3043,7 +3051,9 @@ typedef struct hd_leak_session_options {
 					       without a generation appeared
 					       (tracing stopped, or lost by
 					       compaction: Ruby 3.3) */
-#define HD_CAVEAT__COUNT 13
+#define HD_CAVEAT_COMPACTED (1u << 13) /**< untraced dumps between which
+					      a compaction ran (sidecars) */
+#define HD_CAVEAT__COUNT 14
 
 /** The session; opaque. */
 typedef struct hd_leak_session hd_leak_session;

@@ -99,6 +99,10 @@ static unsigned int judge(const hd_leak_session *ls)
 			c |= HD_CAVEAT_OTHER_PROCESS;
 		else if (ls->pairs[k].flags & HD_ORDER_FEW_SHARED)
 			c |= HD_CAVEAT_FEW_SHARED;
+		/* traced dumps follow moved objects by their generation */
+		if (ls->pairs[k].flags & HD_ORDER_COMPACTED &&
+		    !(ls->pairs[k].traced[0] && ls->pairs[k].traced[1]))
+			c |= HD_CAVEAT_COMPACTED;
 	}
 	if (!d->has_later)
 		c |= HD_CAVEAT_TWO_DUMPS;
@@ -236,6 +240,7 @@ static const struct {
 	{ HD_CAVEAT_FOLDED, "folded", 0 },
 	{ HD_CAVEAT_SHARES, "shares", 0 },
 	{ HD_CAVEAT_TRACE_LOST, "trace-lost", 1 },
+	{ HD_CAVEAT_COMPACTED, "compacted", 1 },
 };
 
 static int caveat_index(unsigned int caveat)
@@ -403,6 +408,23 @@ size_t hd_leak_session_caveat_text(char *buf, size_t size,
 				       "objects have no allocation generation" :
 				       "allocation tracing in the dumps makes "
 				       "it certain");
+	case HD_CAVEAT_COMPACTED: {
+		const hd_order_pair *p;
+		size_t a = 0;
+
+		pair_with(ls, HD_ORDER_COMPACTED, &a);
+		p = &ls->pairs[a - 1];
+		return put(buf, size,
+			   "a compaction ran between dumps %zu and %zu "
+			   "(GC.stat compact_count %llu -> %llu, by their "
+			   "sidecars): without allocation tracing an object it "
+			   "moved looks new, and the leak may hold old objects; "
+			   "trace allocations (HeapDump.trace_allocations_start) "
+			   "or take the dumps with GC.auto_compact off", a,
+			   a + 1,
+			   (unsigned long long)(p->origin[0].compactions - 1),
+			   (unsigned long long)(p->origin[1].compactions - 1));
+	}
 	case HD_CAVEAT_TRACE_LOST: {
 		int k = d->untraced_grew[0] ? 0 : 1;
 

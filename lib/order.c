@@ -62,7 +62,7 @@ int hd_order_check(hd_order_pair *pairs,
 		   const hd_store *const *stores, const hd_dump_origin *origins,
 		   size_t n, hd_error *err)
 {
-	static const hd_dump_origin unknown = { 0, 0 };
+	static const hd_dump_origin unknown = { 0, 0, 0 };
 	size_t k;
 
 	(void)err;
@@ -112,6 +112,10 @@ void hd__order_judge(hd_order_pair *op)
 	    op->flags & (HD_ORDER_GENERATION_BACKWARDS |
 			 HD_ORDER_TIME_BACKWARDS))
 		op->flags |= HD_ORDER_REVERSED;
+	if (op->origin[0].compactions && op->origin[1].compactions &&
+	    op->origin[1].compactions > op->origin[0].compactions &&
+	    !(op->flags & HD_ORDER_OTHER_PROCESS))
+		op->flags |= HD_ORDER_COMPACTED;
 }
 
 /* ---- in words ---- */

@@ -173,7 +173,7 @@ static int group_of(hd_trend *t, const hd_stats_row *r, uint32_t *g)
 int hd_trend_add(hd_trend *t, hd_stats *st, const char *path,
 		 const hd_dump_origin *origin, hd_error *err)
 {
-	static const hd_dump_origin unknown = { 0, 0 };
+	static const hd_dump_origin unknown = { 0, 0, 0 };
 	const hd_stats_row *rows;
 	hd_trend_dump *d;
 	size_t n, i, k;

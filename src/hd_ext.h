@@ -125,6 +125,13 @@ static inline int hdx_too_complex(VALUE obj)
 }
 #endif
 
+/* ---- hd_order.c ---- */
+
+/* One Heap#origin ([pid, time, compaction count]) as the library's
+ * hd_dump_origin. */
+struct hd_dump_origin;
+void hdx_origin_get(VALUE og, struct hd_dump_origin *o, const char **t);
+
 /* ---- hd_table.c: open-addressing map from a VALUE to a pointer ---- */
 
 struct hdx_table {

@@ -563,7 +563,8 @@ static VALUE growing_value(const hd_growth *g)
 	return r;
 }
 
-/* #_leaks(after, later_or_nil, steps, top, min_share, skip_weak) ->
+/* #_leaks(after, later_or_nil, steps, top, min_share, skip_weak, budgets,
+ * origins) -> (origins: nil, or Heap#origin of every heap in order)
  * Hash: the leak session of heapdump leaks over BEFORE, AFTER, STEPS...,
  * LATER (hd_leak_session: the diff, the leak model on LATER, else
  * AFTER, the growth over every heap, the caveats); steps are the heaps
@@ -571,11 +572,13 @@ static VALUE growing_value(const hd_growth *g)
  * raised) by the caller; with budgets (an Array of expressions, or nil)
  * their results (hd_budget_eval_leaks) */
 static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
-			VALUE top, VALUE min_share, VALUE weak, VALUE budgets)
+			VALUE top, VALUE min_share, VALUE weak, VALUE budgets,
+			VALUE origins)
 {
 	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	struct diff_run run;
 	hd_store *ss[HD_LEAK_SESSION_MAX_DUMPS];
+	hd_dump_origin org[HD_LEAK_SESSION_MAX_DUMPS];
 	hd_error err = { 0 };
 	size_t n = 0;
 	long i;
@@ -599,6 +602,19 @@ static VALUE heap_leaks(VALUE self, VALUE after, VALUE later, VALUE steps,
 		ss[n++] = hdx_heap_get(rb_ary_entry(steps, i))->s;
 	if (run.h[2])
 		ss[n++] = run.h[2]->s;
+	/* the sidecars' pid, time and compactions, as the commands read
+	 * them (Heap#origin): the same caveats */
+	if (!NIL_P(origins)) {
+		Check_Type(origins, T_ARRAY);
+		if ((size_t)RARRAY_LEN(origins) != n)
+			rb_raise(rb_eArgError, "one origin per heap");
+		for (i = 0; i < (long)n; i++) {
+			const char *t;
+
+			hdx_origin_get(rb_ary_entry(origins, i), &org[i], &t);
+		}
+		o.origins = org;
+	}
 	if ((rc = hd_leak_session_new(&run.ls, ss, n, &o, &err)))
 		hdx_raise(rc, &err);
 	if ((rc = hd_leak_session_run(run.ls, &err))) {
@@ -779,7 +795,7 @@ void hdx_init_graph(VALUE mod)
 	rb_define_method(hdx_cHeap, "_roots_of", heap_roots_of, 3);
 	rb_define_method(hdx_cHeap, "_subgraph_of", heap_subgraph_of, 2);
 	rb_define_method(hdx_cHeap, "_diff", heap_diff, 2);
-	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 7);
+	rb_define_method(hdx_cHeap, "_leaks", heap_leaks, 8);
 	rb_define_method(hdx_cHeap, "_interface_with", heap_interface_with, 1);
 	rb_define_method(hdx_cHeap, "_flame", heap_flame, 3);
 }

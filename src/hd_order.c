@@ -29,10 +29,29 @@ static VALUE finding_text(const hd_order_pair *p, unsigned int finding,
 	return s;
 }
 
+/* One origin of Heap#origin, [pid or 0, sidecar time String or nil,
+ * GC compaction count or nil], into *o; *t its time ("" if none). */
+void hdx_origin_get(VALUE og, struct hd_dump_origin *o, const char **t)
+{
+	VALUE pid, tm, cc;
+
+	Check_Type(og, T_ARRAY);
+	pid = rb_ary_entry(og, 0);
+	tm = rb_ary_entry(og, 1);
+	cc = rb_ary_entry(og, 2);
+	memset(o, 0, sizeof(*o));
+	o->pid = NIL_P(pid) ? 0 : NUM2ULL(pid);
+	*t = NIL_P(tm) ? "" : StringValueCStr(tm);
+	o->time_us = hd_time_us(*t);
+	if (!o->time_us)
+		*t = "";
+	o->compactions = NIL_P(cc) ? 0 : NUM2ULL(cc) + 1;
+}
+
 /*
  * Heap._order(heaps, names, origins) -> [[warnings, reversed, forced], ...]
  * heaps: 2 to 16 Heaps, oldest first as given; names: what to call each;
- * origins: [pid or 0, sidecar time String or nil] of each. One entry per
+ * origins: Heap#origin of each (hdx_origin_get). One entry per
  * consecutive pair: its warnings (two processes, few shared addresses),
  * and when it looks reversed the error text and the text with force
  * (nil when not reversed).
@@ -59,19 +78,11 @@ static VALUE heap_s_order(VALUE klass, VALUE heaps, VALUE names,
 		rb_raise(rb_eArgError,
 			 "2 to 16 heaps, each with a name and an origin");
 	for (k = 0; k < n; k++) {
-		VALUE og = rb_ary_entry(origins, k), pid, tm;
 		VALUE name = rb_ary_entry(names, k);
 
 		s[k] = hdx_heap_get(rb_ary_entry(heaps, k))->s;
 		nm[k] = StringValueCStr(name);
-		Check_Type(og, T_ARRAY);
-		pid = rb_ary_entry(og, 0);
-		tm = rb_ary_entry(og, 1);
-		o[k].pid = NIL_P(pid) ? 0 : NUM2ULL(pid);
-		t[k] = NIL_P(tm) ? "" : StringValueCStr(tm);
-		o[k].time_us = hd_time_us(t[k]);
-		if (!o[k].time_us)
-			t[k] = "";
+		hdx_origin_get(rb_ary_entry(origins, k), &o[k], &t[k]);
 	}
 	if ((rc = hd_order_check(p, s, o, (size_t)n, &err)))
 		hdx_raise(rc, &err);

@@ -378,7 +378,9 @@ module HeapDump
         "ruby_platform" => RUBY_PLATFORM,
         "ruby_description" => RUBY_DESCRIPTION,
         "process" => process_memory,
-        "gc_stat" => GC.stat
+        "gc_stat" => (st = GC.stat),
+        # compactions so far: an untraced diff across one is unreliable
+        "gc_compact_count" => st[:compact_count]
       }.merge!(_memory)
     end
 

@@ -216,7 +216,7 @@ static void test_session__nothing_new(void)
 static void test_session__other_process(void)
 {
 	hd_store *s[2] = { load(before), load(after) };
-	hd_dump_origin org[2] = { { 100, 0 }, { 200, 0 } };
+	hd_dump_origin org[2] = { { 100, 0, 0 }, { 200, 0, 0 } };
 	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
 	hd_leak_session *ls = NULL;
 	const hd_order_pair *p;
@@ -238,6 +238,59 @@ static void test_session__other_process(void)
 	T_EQ(hd_caveat_is_warning(HD_CAVEAT_OTHER_PROCESS), 1);
 	hd_leak_session_free(ls);
 	close_all(s, 2);
+}
+
+/* A compaction between two dumps of one process (the sidecars'
+ * counts): a warning for untraced dumps, none for traced ones, which
+ * follow moved objects by their generation. */
+static void test_session__compacted(void)
+{
+	static const char ub[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+		"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"
+		"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\"}\n";
+	static const char ua[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x1000\"]}\n"
+		"{\"address\":\"0x100\", \"type\":\"CLASS\", \"name\":\"Foo\"}\n"
+		"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", "
+		"\"references\":[\"0x2000\"]}\n"
+		"{\"address\":\"0x2000\", \"type\":\"OBJECT\", \"class\":\"0x100\"}\n";
+	hd_store *u[2] = { load(ub), load(ua) };
+	hd_store *t[2] = { load(before), load(after) };
+	hd_dump_origin org[2] = { { 100, 0, 2 + 1 }, { 100, 0, 3 + 1 } };
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	hd_leak_session *ls = NULL;
+	const hd_order_pair *p;
+	char buf[512];
+	size_t n;
+
+	T_ASSERT(u[0] && u[1] && t[0] && t[1]);
+	o.origins = org;
+	T_RC(hd_leak_session_new(&ls, u, 2, &o, NULL), 0);
+	p = hd_leak_session_order(ls, &n);
+	T_ASSERT(p[0].flags & HD_ORDER_COMPACTED);
+	T_ASSERT(!(p[0].flags & HD_ORDER_REVERSED));
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(hd_leak_session_caveats(ls) & HD_CAVEAT_COMPACTED);
+	T_ASSERT(hd_leak_session_caveat_text(buf, sizeof(buf), ls,
+					     HD_CAVEAT_COMPACTED) > 0);
+	T_ASSERT(strstr(buf, "compact_count 2 -> 3") != NULL);
+	T_STREQ(hd_caveat_name(HD_CAVEAT_COMPACTED), "compacted");
+	T_EQ(hd_caveat_is_warning(HD_CAVEAT_COMPACTED), 1);
+	hd_leak_session_free(ls);
+	/* traced: no warning */
+	T_RC(hd_leak_session_new(&ls, t, 2, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(!(hd_leak_session_caveats(ls) & HD_CAVEAT_COMPACTED));
+	hd_leak_session_free(ls);
+	/* the same count: no compaction between them */
+	org[1].compactions = org[0].compactions;
+	T_RC(hd_leak_session_new(&ls, u, 2, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_ASSERT(!(hd_leak_session_caveats(ls) & HD_CAVEAT_COMPACTED));
+	hd_leak_session_free(ls);
+	close_all(u, 2);
+	close_all(t, 2);
 }
 
 /* Untraced dumps: an object at the same address, of the same type and
@@ -329,6 +382,7 @@ static const struct t_case cases[] = {
 	T_CASE(session__slot_growth),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
+	T_CASE(session__compacted),
 	T_CASE(session__uncertain),
 	T_CASE(session__names),
 	T_CASE(session__bad_arguments),

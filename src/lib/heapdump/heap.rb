@@ -333,7 +333,9 @@ module HeapDump
       steps = later[0...-1] || []
       check_order(after, later, force)
       budgets = Array(budgets).map(&:to_s) unless budgets.nil?
-      Leaks.new(self, after, last, _leaks(after, last, steps, top, min_share, skip_weak, budgets), steps: steps)
+      # (check_order read them, and said what was wrong with them)
+      origins = [self, after, *steps, last].compact.map { |h| h.origin(warn: false) }
+      Leaks.new(self, after, last, _leaks(after, last, steps, top, min_share, skip_weak, budgets, origins), steps: steps)
     end
 
     # call-seq:
@@ -374,15 +376,16 @@ module HeapDump
     end
     private :read_sidecar
 
-    # The pid and sidecar time of the dump ([0, nil] when unknown): the
-    # gem's sidecar (#sidecar) beside the dump, or beside a store's source
-    # dump, as the commands find it.
-    def origin
-      j = sidecar
-      return [0, nil] unless j
+    # The pid, sidecar time and GC compaction count of the dump ([0, nil,
+    # nil] when unknown): the gem's sidecar (#sidecar) beside the dump, or
+    # beside a store's source dump, as the commands find it.
+    def origin(warn: true)
+      j = sidecar(warn: warn)
+      return [0, nil, nil] unless j
 
       pid = j["pid"].is_a?(Integer) && j["pid"].positive? ? j["pid"] : 0
-      [pid, j["time"].is_a?(String) ? j["time"] : nil]
+      cc = j["gc_compact_count"]
+      [pid, j["time"].is_a?(String) ? j["time"] : nil, cc.is_a?(Integer) && cc >= 0 ? cc : nil]
     end
 
     # The gem's sidecar of the dump as a Hash, read when asked (nil when
