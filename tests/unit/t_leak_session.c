@@ -5,7 +5,8 @@
  * at every step), the same dump twice (nothing new), two processes by
  * their origins, uncertain matches, the caveats' names and sentences,
  * a collection replaced at every step followed through its holder's
- * slot, and bad arguments.
+ * slot, the VM's own growth never taken for the program's growth in
+ * place, and bad arguments.
  *
  * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
  * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
@@ -214,6 +215,49 @@ static void test_session__slot_growth(void)
 	close_all(s, 3);
 }
 
+/* The VM itself (a DATA of struct VM, class RubyVM: its memsize counts
+ * the call-info and symbol tables, which grow as the program makes new
+ * method names) grows at every dump, by more than the leak: it is no
+ * growth in place of the program's, and the verdict never names it. */
+#define VMDATA(m)                                                          \
+	"{\"address\":\"0x140\", \"type\":\"CLASS\", \"name\":\"RubyVM\"}\n"  \
+	"{\"address\":\"0x3000\", \"type\":\"DATA\", \"class\":\"0x140\", "  \
+	"\"struct\":\"VM\", \"generation\":1, \"memsize\":" #m "}\n"
+
+static void test_session__vm_grows(void)
+{
+	static const char b[] = HEAD VMDATA(1000) CACHE(0) ", \"references\":[]}\n";
+	static const char a[] = HEAD VMDATA(60000) CACHE(2)
+		", \"references\":[\"0x2000\", \"0x2010\"]}\n"
+		STR("0x2000", 5) STR("0x2010", 5);
+	static const char l[] = HEAD VMDATA(120000) CACHE(4)
+		", \"references\":[\"0x2000\", \"0x2010\", \"0x2020\", "
+		"\"0x2030\"]}\n"
+		STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 8)
+		STR("0x2030", 8);
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	const hd_leaks_totals *t;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_memsize, 200);
+	T_EQ(hd_growth_inplace_count(hd_leak_session_growth(ls)), 0);
+	T_EQ(t->inplace_memsize, 0);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_SUSPECT);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "RubyVM") == NULL);
+	T_ASSERT(strstr(buf, "growth in place") == NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
 static void test_session__nothing_new(void)
 {
 	hd_store *s[2] = { load(after), load(after) };
@@ -360,6 +404,7 @@ static const struct t_case cases[] = {
 	T_CASE(session__two_dumps),
 	T_CASE(session__three_and_four_dumps),
 	T_CASE(session__slot_growth),
+	T_CASE(session__vm_grows),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
 	T_CASE(session__uncertain),
