@@ -6,7 +6,8 @@
  * their origins, uncertain matches, the caveats' names and sentences,
  * a collection replaced at every step followed through its holder's
  * slot, the VM's own growth never taken for the program's growth in
- * place, and bad arguments.
+ * place, growth in place by shape (two buffers held alike outweigh one
+ * Hash that grew more), and bad arguments.
  *
  * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
  * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
@@ -258,6 +259,58 @@ static void test_session__vm_grows(void)
 	close_all(s, 3);
 }
 
+/* Growth in place by shape: two buffers (Strings, each held by a Foo)
+ * grow by 8000 bytes each, a Hash (held by a Bar) by 12000: the verdict
+ * names the buffers, 16000 of the 28000 bytes that grew in place, not
+ * the Hash that grew most alone. */
+#define BUF(conn, buf, n, m)                                               \
+	"{\"address\":\"" conn "\", \"type\":\"OBJECT\", \"class\":\"0x100\", "  \
+	"\"generation\":1, \"references\":[\"" buf "\"]}\n"                 \
+	"{\"address\":\"" buf "\", \"type\":\"STRING\", \"class\":\"0x120\", "  \
+	"\"generation\":1, \"bytesize\":" #n ", \"memsize\":" #m "}\n"
+#define BAR(n, m)                                                          \
+	"{\"address\":\"0x150\", \"type\":\"CLASS\", \"name\":\"Bar\"}\n"     \
+	"{\"address\":\"0x160\", \"type\":\"CLASS\", \"name\":\"Hash\"}\n"    \
+	"{\"address\":\"0x5000\", \"type\":\"OBJECT\", \"class\":\"0x150\", "  \
+	"\"generation\":1, \"references\":[\"0x5100\"]}\n"                 \
+	"{\"address\":\"0x5100\", \"type\":\"HASH\", \"class\":\"0x160\", "    \
+	"\"generation\":1, \"size\":" #n ", \"memsize\":" #m "}\n"
+
+static void test_session__inplace_shape(void)
+{
+	static const char b[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 900, 1000) BUF("0x4010", "0x4110", 900, 1000)
+		BAR(10, 1000);
+	static const char a[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 4900, 5000) BUF("0x4010", "0x4110", 4900, 5000)
+		BAR(70, 7000);
+	static const char l[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 8900, 9000) BUF("0x4010", "0x4110", 8900, 9000)
+		BAR(130, 13000);
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	const hd_leaks_totals *t;
+	hd_node_id id = HD_NODE_NONE;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	T_RC(hd_leak_session_new(&ls, s, 3, NULL, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->inplace_count, 3);
+	T_EQ(t->inplace_memsize, 28000);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_INPLACE);
+	T_ASSERT(t->first_share > 0.571 && t->first_share < 0.572);
+	T_EQ(hd_leaks_inplace(hd_leak_session_leaks(ls), &id, NULL, 0, NULL), 3);
+	T_EQ(hd_store_type(hd_leak_session_store(ls), id), HD_T_STRING);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "; 2 objects of its shape (String held by Foo) "
+			     "grew by 16.0 KB in all") != NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
 static void test_session__nothing_new(void)
 {
 	hd_store *s[2] = { load(after), load(after) };
@@ -405,6 +458,7 @@ static const struct t_case cases[] = {
 	T_CASE(session__three_and_four_dumps),
 	T_CASE(session__slot_growth),
 	T_CASE(session__vm_grows),
+	T_CASE(session__inplace_shape),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
 	T_CASE(session__uncertain),
