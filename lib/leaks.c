@@ -565,7 +565,9 @@ static int churn(const hd_leaks *l, const hd_store *before,
 
 /*
  * The verdict: the described suspects that only stacks hold, or (two
- * dumps) that only replaced what a collection held, are passed over;
+ * dumps) that only replaced what a collection held, are passed over,
+ * and a WeakKeyMap's values unless no other suspect is left, or none
+ * that holds min_leak while they do;
  * no significant leak when what is left, the VM's tables left out, is
  * under min_leak; else the first suspect left, or the first cluster
  * when it gathers several suspects that together hold more than that
@@ -610,6 +612,13 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 	t->first_kind = HD_LEAKS_FIRST_NONE;
 	if (first == l->nsus)
 		first = eph; /* only a weak map's values: name it after all */
+	else if (eph < l->nsus &&
+		 l->sus[first].pub.retained_memsize < o->min_leak &&
+		 l->sus[eph].pub.retained_memsize >= o->min_leak)
+		/* beside a weak map's values, no suspect that is a leak of
+		 * its own: no holder of their keys in the leak, the values
+		 * hold them (a presenter that references its model) */
+		first = eph;
 	if (!t->significant || first == l->nsus)
 		return;
 	t->first_kind = HD_LEAKS_FIRST_SUSPECT;

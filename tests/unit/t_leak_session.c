@@ -7,7 +7,8 @@
  * a collection replaced at every step followed through its holder's
  * slot, the VM's own growth never taken for the program's growth in
  * place, growth in place by shape (two buffers held alike outweigh one
- * Hash that grew more), and bad arguments.
+ * Hash that grew more), a WeakKeyMap whose values hold their keys named
+ * over a suspect under min_leak, and bad arguments.
  *
  * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
  * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
@@ -311,6 +312,66 @@ static void test_session__inplace_shape(void)
 	close_all(s, 3);
 }
 
+/* A WeakKeyMap whose values (Arrays) reference their keys (Strings),
+ * which nothing else holds: the map holds them all. Beside it a Bar
+ * holds one new String of 40 bytes, under min_leak: the verdict names
+ * the map, not Bar. */
+#define WKM(refs)                                                          \
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", "  \
+	"\"generation\":1, \"references\":[\"0x6000\", \"0x5000\"]}\n"        \
+	"{\"address\":\"0x170\", \"type\":\"CLASS\", "                       \
+	"\"name\":\"ObjectSpace::WeakKeyMap\"}\n"                                \
+	"{\"address\":\"0x150\", \"type\":\"CLASS\", \"name\":\"Bar\"}\n"     \
+	"{\"address\":\"0x6000\", \"type\":\"DATA\", \"class\":\"0x170\", "    \
+	"\"struct\":\"weakkeymap\", \"generation\":1, \"memsize\":200, "      \
+	"\"references\":[" refs "]}\n"
+#define VAL(v, k, g)                                                       \
+	"{\"address\":\"" v "\", \"type\":\"ARRAY\", \"class\":\"0x130\", "    \
+	"\"generation\":" #g ", \"length\":1, \"memsize\":100, "             \
+	"\"references\":[\"" k "\"]}\n" STR(k, g)
+#define BARS(s)                                                            \
+	"{\"address\":\"0x5000\", \"type\":\"OBJECT\", \"class\":\"0x150\", "  \
+	"\"generation\":1, \"references\":[" s "]}\n"
+
+static void test_session__weak_values_hold_keys(void)
+{
+	static const char b[] = HEAD WKM("") BARS("");
+	static const char a[] = HEAD WKM("\"0x2000\", \"0x2010\"")
+		BARS("\"0x2200\"") VAL("0x2000", "0x2100", 5)
+		VAL("0x2010", "0x2110", 5)
+		"{\"address\":\"0x2200\", \"type\":\"STRING\", \"class\":\"0x120\", "
+		"\"generation\":5, \"memsize\":40}\n";
+	static const char l[] = HEAD WKM("\"0x2000\", \"0x2010\", \"0x2020\"")
+		BARS("\"0x2200\"") VAL("0x2000", "0x2100", 5)
+		VAL("0x2010", "0x2110", 5) VAL("0x2020", "0x2120", 8)
+		"{\"address\":\"0x2200\", \"type\":\"STRING\", \"class\":\"0x120\", "
+		"\"generation\":5, \"memsize\":40}\n";
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	const hd_leaks_totals *t;
+	const hd_leaks_suspect *p;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_memsize, 440);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_SUSPECT);
+	p = hd_leaks_suspect_get(hd_leak_session_leaks(ls), t->first_index);
+	T_ASSERT(p != NULL);
+	T_ASSERT(p->flags & HD_SUSPECT_EPHEMERON);
+	T_EQ(p->retained_memsize, 400);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "ObjectSpace::WeakKeyMap") != NULL);
+	T_ASSERT(strstr(buf, "Bar") == NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
 static void test_session__nothing_new(void)
 {
 	hd_store *s[2] = { load(after), load(after) };
@@ -459,6 +520,7 @@ static const struct t_case cases[] = {
 	T_CASE(session__slot_growth),
 	T_CASE(session__vm_grows),
 	T_CASE(session__inplace_shape),
+	T_CASE(session__weak_values_hold_keys),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
 	T_CASE(session__uncertain),
