@@ -15,8 +15,9 @@
  * collection is followed, and of the other objects those of at least
  * INPLACE_MIN bytes in the last dump (an object that small cannot have
  * grown much; the bound keeps the lookups to a small part of the heap).
- * The tracer's and dump_all's objects and the VM's hidden tables are
- * not counted (own_object).
+ * The tracer's and dump_all's objects, the VM's hidden tables, the VM
+ * itself (a DATA of struct VM) and the weak maps are not counted
+ * (own_object).
  *
  * An object that compaction moved is not followed (its address
  * changed): it is not reported, never reported wrongly.
@@ -288,15 +289,35 @@ static int add_grown(hd_growth *r, hd_node_id id, int type,
 	return 0;
 }
 
+/* Is id the VM itself or one of its tables: a DATA whose struct is
+ * "VM" (the RubyVM instance: its memsize counts the VM's call-info and
+ * symbol tables, which grow as the program makes new method names) or
+ * "VM/..."? */
+static int vm_data(const hd_store *s, hd_node_id id)
+{
+	size_t len = 0;
+	const char *aux;
+
+	if (hd_store_type(s, id) != HD_T_DATA ||
+	    !(aux = hd_store_aux(s, id, &len)) || len < 2 ||
+	    memcmp(aux, "VM", 2))
+		return 0;
+	return len == 2 || aux[2] == '/';
+}
+
 /* May id's growth in place be the program's? Not the allocation
  * tracer's table nor dump_all's objects (hd_store_is_dumper), nor an
  * object without a class: the VM's own hidden tables (the interned
- * strings, the symbol table's lists), which grow with what the program
- * does but are never what holds its memory. */
+ * strings, the symbol table's lists), nor the VM itself (vm_data),
+ * which grow with what the program does but are never what holds its
+ * memory; nor a weak map (hd__is_weak: a WeakMap, a WeakRef), whose
+ * table grows with what others keep alive, or with the entries of
+ * objects freed whose finalizers have not run yet (3.1). */
 static int own_object(const hd_store *s, hd_node_id id)
 {
 	return hd_store_class(s, id) != HD_NODE_NONE &&
-	       !hd_store_is_dumper(s, id);
+	       !hd_store_is_dumper(s, id) && !vm_data(s, id) &&
+	       !hd__is_weak(s, id);
 }
 
 /* Follows id back: a growing collection, growth in place, or neither. */

@@ -367,6 +367,8 @@ static inline uint64_t hd__record_features_key(const hd_record *rec)
  * memory. Free with hd__free(m, n / 8 + 1).
  */
 HD_HIDDEN unsigned char *hd__weak_bitmap(const hd_store *s);
+/* Is id one of those weak-reference internals (a WeakMap, a WeakRef)? */
+HD_HIDDEN int hd__is_weak(const hd_store *s, hd_node_id id);
 /* Is id an ObjectSpace::WeakKeyMap's table (DATA of struct weakkeymap)?
  * The one test (store_refnames.c): the store's names, paths.c and
  * leak_attr.c ask it. */

@@ -65,6 +65,8 @@ struct hd_leaks {
 	double new_share;
 	hd_node_id in_id;    /* grown in place most, or NONE */
 	uint64_t in_mem[GROWTH_DUMPS]; /* its memsizes */
+	size_t in_shape;     /* the grown objects of its shape, it too */
+	uint64_t in_shape_grew; /* their growth, summed */
 	int in_has_path;
 	hd_root_path in_path;
 	struct hd__attr attr;
@@ -563,7 +565,9 @@ static int churn(const hd_leaks *l, const hd_store *before,
 
 /*
  * The verdict: the described suspects that only stacks hold, or (two
- * dumps) that only replaced what a collection held, are passed over;
+ * dumps) that only replaced what a collection held, are passed over,
+ * and a WeakKeyMap's values unless no other suspect is left, or none
+ * that holds min_leak while they do;
  * no significant leak when what is left, the VM's tables left out, is
  * under min_leak; else the first suspect left, or the first cluster
  * when it gathers several suspects that together hold more than that
@@ -608,6 +612,13 @@ static void verdict(hd_leaks *l, const hd_leaks_options *o)
 	t->first_kind = HD_LEAKS_FIRST_NONE;
 	if (first == l->nsus)
 		first = eph; /* only a weak map's values: name it after all */
+	else if (eph < l->nsus &&
+		 l->sus[first].pub.retained_memsize < o->min_leak &&
+		 l->sus[eph].pub.retained_memsize >= o->min_leak)
+		/* beside a weak map's values, no suspect that is a leak of
+		 * its own: no holder of their keys in the leak, the values
+		 * hold them (a presenter that references its model) */
+		first = eph;
 	if (!t->significant || first == l->nsus)
 		return;
 	t->first_kind = HD_LEAKS_FIRST_SUSPECT;
@@ -932,18 +943,97 @@ static int on_path(const hd_root_path *p, hd_node_id id)
 	return 0;
 }
 
+/* The first object that holds id (its first referrer), or NONE. */
+static hd_node_id first_referrer(const hd_store *s, hd_node_id id)
+{
+	hd_edge_iter it;
+	hd_node_id r;
+
+	hd_store_referrers(s, id, &it);
+	return hd_edge_iter_next(&it, &r) == 0 ? r : HD_NODE_NONE;
+}
+
+/* Are a and b of one shape: of one type and class, held by objects of
+ * one type and class (or both by none)? */
+static int same_shape(const hd_store *s, hd_node_id a, hd_node_id b)
+{
+	hd_node_id ra, rb;
+
+	if (hd_store_type(s, a) != hd_store_type(s, b) ||
+	    hd_store_class(s, a) != hd_store_class(s, b))
+		return 0;
+	ra = first_referrer(s, a);
+	rb = first_referrer(s, b);
+	if (ra == HD_NODE_NONE || rb == HD_NODE_NONE)
+		return ra == rb;
+	return hd_store_type(s, ra) == hd_store_type(s, rb) &&
+	       hd_store_class(s, ra) == hd_store_class(s, rb);
+}
+
+/* The objects of g that grew in place of top's shape (top too), and
+ * their growth summed into *grew: a pool's connections each with a
+ * buffer appended to grow alike, and together. One pass. */
+static size_t shape_growth(const hd_store *s, const hd_growth *g,
+			   const hd_grown *top, uint64_t *grew)
+{
+	const hd_grown *x;
+	size_t i, k = 0;
+
+	*grew = 0;
+	for (i = 0; (x = hd_growth_inplace_get(g, i)) != NULL; i++)
+		if (x == top || same_shape(s, top->id, x->id)) {
+			hd__sat_add(grew, x->last - x->first);
+			k++;
+		}
+	return k;
+}
+
+/* How many of the objects that grew most are weighed as the first of
+ * a shape (each a pass over the grown objects). */
+#define SHAPE_TRIES 16
+
+/* The grown object, of the SHAPE_TRIES that grew most, whose shape grew
+ * most in all (the first of it); its objects and their growth. */
+static const hd_grown *top_shape(const hd_store *s, const hd_growth *g,
+				 size_t *count, uint64_t *grew)
+{
+	const hd_grown *best = NULL, *x;
+	uint64_t sum;
+	size_t i, j, k;
+
+	*count = 0;
+	*grew = 0;
+	for (i = 0; i < SHAPE_TRIES && (x = hd_growth_inplace_get(g, i));
+	     i++) {
+		for (j = 0; j < i; j++)
+			if (same_shape(s, hd_growth_inplace_get(g, j)->id,
+				       x->id))
+				break;
+		if (j < i)
+			continue; /* weighed with an earlier one */
+		k = shape_growth(s, g, x, &sum);
+		if (!best || sum > *grew) {
+			best = x;
+			*count = k;
+			*grew = sum;
+		}
+	}
+	return best;
+}
+
 /*
- * The growth in place of g: the object that grew most becomes what the
- * verdict names first when the new objects are under the threshold but
- * the growth in place is not, or when it grew more than the first
- * suspect (or cluster) holds and is not on its path (a Hash holding the
- * leak grows its table too: that is the same story). Its path comes
- * from a search of its own, made only then.
+ * The growth in place of g: the object that grew most, with the others
+ * of its shape (shape_growth), becomes what the verdict names first
+ * when the new objects are under the threshold but the growth in place
+ * is not, or when they grew more than the first suspect (or cluster)
+ * holds and it is not on its path (a Hash holding the leak grows its
+ * table too: that is the same story). Its path comes from a search of
+ * its own, made only then.
  */
 static int set_inplace(hd_leaks *l, const hd_growth *g, hd_error *err)
 {
 	hd_leaks_totals *t = &l->t;
-	const hd_grown *top = hd_growth_inplace_get(g, 0);
+	const hd_grown *top;
 	const hd_growing *x;
 	hd_reach *reach = NULL;
 	uint64_t grew;
@@ -965,11 +1055,13 @@ static int set_inplace(hd_leaks *l, const hd_growth *g, hd_error *err)
 	t->inplace_count = hd_growth_inplace_count(g);
 	t->inplace_memsize = hd_growth_inplace_memsize(g);
 	l->in_id = HD_NODE_NONE;
-	if (!top)
+	l->in_shape = 0;
+	l->in_shape_grew = 0;
+	if (!(top = top_shape(l->s, g, &l->in_shape, &grew)))
 		return 0;
 	l->in_id = top->id;
 	memcpy(l->in_mem, top->memsizes, l->ndumps * sizeof(*l->in_mem));
-	grew = top->last - top->first;
+	l->in_shape_grew = grew;
 	if (t->significant ? grew <= first_memsize(l) ||
 				     on_path(first_path(l), top->id) :
 			     t->inplace_memsize < t->min_leak)
@@ -1099,6 +1191,20 @@ static void put_insignificant(struct text *t, const hd_leaks *l)
 	    rest != v->leak_memsize - v->vm_memsize ? a : "", b);
 }
 
+/* "String held by Connection": id's shape (same_shape) */
+static void put_shape(struct text *t, const hd_store *s, hd_node_id id)
+{
+	char a[128], b[128];
+	hd_node_id r = first_referrer(s, id);
+
+	hd_store_node_name(a, sizeof(a), s, id);
+	put(t, "%s", a);
+	if (r == HD_NODE_NONE)
+		return;
+	hd_store_node_name(b, sizeof(b), s, r);
+	put(t, " held by %s", b);
+}
+
 /* "growth in place: ... -> Hash grew at every dump: 48.2 KB -> 2.3 MB ->
  * 4.6 MB (+4.6 MB; length 1000 -> 51000 -> 101000); 2 old objects grew
  * in place by 5.7 MB in all; the new objects are no significant leak: 4
@@ -1132,6 +1238,13 @@ static void put_inplace(struct text *t, const hd_leaks *l)
 			    (unsigned long long)l->grow_len[i]);
 	}
 	put(t, ")");
+	if (l->in_shape > 1) {
+		hd_bytes_text(a, sizeof(a), l->in_shape_grew);
+		put(t, "; %llu objects of its shape (",
+		    (unsigned long long)l->in_shape);
+		put_shape(t, l->s, l->in_id);
+		put(t, ") grew by %s in all", a);
+	}
 	if (v->inplace_count > 1) {
 		hd_bytes_text(a, sizeof(a), v->inplace_memsize);
 		put(t, "; %llu old objects grew in place by %s in all",

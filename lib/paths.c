@@ -121,6 +121,11 @@ unsigned char *hd__ephemeron_keyed(const hd_store *s, int *nomem)
 	return m;
 }
 
+int hd__is_weak(const hd_store *s, hd_node_id id)
+{
+	return is_weak(s, id);
+}
+
 unsigned char *hd__weak_bitmap(const hd_store *s)
 {
 	uint32_t i, n = hd_store_node_count(s);

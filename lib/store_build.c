@@ -1244,7 +1244,8 @@ static int roots_csr(struct bld *b)
  * by no object and no root: such Arrays become the references of a root
  * category "finalizers", the name 3.1 to 3.3 give the table. Nothing is
  * inferred when the dump names the table itself ("finalizers", or the
- * "objspace" category under which 3.4's GC marks it). Runs after the
+ * "objspace" category under which 3.4's GC marks it), nor when it is of
+ * a Ruby that would have named it (lists_finalizers). Runs after the
  * reverse edges and the root references are built, before the byte
  * order is fixed (TYPE is bytes; CLASS and AUX are little-endian by
  * now, the CSR sections native).
@@ -1287,6 +1288,25 @@ static int finalizer_entry(struct bld *b, const uint8_t *type,
 	return 1;
 }
 
+/*
+ * Is the dump of a Ruby that lists the finalizer table among its roots
+ * whenever the table has entries (3.3 and before)? Its exact version
+ * says so, or an object_id root (2.7 to 3.3), or the absence of shapes
+ * (3.1 and before). Such a dump without the category has no entries:
+ * the Arrays of finalizers no object holds are then those of objects
+ * already freed, whose finalizers are about to run (a WeakMap's on 3.1),
+ * garbage rather than entries.
+ */
+static int lists_finalizers(uint32_t f)
+{
+	uint32_t v = (f & HD_FEAT_VERSION_MASK) >> HD_FEAT_VERSION_SHIFT;
+
+	if (v)
+		return (v >> 12) < 3 || ((v >> 12) == 3 && ((v >> 6) & 63) < 4);
+	return (f & HD_FEAT_OBJECT_ID_ROOT) ||
+	       !(f & (HD_FEAT_SHAPES | HD_FEAT_MEMPROF));
+}
+
 static int finalizer_roots(struct bld *b)
 {
 	static const char name[] = "finalizers";
@@ -1299,7 +1319,8 @@ static int finalizer_roots(struct bld *b)
 	const char *p;
 
 	if (!b->N || b->s->len[HD__SEC_CLASS] < (uint64_t)b->N * 4 ||
-	    b->s->len[HD__SEC_AUX] < (uint64_t)b->N * 4)
+	    b->s->len[HD__SEC_AUX] < (uint64_t)b->N * 4 ||
+	    lists_finalizers(b->features))
 		return 0;
 	for (k = 0; k < R; k++) {
 		p = hd__intern_str(&b->strs, b->rnames[k], &len);

@@ -113,10 +113,11 @@ enum hd__sec {
 
 /* The builder's version kept in a cached store (BUILDER section): one
  * more whenever what the builder puts in a store changes (1: the
- * inferred finalizers root, store_build.c finalizer_roots). A cached
+ * inferred finalizers root, store_build.c finalizer_roots; 2: none
+ * inferred for a dump of 3.3 or before, lists_finalizers). A cached
  * store without it or with another is built again; a store named by
  * the user opens whatever its builder. */
-#define HD__STORE_BUILDER 1u
+#define HD__STORE_BUILDER 2u
 #define HD__SEC_RESERVED(id) ((id) >= 48 && (id) <= 50)
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with

@@ -5,7 +5,10 @@
  * at every step), the same dump twice (nothing new), two processes by
  * their origins, uncertain matches, the caveats' names and sentences,
  * a collection replaced at every step followed through its holder's
- * slot, and bad arguments.
+ * slot, the VM's own growth and a weak map's never taken for the
+ * program's growth in place, growth in place by shape (two buffers held alike outweigh one
+ * Hash that grew more), a WeakKeyMap whose values hold their keys named
+ * over a suspect under min_leak, and bad arguments.
  *
  * A cache (Foo at 0x1000, root vm) gains two Strings of 100 bytes per
  * dump: BEFORE holds none, AFTER 0x2000 and 0x2010, LATER those and
@@ -190,6 +193,170 @@ static void test_session__slot_growth(void)
 	T_ASSERT(strstr(buf, "; the Array that Foo holds grows at every "
 			     "dump, a new one each time: 0 -> 2 -> 4") != NULL);
 	T_ASSERT(strstr(buf, "no collection grows") == NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
+/* The VM itself (a DATA of struct VM, class RubyVM: its memsize counts
+ * the call-info and symbol tables, which grow as the program makes new
+ * method names) grows at every dump, by more than the leak: it is no
+ * growth in place of the program's, and the verdict never names it. */
+#define VMDATA(m)                                                          \
+	"{\"address\":\"0x140\", \"type\":\"CLASS\", \"name\":\"RubyVM\"}\n"  \
+	"{\"address\":\"0x3000\", \"type\":\"DATA\", \"class\":\"0x140\", "  \
+	"\"struct\":\"VM\", \"generation\":1, \"memsize\":" #m "}\n"
+
+/* and a WeakMap (a DATA of struct weakmap) whose table grows: its
+ * entries hold nothing (on 3.1 those of objects freed, whose finalizers
+ * have not run yet, stay until they do) */
+#define WEAKMAP(m)                                                         \
+	"{\"address\":\"0x180\", \"type\":\"CLASS\", "                        \
+	"\"name\":\"ObjectSpace::WeakMap\"}\n"                                  \
+	"{\"address\":\"0x3100\", \"type\":\"DATA\", \"class\":\"0x180\", "  \
+	"\"struct\":\"weakmap\", \"generation\":1, \"memsize\":" #m "}\n"
+
+static void test_session__vm_grows(void)
+{
+	static const char b[] = HEAD VMDATA(1000) WEAKMAP(1000) CACHE(0) ", \"references\":[]}\n";
+	static const char a[] = HEAD VMDATA(60000) WEAKMAP(30000) CACHE(2)
+		", \"references\":[\"0x2000\", \"0x2010\"]}\n"
+		STR("0x2000", 5) STR("0x2010", 5);
+	static const char l[] = HEAD VMDATA(120000) WEAKMAP(60000) CACHE(4)
+		", \"references\":[\"0x2000\", \"0x2010\", \"0x2020\", "
+		"\"0x2030\"]}\n"
+		STR("0x2000", 5) STR("0x2010", 5) STR("0x2020", 8)
+		STR("0x2030", 8);
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	const hd_leaks_totals *t;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_memsize, 200);
+	T_EQ(hd_growth_inplace_count(hd_leak_session_growth(ls)), 0);
+	T_EQ(t->inplace_memsize, 0);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_SUSPECT);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "RubyVM") == NULL);
+	T_ASSERT(strstr(buf, "growth in place") == NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
+/* Growth in place by shape: two buffers (Strings, each held by a Foo)
+ * grow by 8000 bytes each, a Hash (held by a Bar) by 12000: the verdict
+ * names the buffers, 16000 of the 28000 bytes that grew in place, not
+ * the Hash that grew most alone. */
+#define BUF(conn, buf, n, m)                                               \
+	"{\"address\":\"" conn "\", \"type\":\"OBJECT\", \"class\":\"0x100\", "  \
+	"\"generation\":1, \"references\":[\"" buf "\"]}\n"                 \
+	"{\"address\":\"" buf "\", \"type\":\"STRING\", \"class\":\"0x120\", "  \
+	"\"generation\":1, \"bytesize\":" #n ", \"memsize\":" #m "}\n"
+#define BAR(n, m)                                                          \
+	"{\"address\":\"0x150\", \"type\":\"CLASS\", \"name\":\"Bar\"}\n"     \
+	"{\"address\":\"0x160\", \"type\":\"CLASS\", \"name\":\"Hash\"}\n"    \
+	"{\"address\":\"0x5000\", \"type\":\"OBJECT\", \"class\":\"0x150\", "  \
+	"\"generation\":1, \"references\":[\"0x5100\"]}\n"                 \
+	"{\"address\":\"0x5100\", \"type\":\"HASH\", \"class\":\"0x160\", "    \
+	"\"generation\":1, \"size\":" #n ", \"memsize\":" #m "}\n"
+
+static void test_session__inplace_shape(void)
+{
+	static const char b[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 900, 1000) BUF("0x4010", "0x4110", 900, 1000)
+		BAR(10, 1000);
+	static const char a[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 4900, 5000) BUF("0x4010", "0x4110", 4900, 5000)
+		BAR(70, 7000);
+	static const char l[] = HEAD CACHE(0) ", \"references\":[]}\n"
+		BUF("0x4000", "0x4100", 8900, 9000) BUF("0x4010", "0x4110", 8900, 9000)
+		BAR(130, 13000);
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	const hd_leaks_totals *t;
+	hd_node_id id = HD_NODE_NONE;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	T_RC(hd_leak_session_new(&ls, s, 3, NULL, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->inplace_count, 3);
+	T_EQ(t->inplace_memsize, 28000);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_INPLACE);
+	T_ASSERT(t->first_share > 0.571 && t->first_share < 0.572);
+	T_EQ(hd_leaks_inplace(hd_leak_session_leaks(ls), &id, NULL, 0, NULL), 3);
+	T_EQ(hd_store_type(hd_leak_session_store(ls), id), HD_T_STRING);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "; 2 objects of its shape (String held by Foo) "
+			     "grew by 16.0 KB in all") != NULL);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
+/* A WeakKeyMap whose values (Arrays) reference their keys (Strings),
+ * which nothing else holds: the map holds them all. Beside it a Bar
+ * holds one new String of 40 bytes, under min_leak: the verdict names
+ * the map, not Bar. */
+#define WKM(refs)                                                          \
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", "  \
+	"\"generation\":1, \"references\":[\"0x6000\", \"0x5000\"]}\n"        \
+	"{\"address\":\"0x170\", \"type\":\"CLASS\", "                       \
+	"\"name\":\"ObjectSpace::WeakKeyMap\"}\n"                                \
+	"{\"address\":\"0x150\", \"type\":\"CLASS\", \"name\":\"Bar\"}\n"     \
+	"{\"address\":\"0x6000\", \"type\":\"DATA\", \"class\":\"0x170\", "    \
+	"\"struct\":\"weakkeymap\", \"generation\":1, \"memsize\":200, "      \
+	"\"references\":[" refs "]}\n"
+#define VAL(v, k, g)                                                       \
+	"{\"address\":\"" v "\", \"type\":\"ARRAY\", \"class\":\"0x130\", "    \
+	"\"generation\":" #g ", \"length\":1, \"memsize\":100, "             \
+	"\"references\":[\"" k "\"]}\n" STR(k, g)
+#define BARS(s)                                                            \
+	"{\"address\":\"0x5000\", \"type\":\"OBJECT\", \"class\":\"0x150\", "  \
+	"\"generation\":1, \"references\":[" s "]}\n"
+
+static void test_session__weak_values_hold_keys(void)
+{
+	static const char b[] = HEAD WKM("") BARS("");
+	static const char a[] = HEAD WKM("\"0x2000\", \"0x2010\"")
+		BARS("\"0x2200\"") VAL("0x2000", "0x2100", 5)
+		VAL("0x2010", "0x2110", 5)
+		"{\"address\":\"0x2200\", \"type\":\"STRING\", \"class\":\"0x120\", "
+		"\"generation\":5, \"memsize\":40}\n";
+	static const char l[] = HEAD WKM("\"0x2000\", \"0x2010\", \"0x2020\"")
+		BARS("\"0x2200\"") VAL("0x2000", "0x2100", 5)
+		VAL("0x2010", "0x2110", 5) VAL("0x2020", "0x2120", 8)
+		"{\"address\":\"0x2200\", \"type\":\"STRING\", \"class\":\"0x120\", "
+		"\"generation\":5, \"memsize\":40}\n";
+	hd_store *s[3] = { load(b), load(a), load(l) };
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	const hd_leaks_totals *t;
+	const hd_leaks_suspect *p;
+	char buf[1024];
+
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	t = hd_leak_session_totals(ls);
+	T_EQ(t->leak_memsize, 440);
+	T_EQ(t->first_kind, HD_LEAKS_FIRST_SUSPECT);
+	p = hd_leaks_suspect_get(hd_leak_session_leaks(ls), t->first_index);
+	T_ASSERT(p != NULL);
+	T_ASSERT(p->flags & HD_SUSPECT_EPHEMERON);
+	T_EQ(p->retained_memsize, 400);
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT(strstr(buf, "ObjectSpace::WeakKeyMap") != NULL);
+	T_ASSERT(strstr(buf, "Bar") == NULL);
 	hd_leak_session_free(ls);
 	close_all(s, 3);
 }
@@ -380,6 +547,9 @@ static const struct t_case cases[] = {
 	T_CASE(session__two_dumps),
 	T_CASE(session__three_and_four_dumps),
 	T_CASE(session__slot_growth),
+	T_CASE(session__vm_grows),
+	T_CASE(session__inplace_shape),
+	T_CASE(session__weak_values_hold_keys),
 	T_CASE(session__nothing_new),
 	T_CASE(session__other_process),
 	T_CASE(session__compacted),

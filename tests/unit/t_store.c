@@ -792,8 +792,13 @@ static void test_store__shuffled_heap(void)
  * its entries (hidden Arrays of Procs and Methods that nothing
  * references) become the root category "finalizers". Not a hidden
  * Array of anything else, not one an object references, not one a root
- * lists, and nothing when the dump lists the table itself.
+ * lists, and nothing when the dump lists the table itself, nor when it
+ * is of a Ruby that would list it (no shapes: 3.1 or before; there such
+ * Arrays are the finalizers of objects already freed, a WeakMap's).
  */
+#define SHAPED                                                            \
+	"{\"address\":\"0xf000\", \"type\":\"STRING\", \"slot_size\":40, "   \
+	"\"value\":\"y\"}\n"
 #define FIN_OBJS                                                          \
 	"{\"address\":\"0xa000\", \"type\":\"ARRAY\", \"frozen\":true, "  \
 	"\"length\":2, \"references\":[\"0xb000\", \"0xb100\"]}\n"        \
@@ -816,6 +821,9 @@ static void test_store__finalizer_roots(void)
 {
 	static const char inferred[] =
 		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
+		"[\"0xa300\"]}\n" FIN_OBJS SHAPED;
+	static const char old31[] =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
 		"[\"0xa300\"]}\n" FIN_OBJS;
 	static const char listed[] =
 		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":"
@@ -835,6 +843,11 @@ static void test_store__finalizer_roots(void)
 	T_RC(rc, 0);
 	T_EQ(hd_store_root_count(s), 2);
 	T_STREQ(root(s, 1), "finalizers: a300");
+	hd_store_close(s);
+	s = build_text("fin3.json", old31, &rc);
+	T_RC(rc, 0);
+	T_EQ(hd_store_root_count(s), 1);
+	T_STREQ(root(s, 0), "vm: a300");
 	hd_store_close(s);
 }
 

@@ -58,12 +58,7 @@ def request(id, counting)
   $leaked[1] += bytes
 end
 
-(0...50).each { |id| request(id, false) }
-Scenario.dump("before")
-(50...450).each { |id| request(id, true) }
-Scenario.dump("after")
-(450...850).each { |id| request(id, false) }
-Scenario.dump("later")
+Scenario.phases { |id, counting| request(id, counting) }
 
 # Ruby 3.3's own tracer (objspace, which dump_all reads) loses the
 # allocation of an object compaction moves: its dumps cannot tell the

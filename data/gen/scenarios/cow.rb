@@ -62,12 +62,7 @@ def request(id, counting)
   $leaked[1] += bytes
 end
 
-(0...50).each { |id| request(id, false) }
-Scenario.dump("before")
-(50...450).each { |id| request(id, true) }
-Scenario.dump("after")
-(450...850).each { |id| request(id, false) }
-Scenario.dump("later")
+Scenario.phases { |id, counting| request(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["@handlers", "::ROUTER"], holder_dump_all: ["Router"],
                says_3: ["that Router", "holds grows at every dump, a new one each time: 50 -> 450 -> 850"],

@@ -111,12 +111,7 @@ def handle(id, counting)
   3.times { |q| NOTIFIER.instrument(SQL, { sql: "SELECT 1", q: q }) { q } }
 end
 
-(0...50).each { |id| handle(id, false) }         # warm-up
-Scenario.dump("before")
-(50...550).each { |id| handle(id, true) }        # phase A: the leak measured
-Scenario.dump("after")
-(550...1050).each { |id| handle(id, false) }     # phase B: it goes on
-Scenario.dump("later")
+Scenario.phases(n: 500) { |id, counting| handle(id, counting) } # warm-up, phase A (measured), phase B
 
 Scenario.truth(leaks: true, holder_gem: ["@string_subscribers"], holder_dump_all: ["Fanout"],
                not_holder_gem: ["@listeners_for"], not_holder_dump_all: ["ListenerCache"],

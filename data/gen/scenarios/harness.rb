@@ -55,6 +55,20 @@ module Scenario
     [objects.size, objects.sum { |o| ObjectSpace.memsize_of(o) }]
   end
 
+  # The three dumps around the two phases, each a run of ids given to
+  # the block with counting (true in phase A alone): ids 0...warm (the
+  # warm-up), BEFORE, warm...warm + n (phase A, the leak the truth
+  # counts), AFTER, warm + n...warm + 2 * n (phase B: the leak goes on),
+  # LATER.
+  def phases(warm: 50, n: 400)
+    (0...warm).each { |id| yield id, false }
+    dump("before")
+    (warm...warm + n).each { |id| yield id, true }
+    dump("after")
+    (warm + n...warm + 2 * n).each { |id| yield id, false }
+    dump("later")
+  end
+
   # [count, memsize] of the live objects of the given types (e.g.
   # :T_IMEMO: a closure's environment, an instruction sequence, a method
   # entry; :T_ICLASS), which Ruby code cannot reach one by one, after a

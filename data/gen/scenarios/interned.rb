@@ -47,12 +47,7 @@ def request(id, counting)
   $leaked[1] += bytes
 end
 
-(0...50).each { |id| request(id, false) }
-Scenario.dump("before")
-(50...N + 50).each { |id| request(id, true) }
-Scenario.dump("after")
-(N + 50...2 * N + 50).each { |id| request(id, false) }
-Scenario.dump("later")
+Scenario.phases(n: N) { |id, counting| request(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["@by_label"], holder_dump_all: ["RouteStats"],
                objects: $leaked[0], bytes: $leaked[1],

@@ -56,12 +56,7 @@ def login(id, counting)
   $leaked[1] += bytes
 end
 
-(0...50).each { |id| login(id, false) }
-Scenario.dump("before")
-(50...450).each { |id| login(id, true) }
-Scenario.dump("after")
-(450...850).each { |id| login(id, false) }
-Scenario.dump("later")
+Scenario.phases { |id, counting| login(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["@by_id", "@by_user"], holder_dump_all: ["SessionCache", "UserIndex"],
                objects: $leaked[0], bytes: $leaked[1], says_3: ["held jointly by 2 holders", "SessionCache", "UserIndex"],

@@ -44,12 +44,7 @@ def request(id, counting)
   $leaked[1] += bytes + root
 end
 
-(0...50).each { |id| request(id, false) }
-Scenario.dump("before")
-(50...450).each { |id| request(id, true) }
-Scenario.dump("after")
-(450...850).each { |id| request(id, false) }
-Scenario.dump("later")
+Scenario.phases { |id, counting| request(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["@lines"], holder_dump_all: ["MemoryLog"],
                objects: $leaked[0], bytes: $leaked[1],

@@ -79,12 +79,7 @@ def enqueue(id, counting)
   $leaked[1] += bytes
 end
 
-(0...40).each { |id| enqueue(id, false) }
-Scenario.dump("before")
-(40...440).each { |id| enqueue(id, true) }
-Scenario.dump("after")
-(440...840).each { |id| enqueue(id, false) }
-Scenario.dump("later")
+Scenario.phases(warm: 40) { |id, counting| enqueue(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["@entries"], holder_dump_all: ["RetrySet"],
                objects: $leaked[0], bytes: $leaked[1],

@@ -51,12 +51,7 @@ def request(id, counting)
   $counting = false
 end
 
-(0...50).each { |id| request(id, false) }
-Scenario.dump("before")
-(50...450).each { |id| request(id, true) }
-Scenario.dump("after")
-(450...850).each { |id| request(id, false) }
-Scenario.dump("later")
+Scenario.phases { |id, counting| request(id, counting) }
 
 Scenario.truth(leaks: true, holder_gem: ["TracePoint"], holder_dump_all: ["TracePoint"],
                objects: $leaked[0], bytes: $leaked[1],
