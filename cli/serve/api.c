@@ -765,7 +765,10 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 	/* before the order is made, a near page is selected by itself */
 	select = off + lim <= SELECT_MAX && select_mode() >= 0 &&
 		 (select_mode() > 0 || !serve_state_order_ready(st));
-	if (serve_state_need_classidx(st) ||
+	/* the class index: a class's members, and the dumper's objects
+	 * a selected page leaves out (the order has them out already) */
+	if (((select || serve_group_keys[g] == HD_KEY_CLASS) &&
+	     serve_state_need_classidx(st)) ||
 	    (!select && serve_state_need_order(st)) ||
 	    !(w = malloc(sizeof(*w)))) {
 		bad_request(o, 500, "out of memory");
