@@ -726,90 +726,95 @@ struct hd_retained_order {
 	size_t n;
 	const hd_node_id *nodes; /* own, or borrowed from the mapping */
 	hd_node_id *own;
+	size_t own_cap;          /* the ids own has room for */
 };
 
 enum { OH_VERSION, OH_NODES, OH_OBJECTS, OH_FLAGS, OH_REACHED,
        OH_REACHED_MEM, OH_COUNT };
 
-struct by_ret {
-	uint64_t ret;
-	hd_node_id id;
-};
-
 /*
- * p[0..m) (in ascending node order) in the objects' order
- * (hd_retained_before) by a stable radix sort, least significant byte
- * first, of max - ret: a pass for each byte in which the keys differ,
- * O(m) a pass (qsort took a second at 5 M objects). tmp: m more pairs.
- * Ties keep their ascending node order: the rule's second half.
+ * The n nodes id[] (in ascending node order) with their retained
+ * memsize key[] put in the objects' order (hd_retained_before) by a
+ * stable radix sort, least significant byte first, of max - key: a pass
+ * for each byte in which the keys differ, O(n) a pass (qsort took a
+ * second at 5 M objects). Ties keep their ascending node order: the
+ * rule's second half. tkey, tid: n more of each (12 bytes a node
+ * beside the 12 sorted, where pairs took 32). The sorted ids end in
+ * id[] or tid[]: returned.
  */
-static void radix_ret(struct by_ret *p, struct by_ret *tmp, size_t m)
+static hd_node_id *radix_ret(uint64_t *key, hd_node_id *id, uint64_t *tkey,
+			     hd_node_id *tid, size_t n)
 {
-	uint64_t max = 0;
-	size_t count[256], k, sum, c;
-	struct by_ret *a = p, *b = tmp, *t;
+	uint64_t max = 0, *ka = key, *kb = tkey, *kt;
+	hd_node_id *ia = id, *ib = tid, *it;
+	size_t count[256], k, sum, c, at;
 	unsigned shift, dg;
 
-	for (k = 0; k < m; k++)
-		if (p[k].ret > max)
-			max = p[k].ret;
-	for (shift = 0; shift < 64 && (max >> shift); shift += 8) {
+	for (k = 0; k < n; k++)
+		if (key[k] > max)
+			max = key[k];
+	for (shift = 0; n && shift < 64 && (max >> shift); shift += 8) {
 		memset(count, 0, sizeof(count));
-		for (k = 0; k < m; k++)
-			count[((max - a[k].ret) >> shift) & 0xff]++;
+		for (k = 0; k < n; k++)
+			count[((max - ka[k]) >> shift) & 0xff]++;
 		/* every key has this byte: nothing to move */
-		if (count[((max - a[0].ret) >> shift) & 0xff] == m)
+		if (count[((max - ka[0]) >> shift) & 0xff] == n)
 			continue;
 		for (dg = 0, sum = 0; dg < 256; dg++) {
 			c = count[dg];
 			count[dg] = sum;
 			sum += c;
 		}
-		for (k = 0; k < m; k++)
-			b[count[((max - a[k].ret) >> shift) & 0xff]++] = a[k];
-		t = a;
-		a = b;
-		b = t;
+		for (k = 0; k < n; k++) {
+			at = count[((max - ka[k]) >> shift) & 0xff]++;
+			kb[at] = ka[k];
+			ib[at] = ia[k];
+		}
+		kt = ka;
+		ka = kb;
+		kb = kt;
+		it = ia;
+		ia = ib;
+		ib = it;
 	}
-	if (a != p)
-		memcpy(p, a, m * sizeof(*p));
+	return ia;
 }
 
 /* The nodes of s but the dumper's (hd_store_is_dumper) in the objects'
- * order by d's retained memsize: *out (hd__malloc'd, *m + 1 ids), or
- * HD_ENOMEM. */
+ * order by d's retained memsize: *m of *out (hd__malloc'd, room for the
+ * store's node count + 1), or HD_ENOMEM. */
 static int order_sort(hd_node_id **out, size_t *m_out, const hd_domtree *d,
 		      const hd_store *s)
 {
 	uint32_t n = hd_store_node_count(s), i;
+	size_t nn = (size_t)n + 1, m = 0;
 	unsigned char *dumper = hd__store_dumper_bitmap(s, NULL, NULL);
-	struct by_ret *p = NULL;
-	hd_node_id *ids = NULL;
-	size_t m = 0, k;
+	uint64_t *key = NULL;
+	hd_node_id *ids = NULL, *tid = NULL, *sorted;
 
 	*out = NULL;
 	*m_out = 0;
-	if (!dumper ||
-	    !(p = hd__array_alloc(((size_t)n + 1) * 2, sizeof(*p))) ||
-	    !(ids = hd__array_alloc((size_t)n + 1, sizeof(*ids)))) {
+	if (!dumper || !(key = hd__array_alloc(nn * 2, sizeof(*key))) ||
+	    !(ids = hd__array_alloc(nn, sizeof(*ids))) ||
+	    !(tid = hd__array_alloc(nn, sizeof(*tid)))) {
 		hd__bitmap_free(dumper, n);
-		hd__free(p, p ? ((size_t)n + 1) * 2 * sizeof(*p) : 0);
+		hd__free(key, key ? nn * 2 * sizeof(*key) : 0);
+		hd__free(ids, ids ? nn * sizeof(*ids) : 0);
 		return HD_ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
 		if (hd__bit(dumper, i))
 			continue;
-		p[m].id = i;
-		hd_domtree_retained(d, i, &p[m].ret);
+		ids[m] = i;
+		hd_domtree_retained(d, i, &key[m]);
 		m++;
 	}
 	hd__bitmap_free(dumper, n);
-	if (m)
-		radix_ret(p, p + n + 1, m);
-	for (k = 0; k < m; k++)
-		ids[k] = p[k].id;
-	hd__free(p, ((size_t)n + 1) * 2 * sizeof(*p));
-	*out = ids;
+	sorted = radix_ret(key, ids, key + nn, tid, m);
+	hd__free(key, nn * 2 * sizeof(*key));
+	/* the other array freed; the sorted one kept */
+	hd__free(sorted == ids ? tid : ids, nn * sizeof(*ids));
+	*out = sorted;
 	*m_out = m;
 	return 0;
 }
@@ -822,7 +827,8 @@ int hd_retained_order_build(hd_retained_order **out, const hd_domtree *d,
 	HD_ASSERT_ARG(out && d && s);
 	*out = NULL;
 	if (!(o = hd__calloc(1, sizeof(*o))) ||
-	    order_sort(&o->own, &o->n, d, s)) {
+	    (o->own_cap = (size_t)hd_store_node_count(s) + 1,
+	     order_sort(&o->own, &o->n, d, s))) {
 		hd__free(o, o ? sizeof(*o) : 0);
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
@@ -907,7 +913,8 @@ int hd_retained_order_open(hd_retained_order **out, const hd_domtree *d,
 	/* the image is the array: borrowed from the mapping */
 	o->nodes = (const hd_node_id *)(const void *)ids;
 #else
-	if (!(o->own = hd__array_alloc((size_t)M + 1, sizeof(*o->own)))) {
+	o->own_cap = (size_t)M + 1;
+	if (!(o->own = hd__array_alloc(o->own_cap, sizeof(*o->own)))) {
 		hd__free(o, sizeof(*o));
 		return hd__error(err, HD_ENOMEM, "out of memory");
 	}
@@ -930,7 +937,7 @@ void hd_retained_order_free(hd_retained_order *o)
 {
 	if (!o)
 		return;
-	hd__free(o->own, o->own ? (o->n + 1) * sizeof(*o->own) : 0);
+	hd__free(o->own, o->own ? o->own_cap * sizeof(*o->own) : 0);
 	hd__free(o, sizeof(*o));
 }
 
@@ -940,7 +947,7 @@ static int order_image(const hd_domtree *d, const hd_store *s,
 {
 	uint64_t flags = 0, rm = 0, rc;
 	hd_node_id *ids;
-	size_t m, k;
+	size_t m, k, cap = (size_t)hd_store_node_count(s) + 1;
 	unsigned char *p;
 
 	if (dom_flags(s, &flags))
@@ -950,7 +957,7 @@ static int order_image(const hd_domtree *d, const hd_store *s,
 	rc = hd_domtree_reached(d, &rm);
 	*len = OH_COUNT * 8 + 4 * m;
 	if (!(*img = p = hd__malloc(*len))) {
-		hd__free(ids, (m + 1) * sizeof(*ids));
+		hd__free(ids, cap * sizeof(*ids));
 		return HD_ENOMEM;
 	}
 	hd__put_le64(p + 8 * OH_VERSION, VIEW_VERSION);
@@ -961,7 +968,7 @@ static int order_image(const hd_domtree *d, const hd_store *s,
 	hd__put_le64(p + 8 * OH_REACHED_MEM, rm);
 	for (k = 0; k < m; k++)
 		hd__put_le32(p + OH_COUNT * 8 + 4 * k, ids[k]);
-	hd__free(ids, (m + 1) * sizeof(*ids));
+	hd__free(ids, cap * sizeof(*ids));
 	return 0;
 }
 
