@@ -7,10 +7,11 @@
  * its children orders and the groups' orders (small: one per group).
  * While serving, on threads (serve_once: or by the first request that
  * needs them, whichever comes first): the search from the roots
- * (paths), retained by class, the objects in order of retained size
- * with each one's class index (/api/objects), and the string values
- * read back from the dump with their search (/api/search), so that
- * serve answers its first page without them.
+ * (paths), retained by class, each object's class index and the
+ * objects' order (/api/objects: hd_retained_order, mapped from the
+ * store's view or sorted), and the string values read back from the
+ * dump with their search (/api/search), so that serve answers its first
+ * page without them. Graphviz is left to the first drawing.
  * No comparison reads file-scope state: each sort gets its context
  * through qsort_r, and the state is read by every request thread.
  */
