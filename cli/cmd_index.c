@@ -73,7 +73,8 @@ static int add_dominators(hd_store *s, hd_error *err)
 	 * weak references keeping their objects) */
 	if (!rc && views && !skip_weak &&
 	    !(rc = hd_domtree_new(&d, s, flags, err)))
-		rc = hd_store_set_views(s, d, HD_VIEW_CLASSES, err);
+		rc = hd_store_set_views(s, d, HD_VIEW_CLASSES |
+					       HD_VIEW_ORDER, err);
 	hd_domtree_free(d);
 	return rc;
 }

@@ -1895,7 +1895,8 @@ HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
  * What a browser of the heap (heapdump serve) reads at start and on its
  * first calls, computed once by `heapdump index --views` (or a cached
  * store written with HD_CACHE_VIEWS) and read back from the store's
- * mapping: the string values, the group stats, retained by class. Each
+ * mapping: the string values, the group stats, retained by class, the
+ * objects' order. Each
  * *_open reads one after a check linear in its size: HD_ENOTFOUND when
  * the store keeps none (a store written without them, or by an older
  * release), HD_EFORMAT with a message saying what when it is damaged or
@@ -1905,14 +1906,16 @@ HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
 #define HD_VIEW_STRINGS (1u << 0) /**< the string values (reads the dump) */
 #define HD_VIEW_GROUPS (1u << 1)  /**< the group stats of hd_view_stats_options */
 #define HD_VIEW_CLASSES (1u << 2) /**< retained by class (needs the tree) */
-#define HD_VIEW_ALL (HD_VIEW_STRINGS | HD_VIEW_GROUPS | HD_VIEW_CLASSES)
+#define HD_VIEW_ORDER (1u << 3)   /**< the objects' order (needs the tree) */
+#define HD_VIEW_ALL (HD_VIEW_STRINGS | HD_VIEW_GROUPS | HD_VIEW_CLASSES | \
+		     HD_VIEW_ORDER)
 
 /**
  * Keeps the views what names (HD_VIEW_ bits) in s, built by
  * hd_store_build() (not opened), so that hd_store_write() stores them.
  * HD_VIEW_STRINGS reads the STRING records back from the dump
- * (hd_strings_build); HD_VIEW_CLASSES needs d, the tree kept in s
- * (hd_store_set_domtree first).
+ * (hd_strings_build); HD_VIEW_CLASSES and HD_VIEW_ORDER need d, the
+ * tree kept in s (hd_store_set_domtree first).
  * @return 0, HD_ENOMEM, HD_EINVAL, the codes of hd_strings_build()
  */
 HD_API int hd_store_set_views(hd_store *s, const hd_domtree *d,
@@ -1991,6 +1994,39 @@ HD_API void hd_group_stats_free(hd_group_stats *g);
 HD_API int hd_domtree_classes_open(hd_class_retained **rows, size_t *n_rows,
 				   const hd_domtree *d, const hd_store *s,
 				   hd_error *err);
+
+/**
+ * The objects' order, the one rule of a group's objects in serve
+ * (/api/objects): retained memsize descending, then node ascending.
+ * @return nonzero when (mem_a, a) comes before (mem_b, b)
+ */
+HD_API int hd_retained_before(uint64_t mem_a, hd_node_id a, uint64_t mem_b,
+			      hd_node_id b);
+
+/** Every node of a store but the dumper's (hd_store_is_dumper), in the
+ * objects' order (hd_retained_before) of a dominator tree's retained
+ * memsize. */
+typedef struct hd_retained_order hd_retained_order;
+
+/**
+ * The objects' order s keeps for d, the tree kept in s (HD_ENOTFOUND
+ * when it keeps none, or d was computed), mapped after a check of every
+ * node against d (in range, not the dumper's, each object once, in the
+ * order). @return 0, HD_ENOTFOUND, HD_EFORMAT, HD_ENOMEM
+ */
+HD_API int hd_retained_order_open(hd_retained_order **out,
+				  const hd_domtree *d, const hd_store *s,
+				  hd_error *err);
+/** The objects' order of d computed (a radix sort, O(N) a byte of the
+ * largest retained memsize). @return 0, HD_ENOMEM */
+HD_API int hd_retained_order_build(hd_retained_order **out,
+				   const hd_domtree *d, const hd_store *s,
+				   hd_error *err);
+/** The nodes in order, *n of them; borrowed. */
+HD_API const hd_node_id *hd_retained_order_nodes(const hd_retained_order *o,
+						 size_t *n);
+/** Frees it. NULL is a no-op. */
+HD_API void hd_retained_order_free(hd_retained_order *o);
 
 /* ===================================================================== */
 /* Diff                                                                  */

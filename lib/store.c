@@ -41,7 +41,7 @@ static const char *const sec_names[HD__SEC__COUNT] = {
 	"stack info",     "node stack",   "stack offset",
 	"stack frame id", "frame",
 	"string value info", "string value row", "string value text",
-	"group stats view", "retained by class view",
+	"group stats view", "retained by class view", "objects' order view",
 	[HD__SEC_BUILDER] = "builder",
 };
 
@@ -173,6 +173,7 @@ static uint64_t want_size(const hd_store *s, int id)
 	case HD__SEC_STRV_TEXT:
 	case HD__SEC_VIEW_GROUPS:
 	case HD__SEC_VIEW_CLASSES:
+	case HD__SEC_VIEW_ORDER:
 		/* views: checked by their reader (views.c), which refuses
 		 * a damaged one and computes it again */
 		return s->len[id];

@@ -350,7 +350,8 @@ static int build(hd_store **out, const char *path,
 		if (!rc && (o->flags & HD_CACHE_VIEWS) &&
 		    !(rc = hd_domtree_new(&d, *out, HD_DOMTREE_SKIP_DUMPER,
 					  err)))
-			rc = hd_store_set_views(*out, d, HD_VIEW_CLASSES, err);
+			rc = hd_store_set_views(*out, d, HD_VIEW_CLASSES |
+						HD_VIEW_ORDER, err);
 	}
 	hd_domtree_free(d);
 	if (rc) {

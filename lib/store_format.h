@@ -104,7 +104,9 @@ enum hd__sec {
 	HD__SEC_VIEW_GROUPS,  /* see views.c */
 	/* Retained by class, with the tree (alone): */
 	HD__SEC_VIEW_CLASSES, /* see views.c */
-	/* Ids 48 to 50 are reserved (never read: skipped as unknown when
+	/* The objects' order, with the tree (alone): */
+	HD__SEC_VIEW_ORDER,   /* see views.c */
+	/* Ids 49 and 50 are reserved (never read: skipped as unknown when
 	 * optional). The builder's version (store_cache.c: a cached store
 	 * from another builder is built again), alone: */
 	HD__SEC_BUILDER = 51, /* u64: HD__STORE_BUILDER */
@@ -118,7 +120,7 @@ enum hd__sec {
  * store without it or with another is built again; a store named by
  * the user opens whatever its builder. */
 #define HD__STORE_BUILDER 2u
-#define HD__SEC_RESERVED(id) ((id) >= 48 && (id) <= 50)
+#define HD__SEC_RESERVED(id) ((id) >= 49 && (id) <= 50)
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with
  * (HD_ROOTS_SKIP_WEAK), the objects reached, their memsize. */

@@ -654,10 +654,10 @@ struct sel {
 	hd_node_id id;
 };
 
-/* does a come before b in the objects' order? */
+/* does a come before b in the objects' order? (the library's rule) */
 static int sel_before(const struct sel *a, const struct sel *b)
 {
-	return a->ret != b->ret ? a->ret > b->ret : a->id < b->id;
+	return hd_retained_before(a->ret, a->id, b->ret, b->id);
 }
 
 static int sel_cmp(const void *a, const void *b)
@@ -727,17 +727,19 @@ static int objects_selected(struct serve_state *st, struct walk *w,
 }
 
 /* HEAPDUMP_SERVE_SELECT=always: every near page selected by itself,
- * the order made or not (the tests' way to compare both) */
-static int select_always(void)
+ * the order made or not; =never: every page walks the order, waiting
+ * for it (the tests' ways to compare both): 1, -1, or 0 (neither) */
+static int select_mode(void)
 {
-	static int on = -1;
+	static int mode = 2;
 
-	if (on < 0) {
+	if (mode == 2) {
 		const char *e = getenv("HEAPDUMP_SERVE_SELECT");
 
-		on = e && strcmp(e, "always") == 0;
+		mode = !e ? 0 : strcmp(e, "always") == 0 ? 1 :
+				strcmp(e, "never") == 0 ? -1 : 0;
 	}
-	return on;
+	return mode;
 }
 
 static void api_objects(struct serve_state *st, const struct serve_req *r,
@@ -761,10 +763,13 @@ static void api_objects(struct serve_state *st, const struct serve_req *r,
 		return;
 	}
 	/* before the order is made, a near page is selected by itself */
-	select = off + lim <= SELECT_MAX &&
-		 (select_always() || !serve_state_order_ready(st));
-	if ((select ? serve_state_need_classidx(st) :
-		      serve_state_need_order(st)) ||
+	select = off + lim <= SELECT_MAX && select_mode() >= 0 &&
+		 (select_mode() > 0 || !serve_state_order_ready(st));
+	/* the class index: a class's members, and the dumper's objects
+	 * a selected page leaves out (the order has them out already) */
+	if (((select || serve_group_keys[g] == HD_KEY_CLASS) &&
+	     serve_state_need_classidx(st)) ||
+	    (!select && serve_state_need_order(st)) ||
 	    !(w = malloc(sizeof(*w)))) {
 		bad_request(o, 500, "out of memory");
 		return;

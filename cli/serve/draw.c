@@ -405,27 +405,6 @@ static pthread_mutex_t render_lock = PTHREAD_MUTEX_INITIALIZER;
 #define DRAWERS 2
 static int drawers;
 
-void serve_draw_warm(void)
-{
-	/* the style of hd_export_write_dot's graphs: their fonts loaded */
-	static const char dot[] =
-		"digraph warm {\n  node [shape=box, style=\"rounded,filled\", "
-		"fontname=\"Helvetica\", fontsize=10]\n  a -> b [label=\"x\", "
-		"fontname=\"Helvetica\", fontsize=9]\n}\n";
-	struct cli_render_limits lim;
-	char *svg = NULL;
-	size_t len = 0;
-
-	if (!cli_render_compiled())
-		return;
-	cli_render_limits_init(&lim);
-	pthread_mutex_lock(&render_lock);
-	(void)cli_render_dot_data(dot, "svg", "a first drawing", &lim, &svg,
-				  &len);
-	pthread_mutex_unlock(&render_lock);
-	free(svg);
-}
-
 static void api_graph(struct serve_state *st, const struct serve_req *r,
 		      struct serve_resp *resp)
 {

@@ -71,10 +71,6 @@ const hd_reach *serve_state_reach(struct serve_state *st);
 /* The base of the store's drawings (hd_export_base, HD_EXPORT_COLLAPSE),
  * made once: NULL when memory ran out (a drawing then makes its own). */
 const hd_export_base *serve_state_export_base(struct serve_state *st);
-/* draw.c: Graphviz loaded and its context made, fonts and plugins (a
- * fifth of a second), by a small drawing, under the drawings' lock:
- * the first /api/graph.svg then lays its graph out at once. */
-void serve_draw_warm(void);
 const hd_leaks *serve_state_leaks(const struct serve_state *st);
 const hd_node_id *serve_state_kids(const struct serve_state *st,
 				   hd_node_id v, uint32_t *n);

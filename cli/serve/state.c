@@ -7,10 +7,11 @@
  * its children orders and the groups' orders (small: one per group).
  * While serving, on threads (serve_once: or by the first request that
  * needs them, whichever comes first): the search from the roots
- * (paths), retained by class, the objects in order of retained size
- * with each one's class index (/api/objects), and the string values
- * read back from the dump with their search (/api/search), so that
- * serve answers its first page without them.
+ * (paths), retained by class, each object's class index and the
+ * objects' order (/api/objects: hd_retained_order, mapped from the
+ * store's view or sorted), and the string values read back from the
+ * dump with their search (/api/search), so that serve answers its first
+ * page without them. Graphviz is left to the first drawing.
  * No comparison reads file-scope state: each sort gets its context
  * through qsort_r, and the state is read by every request thread.
  */
@@ -19,6 +20,9 @@
 #include "../order.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,13 +63,6 @@ static int once(struct serve_once *o, int (*fn)(struct serve_state *),
 	return rc;
 }
 
-/* The order of a group's objects: (retained memsize, node) pairs,
- * largest first, then ascending node (radix_ret). */
-struct by_ret {
-	uint64_t ret;
-	hd_node_id id;
-};
-
 #define cmp_mem serve_span_cmp
 
 size_t serve_state_class_index(const struct serve_state *st,
@@ -95,72 +92,6 @@ static int cmp_name_idx(const void *a, const void *b, void *arg)
 	const hd_stats_row *q = &rows[*(const size_t *)b];
 
 	return cmp_mem(p->key[0], p->key_len[0], q->key[0], q->key_len[0]);
-}
-
-/*
- * p[0..m) (in ascending node order) by retained memsize, largest first,
- * ties in ascending node order, by a stable radix sort
- * (least significant byte first) of max - ret, a pass for each byte in
- * which the keys differ: O(m) a pass, where qsort took a second at 5 M
- * objects. tmp: m more pairs.
- */
-static void radix_ret(struct by_ret *p, struct by_ret *tmp, size_t m)
-{
-	uint64_t max = 0;
-	size_t count[256], k, sum, c;
-	struct by_ret *a = p, *b = tmp, *t;
-	unsigned shift, d;
-
-	for (k = 0; k < m; k++)
-		if (p[k].ret > max)
-			max = p[k].ret;
-	for (shift = 0; shift < 64 && (max >> shift); shift += 8) {
-		memset(count, 0, sizeof(count));
-		for (k = 0; k < m; k++)
-			count[((max - a[k].ret) >> shift) & 0xff]++;
-		/* every key has this byte: nothing to move */
-		if (count[((max - a[0].ret) >> shift) & 0xff] == m)
-			continue;
-		for (d = 0, sum = 0; d < 256; d++) {
-			c = count[d];
-			count[d] = sum;
-			sum += c;
-		}
-		for (k = 0; k < m; k++)
-			b[count[((max - a[k].ret) >> shift) & 0xff]++] = a[k];
-		t = a;
-		a = b;
-		b = t;
-	}
-	if (a != p)
-		memcpy(p, a, m * sizeof(*p));
-}
-
-/* The counted nodes by retained memsize (hd_domtree_retained), largest
- * first, into st->order; the nodes whose st->cls is UINT32_MAX - 1 (the
- * dumper's) left out (their class index matches no class). */
-static int sort_order(struct serve_state *st, uint32_t n)
-{
-	struct by_ret *p = malloc(((size_t)n + 1) * 2 * sizeof(*p));
-	uint32_t i;
-	size_t k, m = 0;
-
-	if (!p)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (st->cls[i] == UINT32_MAX - 1)
-			continue;
-		p[m].id = i;
-		hd_domtree_retained(st->dt, i, &p[m].ret);
-		m++;
-	}
-	if (m)
-		radix_ret(p, p + n + 1, m);
-	for (k = 0; k < m; k++)
-		st->order[k] = p[k].id;
-	st->norder = m;
-	free(p);
-	return 0;
 }
 
 /* Each node's class index (serve_state_need_classidx's part). */
@@ -223,20 +154,36 @@ int serve_state_need_classidx(struct serve_state *st)
 	return once(&st->cidx_once, build_classidx, st);
 }
 
-/* The order of a group's objects (serve_state_need_order's part). */
+static void view_refused(struct serve_state *st, const hd_error *err);
+
+/* The order of a group's objects (serve_state_need_order's part):
+ * mapped from the store when it keeps it for this tree, else computed
+ * (a store that keeps a damaged or stale one says so). */
 static int build_order(struct serve_state *st)
 {
-	uint32_t n = hd_store_node_count(st->s);
+	hd_error err = { 0 };
 	double t = cli_now();
-	int rc;
+	int rc = hd_retained_order_open(&st->ord, st->dt, st->s, &err);
 
-	if (serve_state_need_classidx(st))
+	if (rc == 0) {
+		st->order = hd_retained_order_nodes(st->ord, &st->norder);
+		phase("objects' order (kept)", &t);
+		return 0;
+	}
+	if (rc == HD_EFORMAT)
+		view_refused(st, &err);
+	else if (rc != HD_ENOTFOUND) {
+		cli_error("serve: the objects' order: %s", err.msg);
 		return -1;
-	if (!(st->order = malloc(((size_t)n + 1) * sizeof(*st->order))))
+	}
+	memset(&err, 0, sizeof(err));
+	if (hd_retained_order_build(&st->ord, st->dt, st->s, &err)) {
+		cli_error("serve: the objects' order: %s", err.msg);
 		return -1;
-	rc = sort_order(st, n);
+	}
+	st->order = hd_retained_order_nodes(st->ord, &st->norder);
 	phase("objects' order", &t);
-	return rc;
+	return 0;
 }
 
 int serve_state_need_order(struct serve_state *st)
@@ -566,19 +513,32 @@ static void *warm_thread(void *arg)
 	struct serve_state *st = arg;
 
 	/* the short parts first: the objects' order and the drawings'
-	 * base (a second or less) before the leak hunt (seconds) */
+	 * base (a second or less) before the leak hunt (seconds). Not
+	 * Graphviz: loaded by the first drawing (50 ms), it would hold 10
+	 * MB (its libraries, fonts and plugins) in every server that never
+	 * draws, a third of a 0.1 GB store's */
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_need_classes(st);
+	/* the order kept in the store first (a check of it); the class
+	 * index a group's first page needs before an order to compute */
+	if ((st->views & HD_VIEW_ORDER) &&
+	    !__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_order(st);
+	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
+		serve_state_need_classidx(st);
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_need_order(st);
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_export_base(st);
-	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
-		serve_draw_warm();
 	if (st->n > 1 && !__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_need_session(st);
 	if (!__atomic_load_n(&st->warm_stop, __ATOMIC_ACQUIRE))
 		serve_state_need_strings(st);
+#ifdef __GLIBC__
+	/* what the parts freed (their sorts' scratch, in this thread's
+	 * arena) given back: 1.5 MB of a 0.1 GB store's server */
+	malloc_trim(0);
+#endif
 	return NULL;
 }
 
@@ -652,7 +612,7 @@ static int open_analyses(struct serve_state *st, int quiet)
 					   warm_thread, st);
 	if (!quiet) {
 		/* what the store kept, and what follows while serving */
-		const char *k[3], *l[5];
+		const char *k[4], *l[5];
 		int nk = 0, nl = 0, i;
 
 		if (st->views & HD_VIEW_GROUPS)
@@ -665,7 +625,11 @@ static int open_analyses(struct serve_state *st, int quiet)
 			k[nk++] = "retained by class";
 		else
 			l[nl++] = "retained by class";
-		l[nl++] = "the objects' order";
+		if ((st->views & HD_VIEW_ORDER) &&
+		    hd_domtree_is_stored(st->dt))
+			k[nk++] = "the objects' order";
+		else
+			l[nl++] = "the objects' order";
 		if (st->views & HD_VIEW_STRINGS)
 			k[nk++] = "string values";
 		else
@@ -887,7 +851,7 @@ void serve_state_free(struct serve_state *st)
 		pthread_join(st->reach_thread, NULL);
 	hd_reach_free(st->reach);
 	hd_group_stats_free(st->gs);
-	free(st->order);
+	hd_retained_order_free(st->ord);
 	hd_export_base_free(st->xbase);
 	free(st->cls);
 	free(st->cls_name);

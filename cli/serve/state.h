@@ -100,19 +100,22 @@ struct serve_state {
 	int verdict_kept;         /* read at start: set before any thread */
 	int quiet;
 	/* lazily (serve_state_need_order): the counted nodes (not the
-	 * tracer's or dump_all's) by retained memsize, largest first (a
-	 * group's objects are walked in it), and each node's class (its
-	 * stats --by class key) as an index into the class names sorted */
+	 * tracer's or dump_all's) in the objects' order (hd_retained_before:
+	 * retained memsize, largest first, then ascending node), a group's
+	 * objects walked in it: kept in the store (mapped) or computed */
 	struct serve_once order_once;
-	/* lazily (serve_state_need_classidx, the first part of the above):
-	 * each node's class index (UINT32_MAX - 1: the dumper's), so that a
-	 * group's first page can be answered before the order is made */
+	/* lazily (serve_state_need_classidx, which every group's page
+	 * needs): each node's class (its stats --by class key) as an index
+	 * into the class names sorted (UINT32_MAX - 1: the dumper's), so
+	 * that a group's first page can be answered before the order is
+	 * made */
 	struct serve_once cidx_once;
 	/* lazily (serve_state_export_base): the drawings' base (the
 	 * folded objects, what the root categories hold through them) */
 	struct serve_once xbase_once;
 	hd_export_base *xbase;
-	hd_node_id *order;
+	hd_retained_order *ord;
+	const hd_node_id *order;  /* ord's nodes */
 	size_t norder;
 	uint32_t *cls;
 	const char **cls_name;
@@ -130,8 +133,8 @@ struct serve_state {
 	size_t walk_pos, walk_matched;
 };
 
-/* The order of the objects and the class index (st->order, st->cls,
- * st->cls_name): computed by the first call; 0, or -1 out of memory. */
+/* The order of the objects (st->order), mapped or computed by the
+ * first call: 0, or -1 (said). */
 int serve_state_need_order(struct serve_state *st);
 
 /* Each node's class index (st->cls, st->cls_name) without the order:
@@ -156,7 +159,7 @@ int serve_state_need_classes(struct serve_state *st);
 void serve_state_need_strings(struct serve_state *st);
 
 /* Class name name (n bytes) as an index into st->cls_name (after
- * serve_state_need_order), or (size_t)-1. */
+ * serve_state_need_classidx), or (size_t)-1. */
 size_t serve_state_class_index(const struct serve_state *st,
 			       const char *name, size_t n);
 /* The retained size of the class of that stats name, or NULL. */

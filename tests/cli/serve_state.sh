@@ -5,15 +5,20 @@
 # bytes from a dump, from its store with the dominator tree, without
 # it, from a store of the previous format's writer (a store written
 # by this build without the optional sections), and from a store with
-# the views (index --views: sections 43-47), whole, damaged or stale
+# the views (index --views: sections 43-48), whole, damaged or stale
 # (refused, said, computed again); first calls that race for one lazy
-# part answer as one call alone.
+# part answer as one call alone. Every group's page walks the objects'
+# order (HEAPDUMP_SERVE_SELECT=never: mapped or computed, never a page
+# selected before it is made), but in the tour that selects each
+# (=always): the two compared.
 . "$(dirname "$0")/../lib.sh"
 needs jq jq
 needs curl curl
 
 HD=$HEAPDUMP
 L="$DATA/named_ruby3.1_leak"
+HEAPDUMP_SERVE_SELECT=never
+export HEAPDUMP_SERVE_SELECT
 PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 start() {
@@ -128,14 +133,15 @@ check old/quiet 0 "$(grep -c 'sorted again\|damaged' "$TMP/old.err")"
 set -- $(sect "$TMP/dom.hds" $KIDS)
 koff=$1
 cp "$TMP/dom.hds" "$TMP/swap.hds"
-a=$(od -An -tx1 -j "$koff" -N 4 "$TMP/dom.hds" | tr -d ' \n')
-b=$(od -An -tx1 -j $((koff + 4)) -N 4 "$TMP/dom.hds" | tr -d ' \n')
-hexw() { printf "$(printf '%s' "$1" | sed 's/../\\x&/g')"; }
-hexw "$b" | dd of="$TMP/swap.hds" bs=1 seek="$koff" conv=notrunc 2>/dev/null
-hexw "$a" | dd of="$TMP/swap.hds" bs=1 seek=$((koff + 4)) conv=notrunc 2>/dev/null
+# oct FILE AT N: the N bytes at AT as printf's octal escapes (dash's
+# printf knows no \x)
+oct() { od -An -to1 -v -j "$2" -N "$3" "$1" | tr -s ' \n' '  ' | sed 's/^ *//; s/ *$//; s/ /\\/g; s/^/\\/'; }
+a=$(oct "$TMP/dom.hds" "$koff" 4)
+b=$(oct "$TMP/dom.hds" $((koff + 4)) 4)
+printf "$b$a" | dd of="$TMP/swap.hds" bs=1 seek="$koff" conv=notrunc 2>/dev/null
 check swap/changed 1 "$(cmp -s "$TMP/dom.hds" "$TMP/swap.hds" || echo 1)"
 cp "$TMP/dom.hds" "$TMP/twice.hds"
-hexw "$a" | dd of="$TMP/twice.hds" bs=1 seek=$((koff + 4)) conv=notrunc 2>/dev/null
+printf "$a" | dd of="$TMP/twice.hds" bs=1 seek=$((koff + 4)) conv=notrunc 2>/dev/null
 for dmg in swap twice; do
 	start "$dmg" "$TMP/$dmg.hds"
 	check_grep "$dmg/refused" "dominator children section does not match its dominator tree: sorted again" "$TMP/$dmg.err"
@@ -165,23 +171,27 @@ stop
 same recached "$TMP/t-dump" "$TMP/t-recached"
 check recached/rewritten 2 "$("$SS" list "$TMP/c/later.json.gz.hds" | awk '$1 == 36 || $1 == 37' | wc -l)"
 
-# ---- the views kept in the store (sections 43 to 47) ----
+# ---- the views kept in the store (sections 43 to 48) ----
 "$HD" index -q --dominators --views -o "$TMP/views.hds" "$L"_later.json.gz ||
 	notok views/index "index --views failed"
 "$HD" index -q --views -o "$TMP/views-plain.hds" "$L"_later.json.gz ||
 	notok views/index-plain "index --views failed"
-views_in() { "$SS" list "$1" | awk '$1 >= 43 && $1 <= 47 { printf "%s ", $1 }'; }
-check views/written "43 44 45 46 47 " "$(views_in "$TMP/views.hds")"
-check views/no-classes-without-tree "43 44 45 46 " "$(views_in "$TMP/views-plain.hds")"
+views_in() { "$SS" list "$1" | awk '$1 >= 43 && $1 <= 50 { printf "%s ", $1 }'; }
+check views/written "43 44 45 46 47 48 " "$(views_in "$TMP/views.hds")"
+check views/no-classes-nor-order-without-tree "43 44 45 46 " "$(views_in "$TMP/views-plain.hds")"
 check views/none-by-default "" "$(views_in "$TMP/dom.hds")"
-check views/optional-flag 5 "$("$SS" list "$TMP/views.hds" | awk '$1 >= 43 && $1 <= 47 && $2 == 1' | wc -l)"
+check views/optional-flag 6 "$("$SS" list "$TMP/views.hds" | awk '$1 >= 43 && $1 <= 48 && $2 == 1' | wc -l)"
 "$HD" index -q --views -o "$TMP/x.hds" - <"$TMP/dom.hds" 2>"$TMP/stdin.err"
 check views/stdin-usage 2 "$?"
 check_grep views/stdin-says "views reads the string values back from the dump" "$TMP/stdin.err"
+HEAPDUMP_TIMING=1
+export HEAPDUMP_TIMING
 start views "$TMP/views.hds"
-check_grep views/says-kept "ready in [0-9.]+ s .*the group stats, retained by class and string values from the store; paths and the objects' order follow while serving" "$TMP/views.err"
+unset HEAPDUMP_TIMING
+check_grep views/says-kept "ready in [0-9.]+ s .*the group stats, retained by class, the objects' order and string values from the store; paths follow while serving" "$TMP/views.err"
 tour "$TMP/t-views" 1 "$TMP/views.hds"
 stop
+check_grep views/order-mapped "objects' order \\(kept\\)" "$TMP/views.err"
 same views "$TMP/t-dump" "$TMP/t-views"
 check views/quiet 0 "$(grep -c 'computed again' "$TMP/views.err")"
 # the string values come from the store: its dump gone, search finds
@@ -199,6 +209,15 @@ check_grep views-plain/says "the group stats and string values from the store; p
 tour "$TMP/t-views-plain" 1 "$TMP/views-plain.hds"
 stop
 same views-plain "$TMP/t-dump" "$TMP/t-views-plain"
+# the previous release's --views store: the objects' order (48) left out
+"$SS" strip "$TMP/views.hds" 48 "$TMP/views-old.hds" || notok views-old/strip "store_sections failed"
+check views-old/stripped "43 44 45 46 47 " "$(views_in "$TMP/views-old.hds")"
+start views-old "$TMP/views-old.hds"
+check_grep views-old/says "retained by class and string values from the store; paths and the objects' order follow while serving" "$TMP/views-old.err"
+tour "$TMP/t-views-old" 1 "$TMP/views-old.hds"
+stop
+same views-old "$TMP/t-dump" "$TMP/t-views-old"
+check views-old/quiet 0 "$(grep -c 'computed again' "$TMP/views-old.err")"
 # put STORE ID AT BYTES: printf-escaped bytes at byte AT of section ID
 put() {
 	set -- "$1" "$(sect "$1" "$2" | cut -d' ' -f1)" "$3" "$4"
@@ -220,12 +239,30 @@ cp "$TMP/views.hds" "$TMP/v-tree.hds"   # made for another tree
 put "$TMP/v-tree.hds" 47 40 '\377'
 cp "$TMP/views.hds" "$TMP/v-name.hds"   # a name out of bounds
 put "$TMP/v-name.hds" 47 88 '\377\377\377\377'
+# the objects' order (48): a later layout; made for another tree; the
+# first two objects swapped; an object out of range; one too few
+cp "$TMP/views.hds" "$TMP/v-ostale.hds"
+put "$TMP/v-ostale.hds" 48 0 "$u64_2"
+cp "$TMP/views.hds" "$TMP/v-otree.hds"
+put "$TMP/v-otree.hds" 48 32 '\377'
+set -- $(sect "$TMP/views.hds" 48)
+cp "$TMP/views.hds" "$TMP/v-oswap.hds"
+put "$TMP/v-oswap.hds" 48 48 "$(oct "$TMP/views.hds" $(($1 + 52)) 4)$(oct "$TMP/views.hds" $(($1 + 48)) 4)"
+cp "$TMP/views.hds" "$TMP/v-orange.hds"
+put "$TMP/v-orange.hds" 48 $(($2 - 4)) '\377\377\377\377'
+cp "$TMP/views.hds" "$TMP/v-ocount.hds"
+put "$TMP/v-ocount.hds" 48 16 "$(awk -v v=$(( ($2 - 48) / 4 - 1 )) 'BEGIN { for (i = 0; i < 8; i++) { printf "\\%03o", v % 256; v = int(v / 256) } }')"
 for c in "lc:string value view is damaged (the lowercased text differs)" \
 	"svstale:string value view is stale (layout 2; this heapdump reads 1)" \
 	"rows:group stats view is damaged (the wrong size)" \
 	"gstale:group stats view is stale (layout 2; this heapdump reads 1)" \
 	"tree:retained by class view is stale (made for another dominator tree)" \
-	"name:retained by class view is damaged (a row is invalid)"; do
+	"name:retained by class view is damaged (a row is invalid)" \
+	"ostale:objects' order view is stale (layout 2; this heapdump reads 1)" \
+	"otree:objects' order view is stale (made for another dominator tree)" \
+	"oswap:objects' order view is damaged (objects are out of order)" \
+	"orange:objects' order view is damaged (a node is out of range)" \
+	"ocount:objects' order view is damaged (the wrong size)"; do
 	v=${c%%:*}
 	check "v-$v/changed" 1 "$(cmp -s "$TMP/views.hds" "$TMP/v-$v.hds" || echo 1)"
 	start "v-$v" "$TMP/v-$v.hds"
@@ -234,7 +271,7 @@ for c in "lc:string value view is damaged (the lowercased text differs)" \
 	check "v-$v/refused" 1 "$(grep -cF "store ${c#*:}: computed again" "$TMP/v-$v.err")"
 	same "v-$v" "$TMP/t-dump" "$TMP/t-v-$v"
 done
-check cached/views-written "43 44 45 46 47 " "$(views_in "$TMP/c/later.json.gz.hds")"
+check cached/views-written "43 44 45 46 47 48 " "$(views_in "$TMP/c/later.json.gz.hds")"
 
 # ---- three dumps ----
 start three --no-cache "$L"_before.json.gz "$L"_after.json.gz "$L"_later.json.gz
@@ -251,9 +288,8 @@ check three/leaks-found 1 "$(jq '.suspects | length > 0' "$TMP/t-three/leaks" | 
 # ---- a group's page selected before the objects' order is made: the
 # same objects in the same order as the walk of the order ----
 HEAPDUMP_SERVE_SELECT=always
-export HEAPDUMP_SERVE_SELECT
 start select "$TMP/dom.hds"
-unset HEAPDUMP_SERVE_SELECT
+HEAPDUMP_SERVE_SELECT=never
 tour "$TMP/t-select" 1 "$TMP/dom.hds"
 stop
 same select "$TMP/t-dump" "$TMP/t-select"

@@ -4,7 +4,8 @@
  * every accessor on every node, edge and root, then the graph algorithms
  * that trust a validated store (stats, the root search, roots-of,
  * subgraph, interface-with, export), and the views it keeps (string
- * values, group stats, retained by class: refused or read whole).
+ * values, group stats, retained by class, the objects' order: refused
+ * or read whole).
  */
 #include "store_format.h"
 
@@ -235,6 +236,7 @@ static void touch_views(const hd_store *s, uint64_t *sink)
 	hd_group_stats *g = NULL;
 	hd_stats_options so;
 	hd_class_retained *cr = NULL;
+	hd_retained_order *ord = NULL;
 	hd_domtree *d = NULL;
 	const hd_stats_row *rows;
 	size_t i, n, f;
@@ -277,6 +279,27 @@ static void touch_views(const hd_store *s, uint64_t *sink)
 			for (i = 0; i < n; i++)
 				*sink += strlen(cr[i].name);
 			hd_class_retained_free(cr);
+		} else if (!err.msg[0]) {
+			__builtin_trap();
+		}
+		/* the objects' order: each node in range, not the dumper's,
+		 * after the one before it by the rule */
+		memset(&err, 0, sizeof(err));
+		if (hd_retained_order_open(&ord, d, s, &err) == 0) {
+			const hd_node_id *o = hd_retained_order_nodes(ord, &n);
+			uint64_t m, pm = 0;
+
+			for (i = 0; i < n; i++) {
+				if (o[i] >= hd_store_node_count(s) ||
+				    hd_store_is_dumper(s, o[i]))
+					__builtin_trap();
+				hd_domtree_retained(d, o[i], &m);
+				if (i && !hd_retained_before(pm, o[i - 1], m,
+							     o[i]))
+					__builtin_trap();
+				pm = m;
+			}
+			hd_retained_order_free(ord);
 		} else if (!err.msg[0]) {
 			__builtin_trap();
 		}

@@ -4,11 +4,12 @@
  * ascending node id (serve's tree view). A hand-built graph with a tie,
  * the virtual root's children, unreached nodes and nodes out of range;
  * random graphs against a plain recount (every node whose idom is v,
- * sorted by the rule).
+ * sorted by the rule); the objects' order (views.c), built and kept.
  *
  * Node i has memsize 40 + i (tgraph.h).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "heapdump.h"
@@ -194,11 +195,104 @@ static void test_domtree_children__stored(void)
 	}
 }
 
+/* pairs by the objects' order, through the library's rule */
+struct pair {
+	uint64_t m;
+	hd_node_id id;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return hd_retained_before(x->m, x->id, y->m, y->id) ? -1 :
+	       hd_retained_before(y->m, y->id, x->m, x->id) ? 1 : 0;
+}
+
+/* The objects' order (views.c): its rule; built on random graphs, every
+ * node once in a plain qsort's order; kept in a store (hd_store_set_views,
+ * HD_VIEW_ORDER) and opened back the same; HD_ENOTFOUND for a store
+ * without it and for a tree computed rather than stored (damaged and
+ * stale ones: tests/cli/serve_state.sh). */
+static void test_domtree_children__objects_order(void)
+{
+	int round;
+
+	T_ASSERT(hd_retained_before(5, 9, 4, 0));
+	T_ASSERT(!hd_retained_before(4, 0, 5, 9));
+	T_ASSERT(hd_retained_before(5, 1, 5, 2));
+	T_ASSERT(!hd_retained_before(5, 2, 5, 1));
+	T_ASSERT(!hd_retained_before(5, 2, 5, 2));
+	for (round = 0; round < 10; round++) {
+		char path[] = "/tmp/t_domorder_XXXXXX";
+		uint32_t nn = 50 + rnd(2000), i;
+		struct graph g;
+		hd_store *s, *o = NULL;
+		hd_domtree *d = NULL, *e = NULL;
+		hd_retained_order *b = NULL, *ko = NULL;
+		const hd_node_id *bn, *kn;
+		size_t n, kn_n;
+		struct pair *ref;
+		hd_error err = { 0 };
+		int fd;
+
+		g_init(&g, nn);
+		for (i = 0; i < 3; i++)
+			add_root(&g, rnd(nn));
+		for (i = 0; i < nn; i++)
+			g_edge(&g, rnd(nn), rnd(nn));
+		T_ASSERT((s = g_store(&g)));
+		T_RC(hd_domtree_new(&d, s, 0, NULL), 0);
+		T_RC(hd_retained_order_build(&b, d, s, NULL), 0);
+		bn = hd_retained_order_nodes(b, &n);
+		T_EQ(n, nn);
+		T_ASSERT((ref = calloc(nn, sizeof(*ref))));
+		for (i = 0; i < nn; i++) {
+			ref[i].id = i;
+			hd_domtree_retained(d, i, &ref[i].m);
+		}
+		qsort(ref, nn, sizeof(*ref), cmp_pair);
+		for (i = 0; i < nn && i < n; i++)
+			T_EQ(bn[i], ref[i].id);
+		/* none kept in a built store yet */
+		T_RC(hd_retained_order_open(&ko, d, s, &err), HD_ENOTFOUND);
+		T_RC(hd_store_set_domtree(s, d, NULL), 0);
+		T_RC(hd_store_set_views(s, d, HD_VIEW_ORDER, NULL), 0);
+		T_EQ(hd_store_views(s), HD_VIEW_ORDER);
+		fd = mkstemp(path);
+		T_ASSERT(fd >= 0);
+		close(fd);
+		T_RC(hd_store_write(s, path, NULL), 0);
+		T_RC(hd_store_open(&o, path, NULL), 0);
+		T_RC(hd_domtree_new(&e, o, 0, NULL), 0);
+		T_RC(hd_retained_order_open(&ko, e, o, NULL), 0);
+		kn = hd_retained_order_nodes(ko, &kn_n);
+		T_EQ(kn_n, n);
+		for (i = 0; i < n && i < kn_n; i++)
+			T_EQ(kn[i], bn[i]);
+		hd_retained_order_free(ko);
+		ko = NULL;
+		/* a tree computed, not the store's: not this order's */
+		memset(&err, 0, sizeof(err));
+		T_RC(hd_retained_order_open(&ko, d, o, &err), HD_ENOTFOUND);
+		T_ASSERT(err.msg[0] != '\0');
+		free(ref);
+		hd_retained_order_free(b);
+		hd_domtree_free(e);
+		hd_domtree_free(d);
+		hd_store_close(o);
+		hd_store_close(s);
+		unlink(path);
+		g_free(&g);
+	}
+}
+
 static const struct t_case cases[] = {
 	T_CASE(domtree_children__ordered),
 	T_CASE(domtree_children__bad_arguments),
 	T_CASE(domtree_children__random),
 	T_CASE(domtree_children__stored),
+	T_CASE(domtree_children__objects_order),
 };
 
 T_MAIN(cases)
