@@ -129,6 +129,9 @@ int cmd_index(int argc, char **argv)
 		goto out;
 	o = cli_input_index_options(&in);
 	o.jobs = jobs;
+	/* the string values kept as the dump is read: not read back */
+	if (views)
+		o.flags |= HD_INDEX_STRING_VALUES;
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
 	if (!rc && (dominators || views))

@@ -1077,12 +1077,28 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 
 /* ---- open / close ---- */
 
+void hd__store_gathered_free(hd_store *s)
+{
+	struct hd__gathered *g = s ? s->gathered : NULL;
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nchunk; i++)
+		hd__free(g->chunk[i].p, g->chunk[i].cap);
+	hd__free(g->chunk, (g->nchunk ? g->nchunk : 1) * sizeof(*g->chunk));
+	hd__free(g->node, (g->n ? g->n : 1) * sizeof(*g->node));
+	hd__free(g, sizeof(*g));
+	s->gathered = NULL;
+}
+
 void hd__store_release(hd_store *s)
 {
 	int i;
 
 	if (!s)
 		return;
+	hd__store_gathered_free(s);
 #ifndef HD_NO_MMAP
 	if (s->map) {
 		hd__unmap_file(s->map, s->map_len);

@@ -212,7 +212,16 @@ static int on_record(const hd_record *rec, hd_node_id id, void *payload)
 int hd__strings_read(hd_strings *st, const hd_nodes *set,
 		     const hd_read_options *ro, hd_error *err)
 {
-	int rc = hd_store_records(st->s, NULL, set, ro, on_record, st, err);
+	int rc = HD_ENOTFOUND;
+
+	/* the values a build kept (HD_INDEX_STRING_VALUES): the records
+	 * the dump would give, but for their text (only waste.c, through
+	 * extra, wants that, and the other types) */
+	if (!st->extra)
+		rc = hd__store_gathered_records(st->s, set, on_record, st);
+	if (rc == HD_ENOTFOUND)
+		rc = hd_store_records(st->s, NULL, set, ro, on_record, st,
+				      err);
 
 	if (rc == HD_ENOMEM)
 		return hd__error(err, HD_ENOMEM, "out of memory");
@@ -435,9 +444,11 @@ static int finish(hd_strings *st)
 	return make_rows(st);
 }
 
-int hd_strings_build(hd_strings **out, const hd_store *s,
-		     const hd_nodes *set, const hd_strings_options *opts,
-		     const hd_read_options *ro, hd_error *err)
+/* hd_strings_build; drop, s itself or NULL, has the values its build
+ * kept freed once read (hd__strings_build_taking). */
+static int build(hd_strings **out, const hd_store *s, hd_store *drop,
+		 const hd_nodes *set, const hd_strings_options *opts,
+		 const hd_read_options *ro, hd_error *err)
 {
 	hd_strings *st;
 	hd_nodes strs = { NULL, 0, 0 };
@@ -478,6 +489,7 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 	}
 	if ((rc = hd__strings_read(st, &strs, ro, err)))
 		goto fail;
+	hd__store_gathered_free(drop);
 	hd_nodes_free(&strs); /* read: not needed for the rows */
 	if ((rc = finish(st))) {
 		rc = hd__error(err, rc, "out of memory");
@@ -491,6 +503,19 @@ fail:
 	hd_nodes_free(&strs);
 	hd_strings_free(st);
 	return rc;
+}
+
+int hd_strings_build(hd_strings **out, const hd_store *s,
+		     const hd_nodes *set, const hd_strings_options *opts,
+		     const hd_read_options *ro, hd_error *err)
+{
+	return build(out, s, NULL, set, opts, ro, err);
+}
+
+int hd__strings_build_taking(hd_strings **out, hd_store *s,
+			     const hd_strings_options *opts, hd_error *err)
+{
+	return build(out, s, s, NULL, opts, NULL, err);
 }
 
 void hd_strings_totals_get(hd_strings_totals *out, const hd_strings *st)
