@@ -460,6 +460,10 @@ HD_HIDDEN void hd__store_gathered_free(hd_store *s);
 HD_HIDDEN int hd__store_gathered_records(const hd_store *s,
 					 const hd_nodes *set, hd_record_cb cb,
 					 void *payload);
+/* The site id of node id (what hd_store_site() reads), HD_NODE_NONE
+ * for none; the store's number of sites in *nsites (store.c). */
+HD_HIDDEN uint32_t hd__store_site_id(const hd_store *s, hd_node_id id,
+				     uint32_t *nsites);
 /* hd_strings_build() over every node of s, the values the build kept
  * (HD_INDEX_STRING_VALUES) freed as soon as they are read (strings.c:
  * views.c's string values). */

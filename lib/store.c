@@ -1635,6 +1635,18 @@ int hd_store_site(hd_site *site, const hd_store *s, hd_node_id id)
 	return 0;
 }
 
+uint32_t hd__store_site_id(const hd_store *s, hd_node_id id,
+			   uint32_t *nsites)
+{
+	uint32_t sid;
+
+	*nsites = (uint32_t)s->meta[HD__M_SITES];
+	if (id >= s->nodes || !(s->meta[HD__M_COLUMNS] & HD__COL_SITE))
+		return HD_NODE_NONE;
+	sid = col32(s, HD__SEC_SITE, id);
+	return sid < *nsites ? sid : HD_NODE_NONE;
+}
+
 const char *hd_store_aux(const hd_store *s, hd_node_id id, size_t *len)
 {
 	if (len)

@@ -308,16 +308,33 @@ static int sub_of(hd_strings *st, hd_node_id id, uint32_t *out)
 		return 0;
 	if (st->o.by == HD_STRINGS_BY_SITE) {
 		size_t i, need;
+		uint32_t sid = hd__store_site_id(st->s, id, &st->nsites);
+		int rc;
 
-		if (hd_store_site(&site, st->s, id) || !site.file)
+		/* once a store site: the copies of a site share its key */
+		if (sid == HD_NODE_NONE)
 			return 0;
+		if (!st->site_sub &&
+		    !(st->site_sub = hd__calloc(st->nsites, sizeof(uint32_t))))
+			return HD_ENOMEM;
+		if (st->site_sub[sid]) {
+			*out = st->site_sub[sid] - 1;
+			return 0;
+		}
+		if (hd_store_site(&site, st->s, id) || !site.file) {
+			st->site_sub[sid] = SUB_NONE + 1;
+			return 0;
+		}
 		need = site.file_len + 8;
 		if (hd__grow((void **)&st->buf, &st->bcap, need, 1))
 			return HD_ENOMEM;
 		for (i = 0; i < 8; i++)
 			st->buf[i] = (char)(unsigned char)(site.line >> (8 * i));
 		memcpy(st->buf + 8, site.file, site.file_len);
-		return hd__intern_put(&st->names, st->buf, need, out);
+		if ((rc = hd__intern_put(&st->names, st->buf, need, out)))
+			return rc;
+		st->site_sub[sid] = *out + 1;
+		return 0;
 	}
 	/* the holder: the referrer of lowest address (node ids ascend by
 	 * address, and so do a node's referrers) */
@@ -542,5 +559,6 @@ void hd_strings_free(hd_strings *st)
 	hd__free(st->c, st->ccap * sizeof(*st->c));
 	hd__free(st->buf, st->bcap);
 	hd__free(st->rows, st->rcap * sizeof(*st->rows));
+	hd__free(st->site_sub, st->site_sub ? st->nsites * sizeof(uint32_t) : 0);
 	hd__free(st, sizeof(*st));
 }

@@ -36,6 +36,9 @@ struct hd_strings {
 	size_t nc, ccap;
 	char *buf;                /* the decoded value */
 	size_t bcap;
+	/* BY_SITE: the key in names of each store site, + 1 (0: not yet) */
+	uint32_t *site_sub;
+	uint32_t nsites;
 	hd_strings_totals t;
 	hd_strings_row *rows;
 	size_t nrows, rcap;
