@@ -427,7 +427,7 @@ static void test_store_par__string_values_kept(void)
 		T_RC(hd_store_open(&t, fx_path("sv0.hds"), &err), 0);
 		T_RC(hd_string_values_open(&a, s, &err), 0);
 		T_RC(hd_string_values_open(&b, t, &err), 0);
-		T_ASSERT(hd_string_values_count(a) > 100);
+		T_ASSERT(hd_string_values_count(a) > 50);
 		T_EQ(hd_string_values_count(a), hd_string_values_count(b));
 		for (i = 0; a && b && i < hd_string_values_count(a); i++) {
 			hd_string_values_row(&ra, a, i);
