@@ -460,6 +460,10 @@ HD_HIDDEN void hd__store_gathered_free(hd_store *s);
 HD_HIDDEN int hd__store_gathered_records(const hd_store *s,
 					 const hd_nodes *set, hd_record_cb cb,
 					 void *payload);
+/* The same, each block of values freed once read and all of them at the
+ * end (HD_ENOTFOUND: none kept): what the string values view does. */
+HD_HIDDEN int hd__store_gathered_take(hd_store *s, const hd_nodes *set,
+				      hd_record_cb cb, void *payload);
 /* The site id of node id (what hd_store_site() reads), HD_NODE_NONE
  * for none; the store's number of sites in *nsites (store.c). */
 HD_HIDDEN uint32_t hd__store_site_id(const hd_store *s, hd_node_id id,

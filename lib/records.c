@@ -206,10 +206,12 @@ static int pread_records(const hd_store *s, const char *path, int fd,
 	return rc;
 }
 
-int hd__store_gathered_records(const hd_store *s, const hd_nodes *set,
-			       hd_record_cb cb, void *payload)
+/* hd__store_gathered_records; own (s itself, or NULL) has each block
+ * freed once read, and the whole at the end. */
+static int gathered_walk(const hd_store *s, hd_store *own,
+			 const hd_nodes *set, hd_record_cb cb, void *payload)
 {
-	const struct hd__gathered *g = s->gathered;
+	struct hd__gathered *g = s->gathered;
 	const unsigned char *p, *end;
 	unsigned char *in = NULL;
 	uint32_t nodes = hd_store_node_count(s);
@@ -233,6 +235,12 @@ int hd__store_gathered_records(const hd_store *s, const hd_nodes *set,
 		unsigned flags;
 
 		while (p == end && c < g->nchunk) {
+			if (own && c) {
+				hd__free(g->chunk[c - 1].p,
+					 g->chunk[c - 1].cap);
+				g->chunk[c - 1].p = NULL;
+				g->chunk[c - 1].cap = 0;
+			}
 			p = g->chunk[c].p;
 			end = p + g->chunk[c++].len;
 		}
@@ -269,7 +277,20 @@ int hd__store_gathered_records(const hd_store *s, const hd_nodes *set,
 		rc = cb(&rec, id, payload);
 	}
 	hd__bitmap_free(in, nodes);
+	hd__store_gathered_free(own);
 	return rc;
+}
+
+int hd__store_gathered_records(const hd_store *s, const hd_nodes *set,
+			       hd_record_cb cb, void *payload)
+{
+	return gathered_walk(s, NULL, set, cb, payload);
+}
+
+int hd__store_gathered_take(hd_store *s, const hd_nodes *set,
+			    hd_record_cb cb, void *payload)
+{
+	return gathered_walk(s, s, set, cb, payload);
 }
 
 static int is_gzip(int fd)

@@ -1086,7 +1086,7 @@ void hd__store_gathered_free(hd_store *s)
 		return;
 	for (i = 0; i < g->nchunk; i++)
 		hd__free(g->chunk[i].p, g->chunk[i].cap);
-	hd__free(g->chunk, (g->nchunk ? g->nchunk : 1) * sizeof(*g->chunk));
+	hd__free(g->chunk, g->chunk_cap * sizeof(*g->chunk));
 	hd__free(g->node, (g->n ? g->n : 1) * sizeof(*g->node));
 	hd__free(g, sizeof(*g));
 	s->gathered = NULL;

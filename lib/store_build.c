@@ -153,8 +153,8 @@ struct bld {
 	 * C_STK holds each object's "stack" as the dump numbers it) */
 	struct hd__stk_acc stk;
 	/* HD_INDEX_STRING_VALUES: the STRING records' entries (store_format.h,
-	 * struct hd__gathered), this part's in sv, the later parts' arenas
-	 * (merged) in svc, and each entry's record number */
+	 * struct hd__gathered) in blocks never moved: the full ones in svc,
+	 * in order, the one being filled in sv; each entry's record number */
 	int gather;
 	unsigned char *sv;
 	size_t sv_len, sv_cap;
@@ -324,12 +324,10 @@ static void reserve(struct bld *b, uint64_t bytes)
 	}
 	/* the string values (HD_INDEX_STRING_VALUES): the same hint, a
 	 * sixteenth of the bytes and a number a record */
-	if (b->gather && !b->sv && !b->svr &&
+	if (b->gather && !b->svr &&
 	    (p[0] = hd__array_alloc(recs, sizeof(*b->svr)))) {
 		b->svr = p[0];
 		b->svr_cap = recs;
-		if ((b->sv = hd__malloc((size_t)(bytes / 16) + 1)))
-			b->sv_cap = (size_t)(bytes / 16) + 1;
 	}
 }
 
@@ -603,6 +601,31 @@ static uint64_t size_value(const hd_record *rec)
 	return 0;
 }
 
+/* The blocks of the string values: new ones of GV_BLOCK bytes (or the
+ * entry's size), none moved once filled, each freed once read. Above
+ * the largest mmap threshold of glibc's malloc (32 MB): each its own
+ * mapping, returned whole when freed, and never raising the threshold
+ * (which would leave later blocks of the same size in the heap). Pages
+ * never written are never backed. */
+#define GV_BLOCK ((size_t)40 << 20)
+
+/* b's block being filled (sv) appended to its full ones (svc), with room
+ * for more others after it: 0 or HD_ENOMEM (b unchanged). */
+static int sv_push(struct bld *b, size_t more)
+{
+	if (hd__grow((void **)&b->svc, &b->svc_cap, b->svc_n + 1 + more,
+		     sizeof(*b->svc)))
+		return HD_ENOMEM;
+	if (b->sv) {
+		b->svc[b->svc_n].p = b->sv;
+		b->svc[b->svc_n].len = b->sv_len;
+		b->svc[b->svc_n++].cap = b->sv_cap;
+	}
+	b->sv = NULL;
+	b->sv_len = b->sv_cap = 0;
+	return 0;
+}
+
 /* A STRING record's value, encoding and bytesize kept (store_format.h,
  * struct hd__gathered) for the string values, so that they need not be
  * read back from the dump; its record number i beside. */
@@ -617,10 +640,16 @@ static int gather_string(struct bld *b, const hd_record *rec, uint32_t i)
 	if (vl > UINT32_MAX || el > UINT16_MAX ||
 	    b->sv_len > SIZE_MAX - need)
 		return over(b, "bytes of a string value", UINT32_MAX);
-	if (hd__grow((void **)&b->sv, &b->sv_cap, b->sv_len + need, 1) ||
-	    hd__grow((void **)&b->svr, &b->svr_cap, b->svn + 1,
+	if (hd__grow((void **)&b->svr, &b->svr_cap, b->svn + 1,
 		     sizeof(*b->svr)))
 		return HD_ENOMEM;
+	if (!b->sv || need > b->sv_cap - b->sv_len) {
+		size_t cap = need > GV_BLOCK ? need : GV_BLOCK;
+
+		if ((b->sv && sv_push(b, 1)) || !(b->sv = hd__malloc(cap)))
+			return HD_ENOMEM;
+		b->sv_cap = cap;
+	}
 	p = b->sv + b->sv_len;
 	hd__put_le32(p, (uint32_t)vl);
 	p[4] = (unsigned char)el;
@@ -2098,29 +2127,27 @@ static int merge_wide(struct wlist *dst, const struct wlist *src,
 	return 0;
 }
 
-/* p's string values after b's (its record numbers from n on): its arena
- * taken as it is (not copied), its record numbers translated. */
+/* p's string values after b's (its record numbers from n on): its
+ * blocks taken as they are (not copied), its record numbers translated. */
 static int merge_gathered(struct bld *b, struct bld *p, size_t n)
 {
 	size_t i;
 
 	if (!p->svn)
 		return 0;
-	if (hd__grow((void **)&b->svc, &b->svc_cap, b->svc_n + 1,
-		     sizeof(*b->svc)) ||
-	    hd__grow((void **)&b->svr, &b->svr_cap, b->svn + p->svn,
-		     sizeof(*b->svr)))
+	if (hd__grow((void **)&b->svr, &b->svr_cap, b->svn + p->svn,
+		     sizeof(*b->svr)) ||
+	    sv_push(b, p->svc_n + 1) || sv_push(p, 0))
 		return HD_ENOMEM;
 	for (i = 0; i < p->svn; i++)
 		b->svr[b->svn + i] = p->svr[i] + (uint32_t)n;
 	b->svn += p->svn;
-	b->svc[b->svc_n].p = p->sv;
-	b->svc[b->svc_n].len = p->sv_len;
-	b->svc[b->svc_n++].cap = p->sv_cap;
+	for (i = 0; i < p->svc_n; i++)
+		b->svc[b->svc_n++] = p->svc[i];
+	p->svc_n = 0;
 	hd__free(p->svr, p->svr_cap * sizeof(*p->svr));
-	p->sv = NULL;
 	p->svr = NULL;
-	p->sv_len = p->sv_cap = p->svn = p->svr_cap = 0;
+	p->svn = p->svr_cap = 0;
 	return 0;
 }
 
@@ -2286,10 +2313,9 @@ static int gathered(struct bld *b)
 
 	if (!(g = hd__calloc(1, sizeof(*g))))
 		return HD_ENOMEM;
-	if (!(g->node = hd__array_alloc(b->svn ? b->svn : 1,
-					sizeof(*g->node))) ||
-	    !(g->chunk = hd__array_alloc(b->svc_n + 1, sizeof(*g->chunk)))) {
-		hd__free(g->node, (b->svn ? b->svn : 1) * sizeof(*g->node));
+	if (sv_push(b, 0) ||
+	    !(g->node = hd__array_alloc(b->svn ? b->svn : 1,
+					sizeof(*g->node)))) {
 		hd__free(g, sizeof(*g));
 		return HD_ENOMEM;
 	}
@@ -2310,15 +2336,9 @@ static int gathered(struct bld *b)
 			g->node[lo] = (hd_node_id)i;
 	}
 	g->n = b->svn;
-	g->chunk[0].p = b->sv;
-	g->chunk[0].len = b->sv_len;
-	g->chunk[0].cap = b->sv_cap;
-	for (i = 0; i < b->svc_n; i++)
-		g->chunk[i + 1] = b->svc[i];
-	g->nchunk = b->svc_n + 1;
-	b->sv = NULL;
-	b->sv_len = b->sv_cap = 0;
-	hd__free(b->svc, b->svc_cap * sizeof(*b->svc));
+	g->chunk = b->svc;
+	g->nchunk = b->svc_n;
+	g->chunk_cap = b->svc_cap;
 	b->svc = NULL;
 	b->svc_n = b->svc_cap = 0;
 	hd__free(b->svr, b->svr_cap * sizeof(*b->svr));

@@ -231,9 +231,9 @@ struct hd_store {
 
 /*
  * The STRING records' values a build with HD_INDEX_STRING_VALUES kept,
- * in dump order, in the arenas of the parts read (one per thread, never
- * copied together): entry k (found by walking the arenas) is u32 value
- * length, u16 encoding length, u8 flags (GV_VALUE: the
+ * in dump order, in blocks (never copied together: a part read on
+ * another thread hands its blocks over): entry k (found by walking the
+ * blocks) is u32 value length, u16 encoding length, u8 flags (GV_VALUE: the
  * record has a value; GV_SIZE: a bytesize, then u64 bytesize), the
  * encoding and the value as written (JSON-escaped). node[k] is its
  * node, HD_NODE_NONE for a record whose address an earlier record took.
@@ -245,8 +245,8 @@ struct hd__gv_chunk {
 	size_t len, cap;
 };
 struct hd__gathered {
-	struct hd__gv_chunk *chunk;
-	size_t nchunk;
+	struct hd__gv_chunk *chunk;   /* p NULL: freed once read */
+	size_t nchunk, chunk_cap;
 	hd_node_id *node;
 	size_t n;
 };

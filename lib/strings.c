@@ -218,7 +218,10 @@ int hd__strings_read(hd_strings *st, const hd_nodes *set,
 	 * the dump would give, but for their text (only waste.c, through
 	 * extra, wants that, and the other types) */
 	if (!st->extra)
-		rc = hd__store_gathered_records(st->s, set, on_record, st);
+		rc = st->take ? hd__store_gathered_take(st->take, set,
+							on_record, st) :
+				hd__store_gathered_records(st->s, set,
+							   on_record, st);
 	if (rc == HD_ENOTFOUND)
 		rc = hd_store_records(st->s, NULL, set, ro, on_record, st,
 				      err);
@@ -504,9 +507,12 @@ static int build(hd_strings **out, const hd_store *s, hd_store *drop,
 		}
 		st->ccap = strs.n;
 	}
-	if ((rc = hd__strings_read(st, &strs, ro, err)))
-		goto fail;
+	st->take = drop;
+	rc = hd__strings_read(st, &strs, ro, err);
+	st->take = NULL;
 	hd__store_gathered_free(drop);
+	if (rc)
+		goto fail;
 	hd_nodes_free(&strs); /* read: not needed for the rows */
 	if ((rc = finish(st))) {
 		rc = hd__error(err, rc, "out of memory");

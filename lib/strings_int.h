@@ -42,6 +42,8 @@ struct hd_strings {
 	hd_strings_totals t;
 	hd_strings_row *rows;
 	size_t nrows, rcap;
+	/* the store whose kept values the read takes (frees), or NULL */
+	hd_store *take;
 	/* waste.c: called for the records of other types */
 	hd_record_cb extra;
 	void *extra_payload;

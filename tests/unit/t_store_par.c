@@ -265,6 +265,14 @@ static void test_store_par__options_v1(void)
 	T_RC(hd_store_build(&s, fx_path("v1.json"), &o, &err), 0);
 	T_EQ(hd__pscan_parts, 0);
 	hd_store_close(s);
+	/* version 2 (no flags): a flag set by mistake is not read */
+	s = NULL;
+	o.version = 2;
+	o.jobs = 2;
+	o.flags = HD_INDEX_STRING_VALUES;
+	T_RC(hd_store_build(&s, fx_path("v1.json"), &o, &err), 0);
+	T_ASSERT(s && s->gathered == NULL);
+	hd_store_close(s);
 }
 
 /* ---- the string values kept as the dump is read ---- */
