@@ -322,8 +322,8 @@ static void reserve(struct bld *b, uint64_t bytes)
 		b->refs = p[0];
 		b->refs_cap = refs;
 	}
-	/* the string values (HD_INDEX_STRING_VALUES): the same hint, a
-	 * sixteenth of the bytes and a number a record */
+	/* the string values (HD_INDEX_STRING_VALUES): the same hint for
+	 * their record numbers (their bytes go in blocks of their own) */
 	if (b->gather && !b->svr &&
 	    (p[0] = hd__array_alloc(recs, sizeof(*b->svr)))) {
 		b->svr = p[0];
@@ -637,8 +637,9 @@ static int gather_string(struct bld *b, const hd_record *rec, uint32_t i)
 	size_t need = 7 + (has_size ? 8 : 0) + el + vl;
 	unsigned char *p;
 
-	if (vl > UINT32_MAX || el > UINT16_MAX ||
-	    b->sv_len > SIZE_MAX - need)
+	if (el > UINT16_MAX)
+		return over(b, "bytes of a string's encoding", UINT16_MAX);
+	if (vl > UINT32_MAX)
 		return over(b, "bytes of a string value", UINT32_MAX);
 	if (hd__grow((void **)&b->svr, &b->svr_cap, b->svn + 1,
 		     sizeof(*b->svr)))
