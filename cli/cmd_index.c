@@ -25,8 +25,8 @@ static const struct cli_opt opts[] = {
 		 "and leaks then read it instead of computing it)"),
 	OPT_FLAG(0, "views", &views,
 		 "also keep what serve reads at start (man 5 heapdump-store, "
-		 "VIEWS): the group stats, the string values (read back from "
-		 "the dump) and, with --dominators, retained by class"),
+		 "VIEWS): the group stats, the string values (kept as the dump "
+		 "is read) and, with --dominators, retained by class"),
 	OPT_FLAG(0, "skip-weak", &skip_weak,
 		 "with --dominators: weak references keep nothing alive"),
 	OPT_UINT('j', "jobs", "N", &jobs_given,
@@ -104,10 +104,6 @@ int cmd_index(int argc, char **argv)
 	if (skip_weak && !dominators)
 		return cli_usage_error(&info, "--skip-weak goes with "
 					      "--dominators");
-	if (views && strcmp(argv[first], "-") == 0)
-		return cli_usage_error(&info, "--views reads the string values "
-					      "back from the dump: not from "
-					      "standard input");
 	if (!out_path) {
 		if (strcmp(argv[first], "-") == 0)
 			return cli_usage_error(&info,
@@ -130,6 +126,9 @@ int cmd_index(int argc, char **argv)
 		goto out;
 	o = cli_input_index_options(&in);
 	o.jobs = jobs;
+	/* the string values kept as the dump is read: not read back */
+	if (views)
+		o.flags |= HD_INDEX_STRING_VALUES;
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
 	if (!rc && (dominators || views))

@@ -448,4 +448,33 @@ HD_HIDDEN void hd__leaks_follow_slot(hd_leaks *l,
 HD_HIDDEN hd_store *const *hd__leak_session_stores(const hd_leak_session *ls,
 						   size_t *n);
 
+/* The STRING values a build with HD_INDEX_STRING_VALUES kept in s
+ * (store_format.h, struct hd__gathered; records.c, store.c). Frees them
+ * (none: nothing). */
+HD_HIDDEN void hd__store_gathered_free(hd_store *s);
+/*
+ * Calls cb, in dump order, for the STRING records of the nodes in set
+ * (ascending ids; NULL: every node) from the values the build kept: a
+ * record with kind, type, address, offset, size (HD_HAS_SIZE), value
+ * and encoding, without its text. HD_ENOTFOUND (err untouched) when s
+ * kept none; cb's non-zero value stops it and is returned; HD_ENOMEM.
+ */
+HD_HIDDEN int hd__store_gathered_records(const hd_store *s,
+					 const hd_nodes *set, hd_record_cb cb,
+					 void *payload);
+/* The same, each block of values freed once read and all of them at the
+ * end (HD_ENOTFOUND: none kept): what the string values view does. */
+HD_HIDDEN int hd__store_gathered_take(hd_store *s, const hd_nodes *set,
+				      hd_record_cb cb, void *payload);
+/* The site id of node id (what hd_store_site() reads), HD_NODE_NONE
+ * for none; the store's number of sites in *nsites (store.c). */
+HD_HIDDEN uint32_t hd__store_site_id(const hd_store *s, hd_node_id id,
+				     uint32_t *nsites);
+/* hd_strings_build() over every node of s, the values the build kept
+ * (HD_INDEX_STRING_VALUES) freed as soon as they are read (strings.c:
+ * views.c's string values). */
+HD_HIDDEN int hd__strings_build_taking(hd_strings **out, hd_store *s,
+				       const hd_strings_options *opts,
+				       hd_error *err);
+
 #endif /* HD_INT_H */

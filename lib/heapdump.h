@@ -447,12 +447,21 @@ typedef struct hd_index_options {
 	 * regular file, run on two threads. Several threads call the
 	 * allocator (hd_set_allocator) at once. */
 	unsigned int jobs;
+	/** HD_INDEX_ bits (version 3). */
+	unsigned int flags;
 } hd_index_options;
 
-/* Version 1 (without jobs) is still accepted. */
-#define HD_INDEX_OPTIONS_VERSION 2
+/** Keep the STRING records' values as the dump is read, for
+ * hd_store_set_views(HD_VIEW_STRINGS) (and hd_strings_build()) to use
+ * instead of reading them back from the dump; held in memory (not
+ * written) until hd_store_set_views() has used them or the store is
+ * closed. The store written is the same. */
+#define HD_INDEX_STRING_VALUES (1u << 0)
+
+/* Versions 1 (without jobs) and 2 (without flags) are still accepted. */
+#define HD_INDEX_OPTIONS_VERSION 3
 #define HD_INDEX_OPTIONS_INIT \
-	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL, 1 }
+	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL, 1, 0 }
 
 /**
  * Reads a dump and builds its store in memory.
@@ -1914,8 +1923,9 @@ HD_API int hd_store_set_domtree(hd_store *s, const hd_domtree *d,
  * Keeps the views what names (HD_VIEW_ bits) in s, built by
  * hd_store_build() (not opened), so that hd_store_write() stores them.
  * HD_VIEW_STRINGS reads the STRING records back from the dump
- * (hd_strings_build); HD_VIEW_CLASSES and HD_VIEW_ORDER need d, the
- * tree kept in s (hd_store_set_domtree first).
+ * (hd_strings_build), or takes the values a build with
+ * HD_INDEX_STRING_VALUES kept (and frees them); HD_VIEW_CLASSES and
+ * HD_VIEW_ORDER need d, the tree kept in s (hd_store_set_domtree first).
  * @return 0, HD_ENOMEM, HD_EINVAL, the codes of hd_strings_build()
  */
 HD_API int hd_store_set_views(hd_store *s, const hd_domtree *d,

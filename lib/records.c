@@ -11,6 +11,7 @@
  * the record the reader gives.
  */
 #include "hd_int.h"
+#include "store_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +204,93 @@ static int pread_records(const hd_store *s, const char *path, int fd,
 	hd__scan_free(&sc);
 	hd__free(w.buf, w.cap);
 	return rc;
+}
+
+/* hd__store_gathered_records; own (s itself, or NULL) has each block
+ * freed once read, and the whole at the end. */
+static int gathered_walk(const hd_store *s, hd_store *own,
+			 const hd_nodes *set, hd_record_cb cb, void *payload)
+{
+	struct hd__gathered *g = s->gathered;
+	const unsigned char *p, *end;
+	unsigned char *in = NULL;
+	uint32_t nodes = hd_store_node_count(s);
+	hd_record rec;
+	size_t k, i, c;
+	int rc = 0;
+
+	if (!g)
+		return HD_ENOTFOUND;
+	if (set) {
+		if (!(in = hd__bitmap_new(nodes)))
+			return HD_ENOMEM;
+		for (i = 0; i < set->n; i++)
+			if (set->ids[i] < nodes)
+				hd__bit_set(in, set->ids[i]);
+	}
+	for (k = 0, c = 0, p = NULL, end = NULL; k < g->n && !rc; k++) {
+		hd_node_id id = g->node[k];
+		uint32_t vl;
+		size_t el;
+		unsigned flags;
+
+		while (p == end && c < g->nchunk) {
+			if (own && c) {
+				hd__free(g->chunk[c - 1].p,
+					 g->chunk[c - 1].cap);
+				g->chunk[c - 1].p = NULL;
+				g->chunk[c - 1].cap = 0;
+			}
+			p = g->chunk[c].p;
+			end = p + g->chunk[c++].len;
+		}
+		if (p == end)
+			break; /* (the arenas end with the entries) */
+		vl = hd__le32(p);
+		el = (size_t)p[4] | (size_t)p[5] << 8;
+		flags = p[6];
+
+		memset(&rec, 0, sizeof(rec));
+		p += 7;
+		if (flags & HD__GV_SIZE) {
+			rec.has |= HD_HAS_SIZE;
+			rec.size = hd__le64(p);
+			p += 8;
+		}
+		if (el) {
+			rec.encoding.ptr = (const char *)p;
+			rec.encoding.len = el;
+		}
+		if (flags & HD__GV_VALUE) {
+			rec.value.ptr = (const char *)p + el;
+			rec.value.len = vl;
+		}
+		p += el + vl;
+		if (id == HD_NODE_NONE || id >= nodes ||
+		    (in && !hd__bit(in, id)))
+			continue;
+		rec.kind = HD_REC_OBJECT;
+		rec.type = HD_T_STRING;
+		rec.has |= HD_HAS_ADDRESS;
+		rec.address = hd_store_address(s, id);
+		rec.offset = hd_store_offset(s, id);
+		rc = cb(&rec, id, payload);
+	}
+	hd__bitmap_free(in, nodes);
+	hd__store_gathered_free(own);
+	return rc;
+}
+
+int hd__store_gathered_records(const hd_store *s, const hd_nodes *set,
+			       hd_record_cb cb, void *payload)
+{
+	return gathered_walk(s, NULL, set, cb, payload);
+}
+
+int hd__store_gathered_take(hd_store *s, const hd_nodes *set,
+			    hd_record_cb cb, void *payload)
+{
+	return gathered_walk(s, s, set, cb, payload);
 }
 
 static int is_gzip(int fd)

@@ -1078,12 +1078,28 @@ static int parse_layout(hd_store *s, const unsigned char *base,
 
 /* ---- open / close ---- */
 
+void hd__store_gathered_free(hd_store *s)
+{
+	struct hd__gathered *g = s ? s->gathered : NULL;
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->nchunk; i++)
+		hd__free(g->chunk[i].p, g->chunk[i].cap);
+	hd__free(g->chunk, g->chunk_cap * sizeof(*g->chunk));
+	hd__free(g->node, (g->n ? g->n : 1) * sizeof(*g->node));
+	hd__free(g, sizeof(*g));
+	s->gathered = NULL;
+}
+
 void hd__store_release(hd_store *s)
 {
 	int i;
 
 	if (!s)
 		return;
+	hd__store_gathered_free(s);
 #ifndef HD_NO_MMAP
 	if (s->map) {
 		hd__unmap_file(s->map, s->map_len);
@@ -1618,6 +1634,18 @@ int hd_store_site(hd_site *site, const hd_store *s, hd_node_id id)
 	site->method = str(s, hd__le32(p + 4), &site->method_len);
 	site->line = hd__le64(p + 8);
 	return 0;
+}
+
+uint32_t hd__store_site_id(const hd_store *s, hd_node_id id,
+			   uint32_t *nsites)
+{
+	uint32_t sid;
+
+	*nsites = (uint32_t)s->meta[HD__M_SITES];
+	if (id >= s->nodes || !(s->meta[HD__M_COLUMNS] & HD__COL_SITE))
+		return HD_NODE_NONE;
+	sid = col32(s, HD__SEC_SITE, id);
+	return sid < *nsites ? sid : HD_NODE_NONE;
 }
 
 const char *hd_store_aux(const hd_store *s, hd_node_id id, size_t *len)

@@ -152,6 +152,16 @@ struct bld {
 	/* allocation stacks: the STACK and FRAME records (the column
 	 * C_STK holds each object's "stack" as the dump numbers it) */
 	struct hd__stk_acc stk;
+	/* HD_INDEX_STRING_VALUES: the STRING records' entries (store_format.h,
+	 * struct hd__gathered) in blocks never moved: the full ones in svc,
+	 * in order, the one being filled in sv; each entry's record number */
+	int gather;
+	unsigned char *sv;
+	size_t sv_len, sv_cap;
+	struct hd__gv_chunk *svc;
+	size_t svc_n, svc_cap;
+	uint32_t *svr;
+	size_t svn, svr_cap;
 	hd_store *s;
 };
 
@@ -174,6 +184,26 @@ static double process_cpu(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* HEAPDUMP_TIMING=rss: the resident set now and its peak so far, from
+ * /proc/self/status (nothing where there is none). */
+static void rss_put(FILE *f)
+{
+	FILE *st = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned long rss = 0, hwm = 0;
+
+	if (!st)
+		return;
+	while (fgets(line, sizeof(line), st)) {
+		if (!strncmp(line, "VmRSS:", 6))
+			rss = strtoul(line + 6, NULL, 10);
+		else if (!strncmp(line, "VmHWM:", 6))
+			hwm = strtoul(line + 6, NULL, 10);
+	}
+	fclose(st);
+	fprintf(f, ", rss %lu MB, peak %lu MB", rss / 1024, hwm / 1024);
+}
+
 void hd__timing(const char *phase)
 {
 	static __thread double wall, cpu, thread; /* this thread's last */
@@ -185,11 +215,15 @@ void hd__timing(const char *phase)
 	w = now_of(CLOCK_MONOTONIC);
 	c = process_cpu();
 	t = now_of(CLOCK_THREAD_CPUTIME_ID);
-	if (phase && wall > 0)
+	if (phase && wall > 0) {
 		fprintf(stderr,
 			"heapdump: timing: %-10s wall %6.3f s, cpu %6.3f s, "
-			"this thread %6.3f s\n",
+			"this thread %6.3f s",
 			phase, w - wall, c - cpu, t - thread);
+		if (!strcmp(e, "rss"))
+			rss_put(stderr);
+		fputc('\n', stderr);
+	}
 	wall = w;
 	cpu = c;
 	thread = t;
@@ -287,6 +321,13 @@ static void reserve(struct bld *b, uint64_t bytes)
 		hd__free(b->refs, b->refs_cap * sizeof(*b->refs));
 		b->refs = p[0];
 		b->refs_cap = refs;
+	}
+	/* the string values (HD_INDEX_STRING_VALUES): the same hint for
+	 * their record numbers (their bytes go in blocks of their own) */
+	if (b->gather && !b->svr &&
+	    (p[0] = hd__array_alloc(recs, sizeof(*b->svr)))) {
+		b->svr = p[0];
+		b->svr_cap = recs;
 	}
 }
 
@@ -560,6 +601,76 @@ static uint64_t size_value(const hd_record *rec)
 	return 0;
 }
 
+/* The blocks of the string values: new ones of GV_BLOCK bytes (or the
+ * entry's size), none moved once filled, each freed once read. Above
+ * the largest mmap threshold of glibc's malloc (32 MB): each its own
+ * mapping, returned whole when freed, and never raising the threshold
+ * (which would leave later blocks of the same size in the heap). Pages
+ * never written are never backed. */
+#define GV_BLOCK ((size_t)40 << 20)
+
+/* b's block being filled (sv) appended to its full ones (svc), with room
+ * for more others after it: 0 or HD_ENOMEM (b unchanged). */
+static int sv_push(struct bld *b, size_t more)
+{
+	if (hd__grow((void **)&b->svc, &b->svc_cap, b->svc_n + 1 + more,
+		     sizeof(*b->svc)))
+		return HD_ENOMEM;
+	if (b->sv) {
+		b->svc[b->svc_n].p = b->sv;
+		b->svc[b->svc_n].len = b->sv_len;
+		b->svc[b->svc_n++].cap = b->sv_cap;
+	}
+	b->sv = NULL;
+	b->sv_len = b->sv_cap = 0;
+	return 0;
+}
+
+/* A STRING record's value, encoding and bytesize kept (store_format.h,
+ * struct hd__gathered) for the string values, so that they need not be
+ * read back from the dump; its record number i beside. */
+static int gather_string(struct bld *b, const hd_record *rec, uint32_t i)
+{
+	size_t vl = rec->value.ptr ? rec->value.len : 0;
+	size_t el = rec->encoding.ptr ? rec->encoding.len : 0;
+	int has_size = (rec->has & HD_HAS_SIZE) != 0;
+	size_t need = 7 + (has_size ? 8 : 0) + el + vl;
+	unsigned char *p;
+
+	if (el > UINT16_MAX)
+		return over(b, "bytes of a string's encoding", UINT16_MAX);
+	if (vl > UINT32_MAX)
+		return over(b, "bytes of a string value", UINT32_MAX);
+	if (hd__grow((void **)&b->svr, &b->svr_cap, b->svn + 1,
+		     sizeof(*b->svr)))
+		return HD_ENOMEM;
+	if (!b->sv || need > b->sv_cap - b->sv_len) {
+		size_t cap = need > GV_BLOCK ? need : GV_BLOCK;
+
+		if ((b->sv && sv_push(b, 1)) || !(b->sv = hd__malloc(cap)))
+			return HD_ENOMEM;
+		b->sv_cap = cap;
+	}
+	p = b->sv + b->sv_len;
+	hd__put_le32(p, (uint32_t)vl);
+	p[4] = (unsigned char)el;
+	p[5] = (unsigned char)(el >> 8);
+	p[6] = (unsigned char)((rec->value.ptr ? HD__GV_VALUE : 0) |
+			       (has_size ? HD__GV_SIZE : 0));
+	p += 7;
+	if (has_size) {
+		hd__put_le64(p, rec->size);
+		p += 8;
+	}
+	if (el)
+		memcpy(p, rec->encoding.ptr, el);
+	if (vl)
+		memcpy(p + el, rec->value.ptr, vl);
+	b->sv_len += need;
+	b->svr[b->svn++] = i;
+	return 0;
+}
+
 static int add_object(struct bld *b, const hd_record *rec)
 {
 	size_t i = b->n;
@@ -607,6 +718,9 @@ static int add_object(struct bld *b, const hd_record *rec)
 	    (rc = add_refs(b, rec->refs, rec->nrefs)))
 		return rc;
 	((uint32_t *)b->c[C_NREF].p)[i] = (uint32_t)rec->nrefs;
+	if (b->gather && rec->type == HD_T_STRING &&
+	    (rc = gather_string(b, rec, (uint32_t)i)))
+		return rc;
 	((uint32_t *)b->c[C_STK].p)[i] = 0;
 	if (rec->has & HD_HAS_STACK) {
 		((uint32_t *)b->c[C_STK].p)[i] = rec->stack;
@@ -1840,12 +1954,18 @@ static void acc_free(struct bld *b)
 	hd__stk_free(&b->stk);
 	hd__classtab_free(&b->ct);
 	hd__intern_free(&b->strs);
+	hd__free(b->sv, b->sv_cap);
+	for (i = 0; i < (int)b->svc_n; i++)
+		hd__free(b->svc[i].p, b->svc[i].cap);
+	hd__free(b->svc, b->svc_cap * sizeof(*b->svc));
+	hd__free(b->svr, b->svr_cap * sizeof(*b->svr));
 	keep = *b;
 	memset(b, 0, sizeof(*b));
 	b->opts = keep.opts;
 	b->path = keep.path;
 	b->r = keep.r;
 	b->s = keep.s;
+	b->gather = keep.gather;
 }
 
 static void bld_free(struct bld *b)
@@ -1870,10 +1990,10 @@ static int part_new(void **out, void *payload, size_t bytes)
 {
 	struct bld *p = hd__calloc(1, sizeof(*p));
 
-	(void)payload;
 	*out = p;
 	if (!p)
 		return HD_ENOMEM;
+	p->gather = ((const struct bld *)payload)->gather;
 	if (acc_init(p)) {
 		acc_free(p);
 		hd__free(p, sizeof(*p));
@@ -2029,6 +2149,30 @@ static int merge_wide(struct wlist *dst, const struct wlist *src,
 	return 0;
 }
 
+/* p's string values after b's (its record numbers from n on): its
+ * blocks taken as they are (not copied), its record numbers translated. */
+static int merge_gathered(struct bld *b, struct bld *p, size_t n)
+{
+	size_t i;
+
+	if (!p->svn)
+		return 0;
+	if (hd__grow((void **)&b->svr, &b->svr_cap, b->svn + p->svn,
+		     sizeof(*b->svr)) ||
+	    sv_push(b, p->svc_n + 1) || sv_push(p, 0))
+		return HD_ENOMEM;
+	for (i = 0; i < p->svn; i++)
+		b->svr[b->svn + i] = p->svr[i] + (uint32_t)n;
+	b->svn += p->svn;
+	for (i = 0; i < p->svc_n; i++)
+		b->svc[b->svc_n++] = p->svc[i];
+	p->svc_n = 0;
+	hd__free(p->svr, p->svr_cap * sizeof(*p->svr));
+	p->svr = NULL;
+	p->svn = p->svr_cap = 0;
+	return 0;
+}
+
 /* p's records appended to b's, its local ids translated; p's columns
  * freed one by one. */
 static int merge_records(struct bld *b, struct bld *p, const struct idmap *m)
@@ -2076,7 +2220,8 @@ static int merge_records(struct bld *b, struct bld *p, const struct idmap *m)
 		p->c[ci].p = NULL;
 		p->c[ci].cap = 0;
 	}
-	if (hd__stk_merge(&b->stk, &p->stk, m->str))
+	if (hd__stk_merge(&b->stk, &p->stk, m->str) ||
+	    merge_gathered(b, p, n))
 		return HD_ENOMEM;
 	b->n += pn;
 	b->features |= p->features;
@@ -2105,6 +2250,7 @@ static void take_first(struct bld *b, struct bld *p)
 	b->path = keep.path;
 	b->r = keep.r;
 	b->s = keep.s;
+	b->gather = keep.gather;
 	b->ct.strs = &b->strs;
 	memset(p, 0, sizeof(*p));
 }
@@ -2178,6 +2324,53 @@ static int nodes_task(struct bld *b, unsigned part)
 		       0;
 }
 
+/* The string values gathered handed to the store: each entry's node
+ * (the node whose record it is; NONE for a later record of an address),
+ * found from the permutation, whose STRING nodes' records all have one. */
+static int gathered(struct bld *b)
+{
+	struct hd__gathered *g;
+	const uint8_t *type = b->s->own[HD__SEC_TYPE];
+	size_t i, lo, hi, mid;
+
+	if (!(g = hd__calloc(1, sizeof(*g))))
+		return HD_ENOMEM;
+	if (sv_push(b, 0) ||
+	    !(g->node = hd__array_alloc(b->svn ? b->svn : 1,
+					sizeof(*g->node)))) {
+		hd__free(g, sizeof(*g));
+		return HD_ENOMEM;
+	}
+	for (i = 0; i < b->svn; i++)
+		g->node[i] = HD_NODE_NONE;
+	for (i = 0; i < b->N; i++) {
+		if (type[i] != HD_T_STRING)
+			continue;
+		/* the entry of record perm[i]: svr ascends */
+		for (lo = 0, hi = b->svn; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (b->svr[mid] < b->perm[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < b->svn && b->svr[lo] == b->perm[i])
+			g->node[lo] = (hd_node_id)i;
+	}
+	g->n = b->svn;
+	g->chunk = b->svc;
+	g->nchunk = b->svc_n;
+	g->chunk_cap = b->svc_cap;
+	b->svc = NULL;
+	b->svc_n = b->svc_cap = 0;
+	hd__free(b->svr, b->svr_cap * sizeof(*b->svr));
+	b->svr = NULL;
+	b->svn = b->svr_cap = 0;
+	hd__store_gathered_free(b->s);
+	b->s->gathered = g;
+	return 0;
+}
+
 /* Everything after the dump has been read. */
 static int assemble(struct bld *b, hd_error *err)
 {
@@ -2220,6 +2413,8 @@ static int assemble(struct bld *b, hd_error *err)
 	hd__timing("names");
 	rc = meta(b, err);
 	hd__timing("meta");
+	if (!rc && b->gather && gathered(b))
+		return hd__error(err, HD_ENOMEM, "out of memory");
 	return rc;
 }
 
@@ -2230,12 +2425,14 @@ int hd_store_build(hd_store **out, const char *dump_path,
 	int rc;
 
 	HD_ASSERT_ARG(out && dump_path);
-	HD_ASSERT_ARG(!opts || opts->version == 1 ||
-		      opts->version == HD_INDEX_OPTIONS_VERSION);
+	HD_ASSERT_ARG(!opts || (opts->version >= 1 &&
+				opts->version <= HD_INDEX_OPTIONS_VERSION));
 	*out = NULL;
 	memset(&b, 0, sizeof(b));
 	b.opts = opts;
 	b.path = dump_path;
+	b.gather = opts && opts->version >= 3 &&
+		   (opts->flags & HD_INDEX_STRING_VALUES);
 	if (!(b.s = hd__calloc(1, sizeof(*b.s))) || acc_init(&b)) {
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;

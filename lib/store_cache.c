@@ -332,10 +332,20 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 static int build(hd_store **out, const char *path,
 		 const hd_cache_options *o, hd_error *err)
 {
+	hd_index_options io = o->index;
 	hd_domtree *d = NULL;
 	int rc;
 
-	if ((rc = hd_store_build(out, path, &o->index, err)))
+	/* the string values kept as the dump is read: not read back */
+	if (o->flags & HD_CACHE_VIEWS) {
+		if (io.version == 2) {
+			io.version = 3;
+			io.flags = 0;
+		}
+		if (io.version >= 3)
+			io.flags |= HD_INDEX_STRING_VALUES;
+	}
+	if ((rc = hd_store_build(out, path, &io, err)))
 		return rc;
 	/* as index: the string values and group stats before the tree,
 	 * the tree read back from the store for retained by class */

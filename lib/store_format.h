@@ -228,7 +228,32 @@ struct hd_store {
 	size_t source_found_len;
 	unsigned jobs;                  /* a built store: the build's -j,
 					 * which hd_store_write() follows */
+	struct hd__gathered *gathered;  /* a built store: its STRING
+					 * records' values (never written) */
 };
+
+/*
+ * The STRING records' values a build with HD_INDEX_STRING_VALUES kept,
+ * in dump order, in blocks (never copied together: a part read on
+ * another thread hands its blocks over): entry k (found by walking the
+ * blocks) is u32 value length, u16 encoding length, u8 flags (GV_VALUE: the
+ * record has a value; GV_SIZE: a bytesize, then u64 bytesize), the
+ * encoding and the value as written (JSON-escaped). node[k] is its
+ * node, HD_NODE_NONE for a record whose address an earlier record took.
+ */
+#define HD__GV_VALUE 1u
+#define HD__GV_SIZE 2u
+struct hd__gv_chunk {
+	unsigned char *p;
+	size_t len, cap;
+};
+struct hd__gathered {
+	struct hd__gv_chunk *chunk;   /* p NULL: freed once read */
+	size_t nchunk, chunk_cap;
+	hd_node_id *node;
+	size_t n;
+};
+
 
 /*
  * Checks the section images of s (placed in s->sec / s->len) against

@@ -212,7 +212,19 @@ static int on_record(const hd_record *rec, hd_node_id id, void *payload)
 int hd__strings_read(hd_strings *st, const hd_nodes *set,
 		     const hd_read_options *ro, hd_error *err)
 {
-	int rc = hd_store_records(st->s, NULL, set, ro, on_record, st, err);
+	int rc = HD_ENOTFOUND;
+
+	/* the values a build kept (HD_INDEX_STRING_VALUES): the records
+	 * the dump would give, but for their text (only waste.c, through
+	 * extra, wants that, and the other types) */
+	if (!st->extra)
+		rc = st->take ? hd__store_gathered_take(st->take, set,
+							on_record, st) :
+				hd__store_gathered_records(st->s, set,
+							   on_record, st);
+	if (rc == HD_ENOTFOUND)
+		rc = hd_store_records(st->s, NULL, set, ro, on_record, st,
+				      err);
 
 	if (rc == HD_ENOMEM)
 		return hd__error(err, HD_ENOMEM, "out of memory");
@@ -299,16 +311,33 @@ static int sub_of(hd_strings *st, hd_node_id id, uint32_t *out)
 		return 0;
 	if (st->o.by == HD_STRINGS_BY_SITE) {
 		size_t i, need;
+		uint32_t sid = hd__store_site_id(st->s, id, &st->nsites);
+		int rc;
 
-		if (hd_store_site(&site, st->s, id) || !site.file)
+		/* once a store site: the copies of a site share its key */
+		if (sid == HD_NODE_NONE)
 			return 0;
+		if (!st->site_sub &&
+		    !(st->site_sub = hd__calloc(st->nsites, sizeof(uint32_t))))
+			return HD_ENOMEM;
+		if (st->site_sub[sid]) {
+			*out = st->site_sub[sid] - 1;
+			return 0;
+		}
+		if (hd_store_site(&site, st->s, id) || !site.file) {
+			st->site_sub[sid] = SUB_NONE + 1;
+			return 0;
+		}
 		need = site.file_len + 8;
 		if (hd__grow((void **)&st->buf, &st->bcap, need, 1))
 			return HD_ENOMEM;
 		for (i = 0; i < 8; i++)
 			st->buf[i] = (char)(unsigned char)(site.line >> (8 * i));
 		memcpy(st->buf + 8, site.file, site.file_len);
-		return hd__intern_put(&st->names, st->buf, need, out);
+		if ((rc = hd__intern_put(&st->names, st->buf, need, out)))
+			return rc;
+		st->site_sub[sid] = *out + 1;
+		return 0;
 	}
 	/* the holder: the referrer of lowest address (node ids ascend by
 	 * address, and so do a node's referrers) */
@@ -435,9 +464,11 @@ static int finish(hd_strings *st)
 	return make_rows(st);
 }
 
-int hd_strings_build(hd_strings **out, const hd_store *s,
-		     const hd_nodes *set, const hd_strings_options *opts,
-		     const hd_read_options *ro, hd_error *err)
+/* hd_strings_build; drop, s itself or NULL, has the values its build
+ * kept freed once read (hd__strings_build_taking). */
+static int build(hd_strings **out, const hd_store *s, hd_store *drop,
+		 const hd_nodes *set, const hd_strings_options *opts,
+		 const hd_read_options *ro, hd_error *err)
 {
 	hd_strings *st;
 	hd_nodes strs = { NULL, 0, 0 };
@@ -476,7 +507,11 @@ int hd_strings_build(hd_strings **out, const hd_store *s,
 		}
 		st->ccap = strs.n;
 	}
-	if ((rc = hd__strings_read(st, &strs, ro, err)))
+	st->take = drop;
+	rc = hd__strings_read(st, &strs, ro, err);
+	st->take = NULL;
+	hd__store_gathered_free(drop);
+	if (rc)
 		goto fail;
 	hd_nodes_free(&strs); /* read: not needed for the rows */
 	if ((rc = finish(st))) {
@@ -491,6 +526,19 @@ fail:
 	hd_nodes_free(&strs);
 	hd_strings_free(st);
 	return rc;
+}
+
+int hd_strings_build(hd_strings **out, const hd_store *s,
+		     const hd_nodes *set, const hd_strings_options *opts,
+		     const hd_read_options *ro, hd_error *err)
+{
+	return build(out, s, NULL, set, opts, ro, err);
+}
+
+int hd__strings_build_taking(hd_strings **out, hd_store *s,
+			     const hd_strings_options *opts, hd_error *err)
+{
+	return build(out, s, s, NULL, opts, NULL, err);
 }
 
 void hd_strings_totals_get(hd_strings_totals *out, const hd_strings *st)
@@ -517,5 +565,6 @@ void hd_strings_free(hd_strings *st)
 	hd__free(st->c, st->ccap * sizeof(*st->c));
 	hd__free(st->buf, st->bcap);
 	hd__free(st->rows, st->rcap * sizeof(*st->rows));
+	hd__free(st->site_sub, st->site_sub ? st->nsites * sizeof(uint32_t) : 0);
 	hd__free(st, sizeof(*st));
 }

@@ -36,9 +36,14 @@ struct hd_strings {
 	size_t nc, ccap;
 	char *buf;                /* the decoded value */
 	size_t bcap;
+	/* BY_SITE: the key in names of each store site, + 1 (0: not yet) */
+	uint32_t *site_sub;
+	uint32_t nsites;
 	hd_strings_totals t;
 	hd_strings_row *rows;
 	size_t nrows, rcap;
+	/* the store whose kept values the read takes (frees), or NULL */
+	hd_store *take;
 	/* waste.c: called for the records of other types */
 	hd_record_cb extra;
 	void *extra_payload;

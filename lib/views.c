@@ -1070,7 +1070,9 @@ int hd_store_set_views(hd_store *s, const hd_domtree *d, unsigned what,
 		 * lowercase is written beside the values) */
 		xo.by = HD_STRINGS_BY_SITE;
 		xo.min_count = 1;
-		if ((rc = hd_strings_build(&st, s, NULL, &xo, NULL, err)))
+		/* the values a build kept, if any, freed once read (the
+		 * rows point into the strings' own interner) */
+		if ((rc = hd__strings_build_taking(&st, s, &xo, err)))
 			return rc;
 		rc = strings_images(st, s, img, len);
 		hd_strings_free(st);

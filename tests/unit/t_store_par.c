@@ -265,6 +265,194 @@ static void test_store_par__options_v1(void)
 	T_RC(hd_store_build(&s, fx_path("v1.json"), &o, &err), 0);
 	T_EQ(hd__pscan_parts, 0);
 	hd_store_close(s);
+	/* version 2 (no flags): a flag set by mistake is not read */
+	s = NULL;
+	o.version = 2;
+	o.jobs = 2;
+	o.flags = HD_INDEX_STRING_VALUES;
+	T_RC(hd_store_build(&s, fx_path("v1.json"), &o, &err), 0);
+	T_ASSERT(s && s->gathered == NULL);
+	hd_store_close(s);
+}
+
+/* ---- the string values kept as the dump is read ---- */
+
+/*
+ * n STRING records (and a few arrays and ROOTs): values repeated,
+ * escaped, missing, longer and shorter than their bytesize, shared
+ * strings, encodings or none, sites or none, frozen, and addresses
+ * written twice with another value (the first record wins).
+ */
+static size_t string_heap(char *buf, size_t size, size_t n)
+{
+	static const char *const val[] = {
+		"\"hello\"", "\"a\\\"q\\u00e9\\n\"", "\"\"",
+		"\"HELLO\"", "\"hello\\u0000x\"", "\"long value %u\"",
+	};
+	size_t len = 0, i;
+	uint64_t a, prev = 0x10000;
+
+	for (i = 0; i < n && len + 400 < size; i++) {
+		unsigned v = (unsigned)(rng() % 6), k = (unsigned)(rng() % 9);
+		char value[64], more[160];
+
+		a = i % 37 == 5 ? prev : ((rng() % (n * 64)) * 8) | 0x10000;
+		snprintf(value, sizeof(value), val[v], (unsigned)(i % 7));
+		if (i % 50 == 0)
+			len += (size_t)snprintf(buf + len, size - len,
+				"{\"type\":\"ROOT\", \"root\":\"vm\", "
+				"\"references\":[\"0x%llx\"]}\n",
+				(unsigned long long)prev);
+		if (i % 23 == 0) {
+			len += (size_t)snprintf(buf + len, size - len,
+				"{\"address\":\"0x%llx\", \"type\":\"ARRAY\", "
+				"\"references\":[\"0x%llx\"], \"memsize\":40}\n",
+				(unsigned long long)a,
+				(unsigned long long)prev);
+			prev = a;
+			continue;
+		}
+		more[0] = 0;
+		if (k == 0)
+			snprintf(more, sizeof(more), ", \"shared\":true, "
+				 "\"references\":[\"0x%llx\"]",
+				 (unsigned long long)prev);
+		else if (k == 1)
+			snprintf(more, sizeof(more), ", \"bytesize\":0");
+		else if (k == 2)
+			snprintf(more, sizeof(more), ", \"bytesize\":%u, "
+				 "\"value\":%s", (unsigned)(rng() % 4), value);
+		else if (k == 3)
+			snprintf(more, sizeof(more), ", \"value\":%s", value);
+		else
+			snprintf(more, sizeof(more), ", \"bytesize\":%u, "
+				 "\"capacity\":40, \"value\":%s%s%s",
+				 (unsigned)(v == 5 ? 12 : v == 1 ? 6 : 5),
+				 value, k & 1 ? ", \"encoding\":\"UTF-8\"" : "",
+				 k == 8 ? ", \"frozen\":true, \"fstring\":true"
+					: "");
+		len += (size_t)snprintf(buf + len, size - len,
+			"{\"address\":\"0x%llx\", \"type\":\"STRING\", "
+			"\"class\":\"0x100\"%s%s, \"memsize\":%u}\n",
+			(unsigned long long)a, more,
+			i % 3 ? "" : i % 2 ? ", \"file\":\"a.rb\", \"line\":3"
+					  : ", \"file\":\"b.rb\", \"line\":9",
+			(unsigned)(40 + i % 5));
+		prev = a;
+	}
+	return len;
+}
+
+/* The store of path built on jobs threads (gather: keeping the string
+ * values), with the string values and group stats views, written to
+ * out: 0 or rc. The values kept are there until the views take them. */
+static int build_views(const char *path, unsigned jobs, int gather,
+		       const char *out, hd_error *err)
+{
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	int rc;
+
+	o.jobs = jobs;
+	o.flags = gather ? HD_INDEX_STRING_VALUES : 0;
+	if ((rc = hd_store_build(&s, path, &o, err)))
+		return rc;
+	T_EQ(s->gathered != NULL, gather != 0);
+	rc = hd_store_set_views(s, NULL, HD_VIEW_STRINGS | HD_VIEW_GROUPS,
+				err);
+	T_ASSERT(s->gathered == NULL);
+	if (!rc)
+		rc = hd_store_write(s, out, err);
+	hd_store_close(s);
+	return rc;
+}
+
+/* The views of a store built keeping the string values are the bytes of
+ * those read back from the dump, on one thread and on several (parts
+ * merged, more parts than threads), from the fixture and from a heap of
+ * strings; and the values are really used: a dump changed after the
+ * build (the same size) cannot be read back, but was not. */
+static void test_store_par__string_values_kept(void)
+{
+	enum { SIZE = 2 << 20 };
+	char *buf = malloc(SIZE);
+	size_t len, slice = hd__pscan_slice, take_min = hd__pscan_take_min;
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	hd_error err;
+	unsigned j;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	T_RC(fx_write(fx_path("svf.json"), fixture_dump, strlen(fixture_dump)),
+	     0);
+	T_RC(build_views(fx_path("svf.json"), 1, 0, fx_path("svf0.hds"), &err),
+	     0);
+	T_RC(build_views(fx_path("svf.json"), 1, 1, fx_path("svf1.hds"), &err),
+	     0);
+	T_ASSERT(same_file(fx_path("svf0.hds"), fx_path("svf1.hds")));
+	len = string_heap(buf, SIZE, 12000);
+	T_RC(fx_write(fx_path("sv.json"), buf, len), 0);
+	T_RC(build_views(fx_path("sv.json"), 1, 0, fx_path("sv0.hds"), &err),
+	     0);
+	T_RC(build_views(fx_path("sv.json"), 1, 1, fx_path("sv1.hds"), &err),
+	     0);
+	T_ASSERT(same_file(fx_path("sv0.hds"), fx_path("sv1.hds")));
+	hd__pscan_slice = 256;
+	hd__pscan_take_min = 4096;
+	for (j = 2; j <= 5; j++) {
+		T_RC(build_views(fx_path("sv.json"), j, 1, fx_path("svn.hds"),
+				 &err), 0);
+		T_ASSERT(hd__pscan_parts >= j);
+		T_ASSERT(same_file(fx_path("sv0.hds"), fx_path("svn.hds")));
+		T_RC(build_views(fx_path("svf.json"), j, 1,
+				 fx_path("svn.hds"), &err), 0);
+		T_ASSERT(same_file(fx_path("svf0.hds"), fx_path("svn.hds")));
+	}
+	hd__pscan_slice = slice;
+	hd__pscan_take_min = take_min;
+	/* kept, then the dump overwritten with spaces: the views come from
+	 * the values kept, read back they would fail */
+	o.jobs = 2;
+	o.flags = HD_INDEX_STRING_VALUES;
+	T_RC(hd_store_build(&s, fx_path("sv.json"), &o, &err), 0);
+	memset(buf, ' ', len);
+	T_RC(fx_write(fx_path("sv.json"), buf, len), 0);
+	if (s) {
+		T_RC(hd_store_set_views(s, NULL, HD_VIEW_STRINGS, &err), 0);
+		T_RC(hd_store_write(s, fx_path("svx.hds"), &err), 0);
+		hd_store_close(s);
+		s = NULL;
+	}
+	T_RC(hd_store_open(&s, fx_path("svx.hds"), &err), 0);
+	{
+		hd_store *t = NULL;
+		hd_string_values *a = NULL, *b = NULL;
+		hd_string_value ra, rb;
+		size_t i;
+
+		T_RC(hd_store_open(&t, fx_path("sv0.hds"), &err), 0);
+		T_RC(hd_string_values_open(&a, s, &err), 0);
+		T_RC(hd_string_values_open(&b, t, &err), 0);
+		T_ASSERT(hd_string_values_count(a) > 50);
+		T_EQ(hd_string_values_count(a), hd_string_values_count(b));
+		for (i = 0; a && b && i < hd_string_values_count(a); i++) {
+			hd_string_values_row(&ra, a, i);
+			hd_string_values_row(&rb, b, i);
+			if (ra.value_len != rb.value_len ||
+			    memcmp(ra.value, rb.value, ra.value_len) ||
+			    ra.count != rb.count || ra.node != rb.node) {
+				T_FAIL("string value row %zu differs", i);
+				break;
+			}
+		}
+		hd_string_values_free(a);
+		hd_string_values_free(b);
+		hd_store_close(t);
+	}
+	hd_store_close(s);
+	free(buf);
 }
 
 /* ---- allocation failures, on several threads ---- */
@@ -326,8 +514,8 @@ static long count_build_allocs(const char *dump, const hd_index_options *o,
 
 /* Fails the Nth allocation of a 3-thread build, for every N: the build
  * fails with HD_ENOMEM or writes the store of one reader, and nothing
- * stays allocated. */
-static void test_store_par__alloc_failures(void)
+ * stays allocated; keeping the string values (gather), the same. */
+static void alloc_failures(int gather)
 {
 	hd_allocator a = { f_malloc, f_realloc, f_free, NULL };
 	hd_index_options o = HD_INDEX_OPTIONS_INIT;
@@ -340,6 +528,7 @@ static void test_store_par__alloc_failures(void)
 	     0);
 	T_RC(build(fx_path("af.json"), 1, fx_path("af1.hds"), &err), 0);
 	o.jobs = 3;
+	o.flags = gather ? HD_INDEX_STRING_VALUES : 0;
 	hd_set_allocator(&a);
 	total = count_build_allocs(fx_path("af.json"), &o, &err, &rc);
 	T_RC(rc, 0);
@@ -376,6 +565,12 @@ static void test_store_par__alloc_failures(void)
 	}
 	hd_set_allocator(NULL);
 	T_ASSERT(ok > 0); /* a part's failure: read again by one reader */
+}
+
+static void test_store_par__alloc_failures(void)
+{
+	alloc_failures(0);
+	alloc_failures(1);
 }
 
 /* Fails the Nth allocation of the build of a 3-thread store sorted on
@@ -500,6 +695,7 @@ static const struct t_case cases[] = {
 	T_CASE(store_par__duplicate_class_read_again),
 	T_CASE(store_par__limit_of_the_whole),
 	T_CASE(store_par__options_v1),
+	T_CASE(store_par__string_values_kept),
 	T_CASE(store_par__alloc_failures),
 	T_CASE(store_par__parallel_sort_and_write),
 	T_CASE(store_par__alloc_failures_sort_write),
