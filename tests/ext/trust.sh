@@ -144,7 +144,7 @@ check render/own-path-drawn 1 "$(grep -c '<svg' "$TMP/root/mine.svg" 2>/dev/null
 for sfx in hdmeta meta.json; do
 	as_att sh -c "printf '%s\n' '{\"heapdump_sidecar\":1,\"pid\":4242,\"rss_bytes\":1,\"time\":\"2001-01-01T00:00:00.000000Z\"}' >'$SH/app.json.gz.$sfx'"
 	got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'h = HeapDump.load(ARGV[0]); p h.send(:origin), h.sidecar' "$SH/app.json.gz" 2>"$TMP/origin.err")
-	check origin/not-read-$sfx "[0, nil]
+	check origin/not-read-$sfx "[0, nil, nil]
 nil" "$got"
 	check_grep origin/said-$sfx "ignoring '$SH/app.json.gz.$sfx': owned by uid $ATT_UID" "$TMP/origin.err"
 	rm -f "$SH/app.json.gz.$sfx"
@@ -152,8 +152,8 @@ done
 # root's own sidecar under either name is read, the new name first
 printf '%s\n' '{"heapdump_sidecar":1,"pid":4343,"rss_bytes":1,"time":"2001-01-01T00:00:00.000000Z"}' >"$SH/app.json.gz.meta.json"
 got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'p HeapDump.load(ARGV[0]).send(:origin)' "$SH/app.json.gz" 2>"$TMP/origin.err")
-check origin/own-old-name '[4343, "2001-01-01T00:00:00.000000Z"]' "$got"
-printf '%s\n' '{"heapdump_sidecar":1,"pid":4444,"rss_bytes":1,"time":"2001-01-01T00:00:01.000000Z"}' >"$SH/app.json.gz.hdmeta"
+check origin/own-old-name '[4343, "2001-01-01T00:00:00.000000Z", nil]' "$got"
+printf '%s\n' '{"heapdump_sidecar":1,"pid":4444,"rss_bytes":1,"time":"2001-01-01T00:00:01.000000Z","gc_compact_count":3}' >"$SH/app.json.gz.hdmeta"
 got=$(XDG_CACHE_HOME="$TMP/xdg" ruby -rheapdump -e 'p HeapDump.load(ARGV[0]).send(:origin)' "$SH/app.json.gz" 2>"$TMP/origin.err")
-check origin/own-new-name-first '[4444, "2001-01-01T00:00:01.000000Z"]' "$got"
+check origin/own-new-name-first '[4444, "2001-01-01T00:00:01.000000Z", 3]' "$got"
 exit 0
