@@ -46,6 +46,28 @@ static const struct cli_cmd_info info = {
 	opts
 };
 
+/* The directory the store's sections wait in while the tree and the
+ * views are computed (HD_INDEX_SPILL): the store's own, where its file
+ * will be; NULL (the system's) for a store written to a device. */
+static char *spill_dir(void)
+{
+	const char *slash = strrchr(out_path, '/');
+	struct stat sb;
+	char *d;
+
+	if (stat(out_path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return NULL;
+	if (!slash)
+		return strdup(".");
+	if (slash == out_path)
+		return strdup("/");
+	if ((d = malloc((size_t)(slash - out_path) + 1))) {
+		memcpy(d, out_path, (size_t)(slash - out_path));
+		d[slash - out_path] = '\0';
+	}
+	return d;
+}
+
 /* The tree (--dominators) and the views (--views) kept in s. The string
  * values and the group stats first, before the tree's sections and the
  * tree itself are held; the tree given to the store then read back from
@@ -87,7 +109,7 @@ int cmd_index(int argc, char **argv)
 	hd_store *s = NULL;
 	hd_error err = { 0 };
 	struct stat sb;
-	char *def = NULL, a[32], b[32];
+	char *def = NULL, *dir = NULL, a[32], b[32];
 	double t0 = cli_now();
 	unsigned jobs;
 	int rc, first;
@@ -129,6 +151,14 @@ int cmd_index(int argc, char **argv)
 	/* the string values kept as the dump is read: not read back */
 	if (views)
 		o.flags |= HD_INDEX_STRING_VALUES;
+	/* the columns out of memory while the tree and the views are
+	 * computed: what each step reads comes back, the rest stays out,
+	 * and index's peak is the build's or one step's, not the whole
+	 * store's with the tree's work beside it */
+	if (dominators || views) {
+		o.flags |= HD_INDEX_SPILL;
+		o.spill_dir = dir = spill_dir();
+	}
 	rc = hd_store_build(&s, in.path, &o, &err);
 	cli_input_done(&in);
 	if (!rc && (dominators || views))
@@ -163,5 +193,6 @@ int cmd_index(int argc, char **argv)
 out:
 	hd_store_close(s);
 	free(def);
+	free(dir);
 	return rc;
 }

@@ -449,6 +449,10 @@ typedef struct hd_index_options {
 	unsigned int jobs;
 	/** HD_INDEX_ bits (version 3). */
 	unsigned int flags;
+	/** With HD_INDEX_SPILL, the directory of its temporary file (version
+	 * 4); NULL: $TMPDIR, else /tmp. The store's own directory is the
+	 * one to give: the file takes as much disk as the store. */
+	const char *spill_dir;
 } hd_index_options;
 
 /** Keep the STRING records' values as the dump is read, for
@@ -457,11 +461,20 @@ typedef struct hd_index_options {
  * written) until hd_store_set_views() has used them or the store is
  * closed. The store written is the same. */
 #define HD_INDEX_STRING_VALUES (1u << 0)
+/** The store built out of memory (hd_store_spill, into spill_dir): the
+ * string values kept are written to its temporary file as they are
+ * read, and the store's sections once built, so that what comes after
+ * the build (the tree, the views, the write) holds only what it reads.
+ * Where no unnamed file can be made, everything stays in memory. The
+ * store is the same. */
+#define HD_INDEX_SPILL (1u << 1)
 
-/* Versions 1 (without jobs) and 2 (without flags) are still accepted. */
-#define HD_INDEX_OPTIONS_VERSION 3
+/* Versions 1 (without jobs), 2 (without flags) and 3 (without
+ * spill_dir) are still accepted. */
+#define HD_INDEX_OPTIONS_VERSION 4
 #define HD_INDEX_OPTIONS_INIT \
-	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL, 1, 0 }
+	{ HD_INDEX_OPTIONS_VERSION, HD_READ_OPTIONS_INIT, NULL, NULL, 1, 0, \
+	  NULL }
 
 /**
  * Reads a dump and builds its store in memory.
@@ -472,6 +485,23 @@ typedef struct hd_index_options {
  */
 HD_API int hd_store_build(hd_store **out, const char *dump_path,
 			  const hd_index_options *opts, hd_error *err);
+
+/**
+ * Moves the sections a built store holds in memory (1 MiB or more each)
+ * to an unnamed temporary file in dir (NULL: $TMPDIR, else /tmp), made
+ * with O_TMPFILE so that it never has a name, and maps them read-only
+ * in their place; what later reads touch is read back by the kernel,
+ * the rest stays out of the process's memory, and hd_store_write()
+ * copies it without mapping it. Each call also moves the sections
+ * attached since the last (the tree, the views) and drops what the
+ * process had read of the spilled ones. The store is the same; its
+ * bytes when written are the same. Where the file system cannot make
+ * an unnamed file, nothing is moved (0). For index: a store as large
+ * as the dump's third is built with less than that in memory.
+ * @return 0, HD_EIO (the sections not yet moved stay in memory, and
+ *         the store is whole), HD_EINVAL (an opened store)
+ */
+HD_API int hd_store_spill(hd_store *s, const char *dir, hd_error *err);
 
 /**
  * Writes a store to path through hd_outfile (a temporary file beside a

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct target {
@@ -206,12 +207,46 @@ static int pread_records(const hd_store *s, const char *path, int fd,
 	return rc;
 }
 
+/* A block of string values spilled (store_spill.c), mapped while read. */
+struct gv_map {
+	void *p;
+	size_t len;
+};
+
+static void gv_unmap(struct gv_map *m)
+{
+	if (m->p)
+		munmap(m->p, m->len);
+	m->p = NULL;
+}
+
+/* Block c's entries: in memory, or its part of the spill file mapped
+ * into *m (NULL, errno set, when it cannot be). */
+static const unsigned char *gv_block(const hd_store *s,
+				     const struct hd__gv_chunk *c,
+				     struct gv_map *m)
+{
+	void *p;
+
+	if (c->p || !c->len)
+		return c->p ? c->p : (const unsigned char *)"";
+	p = mmap(NULL, c->len, PROT_READ, MAP_SHARED, s->spill_fd,
+		 (off_t)c->at);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, c->len, MADV_SEQUENTIAL);
+	m->p = p;
+	m->len = c->len;
+	return p;
+}
+
 /* hd__store_gathered_records; own (s itself, or NULL) has each block
  * freed once read, and the whole at the end. */
 static int gathered_walk(const hd_store *s, hd_store *own,
 			 const hd_nodes *set, hd_record_cb cb, void *payload)
 {
 	struct hd__gathered *g = s->gathered;
+	struct gv_map spilled = { NULL, 0 };
 	const unsigned char *p, *end;
 	unsigned char *in = NULL;
 	uint32_t nodes = hd_store_node_count(s);
@@ -241,10 +276,14 @@ static int gathered_walk(const hd_store *s, hd_store *own,
 				g->chunk[c - 1].p = NULL;
 				g->chunk[c - 1].cap = 0;
 			}
-			p = g->chunk[c].p;
+			gv_unmap(&spilled);
+			if (!(p = gv_block(s, &g->chunk[c], &spilled))) {
+				rc = HD_EIO;
+				break;
+			}
 			end = p + g->chunk[c++].len;
 		}
-		if (p == end)
+		if (rc || p == end)
 			break; /* (the arenas end with the entries) */
 		vl = hd__le32(p);
 		el = (size_t)p[4] | (size_t)p[5] << 8;
@@ -276,6 +315,7 @@ static int gathered_walk(const hd_store *s, hd_store *own,
 		rec.offset = hd_store_offset(s, id);
 		rc = cb(&rec, id, payload);
 	}
+	gv_unmap(&spilled);
 	hd__bitmap_free(in, nodes);
 	hd__store_gathered_free(own);
 	return rc;

@@ -1100,6 +1100,7 @@ void hd__store_release(hd_store *s)
 	if (!s)
 		return;
 	hd__store_gathered_free(s);
+	hd__store_spill_release(s);
 #ifndef HD_NO_MMAP
 	if (s->map) {
 		hd__unmap_file(s->map, s->map_len);
@@ -1827,6 +1828,10 @@ const unsigned char *hd__store_copy(const hd_store *s, int sid,
 {
 	const unsigned char *img = s->sec[sid];
 
+	if (s->spill_map[sid])
+		return pread_all(s->spill_fd, buf, n, s->spill_off[sid] + off) ?
+			       NULL :
+			       buf;
 	if (!s->map)
 		return img + off;
 	if (pread_all(s->fd, buf, n,
@@ -1859,12 +1864,14 @@ int hd__store_attach(hd_store *s, const int *sid, void *const *img,
 		return hd__error(err, HD_EINVAL,
 				 "invalid argument: an opened store");
 	for (k = 0; k < n; k++) {
+		hd__store_spill_drop(s, sid[k]);
 		hd__free(s->own[sid[k]], s->own_len[sid[k]]);
 		s->own[sid[k]] = img[k];
 		s->own_len[sid[k]] = len[k] ? len[k] : 1;
 		s->sec[sid[k]] = img[k];
 		s->len[sid[k]] = len[k];
 	}
+	hd__store_spill_more(s);
 	return 0;
 }
 

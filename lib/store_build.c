@@ -162,6 +162,9 @@ struct bld {
 	size_t svc_n, svc_cap;
 	uint32_t *svr;
 	size_t svn, svr_cap;
+	/* HD_INDEX_SPILL: the store whose spill file takes each block of
+	 * string values once full (store_spill.c), else NULL */
+	hd_store *spill;
 	hd_store *s;
 };
 
@@ -616,9 +619,21 @@ static int sv_push(struct bld *b, size_t more)
 	if (hd__grow((void **)&b->svc, &b->svc_cap, b->svc_n + 1 + more,
 		     sizeof(*b->svc)))
 		return HD_ENOMEM;
-	if (b->sv) {
+	/* out of memory at once, read back (mapped) by the views; where
+	 * the file cannot take it (a full disk), kept here after all */
+	if (b->sv && b->spill &&
+	    hd__store_spill_put(b->spill, b->sv, b->sv_len,
+				&b->svc[b->svc_n].at))
+		b->spill = NULL;
+	if (b->sv && b->spill) {
+		hd__free(b->sv, b->sv_cap);
+		b->svc[b->svc_n].p = NULL;
+		b->svc[b->svc_n].len = b->sv_len;
+		b->svc[b->svc_n++].cap = 0;
+	} else if (b->sv) {
 		b->svc[b->svc_n].p = b->sv;
 		b->svc[b->svc_n].len = b->sv_len;
+		b->svc[b->svc_n].at = 0;
 		b->svc[b->svc_n++].cap = b->sv_cap;
 	}
 	b->sv = NULL;
@@ -1920,7 +1935,7 @@ static int meta(struct bld *b, hd_error *err)
 /* ---- the whole build ---- */
 
 /* Frees and empties what the reading gathered (the accumulator: all
- * but opts, path, r and s). */
+ * but opts, path, r, s, gather and spill). */
 static void acc_free(struct bld *b)
 {
 	struct bld keep;
@@ -1966,6 +1981,7 @@ static void acc_free(struct bld *b)
 	b->r = keep.r;
 	b->s = keep.s;
 	b->gather = keep.gather;
+	b->spill = keep.spill;
 }
 
 static void bld_free(struct bld *b)
@@ -1994,6 +2010,7 @@ static int part_new(void **out, void *payload, size_t bytes)
 	if (!p)
 		return HD_ENOMEM;
 	p->gather = ((const struct bld *)payload)->gather;
+	p->spill = ((const struct bld *)payload)->spill;
 	if (acc_init(p)) {
 		acc_free(p);
 		hd__free(p, sizeof(*p));
@@ -2437,6 +2454,12 @@ int hd_store_build(hd_store **out, const char *dump_path,
 		rc = hd__error(err, HD_ENOMEM, "out of memory");
 		goto out;
 	}
+	if (opts && opts->version >= 4 && (opts->flags & HD_INDEX_SPILL)) {
+		if ((rc = hd__store_spill_open(b.s, opts->spill_dir, err)) < 0)
+			goto out;
+		b.spill = rc == 0 ? b.s : NULL;
+		rc = 0;
+	}
 	hd__timing(NULL);
 	rc = read_parallel(&b, err);
 	if (rc == HD__PSCAN_STREAM) {
@@ -2454,6 +2477,8 @@ int hd_store_build(hd_store **out, const char *dump_path,
 	if ((rc = hd__store_validate(b.s, 0, err)))
 		goto out;
 	hd__timing("validate");
+	if (b.s->spilling && (rc = hd_store_spill(b.s, NULL, err)))
+		goto out;
 	b.s->jobs = opts && opts->version >= 2 ? opts->jobs : 1;
 	*out = b.s;
 	b.s = NULL;

@@ -230,6 +230,16 @@ struct hd_store {
 					 * which hd_store_write() follows */
 	struct hd__gathered *gathered;  /* a built store: its STRING
 					 * records' values (never written) */
+	/* a built store's sections moved out of memory (store_spill.c):
+	 * spill_fd open when spilling, spill_map[id] the mapping of
+	 * section id in it (its image), at spill_off[id] */
+	int spill_fd;
+	int spilling;                   /* spill_fd open */
+	int spill_more;                 /* hd_store_spill called: sections
+					 * attached later spill too */
+	void *spill_map[HD__SEC__COUNT];
+	uint64_t spill_off[HD__SEC__COUNT];
+	uint64_t spill_end;
 };
 
 /*
@@ -244,8 +254,9 @@ struct hd_store {
 #define HD__GV_VALUE 1u
 #define HD__GV_SIZE 2u
 struct hd__gv_chunk {
-	unsigned char *p;
+	unsigned char *p; /* NULL: spilled, len bytes at at in spill_fd */
 	size_t len, cap;
+	uint64_t at;
 };
 struct hd__gathered {
 	struct hd__gv_chunk *chunk;   /* p NULL: freed once read */
@@ -411,6 +422,35 @@ HD_HIDDEN void hd__timing(const char *phase);
  */
 HD_HIDDEN int hd__store_class_edge(const hd_store *s, hd_node_id id,
 				   uint32_t *k);
+
+/* Sections of fewer bytes stay in memory when a store spills (1 MiB;
+ * lowered only by tests). */
+HD_HIDDEN extern size_t hd__spill_min;
+
+/* Opens s's spill file in dir (hd_store_spill): 0, 1 when the file
+ * system cannot make an unnamed file (nothing is spilled), or an
+ * error. */
+HD_HIDDEN int hd__store_spill_open(hd_store *s, const char *dir,
+				   hd_error *err);
+
+/* n bytes of p written to s's spill file at a place of their own
+ * (safe on several threads at once): 0 with *at, or -1 with errno. */
+HD_HIDDEN int hd__store_spill_put(hd_store *s, const void *p, size_t n,
+				  uint64_t *at);
+
+/* The spill file's mappings unmapped and the file closed
+ * (store_spill.c; nothing when s spilled nothing). */
+HD_HIDDEN void hd__store_spill_release(hd_store *s);
+
+/* Once s spills (hd_store_spill), the sections attached since moved to
+ * its file too, and what was read of the spilled ones dropped from the
+ * process: hd__store_attach calls it, so that each step of a build
+ * starts without what the last one read. A no-op otherwise. */
+HD_HIDDEN void hd__store_spill_more(hd_store *s);
+
+/* Section sid's spilled mapping, unmapped (hd__store_attach replaces
+ * it); a no-op when sid is not spilled. */
+HD_HIDDEN void hd__store_spill_drop(hd_store *s, int sid);
 
 /* Frees what s owns (mapping, buffer, built sections) and s. */
 HD_HIDDEN void hd__store_release(hd_store *s);

@@ -97,6 +97,37 @@ static uint64_t layout(const hd_store *s, unsigned char *head,
 	return pos;
 }
 
+/* What is copied at a time from a spilled section (store_spill.c): read
+ * from its file with pread, never through its mapping, so that writing
+ * it brings none of it back into the process. */
+#define SPILL_CHUNK ((size_t)1 << 20)
+
+/* Spilled section id of s into o. */
+static int write_spilled(hd_outfile *o, const hd_store *s, int id,
+			 hd_error *err)
+{
+	unsigned char *buf = hd__malloc(SPILL_CHUNK);
+	const unsigned char *p;
+	uint64_t at;
+	size_t n;
+	int rc = 0;
+
+	if (!buf)
+		return hd__error(err, HD_ENOMEM, "out of memory");
+	for (at = 0; !rc && at < s->len[id]; at += n) {
+		n = s->len[id] - at < SPILL_CHUNK ? (size_t)(s->len[id] - at) :
+						    SPILL_CHUNK;
+		if (!(p = hd__store_copy(s, id, at, n, buf)))
+			rc = hd__error_sys(err, errno,
+					   "cannot read a temporary file: %s",
+					   strerror(errno));
+		else
+			rc = hd_outfile_write(o, p, n, err);
+	}
+	hd__free(buf, SPILL_CHUNK);
+	return rc;
+}
+
 static int write_store(hd_outfile *o, const hd_store *s, hd_error *err)
 {
 	static const unsigned char zeros[HD__STORE_ALIGN];
@@ -116,8 +147,10 @@ static int write_store(hd_outfile *o, const hd_store *s, hd_error *err)
 		pos = align8(pos);
 		if (s->len[id] > SIZE_MAX)
 			return hd__error(err, HD_ENOMEM, "out of memory");
-		if ((rc = hd_outfile_write(o, s->sec[id], (size_t)s->len[id],
-					   err)))
+		if ((rc = s->spill_map[id] ?
+				  write_spilled(o, s, id, err) :
+				  hd_outfile_write(o, s->sec[id],
+						   (size_t)s->len[id], err)))
 			return rc;
 		pos += s->len[id];
 	}
@@ -187,17 +220,25 @@ static int write_sections(int fd, const hd_store *w, const uint64_t *off,
 {
 	static const unsigned char zeros[HD__STORE_ALIGN];
 	uint64_t at, started = off[1], end, n;
-	int i, id;
+	unsigned char *buf = NULL;
+	const unsigned char *p;
+	int i, id, rc = -1;
 
 	for (i = 0; i < NSEC; i++) {
 		id = order_at(i);
 		if (!present(w, id) || (id == HD__SEC_STATS && !with_stats))
 			continue;
+		if (w->spill_map[id] && !buf && !(buf = hd__malloc(WINDOW))) {
+			errno = ENOMEM;
+			goto out;
+		}
 		for (at = 0; at < w->len[id]; at += n) {
 			n = w->len[id] - at < WINDOW ? w->len[id] - at : WINDOW;
-			if (pwrite_all(fd, w->sec[id] + at, (size_t)n,
-				       off[id] + at))
-				return -1;
+			p = w->spill_map[id] ?
+				    hd__store_copy(w, id, at, (size_t)n, buf) :
+				    w->sec[id] + at;
+			if (!p || pwrite_all(fd, p, (size_t)n, off[id] + at))
+				goto out;
 			if (off[id] + at + n - started >= WINDOW) {
 				start_writeback(fd, started, off[id] + at + n);
 				started = off[id] + at + n;
@@ -206,9 +247,12 @@ static int write_sections(int fd, const hd_store *w, const uint64_t *off,
 		end = off[id] + w->len[id];
 		if (align8(end) > end &&
 		    pwrite_all(fd, zeros, (size_t)(align8(end) - end), end))
-			return -1;
+			goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	hd__free(buf, WINDOW);
+	return rc;
 }
 
 static void *summary_thread(void *arg)

@@ -88,6 +88,7 @@ store_check store
 store_trust store
 store_build store
 store_write store
+store_spill store
 store_stats store
 store_refnames store
 store_stacks store

@@ -10,6 +10,9 @@
 #include "store_format.h"
 #include "store_fixture.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 
 /* The store of path built on jobs threads, written to out: 0 or rc. */
 static int build(const char *path, unsigned jobs, const char *out,
@@ -464,6 +467,142 @@ static void test_store_par__string_values_kept(void)
 	free(buf);
 }
 
+/* The store of path with its tree and every view (what index
+ * --dominators --views keeps), built on jobs threads keeping the string
+ * values, spilled into dir (HD_INDEX_SPILL) unless dir is NULL, written
+ * to out: 0 or rc; -102 when spilled but a section or a block of
+ * values was left in memory (where stores can be mapped), -103 when not
+ * spilled but something went to a file. */
+static int build_all(const char *path, unsigned jobs, const char *dir,
+		     const char *out, hd_error *err)
+{
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	hd_domtree *d = NULL;
+	size_t k;
+	int rc;
+
+	o.jobs = jobs;
+	o.flags = HD_INDEX_STRING_VALUES | (dir ? HD_INDEX_SPILL : 0);
+	o.spill_dir = dir;
+	if ((rc = hd_store_build(&s, path, &o, err)))
+		return rc;
+#ifndef HD_NO_MMAP
+	if (dir && (!s->spill_map[HD__SEC_ADDRESS] ||
+		    !s->spill_map[HD__SEC_REFS] || s->own[HD__SEC_ADDRESS]))
+		rc = -102;
+	for (k = 0; dir && s->gathered && k < s->gathered->nchunk; k++)
+		if (s->gathered->chunk[k].p)
+			rc = -102;
+#endif
+	if (!dir && (s->spilling || s->spill_map[HD__SEC_ADDRESS]))
+		rc = -103;
+	if (!rc)
+		rc = hd_store_set_views(s, NULL,
+					HD_VIEW_STRINGS | HD_VIEW_GROUPS, err);
+	if (!rc && !(rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER, err)))
+		rc = hd_store_set_domtree(s, d, err);
+	hd_domtree_free(d);
+	d = NULL;
+#ifndef HD_NO_MMAP
+	/* attached after the spill: spilled in turn */
+	if (!rc && dir && !s->spill_map[HD__SEC_DOM_IDOM])
+		rc = -102;
+#endif
+	if (!rc && !(rc = hd_domtree_new(&d, s, HD_DOMTREE_SKIP_DUMPER, err)))
+		rc = hd_store_set_views(s, d, HD_VIEW_CLASSES | HD_VIEW_ORDER,
+					err);
+	hd_domtree_free(d);
+	if (!rc)
+		rc = hd_store_write(s, out, err);
+	hd_store_close(s);
+	(void)k;
+	return rc;
+}
+
+/* Entries of directory dir. */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return d ? n : -1;
+}
+
+/* A store built out of memory (HD_INDEX_SPILL: its sections and the
+ * string values kept moved to an unnamed file, and the tree and views
+ * attached after) is the bytes of one built in memory, on one thread
+ * and on several; every section and block really went to the file; it
+ * leaves no file behind; a directory where no file can be made is an
+ * error that names it. */
+static void test_store_par__spilled(void)
+{
+	enum { SIZE = 2 << 20 };
+	char *buf = malloc(SIZE), dir[4096];
+	size_t len, keep = hd__spill_min;
+	hd_index_options o = HD_INDEX_OPTIONS_INIT;
+	hd_store *s = NULL;
+	hd_error err;
+	unsigned j;
+	int before;
+
+	T_ASSERT(buf != NULL);
+	if (!buf)
+		return;
+	len = string_heap(buf, SIZE, 12000);
+	T_RC(fx_write(fx_path("sp.json"), buf, len), 0);
+	snprintf(dir, sizeof(dir), "%s", fx_path("spill"));
+	T_ASSERT(mkdir(dir, 0700) == 0);
+	before = dir_entries(dir);
+	T_RC(build_all(fx_path("sp.json"), 1, NULL, fx_path("sp0.hds"), &err),
+	     0);
+	hd__spill_min = 1;
+	for (j = 1; j <= 3; j++) {
+		T_RC(build_all(fx_path("sp.json"), j, dir, fx_path("sp1.hds"),
+			       &err), 0);
+		T_ASSERT(same_file(fx_path("sp0.hds"), fx_path("sp1.hds")));
+	}
+	/* a store spilled by hand, written from one thread (through the
+	 * stream, not pwrite): the same bytes */
+	o.flags = HD_INDEX_STRING_VALUES;
+	T_RC(hd_store_build(&s, fx_path("sp.json"), &o, &err), 0);
+	if (s) {
+		T_RC(hd_store_spill(s, dir, &err), 0);
+		T_RC(hd_store_set_views(s, NULL, HD_VIEW_STRINGS |
+					HD_VIEW_GROUPS, &err), 0);
+		T_RC(hd_store_write(s, fx_path("sp2.hds"), &err), 0);
+		hd_store_close(s);
+		s = NULL;
+	}
+	T_RC(build_views(fx_path("sp.json"), 1, 1, fx_path("sp3.hds"), &err),
+	     0);
+	T_ASSERT(same_file(fx_path("sp2.hds"), fx_path("sp3.hds")));
+	hd__spill_min = keep;
+	T_EQ(dir_entries(dir), before);
+	/* an opened store is not spilled */
+	T_RC(hd_store_open(&s, fx_path("sp0.hds"), &err), 0);
+	if (s)
+		T_RC(hd_store_spill(s, dir, &err), HD_EINVAL);
+	hd_store_close(s);
+	s = NULL;
+	/* no directory: said, with its name (a sanitized build keeps its
+	 * stores in memory and makes no file) */
+	o.flags = HD_INDEX_SPILL;
+	o.spill_dir = "/nonexistent-spill-dir";
+#ifndef HD_NO_MMAP
+	T_RC(hd_store_build(&s, fx_path("sp.json"), &o, &err), HD_EIO);
+	T_ASSERT(strstr(err.msg, "/nonexistent-spill-dir") != NULL);
+#else
+	T_RC(hd_store_build(&s, fx_path("sp.json"), &o, &err), 0);
+#endif
+	hd_store_close(s);
+	free(buf);
+}
+
 /* ---- allocation failures, on several threads ---- */
 
 static long fail_at = -1, n_alloc;
@@ -705,6 +844,7 @@ static const struct t_case cases[] = {
 	T_CASE(store_par__limit_of_the_whole),
 	T_CASE(store_par__options_v1),
 	T_CASE(store_par__string_values_kept),
+	T_CASE(store_par__spilled),
 	T_CASE(store_par__alloc_failures),
 	T_CASE(store_par__parallel_sort_and_write),
 	T_CASE(store_par__alloc_failures_sort_write),
