@@ -226,17 +226,14 @@ static const unsigned char *gv_block(const hd_store *s,
 				     const struct hd__gv_chunk *c,
 				     struct gv_map *m)
 {
-	void *p;
+	const unsigned char *p;
 
 	if (c->p || !c->len)
 		return c->p ? c->p : (const unsigned char *)"";
-	p = mmap(NULL, c->len, PROT_READ, MAP_SHARED, s->spill_fd,
-		 (off_t)c->at);
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)madvise(p, c->len, MADV_SEQUENTIAL);
-	m->p = p;
-	m->len = c->len;
+	if ((p = hd__store_spill_map(s, c->at, c->len))) {
+		m->p = (void *)(uintptr_t)p;
+		m->len = c->len;
+	}
 	return p;
 }
 

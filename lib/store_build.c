@@ -2479,6 +2479,8 @@ int hd_store_build(hd_store **out, const char *dump_path,
 	hd__timing("validate");
 	if (b.s->spilling && (rc = hd_store_spill(b.s, NULL, err)))
 		goto out;
+	if (b.s->spilling)
+		hd__timing("spill");
 	b.s->jobs = opts && opts->version >= 2 ? opts->jobs : 1;
 	*out = b.s;
 	b.s = NULL;

@@ -438,6 +438,12 @@ HD_HIDDEN int hd__store_spill_open(hd_store *s, const char *dir,
 HD_HIDDEN int hd__store_spill_put(hd_store *s, const void *p, size_t n,
 				  uint64_t *at);
 
+/* len bytes at at of s's spill file (hd__store_spill_put's), mapped
+ * read-only to be read once in order (munmap them), or NULL with
+ * errno. */
+HD_HIDDEN const unsigned char *hd__store_spill_map(const hd_store *s,
+						  uint64_t at, size_t len);
+
 /* The spill file's mappings unmapped and the file closed
  * (store_spill.c; nothing when s spilled nothing). */
 HD_HIDDEN void hd__store_spill_release(hd_store *s);

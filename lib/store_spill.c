@@ -98,6 +98,18 @@ int hd__store_spill_put(hd_store *s, const void *p, size_t n, uint64_t *at)
 	return pwrite_all(s->spill_fd, p, n, *at);
 }
 
+const unsigned char *hd__store_spill_map(const hd_store *s, uint64_t at,
+					 size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, s->spill_fd,
+		       (off_t)at);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, len, MADV_SEQUENTIAL);
+	return p;
+}
+
 /* Section id (owned in memory, at least hd__spill_min bytes) into the file
  * and mapped in place of its image, which is freed: 0 or an error (the
  * section then stays in memory). */
@@ -150,7 +162,6 @@ static int spill_all(hd_store *s, const char *dir, hd_error *err)
 	 * back (each build thread's arena keeps its own otherwise) */
 	malloc_trim(0);
 #endif
-	hd__timing("spill");
 	return 0;
 }
 
