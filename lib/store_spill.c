@@ -128,6 +128,13 @@ static int spill_one(hd_store *s, int id, hd_error *err)
 		return hd__error_sys(err, errno,
 				     "cannot map a temporary file: %s",
 				     strerror(errno));
+	/* the one pointer into a section the store keeps (fill_info's) */
+	if (id == HD__SEC_STRINGS && s->info.source_path >=
+					     (const char *)s->sec[id] &&
+	    s->info.source_path < (const char *)s->sec[id] + len)
+		s->info.source_path = (const char *)m +
+				      (s->info.source_path -
+				       (const char *)s->sec[id]);
 	hd__free(s->own[id], s->own_len[id]);
 	s->own[id] = NULL;
 	s->own_len[id] = 0;

@@ -472,7 +472,8 @@ static void test_store_par__string_values_kept(void)
  * values, spilled into dir (HD_INDEX_SPILL) unless dir is NULL, written
  * to out: 0 or rc; -102 when spilled but a section or a block of
  * values was left in memory (where stores can be mapped), -103 when not
- * spilled but something went to a file. */
+ * spilled but something went to a file, -104 when the store's info
+ * points elsewhere than its section. */
 static int build_all(const char *path, unsigned jobs, const char *dir,
 		     const char *out, hd_error *err)
 {
@@ -497,6 +498,13 @@ static int build_all(const char *path, unsigned jobs, const char *dir,
 #endif
 	if (!dir && (s->spilling || s->spill_map[HD__SEC_ADDRESS]))
 		rc = -103;
+	/* the source's path read where its section is now (not in the
+	 * image the spill freed) */
+	if (s->info.source_path < (const char *)s->sec[HD__SEC_STRINGS] ||
+	    s->info.source_path >= (const char *)s->sec[HD__SEC_STRINGS] +
+					   s->len[HD__SEC_STRINGS] ||
+	    strcmp(s->info.source_path, path) != 0)
+		rc = -104;
 	if (!rc)
 		rc = hd_store_set_views(s, NULL,
 					HD_VIEW_STRINGS | HD_VIEW_GROUPS, err);
