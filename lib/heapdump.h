@@ -545,9 +545,13 @@ typedef struct hd_cache_options {
  * (without the tracer's objects, as index --dominators). */
 #define HD_CACHE_DOMINATORS (1u << 0)
 /** ... and the views (hd_store_set_views: the group stats, the string
- * values, with the tree retained by class), what serve reads at start. */
+ * values, with the tree retained by class), what serve reads at start.
+ * With either, a store that will be written to the cache is built out
+ * of memory, as index builds it (HD_INDEX_SPILL, into the directory it
+ * is written to). */
 #define HD_CACHE_VIEWS (1u << 1)
-#define HD_CACHE_OPTIONS_VERSION 1
+/* 2: hd_index_options grew spill_dir (version 4), which moved flags */
+#define HD_CACHE_OPTIONS_VERSION 2
 #define HD_CACHE_OPTIONS_INIT \
 	{ HD_CACHE_OPTIONS_VERSION, HD_INDEX_OPTIONS_INIT, 0 }
 

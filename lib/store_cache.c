@@ -330,11 +330,22 @@ static hd_store *reuse(const char *f, const char *abs, const struct stat *sb,
 /* Indexes the dump; with HD_CACHE_DOMINATORS, keeps its dominator tree,
  * with HD_CACHE_VIEWS the views (and retained by class with the tree). */
 static int build(hd_store **out, const char *path,
-		 const hd_cache_options *o, hd_error *err)
+		 const hd_cache_options *o, const char *spill_dir,
+		 hd_error *err)
 {
 	hd_index_options io = o->index;
 	hd_domtree *d = NULL;
 	int rc;
+
+	/* written to spill_dir's store: built out of memory meanwhile, as
+	 * index --dominators --views builds it (the tree and the views
+	 * then hold only what they read) */
+	if (spill_dir && io.version >= 3 &&
+	    (o->flags & (HD_CACHE_VIEWS | HD_CACHE_DOMINATORS))) {
+		io.version = 4;
+		io.flags |= HD_INDEX_SPILL;
+		io.spill_dir = spill_dir;
+	}
 
 	/* the string values kept as the dump is read: not read back */
 	if (o->flags & HD_CACHE_VIEWS) {
@@ -377,7 +388,7 @@ int hd_store_open_cached(hd_store **out, hd_cache_result *res,
 {
 	hd_cache_options o = HD_CACHE_OPTIONS_INIT;
 	char abs[CACHE_PATH_MAX], beside[CACHE_PATH_MAX];
-	char xdg[CACHE_PATH_MAX], *target = NULL;
+	char xdg[CACHE_PATH_MAX], spill[CACHE_PATH_MAX], *target = NULL;
 	hd_store *s = NULL;
 	struct stat sb;
 	int rc, n, beside_ok;
@@ -432,7 +443,9 @@ int hd_store_open_cached(hd_store **out, hd_cache_result *res,
 			snprintf(res->note, sizeof(res->note), "%.300s is not a "
 				 "store: left alone", xdg);
 	}
-	if ((rc = build(&s, path, &o, err)))
+	if (target)
+		dir_of(spill, sizeof(spill), target);
+	if ((rc = build(&s, path, &o, target ? spill : NULL, err)))
 		return rc;
 	if (target && keep_source(s, &sb, err)) {
 		hd_store_close(s);
