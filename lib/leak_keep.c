@@ -111,8 +111,10 @@ static char *key_text(const hd_leak_session *ls,
 	if (!(f = open_memstream(&buf, &n)))
 		return NULL;
 	ss = hd__leak_session_stores(ls, &k);
-	fprintf(f, "version %s\noptions %u %u %u %.17g %zu %llu\n",
-		hd_version(), o->leaks_flags, o->diff.flags,
+	/* the builder's version too: a store built by other rules (the
+	 * roots it infers) judges otherwise */
+	fprintf(f, "version %s %u\noptions %u %u %u %.17g %zu %llu\n",
+		hd_version(), HD__STORE_BUILDER, o->leaks_flags, o->diff.flags,
 		o->diff.read.flags, o->min_share, o->top,
 		(unsigned long long)o->min_leak);
 	for (i = 0; i < k; i++) {

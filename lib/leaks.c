@@ -1286,7 +1286,8 @@ static void put_finalizers(struct text *t, const hd_leaks *l,
 		return;
 	put(t, "; held by finalizers, which keep alive what they "
 	       "reference: a finalizer that references its own object (a "
-	       "proc made where self is in scope) keeps it for ever");
+	       "proc made where self is in scope, or a callable object "
+	       "given it) keeps it for ever");
 }
 
 /* outside: the process grew outside Ruby objects

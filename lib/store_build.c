@@ -1369,9 +1369,15 @@ static int roots_csr(struct bld *b)
  * objects_from_root) no longer reaches it: an object kept alive only by
  * its finalizer (a proc made in one of its methods closes over self, the
  * classic leak) is then reached by nothing and looks like garbage. Each
- * entry is a hidden Array of the finalizers (Procs, Methods), referenced
- * by no object and no root: such Arrays become the references of a root
- * category "finalizers", the name 3.1 to 3.3 give the table. Nothing is
+ * entry is a hidden Array of the finalizers (Procs, Methods, or any
+ * object with a #call), referenced by no object and no root: such Arrays
+ * become the references of a root category "finalizers", the name 3.1
+ * to 3.3 give the table. An Array of Procs and Methods only is an entry
+ * whatever its length; one that holds plain objects (T_OBJECT: a
+ * "cleaner" given the object it cleans, the other classic leak) only
+ * when it holds at most FIN_OBJECTS_MAX finalizers and nothing else
+ * references those objects, so that the scratch Arrays of a sort left
+ * as garbage are not taken for entries. Nothing is
  * inferred when the dump names the table itself ("finalizers", or the
  * "objspace" category under which 3.4's GC marks it), nor when it is of
  * a Ruby that would have named it (lists_finalizers). Runs after the
@@ -1398,6 +1404,9 @@ static int callable(struct bld *b, const uint8_t *type, const unsigned char *aux
 	return 0;
 }
 
+/* An entry's plain objects (finalizers that are not Procs) at most. */
+#define FIN_OBJECTS_MAX 4
+
 static int finalizer_entry(struct bld *b, const uint8_t *type,
 			   const unsigned char *cls, const unsigned char *aux,
 			   const uint8_t *rooted, uint32_t i)
@@ -1405,15 +1414,22 @@ static int finalizer_entry(struct bld *b, const uint8_t *type,
 	const uint32_t *roff = b->s->own[HD__SEC_REFS_OFF];
 	const uint32_t *refs = b->s->own[HD__SEC_REFS];
 	const uint32_t *voff = b->s->own[HD__SEC_REV_OFF];
-	uint32_t e;
+	uint32_t e, v, objects = 0;
 
 	if (type[i] != HD_T_ARRAY ||
 	    hd__le32(cls + (size_t)i * 4) != HD_NODE_NONE ||
 	    voff[i] != voff[i + 1] || rooted[i] || roff[i] == roff[i + 1])
 		return 0;
-	for (e = roff[i]; e < roff[i + 1]; e++)
-		if (!callable(b, type, aux, refs[e]))
+	for (e = roff[i]; e < roff[i + 1]; e++) {
+		v = refs[e];
+		if (callable(b, type, aux, v))
+			continue;
+		/* a plain object: this Array its one referrer */
+		if (type[v] != HD_T_OBJECT || rooted[v] ||
+		    voff[v + 1] - voff[v] != 1 ||
+		    ++objects > FIN_OBJECTS_MAX)
 			return 0;
+	}
 	return 1;
 }
 

@@ -116,10 +116,11 @@ enum hd__sec {
 /* The builder's version kept in a cached store (BUILDER section): one
  * more whenever what the builder puts in a store changes (1: the
  * inferred finalizers root, store_build.c finalizer_roots; 2: none
- * inferred for a dump of 3.3 or before, lists_finalizers). A cached
- * store without it or with another is built again; a store named by
- * the user opens whatever its builder. */
-#define HD__STORE_BUILDER 2u
+ * inferred for a dump of 3.3 or before, lists_finalizers; 3: plain
+ * objects as finalizers, finalizer_entry). A cached store without it
+ * or with another is built again; a store named by the user opens
+ * whatever its builder. A kept verdict (leak_keep.c) is keyed by it. */
+#define HD__STORE_BUILDER 3u
 #define HD__SEC_RESERVED(id) ((id) >= 49 && (id) <= 50)
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with

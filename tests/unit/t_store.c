@@ -790,7 +790,8 @@ static void test_store__shuffled_heap(void)
 /*
  * Ruby 3.4 and later do not list the finalizer table among the roots:
  * its entries (hidden Arrays of Procs and Methods that nothing
- * references) become the root category "finalizers". Not a hidden
+ * references, or of up to four plain objects that only it references)
+ * become the root category "finalizers". Not a hidden
  * Array of anything else, not one an object references, not one a root
  * lists, and nothing when the dump lists the table itself, nor when it
  * is of a Ruby that would list it (no shapes: 3.1 or before; there such
@@ -815,7 +816,34 @@ static void test_store__shuffled_heap(void)
 	"\"struct\":\"method\"}\n"                                         \
 	"{\"address\":\"0xc000\", \"type\":\"OBJECT\", \"class\":\"0xe200\", " \
 	"\"references\":[\"0xa200\"]}\n"                                   \
-	"{\"address\":\"0xd000\", \"type\":\"STRING\", \"value\":\"x\"}\n"
+	"{\"address\":\"0xd000\", \"type\":\"STRING\", \"value\":\"x\"}\n" \
+	FIN_PLAIN
+/* plain objects as finalizers: a cleaner only its entry holds (a500),
+ * beside a Proc (a800); not one something else holds too (a600), nor
+ * five on one object (a700) */
+#define FIN_PLAIN                                                         \
+	"{\"address\":\"0xa500\", \"type\":\"ARRAY\", \"length\":1, "     \
+	"\"references\":[\"0xc100\"]}\n"                                   \
+	"{\"address\":\"0xa600\", \"type\":\"ARRAY\", \"length\":1, "     \
+	"\"references\":[\"0xc200\"]}\n"                                   \
+	"{\"address\":\"0xa700\", \"type\":\"ARRAY\", \"length\":5, "     \
+	"\"references\":[\"0xc400\", \"0xc410\", \"0xc420\", \"0xc430\", "  \
+	"\"0xc440\"]}\n"                                                  \
+	"{\"address\":\"0xa800\", \"type\":\"ARRAY\", \"length\":2, "     \
+	"\"references\":[\"0xb200\", \"0xc500\"]}\n"                      \
+	"{\"address\":\"0xb200\", \"type\":\"DATA\", \"class\":\"0xe000\", " \
+	"\"struct\":\"proc\"}\n"                                          \
+	"{\"address\":\"0xc100\", \"type\":\"OBJECT\", \"class\":\"0xe200\", " \
+	"\"references\":[\"0xd000\"]}\n"                                   \
+	"{\"address\":\"0xc200\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc300\", \"type\":\"OBJECT\", \"class\":\"0xe200\", " \
+	"\"references\":[\"0xc200\"]}\n"                                   \
+	"{\"address\":\"0xc400\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc410\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc420\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc430\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc440\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n" \
+	"{\"address\":\"0xc500\", \"type\":\"OBJECT\", \"class\":\"0xe200\"}\n"
 
 static void test_store__finalizer_roots(void)
 {
@@ -837,7 +865,7 @@ static void test_store__finalizer_roots(void)
 	T_RC(rc, 0);
 	T_EQ(hd_store_root_count(s), 2);
 	T_STREQ(root(s, 0), "vm: a300");
-	T_STREQ(root(s, 1), "finalizers: a000");
+	T_STREQ(root(s, 1), "finalizers: a000 a500 a800");
 	hd_store_close(s);
 	s = build_text("fin2.json", listed, &rc);
 	T_RC(rc, 0);
