@@ -373,7 +373,7 @@ static void text_growth(const struct report *r)
 		return;
 	fprintf(rep,
 		"%-9s %s collection%s grow%s at every step of the %d dumps "
-		"(of %s Hashes and Arrays of later)\n",
+		"(of %s Hashes, Arrays and Sets of later)\n",
 		"growing", cli_commas(n, a, sizeof(a)), n == 1 ? "" : "s",
 		n == 1 ? "s" : "", r->nin,
 		cli_commas(hd_growth_examined(r->g), b, sizeof(b)));

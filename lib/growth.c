@@ -29,8 +29,10 @@
  * reference to an object of its type).
  */
 #include "hd_int.h"
+#include "store_format.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct item {
 	hd_growing pub;
@@ -63,6 +65,43 @@ struct hd_growth {
 static int is_collection(int type)
 {
 	return type == HD_T_HASH || type == HD_T_ARRAY;
+}
+
+/* Is id a Set of Ruby 4.0, where Set is core: a DATA of struct "set"
+ * that lists its members as references (no length in the dump)? */
+static int core_set(const hd_store *s, hd_node_id id)
+{
+	size_t len = 0;
+	const char *aux;
+
+	return hd_store_type(s, id) == HD_T_DATA &&
+	       (aux = hd_store_aux(s, id, &len)) && len == 3 &&
+	       !memcmp(aux, "set", 3);
+}
+
+/* Is id followed as a growing collection: a Hash, an Array or a core
+ * Set? */
+static int followed(const hd_store *s, hd_node_id id)
+{
+	return is_collection(hd_store_type(s, id)) || core_set(s, id);
+}
+
+/* Its length: a Hash's size, an Array's length (hd_store_length), a
+ * core Set's members that are objects (its references but the class
+ * edge; members that are Integers or Symbols are not counted, and such
+ * a Set grows in place instead): 1, or 0 without one. */
+static int coll_length(uint64_t *len, const hd_store *s, hd_node_id id)
+{
+	hd_edge_iter it;
+	uint32_t k;
+
+	if (!core_set(s, id))
+		return hd_store_length(len, s, id);
+	hd_store_refs(s, id, &it);
+	*len = hd_edge_iter_count(&it);
+	if (*len && hd__store_class_edge(s, id, &k))
+		(*len)--;
+	return 1;
 }
 
 /* The node of s at id's address in t, of its type and generation. */
@@ -103,7 +142,7 @@ static int grows(const hd_store *const *stores, size_t n,
 	size_t k;
 
 	for (k = 0; k < n; k++)
-		if (!hd_store_length(&len[k], stores[k], ids[k]) ||
+		if (!coll_length(&len[k], stores[k], ids[k]) ||
 		    (k && len[k - 1] >= len[k]))
 			return 0;
 	return 1;
@@ -325,7 +364,8 @@ static int examine(hd_growth *r, const hd_store *const *stores,
 		   hd_node_id id, hd_node_id *ids, uint64_t *v)
 {
 	size_t n = r->ndumps;
-	int type = hd_store_type(stores[n - 1], id), coll = is_collection(type);
+	int type = hd_store_type(stores[n - 1], id);
+	int coll = followed(stores[n - 1], id);
 
 	if (coll)
 		r->examined++;

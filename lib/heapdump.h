@@ -2991,7 +2991,9 @@ HD_API void hd_leaks_free(hd_leaks *l);
 /** A growing collection; borrowed from its hd_growth. */
 typedef struct hd_growing {
 	hd_node_id id;            /**< in the last store */
-	int type;                 /**< HD_T_HASH or HD_T_ARRAY */
+	int type;                 /**< HD_T_HASH, HD_T_ARRAY, or HD_T_DATA
+				   *   for a Set of Ruby 4.0 (core: its
+				   *   length the members that are objects) */
 	uint64_t first, last;     /**< its length in the first and last */
 	const uint64_t *lengths;  /**< one per dump, oldest first */
 } hd_growing;

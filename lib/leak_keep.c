@@ -111,10 +111,12 @@ static char *key_text(const hd_leak_session *ls,
 	if (!(f = open_memstream(&buf, &n)))
 		return NULL;
 	ss = hd__leak_session_stores(ls, &k);
-	/* the builder's version too: a store built by other rules (the
-	 * roots it infers) judges otherwise */
-	fprintf(f, "version %s %u\noptions %u %u %u %.17g %zu %llu\n",
-		hd_version(), HD__STORE_BUILDER, o->leaks_flags, o->diff.flags,
+	/* the builder's and the hunt's rules too: stores built by other
+	 * rules (the roots inferred), or other rules of judgement, say
+	 * otherwise of the same dumps */
+	fprintf(f, "version %s %u %u\noptions %u %u %u %.17g %zu %llu\n",
+		hd_version(), HD__STORE_BUILDER, HD__VERDICT_RULES,
+		o->leaks_flags, o->diff.flags,
 		o->diff.read.flags, o->min_share, o->top,
 		(unsigned long long)o->min_leak);
 	for (i = 0; i < k; i++) {

@@ -121,6 +121,11 @@ enum hd__sec {
  * or with another is built again; a store named by the user opens
  * whatever its builder. A kept verdict (leak_keep.c) is keyed by it. */
 #define HD__STORE_BUILDER 3u
+/* The leak hunt's rules, for a kept verdict's key (leak_keep.c): one
+ * more whenever what the hunt says of the same stores changes (1: a
+ * core Set of 4.0 followed as a growing collection, growth.c), so that
+ * a verdict kept by other rules is computed again. */
+#define HD__VERDICT_RULES 1u
 #define HD__SEC_RESERVED(id) ((id) >= 49 && (id) <= 50)
 
 /* DOM_INFO fields (u64 each): the flags the tree was computed with

@@ -557,7 +557,9 @@ static VALUE growing_value(const hd_growth *g)
 				       3, ULONG2NUM(x->id),
 				       rb_str_new_cstr(x->type == HD_T_HASH ?
 							       "Hash" :
-							       "Array"),
+						       x->type == HD_T_ARRAY ?
+							       "Array" :
+							       "Set"),
 				       lens));
 	}
 	return r;

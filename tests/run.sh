@@ -161,7 +161,7 @@ for r in "$B"/tests/replay_fuzz_*; do
 	launch "fuzz/$tgt" ${TEST_WRAP:-} "$r" "tests/fuzz/corpus/$tgt"
 done
 # the scenarios of cli/verdict.sh that make check runs
-VERDICT_GATE="compacting fanout flusher retry bus templates registry singleton weakkey interned locals seen finalizer finalcallable enums threads noleak_bounded noleak_memo noop cow joint defaultproc tracepoint logtail auditstruct keyref identitymemo poolbuffer classvar threadvar fiberstorage gemself appsingleton"
+VERDICT_GATE="compacting fanout flusher retry bus templates registry singleton weakkey interned locals seen finalizer finalcallable coreset enums threads noleak_bounded noleak_memo noop cow joint defaultproc tracepoint logtail auditstruct keyref identitymemo poolbuffer classvar threadvar fiberstorage gemself appsingleton"
 # nogvc.sh runs every other cli suite again (with the program built
 # without Graphviz): started first, it is not the one left running alone
 for s in tests/cli/nogvc.sh tests/cli/*.sh tests/man/*.sh; do

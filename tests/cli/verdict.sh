@@ -66,7 +66,7 @@ fi
 needs jq jq
 
 case ${B:-build} in /*) BDIR=$B ;; *) BDIR=$TOP/${B:-build} ;; esac
-SCENARIOS=${VERDICT_ONLY:-"compacting fanout flusher retry bus templates registry singleton weakkey interned locals seen cow joint defaultproc tracepoint logtail auditstruct finalizer enums threads keyref identitymemo poolbuffer classvar threadvar fiberstorage gemself appsingleton noleak_bounded noleak_memo noop"}
+SCENARIOS=${VERDICT_ONLY:-"compacting fanout flusher retry bus templates registry singleton weakkey interned locals seen cow joint defaultproc tracepoint logtail auditstruct finalizer finalcallable coreset enums threads keyref identitymemo poolbuffer classvar threadvar fiberstorage gemself appsingleton noleak_bounded noleak_memo noop"}
 DUMPERS="gem dump_all"
 
 # the jobs: one line each, RUBY VERSION DUMPER SCENARIO

@@ -197,6 +197,63 @@ static void test_session__slot_growth(void)
 	close_all(s, 3);
 }
 
+/* A Set of Ruby 4.0 (core: a DATA of struct "set" that lists its
+ * members and has no length in the dump) held by Foo gains two members
+ * per dump: it is the collection that grows, 0 -> 2 -> 4 (its members,
+ * not its class edge), and the verdict says so; a DATA of another
+ * struct that grows alike is no collection. */
+#define CSET(st, refs)                                                    \
+	"{\"address\":\"0x1000\", \"type\":\"OBJECT\", \"class\":\"0x100\", " \
+	"\"generation\":1, \"references\":[\"0x1100\"]}\n"                  \
+	"{\"address\":\"0x140\", \"type\":\"CLASS\", \"name\":\"Set\"}\n"   \
+	"{\"address\":\"0x1100\", \"type\":\"DATA\", \"class\":\"0x140\", "   \
+	"\"struct\":\"" st "\", \"generation\":1, \"memsize\":40, "        \
+	"\"references\":[" refs "]}\n"
+
+static void set_growth(const char *st, int grows)
+{
+	char b[2048], a[2048], l[2048], buf[1024];
+	hd_store *s[3];
+	hd_leak_session *ls = NULL;
+	hd_leak_session_options o = HD_LEAK_SESSION_OPTIONS_INIT;
+	const hd_growth *g;
+
+	snprintf(b, sizeof(b), HEAD CSET("%s", ""), st);
+	snprintf(a, sizeof(a), HEAD CSET("%s", "\"0x2000\", \"0x2010\"")
+		 STR("0x2000", 5) STR("0x2010", 5), st);
+	snprintf(l, sizeof(l), HEAD CSET("%s", "\"0x2000\", \"0x2010\", "
+		 "\"0x2020\", \"0x2030\"") STR("0x2000", 5) STR("0x2010", 5)
+		 STR("0x2020", 8) STR("0x2030", 8), st);
+	s[0] = load(b);
+	s[1] = load(a);
+	s[2] = load(l);
+	T_ASSERT(s[0] && s[1] && s[2]);
+	o.min_leak = 100;
+	T_RC(hd_leak_session_new(&ls, s, 3, &o, NULL), 0);
+	T_RC(hd_leak_session_run(ls, NULL), 0);
+	T_EQ(hd_leak_session_totals(ls)->leak_memsize, 200);
+	g = hd_leak_session_growth(ls);
+	T_EQ(hd_growth_count(g), grows ? 1 : 0);
+	if (grows && hd_growth_count(g)) {
+		T_EQ(hd_growth_get(g, 0)->type, HD_T_DATA);
+		T_EQ(hd_growth_get(g, 0)->first, 0);
+		T_EQ(hd_growth_get(g, 0)->lengths[1], 2);
+		T_EQ(hd_growth_get(g, 0)->last, 4);
+	}
+	T_ASSERT(hd_leaks_verdict_text(buf, sizeof(buf),
+				       hd_leak_session_leaks(ls)) > 0);
+	T_ASSERT((strstr(buf, "Set grows at every dump: 0 -> 2 -> 4") !=
+		  NULL) == grows);
+	hd_leak_session_free(ls);
+	close_all(s, 3);
+}
+
+static void test_session__core_set_growth(void)
+{
+	set_growth("set", 1);
+	set_growth("other", 0);
+}
+
 /* The VM itself (a DATA of struct VM, class RubyVM: its memsize counts
  * the call-info and symbol tables, which grow as the program makes new
  * method names) grows at every dump, by more than the leak: it is no
@@ -547,6 +604,7 @@ static const struct t_case cases[] = {
 	T_CASE(session__two_dumps),
 	T_CASE(session__three_and_four_dumps),
 	T_CASE(session__slot_growth),
+	T_CASE(session__core_set_growth),
 	T_CASE(session__vm_grows),
 	T_CASE(session__inplace_shape),
 	T_CASE(session__weak_values_hold_keys),
