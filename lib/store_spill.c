@@ -37,26 +37,6 @@ static uint64_t page_up(uint64_t x)
 	return (x + pg - 1) / pg * pg;
 }
 
-static int pwrite_all(int fd, const unsigned char *p, size_t n, uint64_t at)
-{
-	ssize_t k;
-
-	while (n) {
-		k = pwrite(fd, p, n, (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (!k)
-				errno = ENOSPC;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-		at += (uint64_t)k;
-	}
-	return 0;
-}
-
 /* The unnamed file in dir (else $TMPDIR, else /tmp): 0, 1 when the
  * file system cannot make one (nothing is spilled), or an error. */
 int hd__store_spill_open(hd_store *s, const char *dir, hd_error *err)
@@ -95,18 +75,26 @@ int hd__store_spill_put(hd_store *s, const void *p, size_t n, uint64_t *at)
 	uint64_t len = page_up(n);
 
 	*at = __atomic_fetch_add(&s->spill_end, len, __ATOMIC_RELAXED);
-	return pwrite_all(s->spill_fd, p, n, *at);
+	return hd__pwrite_all(s->spill_fd, p, n, *at);
+}
+
+/* len bytes at at (a page's start) of the spill file, mapped read-only,
+ * or NULL with errno. */
+static void *map_at(const hd_store *s, uint64_t at, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, s->spill_fd,
+		       (off_t)at);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 const unsigned char *hd__store_spill_map(const hd_store *s, uint64_t at,
 					 size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, s->spill_fd,
-		       (off_t)at);
+	void *p = map_at(s, at, len);
 
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)madvise(p, len, MADV_SEQUENTIAL);
+	if (p)
+		(void)madvise(p, len, MADV_SEQUENTIAL);
 	return p;
 }
 
@@ -115,16 +103,14 @@ const unsigned char *hd__store_spill_map(const hd_store *s, uint64_t at,
  * section then stays in memory). */
 static int spill_one(hd_store *s, int id, hd_error *err)
 {
-	uint64_t at = page_up(s->spill_end), len = s->len[id];
+	uint64_t at, len = s->len[id];
 	void *m;
 
-	if (pwrite_all(s->spill_fd, s->sec[id], (size_t)len, at))
+	if (hd__store_spill_put(s, s->sec[id], (size_t)len, &at))
 		return hd__error_sys(err, errno,
 				     "cannot write a temporary file: %s",
 				     strerror(errno));
-	m = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, s->spill_fd,
-		 (off_t)at);
-	if (m == MAP_FAILED)
+	if (!(m = map_at(s, at, (size_t)len)))
 		return hd__error_sys(err, errno,
 				     "cannot map a temporary file: %s",
 				     strerror(errno));
@@ -141,7 +127,6 @@ static int spill_one(hd_store *s, int id, hd_error *err)
 	s->sec[id] = m;
 	s->spill_map[id] = m;
 	s->spill_off[id] = at;
-	s->spill_end = at + len;
 	return 0;
 }
 
@@ -157,7 +142,8 @@ static int spill_all(hd_store *s, const char *dir, hd_error *err)
 				      MADV_DONTNEED);
 	for (id = 1; id < HD__SEC__COUNT; id++) {
 		if (!s->own[id] || s->sec[id] != s->own[id] ||
-		    s->len[id] < hd__spill_min || !s->len[id] || s->len[id] > SIZE_MAX)
+		    !s->len[id] || s->len[id] < hd__spill_min ||
+		    s->len[id] > SIZE_MAX)
 			continue;
 		if (!s->spilling && (rc = hd__store_spill_open(s, dir, err)))
 			return rc == 1 ? 0 : rc;

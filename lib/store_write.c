@@ -171,27 +171,6 @@ struct direct {
 /* What is written before the disk is told to start on it. */
 #define WINDOW ((size_t)4 << 20)
 
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t at)
-{
-	const unsigned char *p = buf;
-	ssize_t k;
-
-	while (n) {
-		k = pwrite(fd, p, n, (off_t)at);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			if (!k)
-				errno = EIO;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-		at += (uint64_t)k;
-	}
-	return 0;
-}
-
 /* The disk starts on [from, to) of fd while the rest is written, so that
  * the final fsync finds little left to do (Linux; elsewhere the fsync
  * does it all). */
@@ -237,7 +216,8 @@ static int write_sections(int fd, const hd_store *w, const uint64_t *off,
 			p = w->spill_map[id] ?
 				    hd__store_copy(w, id, at, (size_t)n, buf) :
 				    w->sec[id] + at;
-			if (!p || pwrite_all(fd, p, (size_t)n, off[id] + at))
+			if (!p ||
+			    hd__pwrite_all(fd, p, (size_t)n, off[id] + at))
 				goto out;
 			if (off[id] + at + n - started >= WINDOW) {
 				start_writeback(fd, started, off[id] + at + n);
@@ -246,7 +226,7 @@ static int write_sections(int fd, const hd_store *w, const uint64_t *off,
 		}
 		end = off[id] + w->len[id];
 		if (align8(end) > end &&
-		    pwrite_all(fd, zeros, (size_t)(align8(end) - end), end))
+		    hd__pwrite_all(fd, zeros, (size_t)(align8(end) - end), end))
 			goto out;
 	}
 	rc = 0;
@@ -341,12 +321,12 @@ static int write_direct(int fd, const hd_store *s, hd_store *w,
 		end = layout(w, head, off);
 	}
 	if ((own_sum &&
-	     (pwrite_all(fd, m.sum, m.sum_len, off[HD__SEC_STATS]) ||
-	      pwrite_all(fd, zeros,
+	     (hd__pwrite_all(fd, m.sum, m.sum_len, off[HD__SEC_STATS]) ||
+	      hd__pwrite_all(fd, zeros,
 			 (size_t)(end - off[HD__SEC_STATS] - m.sum_len),
 			 off[HD__SEC_STATS] + m.sum_len))) ||
-	    pwrite_all(fd, head, table_bytes(w), 0) ||
-	    pwrite_all(fd, zeros, (size_t)(off[1] - table_bytes(w)),
+	    hd__pwrite_all(fd, head, table_bytes(w), 0) ||
+	    hd__pwrite_all(fd, zeros, (size_t)(off[1] - table_bytes(w)),
 		       table_bytes(w)))
 		rc = hd__error_sys(err, errno, "cannot write '%s': %s", path,
 				   strerror(errno));

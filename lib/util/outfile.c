@@ -87,6 +87,27 @@ void hd_outfile_cleanup(void)
 
 /* ---- small helpers ---- */
 
+int hd__pwrite_all(int fd, const void *buf, size_t n, uint64_t at)
+{
+	const unsigned char *p = buf;
+	ssize_t k;
+
+	while (n) {
+		k = pwrite(fd, p, n, (off_t)at);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (!k)
+				errno = EIO;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+		at += (uint64_t)k;
+	}
+	return 0;
+}
+
 static int write_all(int fd, const void *buf, size_t n)
 {
 	const unsigned char *p = buf;

@@ -385,6 +385,10 @@ HD_HIDDEN int hd__write_private(const char *path, const void *p, size_t n,
 
 /* ---- outputs (outfile.c) ---- */
 
+/* n bytes of buf written to fd at offset at, whatever pwrite takes at a
+ * time: 0, or -1 with errno (EIO for a write of nothing). */
+HD_HIDDEN int hd__pwrite_all(int fd, const void *buf, size_t n, uint64_t at);
+
 /* The descriptor of o's temporary file (a regular file the commit
  * renames) when nothing is buffered, else -1: the store's writer maps
  * it (outfile.c). */
